@@ -1,0 +1,47 @@
+# Two commands on a fresh Debian/Ubuntu machine: `make run` and `make test`.
+# Both install what is missing first: the apt packages (when apt-get is there),
+# then the virtualenv in .venv/.
+VENV   := .venv
+STAMP  := $(VENV)/.installed
+CONFIG ?= config.toml
+APT_PACKAGES := supercollider-server supercollider-language jackd2
+
+.PHONY: run test bench lint system-deps clean
+
+run: $(STAMP)
+	$(VENV)/bin/scorch run --config $(CONFIG)
+
+test: $(STAMP)
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(VENV)/bin/python -m bench.all
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy scorch actors midi mcp_server
+
+system-deps:
+	@missing=""; \
+	for bin in scsynth sclang jackd; do command -v $$bin >/dev/null || missing="yes"; done; \
+	if [ -n "$$missing" ]; then \
+	  if command -v apt-get >/dev/null; then \
+	    SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	    echo "installing $(APT_PACKAGES) with apt-get" >&2; \
+	    $$SUDO apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends $(APT_PACKAGES); \
+	  elif command -v brew >/dev/null; then \
+	    brew install --cask supercollider && brew install jack; \
+	  else \
+	    echo "scsynth, sclang or jackd missing: install SuperCollider 3.13 and JACK" >&2; exit 1; \
+	  fi; \
+	fi
+
+$(STAMP): pyproject.toml | system-deps
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,93 @@
+"""What an instance should be playing: replayed after every scsynth restart.
+
+scsynth keeps nothing across a restart, so scorch restores from this record,
+never from memory of the dead process. Pure data; the instance actor owns it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from scorch.osc import encode_message
+
+#: Persistent nodes take ids from here up, above sclang's allocator (below 2**26)
+#: and the MIDI router's voices (from 2**27).
+PERSISTENT_NODE_BASE = 3 * 2**26
+DEFAULT_GROUP = 1
+
+
+@dataclass
+class NodeState:
+    """A named persistent synth and its last parameter values."""
+
+    name: str
+    synthdef: str
+    node_id: int
+    params: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class DesiredState:
+    """SynthDefs, named nodes and startup code one instance should have."""
+
+    synthdefs: dict[str, bytes] = field(default_factory=dict)
+    nodes: dict[str, NodeState] = field(default_factory=dict)
+    startup_code: str | None = None
+    _next_id: int = PERSISTENT_NODE_BASE
+
+    def add_synthdef(self, name: str, compiled: bytes) -> None:
+        """Remember a SynthDef to load on every boot."""
+        self.synthdefs[name] = compiled
+
+    def add_node(self, name: str, synthdef: str, params: dict[str, float]) -> NodeState:
+        """Record a named node; a name already in use keeps its node id."""
+        old = self.nodes.get(name)
+        node_id = old.node_id if old else self._allocate()
+        node = NodeState(name, synthdef, node_id, dict(params))
+        self.nodes[name] = node
+        return node
+
+    def _allocate(self) -> int:
+        node_id = self._next_id
+        self._next_id += 1
+        return node_id
+
+    def set_params(self, name: str, params: dict[str, float]) -> NodeState:
+        """Update a node's last values; raise KeyError for an unknown node."""
+        node = self.nodes[name]
+        node.params.update(params)
+        return node
+
+    def remove_node(self, name: str) -> NodeState | None:
+        """Forget a node (it was released)."""
+        return self.nodes.pop(name, None)
+
+    def clear_nodes(self) -> list[NodeState]:
+        """Forget every node (everything was silenced)."""
+        gone = list(self.nodes.values())
+        self.nodes.clear()
+        return gone
+
+    def node_by_id(self, node_id: int) -> NodeState | None:
+        """Find the named node with that scsynth id."""
+        return next((n for n in self.nodes.values() if n.node_id == node_id), None)
+
+    def restore_messages(self) -> list[bytes]:
+        """The OSC messages that rebuild the state on a fresh scsynth, in order.
+
+        SynthDefs first (asynchronous: send ``/sync`` after them before the nodes).
+        """
+        messages = [encode_message("/d_recv", data) for data in self.synthdefs.values()]
+        return messages
+
+    def node_messages(self) -> list[bytes]:
+        """``/s_new`` for every named node with its last parameter values."""
+        return [new_node_message(node) for node in self.nodes.values()]
+
+
+def new_node_message(node: NodeState) -> bytes:
+    """``/s_new`` for a named node at the tail of the default group."""
+    args: list[str | float | int] = [node.synthdef, node.node_id, 1, DEFAULT_GROUP]
+    for key, value in node.params.items():
+        args.extend((key, float(value)))
+    return encode_message("/s_new", *args)

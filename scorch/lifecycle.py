@@ -1,0 +1,82 @@
+"""Instance states and the bounded log of lifecycle events."""
+
+from __future__ import annotations
+
+import enum
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class State(enum.StrEnum):
+    """Where an instance is in its life."""
+
+    STOPPED = "STOPPED"
+    BOOTING = "BOOTING"
+    READY = "READY"
+    RESTARTING = "RESTARTING"
+    FAILED = "FAILED"
+    STOPPING = "STOPPING"
+
+
+class Kind(enum.StrEnum):
+    """What happened."""
+
+    BOOTING = "BOOTING"
+    READY = "READY"
+    CRASHED = "CRASHED"
+    HUNG = "HUNG"
+    RESTARTING = "RESTARTING"
+    RESTORED = "RESTORED"
+    FAILED = "FAILED"
+    STOPPED = "STOPPED"
+    SCLANG_RESTARTED = "SCLANG_RESTARTED"
+    BOOT_FAILED = "BOOT_FAILED"
+    STARTUP_ERROR = "STARTUP_ERROR"
+
+
+@dataclass(frozen=True)
+class Event:
+    """One lifecycle event of one instance."""
+
+    seq: int
+    time: float
+    instance: str
+    kind: Kind
+    message: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready form."""
+        return {"seq": self.seq, "time": self.time, "instance": self.instance,
+                "kind": str(self.kind), "message": self.message, **self.details}
+
+
+class EventLog:
+    """Keep the last ``limit`` events; thread-safe."""
+
+    def __init__(self, instance: str, limit: int = 500) -> None:
+        self.instance = instance
+        self._events: deque[Event] = deque(maxlen=limit)
+        self._seq = 0
+        self._lock = threading.Lock()
+
+    def add(self, kind: Kind, message: str, **details: Any) -> Event:
+        """Record an event and return it."""
+        with self._lock:
+            self._seq += 1
+            event = Event(self._seq, time.time(), self.instance, kind, message, details)
+            self._events.append(event)
+            return event
+
+    def since(self, seq: int = 0) -> list[Event]:
+        """Events after ``seq``, oldest first."""
+        with self._lock:
+            return [e for e in self._events if e.seq > seq]
+
+    def last(self, kind: Kind) -> Event | None:
+        """The newest event of ``kind``."""
+        with self._lock:
+            return next((e for e in reversed(self._events) if e.kind == kind), None)

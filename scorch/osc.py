@@ -1,0 +1,152 @@
+"""Encode and decode OSC 1.0 messages and bundles, as scsynth speaks them.
+
+Pure functions over bytes: no sockets here (see ``scorch.osc_client``).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from typing import NamedTuple
+
+OscArg = int | float | str | bytes | bool | None
+
+#: Time tag meaning "now" in a bundle.
+IMMEDIATELY = 1
+_NTP_EPOCH_OFFSET = 2208988800  # seconds from 1900-01-01 to 1970-01-01
+
+
+class OscMessage(NamedTuple):
+    """One decoded OSC message."""
+
+    address: str
+    """The OSC address pattern, such as ``/status.reply``."""
+    args: tuple[OscArg, ...]
+    """The arguments, decoded to Python values."""
+
+
+class OscError(ValueError):
+    """Bytes that are not a well-formed OSC packet."""
+
+
+def _pad4(data: bytes) -> bytes:
+    return data + b"\x00" * (-len(data) % 4)
+
+
+def _string(value: str) -> bytes:
+    return _pad4(value.encode() + b"\x00")
+
+
+def encode_message(address: str, *args: OscArg) -> bytes:
+    """Encode one message; ints are int32, floats float32, bytes a blob."""
+    tags = [","]
+    payload = bytearray()
+    for arg in args:
+        if arg is True:
+            tags.append("T")
+        elif arg is False:
+            tags.append("F")
+        elif arg is None:
+            tags.append("N")
+        elif isinstance(arg, int):
+            if -(2**31) <= arg < 2**31:
+                tags.append("i")
+                payload += struct.pack(">i", arg)
+            else:
+                tags.append("h")
+                payload += struct.pack(">q", arg)
+        elif isinstance(arg, float):
+            tags.append("f")
+            payload += struct.pack(">f", arg)
+        elif isinstance(arg, str):
+            tags.append("s")
+            payload += _string(arg)
+        elif isinstance(arg, bytes | bytearray):
+            tags.append("b")
+            payload += struct.pack(">i", len(arg)) + _pad4(bytes(arg))
+        else:
+            raise TypeError(f"cannot encode {type(arg).__name__} as an OSC argument: {arg!r}")
+    return _string(address) + _string("".join(tags)) + bytes(payload)
+
+
+def timetag(unix_seconds: float) -> int:
+    """Convert Unix time in seconds to a 64-bit NTP time tag."""
+    ntp = unix_seconds + _NTP_EPOCH_OFFSET
+    seconds = int(ntp)
+    fraction = int((ntp - seconds) * (1 << 32))
+    return (seconds << 32) | fraction
+
+
+def encode_bundle(tag: int, elements: Sequence[bytes]) -> bytes:
+    """Encode a bundle of already encoded messages (or bundles) at time tag ``tag``."""
+    out = bytearray(b"#bundle\x00")
+    out += struct.pack(">Q", tag)
+    for element in elements:
+        out += struct.pack(">i", len(element)) + element
+    return bytes(out)
+
+
+def _read_string(data: bytes, pos: int) -> tuple[str, int]:
+    end = data.find(b"\x00", pos)
+    if end < 0:
+        raise OscError(f"unterminated OSC string at byte {pos}")
+    text = data[pos:end].decode(errors="replace")
+    return text, end + 1 + (-(end + 1 - pos) % 4)
+
+
+def decode_message(data: bytes) -> OscMessage:
+    """Decode one OSC message (not a bundle)."""
+    try:
+        address, pos = _read_string(data, 0)
+        if not address.startswith("/"):
+            raise OscError(f"OSC address must start with '/', got {address!r}")
+        if pos >= len(data):
+            return OscMessage(address, ())
+        tags, pos = _read_string(data, pos)
+        args: list[OscArg] = []
+        for tag in tags[1:]:
+            if tag == "i":
+                args.append(struct.unpack_from(">i", data, pos)[0])
+                pos += 4
+            elif tag == "f":
+                args.append(struct.unpack_from(">f", data, pos)[0])
+                pos += 4
+            elif tag == "h":
+                args.append(struct.unpack_from(">q", data, pos)[0])
+                pos += 8
+            elif tag == "d":
+                args.append(struct.unpack_from(">d", data, pos)[0])
+                pos += 8
+            elif tag == "s" or tag == "S":
+                text, pos = _read_string(data, pos)
+                args.append(text)
+            elif tag == "b":
+                (size,) = struct.unpack_from(">i", data, pos)
+                pos += 4
+                args.append(bytes(data[pos : pos + size]))
+                pos += size + (-size % 4)
+            elif tag == "T":
+                args.append(True)
+            elif tag == "F":
+                args.append(False)
+            elif tag in "NI":
+                args.append(None)
+            else:
+                raise OscError(f"unsupported OSC type tag {tag!r} in {address}")
+        return OscMessage(address, tuple(args))
+    except struct.error as err:
+        raise OscError(f"truncated OSC message: {err}") from err
+
+
+def decode_packet(data: bytes) -> list[OscMessage]:
+    """Decode a message or a (possibly nested) bundle into its messages, in order."""
+    if not data.startswith(b"#bundle\x00"):
+        return [decode_message(data)]
+    messages: list[OscMessage] = []
+    pos = 16
+    while pos < len(data):
+        (size,) = struct.unpack_from(">i", data, pos)
+        pos += 4
+        messages.extend(decode_packet(data[pos : pos + size]))
+        pos += size
+    return messages

@@ -1,0 +1,159 @@
+"""A UDP OSC client for one scsynth: send, and wait for replies with timeouts."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from scorch.osc import OscArg, OscError, OscMessage, decode_packet, encode_message
+
+log = logging.getLogger(__name__)
+
+Match = Callable[[OscMessage], bool]
+
+
+class OscTimeout(TimeoutError):
+    """scsynth sent no matching reply in time."""
+
+
+class OscFailure(RuntimeError):
+    """scsynth answered a command with ``/fail``."""
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """The fields of a ``/status.reply``."""
+
+    ugens: int
+    synths: int
+    groups: int
+    synthdefs: int
+    avg_cpu: float
+    peak_cpu: float
+    nominal_sample_rate: float
+    actual_sample_rate: float
+
+    @classmethod
+    def from_reply(cls, msg: OscMessage) -> ServerStatus:
+        """Read the reply's arguments (the first is an unused int)."""
+        a = msg.args
+        return cls(int(a[1] or 0), int(a[2] or 0), int(a[3] or 0), int(a[4] or 0),
+                   float(a[5] or 0), float(a[6] or 0), float(a[7] or 0), float(a[8] or 0))
+
+
+class _Waiter:
+    def __init__(self, match: Match) -> None:
+        self.match = match
+        self.event = threading.Event()
+        self.reply: OscMessage | None = None
+
+
+class OscClient:
+    """Send OSC to one scsynth and route its replies to whoever waits for them."""
+
+    def __init__(self, port: int, host: str = "127.0.0.1", name: str = "osc") -> None:
+        self.address = (host, port)
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._sock.bind((host, 0))
+        self._sock.settimeout(0.2)
+        self._waiters: list[_Waiter] = []
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._sync_ids = itertools.count(1)
+        self.last_heard = 0.0
+        """``time.monotonic()`` of the last packet from scsynth: any reply is a sign of life."""
+        self._listeners: list[Callable[[OscMessage], None]] = []
+        self._thread = threading.Thread(target=self._receive, name=f"{name}-osc", daemon=True)
+        self._thread.start()
+
+    def add_listener(self, listener: Callable[[OscMessage], None]) -> None:
+        """Call ``listener`` for every message received (in the receive thread)."""
+        self._listeners.append(listener)
+
+    def send(self, address: str, *args: OscArg) -> None:
+        """Send one message; never blocks on scsynth."""
+        self.send_raw(encode_message(address, *args))
+
+    def send_raw(self, packet: bytes) -> None:
+        """Send an already encoded packet."""
+        try:
+            self._sock.sendto(packet, self.address)
+        except OSError as err:
+            log.debug("send to %s failed: %s", self.address, err)
+
+    def request(
+        self, address: str, *args: OscArg, reply: str, timeout: float, match: Match | None = None,
+    ) -> OscMessage:
+        """Send a message and wait for the reply named ``reply`` (or a /fail for it)."""
+        command = address
+
+        def matches(msg: OscMessage) -> bool:
+            if msg.address == "/fail" and msg.args and msg.args[0] == command:
+                return True
+            return msg.address == reply and (match is None or match(msg))
+
+        waiter = _Waiter(matches)
+        with self._lock:
+            self._waiters.append(waiter)
+        try:
+            self.send(address, *args)
+            if not waiter.event.wait(timeout):
+                raise OscTimeout(f"no {reply} from scsynth at port {self.address[1]} "
+                                 f"within {timeout:.2f} s")
+        finally:
+            with self._lock:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+        assert waiter.reply is not None
+        if waiter.reply.address == "/fail":
+            raise OscFailure(f"{command}: {' '.join(str(a) for a in waiter.reply.args[1:])}")
+        return waiter.reply
+
+    def status(self, timeout: float = 1.0) -> ServerStatus:
+        """Ask for ``/status`` and return the reply's fields."""
+        return ServerStatus.from_reply(self.request("/status", reply="/status.reply",
+                                                    timeout=timeout))
+
+    def sync(self, timeout: float = 5.0) -> None:
+        """Wait until scsynth has finished every asynchronous command sent before."""
+        sync_id = next(self._sync_ids)
+        self.request("/sync", sync_id, reply="/synced", timeout=timeout,
+                     match=lambda m: bool(m.args) and m.args[0] == sync_id)
+
+    def _receive(self) -> None:
+        while not self._closed.is_set():
+            try:
+                data, _ = self._sock.recvfrom(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                if self._closed.is_set():
+                    return
+                time.sleep(0.01)  # e.g. ICMP port unreachable while scsynth is down
+                continue
+            self.last_heard = time.monotonic()
+            try:
+                messages = decode_packet(data)
+            except (OscError, ValueError) as err:
+                log.warning("undecodable packet from scsynth: %s", err)
+                continue
+            for msg in messages:
+                with self._lock:
+                    for waiter in self._waiters:
+                        if not waiter.event.is_set() and waiter.match(msg):
+                            waiter.reply = msg
+                            waiter.event.set()
+                            break
+                for listener in self._listeners:
+                    listener(msg)
+
+    def close(self) -> None:
+        """Stop the receive thread and close the socket."""
+        self._closed.set()
+        self._sock.close()
+        self._thread.join(timeout=1)

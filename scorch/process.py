@@ -1,0 +1,189 @@
+"""Start, watch and stop one child process: its output goes to a console.
+
+A ``ManagedProcess`` runs in its own process group, dies with scorch
+(``PR_SET_PDEATHSIG`` on Linux), reports its exit at once from the thread that
+reads its output, and is stopped by its group id, never by name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from scorch.console import Console
+from scorch.errors import BootError
+
+log = logging.getLogger(__name__)
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _load_prctl() -> Callable[[], None] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    prctl = libc.prctl
+
+    def die_with_parent() -> None:
+        # Runs in the child between fork and exec: no allocation, no locks.
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+    return die_with_parent
+
+
+# Loaded once, before any fork, so the child only makes a foreign call.
+_DIE_WITH_PARENT = _load_prctl()
+
+ExitCallback = Callable[["ManagedProcess", int], None]
+LineCallback = Callable[[str], None]
+
+
+class ManagedProcess:
+    """One child process, its output read line by line into a console.
+
+    Start it from a thread that outlives it (an actor's own thread): Linux sends
+    the death signal when the *thread* that forked the child ends.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        console: Console,
+        *,
+        env: Mapping[str, str] | None = None,
+        stdin: bool = False,
+        on_line: LineCallback | None = None,
+        on_exit: ExitCallback | None = None,
+    ) -> None:
+        self.name = name
+        self.argv = list(argv)
+        self._console = console
+        self._env = dict(env) if env is not None else None
+        self._want_stdin = stdin
+        self._on_line = on_line
+        self._on_exit = on_exit
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._reader: threading.Thread | None = None
+        self._stdin_lock = threading.Lock()
+        self.started_at = 0.0
+        self.stopping = False
+        """True once scorch asked the process to stop: its exit is then no crash."""
+        self.exited = threading.Event()
+        self.returncode: int | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The process id, or None before start."""
+        return self._proc.pid if self._proc else None
+
+    def alive(self) -> bool:
+        """True while the process runs."""
+        return self._proc is not None and not self.exited.is_set()
+
+    def start(self) -> None:
+        """Spawn the process; raise BootError when it cannot be started at all."""
+        env = dict(os.environ)
+        if self._env:
+            env.update(self._env)
+        try:
+            self._proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE if self._want_stdin else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_DIE_WITH_PARENT,  # noqa: PLW1509 - a single foreign call
+                close_fds=True,
+            )
+        except OSError as err:
+            raise BootError(f"cannot start {self.name} ({self.argv[0]}): {err.strerror}") from err
+        self.started_at = time.monotonic()
+        self._reader = threading.Thread(
+            target=self._read, name=f"{self.name}-reader", daemon=True
+        )
+        self._reader.start()
+
+    def _read(self) -> None:
+        """Read output until EOF, then report the exit (runs in the reader thread)."""
+        proc = self._proc
+        assert proc is not None and proc.stdout is not None
+        for raw in iter(proc.stdout.readline, b""):
+            text = raw.decode(errors="replace").rstrip("\r\n")
+            self._console.append(self.name, text)
+            if self._on_line is not None:
+                try:
+                    self._on_line(text)
+                except Exception:
+                    log.exception("%s: line handler failed", self.name)
+        self.returncode = proc.wait()
+        self.exited.set()
+        if self._on_exit is not None:
+            self._on_exit(self, self.returncode)
+
+    def write(self, data: bytes) -> None:
+        """Write to the process's stdin; raise BrokenPipeError when it is gone."""
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            raise BrokenPipeError(f"{self.name} has no stdin")
+        with self._stdin_lock:
+            proc.stdin.write(data)
+            proc.stdin.flush()
+
+    def close_stdin(self) -> None:
+        """Close stdin (sclang quits on EOF)."""
+        if self._proc is not None and self._proc.stdin is not None:
+            with self._stdin_lock, contextlib.suppress(OSError):
+                self._proc.stdin.close()
+
+    def signal_group(self, sig: int) -> None:
+        """Send ``sig`` to the process group scorch started."""
+        if self._proc is None or self.exited.is_set():
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, sig)
+
+    def stop(self, polite: Callable[[], None] | None = None, grace: float = 1.0) -> int | None:
+        """Stop: ``polite`` (e.g. /quit), wait, SIGTERM, wait, SIGKILL the group."""
+        if self._proc is None:
+            return None
+        self.stopping = True
+        if not self.exited.is_set() and polite is not None:
+            with contextlib.suppress(OSError):
+                polite()
+            self.exited.wait(grace)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if self.exited.is_set():
+                break
+            self.signal_group(sig)
+            self.exited.wait(grace)
+        if not self.exited.wait(grace):
+            log.error("%s (pid %s) did not exit after SIGKILL", self.name, self._proc.pid)
+        # Reap any process left in the group (a child that outlived its parent).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        if self._reader is not None and self._reader is not threading.current_thread():
+            self._reader.join(timeout=grace)
+        return self.returncode
+
+    def describe_exit(self) -> str:
+        """Say how the process ended: exit code or signal name."""
+        code = self.returncode
+        if code is None:
+            return "running"
+        if code < 0:
+            try:
+                return f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"killed by signal {-code}"
+        return f"exit code {code}"
