@@ -1,0 +1,280 @@
+"""Turn raw MIDI bytes from one port into actions on instances: the router's pure core.
+
+No threads, sockets or clocks here: :meth:`Engine.handle` takes a port name and a
+message and returns what to send. The router calls it from the MIDI callback under
+one lock (several ports may call at once) and sends the actions itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
+
+from midi.assembly import NRPN_CCS, Cc14, Nrpn
+from midi.relative import step
+from midi.routes import EMPTY, ControlTarget, Table
+from midi.takeover import Takeover
+from midi.voices import ChannelKey, Voice, Voices
+
+log = logging.getLogger(__name__)
+
+Address = tuple[str, int]
+SUSTAIN_CC = 64
+
+
+class SetParam(NamedTuple):
+    """Set a named persistent node's parameter (coalescable per node and param)."""
+
+    instance: str
+    node: str
+    param: str
+    value: float
+    address: Address | None
+    """None while the instance is not running: the value only goes to desired state."""
+    node_id: int | None
+
+
+class StartVoice(NamedTuple):
+    """``/s_new synthdef node_id 0 1 *args``: a key's voice at the head of group 1."""
+
+    address: Address
+    node_id: int
+    synthdef: str
+    args: tuple[str | float, ...]
+
+
+class BendVoice(NamedTuple):
+    """``/n_set node_id freq hz`` on a sounding voice (coalescable)."""
+
+    address: Address
+    node_id: int
+    freq: float
+
+
+class ReleaseVoice(NamedTuple):
+    """``/n_set node_id gate 0``."""
+
+    address: Address
+    node_id: int
+
+
+Action = SetParam | StartVoice | BendVoice | ReleaseVoice
+
+
+class Snapshot(NamedTuple):
+    """Where the instances are right now, as the router last asked the targets."""
+
+    endpoints: Mapping[str, Address]
+    """Instances that are READY, with their scsynth address."""
+    nodes: Mapping[tuple[str, str], int]
+    """(instance, node name) -> node id, for running instances."""
+
+
+def midicps(note: float) -> float:
+    """Return the frequency in Hz of a (fractional) MIDI note number."""
+    return 440.0 * 2.0 ** ((note - 69.0) / 12.0)
+
+
+def message_error(data: list[int]) -> str | None:
+    """Return why ``data`` is not one well-formed channel message, or None if it is."""
+    if not data:
+        return "empty message"
+    status = data[0]
+    if status < 0x80:
+        return f"no status byte (running status or garbage): {bytes(data[:8]).hex(' ')}"
+    if status >= 0xF0:
+        return None  # system messages: ignored, not errors
+    size = 2 if status & 0xF0 in (0xC0, 0xD0) else 3
+    if len(data) != size:
+        return f"{len(data)} bytes for status {status:#04x}, expected {size}"
+    if any(b > 0x7F for b in data[1:]):
+        return f"data byte above 127: {bytes(data).hex(' ')}"
+    return None
+
+
+class Engine:
+    """The router's state: tables, takeover, assemblers, voices, pedal and bend."""
+
+    def __init__(self) -> None:
+        self.tables: Mapping[str, Table] = {}
+        """Port name -> table; replaced whole, never mutated."""
+        self.snapshot = Snapshot({}, {})
+        self.voices = Voices()
+        self.values: dict[tuple[str, str, str], float] = {}
+        """(instance, node, param) -> last value the router set or was told of."""
+        self.learn: Callable[[dict[str, object]], None] | None = None
+        """Called with the first control or note that moves, then cleared."""
+        self.errors = 0
+        self._takeover: dict[tuple[str, str], Takeover] = {}
+        self._cc14: dict[ChannelKey, Cc14] = {}
+        self._nrpn: dict[ChannelKey, Nrpn] = {}
+        self._bend: dict[ChannelKey, float] = {}
+
+    def handle(self, port: str, data: list[int]) -> list[Action]:
+        """Return the actions one MIDI message from ``port`` causes."""
+        error = message_error(data)
+        if error is not None:
+            self.errors += 1
+            log.warning("MIDI from %s dropped: %s", port, error)
+            return []
+        status = data[0]
+        kind = status & 0xF0
+        if status >= 0xF0:
+            return []
+        channel = status & 0x0F
+        table = self.tables.get(port, EMPTY)
+        if kind == 0x90 and data[2] > 0:
+            if self.learn is not None:
+                self._learned(port, channel, "note", data[1], data[2])
+            return self._note_on(table, (port, channel), data[1], data[2])
+        if kind == 0x80 or kind == 0x90:
+            return self._release(self.voices.note_off((port, channel), data[1]))
+        if kind == 0xB0:
+            return self._cc(table, port, channel, data[1], data[2])
+        if kind == 0xE0:
+            value = data[1] | (data[2] << 7)
+            if self.learn is not None:
+                self._learned(port, channel, "pitchbend", 0, value)
+            return self._bend_wheel(table, (port, channel), value)
+        if kind == 0xD0:
+            if self.learn is not None:
+                self._learned(port, channel, "aftertouch", 0, data[1])
+            return self._controls(table.controls.get(("at", channel, 0)), data[1] / 127.0)
+        return []
+
+    def observe(self, instance: str, node: str, param: str, value: float) -> None:
+        """Note a parameter value set elsewhere, so takeover does not jump from a stale one."""
+        self.values[(instance, node, param)] = value
+
+    def panic(self) -> list[Action]:
+        """Release every voice and lift every pedal."""
+        return self._release(self.voices.clear())
+
+    # -- controls -----------------------------------------------------------
+
+    def _cc(self, table: Table, port: str, channel: int, cc: int, value: int) -> list[Action]:
+        actions: list[Action] = []
+        if cc == SUSTAIN_CC:
+            actions += self._release(self.voices.pedal((port, channel), value >= 64))
+        targets = table.controls.get(("cc", channel, cc))
+        if targets:
+            actions += self._controls(targets, value / 127.0, value)
+        if cc < 64 and table.cc14:
+            assembler = self._cc14.get((port, channel))
+            if assembler is None:
+                assembler = self._cc14[(port, channel)] = Cc14()
+            assembled = assembler.feed(cc, value)
+            if assembled is not None:
+                targets = table.controls.get(("cc14", channel, assembled[0]))
+                if targets:
+                    actions += self._controls(targets, assembled[1] / 16383.0)
+        if cc in NRPN_CCS and (table.nrpn or self.learn is not None):
+            nrpn = self._nrpn.get((port, channel))
+            if nrpn is None:
+                nrpn = self._nrpn[(port, channel)] = Nrpn()
+            entry = nrpn.feed(cc, value)
+            if entry is not None and not entry.rpn:
+                if self.learn is not None:
+                    self._learned(port, channel, "nrpn", entry.number, entry.value)
+                for target in table.controls.get(("nrpn", channel, entry.number), ()):
+                    if target.route.hires:
+                        actions += self._controls((target,), entry.value / 16383.0)
+                    elif not entry.fine:
+                        actions += self._controls((target,), (entry.value >> 7) / 127.0)
+            return actions
+        if self.learn is not None and cc != SUSTAIN_CC:
+            self._learned(port, channel, "cc", cc, value)
+        return actions
+
+    def _controls(
+        self, targets: tuple[ControlTarget, ...] | None, position: float, raw: int = 0
+    ) -> list[Action]:
+        actions: list[Action] = []
+        if not targets:
+            return actions
+        endpoints, nodes = self.snapshot
+        for target in targets:
+            route = target.route
+            curve = target.curve
+            for instance in target.instances:
+                key = (instance, route.node, route.param)
+                current = self.values.get(key)
+                here = None if current is None else curve.unmap(current)
+                if route.relative is not None:
+                    moved: float | None = step(
+                        0.0 if here is None else here, route.relative, raw, route.step
+                    )
+                else:
+                    takeover = self._takeover.get((target.route_id, instance))
+                    if takeover is None:
+                        takeover = Takeover(route.takeover)
+                        self._takeover[(target.route_id, instance)] = takeover
+                    moved = takeover.move(position, here)
+                if moved is None:
+                    continue
+                value = curve.map(moved)
+                self.values[key] = value
+                actions.append(
+                    SetParam(
+                        instance,
+                        route.node,
+                        route.param,
+                        value,
+                        endpoints.get(instance),
+                        nodes.get((instance, route.node)),
+                    )
+                )
+        return actions
+
+    # -- keys ---------------------------------------------------------------
+
+    def _note_on(self, table: Table, channel: ChannelKey, note: int, velocity: int) -> list[Action]:
+        actions: list[Action] = []
+        bend = self._bend.get(channel, 0.0)
+        for target in table.keys:
+            route = target.route
+            if channel[1] not in target.channels or not (route.notes[0] <= note <= route.notes[1]):
+                continue
+            amp = target.velocity.map(velocity / 127.0)
+            pitch = note + route.transpose
+            for instance in target.instances:
+                address = self.snapshot.endpoints.get(instance)
+                if address is None:
+                    log.info("note %d for %s dropped: instance not running", note, instance)
+                    continue
+                voice = Voice(
+                    self.voices.new_id(), address, instance, target.route_id, channel, note,
+                    pitch, route.bend_range, route.sustain,
+                )
+                actions += self._release(self.voices.note_on(voice, route.voices))
+                args: list[str | float] = [
+                    "freq", midicps(pitch + bend * route.bend_range), "amp", amp, "gate", 1.0
+                ]
+                for name, value in route.params.items():
+                    args += [name, value]
+                actions.append(StartVoice(address, voice.node_id, route.synthdef, tuple(args)))
+        return actions
+
+    def _bend_wheel(self, table: Table, channel: ChannelKey, value: int) -> list[Action]:
+        # The centre 8192 is exactly 0 and 0.5; each half scales to its own end.
+        bend = (value - 8192) / (8192.0 if value <= 8192 else 8191.0)
+        self._bend[channel] = bend
+        actions: list[Action] = [
+            BendVoice(v.address, v.node_id, midicps(v.pitch + bend * v.bend_range))
+            for v in self.voices.sounding(channel)
+        ]
+        actions += self._controls(table.controls.get(("pb", channel[1], 0)), (bend + 1.0) / 2.0)
+        return actions
+
+    @staticmethod
+    def _release(voices: list[Voice]) -> list[Action]:
+        return [ReleaseVoice(v.address, v.node_id) for v in voices]
+
+    def _learned(self, port: str, channel: int, kind: str, number: int, value: int) -> None:
+        hook, self.learn = self.learn, None
+        if hook is not None:
+            hook(
+                {"port": port, "channel": channel + 1, "kind": kind, "number": number,
+                 "value": value}
+            )

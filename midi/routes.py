@@ -1,0 +1,136 @@
+"""Compile routes into per-port lookup tables the MIDI callback reads without locking.
+
+A table is immutable: the router builds a new one whenever routes, ports or
+instances change and swaps it in with one assignment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from midi.curves import Curve, make_curve
+from midi.schema import ControlRoute, KeyRoute
+
+Route = ControlRoute | KeyRoute
+
+
+class RouteEntry(NamedTuple):
+    """A route with its id and where it came from."""
+
+    id: str
+    route: Route
+    origin: str
+    """``config`` or ``runtime``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ControlTarget:
+    """A compiled control route: its curve bound to its range, its instances resolved."""
+
+    route_id: str
+    route: ControlRoute
+    curve: Curve
+    instances: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class KeyTarget:
+    """A compiled key route."""
+
+    route_id: str
+    route: KeyRoute
+    velocity: Curve
+    instances: tuple[str, ...]
+    channels: frozenset[int]
+    """Channels 0..15 it listens to."""
+
+
+#: (kind, channel 0..15, number): kind is cc, cc14, nrpn, pb or at.
+ControlKey = tuple[str, int, int]
+
+
+class Table(NamedTuple):
+    """What one input port's messages do."""
+
+    controls: Mapping[ControlKey, tuple[ControlTarget, ...]]
+    keys: tuple[KeyTarget, ...]
+    cc14: bool
+    """Some route wants 14-bit CC assembly."""
+    nrpn: bool
+    """Some route wants NRPN assembly."""
+
+
+EMPTY = Table({}, (), False, False)
+
+
+def port_matches(pattern: str, port_name: str) -> bool:
+    """Match a port by case-insensitive substring of its name; ``*`` matches any port."""
+    return pattern == "*" or pattern.lower() in port_name.lower()
+
+
+def _channels(channel: int | None) -> range | tuple[int]:
+    return range(16) if channel is None else (channel - 1,)
+
+
+def _control_key(route: ControlRoute) -> tuple[str, int]:
+    if route.cc is not None:
+        return ("cc14" if route.hires else "cc"), route.cc
+    if route.nrpn is not None:
+        return "nrpn", route.nrpn
+    return ("pb", 0) if route.pitchbend else ("at", 0)
+
+
+def compile_table(
+    port_name: str,
+    entries: Iterable[RouteEntry],
+    resolved: Mapping[str, tuple[str, ...]],
+) -> Table:
+    """Build the table of ``port_name`` from ``entries``, with selectors already resolved."""
+    controls: dict[ControlKey, list[ControlTarget]] = {}
+    keys: list[KeyTarget] = []
+    for entry in entries:
+        route = entry.route
+        if not port_matches(route.port, port_name):
+            continue
+        instances = resolved.get(route.instance, ())
+        if isinstance(route, ControlRoute):
+            curve = make_curve(route.curve, *route.range)
+            target = ControlTarget(entry.id, route, curve, instances)
+            kind, number = _control_key(route)
+            for channel in _channels(route.channel):
+                controls.setdefault((kind, channel, number), []).append(target)
+        else:
+            keys.append(
+                KeyTarget(
+                    entry.id,
+                    route,
+                    make_curve(route.velocity_curve, *route.amp),
+                    instances,
+                    frozenset(_channels(route.channel)),
+                )
+            )
+    return Table(
+        {key: tuple(targets) for key, targets in controls.items()},
+        tuple(keys),
+        any(key[0] == "cc14" for key in controls),
+        any(key[0] == "nrpn" for key in controls),
+    )
+
+
+def resolve_all(
+    entries: Iterable[RouteEntry], resolve: Callable[[str], list[str]]
+) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
+    """Resolve every route's instance selector; return (resolved, errors by selector)."""
+    resolved: dict[str, tuple[str, ...]] = {}
+    errors: dict[str, str] = {}
+    for entry in entries:
+        selector = entry.route.instance
+        if selector in resolved or selector in errors:
+            continue
+        try:
+            resolved[selector] = tuple(resolve(selector))
+        except KeyError as err:
+            errors[selector] = str(err.args[0]) if err.args else f"unknown: {selector}"
+    return resolved, errors

@@ -1,0 +1,193 @@
+"""Validate the ``[midi]`` section of ``config.toml``: ports, control routes, key routes.
+
+The lead's ``scorch/config.py`` embeds :class:`MidiConfig` as ``midi``; run-time
+routes added through the router (or MCP) use the same :class:`ControlRoute` and
+:class:`KeyRoute` models, so one set of checks guards both.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from midi.curves import check_curve
+
+Backend = Literal["auto", "alsa", "jack", "coremidi", "winmm"]
+Takeover = Literal["immediate", "pickup", "scale"]
+Relative = Literal["twos_complement", "signed_bit", "binary_offset"]
+Curve = str | float
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ControlRoute(_Frozen):
+    """Move one parameter of a named persistent node from a knob, fader or wheel."""
+
+    id: str | None = Field(None, description="Stable name for this route; generated if omitted.")
+    port: str = Field(
+        "*", description="Case-insensitive substring of the input port's name; '*' is any port."
+    )
+    channel: int | None = Field(
+        None, ge=1, le=16, description="MIDI channel 1-16; omitted means any channel."
+    )
+    cc: int | None = Field(
+        None, ge=0, le=127, description="Control change number (0-31 with hires = true)."
+    )
+    nrpn: int | None = Field(None, ge=0, le=16383, description="NRPN parameter number.")
+    pitchbend: bool = Field(False, description="Use the channel's pitch-bend wheel.")
+    aftertouch: bool = Field(False, description="Use channel pressure (mono aftertouch).")
+    hires: bool = Field(
+        False, description="14-bit: CC n is the MSB and CC n+32 the LSB; for NRPN, use the LSB."
+    )
+    relative: Relative | None = Field(
+        None, description="Relative encoder encoding; omitted means an absolute control."
+    )
+    step: float = Field(
+        1 / 127, gt=0, le=1, description="Relative encoders: fraction of the range per tick."
+    )
+    instance: str = Field(description="Instance name, group name or '*' for every instance.")
+    node: str = Field(description="Name of a persistent node on that instance.")
+    param: str = Field(description="Control name of that node's SynthDef.")
+    range: tuple[float, float] = Field((0.0, 1.0), description="[min, max] of the parameter.")
+    curve: Curve = Field(
+        "lin", description="lin, exp, db, amp, sin, cos (SuperCollider warps) or a curve number."
+    )
+    takeover: Takeover = Field(
+        "pickup",
+        description="immediate jumps; pickup waits until the control meets the value; "
+        "scale moves the value towards the control's ends without a jump.",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ControlRoute:
+        sources = [
+            name
+            for name, on in (
+                ("cc", self.cc is not None),
+                ("nrpn", self.nrpn is not None),
+                ("pitchbend", self.pitchbend),
+                ("aftertouch", self.aftertouch),
+            )
+            if on
+        ]
+        if len(sources) != 1:
+            found = ", ".join(sources) if sources else "none"
+            raise ValueError(
+                f"a control needs exactly one of cc, nrpn, pitchbend, aftertouch (found: {found})"
+            )
+        if self.hires and self.cc is not None and self.cc > 31:
+            raise ValueError(
+                f"hires (14-bit) CC uses cc n (MSB) and n+32 (LSB), so cc must be 0-31, "
+                f"got {self.cc}"
+            )
+        if self.hires and (self.pitchbend or self.aftertouch):
+            raise ValueError("hires applies to cc and nrpn only (pitch bend is always 14-bit)")
+        if self.relative is not None and self.cc is None:
+            raise ValueError("relative encodings apply to cc controls only")
+        if self.relative is not None and self.hires:
+            raise ValueError("a relative encoder sends 7-bit steps: drop hires")
+        check_curve(self.curve, self.range)
+        return self
+
+    @property
+    def kind(self) -> str:
+        """Return ``cc``, ``nrpn``, ``pitchbend`` or ``aftertouch``."""
+        if self.cc is not None:
+            return "cc"
+        if self.nrpn is not None:
+            return "nrpn"
+        return "pitchbend" if self.pitchbend else "aftertouch"
+
+
+class KeyRoute(_Frozen):
+    """Play a SynthDef on an instance from the keys of a keyboard."""
+
+    id: str | None = Field(None, description="Stable name for this route; generated if omitted.")
+    port: str = Field(
+        "*", description="Case-insensitive substring of the input port's name; '*' is any port."
+    )
+    channel: int | None = Field(
+        None, ge=1, le=16, description="MIDI channel 1-16; omitted means any channel."
+    )
+    instance: str = Field(description="Instance name, group name or '*' for every instance.")
+    synthdef: str = Field(description="SynthDef with freq, amp and gate controls.")
+    notes: tuple[int, int] = Field(
+        (0, 127), description="[lowest, highest] note of this split, inclusive."
+    )
+    transpose: float = Field(0.0, ge=-127, le=127, description="Semitones added to the note.")
+    velocity_curve: Curve = Field("lin", description="Curve from velocity to amp.")
+    amp: tuple[float, float] = Field((0.0, 1.0), description="amp at velocity 0 and 127.")
+    voices: int = Field(
+        16, ge=1, le=1024, description="Voices held at once; the oldest is stolen beyond it."
+    )
+    bend_range: float = Field(
+        2.0, ge=0, le=96, description="Semitones of the pitch-bend wheel's full throw."
+    )
+    sustain: bool = Field(True, description="The sustain pedal (CC 64) holds releases.")
+    params: dict[str, float] = Field(
+        default_factory=dict, description="Other controls sent with every /s_new."
+    )
+
+    @field_validator("notes")
+    @classmethod
+    def _note_range(cls, notes: tuple[int, int]) -> tuple[int, int]:
+        low, high = notes
+        if not (0 <= low <= high <= 127):
+            raise ValueError(f"notes must be [low, high] with 0 <= low <= high <= 127, got {notes}")
+        return notes
+
+    @field_validator("params")
+    @classmethod
+    def _reserved(cls, params: dict[str, float]) -> dict[str, float]:
+        reserved = {"freq", "amp", "gate"} & set(params)
+        if reserved:
+            raise ValueError(
+                f"params {sorted(reserved)} are set by the router from the keys; remove them"
+            )
+        return params
+
+    @model_validator(mode="after")
+    def _velocity_curve(self) -> KeyRoute:
+        check_curve(self.velocity_curve, self.amp)
+        return self
+
+
+class MidiConfig(_Frozen):
+    """The ``[midi]`` section: backend, ports, hotplug and routes."""
+
+    backend: Backend = Field("auto", description="rtmidi API; auto tries the platform's own.")
+    virtual_port: str = Field(
+        "scorch", description="Name of scorch's own virtual input port; empty for none."
+    )
+    inputs: tuple[str, ...] = Field(
+        ("*",),
+        description="Input ports to open (substrings, '*' = every port); "
+        "ports named by routes are opened too.",
+    )
+    outputs: tuple[str, ...] = Field(
+        (), description="Output ports to open at start (substrings); send() opens others."
+    )
+    rescan_interval: float = Field(
+        1.0, gt=0, le=60, description="Seconds between hotplug scans of the port list."
+    )
+    coalesce_interval: float = Field(
+        0.0005,
+        ge=0,
+        le=0.1,
+        description="Seconds between two /n_set of one (node, param); later values wait and "
+        "only the newest is sent.",
+    )
+    controls: tuple[ControlRoute, ...] = Field((), description="[[midi.controls]] routes.")
+    keys: tuple[KeyRoute, ...] = Field((), description="[[midi.keys]] routes.")
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> MidiConfig:
+        routes: tuple[ControlRoute | KeyRoute, ...] = (*self.controls, *self.keys)
+        ids = [r.id for r in routes if r.id is not None]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"route ids must be unique, repeated: {dupes}")
+        return self

@@ -1,0 +1,81 @@
+"""Keep run-time routes in the state directory as JSON, written atomically.
+
+A write goes to a temporary file in the same directory, is flushed and fsynced,
+then renamed over the old file (and the directory fsynced), so a crash leaves
+either the old routes or the new ones, never half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from midi.routes import RouteEntry
+from midi.schema import ControlRoute, KeyRoute
+
+log = logging.getLogger(__name__)
+
+FILENAME = "midi_routes.json"
+_VERSION = 1
+
+
+def save_routes(path: Path, entries: list[RouteEntry]) -> None:
+    """Write ``entries`` to ``path`` atomically."""
+    document = {
+        "version": _VERSION,
+        "routes": [
+            {
+                "id": e.id,
+                "type": "control" if isinstance(e.route, ControlRoute) else "key",
+                "route": e.route.model_dump(mode="json"),
+            }
+            for e in entries
+        ],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(document, out, indent=2)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def load_routes(path: Path) -> list[RouteEntry]:
+    """Read the routes saved at ``path``; a missing file is none, a bad one is set aside."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as err:
+        _set_aside(path, f"unreadable: {err}")
+        return []
+    entries: list[RouteEntry] = []
+    try:
+        for item in document["routes"]:
+            model = ControlRoute if item["type"] == "control" else KeyRoute
+            entries.append(RouteEntry(item["id"], model.model_validate(item["route"]), "runtime"))
+    except (KeyError, TypeError, ValidationError) as err:
+        _set_aside(path, f"not a routes file: {err}")
+        return []
+    return entries
+
+
+def _set_aside(path: Path, reason: str) -> None:
+    aside = path.with_suffix(".corrupt")
+    log.error("MIDI routes in %s %s; moved to %s, starting without them", path, reason, aside)
+    os.replace(path, aside)

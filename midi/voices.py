@@ -1,0 +1,132 @@
+"""Allocate synth voices for held keys: node ids, limits with stealing, sustain.
+
+A voice remembers where it was started (address and node id), so its release
+always reaches the instance and node that got the note-on, whatever happened to
+the routes in between. Node ids come from ``2**27`` upward and wrap within
+``2**26`` ids: below are sclang's ids, above the orchestra's persistent nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+FIRST_NODE_ID = 2**27
+NODE_ID_SPAN = 2**26
+
+#: (port name, channel 0..15): the scope of the sustain pedal and the bend wheel.
+ChannelKey = tuple[str, int]
+
+
+@dataclass(slots=True, eq=False)
+class Voice:
+    """One synth started by a key."""
+
+    node_id: int
+    address: tuple[str, int]
+    """scsynth's UDP address at the note-on."""
+    instance: str
+    route_id: str
+    channel: ChannelKey
+    note: int
+    """The MIDI key that started it."""
+    pitch: float
+    """The key plus the route's transpose, in semitones (before bend)."""
+    bend_range: float
+    sustainable: bool
+    """The route lets the sustain pedal hold this voice."""
+    held: bool = True
+    """The key is still down."""
+    serial: int = 0
+
+
+@dataclass
+class Voices:
+    """Every sounding voice, indexed by key and by route, oldest first."""
+
+    _next: int = 0
+    _serial: int = 0
+    _by_key: dict[tuple[str, int, int], list[Voice]] = field(default_factory=dict)
+    _by_group: dict[tuple[str, str], list[Voice]] = field(default_factory=dict)
+    _pedal: set[ChannelKey] = field(default_factory=set)
+
+    def new_id(self) -> int:
+        """Return the next voice node id, wrapping within the voices' span."""
+        node_id = FIRST_NODE_ID + self._next
+        self._next = (self._next + 1) % NODE_ID_SPAN
+        return node_id
+
+    def note_on(self, voice: Voice, limit: int) -> list[Voice]:
+        """Add ``voice``; return the voices to release: a retriggered key's, the stolen."""
+        self._serial += 1
+        voice.serial = self._serial
+        key = (*voice.channel, voice.note)
+        released = [
+            v for v in self._by_key.get(key, ()) if v.route_id == voice.route_id
+            and v.instance == voice.instance
+        ]
+        for old in released:
+            self._remove(old)
+        group = self._by_group.setdefault((voice.route_id, voice.instance), [])
+        while len(group) >= limit:
+            oldest = group[0]
+            self._remove(oldest)
+            released.append(oldest)
+        group.append(voice)
+        self._by_key.setdefault(key, []).append(voice)
+        return released
+
+    def note_off(self, channel: ChannelKey, note: int) -> list[Voice]:
+        """Let go of a key; return its voices to release now (the pedal keeps the rest)."""
+        released = []
+        for voice in list(self._by_key.get((*channel, note), ())):
+            if not voice.held:
+                continue
+            voice.held = False
+            if not (voice.sustainable and channel in self._pedal):
+                self._remove(voice)
+                released.append(voice)
+        return released
+
+    def pedal(self, channel: ChannelKey, down: bool) -> list[Voice]:
+        """Press or lift the sustain pedal; return the voices to release on lifting."""
+        if down:
+            self._pedal.add(channel)
+            return []
+        self._pedal.discard(channel)
+        released = [v for v in self.sounding(channel) if not v.held]
+        for voice in released:
+            self._remove(voice)
+        return released
+
+    def sounding(self, channel: ChannelKey) -> list[Voice]:
+        """Return the voices started from ``channel``, held or sustained."""
+        return [v for v in self if v.channel == channel]
+
+    def clear(self) -> list[Voice]:
+        """Forget every voice and pedal; return the voices to release (panic)."""
+        voices = list(self)
+        self._by_key.clear()
+        self._by_group.clear()
+        self._pedal.clear()
+        return voices
+
+    def __iter__(self) -> Iterator[Voice]:
+        for group in list(self._by_group.values()):
+            yield from group
+
+    def __len__(self) -> int:
+        return sum(len(group) for group in self._by_group.values())
+
+    def _remove(self, voice: Voice) -> None:
+        key = (*voice.channel, voice.note)
+        same_key = self._by_key.get(key, [])
+        if voice in same_key:
+            same_key.remove(voice)
+            if not same_key:
+                del self._by_key[key]
+        group = self._by_group.get((voice.route_id, voice.instance), [])
+        if voice in group:
+            group.remove(voice)
+            if not group:
+                del self._by_group[(voice.route_id, voice.instance)]
