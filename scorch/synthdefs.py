@@ -21,6 +21,7 @@ error, runtime error, missing specs or descriptions) is reported by name in
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import math
@@ -238,8 +239,10 @@ esc = { |s|
 num = { |x|
     case
         { x.isNil } { "null" }
-        { x.isKindOf(SimpleNumber) and: { x.isNaN.not } and: { x.abs != inf } } { x.asFloat.asString }
-        { x.isKindOf(SequenceableCollection) and: { x.isString.not } } { "[" ++ x.collect(num).join(",") ++ "]" }
+        { x.isKindOf(SimpleNumber) and: { x.isNaN.not } and: { x.abs != inf } }
+            { x.asFloat.asString }
+        { x.isKindOf(SequenceableCollection) and: { x.isString.not } }
+            { "[" ++ x.collect(num).join(",") ++ "]" }
         { esc.(x.asString) }
 };
 spec = { |v|
@@ -251,7 +254,7 @@ spec = { |v|
     } { esc.("not a ControlSpec: " ++ v.asCompileString) }
 };
 one = { |index, path, outdir|
-    var fn, def, md, json, dict;
+    var fn, def, md, json, dict, text;
     ("@@scorch-begin " ++ index).postln;
     fn = thisProcess.interpreter.compile(File.readAllString(path));
     if(fn.isNil) { "ERROR: the file does not parse".postln } {
@@ -263,12 +266,15 @@ one = { |index, path, outdir|
                 md = def.metadata ? ();
                 dict = { |d, f|
                     if(d.isKindOf(Dictionary)) {
-                        "{" ++ d.keys.asArray.sort.collect { |k| esc.(k) ++ ":" ++ f.(d[k]) }.join(",") ++ "}"
+                        "{" ++ d.keys.asArray.sort.collect { |k|
+                            esc.(k) ++ ":" ++ f.(d[k])
+                        }.join(",") ++ "}"
                     } { "null" }
                 };
+                text = { |x| if(x.isNil) { "null" } { esc.(x) } };
                 json = "{\"name\":" ++ esc.(def.name)
-                    ++ ",\"description\":" ++ if(md[\description].isNil) { "null" } { esc.(md[\description]) }
-                    ++ ",\"category\":" ++ if(md[\category].isNil) { "null" } { esc.(md[\category]) }
+                    ++ ",\"description\":" ++ text.(md[\description])
+                    ++ ",\"category\":" ++ text.(md[\category])
                     ++ ",\"specs\":" ++ dict.(md[\specs], spec)
                     ++ ",\"descriptions\":" ++ dict.(md[\descriptions], esc)
                     ++ ",\"controls\":[" ++ def.allControlNames.collect { |c|
@@ -294,7 +300,8 @@ def _compile_with_sclang(
         work = Path(work_str)
         lines = ["(", _SCRIPT_HEAD]
         for index, path in enumerate(paths):
-            lines.append(f"one.({index}, {_sc_string(str(path.resolve()))}, {_sc_string(work_str)});")
+            source = _sc_string(str(path.resolve()))
+            lines.append(f"one.({index}, {source}, {_sc_string(work_str)});")
         lines += ["0.exit;", ")"]
         script = work / "compile.scd"
         script.write_text("\n".join(lines), encoding="utf-8")
@@ -330,7 +337,8 @@ def _compile_with_sclang(
             elif index in sections and index in sections.get("ended", {}):
                 records[path] = {"error": _summarise(sections[index])}
             elif timed_out:
-                records[path] = {"error": f"sclang timed out after {timeout:g} s", "transient": True}
+                reason = f"sclang timed out after {timeout:g} s"
+                records[path] = {"error": reason, "transient": True}
             else:
                 tail = _summarise(sections.get(index, output.splitlines()[-20:]))
                 records[path] = {"error": f"sclang stopped before finishing it: {tail}",
@@ -348,10 +356,8 @@ def _run(argv: list[str], *, env: dict[str, str], cwd: Path, timeout: float) -> 
         out, _ = proc.communicate(timeout=timeout)
         return out.decode("utf-8", errors="replace"), False
     except subprocess.TimeoutExpired:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         out, _ = proc.communicate()
         return out.decode("utf-8", errors="replace"), True
 
