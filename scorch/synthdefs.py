@@ -380,7 +380,9 @@ def _sections(output: str) -> dict[Any, Any]:
 
 def _summarise(lines: list[str]) -> str:
     """Keep the lines that say what went wrong, joined into one reason."""
-    keep = [line.strip() for line in lines if line.strip() and not set(line.strip()) <= {"-", "^"}]
+    noise = {"in interpreted text", "ERROR: Command line parse failed"}
+    keep = [line.strip() for line in lines
+            if line.strip() and line.strip() not in noise and not set(line.strip()) <= {"-", "^"}]
     errors = [i for i, line in enumerate(keep) if line.startswith("ERROR")]
     if errors:
         keep = keep[errors[0] :]
