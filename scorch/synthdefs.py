@@ -319,7 +319,7 @@ def _compile_with_sclang(
         except OSError as err:
             reason = f"cannot run sclang ({sclang}): {err}"
             return {path: {"error": reason, "transient": True} for path in paths}
-        sections = _sections(output)
+        sections, ended = _sections(output)
         records: dict[Path, dict[str, Any]] = {}
         for index, path in enumerate(paths):
             meta = work / f"{index}.json"
@@ -334,7 +334,7 @@ def _compile_with_sclang(
                     "raw": raw,
                     "scsyndef": base64.b64encode(data.read_bytes()).decode("ascii"),
                 }
-            elif index in sections and index in sections.get("ended", {}):
+            elif index in ended:
                 records[path] = {"error": _summarise(sections[index])}
             elif timed_out:
                 reason = f"sclang timed out after {timeout:g} s"
@@ -362,20 +362,21 @@ def _run(argv: list[str], *, env: dict[str, str], cwd: Path, timeout: float) -> 
         return out.decode("utf-8", errors="replace"), True
 
 
-def _sections(output: str) -> dict[Any, Any]:
-    """Split sclang's output into the lines printed for each file, by index."""
-    sections: dict[Any, Any] = {"ended": {}}
+def _sections(output: str) -> tuple[dict[int, list[str]], set[int]]:
+    """Split sclang's output into the lines printed for each file, and the files it finished."""
+    sections: dict[int, list[str]] = {}
+    ended: set[int] = set()
     current: int | None = None
     for line in output.splitlines():
         if line.startswith("@@scorch-begin "):
             current = int(line.split()[1])
             sections[current] = []
         elif line.startswith("@@scorch-end "):
-            sections["ended"][int(line.split()[1])] = True
+            ended.add(int(line.split()[1]))
             current = None
         elif current is not None:
             sections[current].append(line)
-    return sections
+    return sections, ended
 
 
 def _summarise(lines: list[str]) -> str:
