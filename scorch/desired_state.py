@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 
 from scorch.osc import encode_message
 
-#: Persistent nodes take ids from here up, above sclang's allocator (below 2**26)
-#: and the MIDI router's voices (from 2**27).
-PERSISTENT_NODE_BASE = 3 * 2**26
+#: scsynth runs with 4 logins; each client's ids (and its default group at
+#: k * 2**26 + 1) lie below 2**28. scorch's own ids stay above: MIDI voices from
+#: 2**29, persistent nodes from 2**30.
+PERSISTENT_NODE_BASE = 2**30
 DEFAULT_GROUP = 1
 
 

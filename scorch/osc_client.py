@@ -67,6 +67,8 @@ class OscClient:
         self._sync_ids = itertools.count(1)
         self.last_heard = 0.0
         """``time.monotonic()`` of the last packet from scsynth: any reply is a sign of life."""
+        self.last_status: ServerStatus | None = None
+        """The latest ``/status.reply`` anyone asked for (the watchdog asks often)."""
         self._listeners: list[Callable[[OscMessage], None]] = []
         self._thread = threading.Thread(target=self._receive, name=f"{name}-osc", daemon=True)
         self._thread.start()
@@ -143,6 +145,8 @@ class OscClient:
                 log.warning("undecodable packet from scsynth: %s", err)
                 continue
             for msg in messages:
+                if msg.address == "/status.reply" and len(msg.args) >= 9:
+                    self.last_status = ServerStatus.from_reply(msg)
                 with self._lock:
                     for waiter in self._waiters:
                         if not waiter.event.is_set() and waiter.match(msg):

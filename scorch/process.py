@@ -90,6 +90,10 @@ class ManagedProcess:
         """True while the process runs."""
         return self._proc is not None and not self.exited.is_set()
 
+    def poll_alive(self) -> bool:
+        """Like ``alive`` but also asks the OS, for an exit the reader has not seen yet."""
+        return self.alive() and self._proc is not None and self._proc.poll() is None
+
     def start(self) -> None:
         """Spawn the process; raise BootError when it cannot be started at all."""
         env = dict(os.environ)

@@ -1,0 +1,584 @@
+"""The Instance actor: owns one scsynth, the sclang attached to it, and what they should play.
+
+Every method runs in the actor's own thread, which also starts the processes
+(so Linux's parent-death signal is tied to a thread that lives as long as they
+should). Process exits arrive from reader threads as ``tell``s; restarts wait on
+``threading.Timer``s that ``tell`` back, so stopping never waits out a backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+import pykka
+
+from scorch.config import AudioConfig, InstanceConfig, WatchdogConfig
+from scorch.desired_state import DEFAULT_GROUP, DesiredState, NodeState, new_node_message
+from scorch.errors import (
+    BootError,
+    BootTimeout,
+    InstanceFailed,
+    InstanceNotReady,
+    NodeNotFound,
+    PortInUse,
+)
+from scorch.instance_view import InstanceView
+from scorch.lifecycle import Kind, State
+from scorch.netports import free_udp_port, udp_port_free
+from scorch.osc import OscArg, encode_message
+from scorch.osc_client import OscClient, OscTimeout
+from scorch.process import ManagedProcess
+from scorch.restart_policy import RestartPolicy
+from scorch.sclang_protocol import ExecuteResult
+from scorch.sclang_session import SclangSession
+
+log = logging.getLogger(__name__)
+
+SCSYNTH_READY = r"SuperCollider 3 server ready"
+SCSYNTH_FATAL = r"failed to open UDP socket|could not initialize audio|\[scorch\] scsynth exited"
+SCLANG_READY = r"\*\*\* Welcome to SuperCollider"
+SCLANG_FATAL = r"\[scorch\] sclang exited"
+SCLANG_ENV = {"QTWEBENGINE_DISABLE_SANDBOX": "1", "QT_QPA_PLATFORM": "offscreen"}
+
+
+@dataclass(frozen=True)
+class InstanceSettings:
+    """What an instance needs from the rest of the installation."""
+
+    audio: AudioConfig
+    watchdog: WatchdogConfig
+    compiled_synthdef: Callable[[str], bytes]
+    """Return a SynthDef's compiled bytes by name (raise KeyError if unknown)."""
+    all_synthdefs: Callable[[], list[str]]
+    jack_alive: Callable[[], bool] = lambda: True
+    """False while the JACK server scorch owns is down (then restarts wait for it)."""
+    startup_code: str | None = None
+    scsynth: str = "scsynth"
+    sclang: str = "sclang"
+    boot_timeout: float = 10.0
+    sclang_timeout: float = 20.0
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+class Instance(pykka.ThreadingActor):
+    """One named SuperCollider instance: scsynth, sclang, desired state, restarts."""
+
+    def __init__(self, name: str, config: InstanceConfig, settings: InstanceSettings,
+                 view: InstanceView) -> None:
+        super().__init__()
+        self.name = name
+        self.config = config
+        self.settings = settings
+        self.view = view
+        self.desired = DesiredState(startup_code=settings.startup_code)
+        wd = settings.watchdog
+        self.policy = RestartPolicy(wd.max_restarts, wd.period, wd.backoff_min, wd.backoff_max,
+                                    wd.stable_after)
+        self._scsynth: ManagedProcess | None = None
+        self._sclang: ManagedProcess | None = None
+        self._osc: OscClient | None = None
+        self._session: SclangSession | None = None
+        self._port: int | None = config.port
+        self._timer: threading.Timer | None = None
+        self._hung: set[str] = set()
+        self._pending_sets: dict[str, dict[str, float]] = {}
+        self._self_proxy: InstanceProxy | None = None
+
+    # --- helpers -------------------------------------------------------------
+
+    @property
+    def _me(self) -> InstanceProxy:
+        if self._self_proxy is None:
+            self._self_proxy = self.actor_ref.proxy()
+        return self._self_proxy
+
+    def _event(self, kind: Kind, message: str, **details: object) -> None:
+        self.view.events.add(kind, message, **details)
+        level = logging.WARNING if kind in (Kind.CRASHED, Kind.HUNG, Kind.FAILED,
+                                             Kind.BOOT_FAILED, Kind.STARTUP_ERROR) else logging.INFO
+        log.log(level, "[%s] %s: %s", self.name, kind, message)
+
+    def _state(self) -> State:
+        return self.view.snapshot.state
+
+    def _set_state(self, state: State, reason: str = "") -> None:
+        now = time.monotonic()
+        self.view.update(
+            state=state, reason=reason,
+            restarts_in_window=self.policy.restarts_in_window(now),
+            restart_budget_left=self.policy.budget_left(now),
+        )
+
+    def _publish_nodes(self) -> None:
+        self.view.node_ids = {n.name: n.node_id for n in self.desired.nodes.values()}
+        self.view.update(nodes=tuple(self.desired.nodes))
+
+    # --- lifecycle -----------------------------------------------------------
+
+    def on_start(self) -> None:
+        """Load the config's SynthDefs and nodes into the desired state (actor thread)."""
+        wanted = self.config.synthdefs
+        names = self.settings.all_synthdefs() if wanted == "all" else list(wanted)
+        for name in names:
+            try:
+                self.desired.add_synthdef(name, self.settings.compiled_synthdef(name))
+            except KeyError as err:
+                self._event(Kind.BOOT_FAILED, f"SynthDef {name!r} from the config: {err}")
+        for node_name, node in self.config.nodes.items():
+            if node.synthdef not in self.desired.synthdefs:
+                try:
+                    self.desired.add_synthdef(node.synthdef,
+                                              self.settings.compiled_synthdef(node.synthdef))
+                except KeyError as err:
+                    self._event(Kind.BOOT_FAILED, f"node {node_name!r}: {err}")
+                    continue
+            self.desired.add_node(node_name, node.synthdef, dict(node.params))
+        self._publish_nodes()
+
+    def on_stop(self) -> None:
+        """Stop both processes when the actor stops (actor thread)."""
+        self._shutdown()
+
+    def boot(self) -> None:
+        """Start scsynth, restore the desired state, attach sclang; raise BootError on failure."""
+        if self._state() in (State.READY, State.BOOTING):
+            return
+        self._cancel_timer()
+        self.policy.reset()
+        self._set_state(State.BOOTING)
+        self._event(Kind.BOOTING, f"booting on port {self._port or 'auto'}")
+        started = time.monotonic()
+        try:
+            self._start_scsynth()
+            self._start_sclang()
+        except BootError as err:
+            self._shutdown()
+            self._event(Kind.BOOT_FAILED, str(err))
+            self._set_state(State.FAILED, str(err))
+            raise
+        self._ready(f"ready in {time.monotonic() - started:.2f} s")
+        self._run_startup()
+
+    def _ready(self, message: str) -> None:
+        self.policy.ready(time.monotonic())
+        self._set_state(State.READY)
+        self.view.update(booted_at=time.time())
+        self._event(Kind.READY, message, port=self._port)
+
+    def quit(self) -> None:
+        """Stop both processes on purpose; the instance stays STOPPED until booted."""
+        self._shutdown()
+
+    def _shutdown(self) -> None:
+        self._cancel_timer()
+        if self._state() in (State.STOPPED,) and not self._scsynth and not self._sclang:
+            return
+        self._set_state(State.STOPPING)
+        self._stop_sclang()
+        self._stop_scsynth()
+        self._set_state(State.STOPPED)
+        self._event(Kind.STOPPED, "stopped")
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    # --- scsynth -------------------------------------------------------------
+
+    def _scsynth_argv(self, port: int) -> list[str]:
+        return [
+            self.settings.scsynth, "-u", str(port), "-B", "127.0.0.1", "-R", "0", "-D", "0",
+            "-l", "4", "-i", str(self.config.inputs), "-o", str(self.config.outputs),
+            "-m", "65536", "-H", f"scorch-{self.name}",
+        ]
+
+    def _scsynth_env(self) -> dict[str, str]:
+        env = {"JACK_DEFAULT_SERVER": self.settings.audio.jack_server,
+               "JACK_NO_START_SERVER": "1", **self.settings.extra_env}
+        if self.config.connect:
+            env["SC_JACK_DEFAULT_OUTPUTS"] = ",".join(self.config.connect)
+        return env
+
+    def _start_scsynth(self) -> None:
+        port = self.config.port or self._port
+        if port is None or (self.config.port is None and not udp_port_free(port)):
+            port = free_udp_port()
+        if not udp_port_free(port):
+            raise PortInUse(f"instance {self.name!r}: UDP port {port} is already in use by "
+                            f"another program; choose another `port` in [instances.{self.name}]")
+        self._port = port
+        console = self.view.console
+        mark = console.mark()
+        proc = ManagedProcess("scsynth", self._scsynth_argv(port), console,
+                              env=self._scsynth_env(), on_exit=self._on_exit)
+        proc.start()
+        self._scsynth = proc
+        line = console.wait_for(f"{SCSYNTH_READY}|{SCSYNTH_FATAL}", self.settings.boot_timeout,
+                                since=mark, source="scsynth")
+        if line is None or "server ready" not in line.text:
+            proc.stop(grace=0.5)
+            self._scsynth = None
+            detail = "\n".join(x.text for x in console.since(mark, source="scsynth")[-8:])
+            if line is not None and "address in use" in line.text:
+                raise PortInUse(f"instance {self.name!r}: UDP port {port} is already in use by "
+                                f"another program; choose another `port` in "
+                                f"[instances.{self.name}]")
+            if line is None:
+                raise BootTimeout(f"instance {self.name!r}: scsynth did not say it was ready "
+                                  f"within {self.settings.boot_timeout:g} s:\n{detail}")
+            raise BootError(f"instance {self.name!r}: scsynth could not start:\n{detail}")
+        osc = OscClient(port, name=f"{self.name}-scsynth")
+        try:
+            osc.status(timeout=2.0)
+            osc.send("/g_new", DEFAULT_GROUP, 0, 0)
+            self._restore(osc)
+        except OscTimeout as err:
+            osc.close()
+            proc.stop(grace=0.5)
+            self._scsynth = None
+            raise BootTimeout(f"instance {self.name!r}: scsynth printed ready but did not "
+                              f"answer /status: {err}") from err
+        self._osc = osc
+        self.view.osc = osc
+        self.view.update(port=port, scsynth_pid=proc.pid)
+
+    def _restore(self, osc: OscClient) -> None:
+        """Replay SynthDefs, then named nodes with their last values; wait for /synced."""
+        for packet in self.desired.restore_messages():
+            osc.send_raw(packet)
+        osc.sync(timeout=5.0)
+        for packet in self.desired.node_messages():
+            osc.send_raw(packet)
+        osc.sync(timeout=5.0)
+
+    def _stop_scsynth(self) -> None:
+        proc, osc = self._scsynth, self._osc
+        self._scsynth = None
+        self._osc = None
+        self.view.osc = None
+        if proc is not None:
+            proc.stop(polite=(lambda: osc.send("/quit")) if osc else None, grace=1.0)
+        if osc is not None:
+            osc.close()
+        self.view.update(scsynth_pid=None)
+
+    # --- sclang --------------------------------------------------------------
+
+    def _start_sclang(self) -> None:
+        console = self.view.console
+        lang_port = free_udp_port({self._port or 0})
+        mark = console.mark()
+        session = SclangSession(lambda data: proc.write(data), instance=self.name)
+        proc = ManagedProcess(
+            "sclang", [self.settings.sclang, "-i", "scorch", "-u", str(lang_port)], console,
+            env={**SCLANG_ENV, **self.settings.extra_env}, stdin=True,
+            on_line=session.feed, on_exit=self._on_exit,
+        )
+        proc.start()
+        self._sclang = proc
+        self.view.update(sclang_state="starting", sclang_pid=proc.pid, lang_port=lang_port)
+        timeout = self.settings.sclang_timeout
+        line = console.wait_for(f"{SCLANG_READY}|{SCLANG_FATAL}", timeout, since=mark,
+                                source="sclang")
+        if line is None or "Welcome" not in line.text:
+            self._stop_sclang()
+            raise BootTimeout(f"instance {self.name!r}: sclang did not start within {timeout:g} s")
+        attached = f"@@scorch-{session.framer.token}-attached@@"
+        done = session.expect(attached)
+        port = self._port
+        proc.write(
+            (f'Server.default = s = Server.remote(\\{self.name}, NetAddr("127.0.0.1", {port}));'
+             f's.doWhenBooted({{ "{attached}".postln }}, 200);').encode() + b"\x1b"
+        )
+        if not done.wait(timeout):
+            self._stop_sclang()
+            raise BootTimeout(f"instance {self.name!r}: sclang did not attach to scsynth on "
+                              f"port {port} within {timeout:g} s")
+        self._session = session
+        self.view.sclang = session
+        self.view.update(sclang_state="ready")
+
+    def _stop_sclang(self, error: str = "sclang stopped") -> None:
+        proc, session = self._sclang, self._session
+        self._sclang = None
+        self._session = None
+        self.view.sclang = None
+        if session is not None:
+            session.fail_all(InstanceNotReady(f"{self.name}: {error} before the code finished"))
+        if proc is not None:
+            proc.stop(polite=proc.close_stdin, grace=1.0)
+        self.view.update(sclang_state="down", sclang_pid=None)
+
+    def _run_startup(self) -> None:
+        """Run the startup code (after boot and after every scsynth restart)."""
+        code = self.desired.startup_code
+        if not code or self._session is None:
+            return
+        _, future = self._session.submit(code)
+        future.add_done_callback(self._startup_done)
+
+    def _startup_done(self, future: Future[ExecuteResult]) -> None:
+        try:
+            result = future.result()
+        except Exception as err:
+            self._event(Kind.STARTUP_ERROR, f"startup code did not finish: {err}")
+            return
+        if not result.ok and result.error is not None:
+            self._event(Kind.STARTUP_ERROR, result.error.describe())
+
+    # --- code ----------------------------------------------------------------
+
+    def _require_ready(self, need_sclang: bool = False) -> None:
+        snap = self.view.snapshot
+        if snap.state == State.FAILED:
+            raise InstanceFailed(f"instance {self.name!r} is FAILED: {snap.reason}; "
+                                 "boot it again once the cause is fixed")
+        if snap.state != State.READY:
+            raise InstanceNotReady(
+                f"instance {self.name!r} is {snap.state} (since {time.ctime(snap.since)})"
+                + ("; it comes back by itself, try again in a moment"
+                   if snap.state in (State.RESTARTING, State.BOOTING) else "")
+            )
+        if need_sclang and self._session is None:
+            raise InstanceNotReady(f"instance {self.name!r}: sclang is "
+                                   f"{snap.sclang_state}; the sound goes on, try again shortly")
+
+    def submit(self, code: str) -> tuple[int, Future[ExecuteResult]]:
+        """Send code to sclang; return the request id and a future for the result."""
+        self._require_ready(need_sclang=True)
+        assert self._session is not None
+        return self._session.submit(code)
+
+    def execute_timed_out(self, request_id: int, timeout: float) -> None:
+        """A caller gave up on a request: sclang is stuck, so restart it (scsynth plays on)."""
+        session = self._session
+        if session is None:
+            return
+        if not session.busy():
+            return
+        self._event(Kind.SCLANG_RESTARTED,
+                    f"code did not finish within {timeout:g} s; restarting sclang "
+                    "(the sound on scsynth goes on)", reason="timeout", request=request_id)
+        self._restart_sclang(reason=f"execute timed out after {timeout:g} s")
+
+    def _restart_sclang(self, reason: str) -> None:
+        self._stop_sclang(error=f"sclang restarted ({reason})")
+        if self._scsynth is None:
+            return
+        try:
+            self._start_sclang()
+        except BootError as err:
+            self._crashed("sclang", f"restart failed: {err}")
+
+    # --- nodes ---------------------------------------------------------------
+
+    def play(self, synthdef: str, params: dict[str, float], name: str | None) -> dict[str, object]:
+        """Start a synth; with ``name`` it is a persistent node restored after restarts."""
+        self._require_ready()
+        assert self._osc is not None
+        if synthdef not in self.desired.synthdefs:
+            self.load_synthdef(synthdef)
+        if name is None:
+            node = NodeState("", synthdef, -1, dict(params))
+            args: list[OscArg] = [synthdef, -1, 0, DEFAULT_GROUP]
+            for key, value in params.items():
+                args.extend((key, float(value)))
+            self._osc.send("/s_new", *args)
+            return {"synthdef": synthdef, "node": None, "params": node.params}
+        old = self.desired.nodes.get(name)
+        if old is not None:
+            self._osc.send("/n_free", old.node_id)
+        node = self.desired.add_node(name, synthdef, params)
+        self._osc.send_raw(new_node_message(node))
+        self._osc.sync(timeout=2.0)
+        self._publish_nodes()
+        return {"synthdef": synthdef, "node": name, "node_id": node.node_id,
+                "params": dict(node.params)}
+
+    def set_params(self, node: str, params: dict[str, float]) -> dict[str, float]:
+        """Set a named node's parameters, now if it is up, and in the desired state always."""
+        if node not in self.desired.nodes:
+            raise NodeNotFound(f"instance {self.name!r} has no node {node!r}; named nodes: "
+                               f"{', '.join(self.desired.nodes) or '(none)'}")
+        state = self.desired.set_params(node, params)
+        if self._osc is not None and self._state() == State.READY:
+            args: list[OscArg] = [state.node_id]
+            for key, value in params.items():
+                args.extend((key, float(value)))
+            self._osc.send("/n_set", *args)
+        return dict(state.params)
+
+    def release(self, node: str) -> None:
+        """Release a named node (gate 0, then free after its release) and forget it."""
+        state = self.desired.remove_node(node)
+        if state is None:
+            raise NodeNotFound(f"instance {self.name!r} has no node {node!r}")
+        if self._osc is not None:
+            # gate 0 lets sustained sounds fade; /n_free later would cut the tail.
+            self._osc.send("/n_set", state.node_id, "gate", 0.0)
+        self._publish_nodes()
+
+    def load_synthdef(self, name: str) -> None:
+        """Load a library SynthDef now and on every later boot."""
+        data = self.settings.compiled_synthdef(name)
+        self.desired.add_synthdef(name, data)
+        if self._osc is not None:
+            self._osc.send_raw(encode_message("/d_recv", data))
+            self._osc.sync(timeout=5.0)
+
+    def silence(self, stop_routines: bool) -> list[str]:
+        """Free every node (and with ``stop_routines``, run CmdPeriod in sclang)."""
+        self._require_ready()
+        forgotten = [n.name for n in self.desired.clear_nodes()]
+        self._publish_nodes()
+        if stop_routines and self._session is not None:
+            self._session.submit("CmdPeriod.run;")
+        assert self._osc is not None
+        self._osc.send("/clearSched")
+        self._osc.send("/g_deepFree", 0)
+        self._osc.sync(timeout=2.0)
+        return forgotten
+
+    def nodes(self) -> dict[str, dict[str, object]]:
+        """The named persistent nodes with their synthdef, id and last values."""
+        return {n.name: {"synthdef": n.synthdef, "node_id": n.node_id, "params": dict(n.params)}
+                for n in self.desired.nodes.values()}
+
+    # --- supervision ---------------------------------------------------------
+
+    def _on_exit(self, proc: ManagedProcess, code: int) -> None:
+        """Called in the reader thread when a process exits: hand it to the actor."""
+        self.view.console.append(proc.name, f"[scorch] {proc.name} exited ({proc.describe_exit()})")
+        if not proc.stopping:
+            try:
+                self._me.process_exited(proc.name, proc)
+            except pykka.ActorDeadError:
+                pass
+
+    def process_exited(self, kind: str, proc: ManagedProcess) -> None:
+        """A process exited without being asked to: a crash, whatever its exit code."""
+        if proc is not self._scsynth and proc is not self._sclang:
+            return  # a process already replaced
+        how = proc.describe_exit()
+        if kind in self._hung:
+            how += " after it hung"
+            self._hung.discard(kind)
+        self._crashed(kind, how)
+
+    def hung(self, kind: str, silent_for: float) -> None:
+        """The watchdog heard nothing from ``kind`` for ``silent_for`` s: kill its group."""
+        proc = self._scsynth if kind == "scsynth" else self._sclang
+        if proc is None or self._state() != State.READY:
+            return
+        self._hung.add(kind)
+        self._event(Kind.HUNG, f"{kind} did not answer for {silent_for:.2f} s; killing it",
+                    process=kind, pid=proc.pid)
+        proc.signal_group(signal.SIGKILL)
+
+    def _crashed(self, kind: str, how: str) -> None:
+        tail = [line.text for line in self.view.console.tail(10, source=kind)]
+        self.view.update(last_crash=f"{kind} {how}")
+        self._event(Kind.CRASHED, f"{kind} {how}", process=kind, last_lines=tail)
+        if kind == "sclang":
+            self._stop_sclang(error=f"sclang crashed ({how})")
+        else:
+            self._stop_sclang(error="scsynth crashed")
+            self._stop_scsynth()
+        self._schedule_restart(kind)
+
+    def _schedule_restart(self, kind: str) -> None:
+        if kind == "scsynth" and not self.settings.jack_alive():
+            # Not this instance's fault: wait for the supervisor's jack_restarted.
+            self._set_state(State.RESTARTING, "waiting for the JACK server to come back")
+            self._event(Kind.RESTARTING, "waiting for the JACK server to come back",
+                        process=kind)
+            return
+        decision = self.policy.crashed(time.monotonic())
+        if not decision.restart:
+            self._fail(decision.reason)
+            return
+        if kind == "scsynth":
+            self._set_state(State.RESTARTING, f"scsynth restart {decision.attempt}")
+        else:
+            self.view.update(sclang_state="restarting")
+        self._event(Kind.RESTARTING, f"restarting {kind} in {decision.delay:.2f} s "
+                    f"(attempt {decision.attempt})", process=kind, attempt=decision.attempt,
+                    delay=decision.delay)
+        self._cancel_timer()
+        self._timer = threading.Timer(decision.delay, self._restart_due, (kind,))
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _restart_due(self, kind: str) -> None:
+        try:
+            self._me.restart_process(kind)
+        except pykka.ActorDeadError:
+            pass
+
+    def restart_process(self, kind: str) -> None:
+        """Restart after a backoff: scsynth (then restore and re-attach) or sclang only."""
+        self._timer = None
+        if self._state() in (State.STOPPED, State.STOPPING, State.FAILED):
+            return
+        started = time.monotonic()
+        try:
+            if kind == "scsynth" or self._scsynth is None:
+                self._stop_sclang()
+                self._start_scsynth()
+                self._start_sclang()
+            else:
+                self._start_sclang()
+        except BootError as err:
+            self._shutdown_quietly()
+            self.view.update(last_crash=f"restart failed: {err}")
+            self._event(Kind.CRASHED, f"restart of {kind} failed: {err}", process=kind)
+            self._schedule_restart("scsynth" if self._scsynth is None else kind)
+            return
+        took = time.monotonic() - started
+        self._ready(f"{kind} restarted in {took:.2f} s")
+        self._event(Kind.RESTORED, f"restored {len(self.desired.synthdefs)} SynthDefs and "
+                    f"{len(self.desired.nodes)} nodes", nodes=list(self.desired.nodes),
+                    took=took)
+        if kind == "scsynth":
+            self._resend_lang_synthdefs()
+            self._run_startup()
+
+    def _resend_lang_synthdefs(self) -> None:
+        """SynthDefs added from sclang code live in its SynthDescLib: send them again."""
+        if self._session is not None:
+            self._session.submit(
+                "SynthDescLib.global.synthDescs.do { |d| d.def !? { |def| def.send(s) } };"
+            )
+
+    def _shutdown_quietly(self) -> None:
+        self._stop_sclang()
+        self._stop_scsynth()
+
+    def _fail(self, reason: str) -> None:
+        self._shutdown_quietly()
+        self._set_state(State.FAILED, reason)
+        self._event(Kind.FAILED, f"gave up: {reason}", reason=reason)
+
+    def jack_restarted(self) -> None:
+        """The JACK server is back: restart scsynth if it is down because of it."""
+        if self._state() == State.RESTARTING and self._scsynth is None and self._timer is None:
+            self._schedule_restart("scsynth")
+
+    def ping_sclang(self) -> None:
+        """Send a ping marker to sclang unless it is busy evaluating code."""
+        session = self._session
+        if session is not None and not session.busy():
+            try:
+                session.ping()
+            except OSError:
+                pass
+
+
+InstanceProxy = pykka.ActorProxy[Instance]

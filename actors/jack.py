@@ -1,0 +1,112 @@
+"""The Jack actor: owns the private jackd that scorch starts for headless or ALSA audio."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import time
+from collections.abc import Callable
+
+import pykka
+
+from scorch.config import AudioConfig
+from scorch.console import Console
+from scorch.errors import BootError, BootTimeout
+from scorch.process import ManagedProcess
+
+log = logging.getLogger(__name__)
+
+
+def jackd_argv(audio: AudioConfig, jackd: str = "jackd") -> list[str]:
+    """The jackd command line for the audio config (dummy or ALSA backend)."""
+    argv = [jackd, "-n", audio.jack_server, "-r"]
+    if audio.driver == "alsa":
+        assert audio.device is not None
+        argv += ["-d", "alsa", "-d", audio.device]
+    else:
+        argv += ["-d", "dummy"]
+    return argv + ["-r", str(audio.sample_rate), "-p", str(audio.period)]
+
+
+def jack_env(server: str) -> dict[str, str]:
+    """Environment for a JACK client of ``server`` that never autostarts a server."""
+    return {"JACK_DEFAULT_SERVER": server, "JACK_NO_START_SERVER": "1"}
+
+
+def wait_for_server(server: str, timeout: float, alive: Callable[[], bool]) -> bool:
+    """True once a client can connect to JACK server ``server`` (asked with jack_wait -c)."""
+    deadline = time.monotonic() + timeout
+    env = {**os.environ, **jack_env(server)}
+    while time.monotonic() < deadline and alive():
+        try:
+            done = subprocess.run(["jack_wait", "-s", server, "-c"], env=env,
+                                  capture_output=True, timeout=5, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        if done.stdout.strip() == b"running":
+            return True
+        time.sleep(0.02)  # poll interval of a readiness check, not a guess at readiness
+    return False
+
+
+class Jack(pykka.ThreadingActor):
+    """A private jackd; its exit is reported to ``on_crash`` (the supervisor)."""
+
+    def __init__(self, audio: AudioConfig, console: Console,
+                 on_crash: Callable[[str], None]) -> None:
+        super().__init__()
+        self.audio = audio
+        self.console = console
+        self._on_crash = on_crash
+        self._proc: ManagedProcess | None = None
+
+    def start_server(self, timeout: float = 10.0) -> int:
+        """Start jackd and wait until clients can connect; return its pid."""
+        started = time.monotonic()
+        proc = ManagedProcess("jackd", jackd_argv(self.audio), self.console,
+                              env={"JACK_NO_START_SERVER": "1"}, on_exit=self._exited)
+        proc.start()
+        self._proc = proc
+        if not wait_for_server(self.audio.jack_server, timeout, proc.alive):
+            tail = "\n".join(line.text for line in self.console.tail(8, source="jackd"))
+            proc.stop(grace=0.5)
+            self._proc = None
+            if not proc.alive() and proc.returncode is not None:
+                raise BootError(f"jackd (server {self.audio.jack_server!r}) could not start "
+                                f"({proc.describe_exit()}):\n{tail}")
+            raise BootTimeout(f"jackd (server {self.audio.jack_server!r}) did not accept "
+                              f"clients within {timeout:g} s:\n{tail}")
+        log.info("jackd %r ready in %.2f s (pid %s)", self.audio.jack_server,
+                 time.monotonic() - started, proc.pid)
+        assert proc.pid is not None
+        return proc.pid
+
+    def _exited(self, proc: ManagedProcess, code: int) -> None:
+        self.console.append("jackd", f"[scorch] jackd exited ({proc.describe_exit()})")
+        if not proc.stopping:
+            self._on_crash(proc.describe_exit())
+
+    def pid(self) -> int | None:
+        """The running jackd's pid."""
+        return self._proc.pid if self._proc and self._proc.alive() else None
+
+    def stop_server(self) -> None:
+        """Stop jackd: SIGTERM, wait, SIGKILL on its group."""
+        if self._proc is not None:
+            self._proc.stop(grace=1.0)
+            self._proc = None
+
+    def on_stop(self) -> None:
+        """Stop jackd with the actor (actor thread)."""
+        self.stop_server()
+
+    def alive_check(self) -> Callable[[], bool]:
+        """A thread-safe check that this jackd still runs (for the instances)."""
+        def alive() -> bool:
+            proc = self._proc
+            return proc is not None and proc.poll_alive()
+        return alive
+
+
+JackProxy = pykka.ActorProxy[Jack]

@@ -1,0 +1,148 @@
+"""The Supervisor actor: builds the tree from the config, starts it in order, stops it in reverse.
+
+jackd dies: restart it, then every instance (rest_for_one). An instance's own
+crashes are handled by its actor; the supervisor only handles what is shared.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import replace
+
+import pykka
+
+from actors.instance import Instance, InstanceProxy, InstanceSettings
+from actors.jack import Jack, JackProxy
+from actors.watchdog import Watchdog, WatchdogProxy
+from scorch.config import Config
+from scorch.console import Console
+from scorch.errors import BootError
+from scorch.instance_view import InstanceView
+from scorch.restart_policy import RestartPolicy
+
+log = logging.getLogger(__name__)
+
+ASK_TIMEOUT = 30.0
+
+
+class Supervisor(pykka.ThreadingActor):
+    """Root of the tree: the JACK server, the instances and the watchdog."""
+
+    def __init__(self, config: Config, views: dict[str, InstanceView],
+                 settings: dict[str, InstanceSettings], jack_console: Console) -> None:
+        super().__init__()
+        self.config = config
+        self.views = views
+        self.settings = settings
+        self.jack_console = jack_console
+        self.jack: JackProxy | None = None
+        self.instances: dict[str, InstanceProxy] = {}
+        self.watchdog: WatchdogProxy | None = None
+        wd = config.watchdog
+        self._jack_policy = RestartPolicy(wd.max_restarts, wd.period, wd.backoff_min,
+                                          wd.backoff_max, wd.stable_after)
+        self._jack_timer: threading.Timer | None = None
+        self._stopping = False
+
+    def owns_jack(self) -> bool:
+        """True when scorch runs its own jackd (dummy or ALSA driver)."""
+        return self.config.audio.driver in ("dummy", "alsa")
+
+    def start_all(self, timeout: float = 60.0) -> dict[str, str | None]:
+        """Start JACK, boot every instance in parallel, start the watchdog.
+
+        Returns each instance's boot error (None when it booted); one instance
+        failing does not stop the others.
+        """
+        me = self.actor_ref.proxy()
+        jack_alive = None
+        if self.owns_jack():
+            self.jack = Jack.start(self.config.audio, self.jack_console,
+                                   lambda how: me.jack_crashed(how)).proxy()
+            self.jack.start_server().get(timeout=ASK_TIMEOUT)
+            jack_alive = self.jack.alive_check().get(timeout=ASK_TIMEOUT)
+        for name, inst_config in self.config.instances.items():
+            settings = self.settings[name]
+            if jack_alive is not None:
+                settings = replace(settings, jack_alive=jack_alive)
+            self.instances[name] = Instance.start(name, inst_config, settings,
+                                                  self.views[name]).proxy()
+        boots = {name: proxy.boot() for name, proxy in self.instances.items()}
+        errors: dict[str, str | None] = {}
+        for name, future in boots.items():
+            try:
+                future.get(timeout=timeout)
+                errors[name] = None
+            except BootError as err:
+                errors[name] = str(err)
+            except pykka.Timeout:
+                errors[name] = f"boot did not finish within {timeout:g} s"
+        wd = self.config.watchdog
+        self.watchdog = Watchdog.start(
+            {name: (self.views[name], proxy) for name, proxy in self.instances.items()},
+            wd.interval, wd.missed,
+        ).proxy()
+        return errors
+
+    def instance_proxies(self) -> dict[str, InstanceProxy]:
+        """The instance actors by name."""
+        return dict(self.instances)
+
+    def jack_crashed(self, how: str) -> None:
+        """jackd exited on its own: restart it with backoff, then the instances."""
+        if self._stopping:
+            return
+        log.warning("jackd %r crashed (%s)", self.config.audio.jack_server, how)
+        decision = self._jack_policy.crashed(time.monotonic())
+        if not decision.restart:
+            log.error("jackd gave up: %s; instances stay down", decision.reason)
+            return
+        me = self.actor_ref.proxy()
+        self._jack_timer = threading.Timer(decision.delay, lambda: me.restart_jack())
+        self._jack_timer.daemon = True
+        self._jack_timer.start()
+
+    def restart_jack(self) -> None:
+        """Start jackd again and tell every instance that JACK is back."""
+        self._jack_timer = None
+        if self._stopping or self.jack is None:
+            return
+        try:
+            self.jack.stop_server().get(timeout=ASK_TIMEOUT)
+            self.jack.start_server().get(timeout=ASK_TIMEOUT)
+        except BootError as err:
+            log.error("jackd restart failed: %s", err)
+            self.jack_crashed(f"restart failed: {err}")
+            return
+        self._jack_policy.ready(time.monotonic())
+        for proxy in self.instances.values():
+            proxy.jack_restarted()
+
+    def stop_all(self, timeout: float = 20.0) -> None:
+        """Stop in reverse order: watchdog, instances (in parallel), JACK."""
+        self._stopping = True
+        if self._jack_timer is not None:
+            self._jack_timer.cancel()
+        if self.watchdog is not None:
+            self.watchdog.actor_ref.stop(timeout=timeout)
+            self.watchdog = None
+        quits = [proxy.actor_ref.stop(block=False) for proxy in self.instances.values()]
+        for future in quits:
+            try:
+                future.get(timeout=timeout)
+            except pykka.Timeout:
+                log.error("an instance did not stop within %g s", timeout)
+        self.instances.clear()
+        if self.jack is not None:
+            self.jack.actor_ref.stop(timeout=timeout)
+            self.jack = None
+
+    def on_stop(self) -> None:
+        """Stop the tree with the supervisor (actor thread)."""
+        if not self._stopping:
+            self.stop_all()
+
+
+SupervisorProxy = pykka.ActorProxy[Supervisor]

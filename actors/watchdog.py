@@ -1,0 +1,109 @@
+"""The Watchdog actor: pings every READY instance and reports the ones that went silent.
+
+Exits are noticed at once by the processes' reader threads; this actor is for
+hangs, which only silence reveals. It pings from its own thread through the
+instances' thread-safe links, so a busy instance actor never delays a check.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import pykka
+
+from actors.instance import InstanceProxy
+from scorch.health import HealthPolicy
+from scorch.instance_view import InstanceView
+from scorch.lifecycle import State
+
+log = logging.getLogger(__name__)
+
+#: sclang gets more slack than scsynth: garbage collection and class-library
+#: work can hold the interpreter for a moment without anything being wrong.
+SCLANG_SLACK = 2.0
+
+
+class Watchdog(pykka.ThreadingActor):
+    """Ping scsynth with /status and sclang with a marker; report silence as a hang."""
+
+    def __init__(self, instances: dict[str, tuple[InstanceView, InstanceProxy]],
+                 interval: float, missed: int) -> None:
+        super().__init__()
+        self.instances = instances
+        self.scsynth_policy = HealthPolicy(interval, missed)
+        self.sclang_policy = HealthPolicy(interval * SCLANG_SLACK, missed)
+        self.interval = interval
+        self._halt = threading.Event()
+        self._ticker: threading.Thread | None = None
+        # Per instance and process: the object watched and since when.
+        self._watched: dict[tuple[str, str], tuple[object, float]] = {}
+        self._reported: dict[tuple[str, str], int] = {}
+
+    def on_start(self) -> None:
+        """Start the ticker thread (it only ``tell``s; the checks run in the actor)."""
+        me = self.actor_ref.proxy()
+
+        def tick_forever() -> None:
+            while not self._halt.wait(self.interval):
+                try:
+                    me.tick()
+                except pykka.ActorDeadError:
+                    return
+
+        self._ticker = threading.Thread(target=tick_forever, name="watchdog-ticker", daemon=True)
+        self._ticker.start()
+
+    def on_stop(self) -> None:
+        """Stop the ticker (actor thread)."""
+        self._halt.set()
+
+    def _since(self, key: tuple[str, str], link: object, now: float) -> float:
+        watched = self._watched.get(key)
+        if watched is None or watched[0] is not link:
+            self._watched[key] = (link, now)
+            return now
+        return watched[1]
+
+    def tick(self) -> None:
+        """Ping every READY instance and report processes silent for too long."""
+        now = time.monotonic()
+        for name, (view, proxy) in self.instances.items():
+            if view.snapshot.state != State.READY:
+                self._watched.pop((name, "scsynth"), None)
+                self._watched.pop((name, "sclang"), None)
+                continue
+            osc = view.osc
+            if osc is not None:
+                since = self._since((name, "scsynth"), osc, now)
+                if self.scsynth_policy.hung(now, osc.last_heard, since):
+                    self._report(name, "scsynth", id(osc), proxy,
+                                 self.scsynth_policy.silent_for(now, osc.last_heard, since))
+                else:
+                    osc.send("/status")
+            session = view.sclang
+            if session is not None:
+                since = self._since((name, "sclang"), session, now)
+                if session.busy():
+                    # Evaluating code is not hanging: execute has its own timeout.
+                    self._watched[(name, "sclang")] = (session, now)
+                elif self.sclang_policy.hung(now, session.last_pong, since):
+                    self._report(name, "sclang", id(session), proxy,
+                                 self.sclang_policy.silent_for(now, session.last_pong, since))
+                else:
+                    try:
+                        session.ping()
+                    except OSError:
+                        pass
+
+    def _report(self, name: str, kind: str, link: int, proxy: InstanceProxy,
+                silent: float) -> None:
+        if self._reported.get((name, kind)) == link:
+            return  # already reported; the instance is handling it
+        self._reported[(name, kind)] = link
+        log.warning("[%s] %s silent for %.2f s: hung", name, kind, silent)
+        proxy.hung(kind, silent)
+
+
+WatchdogProxy = pykka.ActorProxy[Watchdog]

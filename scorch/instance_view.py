@@ -1,0 +1,72 @@
+"""What anyone may read about an instance without asking its actor.
+
+The instance actor writes it; the facade, the watchdog and the MCP layer read
+it from their own threads, so a slow boot never blocks a status query.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from scorch.console import Console
+from scorch.lifecycle import EventLog, State
+from scorch.osc_client import OscClient
+from scorch.sclang_session import SclangSession
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """An instance's public state at one moment."""
+
+    name: str
+    group: str | None
+    state: State = State.STOPPED
+    since: float = field(default_factory=time.time)
+    port: int | None = None
+    lang_port: int | None = None
+    scsynth_pid: int | None = None
+    sclang_pid: int | None = None
+    sclang_state: str = "down"
+    booted_at: float | None = None
+    reason: str = ""
+    restarts_in_window: int = 0
+    restart_budget_left: int = 0
+    last_crash: str = ""
+    nodes: tuple[str, ...] = ()
+
+
+class InstanceView:
+    """Thread-safe handle on one instance's snapshot, console, events and links."""
+
+    def __init__(self, name: str, group: str | None) -> None:
+        self.console = Console()
+        self.events = EventLog(name)
+        self._snapshot = Snapshot(name, group)
+        self._lock = threading.Lock()
+        self.osc: OscClient | None = None
+        """The OSC client of the running scsynth (None while it is down)."""
+        self.sclang: SclangSession | None = None
+        """The session of the running sclang (None while it is down)."""
+        self.node_ids: dict[str, int] = {}
+        """Named persistent nodes and their scsynth ids (replaced whole on change)."""
+
+    @property
+    def name(self) -> str:
+        """The instance's name."""
+        return self._snapshot.name
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The latest snapshot."""
+        return self._snapshot
+
+    def update(self, **changes: Any) -> Snapshot:
+        """Replace some fields; a change of state also stamps ``since``."""
+        with self._lock:
+            if "state" in changes and changes["state"] != self._snapshot.state:
+                changes.setdefault("since", time.time())
+            self._snapshot = replace(self._snapshot, **changes)
+            return self._snapshot

@@ -1,0 +1,278 @@
+"""The Orchestra facade: every instance by name, for the CLI, MCP and MIDI layers.
+
+Reads go to the instances' thread-safe views, so they never wait behind a busy
+actor; commands go to the actors with a timeout on every ``ask``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+import pykka
+
+from actors.instance import InstanceProxy, InstanceSettings
+from actors.supervisor import Supervisor, SupervisorProxy
+from scorch.config import Config
+from scorch.console import Console, ConsoleLine
+from scorch.errors import InstanceNotFound, InstanceNotReady, ScorchError
+from scorch.instance_view import InstanceView
+from scorch.lifecycle import Event, State
+from scorch.osc_client import OscTimeout
+from scorch.sclang_protocol import CodeRejected, ExecuteResult, SclangError
+from scorch.synthdefs import SynthDefInfo, SynthDefLibrary
+
+log = logging.getLogger(__name__)
+
+ASK = 15.0  # seconds any ask to an actor may take before the call gives up
+
+
+class Orchestra:
+    """All the instances of one config, addressed by name, group or ``"*"``."""
+
+    def __init__(self, config: Config, library: SynthDefLibrary | None = None) -> None:
+        self.config = config
+        self.library = library if library is not None else SynthDefLibrary()
+        self.views = {name: InstanceView(name, inst.group)
+                      for name, inst in config.instances.items()}
+        self.jack_console = Console()
+        self._supervisor: SupervisorProxy | None = None
+        self._proxies: dict[str, InstanceProxy] = {}
+        self.started_at: float | None = None
+
+    # --- lifecycle -----------------------------------------------------------
+
+    def _settings(self, name: str) -> InstanceSettings:
+        inst = self.config.instances[name]
+        startup = None
+        if inst.startup is not None:
+            startup = self.config.resolve_path(inst.startup).read_text()
+        return InstanceSettings(
+            audio=self.config.audio, watchdog=self.config.watchdog,
+            compiled_synthdef=self.library.compiled, all_synthdefs=self.library.names,
+            startup_code=startup,
+        )
+
+    def start(self, timeout: float = 60.0) -> dict[str, str | None]:
+        """Start JACK and boot every instance in parallel; return boot errors by name."""
+        settings = {name: self._settings(name) for name in self.config.instances}
+        self._supervisor = Supervisor.start(self.config, self.views, settings,
+                                            self.jack_console).proxy()
+        try:
+            errors = self._supervisor.start_all(timeout).get(timeout=timeout + ASK)
+        except Exception:
+            self.stop()
+            raise
+        self._proxies = self._supervisor.instance_proxies().get(timeout=ASK)
+        self.started_at = time.time()
+        return errors
+
+    def stop(self, timeout: float = 20.0) -> None:
+        """Stop everything in reverse order; no process of scorch is left."""
+        supervisor, self._supervisor = self._supervisor, None
+        if supervisor is None:
+            return
+        try:
+            supervisor.stop_all(timeout).get(timeout=timeout * 3)
+        finally:
+            supervisor.actor_ref.stop(timeout=timeout)
+            self._proxies = {}
+
+    def __enter__(self) -> Orchestra:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- names ---------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        """Instance names in config order."""
+        return list(self.views)
+
+    def resolve(self, selector: str) -> list[str]:
+        """An instance name, a group name or ``"*"`` to instance names."""
+        if selector == "*":
+            return self.names()
+        if selector in self.views:
+            return [selector]
+        groups = self.config.groups()
+        if selector in groups:
+            return list(groups[selector])
+        raise InstanceNotFound(selector, self.names(), list(groups))
+
+    def view(self, name: str) -> InstanceView:
+        """The view of one instance; InstanceNotFound lists the known names."""
+        try:
+            return self.views[name]
+        except KeyError:
+            raise InstanceNotFound(name, self.names(), list(self.config.groups())) from None
+
+    def _proxy(self, name: str) -> InstanceProxy:
+        self.view(name)
+        proxy = self._proxies.get(name)
+        if proxy is None:
+            raise InstanceNotReady(f"instance {name!r} is not running: scorch is not started")
+        return proxy
+
+    def _ask(self, name: str, method: str, *args: Any, timeout: float = ASK) -> Any:
+        proxy = self._proxy(name)
+        try:
+            return getattr(proxy, method)(*args).get(timeout=timeout)
+        except pykka.Timeout as err:
+            raise InstanceNotReady(
+                f"instance {name!r} did not answer within {timeout:g} s "
+                f"(state {self.views[name].snapshot.state})"
+            ) from err
+        except pykka.ActorDeadError as err:
+            raise InstanceNotReady(f"instance {name!r} is not running") from err
+
+    # --- code ----------------------------------------------------------------
+
+    def execute(self, selector: str, code: str, timeout: float = 10.0) -> list[ExecuteResult]:
+        """Run code on every instance ``selector`` names; one result each, in order."""
+        names = self.resolve(selector)
+        submitted: list[tuple[str, Any]] = []
+        for name in names:
+            try:
+                request_id, future = self._ask(name, "submit", code)
+                submitted.append((name, (request_id, future)))
+            except (ScorchError, CodeRejected) as err:
+                submitted.append((name, err))
+        results = []
+        deadline = time.monotonic() + timeout
+        for name, item in submitted:
+            if isinstance(item, Exception):
+                results.append(_failed(name, "unavailable", str(item)))
+                continue
+            request_id, future = item
+            try:
+                results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
+            except FutureTimeout:
+                self._proxy(name).execute_timed_out(request_id, timeout)
+                results.append(_failed(
+                    name, "timeout",
+                    f"code did not finish within {timeout:g} s; sclang is being restarted "
+                    "(the sound on scsynth goes on)", elapsed=timeout))
+            except ScorchError as err:
+                results.append(_failed(name, "interrupted", str(err)))
+        return results
+
+    def execute_one(self, name: str, code: str, timeout: float = 10.0) -> ExecuteResult:
+        """Run code on one instance."""
+        self.view(name)
+        return self.execute(name, code, timeout)[0]
+
+    # --- sound ---------------------------------------------------------------
+
+    def stop_sound(self, selector: str) -> dict[str, list[str]]:
+        """CmdPeriod: stop routines and free every node; named nodes are forgotten."""
+        return {name: self._ask(name, "silence", True) for name in self.resolve(selector)}
+
+    def free_all(self, selector: str) -> dict[str, list[str]]:
+        """Free every node on the server (routines in sclang go on)."""
+        return {name: self._ask(name, "silence", False) for name in self.resolve(selector)}
+
+    def play(self, name: str, synthdef: str, params: dict[str, float] | None = None,
+             node: str | None = None) -> dict[str, Any]:
+        """Start a synth; with ``node`` it is named and restored after restarts."""
+        return self._ask(name, "play", synthdef, dict(params or {}), node)
+
+    def set(self, name: str, node: str, params: dict[str, float]) -> dict[str, float]:
+        """Set a named node's parameters (kept for restarts)."""
+        return self._ask(name, "set_params", node, dict(params))
+
+    def release(self, name: str, node: str) -> None:
+        """Release a named node."""
+        self._ask(name, "release", node)
+
+    def nodes(self, name: str) -> dict[str, dict[str, Any]]:
+        """Named persistent nodes of an instance."""
+        return self._ask(name, "nodes")
+
+    # --- SynthDefs -----------------------------------------------------------
+
+    def synthdefs(self) -> list[SynthDefInfo]:
+        """Every SynthDef of the library."""
+        return self.library.all()
+
+    def load_synthdef(self, selector: str, synthdef: str) -> list[str]:
+        """Load a library SynthDef into instances (and on their later boots)."""
+        self.library.info(synthdef)
+        names = self.resolve(selector)
+        for name in names:
+            self._ask(name, "load_synthdef", synthdef)
+        return names
+
+    # --- lifecycle per instance ----------------------------------------------
+
+    def boot(self, name: str, timeout: float = 60.0) -> None:
+        """Boot an instance that is STOPPED or FAILED."""
+        self._ask(name, "boot", timeout=timeout)
+
+    def quit(self, name: str) -> None:
+        """Stop an instance's processes; it stays STOPPED."""
+        self._ask(name, "quit", timeout=30.0)
+
+    def restart(self, name: str, timeout: float = 60.0) -> None:
+        """Quit and boot again."""
+        self.quit(name)
+        self.boot(name, timeout)
+
+    # --- reading -------------------------------------------------------------
+
+    def status(self, name: str, live: bool = True) -> dict[str, Any]:
+        """State, /status.reply fields, pids, uptime and restart budget of one instance."""
+        view = self.view(name)
+        snap = view.snapshot
+        out: dict[str, Any] = {
+            "name": snap.name, "group": snap.group, "state": str(snap.state),
+            "since": snap.since, "port": snap.port, "lang_port": snap.lang_port,
+            "pids": {"scsynth": snap.scsynth_pid, "sclang": snap.sclang_pid},
+            "sclang": snap.sclang_state,
+            "uptime": (time.time() - snap.booted_at) if snap.booted_at and
+            snap.state == State.READY else None,
+            "restarts_in_window": snap.restarts_in_window,
+            "restart_budget_left": snap.restart_budget_left,
+            "last_crash": snap.last_crash or None, "reason": snap.reason or None,
+            "nodes": list(snap.nodes),
+        }
+        osc = view.osc
+        server = None
+        if osc is not None:
+            try:
+                server = osc.status(timeout=0.5) if live else osc.last_status
+            except OscTimeout:
+                server = osc.last_status
+        out["server"] = vars(server) if server is not None else None
+        return out
+
+    def instances(self) -> list[dict[str, Any]]:
+        """One summary row per instance, without waiting on any process."""
+        return [self.status(name, live=False) for name in self.names()]
+
+    def console(self, name: str, lines: int = 50, since: int | None = None,
+                clear: bool = False) -> list[ConsoleLine]:
+        """The last ``lines`` console lines (or those after mark ``since``)."""
+        console = self.view(name).console
+        out = console.since(since) if since is not None else console.tail(lines)
+        if clear:
+            console.clear()
+        return out
+
+    def wait_for(self, name: str, pattern: str, timeout: float,
+                 since: int | None = None) -> ConsoleLine | None:
+        """Wait until the console shows a line matching ``pattern``."""
+        return self.view(name).console.wait_for(pattern, timeout, since=since)
+
+    def events(self, selector: str = "*", since: int = 0) -> list[Event]:
+        """Lifecycle events of the instances ``selector`` names, oldest first."""
+        events = [e for name in self.resolve(selector) for e in self.views[name].events.since(since)]
+        return sorted(events, key=lambda e: e.time)
+
+
+def _failed(name: str, kind: str, message: str, elapsed: float = 0.0) -> ExecuteResult:
+    return ExecuteResult(ok=False, error=SclangError(kind=kind, message=message),
+                         elapsed=elapsed, instance=name)
