@@ -251,7 +251,7 @@ class Instance(pykka.ThreadingActor):
 
     def _restore(self, osc: OscClient) -> None:
         """Replay SynthDefs, then named nodes with their last values; wait for /synced."""
-        for packet in self.desired.restore_messages():
+        for packet in self.desired.synthdef_messages():
             osc.send_raw(packet)
         osc.sync(timeout=5.0)
         for packet in self.desired.node_messages():

@@ -86,6 +86,10 @@ class Supervisor(pykka.ThreadingActor):
         ).proxy()
         return errors
 
+    def jack_pid(self) -> int | None:
+        """The pid of scorch's own jackd, if it runs."""
+        return self.jack.pid().get(timeout=ASK_TIMEOUT) if self.jack is not None else None
+
     def instance_proxies(self) -> dict[str, InstanceProxy]:
         """The instance actors by name."""
         return dict(self.instances)

@@ -73,13 +73,9 @@ class DesiredState:
         """Find the named node with that scsynth id."""
         return next((n for n in self.nodes.values() if n.node_id == node_id), None)
 
-    def restore_messages(self) -> list[bytes]:
-        """The OSC messages that rebuild the state on a fresh scsynth, in order.
-
-        SynthDefs first (asynchronous: send ``/sync`` after them before the nodes).
-        """
-        messages = [encode_message("/d_recv", data) for data in self.synthdefs.values()]
-        return messages
+    def synthdef_messages(self) -> list[bytes]:
+        """``/d_recv`` for every SynthDef: send ``/sync`` after them, before the nodes."""
+        return [encode_message("/d_recv", data) for data in self.synthdefs.values()]
 
     def node_messages(self) -> list[bytes]:
         """``/s_new`` for every named node with its last parameter values."""

@@ -249,6 +249,16 @@ class Orchestra:
         out["server"] = vars(server) if server is not None else None
         return out
 
+    def pids(self) -> dict[str, int | None]:
+        """Process ids by role: ``jackd`` and ``NAME.scsynth``, ``NAME.sclang``."""
+        out: dict[str, int | None] = {}
+        if self._supervisor is not None:
+            out["jackd"] = self._supervisor.jack_pid().get(timeout=ASK)
+        for name, view in self.views.items():
+            out[f"{name}.scsynth"] = view.snapshot.scsynth_pid
+            out[f"{name}.sclang"] = view.snapshot.sclang_pid
+        return out
+
     def instances(self) -> list[dict[str, Any]]:
         """One summary row per instance, without waiting on any process."""
         return [self.status(name, live=False) for name in self.names()]

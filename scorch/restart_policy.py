@@ -33,7 +33,7 @@ class RestartPolicy:
         self.period = period
         self.stable_after = stable_after
         self._wait = wait_exponential_jitter(
-            initial=backoff_min, max=backoff_max, exp_base=2, jitter=backoff_min
+            multiplier=backoff_min, max=backoff_max, exp_base=2, jitter=backoff_min
         )
         self._restarts: deque[float] = deque()
         self._attempt = 0

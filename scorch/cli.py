@@ -1,0 +1,144 @@
+"""The ``scorch`` command: run an installation, check the machine, serve MCP."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+from scorch.config import DEFAULT_CONFIG, Config, load_config
+from scorch.errors import ConfigError, ScorchError
+
+log = logging.getLogger("scorch")
+
+
+def _setup_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO, stream=sys.stderr,
+        format="%(asctime)s %(levelname)-7s %(name)s: %(message)s",
+    )
+
+
+def _config_path(arg: str | None) -> Path:
+    if arg:
+        return Path(arg)
+    local = Path("config.toml")
+    return local if local.is_file() else DEFAULT_CONFIG
+
+
+def _load(arg: str | None) -> Config:
+    return load_config(_config_path(arg))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Boot every instance, print the status table, run until Ctrl-C or SIGTERM."""
+    from scorch.control import ControlServer
+    from scorch.orchestra import Orchestra
+    from scorch.status_table import render
+
+    config = _load(args.config)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        log.info("%s: stopping", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    orchestra = Orchestra(config)
+    control: ControlServer | None = None
+    try:
+        errors = orchestra.start(timeout=args.boot_timeout)
+        for name, error in errors.items():
+            if error:
+                log.error("instance %r failed to boot: %s", name, error)
+        print(render(orchestra.instances()), flush=True)
+        control = ControlServer(orchestra, config.state_path())
+        control.start()
+        log.info("running %s; control socket %s; Ctrl-C stops", config.source, control.path)
+        while not stop.wait(args.status_every or None):
+            print(render(orchestra.instances()), flush=True)
+    finally:
+        if control is not None:
+            control.stop()
+        orchestra.stop()
+        log.info("stopped; no process left")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Check binaries, MIDI APIs and ports; print the install command for what is missing."""
+    from scorch.doctor import report, run_checks
+
+    config = None
+    try:
+        config = _load(args.config)
+    except ConfigError as err:
+        print(f"config: {err}")
+    checks = run_checks(config)
+    print(report(checks))
+    return 0 if all(c.ok for c in checks) else 1
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve MCP over stdio for Claude Desktop."""
+    from mcp_server.server import serve
+
+    serve(_config_path(args.config))
+    return 0
+
+
+def cmd_claude_config(args: argparse.Namespace) -> int:
+    """Print the Claude Desktop JSON snippet for this checkout."""
+    from mcp_server.claude_config import snippet
+
+    print(snippet(_config_path(args.config).resolve()))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(prog="scorch", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="boot the installation and keep it running")
+    run.add_argument("--config", help="config file (default: ./config.toml, else the embedded one)")
+    run.add_argument("--boot-timeout", type=float, default=60.0)
+    run.add_argument("--status-every", type=float, default=0.0,
+                     help="print the status table every N seconds (0: only after boot)")
+    run.set_defaults(func=cmd_run)
+    doctor = sub.add_parser("doctor", help="check this machine")
+    doctor.add_argument("--config")
+    doctor.set_defaults(func=cmd_doctor)
+    mcp = sub.add_parser("mcp", help="serve MCP over stdio (Claude Desktop)")
+    mcp.add_argument("--config")
+    mcp.set_defaults(func=cmd_mcp)
+    claude = sub.add_parser("claude-config", help="print the Claude Desktop config snippet")
+    claude.add_argument("--config")
+    claude.set_defaults(func=cmd_claude_config)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``scorch`` console script."""
+    args = build_parser().parse_args(argv)
+    _setup_logging(args.verbose)
+    try:
+        return int(args.func(args))
+    except ConfigError as err:
+        print(f"scorch: bad config:\n{err}", file=sys.stderr)
+        return 2
+    except ScorchError as err:
+        print(f"scorch: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""Check that this machine can run scorch, and say exactly how to fix what is missing."""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from scorch.config import Config
+from scorch.netports import udp_port_free
+
+APT = ("sudo apt-get install -y --no-install-recommends "
+       "supercollider-server supercollider-language jackd2")
+BREW = "brew install --cask supercollider && brew install jack"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the doctor's report."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def install_hint() -> str:
+    """The install command for this platform."""
+    if platform.system() == "Darwin":
+        return BREW
+    if Path("/etc/debian_version").exists() or shutil.which("apt-get"):
+        return APT
+    return "install SuperCollider 3.13 (scsynth, sclang) and JACK 2 with your package manager"
+
+
+def _version(argv: list[str]) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"(could not run: {err})"
+    text = (done.stdout or done.stderr).strip().splitlines()
+    return text[0] if text else "(no version printed)"
+
+
+def run_checks(config: Config | None = None) -> list[Check]:
+    """Every check, in the order a person would fix them."""
+    checks: list[Check] = []
+    hint = install_hint()
+    for binary, version_flag in (("scsynth", "-v"), ("sclang", "-v"), ("jackd", "--version")):
+        path = shutil.which(binary)
+        if path is None:
+            checks.append(Check(binary, False, "not found on PATH", hint))
+        else:
+            checks.append(Check(binary, True, f"{path}: {_version([path, version_flag])}"))
+    checks.append(_midi_check())
+    if config is not None:
+        for name, inst in config.instances.items():
+            if inst.port is None:
+                continue
+            free = udp_port_free(inst.port)
+            checks.append(Check(f"port {inst.port}", free,
+                                f"instance {name!r}: " + ("free" if free else "in use"),
+                                "" if free else f"choose another port in [instances.{name}]"))
+    return checks
+
+
+def _midi_check() -> Check:
+    try:
+        import rtmidi
+    except ImportError as err:
+        return Check("midi", False, f"python-rtmidi missing: {err}", "make run (reinstalls .venv)")
+    apis = [rtmidi.get_api_name(api) for api in rtmidi.get_compiled_api()]
+    seq = Path("/dev/snd/seq").exists()
+    detail = f"rtmidi APIs: {', '.join(apis)}"
+    if platform.system() == "Linux":
+        detail += "; ALSA sequencer " + ("present" if seq else "absent (JACK MIDI still works)")
+    return Check("midi", bool(apis), detail)
+
+
+def report(checks: list[Check]) -> str:
+    """Render the checks for the terminal."""
+    lines = []
+    for check in checks:
+        mark = "ok  " if check.ok else "FAIL"
+        lines.append(f"[{mark}] {check.name}: {check.detail}")
+        if check.fix:
+            lines.append(f"       fix: {check.fix}")
+    return "\n".join(lines)

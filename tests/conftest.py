@@ -1,0 +1,95 @@
+"""Shared fixtures: real orchestras on their own JACK server names and ports.
+
+Every process a test starts is stopped by the fixture that started it, and the
+fixture checks that none of their pids is left.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from scorch.config import Config, parse_config
+from scorch.orchestra import Orchestra
+from scorch.synthdefs import SynthDefLibrary
+
+_names = itertools.count(1)
+
+HAVE_SC = all(shutil.which(b) for b in ("scsynth", "sclang", "jackd"))
+needs_sc = pytest.mark.skipif(
+    not HAVE_SC and not os.environ.get("CI"), reason="SuperCollider or JACK not installed"
+)
+
+
+def jack_name(tag: str) -> str:
+    """A JACK server name no other test session uses."""
+    return f"scorch-test-{tag}-{os.getpid()}-{next(_names)}"
+
+
+def pid_alive(pid: int | None) -> bool:
+    """True if ``pid`` runs and is not a zombie."""
+    if pid is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def orchestra_pids(orch: Orchestra) -> list[int]:
+    """Every process id the orchestra runs now (jackd, scsynth, sclang)."""
+    return [pid for pid in orch.pids().values() if pid]
+
+
+@pytest.fixture(scope="session")
+def library() -> SynthDefLibrary:
+    """The repo's SynthDef library, compiled once per session."""
+    return SynthDefLibrary()
+
+
+MakeConfig = Callable[..., Config]
+
+
+@pytest.fixture
+def make_config(tmp_path: Path) -> MakeConfig:
+    """Build a Config from TOML for the instances, with its own JACK server and state dir."""
+
+    def make(instances: str, *, watchdog: str = "", extra: str = "", tag: str = "t") -> Config:
+        text = textwrap.dedent(f"""
+            state_dir = "{tmp_path / 'state'}"
+            [audio]
+            jack_server = "{jack_name(tag)}"
+            """) + textwrap.dedent(instances) + textwrap.dedent(watchdog) + textwrap.dedent(extra)
+        path = tmp_path / "config.toml"
+        path.write_text(text)
+        return parse_config(text, path)
+
+    return make
+
+
+@pytest.fixture
+def start_orchestra(library: SynthDefLibrary) -> Iterator[Callable[[Config], Orchestra]]:
+    """Start orchestras; stop them after the test and assert no process is left."""
+    started: list[Orchestra] = []
+    seen: set[int] = set()
+
+    def start(config: Config) -> Orchestra:
+        orch = Orchestra(config, library)
+        started.append(orch)
+        orch.start()
+        seen.update(orchestra_pids(orch))
+        return orch
+
+    yield start
+    for orch in started:
+        seen.update(orchestra_pids(orch))
+        orch.stop()
+    left = [pid for pid in seen if pid_alive(pid)]
+    assert not left, f"processes left after stop: {left}"

@@ -1,0 +1,125 @@
+"""Config validation: every bad config gives a message naming file, line, key and problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scorch.config import DEFAULT_CONFIG, REPO_ROOT, key_lines, load_config, parse_config
+from scorch.errors import ConfigError
+
+GOOD = """
+[audio]
+driver = "dummy"
+
+[instances.lobby]
+group = "ground"
+port = 57110
+
+[instances.gallery]
+group = "ground"
+
+[instances.gallery.nodes.pad]
+synthdef = "ambient"
+params = { freq = 220 }
+"""
+
+# (config text, substrings the error message must contain)
+BAD = [
+    pytest.param('[audio]\ndriver = "dummy"\n', ["instances: this key is required"],
+                 id="no-instances"),
+    pytest.param("[instances.a]\nprot = 57110\n",
+                 ["cfg.toml:2", "instances.a.prot", "unknown key", "did you mean 'port'"],
+                 id="typo-port"),
+    pytest.param("[audoi]\n[instances.a]\n", ["cfg.toml:1", "audoi", "did you mean 'audio'"],
+                 id="typo-table"),
+    pytest.param("[instances.a]\nport = 80\n",
+                 ["cfg.toml:2", "instances.a.port", "greater than or equal to 1024", "found 80"],
+                 id="port-too-low"),
+    pytest.param('[instances.a]\nport = "abc"\n',
+                 ["cfg.toml:2", "instances.a.port", "valid integer", "found 'abc'"],
+                 id="port-not-int"),
+    pytest.param("[instances.a]\nport = 57110\n[instances.b]\nport = 57110\n",
+                 ["'a' and 'b' both use port 57110"], id="duplicate-port"),
+    pytest.param('[audio]\ndriver = "pulse"\n[instances.a]\n',
+                 ["cfg.toml:2", "audio.driver", "'dummy', 'jack' or 'alsa'", "found 'pulse'"],
+                 id="bad-driver"),
+    pytest.param('[audio]\ndriver = "alsa"\n[instances.a]\n',
+                 ["audio", "needs device = 'hw:N'"], id="alsa-without-device"),
+    pytest.param("[audio]\nperiod = 100\n[instances.a]\n",
+                 ["cfg.toml:2", "audio.period", "power of two", "found 100"], id="period"),
+    pytest.param('[instances."1room"]\n', ["instance name '1room' must start with a letter"],
+                 id="bad-instance-name"),
+    pytest.param('[instances.a]\ngroup = "a"\n', ["group names clash with instance names: a"],
+                 id="group-clash"),
+    pytest.param("[instances.a.nodes.pad]\nparams = { freq = 1 }\n",
+                 ["cfg.toml:1", "instances.a.nodes.pad.synthdef", "this key is required"],
+                 id="node-without-synthdef"),
+    pytest.param('[instances.a.nodes.pad]\nsynthdef = "sine"\nparams = { freq = "high" }\n',
+                 ["cfg.toml:3", "instances.a.nodes.pad.params.freq", "valid number"],
+                 id="param-not-number"),
+    pytest.param("[instances.a]\n[watchdog]\nbackoff_min = 5\nbackoff_max = 1\n",
+                 ["cfg.toml:2", "watchdog", "backoff_min (5.0) is larger than backoff_max (1.0)"],
+                 id="backoff-bounds"),
+    pytest.param("[instances.a]\n[watchdog]\nintervall = 1\n",
+                 ["cfg.toml:3", "watchdog.intervall", "did you mean 'interval'"],
+                 id="typo-watchdog"),
+    pytest.param('[instances.a]\nstartup = "missing.scd"\n',
+                 ["cfg.toml:2", "instances.a.startup", "expected an existing .scd file",
+                  "missing.scd"], id="startup-missing"),
+    pytest.param("[instances.a\n", ["cfg.toml: invalid TOML", "line 1"], id="broken-toml"),
+    pytest.param('[instances.a]\nsynthdefs = "some"\n',
+                 ["cfg.toml:2", "instances.a.synthdefs"], id="synthdefs-not-list"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), BAD)
+def test_bad_config_error_names_file_line_key_and_problem(
+    text: str, expected: list[str], tmp_path: Path
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, tmp_path / "cfg.toml")
+    message = str(caught.value)
+    for part in expected:
+        assert part in message, f"{part!r} not in:\n{message}"
+
+
+def test_good_config_parses_with_defaults_and_groups(tmp_path: Path) -> None:
+    config = parse_config(GOOD, tmp_path / "cfg.toml")
+    assert config.audio.jack_server == "scorch"
+    assert config.instances["lobby"].port == 57110
+    assert config.instances["gallery"].port is None
+    assert config.groups() == {"ground": ["lobby", "gallery"]}
+    assert config.instances["gallery"].nodes["pad"].params == {"freq": 220.0}
+    assert config.watchdog.max_restarts == 5
+
+
+def test_the_embedded_default_and_the_example_installation_are_valid() -> None:
+    default = load_config(DEFAULT_CONFIG)
+    assert default.audio.driver == "dummy"
+    assert len(default.instances) == 1
+    example = load_config(REPO_ROOT / "examples" / "installation.toml")
+    assert len(example.instances) >= 3
+    assert len(example.groups()) >= 2
+
+
+def test_missing_config_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such config file"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_state_path_is_per_config_file(tmp_path: Path) -> None:
+    one = parse_config("[instances.a]\n", tmp_path / "one.toml").state_path()
+    two = parse_config("[instances.a]\n", tmp_path / "two.toml").state_path()
+    assert one != two
+    explicit = parse_config('state_dir = "st"\n[instances.a]\n', tmp_path / "c.toml")
+    assert explicit.state_path() == tmp_path / "st"
+
+
+def test_key_lines_maps_tables_keys_and_arrays_of_tables() -> None:
+    text = "[audio]\nperiod = 64\n[[midi.controls]]\ncc = 1\n[[midi.controls]]\ncc = 2\n"
+    lines = key_lines(text)
+    assert lines[("audio", "period")] == 2
+    assert lines[("midi", "controls", "0", "cc")] == 4
+    assert lines[("midi", "controls", "1", "cc")] == 6
