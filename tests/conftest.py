@@ -17,6 +17,7 @@ import pytest
 
 from scorch.config import Config, parse_config
 from scorch.orchestra import Orchestra
+from scorch.osc_client import OscClient, OscFailure
 from scorch.synthdefs import SynthDefLibrary
 
 _names = itertools.count(1)
@@ -46,6 +47,23 @@ def pid_alive(pid: int | None) -> bool:
 def orchestra_pids(orch: Orchestra) -> list[int]:
     """Every process id the orchestra runs now (jackd, scsynth, sclang)."""
     return [pid for pid in orch.pids().values() if pid]
+
+
+def node_exists(osc: OscClient, node_id: int) -> bool:
+    """Ask scsynth whether synth ``node_id`` runs (``/s_get`` answers the sender)."""
+    try:
+        osc.request("/s_get", node_id, 0, reply="/n_set", timeout=1.0,
+                    match=lambda m: m.args[0] == node_id)
+    except OscFailure:
+        return False
+    return True
+
+
+def node_param(osc: OscClient, node_id: int, param: str) -> float:
+    """Read one control's value from scsynth itself."""
+    reply = osc.request("/s_get", node_id, param, reply="/n_set", timeout=1.0,
+                        match=lambda m: m.args[0] == node_id)
+    return float(reply.args[2])  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="session")
