@@ -8,6 +8,7 @@ should). Process exits arrive from reader threads as ``tell``s; restarts wait on
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import threading
@@ -457,10 +458,8 @@ class Instance(pykka.ThreadingActor):
         """Called in the reader thread when a process exits: hand it to the actor."""
         self.view.console.append(proc.name, f"[scorch] {proc.name} exited ({proc.describe_exit()})")
         if not proc.stopping:
-            try:
+            with contextlib.suppress(pykka.ActorDeadError):
                 self._me.process_exited(proc.name, proc)
-            except pykka.ActorDeadError:
-                pass
 
     def process_exited(self, kind: str, proc: ManagedProcess) -> None:
         """A process exited without being asked to: a crash, whatever its exit code."""
@@ -517,10 +516,8 @@ class Instance(pykka.ThreadingActor):
         self._timer.start()
 
     def _restart_due(self, kind: str) -> None:
-        try:
+        with contextlib.suppress(pykka.ActorDeadError):
             self._me.restart_process(kind)
-        except pykka.ActorDeadError:
-            pass
 
     def restart_process(self, kind: str) -> None:
         """Restart after a backoff: scsynth (then restore and re-attach) or sclang only."""
@@ -575,10 +572,8 @@ class Instance(pykka.ThreadingActor):
         """Send a ping marker to sclang unless it is busy evaluating code."""
         session = self._session
         if session is not None and not session.busy():
-            try:
+            with contextlib.suppress(OSError):
                 session.ping()
-            except OSError:
-                pass
 
 
 InstanceProxy = pykka.ActorProxy[Instance]

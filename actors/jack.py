@@ -26,7 +26,7 @@ def jackd_argv(audio: AudioConfig, jackd: str = "jackd") -> list[str]:
         argv += ["-d", "alsa", "-d", audio.device]
     else:
         argv += ["-d", "dummy"]
-    return argv + ["-r", str(audio.sample_rate), "-p", str(audio.period)]
+    return [*argv, "-r", str(audio.sample_rate), "-p", str(audio.period)]
 
 
 def jack_env(server: str) -> dict[str, str]:

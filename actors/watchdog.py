@@ -7,6 +7,7 @@ instances' thread-safe links, so a busy instance actor never delays a check.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -92,10 +93,8 @@ class Watchdog(pykka.ThreadingActor):
                     self._report(name, "sclang", id(session), proxy,
                                  self.sclang_policy.silent_for(now, session.last_pong, since))
                 else:
-                    try:
+                    with contextlib.suppress(OSError):
                         session.ping()
-                    except OSError:
-                        pass
 
     def _report(self, name: str, kind: str, link: int, proxy: InstanceProxy,
                 silent: float) -> None:

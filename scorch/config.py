@@ -83,7 +83,9 @@ class InstanceConfig(_Model):
     def _node_names(cls, nodes: dict[str, NodeConfig]) -> dict[str, NodeConfig]:
         for name in nodes:
             if not re.match(NAME_PATTERN, name):
-                raise ValueError(f"node name {name!r} must start with a letter: letters, digits, _ -")
+                raise ValueError(
+                    f"node name {name!r} must start with a letter: letters, digits, _ -"
+                )
         return nodes
 
 
@@ -244,7 +246,8 @@ def _unwrap(annotation: Any) -> Any:
             found = _unwrap(arg)
             if found is not None:
                 return found
-    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+    is_model = isinstance(annotation, type) and issubclass(annotation, BaseModel)
+    return annotation if is_model else None
 
 
 def _fields_at(loc: tuple[str, ...]) -> list[str]:

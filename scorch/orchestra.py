@@ -279,7 +279,8 @@ class Orchestra:
 
     def events(self, selector: str = "*", since: int = 0) -> list[Event]:
         """Lifecycle events of the instances ``selector`` names, oldest first."""
-        events = [e for name in self.resolve(selector) for e in self.views[name].events.since(since)]
+        names = self.resolve(selector)
+        events = [e for name in names for e in self.views[name].events.since(since)]
         return sorted(events, key=lambda e: e.time)
 
 

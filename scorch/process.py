@@ -107,7 +107,7 @@ class ManagedProcess:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
-                preexec_fn=_DIE_WITH_PARENT,  # noqa: PLW1509 - a single foreign call
+                preexec_fn=_DIE_WITH_PARENT,
                 close_fds=True,
             )
         except OSError as err:

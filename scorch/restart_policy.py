@@ -63,7 +63,8 @@ class RestartPolicy:
 
     def delay(self, attempt: int) -> float:
         """The backoff before restart ``attempt`` (1-based), from tenacity."""
-        state = RetryCallState(None, None, (), {})
+        # tenacity's waits read only the attempt number of the call state.
+        state = RetryCallState(None, None, (), {})  # type: ignore[arg-type]
         state.attempt_number = attempt
         return float(self._wait(state))
 

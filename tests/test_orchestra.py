@@ -34,7 +34,9 @@ group = "ground"
 
 
 @pytest.fixture(scope="module")
-def rooms(tmp_path_factory: pytest.TempPathFactory, library: SynthDefLibrary) -> Iterator[Orchestra]:
+def rooms(
+    tmp_path_factory: pytest.TempPathFactory, library: SynthDefLibrary
+) -> Iterator[Orchestra]:
     tmp = tmp_path_factory.mktemp("rooms")
     text = THREE_ROOMS.format(state=tmp / "state", jack=jack_name("rooms"))
     orch = Orchestra(parse_config(text, tmp / "config.toml"), library)
