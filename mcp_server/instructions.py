@@ -1,0 +1,35 @@
+"""What the server tells Claude about working with scorch, sent once at initialisation."""
+
+INSTRUCTIONS = """\
+scorch runs several named SuperCollider instances ("rooms" or parts of a set), each an
+scsynth audio server with its own sclang interpreter. Address an instance by its name,
+a group of instances by the group name, or every instance with "*".
+
+How to work:
+1. Start with list_instances: names, groups, states (only READY instances take code),
+   CPU and synth counts. Use status for one instance's details and its named nodes.
+2. For sounds, look in the SynthDef library first: synthdefs(action="list") gives each
+   SynthDef's description and params with their ranges and units. play starts one;
+   synthdefs(action="load") makes a SynthDef available to code you write.
+3. Give play a `name` for anything you will tweak later: a named node survives crashes
+   and restarts with its last values, and set(instance, node, params) changes it while
+   it plays; release(instance, node) fades it out. Unnamed synths are fire-and-forget.
+4. For everything else (patterns, routines, buses, effects, new SynthDefs) write
+   SuperCollider code with execute. The server variable `s` is the instance's own server.
+   Wrap multi-statement code in ( ... ) like in the IDE. The result shows the value of
+   the last expression and what the code posted.
+5. When execute fails, the error names the line and character in YOUR code with the
+   source around it: fix that line and run again. A runtime error shows the receiver
+   and the call stack. Code that runs too long is stopped (timeout_s) and sclang is
+   restarted; the sound on scsynth goes on.
+6. Asynchronous output (a routine posting later, a server message) lands in the console:
+   read it with console, or block until a line matches with wait_for (pass the last seq
+   you saw as `since` so a line printed in between is not missed).
+7. stop silences an instance like Cmd-Period (named nodes are forgotten). instance
+   boots, quits or restarts one. events shows crashes, restarts and recoveries.
+8. midi lists ports and routes and maps controllers to node params, when MIDI is on.
+
+An instance that is RESTARTING comes back by itself within seconds: wait and retry.
+A FAILED instance used up its restart budget: read events and console, fix the cause,
+then instance(name, action="boot").
+"""

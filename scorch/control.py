@@ -1,0 +1,284 @@
+"""The local control socket: one orchestra per installation, reachable by its owner.
+
+``scorch run`` serves its orchestra on a Unix domain socket in the state
+directory (the directory 0700, the socket 0600, peers of another user refused),
+so a ``scorch mcp`` started later attaches to it instead of booting a second set
+of processes. The wire is newline-delimited JSON::
+
+    -> {"id": 1, "method": "status", "args": {"selector": "lobby"}}
+    <- {"id": 1, "result": [...]}    or    {"id": 1, "error": {"type": ..., "message": ...}}
+
+Only the methods of the MCP backend's table are served (``mcp_server.backend.METHODS``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import logging
+import os
+import socket
+import struct
+import sys
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scorch import errors as _errors
+from scorch.errors import InstanceNotReady, ScorchError
+from scorch.synthdefs import SynthDefError, UnknownSynthDef
+
+if TYPE_CHECKING:
+    from scorch.orchestra import Orchestra
+
+log = logging.getLogger(__name__)
+
+SOCKET_NAME = "control.sock"
+MAX_LINE = 16 * 1024 * 1024  # bytes in one request or reply: code and consoles are small
+
+
+class RemoteError(ScorchError):
+    """The installation answered with an error of a kind this side does not know."""
+
+
+def _known_errors() -> dict[str, type[Exception]]:
+    found: dict[str, type[Exception]] = {
+        name: cls for name, cls in vars(_errors).items()
+        if isinstance(cls, type) and issubclass(cls, Exception)
+    }
+    found.update({"UnknownSynthDef": UnknownSynthDef, "SynthDefError": SynthDefError,
+                  "ValueError": ValueError, "TimeoutError": TimeoutError})
+    return found
+
+
+def socket_path(state_dir: Path) -> Path:
+    """Where the control socket of the installation with this state directory lives."""
+    return Path(state_dir) / SOCKET_NAME
+
+
+# --- server ------------------------------------------------------------------
+
+
+class ControlServer:
+    """Serve an orchestra's backend methods on ``state_dir/control.sock`` (threads)."""
+
+    def __init__(self, orchestra: Orchestra, state_dir: Path) -> None:
+        # Imported here: the method table lives with the MCP layer it was made for.
+        from mcp_server.backend import METHODS, LocalBackend
+
+        self.path = socket_path(state_dir)
+        self.backend = LocalBackend(orchestra)
+        self._methods = frozenset(METHODS)
+        self._sock: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._conns: set[socket.socket] = set()
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Bind the socket (refusing if another scorch answers on it) and serve in a thread."""
+        directory = self.path.parent
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(directory, 0o700)
+        if self.path.exists() or self.path.is_symlink():
+            if _answers(self.path):
+                raise ScorchError(f"another scorch already serves this installation on "
+                                  f"{self.path}; stop it first, or attach with `scorch mcp`")
+            log.info("removing stale control socket %s", self.path)
+            self.path.unlink()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        # The directory is 0700, so nobody else can reach the socket before the chmod.
+        sock.bind(str(self.path))
+        os.chmod(self.path, 0o600)
+        sock.listen(16)
+        self._sock = sock
+        self._thread = threading.Thread(target=self._accept, name="control-accept", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop serving, close every connection and remove the socket file."""
+        self._stopping.set()
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+        with self._lock:
+            for conn in list(self._conns):
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+    def _accept(self) -> None:
+        """Accept connections until stopped (runs in the accept thread)."""
+        while not self._stopping.is_set() and self._sock is not None:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                break
+            if not _same_user(conn):
+                log.warning("refused a control connection from another user")
+                conn.close()
+                continue
+            with self._lock:
+                self._conns.add(conn)
+            threading.Thread(target=self._serve, args=(conn,), name="control-conn",
+                             daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        """Answer one connection's requests in order (runs in its own thread)."""
+        try:
+            with conn, conn.makefile("rb") as reader:
+                while True:
+                    line = reader.readline(MAX_LINE)
+                    if not line:
+                        return
+                    reply = self.handle(line)
+                    conn.sendall(json.dumps(reply).encode() + b"\n")
+        except OSError as err:
+            log.debug("control connection closed: %s", err)
+        finally:
+            with self._lock:
+                self._conns.discard(conn)
+
+    def handle(self, line: bytes) -> dict[str, Any]:
+        """Answer one request line; never raises."""
+        request_id: Any = None
+        try:
+            request = json.loads(line)
+            request_id = request.get("id")
+            method = request.get("method")
+            args = request.get("args") or {}
+            if method not in self._methods:
+                raise ValueError(f"unknown control method {method!r}")
+            if not isinstance(args, dict):
+                raise ValueError("args must be an object")
+            result = getattr(self.backend, method)(**args)
+            return {"id": request_id, "result": result}
+        except Exception as err:
+            if not isinstance(err, ScorchError | KeyError | ValueError | TimeoutError):
+                log.exception("control request failed")
+            kind = type(err).__name__
+            if isinstance(err, json.JSONDecodeError):
+                kind = "ValueError"
+            return {"id": request_id, "error": {"type": kind, "message": str(err)}}
+
+
+def _same_user(conn: socket.socket) -> bool:
+    if not sys.platform.startswith("linux"):
+        return True  # the 0600 socket in a 0700 directory already keeps others out
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return uid in (os.getuid(), 0)
+
+
+# --- client ------------------------------------------------------------------
+
+
+class ControlClient:
+    """Call a control server; one connection per calling thread, so calls run in parallel."""
+
+    def __init__(self, path: Path, errors: Mapping[str, type[Exception]] | None = None) -> None:
+        self.path = Path(path)
+        self._errors = _known_errors()
+        self._errors.update(errors or {})
+        self._local = threading.local()
+        self._ids = itertools.count(1)
+        self._all: list[socket.socket] = []
+        self._lock = threading.Lock()
+
+    def _connection(self) -> tuple[socket.socket, Any]:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.connect(str(self.path))
+            except OSError as err:
+                sock.close()
+                raise InstanceNotReady(
+                    f"the scorch installation behind {self.path} is not running ({err.strerror}); "
+                    "start it again (`scorch run`), then restart scorch in Claude Desktop"
+                ) from err
+            conn = (sock, sock.makefile("rb"))
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(sock)
+        return conn  # type: ignore[no-any-return]
+
+    def _drop(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            conn[1].close()
+            conn[0].close()
+
+    def call(self, method: str, args: dict[str, Any] | None = None,
+             timeout: float = 30.0) -> Any:
+        """Call ``method``; re-raise a remote error as the same exception kind."""
+        request_id = next(self._ids)
+        payload = json.dumps({"id": request_id, "method": method, "args": args or {}}).encode()
+        for attempt in (1, 2):
+            sock, reader = self._connection()
+            sock.settimeout(timeout)
+            try:
+                sock.sendall(payload + b"\n")
+                line = reader.readline(MAX_LINE)
+            except TimeoutError as err:
+                self._drop()
+                raise InstanceNotReady(f"the installation did not answer {method!r} "
+                                       f"within {timeout:g} s") from err
+            except OSError:
+                line = b""
+            if line:
+                break
+            self._drop()  # the server closed an idle connection: reconnect once
+            if attempt == 2:
+                raise InstanceNotReady(f"the scorch installation behind {self.path} "
+                                       "closed the connection (did it stop?)")
+        reply = json.loads(line)
+        if "error" in reply:
+            raise self._error(reply["error"])
+        return reply.get("result")
+
+    def _error(self, error: dict[str, Any]) -> Exception:
+        kind = str(error.get("type", "")), str(error.get("message", ""))
+        cls = self._errors.get(kind[0])
+        if cls is None:
+            return RemoteError(f"{kind[0]}: {kind[1]}")
+        # Rebuilt without __init__: some kinds take structured arguments locally.
+        err = cls.__new__(cls, kind[1])
+        err.args = (kind[1],)
+        return err
+
+    def close(self) -> None:
+        """Close every connection this client opened."""
+        with self._lock:
+            socks, self._all = self._all, []
+        for sock in socks:
+            with contextlib.suppress(OSError):
+                sock.close()
+
+
+def _answers(path: Path, timeout: float = 1.0) -> bool:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(path))
+        sock.sendall(b'{"id": 0, "method": "ping", "args": {}}\n')
+        with sock.makefile("rb") as reader:
+            return bool(reader.readline(MAX_LINE))
+    except OSError:
+        return False
+    finally:
+        sock.close()
+
+
+def find_running(state_dir: Path) -> Path | None:
+    """The control socket of a running installation with this state directory, if one answers."""
+    path = socket_path(state_dir)
+    return path if path.exists() and _answers(path) else None
