@@ -116,7 +116,8 @@ class Engine:
         error = message_error(data)
         if error is not None:
             self.errors += 1
-            log.warning("MIDI from %s dropped: %s", port, error)
+            if self.errors <= 10 or self.errors % 1000 == 0:  # a garbage flood must not flood logs
+                log.warning("MIDI from %s dropped (%d so far): %s", port, self.errors, error)
             return []
         status = data[0]
         kind = status & 0xF0
