@@ -61,15 +61,36 @@ class EventLog:
         self.instance = instance
         self._events: deque[Event] = deque(maxlen=limit)
         self._seq = 0
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
 
     def add(self, kind: Kind, message: str, **details: Any) -> Event:
-        """Record an event and return it."""
+        """Record an event, wake waiters and return it."""
         with self._lock:
             self._seq += 1
             event = Event(self._seq, time.time(), self.instance, kind, message, details)
             self._events.append(event)
+            self._lock.notify_all()
             return event
+
+    def mark(self) -> int:
+        """The sequence number of the newest event (wait for later ones)."""
+        with self._lock:
+            return self._seq
+
+    def wait_for(self, kinds: Kind | tuple[Kind, ...], since: int,
+                 timeout: float) -> Event | None:
+        """Wait for the first event of ``kinds`` after ``since``; None on timeout."""
+        wanted = kinds if isinstance(kinds, tuple) else (kinds,)
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while True:
+                for event in self._events:
+                    if event.seq > since and event.kind in wanted:
+                        return event
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._lock.wait(remaining)
 
     def since(self, seq: int = 0) -> list[Event]:
         """Events after ``seq``, oldest first."""
