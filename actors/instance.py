@@ -488,7 +488,7 @@ class Instance(pykka.ThreadingActor):
         if kind == "sclang":
             self._stop_sclang(error=f"sclang crashed ({how})")
         else:
-            self._stop_sclang(error="scsynth crashed")
+            # sclang stays: it re-attaches to the new scsynth (restart_process).
             self._stop_scsynth()
         self._schedule_restart(kind)
 
@@ -525,13 +525,15 @@ class Instance(pykka.ThreadingActor):
         if self._state() in (State.STOPPED, State.STOPPING, State.FAILED):
             return
         started = time.monotonic()
+        old_port = self._port
         try:
             if kind == "scsynth" or self._scsynth is None:
-                self._stop_sclang()
                 self._start_scsynth()
+            if self._sclang is None or not self._sclang.alive():
+                self._stop_sclang()
                 self._start_sclang()
-            else:
-                self._start_sclang()
+            elif kind == "scsynth":
+                self._reattach_sclang(moved=self._port != old_port)
         except BootError as err:
             self._shutdown_quietly()
             self.view.update(last_crash=f"restart failed: {err}")
@@ -546,6 +548,13 @@ class Instance(pykka.ThreadingActor):
         if kind == "scsynth":
             self._resend_lang_synthdefs()
             self._run_startup()
+
+    def _reattach_sclang(self, moved: bool) -> None:
+        """Point the running sclang at the new scsynth (its Server object reconnects)."""
+        if self._session is None:
+            return
+        if moved:
+            self._session.submit(f's.addr = NetAddr("127.0.0.1", {self._port});')
 
     def _resend_lang_synthdefs(self) -> None:
         """SynthDefs added from sclang code live in its SynthDescLib: send them again."""
