@@ -301,7 +301,7 @@ class RemoteBackend:
         from scorch.control import ControlClient
 
         self.path = path
-        self.client = ControlClient(path)
+        self.client = ControlClient(path, errors={"BadArgument": BadArgument})
         self.mode = "attached"
 
     def _call(self, method: str, wait: float = 30.0, **args: Any) -> Any:

@@ -1,0 +1,203 @@
+"""The control socket: owner-only, one server per installation, same answers as in-process.
+
+An Orchestra that is built but not started is real enough here: names, groups,
+states and every "not ready" error come from the facade without any process.
+"""
+
+from __future__ import annotations
+
+import socket
+import stat
+import threading
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from mcp_server.backend import BadArgument, LocalBackend, RemoteBackend
+from mcp_server.server import build_server
+from scorch.config import parse_config
+from scorch.control import ControlClient, ControlServer, RemoteError, find_running
+from scorch.errors import InstanceNotFound, InstanceNotReady, ScorchError
+from scorch.orchestra import Orchestra
+from scorch.synthdefs import UnknownSynthDef
+
+CONFIG = """
+[instances.alpha]
+group = "rooms"
+[instances.beta]
+group = "rooms"
+"""
+
+
+@pytest.fixture
+def orchestra(tmp_path: Path) -> Orchestra:
+    return Orchestra(parse_config(CONFIG, tmp_path / "config.toml"))
+
+
+@pytest.fixture
+def served(orchestra: Orchestra, tmp_path: Path) -> Iterator[ControlServer]:
+    server = ControlServer(orchestra, tmp_path / "state")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def client(served: ControlServer) -> Iterator[ControlClient]:
+    client = ControlClient(served.path)
+    yield client
+    client.close()
+
+
+def test_socket_is_owner_only_in_an_owner_only_directory(served: ControlServer) -> None:
+    assert stat.S_ISSOCK(served.path.stat().st_mode)
+    assert stat.S_IMODE(served.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(served.path.parent.stat().st_mode) == 0o700
+
+
+def test_find_running_sees_a_served_socket_and_nothing_once_stopped(
+        served: ControlServer, tmp_path: Path) -> None:
+    assert find_running(tmp_path / "state") == served.path
+    served.stop()
+    assert not served.path.exists()
+    assert find_running(tmp_path / "state") is None
+
+
+def test_a_stale_socket_file_is_replaced(orchestra: Orchestra, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(state / "control.sock"))  # bound, never listening: nobody answers
+    dead.close()
+    assert find_running(state) is None
+    server = ControlServer(orchestra, state)
+    server.start()
+    try:
+        assert find_running(state) == server.path
+    finally:
+        server.stop()
+
+
+def test_a_second_server_for_the_same_installation_is_refused(
+        served: ControlServer, orchestra: Orchestra, tmp_path: Path) -> None:
+    with pytest.raises(ScorchError, match="already serves this installation"):
+        ControlServer(orchestra, tmp_path / "state").start()
+    assert find_running(tmp_path / "state") == served.path
+
+
+def test_calls_return_the_backend_answers(client: ControlClient) -> None:
+    assert client.call("ping")["instances"] == ["alpha", "beta"]
+    rows = client.call("instances")
+    assert [(r["name"], r["group"], r["state"]) for r in rows] == [
+        ("alpha", "rooms", "STOPPED"), ("beta", "rooms", "STOPPED")]
+
+
+@pytest.mark.parametrize(("method", "args", "kind", "text"), [
+    ("status", {"selector": "gamma"}, InstanceNotFound, "known instances: alpha, beta"),
+    ("release", {"name": "alpha", "node": "x"}, InstanceNotReady, "not started"),
+    ("execute", {"selector": "alpha", "code": " ", "timeout": 1.0}, BadArgument, "code is empty"),
+    ("describe_synthdef", {"name": "nope"}, UnknownSynthDef, "unknown SynthDef 'nope'"),
+])
+def test_errors_come_back_as_the_same_kind_with_the_same_text(
+        served: ControlServer, method: str, args: dict[str, Any], kind: type[Exception],
+        text: str) -> None:
+    remote = RemoteBackend(served.path)
+    with pytest.raises(kind, match=text) as raised:
+        remote.client.call(method, args)
+    assert type(raised.value) is kind
+    remote.client.close()
+
+
+def test_only_backend_methods_are_served(client: ControlClient) -> None:
+    with pytest.raises(ValueError, match="unknown control method '__init__'"):
+        client.call("__init__")
+    with pytest.raises(ValueError, match="unknown control method 'orchestra'"):
+        client.call("orchestra")
+
+
+def test_garbage_gets_an_error_reply_and_the_connection_lives_on(served: ControlServer) -> None:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(str(served.path))
+        reader = sock.makefile("rb")
+        sock.sendall(b"not json\n")
+        assert b'"type": "ValueError"' in reader.readline()
+        sock.sendall(b'{"id": 5, "method": "ping", "args": {}}\n')
+        assert reader.readline().startswith(b'{"id": 5, "result"')
+        reader.close()
+
+
+def test_an_unknown_remote_error_kind_becomes_a_remote_error(client: ControlClient) -> None:
+    error = client._error({"type": "ZeroDivisionError", "message": "boom"})
+    assert isinstance(error, RemoteError) and str(error) == "ZeroDivisionError: boom"
+
+
+def test_parallel_callers_each_get_their_own_answer(client: ControlClient) -> None:
+    answers: list[Any] = []
+
+    def ask() -> None:
+        answers.append(client.call("status", {"selector": "beta"})[0]["name"])
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert answers == ["beta"] * 8
+
+
+def test_a_stopped_installation_is_reported_not_crashed(served: ControlServer) -> None:
+    client = ControlClient(served.path)
+    client.call("ping")
+    served.stop()
+    with pytest.raises(InstanceNotReady, match=r"not running|closed the connection"):
+        client.call("instances")
+    client.close()
+
+
+# --- the MCP tools over both backends ----------------------------------------
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def both(orchestra: Orchestra, served: ControlServer
+               ) -> AsyncIterator[tuple[Client, Client]]:
+    async with Client(build_server(LocalBackend(orchestra))) as local, \
+            Client(build_server(RemoteBackend(served.path))) as remote:
+        yield local, remote
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("tool", "args"), [
+    ("list_instances", {}),
+    ("status", {"instance": "nobody"}),
+    ("execute", {"instance": "rooms", "code": "1"}),
+    ("execute", {"instance": "alpha", "code": ""}),
+    ("synthdefs", {"action": "describe", "name": "sine"}),
+    ("synthdefs", {"action": "describe", "name": "nope"}),
+    ("play", {"instance": "alpha", "synthdef": "sine", "params": {"fre": 1}}),
+    ("console", {"instance": "beta"}),
+    ("events", {"instance": "*"}),
+    ("midi", {"action": "ports"}),
+])
+async def test_hosted_and_attached_tools_give_the_same_answers(
+        both: tuple[Client, Client], tool: str, args: dict[str, Any]) -> None:
+    local, remote = both
+    mine, theirs = await local.call_tool(tool, args), await remote.call_tool(tool, args)
+    assert mine.is_error == theirs.is_error
+    if mine.is_error:
+        assert mine.content == theirs.content
+    else:
+        assert mine.structured_content is not None and theirs.structured_content is not None
+        if tool == "list_instances":
+            assert mine.structured_content.pop("mode") == "hosted"
+            assert theirs.structured_content.pop("mode") == "attached"
+        assert mine.structured_content == theirs.structured_content
