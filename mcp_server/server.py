@@ -64,7 +64,8 @@ def hosting_lifespan(backend: LocalBackend, config: Config) -> Lifespan:
                 if error:
                     log.error("instance %r failed to boot: %s", name, error)
             backend.orchestra = orchestra
-            log.info("hosting %s: %s", config.source, ", ".join(orchestra.names()))
+            log.info("scorch mcp pid %d: hosting %s: %s", os.getpid(), config.source,
+                     ", ".join(orchestra.names()))
         try:
             yield
         finally:
@@ -83,7 +84,8 @@ def serve(config_path: Path) -> None:
     running = find_running(config.state_path())
     if running is not None:
         backend: Backend = RemoteBackend(running)
-        log.info("attaching to the running installation at %s", running)
+        log.info("scorch mcp pid %d: attaching to the running installation at %s",
+                 os.getpid(), running)
         server = build_server(backend)
     else:
         local = LocalBackend()
