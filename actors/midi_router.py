@@ -242,7 +242,7 @@ class MidiRouter(pykka.ThreadingActor):
         """Release every voice, lift every pedal, send all-notes-off to every output."""
         with self._lock:
             actions = self._engine.panic()
-            self._apply(actions, time.monotonic())
+            self._apply(actions, time.monotonic_ns() * 1e-9)
         for output in self._outputs.values():
             for channel in range(16):
                 output.send([0xB0 | channel, 64, 0])
@@ -269,6 +269,8 @@ class MidiRouter(pykka.ThreadingActor):
         return {
             **self._counts,
             "errors": self._engine.errors,
+            "notes_on": self._engine.notes[0],
+            "notes_off": self._engine.notes[1],
             "coalesced": self._coalescer.coalesced,
             "voices": len(self._engine.voices),
             "hot_path_us": {"p50": pick(0.5), "p99": pick(0.99), "max": pick(1.0)},
@@ -284,7 +286,7 @@ class MidiRouter(pykka.ThreadingActor):
     def _callback(self) -> MessageCallback:
         # Bind what the callback needs once: it runs thousands of times a second.
         engine, lock, counts = self._engine, self._lock, self._counts
-        timings, clock = self._timings, time.perf_counter_ns
+        timings, clock = self._timings, time.monotonic_ns
         apply = self._apply
 
         def on_message(port: str, data: list[int]) -> None:
@@ -293,7 +295,7 @@ class MidiRouter(pykka.ThreadingActor):
                 counts["received"] += 1
                 actions = engine.handle(port, data)
                 if actions:
-                    apply(actions, time.monotonic())
+                    apply(actions, start * 1e-9)
                     timings[self._timed % _TIMINGS] = clock() - start
                     self._timed += 1
                 counts["handled"] += 1
@@ -348,9 +350,9 @@ class MidiRouter(pykka.ThreadingActor):
 
     def _send_loop(self) -> None:
         """Flush held-back values when due; report applied values to the desired state."""
-        next_report = time.monotonic() + _REPORT_EVERY
+        next_report = time.monotonic_ns() * 1e-9 + _REPORT_EVERY
         while not self._halt.is_set():
-            now = time.monotonic()
+            now = time.monotonic_ns() * 1e-9  # the callback's clock
             with self._lock:
                 ready, next_due = self._coalescer.due(now)
                 for address_packet in ready:

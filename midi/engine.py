@@ -106,6 +106,8 @@ class Engine:
         self.learn: Callable[[dict[str, object]], None] | None = None
         """Called with the first control or note that moves, then cleared."""
         self.errors = 0
+        self.notes = [0, 0]
+        """Note-ons and note-offs handled (to check that none is lost)."""
         self._takeover: dict[tuple[str, str], Takeover] = {}
         self._cc14: dict[ChannelKey, Cc14] = {}
         self._nrpn: dict[ChannelKey, Nrpn] = {}
@@ -113,12 +115,14 @@ class Engine:
 
     def handle(self, port: str, data: list[int]) -> list[Action]:
         """Return the actions one MIDI message from ``port`` causes."""
-        error = message_error(data)
-        if error is not None:
-            self.errors += 1
-            if self.errors <= 10 or self.errors % 1000 == 0:  # a garbage flood must not flood logs
-                log.warning("MIDI from %s dropped (%d so far): %s", port, self.errors, error)
-            return []
+        # Fast check for the common case, a well-formed 3-byte channel message.
+        if not (len(data) == 3 and 0x80 <= data[0] < 0xF0 and data[1] < 0x80 > data[2]):
+            error = message_error(data)
+            if error is not None:
+                self.errors += 1
+                if self.errors <= 10 or self.errors % 1000 == 0:  # a flood must not flood logs
+                    log.warning("MIDI from %s dropped (%d so far): %s", port, self.errors, error)
+                return []
         status = data[0]
         kind = status & 0xF0
         if status >= 0xF0:
@@ -126,10 +130,12 @@ class Engine:
         channel = status & 0x0F
         table = self.tables.get(port, EMPTY)
         if kind == 0x90 and data[2] > 0:
+            self.notes[0] += 1
             if self.learn is not None:
                 self._learned(port, channel, "note", data[1], data[2])
             return self._note_on(table, (port, channel), data[1], data[2])
         if kind == 0x80 or kind == 0x90:
+            self.notes[1] += 1
             return self._release(self.voices.note_off((port, channel), data[1]))
         if kind == 0xB0:
             return self._cc(table, port, channel, data[1], data[2])
