@@ -100,6 +100,7 @@ class MidiRouter(pykka.ThreadingActor):
         self._outputs: dict[str, OutputPort] = {}
         self._missing: dict[str, list[str]] = {"inputs": [], "outputs": []}
         self._api = 0
+        self._backend: str = config.backend
         self._scan_in: Any = None
         self._scan_out: Any = None
         self._halt = threading.Event()
@@ -114,7 +115,7 @@ class MidiRouter(pykka.ThreadingActor):
     def on_start(self) -> None:
         """Open the backend and ports, load run-time routes, start the helper threads."""
         self._runtime_routes = load_routes(self._store)
-        self._api, self._scan_in, self._scan_out = open_scanners(
+        self._backend, self._api, self._scan_in, self._scan_out = open_scanners(
             self._config.backend, self._client
         )
         if self._config.virtual_port:
@@ -155,7 +156,7 @@ class MidiRouter(pykka.ThreadingActor):
     def ports(self) -> dict[str, Any]:
         """Return open inputs and outputs, and the configured names that match nothing."""
         return {
-            "backend": self._config.backend,
+            "backend": self._backend,
             "inputs": sorted(self._inputs),
             "outputs": sorted(self._outputs),
             "missing": {k: list(v) for k, v in self._missing.items()},

@@ -49,8 +49,10 @@ def own_port(name: str, client_prefix: str) -> bool:
     return name.lower().startswith(client_prefix.lower())
 
 
-def open_scanners(backend: str, client_prefix: str) -> tuple[int, rtmidi.MidiIn, rtmidi.MidiOut]:
-    """Return (api, input scanner, output scanner) for ``backend``; try each one for auto."""
+def open_scanners(
+    backend: str, client_prefix: str
+) -> tuple[str, int, rtmidi.MidiIn, rtmidi.MidiOut]:
+    """Return (name, api, input scanner, output scanner); for auto, the first that opens."""
     names = _AUTO_ORDER.get(sys.platform, ("alsa", "jack")) if backend == "auto" else (backend,)
     compiled = set(rtmidi.get_compiled_api())
     reasons = []
@@ -66,7 +68,7 @@ def open_scanners(backend: str, client_prefix: str) -> tuple[int, rtmidi.MidiIn,
             reasons.append(f"{name}: {err}")
             continue
         log.info("MIDI backend: %s", name)
-        return api, scan_in, scan_out
+        return name, api, scan_in, scan_out
     raise MidiBackendError("no MIDI backend available (" + "; ".join(reasons) + ")")
 
 
@@ -111,8 +113,10 @@ class InputPort:
         """Stop callbacks and release the rtmidi client (and its JACK/ALSA client)."""
         midi, self._midi = self._midi, None
         if midi is not None:
-            midi.cancel_callback()
+            # Port first: once it is gone the backend's thread stops calling back, so the
+            # callback is never dropped while it runs.
             midi.close_port()
+            midi.cancel_callback()
             midi.delete()
 
 

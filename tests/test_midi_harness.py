@@ -202,6 +202,21 @@ class Scsynth:
         assert message is not None
         return float(message.args[2])  # type: ignore[arg-type]
 
+    def group(self, group: int = 1) -> list[tuple[int, str]]:
+        """Return (node id, SynthDef name) of the synths directly in ``group``."""
+        message = self.call("/g_queryTree", group, 0, reply="/g_queryTree.reply")
+        assert message is not None
+        args = list(message.args)[3:]
+        nodes = []
+        while args:
+            node_id, children = args[0], args[1]
+            if children == -1:
+                nodes.append((int(node_id), str(args[2])))  # type: ignore[arg-type]
+                args = args[3:]
+            else:
+                args = args[2:]
+        return nodes
+
     def synths(self) -> int:
         """Return how many synths are running (/status)."""
         message = self.call("/status", reply="/status.reply")
