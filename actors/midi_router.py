@@ -279,8 +279,13 @@ class MidiRouter(pykka.ThreadingActor):
 
     def rescan(self) -> None:
         """Look for ports that came or went (the rescan thread tells this)."""
-        self._rescan()
-        self._refresh_targets()
+        try:
+            self._rescan()
+            self._refresh_targets()
+        except Exception:
+            # Told, not asked: an exception here would stop the actor, and the next tick
+            # may well succeed (a port that vanished mid-open, an orchestra mid-restart).
+            log.exception("MIDI rescan failed")
 
     # -- hot path (MIDI callback threads) ------------------------------------------
 
@@ -316,7 +321,7 @@ class MidiRouter(pykka.ThreadingActor):
                 if self._coalescer.offer(key, (action.address, packet), now):
                     send(packet, action.address)
                     self._counts["sent"] += 1
-                else:
+                elif not self._wake.is_set():  # set() costs a lock; is_set() does not
                     self._wake.set()
             elif type(action) is BendVoice:
                 packet = self._n_set(action.node_id, "freq", action.freq)
@@ -324,7 +329,7 @@ class MidiRouter(pykka.ThreadingActor):
                 if self._coalescer.offer(key, (action.address, packet), now):
                     send(packet, action.address)
                     self._counts["sent"] += 1
-                else:
+                elif not self._wake.is_set():  # set() costs a lock; is_set() does not
                     self._wake.set()
             elif type(action) is StartVoice:
                 send(
@@ -353,6 +358,7 @@ class MidiRouter(pykka.ThreadingActor):
         """Flush held-back values when due; report applied values to the desired state."""
         next_report = time.monotonic_ns() * 1e-9 + _REPORT_EVERY
         while not self._halt.is_set():
+            self._wake.clear()  # before looking, so a value held back from now on wakes us
             now = time.monotonic_ns() * 1e-9  # the callback's clock
             with self._lock:
                 ready, next_due = self._coalescer.due(now)
@@ -372,14 +378,16 @@ class MidiRouter(pykka.ThreadingActor):
                         log.exception("reporting %s.%s.%s failed", instance, node, param)
             wait = next_report - now if next_due is None else min(next_due, next_report) - now
             self._wake.wait(max(wait, 0.0))
-            self._wake.clear()
         with self._lock:
             ready, _ = self._coalescer.due(float("inf"))
             for address, packet in ready:
                 self._socket.sendto(packet, address)
             dirty, self._dirty = self._dirty, {}
         for (instance, node, param), value in dirty.items():
-            self._targets.param_changed(instance, node, param, value)
+            try:
+                self._targets.param_changed(instance, node, param, value)
+            except Exception:
+                log.exception("reporting %s.%s.%s failed", instance, node, param)
 
     def _rescan_loop(self) -> None:
         proxy = self.actor_ref.proxy()
