@@ -86,6 +86,7 @@ class Instance(pykka.ThreadingActor):
         self._osc: OscClient | None = None
         self._session: SclangSession | None = None
         self._port: int | None = config.port
+        self._lang_port: int | None = None
         self._timer: threading.Timer | None = None
         self._hung: set[str] = set()
         self._pending_sets: dict[str, dict[str, float]] = {}
@@ -208,12 +209,32 @@ class Instance(pykka.ThreadingActor):
         return env
 
     def _start_scsynth(self) -> None:
-        port = self.config.port or self._port
-        if port is None or (self.config.port is None and not udp_port_free(port)):
-            port = free_udp_port()
-        if not udp_port_free(port):
-            raise PortInUse(f"instance {self.name!r}: UDP port {port} is already in use by "
-                            f"another program; choose another `port` in [instances.{self.name}]")
+        """Start scsynth; an auto-picked port that turns out busy is picked again."""
+        fixed = self.config.port is not None
+        for attempt in range(1 if fixed else 3):
+            port = self._choose_port()
+            try:
+                self._launch_scsynth(port)
+                return
+            except PortInUse:
+                if fixed or attempt == 2:
+                    raise
+                self._port = None
+
+    def _choose_port(self) -> int:
+        if self.config.port is not None:
+            if not udp_port_free(self.config.port):
+                raise PortInUse(self._port_message(self.config.port))
+            return self.config.port
+        if self._port is not None and udp_port_free(self._port):
+            return self._port  # the same port again: clients keep finding the room
+        return free_udp_port()
+
+    def _port_message(self, port: int) -> str:
+        return (f"instance {self.name!r}: UDP port {port} is already in use by another "
+                f"program; choose another `port` in [instances.{self.name}]")
+
+    def _launch_scsynth(self, port: int) -> None:
         self._port = port
         console = self.view.console
         mark = console.mark()
@@ -228,9 +249,7 @@ class Instance(pykka.ThreadingActor):
             self._scsynth = None
             detail = "\n".join(x.text for x in console.since(mark, source="scsynth")[-8:])
             if line is not None and "address in use" in line.text:
-                raise PortInUse(f"instance {self.name!r}: UDP port {port} is already in use by "
-                                f"another program; choose another `port` in "
-                                f"[instances.{self.name}]")
+                raise PortInUse(self._port_message(port))
             if line is None:
                 raise BootTimeout(f"instance {self.name!r}: scsynth did not say it was ready "
                                   f"within {self.settings.boot_timeout:g} s:\n{detail}")
@@ -274,7 +293,12 @@ class Instance(pykka.ThreadingActor):
 
     def _start_sclang(self) -> None:
         console = self.view.console
-        lang_port = free_udp_port({self._port or 0})
+        # The same lang port across restarts: scsynth knows the client by its
+        # address, so a new one would take another of its 4 login slots each time.
+        lang_port = self._lang_port
+        if lang_port is None or not udp_port_free(lang_port):
+            lang_port = free_udp_port()
+        self._lang_port = lang_port
         mark = console.mark()
         session = SclangSession(lambda data: proc.write(data), instance=self.name)
         proc = ManagedProcess(
@@ -294,9 +318,13 @@ class Instance(pykka.ThreadingActor):
         attached = f"@@scorch-{session.framer.token}-attached@@"
         done = session.expect(attached)
         port = self._port
+        # Server.remote pings every 0.7 s and doWhenBooted polls every 0.2 s; a
+        # short ping period while attaching makes it take milliseconds instead.
         proc.write(
             (f'Server.default = s = Server.remote(\\{self.name}, NetAddr("127.0.0.1", {port}));'
-             f's.doWhenBooted({{ "{attached}".postln }}, 200);').encode() + b"\x1b"
+             "s.aliveThreadPeriod = 0.02;"
+             "fork { while { s.serverRunning.not } { 0.005.wait }; s.aliveThreadPeriod = 0.7;"
+             f'"{attached}".postln }};').encode() + b"\x1b"
         )
         if not done.wait(timeout):
             self._stop_sclang()
@@ -351,19 +379,17 @@ class Instance(pykka.ThreadingActor):
             raise InstanceNotReady(f"instance {self.name!r}: sclang is "
                                    f"{snap.sclang_state}; the sound goes on, try again shortly")
 
-    def submit(self, code: str) -> tuple[int, Future[ExecuteResult]]:
+    def submit(self, code: str, timeout: float) -> tuple[int, Future[ExecuteResult]]:
         """Send code to sclang; return the request id and a future for the result."""
         self._require_ready(need_sclang=True)
         assert self._session is not None
-        return self._session.submit(code)
+        return self._session.submit(code, timeout)
 
     def execute_timed_out(self, request_id: int, timeout: float) -> None:
         """A caller gave up on a request: sclang is stuck, so restart it (scsynth plays on)."""
         session = self._session
-        if session is None:
-            return
-        if not session.busy():
-            return
+        if session is None or not session.is_pending(request_id):
+            return  # finished meanwhile, or sclang was already restarted
         self._event(Kind.SCLANG_RESTARTED,
                     f"code did not finish within {timeout:g} s; restarting sclang "
                     "(the sound on scsynth goes on)", reason="timeout", request=request_id)
@@ -440,7 +466,7 @@ class Instance(pykka.ThreadingActor):
         forgotten = [n.name for n in self.desired.clear_nodes()]
         self._publish_nodes()
         if stop_routines and self._session is not None:
-            self._session.submit("CmdPeriod.run;")
+            self._session.submit("CmdPeriod.run;", timeout=5.0)
         assert self._osc is not None
         self._osc.send("/clearSched")
         self._osc.send("/g_deepFree", 0)
@@ -554,13 +580,14 @@ class Instance(pykka.ThreadingActor):
         if self._session is None:
             return
         if moved:
-            self._session.submit(f's.addr = NetAddr("127.0.0.1", {self._port});')
+            self._session.submit(f's.addr = NetAddr("127.0.0.1", {self._port});', timeout=5.0)
 
     def _resend_lang_synthdefs(self) -> None:
         """SynthDefs added from sclang code live in its SynthDescLib: send them again."""
         if self._session is not None:
             self._session.submit(
-                "SynthDescLib.global.synthDescs.do { |d| d.def !? { |def| def.send(s) } };"
+                "SynthDescLib.global.synthDescs.do { |d| d.def !? { |def| def.send(s) } };",
+                timeout=5.0,
             )
 
     def _shutdown_quietly(self) -> None:
@@ -576,13 +603,6 @@ class Instance(pykka.ThreadingActor):
         """The JACK server is back: restart scsynth if it is down because of it."""
         if self._state() == State.RESTARTING and self._scsynth is None and self._timer is None:
             self._schedule_restart("scsynth")
-
-    def ping_sclang(self) -> None:
-        """Send a ping marker to sclang unless it is busy evaluating code."""
-        session = self._session
-        if session is not None and not session.busy():
-            with contextlib.suppress(OSError):
-                session.ping()
 
 
 InstanceProxy = pykka.ActorProxy[Instance]

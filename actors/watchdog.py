@@ -18,6 +18,7 @@ from actors.instance import InstanceProxy
 from scorch.health import HealthPolicy
 from scorch.instance_view import InstanceView
 from scorch.lifecycle import State
+from scorch.process import stopped
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +87,9 @@ class Watchdog(pykka.ThreadingActor):
             session = view.sclang
             if session is not None:
                 since = self._since((name, "sclang"), session, now)
-                if session.busy():
-                    # Evaluating code is not hanging: execute has its own timeout.
+                if session.busy() and not stopped(view.snapshot.sclang_pid):
+                    # Evaluating code within its time is not hanging; a stopped
+                    # process is never busy, whatever it was doing.
                     self._watched[(name, "sclang")] = (session, now)
                 elif self.sclang_policy.hung(now, session.last_pong, since):
                     self._report(name, "sclang", id(session), proxy,

@@ -137,7 +137,7 @@ class Orchestra:
         submitted: list[tuple[str, Any]] = []
         for name in names:
             try:
-                request_id, future = self._ask(name, "submit", code)
+                request_id, future = self._ask(name, "submit", code, timeout)
                 submitted.append((name, (request_id, future)))
             except (ScorchError, CodeRejected) as err:
                 submitted.append((name, err))

@@ -43,6 +43,17 @@ def _load_prctl() -> Callable[[], None] | None:
 # Loaded once, before any fork, so the child only makes a foreign call.
 _DIE_WITH_PARENT = _load_prctl()
 
+def stopped(pid: int | None) -> bool:
+    """True if the OS says ``pid`` is stopped (SIGSTOP, a debugger); False elsewhere."""
+    if pid is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[-1].split()[0] in ("T", "t")
+    except (FileNotFoundError, IndexError, ProcessLookupError):
+        return False
+
+
 ExitCallback = Callable[["ManagedProcess", int], None]
 LineCallback = Callable[[str], None]
 

@@ -18,13 +18,17 @@ from scorch.sclang_protocol import EVAL_SILENT, ExecuteResult, Framer, parse_out
 Writer = Callable[[bytes], None]
 
 
+#: How long code sent without a timeout (startup code, restores) may take.
+DEFAULT_TIMEOUT = 30.0
+
+
 @dataclass
 class _Pending:
     code: str
     future: Future[ExecuteResult]
     sent_at: float
+    deadline: float
     lines: list[str] = field(default_factory=list)
-    begun: bool = False
 
 
 class SclangSession:
@@ -44,17 +48,21 @@ class SclangSession:
         self._marks: dict[str, threading.Event] = {}
 
     def busy(self) -> bool:
-        """True while a request is being evaluated (a busy sclang is not hung)."""
+        """True while a request is being evaluated within its time (then sclang is not hung)."""
+        now = time.monotonic()
         with self._lock:
-            return bool(self._pending)
+            return bool(self._pending) and all(p.deadline > now for p in self._pending.values())
 
-    def submit(self, code: str) -> tuple[int, Future[ExecuteResult]]:
-        """Send ``code``; return its request id and a future for the result."""
+    def submit(
+        self, code: str, timeout: float = DEFAULT_TIMEOUT
+    ) -> tuple[int, Future[ExecuteResult]]:
+        """Send ``code``, allowed ``timeout`` s; return its request id and a result future."""
         request_id = next(self._ids)
         data = self.framer.frame(request_id, code)
         future: Future[ExecuteResult] = Future()
+        now = time.monotonic()
         with self._lock:
-            self._pending[request_id] = _Pending(code, future, time.monotonic())
+            self._pending[request_id] = _Pending(code, future, now, now + timeout)
         try:
             self._write(data)
         except OSError as err:
@@ -98,7 +106,6 @@ class SclangSession:
             self.last_pong = time.monotonic()
             if kind == "begin":
                 self._current = request_id
-                pending.begun = True
                 return
             if before:
                 pending.lines.append(before)
@@ -111,10 +118,10 @@ class SclangSession:
                           self.instance, result.warnings)
         )
 
-    def forget(self, request_id: int) -> None:
-        """Drop a request whose caller gave up."""
+    def is_pending(self, request_id: int) -> bool:
+        """True while request ``request_id`` has not finished."""
         with self._lock:
-            self._pending.pop(request_id, None)
+            return request_id in self._pending
 
     def fail_all(self, error: BaseException) -> None:
         """Fail every request in flight (sclang died or was restarted)."""

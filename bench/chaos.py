@@ -1,0 +1,159 @@
+"""Chaos benchmark: random SIGKILL and SIGSTOP faults on 4 instances, and what came back.
+
+Run: ``.venv/bin/python -m bench.chaos [--faults 60] [--seed 7]``. Prints faults
+injected and recovered, detection time and time to RESTORED (median and max),
+persistent nodes lost (must be 0) and processes left after shutdown (must be 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import random
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from scorch.config import parse_config
+from scorch.lifecycle import Kind
+from scorch.orchestra import Orchestra
+from scorch.osc_client import OscFailure, OscTimeout
+
+ROOMS = ("north", "south", "east", "west")
+
+
+def config_text(state: Path) -> str:
+    rooms = "".join(
+        f"""
+[instances.{name}]
+synthdefs = ["sine"]
+[instances.{name}.nodes.tone]
+synthdef = "sine"
+params = {{ freq = {110 * (i + 1)}, amp = 0.01 }}
+"""
+        for i, name in enumerate(ROOMS)
+    )
+    return f"""
+state_dir = "{state}"
+[audio]
+jack_server = "scorch-chaos-{os.getpid()}"
+[watchdog]
+interval = 0.1
+missed = 5
+max_restarts = 1000
+period = 60
+backoff_min = 0.05
+backoff_max = 0.5
+stable_after = 1
+{rooms}"""
+
+
+def node_value(orch: Orchestra, name: str) -> float | None:
+    """The tone node's freq as scsynth has it, or None if the node is gone."""
+    osc = orch.views[name].osc
+    node_id = orch.views[name].node_ids.get("tone")
+    if osc is None or node_id is None:
+        return None
+    try:
+        reply = osc.request("/s_get", node_id, "freq", reply="/n_set", timeout=1.0,
+                            match=lambda m: m.args[0] == node_id)
+    except (OscFailure, OscTimeout):
+        return None
+    return float(reply.args[2])  # type: ignore[arg-type]
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def summary(values: list[float]) -> str:
+    if not values:
+        return "n/a"
+    return f"median {statistics.median(values) * 1000:.0f} ms, max {max(values) * 1000:.0f} ms"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--faults", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--verbose", action="store_true", help="log every event to stderr")
+    args = parser.parse_args()
+    if args.verbose:
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                            format="%(asctime)s %(name)s %(message)s")
+    rng = random.Random(args.seed)
+    state = Path(tempfile.mkdtemp(prefix="scorch-chaos-"))
+    path = state / "chaos.toml"
+    path.write_text(config_text(state / "state"))
+    orch = Orchestra(parse_config(path.read_text(), path))
+    errors = orch.start()
+    assert not any(errors.values()), errors
+    seen_pids: set[int] = {p for p in orch.pids().values() if p}
+    expected: dict[str, float] = {}
+    for i, name in enumerate(ROOMS):
+        expected[name] = 110.0 * (i + 1)
+
+    detect: dict[str, list[float]] = {"crash": [], "hang": []}
+    restore: dict[tuple[str, str], list[float]] = {}
+    injected = recovered = lost = 0
+    try:
+        for n in range(args.faults):
+            name = rng.choice(ROOMS)
+            process = rng.choice(("scsynth", "sclang"))
+            sig = rng.choice((signal.SIGKILL, signal.SIGSTOP))
+            view = orch.views[name]
+            pid = orch.status(name)["pids"][process]
+            if pid is None:
+                continue
+            # Between faults, a parameter change that the restore must keep.
+            expected[name] = round(rng.uniform(100, 1000), 1)
+            orch.set(name, "tone", {"freq": expected[name]})
+            since = view.events.mark()
+            t0 = time.time()
+            os.kill(pid, sig)
+            injected += 1
+            seen_pids.add(pid)
+            kind = Kind.CRASHED if sig == signal.SIGKILL else Kind.HUNG
+            noticed = view.events.wait_for(kind, since, 20.0)
+            done = view.events.wait_for((Kind.RESTORED, Kind.FAILED), since, 30.0)
+            if noticed is None or done is None or done.kind != Kind.RESTORED:
+                print(f"fault {n}: {process} {sig.name} on {name} not recovered", file=sys.stderr)
+                continue
+            recovered += 1
+            detect["crash" if sig == signal.SIGKILL else "hang"].append(noticed.time - t0)
+            restore.setdefault((process, sig.name), []).append(done.time - t0)
+            for room in ROOMS:
+                value = node_value(orch, room)
+                if value is None or abs(value - expected[room]) > 0.05:
+                    lost += 1
+                    print(f"fault {n}: {room} tone is {value}, expected {expected[room]}",
+                          file=sys.stderr)
+            seen_pids.update(p for p in orch.pids().values() if p)
+    finally:
+        orch.stop()
+    left = sorted(pid for pid in seen_pids if pid_alive(pid))
+    print(f"faults injected:          {injected} (SIGKILL and SIGSTOP on scsynth and sclang, "
+          f"{len(ROOMS)} instances, seed {args.seed})")
+    print(f"recovered:                {recovered}")
+    print(f"crash detected:           {summary(detect['crash'])} (n={len(detect['crash'])})")
+    print(f"hang detected:            {summary(detect['hang'])} (n={len(detect['hang'])})")
+    for process in ("scsynth", "sclang"):
+        for sig_name in ("SIGKILL", "SIGSTOP"):
+            values = restore.get((process, sig_name), [])
+            label = f"{process} {sig_name} → RESTORED:"
+            print(f"{label:<26}{summary(values)} (n={len(values)})")
+    print(f"persistent nodes lost:    {lost}")
+    print(f"processes left:           {len(left)} {left if left else ''}")
+    return 0 if recovered == injected and lost == 0 and not left else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
