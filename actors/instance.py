@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pykka
 
@@ -45,6 +46,7 @@ SCSYNTH_READY = r"SuperCollider 3 server ready"
 SCSYNTH_FATAL = r"failed to open UDP socket|could not initialize audio|\[scorch\] scsynth exited"
 SCLANG_READY = r"\*\*\* Welcome to SuperCollider"
 SCLANG_FATAL = r"\[scorch\] sclang exited"
+SHARED_MEMORY = Path("/dev/shm/SuperColliderServer_0")  # scsynth's segment, per port
 SCLANG_ENV = {"QTWEBENGINE_DISABLE_SANDBOX": "1", "QT_QPA_PLATFORM": "offscreen"}
 
 
@@ -285,6 +287,11 @@ class Instance(pykka.ThreadingActor):
         self.view.osc = None
         if proc is not None:
             proc.stop(polite=(lambda: osc.send("/quit")) if osc else None, grace=1.0)
+            # A killed scsynth leaves its 8 MB shared-memory segment behind; it
+            # is named after the port, which only our (now dead) scsynth held.
+            if self._port is not None:
+                SHARED_MEMORY.with_name(f"SuperColliderServer_{self._port}").unlink(
+                    missing_ok=True)
         if osc is not None:
             osc.close()
         self.view.update(scsynth_pid=None)

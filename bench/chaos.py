@@ -40,7 +40,7 @@ params = {{ freq = {110 * (i + 1)}, amp = 0.01 }}
     return f"""
 state_dir = "{state}"
 [audio]
-jack_server = "scorch-chaos-{os.getpid()}"
+jack_server = "scorch-bench-chaos"
 [watchdog]
 interval = 0.1
 missed = 5

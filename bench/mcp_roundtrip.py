@@ -31,6 +31,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from scorch.control import find_running
+from scorch.process import DIE_WITH_PARENT
 
 ROOT = Path(__file__).resolve().parent.parent
 SCORCH = str(Path(sys.executable).parent / "scorch")
@@ -42,7 +43,7 @@ def write_config(folder: Path) -> Path:
     config.write_text(f"""
 state_dir = "{folder / 'state'}"
 [audio]
-jack_server = "scorch-bench-mcp-{os.getpid()}"
+jack_server = "scorch-bench-mcp"
 [instances.alpha]
 group = "rooms"
 synthdefs = ["sine"]
@@ -86,7 +87,8 @@ async def measure(config: Path, samples: int) -> dict[str, list[float]]:
 def attached(config: Path, samples: int) -> dict[str, list[float]]:
     """Measure against a running ``scorch run``."""
     run = subprocess.Popen([SCORCH, "run", "--config", str(config)], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, start_new_session=True)
+                           stderr=subprocess.DEVNULL, start_new_session=True,
+                           preexec_fn=DIE_WITH_PARENT)
     try:
         deadline = time.monotonic() + 60
         while find_running(config.parent / "state") is None:

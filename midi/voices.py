@@ -2,8 +2,9 @@
 
 A voice remembers where it was started (address and node id), so its release
 always reaches the instance and node that got the note-on, whatever happened to
-the routes in between. Node ids come from ``2**27`` upward and wrap within
-``2**26`` ids: below are sclang's ids, above the orchestra's persistent nodes.
+the routes in between. Node ids come from ``2**29`` upward and wrap within
+``2**26`` ids: above every sclang login's range (below ``2**28`` with 4 logins)
+and below the orchestra's persistent nodes (from ``2**30``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-FIRST_NODE_ID = 2**27
+FIRST_NODE_ID = 2**29
 NODE_ID_SPAN = 2**26
 
 #: (port name, channel 0..15): the scope of the sustain pedal and the bend wheel.

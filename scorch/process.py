@@ -40,8 +40,9 @@ def _load_prctl() -> Callable[[], None] | None:
     return die_with_parent
 
 
-# Loaded once, before any fork, so the child only makes a foreign call.
-_DIE_WITH_PARENT = _load_prctl()
+# Loaded once, before any fork, so the child only makes a foreign call. Pass it
+# as ``preexec_fn`` to any Popen whose child must not outlive its parent thread.
+DIE_WITH_PARENT = _load_prctl()
 
 def stopped(pid: int | None) -> bool:
     """True if the OS says ``pid`` is stopped (SIGSTOP, a debugger); False elsewhere."""
@@ -118,7 +119,7 @@ class ManagedProcess:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
-                preexec_fn=_DIE_WITH_PARENT,
+                preexec_fn=DIE_WITH_PARENT,
                 close_fds=True,
             )
         except OSError as err:

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scorch.process import DIE_WITH_PARENT
+
 #: The categories a SynthDef may declare in ``metadata.category``.
 CATEGORIES = ("drums", "bass", "pad", "lead", "fx")
 
@@ -350,7 +352,7 @@ def _run(argv: list[str], *, env: dict[str, str], cwd: Path, timeout: float) -> 
     """Run ``argv`` in its own process group; kill that group if it overruns."""
     proc = subprocess.Popen(
         argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        env=env, cwd=cwd, start_new_session=True,
+        env=env, cwd=cwd, start_new_session=True, preexec_fn=DIE_WITH_PARENT,
     )
     try:
         out, _ = proc.communicate(timeout=timeout)

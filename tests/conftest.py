@@ -6,7 +6,6 @@ fixture checks that none of their pids is left.
 
 from __future__ import annotations
 
-import itertools
 import os
 import shutil
 import textwrap
@@ -20,8 +19,6 @@ from scorch.orchestra import Orchestra
 from scorch.osc_client import OscClient, OscFailure
 from scorch.synthdefs import SynthDefLibrary
 
-_names = itertools.count(1)
-
 HAVE_SC = all(shutil.which(b) for b in ("scsynth", "sclang", "jackd"))
 needs_sc = pytest.mark.skipif(
     not HAVE_SC and not os.environ.get("CI"), reason="SuperCollider or JACK not installed"
@@ -29,8 +26,12 @@ needs_sc = pytest.mark.skipif(
 
 
 def jack_name(tag: str) -> str:
-    """A JACK server name no other test session uses."""
-    return f"scorch-test-{tag}-{os.getpid()}-{next(_names)}"
+    """A JACK server name for one fixture: fixed, not per process.
+
+    JACK keeps a killed server's slot (8 per user) until a server of the same
+    name starts again, so names reused run after run can never fill them up.
+    """
+    return f"scorch-test-{tag}"
 
 
 def pid_alive(pid: int | None) -> bool:

@@ -23,6 +23,7 @@ from mcp import Client, StdioServerParameters
 
 from scorch.control import find_running
 from scorch.osc_client import OscClient
+from scorch.process import DIE_WITH_PARENT
 
 pytestmark = [pytest.mark.integration]
 
@@ -37,7 +38,7 @@ def anyio_backend() -> str:
 @pytest.fixture
 def setup(tmp_path: Path) -> Iterator[dict[str, Any]]:
     """A two-instance config on its own JACK server; kills whatever is left by pid."""
-    jack = f"scorch-test-mcpe2e-{os.getpid()}-{tmp_path.name[-12:]}"
+    jack = f"scorch-test-mcpe2e-{tmp_path.name[-12:]}"
     config = tmp_path / "config.toml"
     config.write_text(f"""
 state_dir = "{tmp_path / 'state'}"
@@ -154,7 +155,7 @@ async def test_attached_session_uses_the_running_installation_which_keeps_playin
     with open(setup["log"].with_name("run.log"), "w") as run_log:
         run = subprocess.Popen([SCORCH, "run", "--config", str(setup["config"])],
                                stdout=run_log, stderr=subprocess.STDOUT,
-                               start_new_session=True)
+                               start_new_session=True, preexec_fn=DIE_WITH_PARENT)
     try:
         deadline = time.monotonic() + 60
         while find_running(setup["state"]) is None:

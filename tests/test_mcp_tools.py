@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,7 @@ def anyio_backend() -> str:
 @pytest.fixture(scope="module")
 def orchestra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Orchestra]:
     state = tmp_path_factory.mktemp("mcp-tools") / "state"
-    config = parse_config(two_rooms(state, f"scorch-test-mcp-{os.getpid()}"),
+    config = parse_config(two_rooms(state, "scorch-test-mcp"),
                           state.parent / "config.toml")
     orch = Orchestra(config)
     try:

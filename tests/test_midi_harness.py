@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from scorch.osc import OscMessage, decode_packet, encode_message
+from scorch.process import DIE_WITH_PARENT
 
 VOICE_DEF = "scorchtest_voice"
 PARAM_DEF = "scorchtest_param"
@@ -88,7 +89,7 @@ def _start_jack(name: str, timeout: float) -> subprocess.Popen[bytes] | None:
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=DIE_WITH_PARENT,
     )
     deadline = time.monotonic() + timeout
     while proc.poll() is None and time.monotonic() < deadline:
@@ -137,7 +138,7 @@ def compile_test_synthdefs(directory: Path) -> Path:
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         env=env,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=DIE_WITH_PARENT,
         cwd=directory,
     )
     try:
@@ -162,7 +163,7 @@ class Scsynth:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             env=env,
-            start_new_session=True,
+            start_new_session=True, preexec_fn=DIE_WITH_PARENT,
         )
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))

@@ -18,6 +18,7 @@ import rtmidi
 from actors.midi_router import MidiRouter, MidiRouterProxy
 from midi.curves import make_curve
 from midi.schema import ControlRoute, KeyRoute, MidiConfig
+from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from tests.test_midi_harness import (
     PARAM_DEF,
     VOICE_DEF,
@@ -198,7 +199,7 @@ def test_a_note_plays_a_voice_and_its_note_off_releases_it(
     hardware.send(0x90, 69, 100)
     wait_for(lambda: lobby.synths() == before + 1)
     (voice,) = [n for n, name in lobby.group(1) if name == VOICE_DEF]
-    assert 2**27 <= voice < 2**27 + 2**26
+    assert FIRST_NODE_ID <= voice < FIRST_NODE_ID + NODE_ID_SPAN
     assert lobby.param(voice, "freq") == pytest.approx(440.0)
     assert lobby.param(voice, "amp") == pytest.approx(100 / 127, rel=1e-5)
     hardware.send(0x80, 69, 0)

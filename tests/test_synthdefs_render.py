@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from scorch.osc import encode_bundle, encode_message
+from scorch.process import DIE_WITH_PARENT
 from scorch.synthdefs import DEFAULT_DIRECTORY, SynthDefInfo, SynthDefLibrary
 from scorch.wav import read_float_wav
 
@@ -117,7 +118,8 @@ def _render(
     argv = ["scsynth", "-D", "0", "-i", "0", "-o", "2",
             "-N", str(score_path), "_", str(wav_path), str(SAMPLE_RATE), "WAV", "float"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+                            stdin=subprocess.DEVNULL, start_new_session=True,
+                            preexec_fn=DIE_WITH_PARENT)
     try:
         out, _ = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
