@@ -61,6 +61,8 @@ class InstanceSettings:
     all_synthdefs: Callable[[], list[str]]
     jack_alive: Callable[[], bool] = lambda: True
     """False while the JACK server scorch owns is down (then restarts wait for it)."""
+    on_ready: Callable[[str], None] = lambda name: None
+    """Told the instance's name each time it is READY (the MIDI router re-reads targets)."""
     startup_code: str | None = None
     scsynth: str = "scsynth"
     sclang: str = "sclang"
@@ -174,6 +176,7 @@ class Instance(pykka.ThreadingActor):
         self._set_state(State.READY)
         self.view.update(booted_at=time.time())
         self._event(Kind.READY, message, port=self._port)
+        self.settings.on_ready(self.name)
 
     def quit(self) -> None:
         """Stop both processes on purpose; the instance stays STOPPED until booted."""
@@ -448,6 +451,11 @@ class Instance(pykka.ThreadingActor):
                 args.extend((key, float(value)))
             self._osc.send("/n_set", *args)
         return dict(state.params)
+
+    def remember_params(self, node: str, params: dict[str, float]) -> None:
+        """Keep values someone else already sent (the MIDI router) for later restores."""
+        if node in self.desired.nodes:
+            self.desired.set_params(node, params)
 
     def release(self, node: str) -> None:
         """Release a named node (gate 0, then free after its release) and forget it."""

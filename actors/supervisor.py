@@ -7,6 +7,7 @@ crashes are handled by its actor; the supervisor only handles what is shared.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from dataclasses import replace
@@ -15,11 +16,13 @@ import pykka
 
 from actors.instance import Instance, InstanceProxy, InstanceSettings
 from actors.jack import Jack, JackProxy
+from actors.midi_router import MidiRouter, MidiRouterProxy
 from actors.watchdog import Watchdog, WatchdogProxy
 from scorch.config import Config
 from scorch.console import Console
 from scorch.errors import BootError
 from scorch.instance_view import InstanceView
+from scorch.midi_targets import OrchestraTargets
 from scorch.restart_policy import RestartPolicy
 
 log = logging.getLogger(__name__)
@@ -40,6 +43,8 @@ class Supervisor(pykka.ThreadingActor):
         self.jack: JackProxy | None = None
         self.instances: dict[str, InstanceProxy] = {}
         self.watchdog: WatchdogProxy | None = None
+        self.router: MidiRouterProxy | None = None
+        self.midi_error: str | None = "MIDI is not started"
         wd = config.watchdog
         self._jack_policy = RestartPolicy(wd.max_restarts, wd.period, wd.backoff_min,
                                           wd.backoff_max, wd.stable_after)
@@ -64,7 +69,7 @@ class Supervisor(pykka.ThreadingActor):
             self.jack.start_server().get(timeout=ASK_TIMEOUT)
             jack_alive = self.jack.alive_check().get(timeout=ASK_TIMEOUT)
         for name, inst_config in self.config.instances.items():
-            settings = self.settings[name]
+            settings = replace(self.settings[name], on_ready=lambda name: me.instance_ready(name))
             if jack_alive is not None:
                 settings = replace(settings, jack_alive=jack_alive)
             self.instances[name] = Instance.start(name, inst_config, settings,
@@ -84,7 +89,41 @@ class Supervisor(pykka.ThreadingActor):
             {name: (self.views[name], proxy) for name, proxy in self.instances.items()},
             wd.interval, wd.missed,
         ).proxy()
+        self._start_router()
         return errors
+
+    def _start_router(self) -> None:
+        """Start the MIDI router; without a usable MIDI backend scorch plays on without it."""
+        if self.owns_jack() or self.config.audio.driver == "jack":
+            # rtmidi's JACK backend joins this server, and never autostarts one.
+            os.environ["JACK_DEFAULT_SERVER"] = self.config.audio.jack_server
+            os.environ["JACK_NO_START_SERVER"] = "1"
+        targets = OrchestraTargets(self.config, self.views, self.instances)
+        try:
+            router = MidiRouter.start(self.config.midi, targets, self.config.state_path()).proxy()
+            # on_start runs in the router's thread: a backend that cannot open
+            # shows up here as a dead actor (its error is in the log).
+            router.ports().get(timeout=ASK_TIMEOUT)
+        except (pykka.ActorDeadError, pykka.Timeout, OSError) as err:
+            self.midi_error = (f"MIDI is off: no backend {self.config.midi.backend!r} could be "
+                               f"opened ({type(err).__name__}); see the log and `scorch doctor`")
+            log.error("%s", self.midi_error)
+            return
+        self.router = router
+        self.midi_error = None
+
+    def router_proxy(self) -> MidiRouterProxy | None:
+        """The MIDI router, when MIDI runs."""
+        return self.router
+
+    def midi_status(self) -> str | None:
+        """Why MIDI is off, or None when it runs."""
+        return self.midi_error
+
+    def instance_ready(self, name: str) -> None:
+        """An instance is READY (again): the router re-reads where it is."""
+        if self.router is not None:
+            self.router.refresh_targets()
 
     def jack_pid(self) -> int | None:
         """The pid of scorch's own jackd, if it runs."""
@@ -129,6 +168,9 @@ class Supervisor(pykka.ThreadingActor):
         self._stopping = True
         if self._jack_timer is not None:
             self._jack_timer.cancel()
+        if self.router is not None:
+            self.router.actor_ref.stop(timeout=timeout)
+            self.router = None
         if self.watchdog is not None:
             self.watchdog.actor_ref.stop(timeout=timeout)
             self.watchdog = None

@@ -235,8 +235,11 @@ def register(server: MCPServer, backend: Backend) -> None:
                                 "add a route; unmap: remove one; learn: wait for the next "
                                 "control moved; send: send a message; panic: all notes off")],
         spec: Annotated[dict[str, Any] | None, Field(
-            description="map: the route, e.g. {\"source\": {\"port\": ..., \"cc\": 74}, "
-            "\"target\": {\"instance\": ..., \"node\": ..., \"param\": \"cutoff\"}}")] = None,
+            description="map: the route, as in config.toml's [[midi.controls]] or [[midi.keys]]"
+            ", e.g. {\"port\": \"nanoKONTROL\", \"cc\": 74, \"instance\": \"lobby\", "
+            "\"node\": \"pad\", \"param\": \"cutoff\", \"range\": [200, 4000], "
+            "\"curve\": \"exp\", \"takeover\": \"pickup\"}; keys: {\"port\": ..., "
+            "\"instance\": ..., \"synthdef\": \"pluck\"}")] = None,
         route_id: Annotated[str | None, Field(description="unmap: the route's id")] = None,
         port: Annotated[str | None, Field(description="send: the output port")] = None,
         message: Annotated[dict[str, Any] | None, Field(

@@ -45,8 +45,14 @@ class PortNotFound(KeyError):
 
 
 def own_port(name: str, client_prefix: str) -> bool:
-    """Return True for ports of scorch's own clients (never open them: feedback)."""
-    return name.lower().startswith(client_prefix.lower())
+    """Return True for ports of scorch's own clients (never open them: feedback).
+
+    scorch's clients are called ``PREFIX`` or ``PREFIX-something``; a device
+    whose name merely starts with the same letters ("scorcher") is not ours.
+    """
+    client = name.split(":", 1)[0].strip().lower()
+    prefix = client_prefix.lower()
+    return client == prefix or client.startswith(prefix + "-")
 
 
 def open_scanners(

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from midi.schema import MidiConfig
-from scorch.errors import ConfigError
+from scorch.errors import ConfigError, InstanceNotFound
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO_ROOT / "config.toml"
@@ -147,6 +147,17 @@ class Config(_Model):
             if inst.group:
                 groups.setdefault(inst.group, []).append(name)
         return groups
+
+    def resolve(self, selector: str) -> list[str]:
+        """An instance name, a group name or ``"*"`` to instance names, in config order."""
+        if selector == "*":
+            return list(self.instances)
+        if selector in self.instances:
+            return [selector]
+        groups = self.groups()
+        if selector in groups:
+            return groups[selector]
+        raise InstanceNotFound(selector, list(self.instances), list(groups))
 
     def resolve_path(self, path: Path) -> Path:
         """Resolve a path from the config relative to the config file's folder."""

@@ -56,3 +56,11 @@ class NodeNotFound(ScorchError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class InvalidRequest(ScorchError, ValueError):
+    """A request's arguments are invalid; the message says which and why."""
+
+
+class MidiUnavailable(ScorchError):
+    """MIDI is off: no MIDI backend could be opened."""

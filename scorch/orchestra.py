@@ -12,12 +12,21 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import pykka
+from pydantic import ValidationError
 
 from actors.instance import InstanceProxy, InstanceSettings
+from actors.midi_router import MidiRouterProxy
 from actors.supervisor import Supervisor, SupervisorProxy
+from midi.schema import ControlRoute, KeyRoute
 from scorch.config import Config
 from scorch.console import Console, ConsoleLine
-from scorch.errors import InstanceNotFound, InstanceNotReady, ScorchError
+from scorch.errors import (
+    InstanceNotFound,
+    InstanceNotReady,
+    InvalidRequest,
+    MidiUnavailable,
+    ScorchError,
+)
 from scorch.instance_view import InstanceView
 from scorch.lifecycle import Event, State
 from scorch.osc_client import OscTimeout
@@ -40,6 +49,9 @@ class Orchestra:
         self.jack_console = Console()
         self._supervisor: SupervisorProxy | None = None
         self._proxies: dict[str, InstanceProxy] = {}
+        self._router: MidiRouterProxy | None = None
+        self.midi_error: str | None = "MIDI is not started"
+        """Why MIDI is off, or None while the router runs."""
         self.started_at: float | None = None
 
     # --- lifecycle -----------------------------------------------------------
@@ -66,6 +78,8 @@ class Orchestra:
             self.stop()
             raise
         self._proxies = self._supervisor.instance_proxies().get(timeout=ASK)
+        self._router = self._supervisor.router_proxy().get(timeout=ASK)
+        self.midi_error = self._supervisor.midi_status().get(timeout=ASK)
         self.started_at = time.time()
         return errors
 
@@ -79,6 +93,7 @@ class Orchestra:
         finally:
             supervisor.actor_ref.stop(timeout=timeout)
             self._proxies = {}
+            self._router = None
 
     def __enter__(self) -> Orchestra:
         return self
@@ -94,14 +109,7 @@ class Orchestra:
 
     def resolve(self, selector: str) -> list[str]:
         """An instance name, a group name or ``"*"`` to instance names."""
-        if selector == "*":
-            return self.names()
-        if selector in self.views:
-            return [selector]
-        groups = self.config.groups()
-        if selector in groups:
-            return list(groups[selector])
-        raise InstanceNotFound(selector, self.names(), list(groups))
+        return self.config.resolve(selector)
 
     def view(self, name: str) -> InstanceView:
         """The view of one instance; InstanceNotFound lists the known names."""
@@ -182,7 +190,12 @@ class Orchestra:
 
     def set(self, name: str, node: str, params: dict[str, float]) -> dict[str, float]:
         """Set a named node's parameters (kept for restarts)."""
-        return self._ask(name, "set_params", node, dict(params))
+        values: dict[str, float] = self._ask(name, "set_params", node, dict(params))
+        if self._router is not None:
+            for param, value in params.items():
+                # MIDI takeover must know where the parameter is now, or a knob jumps.
+                self._router.observe(name, node, param, float(value))
+        return values
 
     def release(self, name: str, node: str) -> None:
         """Release a named node."""
@@ -220,6 +233,62 @@ class Orchestra:
         """Quit and boot again."""
         self.quit(name)
         self.boot(name, timeout)
+
+    # --- MIDI ----------------------------------------------------------------
+
+    def _midi(self) -> MidiRouterProxy:
+        if self._router is None:
+            raise MidiUnavailable(self.midi_error or "MIDI is off")
+        return self._router
+
+    def midi_ports(self) -> dict[str, Any]:
+        """Open and missing MIDI ports, and every port the system offers."""
+        return self._midi().ports().get(timeout=ASK)  # type: ignore[no-any-return]
+
+    def midi_routes(self) -> list[dict[str, Any]]:
+        """Every MIDI route, from the config and added at run time."""
+        return self._midi().routes().get(timeout=ASK)  # type: ignore[no-any-return]
+
+    def midi_map(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """Add a run-time route: a control (``cc``, ``nrpn``...) or keys (``synthdef``)."""
+        kind = KeyRoute if "synthdef" in spec else ControlRoute
+        try:
+            route = kind.model_validate(spec)
+        except ValidationError as err:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'route'}: {e['msg']}"
+                                 for e in err.errors(include_url=False))
+            raise InvalidRequest(f"invalid MIDI route: {problems}") from err
+        self.resolve(route.instance)
+        route_id = self._midi().map(route).get(timeout=ASK)
+        return {"id": route_id, "route": route.model_dump(mode="json")}
+
+    def midi_unmap(self, route_id: str) -> None:
+        """Remove a run-time route by id."""
+        try:
+            self._midi().unmap(route_id).get(timeout=ASK)
+        except (KeyError, ValueError) as err:
+            raise InvalidRequest(str(err).strip("'\"")) from err
+
+    def midi_learn(self, timeout_s: float = 10.0) -> dict[str, Any] | None:
+        """Wait for the next control or note moved on any port (None on timeout)."""
+        return self._midi().learn(timeout_s).get(  # type: ignore[no-any-return]
+            timeout=timeout_s + ASK)
+
+    def midi_send(self, port: str, message: dict[str, Any]) -> None:
+        """Send a message such as ``{"type": "note_on", "note": 60, "velocity": 90}``."""
+        fields = dict(message)
+        kind = fields.pop("type", None) or fields.pop("kind", None)
+        if not kind:
+            raise InvalidRequest("MIDI message needs a 'type' (note_on, note_off, cc, program, "
+                                 "clock, start, stop, continue)")
+        try:
+            self._midi().send(port, kind, **fields).get(timeout=ASK)
+        except (KeyError, ValueError, TypeError) as err:
+            raise InvalidRequest(f"cannot send to {port!r}: {err}") from err
+
+    def midi_panic(self) -> int:
+        """All notes off everywhere: release every voice, lift pedals, all-notes-off out."""
+        return self._midi().panic().get(timeout=ASK)  # type: ignore[no-any-return]
 
     # --- reading -------------------------------------------------------------
 

@@ -330,11 +330,24 @@ async def test_restart_is_recorded_in_events(client: Client) -> None:
     assert all(e["instance"] == "alpha" for e in events)
 
 
-async def test_midi_says_it_is_not_available_until_the_router_lands(client: Client,
-                                                                    orchestra: Orchestra) -> None:
-    if hasattr(orchestra, "midi_ports"):
-        pytest.skip("the facade has MIDI now: see the MIDI tests")
-    assert "MIDI is not available" in await fails(client, "midi", action="ports")
+async def test_midi_lists_ports_maps_unmaps_and_explains_bad_routes(client: Client) -> None:
+    ports = (await call(client, "midi", action="ports"))["result"]
+    assert ports["backend"] == "jack" and "scorch" in ports["inputs"]
+    spec = {"port": "nanoKONTROL", "cc": 74, "instance": "rooms", "node": "pad",
+            "param": "cutoff", "range": [200, 4000], "curve": "exp", "takeover": "pickup"}
+    added = (await call(client, "midi", action="map", spec=spec))["result"]
+    routes = (await call(client, "midi", action="routes"))["result"]
+    assert [r["route"]["cc"] for r in routes if r["id"] == added["id"]] == [74]
+    await call(client, "midi", action="unmap", route_id=added["id"])
+    routes = (await call(client, "midi", action="routes"))["result"]
+    assert added["id"] not in [r["id"] for r in routes]
+    bad = await fails(client, "midi", action="map", spec={**spec, "cc": 300})
+    assert "cc" in bad and "127" in bad
+    unknown = await fails(client, "midi", action="map", spec={**spec, "instance": "attic"})
+    assert "alpha, beta" in unknown
+    assert "no run-time MIDI route" in await fails(client, "midi", action="unmap",
+                                                   route_id="nope")
+    assert "needs the argument 'spec'" in await fails(client, "midi", action="map")
 
 
 async def test_a_backend_without_an_orchestra_explains_why_on_every_call() -> None:

@@ -1,0 +1,41 @@
+"""The router's view of the instances (``midi.targets.Targets``), read from their views.
+
+Reads come from the instances' thread-safe views; the one write, a value to keep
+for restores, is a ``tell`` to the instance actor, so the router never waits.
+"""
+
+from __future__ import annotations
+
+from actors.instance import InstanceProxy
+from scorch.config import Config
+from scorch.instance_view import InstanceView
+from scorch.lifecycle import State
+
+
+class OrchestraTargets:
+    """Targets for the MIDI router: where each instance and named node is right now."""
+
+    def __init__(self, config: Config, views: dict[str, InstanceView],
+                 proxies: dict[str, InstanceProxy]) -> None:
+        self._config = config
+        self._views = views
+        self._proxies = proxies
+
+    def resolve(self, selector: str) -> list[str]:
+        """Instance, group or ``*`` to instance names (KeyError when unknown)."""
+        return self._config.resolve(selector)
+
+    def endpoint(self, instance: str) -> tuple[str, int] | None:
+        """scsynth's address while the instance is READY."""
+        snap = self._views[instance].snapshot
+        if snap.state != State.READY or snap.port is None:
+            return None
+        return ("127.0.0.1", snap.port)
+
+    def node_id(self, instance: str, node: str) -> int | None:
+        """The scsynth id of a named persistent node."""
+        return self._views[instance].node_ids.get(node)
+
+    def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
+        """Keep the value for restores (a tell: never blocks the router)."""
+        self._proxies[instance].remember_params(node, {param: value})

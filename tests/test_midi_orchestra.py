@@ -1,0 +1,187 @@
+"""MIDI through the whole tree: config routes, the router, real scsynth, and restores.
+
+A JACK virtual port from python-rtmidi stands in for the hardware controller.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+import rtmidi
+
+from scorch.config import Config
+from scorch.errors import InstanceNotFound, InvalidRequest, MidiUnavailable
+from scorch.lifecycle import Kind
+from scorch.orchestra import Orchestra
+from tests.conftest import MakeConfig, node_param
+
+pytestmark = pytest.mark.integration
+
+ROOMS = """
+[instances.lobby]
+group = "ground"
+synthdefs = ["sine"]
+[instances.lobby.nodes.drone]
+synthdef = "sine"
+params = { freq = 220, amp = 0.01 }
+[instances.gallery]
+group = "ground"
+synthdefs = ["sine"]
+[instances.gallery.nodes.drone]
+synthdef = "sine"
+params = { freq = 220, amp = 0.01 }
+"""
+
+MIDI = """
+[watchdog]
+interval = 0.1
+missed = 5
+backoff_min = 0.3
+[midi]
+backend = "jack"
+rescan_interval = 0.1
+[[midi.controls]]
+id = "cutoff-knob"
+port = "scorchtest-knobs"
+cc = 74
+instance = "ground"
+node = "drone"
+param = "freq"
+range = [100, 1000]
+curve = "lin"
+takeover = "immediate"
+[[midi.keys]]
+port = "scorchtest-keys"
+instance = "lobby"
+synthdef = "sine"
+"""
+
+
+class Device:
+    """A controller on a JACK virtual port, as the router sees hardware."""
+
+    def __init__(self, port: str) -> None:
+        self.midi = rtmidi.MidiOut(rtmidi.API_UNIX_JACK, name="scorchtest-hw")
+        self.midi.open_virtual_port(port)
+
+    def send(self, *data: int) -> None:
+        self.midi.send_message(list(data))
+
+    def close(self) -> None:
+        self.midi.close_port()
+        self.midi.delete()
+
+
+@pytest.fixture
+def orch(make_config: MakeConfig,
+         start_orchestra: Callable[[Config], Orchestra]) -> Iterator[Orchestra]:
+    orchestra = start_orchestra(make_config(ROOMS, extra=MIDI, tag="midiorch"))
+    assert orchestra.midi_error is None
+    yield orchestra
+
+
+@pytest.fixture
+def knobs(orch: Orchestra) -> Iterator[Device]:
+    device = Device("scorchtest-knobs")  # JACK_DEFAULT_SERVER is the orchestra's now
+    yield device
+    device.close()
+
+
+def freq(orch: Orchestra, name: str) -> float:
+    osc = orch.views[name].osc
+    assert osc is not None
+    return node_param(osc, orch.nodes(name)["drone"]["node_id"], "freq")
+
+
+def turn_until(orch: Orchestra, device: Device, value: int, expected: float,
+               names: list[str], timeout: float = 10.0) -> None:
+    """Send the CC until every instance shows the value: a new port connects within a scan."""
+    deadline = time.monotonic() + timeout
+    while True:
+        device.send(0xB0, 74, value)
+        if all(abs(freq(orch, n) - expected) < 0.01 for n in names):
+            return
+        assert time.monotonic() < deadline, {n: freq(orch, n) for n in names}
+        time.sleep(0.05)
+
+
+def test_a_cc_moves_the_parameter_on_every_instance_of_the_group(
+    orch: Orchestra, knobs: Device
+) -> None:
+    turn_until(orch, knobs, 127, 1000.0, ["lobby", "gallery"])
+    turn_until(orch, knobs, 0, 100.0, ["lobby", "gallery"])
+    turn_until(orch, knobs, 64, 100 + 900 * 64 / 127, ["lobby", "gallery"])
+
+
+def test_a_value_sent_while_scsynth_restarts_is_applied_when_it_is_back(
+    orch: Orchestra, knobs: Device
+) -> None:
+    turn_until(orch, knobs, 0, 100.0, ["lobby"])
+    since = orch.views["lobby"].events.mark()
+    os.kill(orch.status("lobby")["pids"]["scsynth"], signal.SIGKILL)
+    assert orch.views["lobby"].events.wait_for(Kind.RESTARTING, since, 5.0) is not None
+    knobs.send(0xB0, 74, 127)
+    restored = orch.views["lobby"].events.wait_for(Kind.RESTORED, since, 15.0)
+    assert restored is not None
+    # The router reports applied values in batches; the restore may have raced it.
+    deadline = time.monotonic() + 5
+    while freq(orch, "lobby") != pytest.approx(1000.0):
+        assert time.monotonic() < deadline, freq(orch, "lobby")
+        time.sleep(0.05)
+    assert orch.nodes("lobby")["drone"]["params"]["freq"] == pytest.approx(1000.0)
+
+
+def test_keys_play_a_voice_and_note_off_releases_it(orch: Orchestra) -> None:
+    keys = Device("scorchtest-keys")
+    try:
+        osc = orch.views["lobby"].osc
+        assert osc is not None
+        base = osc.status().synths
+        deadline = time.monotonic() + 10
+        while osc.status().synths == base:  # the first notes may beat the connection
+            assert time.monotonic() < deadline, "no voice started"
+            keys.send(0x90, 60, 100)
+            time.sleep(0.05)
+            if osc.status().synths == base:
+                keys.send(0x80, 60, 0)
+        keys.send(0x80, 60, 0)
+        deadline = time.monotonic() + 5
+        while osc.status().synths != base:
+            assert time.monotonic() < deadline, "the voice was not released"
+            time.sleep(0.05)
+    finally:
+        keys.close()
+
+
+def test_routes_added_at_run_time_are_listed_and_removed(orch: Orchestra) -> None:
+    added = orch.midi_map({"port": "other", "cc": 1, "instance": "gallery", "node": "drone",
+                           "param": "amp", "range": [0, 0.5]})
+    ids = [r["id"] for r in orch.midi_routes()]
+    assert added["id"] in ids and "cutoff-knob" in ids
+    orch.midi_unmap(added["id"])
+    assert added["id"] not in [r["id"] for r in orch.midi_routes()]
+    with pytest.raises(InvalidRequest, match="cutoff-knob"):
+        orch.midi_unmap("cutoff-knob")  # from config.toml: edit it there
+    with pytest.raises(InvalidRequest, match="cc"):
+        orch.midi_map({"port": "x", "cc": 500, "instance": "lobby", "node": "drone",
+                       "param": "amp"})
+    with pytest.raises(InstanceNotFound, match="lobby, gallery"):
+        orch.midi_map({"port": "x", "cc": 1, "instance": "nowhere", "node": "drone",
+                       "param": "amp"})
+    assert "backend" in orch.midi_ports()
+
+
+
+def test_without_a_usable_midi_backend_the_rooms_play_on_and_midi_says_why(
+    make_config: MakeConfig, start_orchestra: Callable[[Config], Orchestra]
+) -> None:
+    orchestra = start_orchestra(make_config(ROOMS, extra='[midi]\nbackend = "coremidi"\n',
+                                            tag="nomidi"))
+    assert orchestra.midi_error is not None and "coremidi" in orchestra.midi_error
+    assert [s["state"] for s in orchestra.instances()] == ["READY", "READY"]
+    with pytest.raises(MidiUnavailable, match="MIDI is off"):
+        orchestra.midi_ports()
