@@ -282,6 +282,7 @@ class Instance(pykka.ThreadingActor):
         for packet in self.desired.node_messages():
             osc.send_raw(packet)
         osc.sync(timeout=5.0)
+        osc.status(timeout=2.0)  # the cached status now counts the restored nodes
 
     def _stop_scsynth(self) -> None:
         proc, osc = self._scsynth, self._osc

@@ -57,12 +57,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         for name, error in errors.items():
             if error:
                 log.error("instance %r failed to boot: %s", name, error)
-        print(render(orchestra.instances()), flush=True)
+        print(render(orchestra.instances(live=True)), flush=True)
         control = ControlServer(orchestra, config.state_path())
         control.start()
         log.info("running %s; control socket %s; Ctrl-C stops", config.source, control.path)
         while not stop.wait(args.status_every or None):
-            print(render(orchestra.instances()), flush=True)
+            print(render(orchestra.instances(live=True)), flush=True)
     finally:
         if control is not None:
             control.stop()

@@ -328,9 +328,9 @@ class Orchestra:
             out[f"{name}.sclang"] = view.snapshot.sclang_pid
         return out
 
-    def instances(self) -> list[dict[str, Any]]:
-        """One summary row per instance, without waiting on any process."""
-        return [self.status(name, live=False) for name in self.names()]
+    def instances(self, live: bool = False) -> list[dict[str, Any]]:
+        """One summary row per instance; ``live`` asks each scsynth instead of the cache."""
+        return [self.status(name, live=live) for name in self.names()]
 
     def console(self, name: str, lines: int = 50, since: int | None = None,
                 clear: bool = False) -> list[ConsoleLine]:
