@@ -1,0 +1,23 @@
+"""Run every benchmark in turn (``make bench``); each prints its own figures."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+BENCHMARKS = ("bench.boot", "bench.chaos", "bench.midi_latency", "bench.mcp_roundtrip")
+
+
+def main() -> int:
+    failed = []
+    for module in BENCHMARKS:
+        print(f"\n=== python -m {module}", flush=True)
+        if subprocess.run([sys.executable, "-m", module], check=False).returncode != 0:
+            failed.append(module)
+    if failed:
+        print(f"\nfailed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
