@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import time
 from collections.abc import Callable
 
 import pykka
 
-from scorch.config import AudioConfig
+from scorch.config import Config
 from scorch.console import Console
 from scorch.errors import BootError, BootTimeout
 from scorch.process import ManagedProcess
@@ -18,14 +19,28 @@ from scorch.process import ManagedProcess
 log = logging.getLogger(__name__)
 
 
-def jackd_argv(audio: AudioConfig, jackd: str = "jackd") -> list[str]:
+def dummy_ports(config: Config) -> tuple[int, int]:
+    """Capture and playback ports a headless jackd needs for every room's connections."""
+    playback = sum(inst.outputs for inst in config.instances.values())
+    capture = sum(inst.inputs for inst in config.instances.values())
+    for inst in config.instances.values():
+        for port in inst.connect:
+            match = re.fullmatch(r"system:playback_(\d+)", port)
+            if match:
+                playback = max(playback, int(match.group(1)))
+    return max(2, capture), max(2, playback)
+
+
+def jackd_argv(config: Config, jackd: str = "jackd") -> list[str]:
     """The jackd command line for the audio config (dummy or ALSA backend)."""
+    audio = config.audio
     argv = [jackd, "-n", audio.jack_server, "-r"]
     if audio.driver == "alsa":
         assert audio.device is not None
         argv += ["-d", "alsa", "-d", audio.device]
     else:
-        argv += ["-d", "dummy"]
+        capture, playback = dummy_ports(config)
+        argv += ["-d", "dummy", "-C", str(capture), "-P", str(playback)]
     return [*argv, "-r", str(audio.sample_rate), "-p", str(audio.period)]
 
 
@@ -53,10 +68,11 @@ def wait_for_server(server: str, timeout: float, alive: Callable[[], bool]) -> b
 class Jack(pykka.ThreadingActor):
     """A private jackd; its exit is reported to ``on_crash`` (the supervisor)."""
 
-    def __init__(self, audio: AudioConfig, console: Console,
+    def __init__(self, config: Config, console: Console,
                  on_crash: Callable[[str], None]) -> None:
         super().__init__()
-        self.audio = audio
+        self.config = config
+        self.audio = config.audio
         self.console = console
         self._on_crash = on_crash
         self._proc: ManagedProcess | None = None
@@ -64,7 +80,7 @@ class Jack(pykka.ThreadingActor):
     def start_server(self, timeout: float = 10.0) -> int:
         """Start jackd and wait until clients can connect; return its pid."""
         started = time.monotonic()
-        proc = ManagedProcess("jackd", jackd_argv(self.audio), self.console,
+        proc = ManagedProcess("jackd", jackd_argv(self.config), self.console,
                               env={"JACK_NO_START_SERVER": "1"}, on_exit=self._exited)
         proc.start()
         self._proc = proc

@@ -64,7 +64,7 @@ class Supervisor(pykka.ThreadingActor):
         me = self.actor_ref.proxy()
         jack_alive = None
         if self.owns_jack():
-            self.jack = Jack.start(self.config.audio, self.jack_console,
+            self.jack = Jack.start(self.config, self.jack_console,
                                    lambda how: me.jack_crashed(how)).proxy()
             self.jack.start_server().get(timeout=ASK_TIMEOUT)
             jack_alive = self.jack.alive_check().get(timeout=ASK_TIMEOUT)

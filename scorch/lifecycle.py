@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import itertools
 import threading
 import time
 from collections import deque
@@ -54,8 +55,13 @@ class Event:
                 "kind": str(self.kind), "message": self.message, **self.details}
 
 
+# One sequence for every instance's events, so "events since N" means the same
+# thing whether it asks one instance or all of them.
+_sequence = itertools.count(1)
+
+
 class EventLog:
-    """Keep the last ``limit`` events; thread-safe."""
+    """Keep the last ``limit`` events of one instance; thread-safe."""
 
     def __init__(self, instance: str, limit: int = 500) -> None:
         self.instance = instance
@@ -66,7 +72,7 @@ class EventLog:
     def add(self, kind: Kind, message: str, **details: Any) -> Event:
         """Record an event, wake waiters and return it."""
         with self._lock:
-            self._seq += 1
+            self._seq = next(_sequence)
             event = Event(self._seq, time.time(), self.instance, kind, message, details)
             self._events.append(event)
             self._lock.notify_all()

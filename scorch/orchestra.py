@@ -350,7 +350,7 @@ class Orchestra:
         """Lifecycle events of the instances ``selector`` names, oldest first."""
         names = self.resolve(selector)
         events = [e for name in names for e in self.views[name].events.since(since)]
-        return sorted(events, key=lambda e: e.time)
+        return sorted(events, key=lambda e: e.seq)
 
 
 def _failed(name: str, kind: str, message: str, elapsed: float = 0.0) -> ExecuteResult:

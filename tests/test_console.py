@@ -47,3 +47,4 @@ def test_clear_forgets_lines_but_marks_stay_ordered() -> None:
     assert console.tail(5) == []
     console.append("a", "y")
     assert [line.text for line in console.since(mark)] == ["y"]
+

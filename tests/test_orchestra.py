@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -185,3 +187,37 @@ def test_play_set_release_named_node_on_scsynth(rooms: Orchestra) -> None:
     assert node_param(osc, node_id, "freq") == pytest.approx(550.0)
     rooms.release("studio", "lead")
     assert "lead" not in rooms.nodes("studio")
+
+
+def test_outputs_connect_to_the_playback_ports_each_room_names(
+    tmp_path: Path, library: SynthDefLibrary
+) -> None:
+    server = jack_name("connect")
+    text = f"""
+state_dir = "{tmp_path / 'state'}"
+[audio]
+jack_server = "{server}"
+[instances.lobby]
+connect = ["system:playback_3", "system:playback_4"]
+[instances.attic]
+connect = ["system:playback_1", "system:playback_2"]
+"""
+    orch = Orchestra(parse_config(text, tmp_path / "c.toml"), library)
+    try:
+        assert orch.start() == {"lobby": None, "attic": None}
+        listing = subprocess.run(["jack_lsp", "-s", server, "-c"], capture_output=True,
+                                 text=True, timeout=10, check=True,
+                                 env={**os.environ, "JACK_NO_START_SERVER": "1"}).stdout
+    finally:
+        orch.stop()
+    connections: dict[str, list[str]] = {}
+    port = ""
+    for line in listing.splitlines():
+        if line.startswith(" "):
+            connections[port].append(line.strip())
+        else:
+            port = line.strip()
+            connections[port] = []
+    assert connections["scorch-lobby:out_1"] == ["system:playback_3"]
+    assert connections["scorch-lobby:out_2"] == ["system:playback_4"]
+    assert connections["scorch-attic:out_1"] == ["system:playback_1"]
