@@ -94,6 +94,9 @@ class Supervisor(pykka.ThreadingActor):
 
     def _start_router(self) -> None:
         """Start the MIDI router; without a usable MIDI backend scorch plays on without it."""
+        if not self.config.midi.enabled:
+            self.midi_error = "MIDI is disabled in the config ([midi] enabled = false)"
+            return
         if self.owns_jack() or self.config.audio.driver == "jack":
             # rtmidi's JACK backend joins this server, and never autostarts one.
             os.environ["JACK_DEFAULT_SERVER"] = self.config.audio.jack_server

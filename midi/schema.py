@@ -158,6 +158,9 @@ class KeyRoute(_Frozen):
 class MidiConfig(_Frozen):
     """The ``[midi]`` section: backend, ports, hotplug and routes."""
 
+    enabled: bool = Field(
+        True, description="false: scorch opens no MIDI port at all (an installation without MIDI)."
+    )
     backend: Backend = Field("auto", description="rtmidi API; auto tries the platform's own.")
     virtual_port: str = Field(
         "scorch", description="Name of scorch's own virtual input port; empty for none."

@@ -185,3 +185,13 @@ def test_without_a_usable_midi_backend_the_rooms_play_on_and_midi_says_why(
     assert [s["state"] for s in orchestra.instances()] == ["READY", "READY"]
     with pytest.raises(MidiUnavailable, match="MIDI is off"):
         orchestra.midi_ports()
+
+
+def test_midi_can_be_disabled_in_the_config(
+    make_config: MakeConfig, start_orchestra: Callable[[Config], Orchestra]
+) -> None:
+    orchestra = start_orchestra(make_config(ROOMS, extra="[midi]\nenabled = false\n",
+                                            tag="midioff"))
+    assert orchestra.midi_error == "MIDI is disabled in the config ([midi] enabled = false)"
+    with pytest.raises(MidiUnavailable, match="disabled"):
+        orchestra.midi_routes()

@@ -19,10 +19,14 @@ from tests.conftest import jack_name, node_exists, node_param, orchestra_pids, p
 
 pytestmark = pytest.mark.integration
 
+# MIDI off: rtmidi picks its JACK server from the process environment, so only
+# one orchestra per process may use JACK MIDI, and these tests overlap two.
 THREE_ROOMS = """
 state_dir = "{state}"
 [audio]
 jack_server = "{jack}"
+[midi]
+enabled = false
 [instances.lobby]
 group = "ground"
 synthdefs = ["sine"]
@@ -159,6 +163,8 @@ def test_busy_port_at_boot_is_a_clear_error_naming_the_port(
 state_dir = "{tmp_path / 'state'}"
 [audio]
 jack_server = "{jack_name('busy')}"
+[midi]
+enabled = false
 [instances.taken]
 port = {port}
 [instances.fine]
@@ -197,6 +203,8 @@ def test_outputs_connect_to_the_playback_ports_each_room_names(
 state_dir = "{tmp_path / 'state'}"
 [audio]
 jack_server = "{server}"
+[midi]
+enabled = false
 [instances.lobby]
 connect = ["system:playback_3", "system:playback_4"]
 [instances.attic]
