@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pykka
 
@@ -37,17 +36,13 @@ from scorch.osc import OscArg, encode_message
 from scorch.osc_client import OscClient, OscTimeout
 from scorch.process import ManagedProcess
 from scorch.restart_policy import RestartPolicy
+from scorch.sclang import Sclang
 from scorch.sclang_protocol import ExecuteResult
 from scorch.sclang_session import SclangSession
+from scorch.scsynth import Scsynth, ScsynthOptions, port_in_use
 
 log = logging.getLogger(__name__)
 
-SCSYNTH_READY = r"SuperCollider 3 server ready"
-SCSYNTH_FATAL = r"failed to open UDP socket|could not initialize audio|\[scorch\] scsynth exited"
-SCLANG_READY = r"\*\*\* Welcome to SuperCollider"
-SCLANG_FATAL = r"\[scorch\] sclang exited"
-SHARED_MEMORY = Path("/dev/shm/SuperColliderServer_0")  # scsynth's segment, per port
-SCLANG_ENV = {"QTWEBENGINE_DISABLE_SANDBOX": "1", "QT_QPA_PLATFORM": "offscreen"}
 
 
 @dataclass(frozen=True)
@@ -85,15 +80,12 @@ class Instance(pykka.ThreadingActor):
         wd = settings.watchdog
         self.policy = RestartPolicy(wd.max_restarts, wd.period, wd.backoff_min, wd.backoff_max,
                                     wd.stable_after)
-        self._scsynth: ManagedProcess | None = None
-        self._sclang: ManagedProcess | None = None
-        self._osc: OscClient | None = None
-        self._session: SclangSession | None = None
+        self._scsynth: Scsynth | None = None
+        self._sclang: Sclang | None = None
         self._port: int | None = config.port
         self._lang_port: int | None = None
         self._timer: threading.Timer | None = None
         self._hung: set[str] = set()
-        self._pending_sets: dict[str, dict[str, float]] = {}
         self._self_proxy: InstanceProxy | None = None
 
     # --- helpers -------------------------------------------------------------
@@ -197,82 +189,53 @@ class Instance(pykka.ThreadingActor):
             self._timer.cancel()
             self._timer = None
 
-    # --- scsynth -------------------------------------------------------------
+    # --- processes -----------------------------------------------------------
 
-    def _scsynth_argv(self, port: int) -> list[str]:
-        return [
-            self.settings.scsynth, "-u", str(port), "-B", "127.0.0.1", "-R", "0", "-D", "0",
-            "-l", "4", "-i", str(self.config.inputs), "-o", str(self.config.outputs),
-            "-m", "65536", "-H", f"scorch-{self.name}",
-        ]
+    @property
+    def _osc(self) -> OscClient | None:
+        return self._scsynth.osc if self._scsynth is not None else None
 
-    def _scsynth_env(self) -> dict[str, str]:
-        env = {"JACK_DEFAULT_SERVER": self.settings.audio.jack_server,
-               "JACK_NO_START_SERVER": "1", **self.settings.extra_env}
-        if self.config.connect:
-            env["SC_JACK_DEFAULT_OUTPUTS"] = ",".join(self.config.connect)
-        return env
-
-    def _start_scsynth(self) -> None:
-        """Start scsynth; an auto-picked port that turns out busy is picked again."""
-        fixed = self.config.port is not None
-        for attempt in range(1 if fixed else 3):
-            port = self._choose_port()
-            try:
-                self._launch_scsynth(port)
-                return
-            except PortInUse:
-                if fixed or attempt == 2:
-                    raise
-                self._port = None
+    @property
+    def _session(self) -> SclangSession | None:
+        return self._sclang.session if self._sclang is not None else None
 
     def _choose_port(self) -> int:
         if self.config.port is not None:
             if not udp_port_free(self.config.port):
-                raise PortInUse(self._port_message(self.config.port))
+                raise port_in_use(self.name, self.config.port)
             return self.config.port
         if self._port is not None and udp_port_free(self._port):
             return self._port  # the same port again: clients keep finding the room
         return free_udp_port()
 
-    def _port_message(self, port: int) -> str:
-        return (f"instance {self.name!r}: UDP port {port} is already in use by another "
-                f"program; choose another `port` in [instances.{self.name}]")
-
-    def _launch_scsynth(self, port: int) -> None:
-        self._port = port
-        console = self.view.console
-        mark = console.mark()
-        proc = ManagedProcess("scsynth", self._scsynth_argv(port), console,
-                              env=self._scsynth_env(), on_exit=self._on_exit)
-        proc.start()
-        self._scsynth = proc
-        line = console.wait_for(f"{SCSYNTH_READY}|{SCSYNTH_FATAL}", self.settings.boot_timeout,
-                                since=mark, source="scsynth")
-        if line is None or "server ready" not in line.text:
-            proc.stop(grace=0.5)
-            self._scsynth = None
-            detail = "\n".join(x.text for x in console.since(mark, source="scsynth")[-8:])
-            if line is not None and "address in use" in line.text:
-                raise PortInUse(self._port_message(port))
-            if line is None:
-                raise BootTimeout(f"instance {self.name!r}: scsynth did not say it was ready "
-                                  f"within {self.settings.boot_timeout:g} s:\n{detail}")
-            raise BootError(f"instance {self.name!r}: scsynth could not start:\n{detail}")
-        osc = OscClient(port, name=f"{self.name}-scsynth")
+    def _start_scsynth(self) -> None:
+        """Start scsynth and restore the desired state; a busy auto port is picked again."""
+        fixed = self.config.port is not None
+        for attempt in range(1 if fixed else 3):
+            self._port = self._choose_port()
+            options = ScsynthOptions(
+                name=self.name, port=self._port, jack_server=self.settings.audio.jack_server,
+                inputs=self.config.inputs, outputs=self.config.outputs,
+                connect=self.config.connect, binary=self.settings.scsynth,
+                extra_env=self.settings.extra_env,
+            )
+            try:
+                scsynth = Scsynth.start(options, self.view.console, self._on_exit,
+                                        self.settings.boot_timeout)
+                break
+            except PortInUse:
+                if fixed or attempt == 2:
+                    raise
+                self._port = None
         try:
-            osc.status(timeout=2.0)
-            osc.send("/g_new", DEFAULT_GROUP, 0, 0)
-            self._restore(osc)
+            self._restore(scsynth.osc)
         except OscTimeout as err:
-            osc.close()
-            proc.stop(grace=0.5)
-            self._scsynth = None
-            raise BootTimeout(f"instance {self.name!r}: scsynth printed ready but did not "
-                              f"answer /status: {err}") from err
-        self._osc = osc
-        self.view.osc = osc
-        self.view.update(port=port, scsynth_pid=proc.pid)
+            scsynth.stop()
+            raise BootTimeout(f"instance {self.name!r}: scsynth stopped answering while "
+                              f"its state was restored: {err}") from err
+        self._scsynth = scsynth
+        self.view.osc = scsynth.osc
+        self.view.update(port=scsynth.port, scsynth_pid=scsynth.pid)
 
     def _restore(self, osc: OscClient) -> None:
         """Replay SynthDefs, then named nodes with their last values; wait for /synced."""
@@ -285,75 +248,34 @@ class Instance(pykka.ThreadingActor):
         osc.status(timeout=2.0)  # the cached status now counts the restored nodes
 
     def _stop_scsynth(self) -> None:
-        proc, osc = self._scsynth, self._osc
-        self._scsynth = None
-        self._osc = None
+        scsynth, self._scsynth = self._scsynth, None
         self.view.osc = None
-        if proc is not None:
-            proc.stop(polite=(lambda: osc.send("/quit")) if osc else None, grace=1.0)
-            # A killed scsynth leaves its 8 MB shared-memory segment behind; it
-            # is named after the port, which only our (now dead) scsynth held.
-            if self._port is not None:
-                SHARED_MEMORY.with_name(f"SuperColliderServer_{self._port}").unlink(
-                    missing_ok=True)
-        if osc is not None:
-            osc.close()
+        if scsynth is not None:
+            scsynth.stop()
         self.view.update(scsynth_pid=None)
 
-    # --- sclang --------------------------------------------------------------
-
     def _start_sclang(self) -> None:
-        console = self.view.console
         # The same lang port across restarts: scsynth knows the client by its
         # address, so a new one would take another of its 4 login slots each time.
-        lang_port = self._lang_port
-        if lang_port is None or not udp_port_free(lang_port):
-            lang_port = free_udp_port()
-        self._lang_port = lang_port
-        mark = console.mark()
-        session = SclangSession(lambda data: proc.write(data), instance=self.name)
-        proc = ManagedProcess(
-            "sclang", [self.settings.sclang, "-i", "scorch", "-u", str(lang_port)], console,
-            env={**SCLANG_ENV, **self.settings.extra_env}, stdin=True,
-            on_line=session.feed, on_exit=self._on_exit,
+        if self._lang_port is None or not udp_port_free(self._lang_port):
+            self._lang_port = free_udp_port()
+        assert self._port is not None
+        self.view.update(sclang_state="starting", lang_port=self._lang_port)
+        sclang = Sclang.start(
+            name=self.name, lang_port=self._lang_port, server_port=self._port,
+            console=self.view.console, on_exit=self._on_exit,
+            timeout=self.settings.sclang_timeout, binary=self.settings.sclang,
+            extra_env=self.settings.extra_env,
         )
-        proc.start()
-        self._sclang = proc
-        self.view.update(sclang_state="starting", sclang_pid=proc.pid, lang_port=lang_port)
-        timeout = self.settings.sclang_timeout
-        line = console.wait_for(f"{SCLANG_READY}|{SCLANG_FATAL}", timeout, since=mark,
-                                source="sclang")
-        if line is None or "Welcome" not in line.text:
-            self._stop_sclang()
-            raise BootTimeout(f"instance {self.name!r}: sclang did not start within {timeout:g} s")
-        attached = f"@@scorch-{session.framer.token}-attached@@"
-        done = session.expect(attached)
-        port = self._port
-        # Server.remote pings every 0.7 s and doWhenBooted polls every 0.2 s; a
-        # short ping period while attaching makes it take milliseconds instead.
-        proc.write(
-            (f'Server.default = s = Server.remote(\\{self.name}, NetAddr("127.0.0.1", {port}));'
-             "s.aliveThreadPeriod = 0.02;"
-             "fork { while { s.serverRunning.not } { 0.005.wait }; s.aliveThreadPeriod = 0.7;"
-             f'"{attached}".postln }};').encode() + b"\x1b"
-        )
-        if not done.wait(timeout):
-            self._stop_sclang()
-            raise BootTimeout(f"instance {self.name!r}: sclang did not attach to scsynth on "
-                              f"port {port} within {timeout:g} s")
-        self._session = session
-        self.view.sclang = session
-        self.view.update(sclang_state="ready")
+        self._sclang = sclang
+        self.view.sclang = sclang.session
+        self.view.update(sclang_state="ready", sclang_pid=sclang.pid)
 
     def _stop_sclang(self, error: str = "sclang stopped") -> None:
-        proc, session = self._sclang, self._session
-        self._sclang = None
-        self._session = None
+        sclang, self._sclang = self._sclang, None
         self.view.sclang = None
-        if session is not None:
-            session.fail_all(InstanceNotReady(f"{self.name}: {error} before the code finished"))
-        if proc is not None:
-            proc.stop(polite=proc.close_stdin, grace=1.0)
+        if sclang is not None:
+            sclang.stop(f"{self.name}: {error}")
         self.view.update(sclang_state="down", sclang_pid=None)
 
     def _run_startup(self) -> None:
@@ -505,7 +427,8 @@ class Instance(pykka.ThreadingActor):
 
     def process_exited(self, kind: str, proc: ManagedProcess) -> None:
         """A process exited without being asked to: a crash, whatever its exit code."""
-        if proc is not self._scsynth and proc is not self._sclang:
+        current = [x.process for x in (self._scsynth, self._sclang) if x is not None]
+        if proc not in current:
             return  # a process already replaced
         how = proc.describe_exit()
         if kind in self._hung:
@@ -515,9 +438,10 @@ class Instance(pykka.ThreadingActor):
 
     def hung(self, kind: str, silent_for: float) -> None:
         """The watchdog heard nothing from ``kind`` for ``silent_for`` s: kill its group."""
-        proc = self._scsynth if kind == "scsynth" else self._sclang
-        if proc is None or self._state() != State.READY:
+        running = self._scsynth if kind == "scsynth" else self._sclang
+        if running is None or self._state() != State.READY:
             return
+        proc = running.process
         self._hung.add(kind)
         self._event(Kind.HUNG, f"{kind} did not answer for {silent_for:.2f} s; killing it",
                     process=kind, pid=proc.pid)
@@ -571,21 +495,27 @@ class Instance(pykka.ThreadingActor):
         try:
             if kind == "scsynth" or self._scsynth is None:
                 self._start_scsynth()
-            if self._sclang is None or not self._sclang.alive():
+            if self._sclang is None or not self._sclang.process.alive():
                 self._stop_sclang()
                 self._start_sclang()
             elif kind == "scsynth":
                 self._reattach_sclang(moved=self._port != old_port)
         except BootError as err:
-            self._shutdown_quietly()
+            failed = "scsynth" if self._scsynth is None else "sclang"
+            if failed == "sclang":
+                self._stop_sclang()  # a failed scsynth start cleaned up after itself
             self.view.update(last_crash=f"restart failed: {err}")
-            self._event(Kind.CRASHED, f"restart of {kind} failed: {err}", process=kind)
-            self._schedule_restart("scsynth" if self._scsynth is None else kind)
+            self._event(Kind.CRASHED, f"restart of {failed} failed: {err}", process=failed)
+            self._schedule_restart(failed)
             return
         took = time.monotonic() - started
         self._ready(f"{kind} restarted in {took:.2f} s")
-        self._event(Kind.RESTORED, f"restored {len(self.desired.synthdefs)} SynthDefs and "
-                    f"{len(self.desired.nodes)} nodes", nodes=list(self.desired.nodes),
+        if kind == "scsynth":
+            restored = (f"restored {len(self.desired.synthdefs)} SynthDefs and "
+                        f"{len(self.desired.nodes)} nodes")
+        else:
+            restored = "sclang is back; scsynth played on"
+        self._event(Kind.RESTORED, restored, process=kind, nodes=list(self.desired.nodes),
                     took=took)
         if kind == "scsynth":
             self._resend_lang_synthdefs()
@@ -593,10 +523,8 @@ class Instance(pykka.ThreadingActor):
 
     def _reattach_sclang(self, moved: bool) -> None:
         """Point the running sclang at the new scsynth (its Server object reconnects)."""
-        if self._session is None:
-            return
-        if moved:
-            self._session.submit(f's.addr = NetAddr("127.0.0.1", {self._port});', timeout=5.0)
+        if self._sclang is not None and moved and self._port is not None:
+            self._sclang.repoint(self._port)
 
     def _resend_lang_synthdefs(self) -> None:
         """SynthDefs added from sclang code live in its SynthDescLib: send them again."""

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from actors.instance import SCLANG_ENV
+from scorch.sclang import ENV as SCLANG_ENV
 from scorch.config import parse_config
 from scorch.orchestra import Orchestra
 from scorch.process import DIE_WITH_PARENT

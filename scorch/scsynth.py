@@ -1,0 +1,110 @@
+"""One running scsynth: its command line, readiness read from the process, and clean-up.
+
+Ready means scsynth printed ``server ready`` and then answered ``/status``;
+never a sleep.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scorch.console import Console
+from scorch.desired_state import DEFAULT_GROUP
+from scorch.errors import BootError, BootTimeout, PortInUse
+from scorch.osc_client import OscClient, OscTimeout
+from scorch.process import ExitCallback, ManagedProcess
+
+READY = r"SuperCollider 3 server ready"
+FATAL = r"failed to open UDP socket|could not initialize audio|\[scorch\] scsynth exited"
+SHARED_MEMORY = Path("/dev/shm")
+
+
+@dataclass(frozen=True)
+class ScsynthOptions:
+    """What one scsynth is started with."""
+
+    name: str
+    """The instance's name: the JACK client is ``scorch-NAME``."""
+    port: int
+    jack_server: str
+    inputs: int = 0
+    outputs: int = 2
+    connect: tuple[str, ...] = ()
+    """JACK playback ports for the outputs, in order."""
+    binary: str = "scsynth"
+    memory_kb: int = 65536
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    def argv(self) -> list[str]:
+        """The command line: UDP on loopback only, no password, no synthdefs dir."""
+        return [
+            self.binary, "-u", str(self.port), "-B", "127.0.0.1", "-R", "0", "-D", "0",
+            "-l", "4", "-i", str(self.inputs), "-o", str(self.outputs),
+            "-m", str(self.memory_kb), "-H", f"scorch-{self.name}",
+        ]
+
+    def env(self) -> dict[str, str]:
+        """JACK server, no autostarted server, and where the outputs connect."""
+        env = {"JACK_DEFAULT_SERVER": self.jack_server, "JACK_NO_START_SERVER": "1",
+               **self.extra_env}
+        if self.connect:
+            env["SC_JACK_DEFAULT_OUTPUTS"] = ",".join(self.connect)
+        return env
+
+
+def port_in_use(name: str, port: int) -> PortInUse:
+    """The error for a busy port, naming the instance and the config key to change."""
+    return PortInUse(f"instance {name!r}: UDP port {port} is already in use by another "
+                     f"program; choose another `port` in [instances.{name}]")
+
+
+class Scsynth:
+    """A started scsynth that answered ``/status``, with its OSC client and default group."""
+
+    def __init__(self, process: ManagedProcess, osc: OscClient, port: int) -> None:
+        self.process = process
+        self.osc = osc
+        self.port = port
+
+    @property
+    def pid(self) -> int | None:
+        """The process id."""
+        return self.process.pid
+
+    @classmethod
+    def start(cls, options: ScsynthOptions, console: Console, on_exit: ExitCallback,
+              timeout: float) -> Scsynth:
+        """Start scsynth and wait until it is ready; raise BootError (or a subclass) if not."""
+        mark = console.mark()
+        proc = ManagedProcess("scsynth", options.argv(), console, env=options.env(),
+                              on_exit=on_exit)
+        proc.start()
+        line = console.wait_for(f"{READY}|{FATAL}", timeout, since=mark, source="scsynth")
+        if line is None or "server ready" not in line.text:
+            proc.stop(grace=0.5)
+            detail = "\n".join(x.text for x in console.since(mark, source="scsynth")[-8:])
+            if line is not None and "address in use" in line.text:
+                raise port_in_use(options.name, options.port)
+            if line is None:
+                raise BootTimeout(f"instance {options.name!r}: scsynth did not say it was "
+                                  f"ready within {timeout:g} s:\n{detail}")
+            raise BootError(f"instance {options.name!r}: scsynth could not start:\n{detail}")
+        osc = OscClient(options.port, name=f"{options.name}-scsynth")
+        try:
+            osc.status(timeout=2.0)
+        except OscTimeout as err:
+            osc.close()
+            proc.stop(grace=0.5)
+            raise BootTimeout(f"instance {options.name!r}: scsynth printed ready but did not "
+                              f"answer /status: {err}") from err
+        osc.send("/g_new", DEFAULT_GROUP, 0, 0)
+        return cls(proc, osc, options.port)
+
+    def stop(self) -> None:
+        """``/quit``, then SIGTERM, then SIGKILL; remove what a killed scsynth leaves behind."""
+        self.process.stop(polite=lambda: self.osc.send("/quit"), grace=1.0)
+        self.osc.close()
+        # A killed scsynth leaves its 8 MB shared-memory segment behind; it is
+        # named after the port, which only this (now dead) scsynth held.
+        (SHARED_MEMORY / f"SuperColliderServer_{self.port}").unlink(missing_ok=True)
