@@ -6,8 +6,6 @@ fixture checks that none of their pids is left.
 
 from __future__ import annotations
 
-import os
-import shutil
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,11 +16,6 @@ from scorch.config import Config, parse_config
 from scorch.orchestra import Orchestra
 from scorch.osc_client import OscClient, OscFailure
 from scorch.synthdefs import SynthDefLibrary
-
-HAVE_SC = all(shutil.which(b) for b in ("scsynth", "sclang", "jackd"))
-needs_sc = pytest.mark.skipif(
-    not HAVE_SC and not os.environ.get("CI"), reason="SuperCollider or JACK not installed"
-)
 
 
 def jack_name(tag: str) -> str:

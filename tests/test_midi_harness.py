@@ -11,7 +11,6 @@ import os
 import select
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -21,8 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from scorch.osc import OscMessage, decode_packet, encode_message
+from scorch.console import Console
+from scorch.netports import free_udp_port
+from scorch.osc import OscMessage
+from scorch.osc_client import OscTimeout
 from scorch.process import DIE_WITH_PARENT
+from scorch.scsynth import Scsynth as ScsynthProcess
+from scorch.scsynth import ScsynthOptions
 
 VOICE_DEF = "scorchtest_voice"
 PARAM_DEF = "scorchtest_param"
@@ -38,14 +42,9 @@ SynthDef(\\%(param)s, { |out=0, cutoff=1000, level=0.5, gain=0|
 """
 
 HAVE_TOOLS = all(shutil.which(b) for b in ("jackd", "scsynth", "sclang", "jack_lsp"))
-needs_tools = pytest.mark.skipif(not HAVE_TOOLS, reason="jackd, scsynth or sclang missing")
-
-
-def free_udp_port() -> int:
-    """Return a UDP port nobody is bound to right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+# In CI a missing tool is a failed install, never a reason to skip.
+needs_tools = pytest.mark.skipif(not HAVE_TOOLS and not os.environ.get("CI"),
+                                 reason="jackd, scsynth or sclang missing")
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -150,27 +149,16 @@ def compile_test_synthdefs(directory: Path) -> Path:
 
 
 class Scsynth:
-    """A private scsynth on a free UDP port, with a query socket."""
+    """A private scsynth on a free UDP port (scorch's own launcher), with query helpers."""
 
     def __init__(self, jack: str, defs: Path, name: str) -> None:
         self.port = free_udp_port()
         self.address = ("127.0.0.1", self.port)
-        env = {**os.environ, "JACK_DEFAULT_SERVER": jack}
-        self.proc = subprocess.Popen(
-            ["scsynth", "-u", str(self.port), "-B", "127.0.0.1", "-R", "0", "-l", "4",
-             "-i", "0", "-o", "2", "-H", name],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True, preexec_fn=DIE_WITH_PARENT,
-        )
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(("127.0.0.1", 0))
+        options = ScsynthOptions(name=name, port=self.port, jack_server=jack)
+        self._server = ScsynthProcess.start(options, Console(), lambda proc, code: None, 10.0)
+        self.osc = self._server.osc
         try:
-            _read_until(self.proc, b"server ready", 10)
             self.call("/d_loadDir", str(defs), reply="/done")
-            self.call("/g_new", 1, 0, 0)
             self.sync()
         except BaseException:
             self.close()
@@ -179,26 +167,21 @@ class Scsynth:
     def call(self, address: str, *args: object, reply: str | None = None,
              timeout: float = 3.0) -> OscMessage | None:
         """Send a message; with ``reply``, wait for the first message at that address."""
-        self.sock.sendto(encode_message(address, *args), self.address)  # type: ignore[arg-type]
         if reply is None:
+            self.osc.send(address, *args)  # type: ignore[arg-type]
             return None
-        deadline = time.monotonic() + timeout
-        while True:
-            self.sock.settimeout(max(deadline - time.monotonic(), 0.001))
-            try:
-                data = self.sock.recv(65536)
-            except TimeoutError as err:
-                raise TimeoutError(f"scsynth sent no {reply} for {address}") from err
-            for message in decode_packet(data):
-                if message.address == reply:
-                    return message
+        try:
+            return self.osc.request(address, *args, reply=reply,  # type: ignore[arg-type]
+                                    timeout=timeout)
+        except OscTimeout as err:
+            raise TimeoutError(f"scsynth sent no {reply} for {address}") from err
 
     def sync(self) -> None:
         """Wait until scsynth has handled everything sent before."""
-        self.call("/sync", 1, reply="/synced")
+        self.osc.sync()
 
     def param(self, node_id: int, name: str) -> float:
-        """Return a node's control value (/n_get)."""
+        """Return a node's control value (/s_get)."""
         message = self.call("/s_get", node_id, name, reply="/n_set")
         assert message is not None
         return float(message.args[2])  # type: ignore[arg-type]
@@ -220,14 +203,15 @@ class Scsynth:
 
     def synths(self) -> int:
         """Return how many synths are running (/status)."""
-        message = self.call("/status", reply="/status.reply")
-        assert message is not None
-        return int(message.args[2])  # type: ignore[arg-type]
+        return self.osc.status().synths
+
+    def alive(self) -> bool:
+        """True while the scsynth process runs."""
+        return self._server.process.alive()
 
     def close(self) -> None:
-        """Quit scsynth and close the query socket."""
-        _kill(self.proc)
-        self.sock.close()
+        """Quit scsynth (and remove what it leaves behind)."""
+        self._server.stop()
 
 
 def wait_for(predicate, timeout: float = 5.0, interval: float = 0.01):  # type: ignore[no-untyped-def]
@@ -256,4 +240,4 @@ def test_harness_starts_and_stops_jack_and_scsynth():
                 assert server.synths() == 1
             finally:
                 server.close()
-            assert server.proc.poll() is not None
+            assert not server.alive()
