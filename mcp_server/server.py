@@ -27,9 +27,9 @@ import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
-from mcp_server.backend import Backend, LocalBackend, RemoteBackend
 from mcp_server.instructions import INSTRUCTIONS
 from mcp_server.tools import register
+from scorch.backend import Backend, LocalBackend, RemoteBackend
 from scorch.config import Config, load_config
 from scorch.control import find_running
 

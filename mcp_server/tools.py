@@ -18,7 +18,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from mcp_server.backend import Backend
 from mcp_server.results import (
     ConsoleOutput,
     EventsOutput,
@@ -33,6 +32,7 @@ from mcp_server.results import (
     SynthDefsOutput,
     WaitOutput,
 )
+from scorch.backend import Backend
 from scorch.errors import ScorchError
 from scorch.synthdefs import SynthDefError
 

@@ -8,7 +8,7 @@ of processes. The wire is newline-delimited JSON::
     -> {"id": 1, "method": "status", "args": {"selector": "lobby"}}
     <- {"id": 1, "result": [...]}    or    {"id": 1, "error": {"type": ..., "message": ...}}
 
-Only the methods of the MCP backend's table are served (``mcp_server.backend.METHODS``).
+Only the methods of the backend's table are served (``scorch.backend.METHODS``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scorch import errors as _errors
+from scorch.backend import METHODS, LocalBackend
 from scorch.errors import InstanceNotReady, ScorchError
 from scorch.synthdefs import SynthDefError, UnknownSynthDef
 
@@ -65,9 +66,6 @@ class ControlServer:
     """Serve an orchestra's backend methods on ``state_dir/control.sock`` (threads)."""
 
     def __init__(self, orchestra: Orchestra, state_dir: Path) -> None:
-        # Imported here: the method table lives with the MCP layer it was made for.
-        from mcp_server.backend import METHODS, LocalBackend
-
         self.path = socket_path(state_dir)
         self.backend = LocalBackend(orchestra)
         self._methods = frozenset(METHODS)

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from mcp_server.backend import BadArgument, LocalBackend, RemoteBackend
 from mcp_server.server import build_server
+from scorch.backend import BadArgument, LocalBackend, RemoteBackend
 from scorch.config import parse_config
 from scorch.control import ControlClient, ControlServer, RemoteError, find_running
 from scorch.errors import InstanceNotFound, InstanceNotReady, ScorchError

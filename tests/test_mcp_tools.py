@@ -10,9 +10,9 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult
 
-from mcp_server.backend import LocalBackend
 from mcp_server.instructions import INSTRUCTIONS
 from mcp_server.server import build_server
+from scorch.backend import LocalBackend
 from scorch.config import parse_config
 from scorch.orchestra import Orchestra
 from scorch.osc_client import OscClient

@@ -298,7 +298,7 @@ class RemoteBackend:
     """The same method table, forwarded to a running ``scorch run`` over its control socket."""
 
     def __init__(self, path: Path) -> None:
-        from scorch.control import ControlClient
+        from scorch.control import ControlClient  # here: scorch.control imports this module
 
         self.path = path
         self.client = ControlClient(path, errors={"BadArgument": BadArgument})
