@@ -18,10 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from scorch.sclang import ENV as SCLANG_ENV
 from scorch.config import parse_config
 from scorch.orchestra import Orchestra
 from scorch.process import DIE_WITH_PARENT
+from scorch.sclang import ENV as SCLANG_ENV
 
 JACK = "scorch-bench-boot"
 
