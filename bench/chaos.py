@@ -22,6 +22,7 @@ from scorch.config import parse_config
 from scorch.lifecycle import Kind
 from scorch.orchestra import Orchestra
 from scorch.osc_client import OscFailure, OscTimeout
+from scorch.process import pid_alive
 
 ROOMS = ("north", "south", "east", "west")
 
@@ -64,14 +65,6 @@ def node_value(orch: Orchestra, name: str) -> float | None:
     except (OscFailure, OscTimeout):
         return None
     return float(reply.args[2])  # type: ignore[arg-type]
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def summary(values: list[float]) -> str:

@@ -39,6 +39,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Boot every instance, print the status table, run until Ctrl-C or SIGTERM."""
     from scorch.control import ControlServer
     from scorch.orchestra import Orchestra
+    from scorch.process import pid_alive
     from scorch.status_table import render
 
     config = _load(args.config)
@@ -52,6 +53,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     orchestra = Orchestra(config)
     control: ControlServer | None = None
+    left: list[int] = []
     try:
         errors = orchestra.start(timeout=args.boot_timeout)
         for name, error in errors.items():
@@ -66,9 +68,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if control is not None:
             control.stop()
+        started = [pid for pid in orchestra.pids().values() if pid]
         orchestra.stop()
-        log.info("stopped; no process left")
-    return 0
+        left = [pid for pid in started if pid_alive(pid)]
+        if left:
+            log.error("stopped, but these processes are still running: %s", left)
+        else:
+            log.info("stopped; none of its %d processes is left", len(started))
+    return 1 if left else 0
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

@@ -44,15 +44,22 @@ def _load_prctl() -> Callable[[], None] | None:
 # as ``preexec_fn`` to any Popen whose child must not outlive its parent thread.
 DIE_WITH_PARENT = _load_prctl()
 
-def stopped(pid: int | None) -> bool:
-    """True if the OS says ``pid`` is stopped (SIGSTOP, a debugger); False elsewhere."""
-    if pid is None:
-        return False
+def _state(pid: int) -> str | None:
     try:
         with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[-1].split()[0] in ("T", "t")
+            return stat.read().rsplit(")", 1)[-1].split()[0]
     except (FileNotFoundError, IndexError, ProcessLookupError):
-        return False
+        return None
+
+
+def pid_alive(pid: int | None) -> bool:
+    """True if ``pid`` runs and is not a zombie (Linux ``/proc``)."""
+    return pid is not None and _state(pid) not in (None, "Z", "X")
+
+
+def stopped(pid: int | None) -> bool:
+    """True if the OS says ``pid`` is stopped (SIGSTOP, a debugger); False elsewhere."""
+    return pid is not None and _state(pid) in ("T", "t")
 
 
 ExitCallback = Callable[["ManagedProcess", int], None]

@@ -15,6 +15,7 @@ import pytest
 from scorch.config import Config, parse_config
 from scorch.orchestra import Orchestra
 from scorch.osc_client import OscClient, OscFailure
+from scorch.process import pid_alive
 from scorch.synthdefs import SynthDefLibrary
 
 
@@ -25,17 +26,6 @@ def jack_name(tag: str) -> str:
     name starts again, so names reused run after run can never fill them up.
     """
     return f"scorch-test-{tag}"
-
-
-def pid_alive(pid: int | None) -> bool:
-    """True if ``pid`` runs and is not a zombie."""
-    if pid is None:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def orchestra_pids(orch: Orchestra) -> list[int]:

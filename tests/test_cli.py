@@ -76,6 +76,7 @@ def test_run_boots_prints_the_table_and_stopping_leaves_no_process(
     stderr = proc.stderr.read() if proc.stderr else ""
     assert "Traceback" not in stderr
     assert f"{stop_signal.name}: stopping" in stderr
+    assert "stopped; none of its 5 processes is left" in stderr
     left = [pid for pid in spawned if pid_alive(pid)]
     assert not left, f"left running after {stop_signal.name}: {left}"
 
