@@ -124,11 +124,13 @@ class Engine:
                     log.warning("MIDI from %s dropped (%d so far): %s", port, self.errors, error)
                 return []
         status = data[0]
-        kind = status & 0xF0
         if status >= 0xF0:
             return []
+        kind = status & 0xF0
         channel = status & 0x0F
         table = self.tables.get(port, EMPTY)
+        if kind == 0xB0:  # first: controls are most of the traffic
+            return self._cc(table, port, channel, data[1], data[2])
         if kind == 0x90 and data[2] > 0:
             self.notes[0] += 1
             if self.learn is not None:
@@ -137,8 +139,6 @@ class Engine:
         if kind == 0x80 or kind == 0x90:
             self.notes[1] += 1
             return self._release(self.voices.note_off((port, channel), data[1]))
-        if kind == 0xB0:
-            return self._cc(table, port, channel, data[1], data[2])
         if kind == 0xE0:
             value = data[1] | (data[2] << 7)
             if self.learn is not None:
@@ -166,7 +166,7 @@ class Engine:
             actions += self._release(self.voices.pedal((port, channel), value >= 64))
         targets = table.controls.get(("cc", channel, cc))
         if targets:
-            actions += self._controls(targets, value / 127.0, value)
+            self._controls(targets, value / 127.0, value, actions)
         if cc < 64 and table.cc14:
             assembler = self._cc14.get((port, channel))
             if assembler is None:
@@ -175,7 +175,7 @@ class Engine:
             if assembled is not None:
                 targets = table.controls.get(("cc14", channel, assembled[0]))
                 if targets:
-                    actions += self._controls(targets, assembled[1] / 16383.0)
+                    self._controls(targets, assembled[1] / 16383.0, 0, actions)
         if cc in NRPN_CCS and (table.nrpn or self.learn is not None):
             nrpn = self._nrpn.get((port, channel))
             if nrpn is None:
@@ -186,42 +186,56 @@ class Engine:
                     self._learned(port, channel, "nrpn", entry.number, entry.value)
                 for target in table.controls.get(("nrpn", channel, entry.number), ()):
                     if target.route.hires:
-                        actions += self._controls((target,), entry.value / 16383.0)
+                        self._controls((target,), entry.value / 16383.0, 0, actions)
                     elif not entry.fine:
-                        actions += self._controls((target,), (entry.value >> 7) / 127.0)
+                        self._controls((target,), (entry.value >> 7) / 127.0, 0, actions)
             return actions
         if self.learn is not None and cc != SUSTAIN_CC:
             self._learned(port, channel, "cc", cc, value)
         return actions
 
     def _controls(
-        self, targets: tuple[ControlTarget, ...] | None, position: float, raw: int = 0
+        self,
+        targets: tuple[ControlTarget, ...] | None,
+        position: float,
+        raw: int = 0,
+        actions: list[Action] | None = None,
     ) -> list[Action]:
-        actions: list[Action] = []
+        """Append to ``actions`` (a new list if None) what moving ``targets`` does; return it."""
+        if actions is None:
+            actions = []
         if not targets:
             return actions
         endpoints, nodes = self.snapshot
+        values, takeovers = self.values, self._takeover
         for target in targets:
             route = target.route
             curve = target.curve
-            for instance in target.instances:
-                key = (instance, route.node, route.param)
-                current = self.values.get(key)
-                here = None if current is None else curve.unmap(current)
+            for instance, key, takeover_key, node_key in target.slots:
                 if route.relative is not None:
-                    moved: float | None = step(
-                        0.0 if here is None else here, route.relative, raw, route.step
+                    current = values.get(key)
+                    moved = step(
+                        0.0 if current is None else curve.unmap(current),
+                        route.relative,
+                        raw,
+                        route.step,
                     )
                 else:
-                    takeover = self._takeover.get((target.route_id, instance))
+                    takeover = takeovers.get(takeover_key)
                     if takeover is None:
-                        takeover = Takeover(route.takeover)
-                        self._takeover[(target.route_id, instance)] = takeover
-                    moved = takeover.move(position, here)
-                if moved is None:
-                    continue
+                        takeover = takeovers[takeover_key] = Takeover(route.takeover)
+                    if takeover.mode == "immediate":
+                        # move() would ignore where the parameter is: skip placing it.
+                        moved = position
+                    else:
+                        current = values.get(key)
+                        here = None if current is None else curve.unmap(current)
+                        taken = takeover.move(position, here)
+                        if taken is None:
+                            continue
+                        moved = taken
                 value = curve.map(moved)
-                self.values[key] = value
+                values[key] = value
                 actions.append(
                     SetParam(
                         instance,
@@ -229,7 +243,7 @@ class Engine:
                         route.param,
                         value,
                         endpoints.get(instance),
-                        nodes.get((instance, route.node)),
+                        nodes.get(node_key),
                     )
                 )
         return actions

@@ -7,7 +7,7 @@ instances change and swaps it in with one assignment.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from midi.curves import Curve, make_curve
@@ -25,6 +25,18 @@ class RouteEntry(NamedTuple):
     """``config`` or ``runtime``."""
 
 
+class Slot(NamedTuple):
+    """One instance a control target moves, with the lookup keys the hot path needs."""
+
+    instance: str
+    value_key: tuple[str, str, str]
+    """(instance, node, param): the engine's last-value key."""
+    takeover_key: tuple[str, str]
+    """(route id, instance): the engine's takeover-state key."""
+    node_key: tuple[str, str]
+    """(instance, node): the snapshot's node-id key."""
+
+
 @dataclass(frozen=True, slots=True)
 class ControlTarget:
     """A compiled control route: its curve bound to its range, its instances resolved."""
@@ -33,6 +45,15 @@ class ControlTarget:
     route: ControlRoute
     curve: Curve
     instances: tuple[str, ...]
+    slots: tuple[Slot, ...] = field(init=False)
+    """Per instance, keys built once here rather than per message."""
+
+    def __post_init__(self) -> None:
+        node, param = self.route.node, self.route.param
+        slots = tuple(
+            Slot(i, (i, node, param), (self.route_id, i), (i, node)) for i in self.instances
+        )
+        object.__setattr__(self, "slots", slots)
 
 
 @dataclass(frozen=True, slots=True)
