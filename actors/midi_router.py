@@ -66,6 +66,12 @@ _SEND_KINDS = {
 
 Address = tuple[str, int]
 
+_FLOAT_INTO = struct.Struct(">f").pack_into
+_INT32 = struct.Struct(">i").pack
+#: ``/n_set <node> gate 0.0`` around the node id, for releases.
+_RELEASE = encode_message("/n_set", 0, "gate", 0.0)
+_RELEASE_HEAD, _RELEASE_TAIL = _RELEASE[:16], _RELEASE[20:]
+
 
 class MidiRouter(pykka.ThreadingActor):
     """Route MIDI ports to instances: control routes move parameters, key routes play."""
@@ -85,9 +91,11 @@ class MidiRouter(pykka.ThreadingActor):
         self._client = config.virtual_port or "scorch"
         self._engine = Engine()
         self._lock = threading.Lock()
-        self._coalescer: Coalescer[tuple[Address, bytes]] = Coalescer(config.coalesce_interval)
+        self._coalescer: Coalescer[tuple[Address, bytearray]] = Coalescer(
+            config.coalesce_interval
+        )
         self._dirty: dict[tuple[str, str, str], float] = {}
-        self._packets: dict[tuple[int, str], bytes] = {}
+        self._packets: dict[tuple[Address, int, str], tuple[Address, bytearray]] = {}
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
         self._config_routes = [
@@ -313,24 +321,13 @@ class MidiRouter(pykka.ThreadingActor):
         send = self._socket.sendto
         for action in actions:
             if type(action) is SetParam:
-                self._dirty[(action.instance, action.node, action.param)] = action.value
-                if action.address is None or action.node_id is None:
+                instance, node, param, value, address, node_id = action
+                self._dirty[(instance, node, param)] = value
+                if address is None or node_id is None:
                     continue
-                packet = self._n_set(action.node_id, action.param, action.value)
-                key = (action.address, action.node_id, action.param)
-                if self._coalescer.offer(key, (action.address, packet), now):
-                    send(packet, action.address)
-                    self._counts["sent"] += 1
-                elif not self._wake.is_set():  # set() costs a lock; is_set() does not
-                    self._wake.set()
+                self._set(address, node_id, param, value, now, send)
             elif type(action) is BendVoice:
-                packet = self._n_set(action.node_id, "freq", action.freq)
-                key = (action.address, action.node_id, "freq")
-                if self._coalescer.offer(key, (action.address, packet), now):
-                    send(packet, action.address)
-                    self._counts["sent"] += 1
-                elif not self._wake.is_set():  # set() costs a lock; is_set() does not
-                    self._wake.set()
+                self._set(action.address, action.node_id, "freq", action.freq, now, send)
             elif type(action) is StartVoice:
                 send(
                     encode_message(
@@ -340,17 +337,30 @@ class MidiRouter(pykka.ThreadingActor):
                 )
                 self._counts["sent"] += 1
             elif type(action) is ReleaseVoice:
-                send(encode_message("/n_set", action.node_id, "gate", 0.0), action.address)
+                send(_RELEASE_HEAD + _INT32(action.node_id) + _RELEASE_TAIL, action.address)
                 self._counts["sent"] += 1
 
-    def _n_set(self, node_id: int, param: str, value: float) -> bytes:
-        prefix = self._packets.get((node_id, param))
-        if prefix is None:
+    def _set(
+        self, address: Address, node_id: int, param: str, value: float, now: float, send: Any
+    ) -> None:
+        """Send ``/n_set node_id param value`` now, or leave it to the coalescer."""
+        key = (address, node_id, param)
+        item = self._packets.get(key)
+        if item is None:
             if len(self._packets) > 4096:
                 self._packets.clear()
-            prefix = encode_message("/n_set", node_id, param, 0.0)[:-4]
-            self._packets[(node_id, param)] = prefix
-        return prefix + struct.pack(">f", value)
+            # One buffer per key, the value patched in place: the coalescer keeps at most
+            # this key's newest value, which is exactly what the buffer holds.
+            item = self._packets[key] = (
+                address,
+                bytearray(encode_message("/n_set", node_id, param, 0.0)),
+            )
+        _FLOAT_INTO(item[1], -4, value)
+        if self._coalescer.offer(key, item, now):
+            send(item[1], address)
+            self._counts["sent"] += 1
+        elif not self._wake.is_set():  # set() costs a lock; is_set() does not
+            self._wake.set()
 
     # -- helper threads ------------------------------------------------------------
 
