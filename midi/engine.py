@@ -226,7 +226,8 @@ class Engine:
                     )
                 else:
                     takeover = takeovers.get(takeover_key)
-                    if takeover is None:
+                    if takeover is None or takeover.mode != route.takeover:
+                        # New, or the route was replaced under the same id with another mode.
                         takeover = takeovers[takeover_key] = Takeover(route.takeover)
                     if takeover.mode == "immediate":
                         # move() would ignore where the parameter is: skip placing it.

@@ -119,6 +119,16 @@ def test_pickup_waits_for_the_knob_to_reach_a_value_set_elsewhere():
     assert values(engine.handle(PORT, [0xB0, 7, 101])) == [101.0]
 
 
+def test_a_route_replaced_under_the_same_id_takes_its_new_takeover_mode():
+    engine = engine_with(control(cc=7, takeover="pickup", range=(0.0, 127.0)))
+    engine.observe("a", "pad", "cutoff", 100.0)
+    assert engine.handle(PORT, [0xB0, 7, 10]) == []  # pickup: waits for the knob
+    replaced = RouteEntry("r0", control(cc=7, takeover="immediate", range=(0.0, 127.0)),
+                          "runtime")
+    engine.tables = {PORT: compile_table(PORT, [replaced], {"a": ("a",)})}
+    assert values(engine.handle(PORT, [0xB0, 7, 10])) == [10.0]
+
+
 def test_pitchbend_control_maps_centre_to_the_middle():
     engine = engine_with(control(pitchbend=True, range=(-1.0, 1.0)))
     assert values(engine.handle(PORT, [0xE0, 0, 64])) == [0.0]
