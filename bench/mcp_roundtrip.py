@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import re
 import signal
 import statistics
 import subprocess
@@ -30,6 +29,7 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
+from bench.report import write_section
 from scorch.control import find_running
 from scorch.process import DIE_WITH_PARENT
 
@@ -135,17 +135,6 @@ def report(figures: dict[str, dict[str, list[float]]], samples: int) -> str:
         "",
     ]
     return "\n".join(lines)
-
-
-def write_section(section: str, path: Path = ROOT / "BENCHMARKS.md") -> None:
-    """Replace (or append) the ``## MCP`` section, leaving the others alone."""
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n\n"
-    pattern = re.compile(r"^## MCP\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _m: section + "\n", text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
 
 
 def main() -> None:

@@ -22,7 +22,6 @@ import argparse
 import multiprocessing
 import os
 import random
-import re
 import socket
 import struct
 import sys
@@ -32,6 +31,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from bench.report import write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = 1000
@@ -376,17 +377,6 @@ def hot_samples(figures: dict) -> str:
         f"{count} control changes over {PARAMS} parameters and {count // 5} note messages, "
         "each with the garbage collector on, off, and on after `gc.freeze()`."
     )
-
-
-def write_section(section: str, path: Path = ROOT / "BENCHMARKS.md") -> None:
-    """Replace (or append) the ``## MIDI`` section, leaving the others alone."""
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n\n"
-    pattern = re.compile(r"^## MIDI\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _m: section + "\n", text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
 
 
 def main() -> None:
