@@ -87,7 +87,7 @@ class Supervisor(pykka.ThreadingActor):
         wd = self.config.watchdog
         self.watchdog = Watchdog.start(
             {name: (self.views[name], proxy) for name, proxy in self.instances.items()},
-            wd.interval, wd.missed,
+            wd.interval, wd.missed, wd.busy_limit,
         ).proxy()
         self._start_router()
         return errors

@@ -18,7 +18,7 @@ from actors.instance import InstanceProxy
 from scorch.health import HealthPolicy
 from scorch.instance_view import InstanceView
 from scorch.lifecycle import State
-from scorch.process import stopped
+from scorch.process import cpu_ticks, stopped
 
 log = logging.getLogger(__name__)
 
@@ -31,17 +31,19 @@ class Watchdog(pykka.ThreadingActor):
     """Ping scsynth with /status and sclang with a marker; report silence as a hang."""
 
     def __init__(self, instances: dict[str, tuple[InstanceView, InstanceProxy]],
-                 interval: float, missed: int) -> None:
+                 interval: float, missed: int, busy_limit: float = 30.0) -> None:
         super().__init__()
         self.instances = instances
-        self.scsynth_policy = HealthPolicy(interval, missed)
-        self.sclang_policy = HealthPolicy(interval * SCLANG_SLACK, missed)
+        self.scsynth_policy = HealthPolicy(interval, missed, busy_limit)
+        self.sclang_policy = HealthPolicy(interval * SCLANG_SLACK, missed, busy_limit)
         self.interval = interval
         self._halt = threading.Event()
         self._ticker: threading.Thread | None = None
         # Per instance and process: the object watched and since when.
         self._watched: dict[tuple[str, str], tuple[object, float]] = {}
         self._reported: dict[tuple[str, str], int] = {}
+        # Per instance: scsynth's pid, its CPU ticks, and when they last grew.
+        self._cpu: dict[str, tuple[int | None, int, float]] = {}
 
     def on_start(self) -> None:
         """Start the ticker thread (it only ``tell``s; the checks run in the actor)."""
@@ -68,6 +70,17 @@ class Watchdog(pykka.ThreadingActor):
             return now
         return watched[1]
 
+    def _progress(self, name: str, pid: int | None, now: float) -> float | None:
+        """When the process's CPU time last grew (None where the OS cannot say)."""
+        ticks = cpu_ticks(pid)
+        if ticks is None:
+            return None
+        seen = self._cpu.get(name)
+        if seen is None or seen[0] != pid or ticks > seen[1]:
+            self._cpu[name] = (pid, ticks, now)
+            return now
+        return seen[2]
+
     def tick(self) -> None:
         """Ping every READY instance and report processes silent for too long."""
         now = time.monotonic()
@@ -79,7 +92,8 @@ class Watchdog(pykka.ThreadingActor):
             osc = view.osc
             if osc is not None:
                 since = self._since((name, "scsynth"), osc, now)
-                if self.scsynth_policy.hung(now, osc.last_heard, since):
+                progress = self._progress(name, view.snapshot.scsynth_pid, now)
+                if self.scsynth_policy.hung(now, osc.last_heard, since, progress):
                     self._report(name, "scsynth", id(osc), proxy,
                                  self.scsynth_policy.silent_for(now, osc.last_heard, since))
                 else:

@@ -94,6 +94,10 @@ class WatchdogConfig(_Model):
 
     interval: float = Field(0.5, gt=0, le=60, description="seconds between health pings")
     missed: int = Field(4, ge=1, le=100, description="missed replies before a process is hung")
+    busy_limit: float = Field(
+        30.0, gt=0, description="silence allowed from a process still using CPU (scsynth "
+        "computing a large buffer answers nothing until done), seconds",
+    )
     max_restarts: int = Field(5, ge=0, description="restarts allowed within `period`")
     period: float = Field(60.0, gt=0, description="restart intensity window, seconds")
     backoff_min: float = Field(0.05, ge=0, description="first retry delay, seconds")

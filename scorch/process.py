@@ -57,6 +57,18 @@ def pid_alive(pid: int | None) -> bool:
     return pid is not None and _state(pid) not in (None, "Z", "X")
 
 
+def cpu_ticks(pid: int | None) -> int | None:
+    """CPU time ``pid`` has used so far (user + system, in clock ticks), or None."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[-1].split()
+        return int(fields[11]) + int(fields[12])
+    except (FileNotFoundError, IndexError, ValueError, ProcessLookupError):
+        return None
+
+
 def stopped(pid: int | None) -> bool:
     """True if the OS says ``pid`` is stopped (SIGSTOP, a debugger); False elsewhere."""
     return pid is not None and _state(pid) in ("T", "t")

@@ -60,3 +60,13 @@ def test_health_hung_only_after_the_limit_counting_from_when_watching_began() ->
     assert not h.hung(now=10.5, last_heard=0.0, watched_since=10.0)
     assert h.hung(now=11.1, last_heard=0.0, watched_since=10.0)
     assert not h.hung(now=11.1, last_heard=10.9, watched_since=10.0)
+
+
+def test_a_silent_process_still_using_cpu_is_busy_until_the_busy_limit() -> None:
+    h = HealthPolicy(interval=0.1, missed=5, busy_limit=10.0)
+    # Silent for 2 s but its CPU time grew just now: working, not hung.
+    assert not h.hung(now=12.0, last_heard=10.0, watched_since=0.0, last_progress=11.9)
+    # Silent and its CPU time stood still for longer than the limit: stopped or deadlocked.
+    assert h.hung(now=12.0, last_heard=10.0, watched_since=0.0, last_progress=11.0)
+    # Working, but silent past the busy limit: hung all the same (a runaway loop).
+    assert h.hung(now=21.0, last_heard=10.0, watched_since=0.0, last_progress=20.9)

@@ -243,3 +243,28 @@ def test_stopping_during_a_backoff_exits_at_once_with_no_process_left(
     assert took < 30, f"stop waited out the backoff ({took:.1f} s)"
     assert not [pid for pid in pids if pid_alive(pid)]
 
+
+
+def test_busy_processes_are_not_taken_for_hung(
+    make_config: MakeConfig, start_orchestra: Start
+) -> None:
+    """A long buffer computation and a long evaluation must not trigger the watchdog."""
+    orch = start_orchestra(make_config(TWO_ROOMS, watchdog=FAST_WATCHDOG, tag="busy-ok"))
+    osc = orch.views["lobby"].osc
+    assert osc is not None
+    since = orch.views["lobby"].events.mark()
+    pids = orch.status("lobby")["pids"]
+    # 4 million frames of 64 summed sine partials: seconds of work in scsynth's
+    # non-realtime thread, far beyond the watchdog's 0.5 s of allowed silence.
+    osc.request("/b_alloc", 0, 4_000_000, 1, reply="/done", timeout=10.0)
+    started = time.monotonic()
+    osc.request("/b_gen", 0, "sine1", 7, *([1.0] * 64), reply="/done", timeout=60.0)
+    busy_scsynth = time.monotonic() - started
+    result = orch.execute_one("lobby", "var t = 0; 30000000.do { |i| t = t + i.sqrt }; t.round",
+                              30.0)
+    assert result.ok, result.error
+    # Longer than each process's allowed silence: 0.5 s for scsynth, 1 s for sclang.
+    assert busy_scsynth > 0.5, "the buffer fill was too quick to prove anything"
+    assert result.elapsed > 1.0, "the evaluation was too quick to prove anything"
+    assert orch.views["lobby"].events.wait_for(Kind.HUNG, since, 0) is None
+    assert orch.status("lobby")["pids"] == pids
