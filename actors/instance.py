@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import pykka
 
 from scorch.config import AudioConfig, InstanceConfig, WatchdogConfig
-from scorch.desired_state import DEFAULT_GROUP, DesiredState, NodeState, new_node_message
+from scorch.desired_state import DesiredState, NodeState, new_node_message, param_args
 from scorch.errors import (
     BootError,
     BootTimeout,
@@ -32,7 +32,7 @@ from scorch.errors import (
 from scorch.instance_view import InstanceView
 from scorch.lifecycle import Kind, State
 from scorch.netports import free_udp_port, udp_port_free
-from scorch.osc import OscArg, encode_message
+from scorch.osc import encode_message
 from scorch.osc_client import OscClient, OscTimeout
 from scorch.process import ManagedProcess
 from scorch.restart_policy import RestartPolicy
@@ -77,9 +77,7 @@ class Instance(pykka.ThreadingActor):
         self.settings = settings
         self.view = view
         self.desired = DesiredState(startup_code=settings.startup_code)
-        wd = settings.watchdog
-        self.policy = RestartPolicy(wd.max_restarts, wd.period, wd.backoff_min, wd.backoff_max,
-                                    wd.stable_after)
+        self.policy = RestartPolicy.from_config(settings.watchdog)
         self._scsynth: Scsynth | None = None
         self._sclang: Sclang | None = None
         self._port: int | None = config.port
@@ -148,6 +146,7 @@ class Instance(pykka.ThreadingActor):
         if self._state() in (State.READY, State.BOOTING):
             return
         self._cancel_timer()
+        self._shutdown_quietly()  # RESTARTING may have left one of the two running
         self.policy.reset()
         self._set_state(State.BOOTING)
         self._event(Kind.BOOTING, f"booting on port {self._port or 'auto'}")
@@ -155,11 +154,14 @@ class Instance(pykka.ThreadingActor):
         try:
             self._start_scsynth()
             self._start_sclang()
-        except BootError as err:
-            self._shutdown()
-            self._event(Kind.BOOT_FAILED, str(err))
-            self._set_state(State.FAILED, str(err))
-            raise
+        except Exception as err:
+            self._shutdown_quietly()
+            reason = str(err) if isinstance(err, BootError) else f"{type(err).__name__}: {err}"
+            self._event(Kind.BOOT_FAILED, reason)
+            self._set_state(State.FAILED, reason)
+            if isinstance(err, BootError):
+                raise
+            raise BootError(f"instance {self.name!r} could not boot: {reason}") from err
         self._ready(f"ready in {time.monotonic() - started:.2f} s")
         self._run_startup()
 
@@ -346,12 +348,9 @@ class Instance(pykka.ThreadingActor):
         if synthdef not in self.desired.synthdefs:
             self.load_synthdef(synthdef)
         if name is None:
-            node = NodeState("", synthdef, -1, dict(params))
-            args: list[OscArg] = [synthdef, -1, 0, DEFAULT_GROUP]
-            for key, value in params.items():
-                args.extend((key, float(value)))
-            self._osc.send("/s_new", *args)
-            return {"synthdef": synthdef, "node": None, "params": node.params}
+            # Unnamed: fire and forget, like a note; scsynth picks the node id.
+            self._osc.send_raw(new_node_message(NodeState("", synthdef, -1, dict(params))))
+            return {"synthdef": synthdef, "node": None, "params": dict(params)}
         old = self.desired.nodes.get(name)
         if old is not None:
             self._osc.send("/n_free", old.node_id)
@@ -369,10 +368,7 @@ class Instance(pykka.ThreadingActor):
                                f"{', '.join(self.desired.nodes) or '(none)'}")
         state = self.desired.set_params(node, params)
         if self._osc is not None and self._state() == State.READY:
-            args: list[OscArg] = [state.node_id]
-            for key, value in params.items():
-                args.extend((key, float(value)))
-            self._osc.send("/n_set", *args)
+            self._osc.send("/n_set", state.node_id, *param_args(params))
         return dict(state.params)
 
     def remember_params(self, node: str, params: dict[str, float]) -> None:
@@ -420,7 +416,6 @@ class Instance(pykka.ThreadingActor):
 
     def _on_exit(self, proc: ManagedProcess, code: int) -> None:
         """Called in the reader thread when a process exits: hand it to the actor."""
-        self.view.console.append(proc.name, f"[scorch] {proc.name} exited ({proc.describe_exit()})")
         if not proc.stopping:
             with contextlib.suppress(pykka.ActorDeadError):
                 self._me.process_exited(proc.name, proc)
@@ -436,11 +431,11 @@ class Instance(pykka.ThreadingActor):
             self._hung.discard(kind)
         self._crashed(kind, how)
 
-    def hung(self, kind: str, silent_for: float) -> None:
-        """The watchdog heard nothing from ``kind`` for ``silent_for`` s: kill its group."""
+    def hung(self, kind: str, pid: int, silent_for: float) -> None:
+        """The watchdog heard nothing from ``kind`` (``pid``) for ``silent_for`` s: kill it."""
         running = self._scsynth if kind == "scsynth" else self._sclang
-        if running is None or self._state() != State.READY:
-            return
+        if running is None or running.pid != pid or self._state() != State.READY:
+            return  # already replaced (e.g. sclang restarted after a timeout)
         proc = running.process
         self._hung.add(kind)
         self._event(Kind.HUNG, f"{kind} did not answer for {silent_for:.2f} s; killing it",
@@ -460,10 +455,11 @@ class Instance(pykka.ThreadingActor):
 
     def _schedule_restart(self, kind: str) -> None:
         if kind == "scsynth" and not self.settings.jack_alive():
-            # Not this instance's fault: wait for the supervisor's jack_restarted.
+            # Not this instance's fault: wait for the supervisor's jack_restarted
+            # (or jack_failed, when the JACK server cannot be kept up).
             self._set_state(State.RESTARTING, "waiting for the JACK server to come back")
-            self._event(Kind.RESTARTING, "waiting for the JACK server to come back",
-                        process=kind)
+            self._event(Kind.RESTARTING, "the JACK server died; waiting for it to come back",
+                        process="jackd")
             return
         decision = self.policy.crashed(time.monotonic())
         if not decision.restart:
@@ -500,7 +496,7 @@ class Instance(pykka.ThreadingActor):
                 self._start_sclang()
             elif kind == "scsynth":
                 self._reattach_sclang(moved=self._port != old_port)
-        except BootError as err:
+        except Exception as err:  # told, not asked: nobody would read it from the future
             failed = "scsynth" if self._scsynth is None else "sclang"
             if failed == "sclang":
                 self._stop_sclang()  # a failed scsynth start cleaned up after itself
@@ -542,6 +538,12 @@ class Instance(pykka.ThreadingActor):
         self._shutdown_quietly()
         self._set_state(State.FAILED, reason)
         self._event(Kind.FAILED, f"gave up: {reason}", reason=reason)
+
+    def jack_failed(self, reason: str) -> None:
+        """The JACK server could not be kept up: this instance cannot play either."""
+        if self._state() not in (State.STOPPED, State.STOPPING, State.FAILED):
+            self._cancel_timer()
+            self._fail(reason)
 
     def jack_restarted(self) -> None:
         """The JACK server is back: restart scsynth if it is down because of it."""

@@ -99,7 +99,6 @@ class Jack(pykka.ThreadingActor):
         return proc.pid
 
     def _exited(self, proc: ManagedProcess, code: int) -> None:
-        self.console.append("jackd", f"[scorch] jackd exited ({proc.describe_exit()})")
         if not proc.stopping:
             self._on_crash(proc.describe_exit())
 

@@ -22,6 +22,7 @@ import struct
 import threading
 import time
 import uuid
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +115,7 @@ class MidiRouter(pykka.ThreadingActor):
         self._halt = threading.Event()
         self._wake = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._learners: list[Future[dict[str, Any] | None]] = []
         self._timings = [0] * _TIMINGS
         self._timed = 0
         self._counts = {"received": 0, "handled": 0, "sent": 0, "rescans": 0}
@@ -141,6 +143,11 @@ class MidiRouter(pykka.ThreadingActor):
         """Stop the threads, flush what is held back, close every port."""
         self._halt.set()
         self._wake.set()
+        with self._lock:
+            learners, self._learners = self._learners, []
+            self._engine.learn = None
+        for learner in learners:
+            learner.set_result(None)  # its done callback cancels its timer
         for thread in self._threads:
             thread.join(timeout=2.0)
         for port in self._inputs.values():
@@ -210,25 +217,23 @@ class MidiRouter(pykka.ThreadingActor):
             raise KeyError(f"no run-time MIDI route {route_id!r}")
         self._commit(kept)
 
-    def learn(self, timeout_s: float) -> dict[str, Any] | None:
-        """Return the first control or note that moves on any input within the timeout.
+    def learn(self, timeout_s: float) -> Future[dict[str, Any] | None]:
+        """Arm learning; return a future of the first control or note moved within ``timeout_s``.
 
-        Blocks this actor (not the MIDI callbacks) until then: ask it with a
-        timeout longer than ``timeout_s``.
+        Returns at once, so the actor keeps serving rescans and route changes while
+        the caller waits on the future (None when nothing moved in time). Learners
+        armed together all get the same event.
         """
-        learned: list[dict[str, Any]] = []
-        done = threading.Event()
-
-        def hook(event: dict[str, object]) -> None:
-            learned.append(dict(event))
-            done.set()
-
+        learned: Future[dict[str, Any] | None] = Future()
+        learned.set_running_or_notify_cancel()  # not cancellable: only the router ends it
         with self._lock:
-            self._engine.learn = hook
-        done.wait(timeout_s)
-        with self._lock:
-            self._engine.learn = None
-        return learned[0] if learned else None
+            self._learners.append(learned)
+            self._engine.learn = self._learned
+        timer = threading.Timer(timeout_s, self._learn_expired, args=(learned,))
+        timer.name, timer.daemon = "midi-router-learn", True
+        timer.start()
+        learned.add_done_callback(lambda _: timer.cancel())
+        return learned
 
     def send(self, port: str, kind: str, channel: int = 1, **fields: int) -> None:
         """Send a note, CC, program change or clock message to the output matching ``port``.
@@ -361,6 +366,22 @@ class MidiRouter(pykka.ThreadingActor):
             self._counts["sent"] += 1
         elif not self._wake.is_set():  # set() costs a lock; is_set() does not
             self._wake.set()
+
+    def _learned(self, event: dict[str, object]) -> None:
+        """Hand the first moved control to every learner (called with the lock held)."""
+        learners, self._learners = self._learners, []
+        for learner in learners:
+            learner.set_result(dict(event))
+
+    def _learn_expired(self, learned: Future[dict[str, Any] | None]) -> None:
+        """End one learner with None; disarm the engine if it was the last (timer thread)."""
+        with self._lock:
+            if learned not in self._learners:
+                return  # an event got there first
+            self._learners.remove(learned)
+            if not self._learners:
+                self._engine.learn = None
+        learned.set_result(None)
 
     # -- helper threads ------------------------------------------------------------
 

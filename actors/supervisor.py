@@ -45,9 +45,7 @@ class Supervisor(pykka.ThreadingActor):
         self.watchdog: WatchdogProxy | None = None
         self.router: MidiRouterProxy | None = None
         self.midi_error: str | None = "MIDI is not started"
-        wd = config.watchdog
-        self._jack_policy = RestartPolicy(wd.max_restarts, wd.period, wd.backoff_min,
-                                          wd.backoff_max, wd.stable_after)
+        self._jack_policy = RestartPolicy.from_config(config.watchdog)
         self._jack_timer: threading.Timer | None = None
         self._stopping = False
 
@@ -143,8 +141,13 @@ class Supervisor(pykka.ThreadingActor):
         log.warning("jackd %r crashed (%s)", self.config.audio.jack_server, how)
         decision = self._jack_policy.crashed(time.monotonic())
         if not decision.restart:
-            log.error("jackd gave up: %s; instances stay down", decision.reason)
+            reason = f"the JACK server {self.config.audio.jack_server!r} keeps dying: " \
+                     f"{decision.reason}"
+            log.error("%s; every instance is FAILED", reason)
+            for proxy in self.instances.values():
+                proxy.jack_failed(reason)
             return
+        log.warning("restarting jackd in %.2f s (attempt %d)", decision.delay, decision.attempt)
         me = self.actor_ref.proxy()
         self._jack_timer = threading.Timer(decision.delay, lambda: me.restart_jack())
         self._jack_timer.daemon = True
@@ -167,31 +170,37 @@ class Supervisor(pykka.ThreadingActor):
             proxy.jack_restarted()
 
     def stop_all(self, timeout: float = 20.0) -> None:
-        """Stop in reverse order: watchdog, instances (in parallel), JACK."""
+        """Stop in reverse order: MIDI, watchdog, instances (in parallel), JACK.
+
+        A child that does not stop in time is logged and the rest still stop.
+        """
         self._stopping = True
         if self._jack_timer is not None:
             self._jack_timer.cancel()
-        if self.router is not None:
-            self.router.actor_ref.stop(timeout=timeout)
-            self.router = None
-        if self.watchdog is not None:
-            self.watchdog.actor_ref.stop(timeout=timeout)
-            self.watchdog = None
-        quits = [proxy.actor_ref.stop(block=False) for proxy in self.instances.values()]
-        for future in quits:
-            try:
-                future.get(timeout=timeout)
-            except pykka.Timeout:
-                log.error("an instance did not stop within %g s", timeout)
+        for name, child in (("MIDI router", self.router), ("watchdog", self.watchdog)):
+            if child is not None:
+                _stop(name, child.actor_ref.stop(block=False), timeout)
+        self.router = None
+        self.watchdog = None
+        stops = {name: proxy.actor_ref.stop(block=False) for name, proxy in self.instances.items()}
+        for name, future in stops.items():
+            _stop(f"instance {name!r}", future, timeout)
         self.instances.clear()
         if self.jack is not None:
-            self.jack.actor_ref.stop(timeout=timeout)
+            _stop("jackd", self.jack.actor_ref.stop(block=False), timeout)
             self.jack = None
 
     def on_stop(self) -> None:
         """Stop the tree with the supervisor (actor thread)."""
         if not self._stopping:
             self.stop_all()
+
+
+def _stop(what: str, future: pykka.Future[bool], timeout: float) -> None:
+    try:
+        future.get(timeout=timeout)
+    except pykka.Timeout:
+        log.error("%s did not stop within %g s; stopping the rest", what, timeout)
 
 
 SupervisorProxy = pykka.ActorProxy[Supervisor]

@@ -94,7 +94,7 @@ class Watchdog(pykka.ThreadingActor):
                 since = self._since((name, "scsynth"), osc, now)
                 progress = self._progress(name, view.snapshot.scsynth_pid, now)
                 if self.scsynth_policy.hung(now, osc.last_heard, since, progress):
-                    self._report(name, "scsynth", id(osc), proxy,
+                    self._report(name, "scsynth", view.snapshot.scsynth_pid, proxy,
                                  self.scsynth_policy.silent_for(now, osc.last_heard, since))
                 else:
                     osc.send("/status")
@@ -106,19 +106,19 @@ class Watchdog(pykka.ThreadingActor):
                     # process is never busy, whatever it was doing.
                     self._watched[(name, "sclang")] = (session, now)
                 elif self.sclang_policy.hung(now, session.last_pong, since):
-                    self._report(name, "sclang", id(session), proxy,
+                    self._report(name, "sclang", view.snapshot.sclang_pid, proxy,
                                  self.sclang_policy.silent_for(now, session.last_pong, since))
                 else:
                     with contextlib.suppress(OSError):
                         session.ping()
 
-    def _report(self, name: str, kind: str, link: int, proxy: InstanceProxy,
+    def _report(self, name: str, kind: str, pid: int | None, proxy: InstanceProxy,
                 silent: float) -> None:
-        if self._reported.get((name, kind)) == link:
+        if pid is None or self._reported.get((name, kind)) == pid:
             return  # already reported; the instance is handling it
-        self._reported[(name, kind)] = link
-        log.warning("[%s] %s silent for %.2f s: hung", name, kind, silent)
-        proxy.hung(kind, silent)
+        self._reported[(name, kind)] = pid
+        log.warning("[%s] %s (pid %d) silent for %.2f s: hung", name, kind, pid, silent)
+        proxy.hung(kind, pid, silent)
 
 
 WatchdogProxy = pykka.ActorProxy[Watchdog]

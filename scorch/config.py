@@ -207,12 +207,20 @@ def parse_config(text: str, path: Path | str = "config.toml") -> Config:
         config = Config.model_validate({**data, "source": path.resolve()})
     except ValidationError as err:
         raise ConfigError(_describe(err, text, path)) from err
-    _check_files(config, text, path)
+    _check_references(config, text, path)
     return config
 
 
-def _check_files(config: Config, text: str, path: Path) -> None:
+def _check_references(config: Config, text: str, path: Path) -> None:
     lines = key_lines(text)
+    targets = [("controls", i, r.instance) for i, r in enumerate(config.midi.controls)]
+    targets += [("keys", i, r.instance) for i, r in enumerate(config.midi.keys)]
+    for table, index, selector in targets:
+        try:
+            config.resolve(selector)
+        except InstanceNotFound as err:
+            loc: tuple[str, ...] = ("midi", table, str(index), "instance")
+            raise ConfigError(f"{_where(path, lines, loc)}: {'.'.join(loc)}: {err}") from None
     for name, inst in config.instances.items():
         if inst.startup is not None and not config.resolve_path(inst.startup).is_file():
             loc = ("instances", name, "startup")
@@ -317,3 +325,29 @@ def key_lines(text: str) -> dict[tuple[str, ...], int]:
         if key:
             lines.setdefault((*table, key.group(1).strip('"')), number)
     return lines
+
+
+def check_synthdefs(config: Config, known: set[str], failed: dict[str, str]) -> None:
+    """Check every SynthDef the config names against the library; errors give the line."""
+    text = config.source.read_text() if config.source and config.source.is_file() else ""
+    path = config.source or Path("config.toml")
+    lines = key_lines(text)
+    problems = []
+    for name, inst in config.instances.items():
+        wanted: list[tuple[tuple[str, ...], str]] = [] if inst.synthdefs == "all" else [
+            (("instances", name, "synthdefs"), d) for d in inst.synthdefs]
+        wanted += [(("instances", name, "nodes", node, "synthdef"), n.synthdef)
+                   for node, n in inst.nodes.items()]
+        for loc, synthdef in wanted:
+            if synthdef in known:
+                continue
+            if synthdef in failed:
+                why = f"SynthDef {synthdef!r} failed to load: {failed[synthdef]}"
+            else:
+                near = difflib.get_close_matches(synthdef, sorted(known), n=1)
+                hint = (f"did you mean {near[0]!r}?" if near
+                        else f"known: {', '.join(sorted(known))}")
+                why = f"no SynthDef {synthdef!r} in synthdefs/; {hint}"
+            problems.append(f"{_where(path, lines, loc)}: {'.'.join(loc)}: {why}")
+    if problems:
+        raise ConfigError("\n".join(problems))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scorch.osc import encode_message
+from scorch.osc import OscArg, encode_message
 
 #: scsynth runs with 4 logins; each client's ids (and its default group at
 #: k * 2**26 + 1) lie below 2**28. scorch's own ids stay above: MIDI voices from
@@ -69,10 +69,6 @@ class DesiredState:
         self.nodes.clear()
         return gone
 
-    def node_by_id(self, node_id: int) -> NodeState | None:
-        """Find the named node with that scsynth id."""
-        return next((n for n in self.nodes.values() if n.node_id == node_id), None)
-
     def synthdef_messages(self) -> list[bytes]:
         """``/d_recv`` for every SynthDef: send ``/sync`` after them, before the nodes."""
         return [encode_message("/d_recv", data) for data in self.synthdefs.values()]
@@ -82,9 +78,13 @@ class DesiredState:
         return [new_node_message(node) for node in self.nodes.values()]
 
 
-def new_node_message(node: NodeState) -> bytes:
-    """``/s_new`` for a named node at the tail of the default group."""
-    args: list[str | float | int] = [node.synthdef, node.node_id, 1, DEFAULT_GROUP]
-    for key, value in node.params.items():
-        args.extend((key, float(value)))
-    return encode_message("/s_new", *args)
+def param_args(params: dict[str, float]) -> list[OscArg]:
+    """Controls as scsynth takes them: name, value, name, value..."""
+    return [arg for key, value in params.items() for arg in (key, float(value))]
+
+
+def new_node_message(node: NodeState, node_id: int | None = None) -> bytes:
+    """``/s_new`` at the tail of the default group (id -1: scsynth picks one)."""
+    target = node.node_id if node_id is None else node_id
+    return encode_message("/s_new", node.synthdef, target, 1, DEFAULT_GROUP,
+                          *param_args(node.params))

@@ -47,10 +47,6 @@ class PortInUse(BootError):
     """The UDP port asked for is taken by another program."""
 
 
-class ExecuteTimeout(ScorchError):
-    """sclang did not finish evaluating the code in time."""
-
-
 class NodeNotFound(ScorchError, KeyError):
     """A named persistent node does not exist on that instance."""
 

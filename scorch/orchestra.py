@@ -18,7 +18,7 @@ from actors.instance import InstanceProxy, InstanceSettings
 from actors.midi_router import MidiRouterProxy
 from actors.supervisor import Supervisor, SupervisorProxy
 from midi.schema import ControlRoute, KeyRoute
-from scorch.config import Config
+from scorch.config import Config, check_synthdefs
 from scorch.console import Console, ConsoleLine
 from scorch.errors import (
     InstanceNotFound,
@@ -44,6 +44,7 @@ class Orchestra:
     def __init__(self, config: Config, library: SynthDefLibrary | None = None) -> None:
         self.config = config
         self.library = library if library is not None else SynthDefLibrary()
+        check_synthdefs(config, set(self.library.names()), self.library.errors)
         self.views = {name: InstanceView(name, inst.group)
                       for name, inst in config.instances.items()}
         self.jack_console = Console()
@@ -258,9 +259,15 @@ class Orchestra:
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'route'}: {e['msg']}"
                                  for e in err.errors(include_url=False))
             raise InvalidRequest(f"invalid MIDI route: {problems}") from err
-        self.resolve(route.instance)
+        names = self.resolve(route.instance)
         route_id = self._midi().map(route).get(timeout=ASK)
-        return {"id": route_id, "route": route.model_dump(mode="json")}
+        out: dict[str, Any] = {"id": route_id, "route": route.model_dump(mode="json")}
+        if isinstance(route, ControlRoute):
+            missing = [n for n in names if route.node not in self.views[n].node_ids]
+            if missing:
+                out["warning"] = (f"no node {route.node!r} on {', '.join(missing)} yet: the "
+                                  "route acts once one is played with that name")
+        return out
 
     def midi_unmap(self, route_id: str) -> None:
         """Remove a run-time route by id."""

@@ -69,13 +69,8 @@ class OscClient:
         """``time.monotonic()`` of the last packet from scsynth: any reply is a sign of life."""
         self.last_status: ServerStatus | None = None
         """The latest ``/status.reply`` anyone asked for (the watchdog asks often)."""
-        self._listeners: list[Callable[[OscMessage], None]] = []
         self._thread = threading.Thread(target=self._receive, name=f"{name}-osc", daemon=True)
         self._thread.start()
-
-    def add_listener(self, listener: Callable[[OscMessage], None]) -> None:
-        """Call ``listener`` for every message received (in the receive thread)."""
-        self._listeners.append(listener)
 
     def send(self, address: str, *args: OscArg) -> None:
         """Send one message; never blocks on scsynth."""
@@ -153,8 +148,6 @@ class OscClient:
                             waiter.reply = msg
                             waiter.event.set()
                             break
-                for listener in self._listeners:
-                    listener(msg)
 
     def close(self) -> None:
         """Stop the receive thread and close the socket."""

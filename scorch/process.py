@@ -163,6 +163,8 @@ class ManagedProcess:
                     log.exception("%s: line handler failed", self.name)
         self.returncode = proc.wait()
         self.exited.set()
+        # Start-up waits match this line too: an exit ends their wait at once.
+        self._console.append(self.name, f"[scorch] {self.name} exited ({self.describe_exit()})")
         if self._on_exit is not None:
             self._on_exit(self, self.returncode)
 

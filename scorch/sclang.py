@@ -7,7 +7,7 @@ server with a marker only this process knows; never a sleep.
 from __future__ import annotations
 
 from scorch.console import Console
-from scorch.errors import BootTimeout, InstanceNotReady
+from scorch.errors import BootError, InstanceNotReady
 from scorch.process import ExitCallback, ManagedProcess
 from scorch.sclang_protocol import EVAL_SILENT
 from scorch.sclang_session import SclangSession
@@ -42,24 +42,34 @@ class Sclang:
                               env={**ENV, **(extra_env or {})}, stdin=True,
                               on_line=session.feed, on_exit=on_exit)
         proc.start()
+
+        def failed(what: str) -> BootError:
+            proc.stop(polite=proc.close_stdin, grace=0.5)
+            tail = "\n".join(x.text for x in console.since(mark, source="sclang")[-8:])
+            ended = "" if proc.alive() else f" ({proc.describe_exit()})"
+            return BootError(f"instance {name!r}: sclang {what}{ended}:\n{tail}")
+
         line = console.wait_for(f"{READY}|{FATAL}", timeout, since=mark, source="sclang")
-        if line is None or "Welcome" not in line.text:
-            proc.stop(grace=0.5)
-            raise BootTimeout(f"instance {name!r}: sclang did not start within {timeout:g} s")
+        if line is None:
+            raise failed(f"did not print its welcome within {timeout:g} s")
+        if "Welcome" not in line.text:
+            raise failed("exited while starting")
         attached = f"@@scorch-{session.framer.token}-attached@@"
         done = session.expect(attached)
-        # Server.remote pings every 0.7 s and doWhenBooted polls every 0.2 s; a
-        # short ping period while attaching makes it take milliseconds instead.
-        proc.write(
-            (f'Server.default = s = Server.remote(\\{name}, NetAddr("127.0.0.1", {server_port}));'
-             "s.aliveThreadPeriod = 0.02;"
-             "fork { while { s.serverRunning.not } { 0.005.wait }; s.aliveThreadPeriod = 0.7;"
-             f'"{attached}".postln }};').encode() + EVAL_SILENT
-        )
+        try:
+            # Server.remote pings every 0.7 s and doWhenBooted polls every 0.2 s;
+            # a short ping period while attaching makes it take milliseconds.
+            proc.write(
+                (f'Server.default = s = Server.remote(\\{name}, '
+                 f'NetAddr("127.0.0.1", {server_port}));'
+                 "s.aliveThreadPeriod = 0.02;"
+                 "fork { while { s.serverRunning.not } { 0.005.wait }; s.aliveThreadPeriod = 0.7;"
+                 f'"{attached}".postln }};').encode() + EVAL_SILENT
+            )
+        except OSError as err:
+            raise failed(f"stopped reading its input ({err})") from err
         if not done.wait(timeout):
-            proc.stop(polite=proc.close_stdin, grace=0.5)
-            raise BootTimeout(f"instance {name!r}: sclang did not attach to scsynth on port "
-                              f"{server_port} within {timeout:g} s")
+            raise failed(f"did not attach to scsynth on port {server_port} within {timeout:g} s")
         return cls(proc, session, lang_port)
 
     def repoint(self, server_port: int) -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
+from scorch.errors import InstanceNotReady
 from scorch.sclang_protocol import EVAL_SILENT, ExecuteResult, Framer, parse_output
 
 Writer = Callable[[bytes], None]
@@ -22,13 +24,33 @@ Writer = Callable[[bytes], None]
 DEFAULT_TIMEOUT = 30.0
 
 
+#: Lines kept from each end of one request's output; the middle of a flood of
+#: posts is dropped (and counted) so no request can hold unbounded memory.
+KEEP_LINES = 500
+
+
 @dataclass
 class _Pending:
     code: str
     future: Future[ExecuteResult]
     sent_at: float
     deadline: float
-    lines: list[str] = field(default_factory=list)
+    head: list[str] = field(default_factory=list)
+    tail: deque[str] = field(default_factory=lambda: deque(maxlen=KEEP_LINES))
+    dropped: int = 0
+
+    def add(self, line: str) -> None:
+        if len(self.head) < KEEP_LINES:
+            self.head.append(line)
+            return
+        if len(self.tail) == KEEP_LINES:
+            self.dropped += 1
+        self.tail.append(line)
+
+    def lines(self) -> list[str]:
+        if not self.dropped:
+            return [*self.head, *self.tail]
+        return [*self.head, f"... ({self.dropped} lines not kept) ...", *self.tail]
 
 
 class SclangSession:
@@ -68,7 +90,8 @@ class SclangSession:
         except OSError as err:
             with self._lock:
                 self._pending.pop(request_id, None)
-            raise BrokenPipeError(f"sclang is not reading its input: {err}") from err
+            raise InstanceNotReady(f"{self.instance or 'sclang'}: sclang is not reading its "
+                                   f"input ({err}); it is being restarted") from err
         return request_id, future
 
     def ping(self) -> None:
@@ -97,7 +120,7 @@ class SclangSession:
         with self._lock:
             if found is None:
                 if self._current is not None and self._current in self._pending:
-                    self._pending[self._current].lines.append(line)
+                    self._pending[self._current].add(line)
                 return
             kind, request_id, before = found
             pending = self._pending.get(request_id)
@@ -108,10 +131,10 @@ class SclangSession:
                 self._current = request_id
                 return
             if before:
-                pending.lines.append(before)
+                pending.add(before)
             del self._pending[request_id]
             self._current = None
-        result = parse_output(pending.lines, pending.code)
+        result = parse_output(pending.lines(), pending.code)
         elapsed = time.monotonic() - pending.sent_at
         pending.future.set_result(
             ExecuteResult(result.ok, result.value, result.posted, result.error, elapsed,

@@ -123,3 +123,31 @@ def test_key_lines_maps_tables_keys_and_arrays_of_tables() -> None:
     assert lines[("audio", "period")] == 2
     assert lines[("midi", "controls", "0", "cc")] == 4
     assert lines[("midi", "controls", "1", "cc")] == 6
+
+
+def test_a_midi_route_to_an_unknown_instance_names_its_line(tmp_path: Path) -> None:
+    text = ('[instances.lobby]\n[[midi.controls]]\nport = "x"\ncc = 1\ninstance = "lobbby"\n'
+            'node = "pad"\nparam = "amp"\n')
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, tmp_path / "cfg.toml")
+    assert "cfg.toml:5: midi.controls.0.instance: no instance or group named 'lobbby'" in str(
+        caught.value)
+
+
+def test_unknown_synthdefs_are_named_with_their_lines_and_the_nearest_name(
+    tmp_path: Path,
+) -> None:
+    from scorch.config import check_synthdefs
+
+    path = tmp_path / "cfg.toml"
+    path.write_text('[instances.a]\nsynthdefs = ["sine", "sawz"]\n'
+                    '[instances.a.nodes.pad]\nsynthdef = "broken"\n')
+    config = load_config(path)
+    with pytest.raises(ConfigError) as caught:
+        check_synthdefs(config, {"sine", "saw"}, {"broken": "syntax error in broken.scd"})
+    message = str(caught.value)
+    assert f"{path}:2: instances.a.synthdefs: no SynthDef 'sawz' in synthdefs/; did you mean " \
+           "'saw'?" in message
+    assert f"{path}:4: instances.a.nodes.pad.synthdef: SynthDef 'broken' failed to load: " \
+           "syntax error in broken.scd" in message
+    check_synthdefs(config, {"sine", "sawz", "broken"}, {})  # all known: no error

@@ -229,3 +229,15 @@ connect = ["system:playback_1", "system:playback_2"]
     assert connections["scorch-lobby:out_1"] == ["system:playback_3"]
     assert connections["scorch-lobby:out_2"] == ["system:playback_4"]
     assert connections["scorch-attic:out_1"] == ["system:playback_1"]
+
+
+def test_free_all_frees_every_node_and_forgets_the_named_ones(rooms: Orchestra) -> None:
+    rooms.play("gallery", "sine", {"amp": 0.01}, node="pad")
+    rooms.play("gallery", "sine", {"amp": 0.01})
+    osc = rooms.views["gallery"].osc
+    assert osc is not None
+    assert osc.status().synths >= 2
+    assert rooms.free_all("gallery") == {"gallery": ["pad"]}
+    assert osc.status().synths == 0
+    assert rooms.nodes("gallery") == {}
+    assert rooms.execute_one("gallery", "1 + 1").value == "2"  # sclang untouched

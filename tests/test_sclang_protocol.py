@@ -154,3 +154,21 @@ def test_session_pings_update_last_pong_only_for_its_token() -> None:
     assert session.last_pong == before
     session.feed("@@scorch-tok-ping@@")
     assert session.last_pong > before
+
+
+def test_a_flood_of_posts_keeps_both_ends_and_counts_the_middle() -> None:
+    from scorch.sclang_session import KEEP_LINES
+
+    session = SclangSession(lambda data: None, Framer("tok"))
+    request_id, future = session.submit("1e6.do { |i| i.postln }")
+    session.feed(f"@@scorch-tok-begin-{request_id}@@")
+    total = 3 * KEEP_LINES
+    for i in range(total):
+        session.feed(str(i))
+    session.feed("-> done")
+    session.feed(f"@@scorch-tok-end-{request_id}@@")
+    result = future.result(timeout=1)
+    assert result.value == "done"
+    assert result.posted[0] == "0" and result.posted[-1] == str(total - 1)
+    assert f"... ({total + 1 - 2 * KEEP_LINES} lines not kept) ..." in result.posted
+    assert len(result.posted) == 2 * KEEP_LINES
