@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 SOCKET_NAME = "control.sock"
 MAX_LINE = 16 * 1024 * 1024  # bytes in one request or reply: code and consoles are small
+IDLE_CONNECTIONS = 4  # a client keeps at most this many idle connections open
 
 
 class RemoteError(ScorchError):
@@ -129,7 +130,7 @@ class ControlServer:
                              daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
-        """Answer one connection's requests in order (runs in its own thread)."""
+        """Answer one connection's requests in order until the client closes it (own thread)."""
         try:
             with conn, conn.makefile("rb") as reader:
                 while True:
@@ -178,66 +179,90 @@ def _same_user(conn: socket.socket) -> bool:
 # --- client ------------------------------------------------------------------
 
 
-class ControlClient:
-    """Call a control server; one connection per calling thread, so calls run in parallel."""
+class _Connection:
+    """One connected socket and its line reader."""
 
-    def __init__(self, path: Path, errors: Mapping[str, type[Exception]] | None = None) -> None:
+    def __init__(self, path: Path) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(str(path))
+        except OSError as err:
+            sock.close()
+            raise InstanceNotReady(
+                f"the scorch installation behind {path} is not running ({err.strerror}); "
+                "start it again (`scorch run`), then restart scorch in Claude Desktop"
+            ) from err
+        self.sock = sock
+        self.reader = sock.makefile("rb")
+
+    def close(self) -> None:
+        self.reader.close()
+        self.sock.close()
+
+
+class ControlClient:
+    """Call a control server over a small pool of connections, so calls run in parallel.
+
+    A call takes an idle connection (or opens one), and gives it back when the
+    answer is in; at most ``idle`` connections are kept, extras are closed. The
+    pool is not tied to threads: the MCP server's worker threads come and go,
+    and a connection per thread would outlive them.
+    """
+
+    def __init__(self, path: Path, errors: Mapping[str, type[Exception]] | None = None,
+                 idle: int = IDLE_CONNECTIONS) -> None:
         self.path = Path(path)
         self._errors = _known_errors()
         self._errors.update(errors or {})
-        self._local = threading.local()
         self._ids = itertools.count(1)
-        self._all: list[socket.socket] = []
+        self._max_idle = idle
+        self._idle: list[_Connection] = []  # most recently used last
+        self._closed = False
         self._lock = threading.Lock()
 
-    def _connection(self) -> tuple[socket.socket, Any]:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                sock.connect(str(self.path))
-            except OSError as err:
-                sock.close()
-                raise InstanceNotReady(
-                    f"the scorch installation behind {self.path} is not running ({err.strerror}); "
-                    "start it again (`scorch run`), then restart scorch in Claude Desktop"
-                ) from err
-            conn = (sock, sock.makefile("rb"))
-            self._local.conn = conn
-            with self._lock:
-                self._all.append(sock)
-        return conn  # type: ignore[no-any-return]
+    def _take(self) -> tuple[_Connection, bool]:
+        """An idle connection (True: it may have gone stale) or a new one."""
+        with self._lock:
+            if self._idle:
+                return self._idle.pop(), True
+        return _Connection(self.path), False
 
-    def _drop(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        self._local.conn = None
-        if conn is not None:
-            conn[1].close()
-            conn[0].close()
+    def _give_back(self, conn: _Connection) -> None:
+        with self._lock:
+            if not self._closed and len(self._idle) < self._max_idle:
+                self._idle.append(conn)
+                return
+        conn.close()
 
     def call(self, method: str, args: dict[str, Any] | None = None,
              timeout: float = 30.0) -> Any:
         """Call ``method``; re-raise a remote error as the same exception kind."""
         request_id = next(self._ids)
         payload = json.dumps({"id": request_id, "method": method, "args": args or {}}).encode()
-        for attempt in (1, 2):
-            sock, reader = self._connection()
-            sock.settimeout(timeout)
+        while True:
+            conn, reused = self._take()
+            conn.sock.settimeout(timeout)
             try:
-                sock.sendall(payload + b"\n")
-                line = reader.readline(MAX_LINE)
+                conn.sock.sendall(payload + b"\n")
+                line = conn.reader.readline(MAX_LINE)
             except TimeoutError as err:
-                self._drop()
+                # A late answer would be read by the next call on this connection.
+                conn.close()
                 raise InstanceNotReady(f"the installation did not answer {method!r} "
                                        f"within {timeout:g} s") from err
             except OSError:
                 line = b""
             if line:
                 break
-            self._drop()  # the server closed an idle connection: reconnect once
-            if attempt == 2:
+            conn.close()
+            if not reused:
                 raise InstanceNotReady(f"the scorch installation behind {self.path} "
                                        "closed the connection (did it stop?)")
+            # An idle connection the server has closed: try the next one, or a new one.
+        if not line.endswith(b"\n"):
+            conn.close()  # the rest of this answer is still on the wire
+            raise RemoteError(f"the answer to {method!r} is longer than {MAX_LINE} bytes")
+        self._give_back(conn)
         reply = json.loads(line)
         if "error" in reply:
             raise self._error(reply["error"])
@@ -254,12 +279,13 @@ class ControlClient:
         return err
 
     def close(self) -> None:
-        """Close every connection this client opened."""
+        """Close the idle connections; those in use close when their call ends."""
         with self._lock:
-            socks, self._all = self._all, []
-        for sock in socks:
+            self._closed = True
+            conns, self._idle = self._idle, []
+        for conn in conns:
             with contextlib.suppress(OSError):
-                sock.close()
+                conn.close()
 
 
 def _answers(path: Path, timeout: float = 1.0) -> bool:

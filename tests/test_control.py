@@ -6,10 +6,12 @@ states and every "not ready" error come from the facade without any process.
 
 from __future__ import annotations
 
+import os
 import socket
 import stat
+import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,13 @@ from mcp import Client
 from mcp_server.server import build_server
 from scorch.backend import BadArgument, LocalBackend, RemoteBackend
 from scorch.config import parse_config
-from scorch.control import ControlClient, ControlServer, RemoteError, find_running
+from scorch.control import (
+    IDLE_CONNECTIONS,
+    ControlClient,
+    ControlServer,
+    RemoteError,
+    find_running,
+)
 from scorch.errors import InstanceNotFound, InstanceNotReady, ScorchError
 from scorch.orchestra import Orchestra
 from scorch.synthdefs import UnknownSynthDef
@@ -157,6 +165,108 @@ def test_a_stopped_installation_is_reported_not_crashed(served: ControlServer) -
     with pytest.raises(InstanceNotReady, match=r"not running|closed the connection"):
         client.call("instances")
     client.close()
+
+
+def client_ends(path: Path) -> int:
+    """File descriptors of this process connected to the socket at ``path`` (client ends).
+
+    A client end's peer is the socket path; the server's ends and the listening
+    socket have none, so each connection counts once.
+    """
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if not os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                continue
+            dup = socket.socket(fileno=os.dup(int(fd)))
+        except OSError:
+            continue  # closed meanwhile, or the listing's own descriptor
+        with dup:
+            if dup.family == socket.AF_UNIX:
+                try:
+                    peer = dup.getpeername()
+                except OSError:
+                    continue
+                count += peer == str(path)
+    return count
+
+
+def conn_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name == "control-conn"}
+
+
+def run_threads(target: Callable[[], None], count: int, *, together: bool) -> None:
+    """Run ``target`` in ``count`` short-lived threads, all at once or one after another."""
+    threads = [threading.Thread(target=target) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+        if not together:
+            thread.join(timeout=10)
+    for thread in threads:
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+@linux_only
+def test_short_lived_threads_one_after_another_share_one_connection(
+        client: ControlClient) -> None:
+    answers: list[str] = []
+    run_threads(lambda: answers.append(client.call("ping")["instances"][0]), 20,
+                together=False)
+    assert answers == ["alpha"] * 20
+    assert client_ends(client.path) == 1
+
+
+@linux_only
+def test_fifty_short_lived_threads_leave_no_more_than_the_idle_pool_open(
+        served: ControlServer) -> None:
+    before = conn_threads()
+    client = ControlClient(served.path)
+    barrier = threading.Barrier(50, timeout=10)
+    answers: list[str] = []
+
+    def ask() -> None:
+        barrier.wait()  # all 50 in flight together, so the pool has to grow
+        answers.append(client.call("status", {"selector": "beta"})[0]["name"])
+
+    run_threads(ask, 50, together=True)
+    assert answers == ["beta"] * 50
+    assert 1 <= client_ends(served.path) <= IDLE_CONNECTIONS
+    serving = conn_threads() - before
+    assert serving  # the server did run a thread per connection
+    client.close()
+    assert client_ends(served.path) == 0
+    for thread in serving:  # each ends once its client end is closed
+        thread.join(timeout=5)
+    assert not [t for t in serving if t.is_alive()]
+
+
+def test_a_long_call_does_not_hold_up_other_callers(
+        served: ControlServer, orchestra: Orchestra, client: ControlClient) -> None:
+    entered, done = threading.Event(), threading.Event()
+
+    class Waiting(LocalBackend):
+        def wait_for(self, name: str, pattern: str, timeout: float,
+                     since: int | None) -> dict[str, Any] | None:
+            entered.set()
+            done.wait(timeout)
+            return None
+
+    served.backend = Waiting(orchestra)
+    waited: list[Any] = []
+    waiter = threading.Thread(target=lambda: waited.append(client.call(
+        "wait_for", {"name": "alpha", "pattern": "x", "timeout": 10.0, "since": None})))
+    waiter.start()
+    try:
+        assert entered.wait(5)
+        assert client.call("ping", timeout=5)["instances"] == ["alpha", "beta"]
+    finally:
+        done.set()
+        waiter.join(timeout=5)
+    assert waited == [None]
 
 
 # --- the MCP tools over both backends ----------------------------------------
