@@ -1,7 +1,9 @@
 """The control socket: owner-only, one server per installation, same answers as in-process.
 
-An Orchestra that is built but not started is real enough here: names, groups,
-states and every "not ready" error come from the facade without any process.
+The socket's own behaviour (permissions, errors, the connection pool) is tested
+on an Orchestra that is built but not started: names, groups, states and every
+"not ready" error come from the facade without any process. Whether hosted and
+attached give the same answers is tested on a real, started orchestra.
 """
 
 from __future__ import annotations
@@ -28,7 +30,13 @@ from scorch.control import (
     RemoteError,
     find_running,
 )
-from scorch.errors import InstanceNotFound, InstanceNotReady, ScorchError
+from scorch.errors import (
+    InstanceNotFound,
+    InstanceNotReady,
+    MidiUnavailable,
+    NodeNotFound,
+    ScorchError,
+)
 from scorch.orchestra import Orchestra
 from scorch.synthdefs import UnknownSynthDef
 
@@ -269,45 +277,181 @@ def test_a_long_call_does_not_hold_up_other_callers(
     assert waited == [None]
 
 
-# --- the MCP tools over both backends ----------------------------------------
+# --- hosted and attached, on a real orchestra --------------------------------
+
+REAL = """
+state_dir = "{state}"
+[audio]
+jack_server = "scorch-test-control"
+[midi]
+enabled = false
+[instances.alpha]
+group = "rooms"
+synthdefs = ["sine"]
+[instances.beta]
+group = "rooms"
+"""
+
+#: Fields that change between two calls one after the other (``synths`` and
+#: ``ugens`` too: a released synth fades out on its own, and /status is polled).
+VOLATILE = frozenset({"since", "uptime", "cpu", "peak_cpu", "avg_cpu", "actual_sample_rate",
+                      "synths", "ugens", "elapsed_ms"})
+
+
+def stable(answer: Any) -> Any:
+    """``answer`` without the fields that change between two calls."""
+    if isinstance(answer, dict):
+        return {k: stable(v) for k, v in answer.items() if k not in VOLATILE}
+    if isinstance(answer, list):
+        return [stable(v) for v in answer]
+    return answer
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlServer]:
+    """A started two-instance orchestra, served on its control socket (once per module)."""
+    state = tmp_path_factory.mktemp("control") / "state"
+    orch = Orchestra(parse_config(REAL.format(state=state), state.parent / "config.toml"))
+    server = ControlServer(orch, state)
+    try:
+        assert orch.start() == {"alpha": None, "beta": None}
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        orch.stop()
 
 
 @pytest.fixture
+def backends(real: ControlServer) -> Iterator[tuple[LocalBackend, RemoteBackend]]:
+    remote = RemoteBackend(real.path)
+    yield real.backend, remote
+    remote.client.close()
+
+
+@pytest.mark.integration
+def test_instances_and_status_agree_on_every_stable_field(
+        backends: tuple[LocalBackend, RemoteBackend]) -> None:
+    local, remote = backends
+    rows = local.instances()
+    assert [(r["name"], r["state"]) for r in rows] == [("alpha", "READY"), ("beta", "READY")]
+    assert stable(remote.instances()) == stable(rows)
+    status = local.status("rooms")
+    assert status[0]["pids"]["scsynth"] > 0 and status[0]["server"]["nominal_sample_rate"]
+    assert stable(remote.status("rooms")) == stable(status)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("code", "ok"), [("1 + 1", True), ("1 +* ) (", False)])
+def test_execute_gives_the_same_value_or_the_same_error_at_the_same_place(
+        backends: tuple[LocalBackend, RemoteBackend], code: str, ok: bool) -> None:
+    local, remote = backends
+    mine = local.execute("rooms", code, 5.0)
+    assert [r["ok"] for r in mine] == [ok, ok]
+    if ok:
+        assert mine[0]["value"] == "2"
+    else:
+        assert mine[0]["error"]["kind"] == "parse"
+        assert (mine[0]["error"]["line"], mine[0]["error"]["char"]) == (1, 6)
+    assert stable(remote.execute("rooms", code, 5.0)) == stable(mine)
+
+
+@pytest.mark.integration
+def test_play_set_and_release_of_a_named_node_give_the_same_answers(
+        backends: tuple[LocalBackend, RemoteBackend]) -> None:
+    answers = []
+    for backend in backends:  # the same node, played and released by each side in turn
+        played = backend.play("alpha", "sine", {"freq": 440.0}, "pair")
+        assert played.pop("node_id") > 0
+        nodes = backend.status("alpha")[0]["nodes"]
+        assert nodes["pair"]["params"]["freq"] == 440.0
+        changed = backend.set("alpha", "pair", {"freq": 220.0})
+        released = backend.release("alpha", "pair")
+        answers.append((played, changed, released))
+    assert answers[0][1]["params"]["freq"] == 220.0 and answers[0][2]["released"] is True
+    assert answers[1] == answers[0]
+
+
+@pytest.mark.integration
+def test_console_wait_for_and_events_give_the_same_lines(
+        backends: tuple[LocalBackend, RemoteBackend]) -> None:
+    local, remote = backends
+    local.execute("alpha", '"parity-mark".postln', 5.0)
+    line = local.wait_for("alpha", "parity-mark", 5.0, 0)
+    assert line is not None
+    assert remote.wait_for("alpha", "parity-mark", 5.0, 0) == line
+    lines = local.console("alpha", 5, False)
+    assert line in lines
+    assert remote.console("alpha", 5, False) == lines
+    events = local.events("*", 0)
+    assert {e["instance"] for e in events} == {"alpha", "beta"}
+    assert remote.events("*", 0) == events
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("method", "args", "kind"), [
+    ("status", ("nobody",), InstanceNotFound),
+    ("execute", ("nobody", "1", 5.0), InstanceNotFound),
+    ("console", ("nobody", 5, False), InstanceNotFound),
+    ("release", ("alpha", "nobody"), NodeNotFound),
+    ("play", ("alpha", "sine", {"fre": 1.0}, None), BadArgument),
+    ("midi", ("ports", {}), MidiUnavailable),
+])
+def test_errors_are_the_same_kind_with_the_same_message(
+        backends: tuple[LocalBackend, RemoteBackend], method: str, args: tuple[Any, ...],
+        kind: type[Exception]) -> None:
+    raised = []
+    for backend in backends:
+        with pytest.raises(kind) as error:
+            getattr(backend, method)(*args)
+        raised.append((type(error.value), str(error.value)))
+    assert raised[0][0] is kind and raised[0][1]
+    assert raised[1] == raised[0]
+
+
+# --- the MCP tools over both backends ----------------------------------------
+
+
+@pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
 
 
 @pytest.fixture
-async def both(orchestra: Orchestra, served: ControlServer
-               ) -> AsyncIterator[tuple[Client, Client]]:
-    async with Client(build_server(LocalBackend(orchestra))) as local, \
-            Client(build_server(RemoteBackend(served.path))) as remote:
-        yield local, remote
+async def both(real: ControlServer) -> AsyncIterator[tuple[Client, Client]]:
+    remote = RemoteBackend(real.path)
+    async with Client(build_server(real.backend)) as local, \
+            Client(build_server(remote)) as attached:
+        yield local, attached
+    remote.client.close()
 
 
+@pytest.mark.integration
 @pytest.mark.anyio
-@pytest.mark.parametrize(("tool", "args"), [
-    ("list_instances", {}),
-    ("status", {"instance": "nobody"}),
-    ("execute", {"instance": "rooms", "code": "1"}),
-    ("execute", {"instance": "alpha", "code": ""}),
-    ("synthdefs", {"action": "describe", "name": "sine"}),
-    ("synthdefs", {"action": "describe", "name": "nope"}),
-    ("play", {"instance": "alpha", "synthdef": "sine", "params": {"fre": 1}}),
-    ("console", {"instance": "beta"}),
-    ("events", {"instance": "*"}),
-    ("midi", {"action": "ports"}),
+@pytest.mark.parametrize(("tool", "args", "is_error"), [
+    ("list_instances", {}, False),
+    ("status", {"instance": "rooms"}, False),
+    ("status", {"instance": "nobody"}, True),
+    ("execute", {"instance": "rooms", "code": "1"}, False),
+    ("execute", {"instance": "alpha", "code": "1 +* ) ("}, True),
+    ("execute", {"instance": "alpha", "code": ""}, True),
+    ("synthdefs", {"action": "describe", "name": "sine"}, False),
+    ("synthdefs", {"action": "describe", "name": "nope"}, True),
+    ("play", {"instance": "alpha", "synthdef": "sine", "params": {"fre": 1}}, True),
+    ("console", {"instance": "beta"}, False),
+    ("events", {"instance": "*"}, False),
+    ("midi", {"action": "ports"}, True),
 ])
 async def test_hosted_and_attached_tools_give_the_same_answers(
-        both: tuple[Client, Client], tool: str, args: dict[str, Any]) -> None:
+        both: tuple[Client, Client], tool: str, args: dict[str, Any], is_error: bool) -> None:
     local, remote = both
     mine, theirs = await local.call_tool(tool, args), await remote.call_tool(tool, args)
-    assert mine.is_error == theirs.is_error
-    if mine.is_error:
+    assert mine.is_error is is_error and theirs.is_error is is_error
+    if is_error:
         assert mine.content == theirs.content
-    else:
-        assert mine.structured_content is not None and theirs.structured_content is not None
-        if tool == "list_instances":
-            assert mine.structured_content.pop("mode") == "hosted"
-            assert theirs.structured_content.pop("mode") == "attached"
-        assert mine.structured_content == theirs.structured_content
+        return
+    assert mine.structured_content is not None and theirs.structured_content is not None
+    if tool == "list_instances":
+        assert mine.structured_content.pop("mode") == "hosted"
+        assert theirs.structured_content.pop("mode") == "attached"
+    assert stable(mine.structured_content) == stable(theirs.structured_content)
