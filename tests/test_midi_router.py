@@ -11,7 +11,6 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import pykka
 import pytest
 import rtmidi
 
@@ -340,28 +339,48 @@ def test_run_time_routes_survive_a_restart_of_the_router(
     assert second.routes().get(timeout=ASK) == []
 
 
-def test_learn_returns_the_next_control_that_moves(targets, hardware, router_factory):
+def test_learn_returns_none_when_nothing_moves_in_time(targets, router_factory):
     router = router_factory(targets)
-    assert router.learn(0.05).get(timeout=ASK) is None  # nothing moved
+    assert router.learn(0.05).get(timeout=ASK).result(timeout=ASK) is None
+
+
+def test_learning_leaves_the_router_answering_and_returns_the_first_control_moved(
+    targets, hardware, router_factory
+):
+    router = router_factory(targets)
     wait_connected(router, hardware)
-    learned = router.learn(3.0)
-
-    def moved() -> object:
-        # The router arms learning when the actor gets to it: move until it answers.
-        nonlocal learned
-        hardware.send(0xB4, 21, 5)
-        try:
-            result = learned.get(timeout=0.02)
-        except pykka.Timeout:
-            return None
-        if result is not None and result["number"] == 119:  # a late connection probe
-            learned = router.learn(3.0)
-            return None
-        return result
-
-    assert wait_for(moved, timeout=4) == {
+    learned = router.learn(30.0).get(timeout=ASK)  # armed once the ask returns
+    router.rescan()
+    router.refresh_targets()
+    # A learn that held the actor would leave these queued behind it for 30 s.
+    assert router.routes().get(timeout=1.0) == []
+    assert hardware.name in router.ports().get(timeout=1.0)["inputs"]
+    assert not learned.done()
+    hardware.send(0xB4, 21, 5)
+    hardware.send(0xB4, 22, 6)
+    assert learned.result(timeout=ASK) == {
         "port": hardware.name, "channel": 5, "kind": "cc", "number": 21, "value": 5
     }
+
+
+def test_learners_armed_together_all_get_the_event(targets, hardware, router_factory):
+    router = router_factory(targets)
+    wait_connected(router, hardware)
+    first = router.learn(30.0).get(timeout=ASK)
+    second = router.learn(30.0).get(timeout=ASK)
+    hardware.send(0x90, 60, 100)
+    assert first.result(timeout=ASK) == second.result(timeout=ASK) == {
+        "port": hardware.name, "channel": 1, "kind": "note", "number": 60, "value": 100
+    }
+
+
+def test_stopping_while_learning_is_quick_and_ends_the_learn_with_none(
+    targets, router_factory
+):
+    router = router_factory(targets)
+    learned = router.learn(120.0).get(timeout=ASK)
+    router.actor_ref.stop(timeout=ASK)
+    assert learned.result(timeout=0) is None
 
 
 def test_panic_releases_every_voice(targets, servers, hardware, router_factory):
@@ -382,7 +401,12 @@ def test_send_reaches_a_named_output_port(targets, jack, router_factory):
     got = threading.Event()
     synth = rtmidi.MidiIn(rtmidi.API_UNIX_JACK, name="fakesynth")
     synth.ignore_types(timing=False)
-    synth.set_callback(lambda event, _: (received.append(event[0]), got.set()))
+
+    def on_message(event: tuple[list[int], float], _data: object) -> None:
+        received.append(event[0])
+        got.set()
+
+    synth.set_callback(on_message)
     synth.open_virtual_port("Hardware Synth In")
     try:
         router = router_factory(targets)
