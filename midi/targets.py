@@ -8,8 +8,10 @@ from typing import Protocol
 class Targets(Protocol):
     """Instances as the router sees them; the orchestra facade implements this.
 
-    The router calls these from its actor thread only (never from the MIDI
-    callback), at start, on every route change and on every rescan tick.
+    The router never calls these from the MIDI callback. It calls ``resolve``,
+    ``endpoint`` and ``node_id`` from its actor thread: at start, on every route
+    change and on every rescan tick. It calls ``param_changed`` from its sender
+    thread, in batches, so that one must be safe to call from any thread.
     """
 
     def resolve(self, selector: str) -> list[str]:
@@ -28,5 +30,5 @@ class Targets(Protocol):
         ...
 
     def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
-        """Record a value in the desired state; must not block (a pykka ``tell``)."""
+        """Record a value in the desired state; must not block and must be thread-safe."""
         ...

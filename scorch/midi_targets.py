@@ -37,5 +37,10 @@ class OrchestraTargets:
         return self._views[instance].node_ids.get(node)
 
     def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
-        """Keep the value for restores (a tell: never blocks the router)."""
+        """Keep the value for restores.
+
+        Called from the router's sender thread, not its actor thread: the proxy
+        call only puts a message in the instance actor's thread-safe inbox (no one
+        waits on its future), so it is safe from any thread and never blocks.
+        """
         self._proxies[instance].remember_params(node, {param: value})
