@@ -214,7 +214,7 @@ def measure_throughput(
 def run(samples: int, rate: int, seconds: float) -> dict:
     """Start jackd, the player process, the baseline and the router; return every figure."""
     sys.path.insert(0, str(ROOT))
-    from tests.test_midi_harness import jack_server
+    from tests.harness import jack_server
 
     with jack_server("scorch-bench-midi") as jack:
         os.environ["JACK_DEFAULT_SERVER"] = jack

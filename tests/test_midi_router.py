@@ -18,7 +18,7 @@ from actors.midi_router import MidiRouter, MidiRouterProxy
 from midi.curves import make_curve
 from midi.schema import ControlRoute, KeyRoute, MidiConfig
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
-from tests.test_midi_harness import (
+from tests.harness import (
     PARAM_DEF,
     VOICE_DEF,
     Scsynth,
