@@ -391,34 +391,34 @@ class MidiRouter(pykka.ThreadingActor):
         while not self._halt.is_set():
             self._wake.clear()  # before looking, so a value held back from now on wakes us
             now = time.monotonic_ns() * 1e-9  # the callback's clock
-            with self._lock:
-                ready, next_due = self._coalescer.due(now)
-                for address_packet in ready:
-                    self._socket.sendto(address_packet[1], address_packet[0])
-                self._counts["sent"] += len(ready)
-                dirty = None
-                if now >= next_report and self._dirty:
-                    dirty, self._dirty = self._dirty, {}
-            if now >= next_report:
+            report = now >= next_report
+            next_due = self._flush(now, report)
+            if report:
                 next_report = now + _REPORT_EVERY
-            if dirty:
-                for (instance, node, param), value in dirty.items():
-                    try:
-                        self._targets.param_changed(instance, node, param, value)
-                    except Exception:
-                        log.exception("reporting %s.%s.%s failed", instance, node, param)
             wait = next_report - now if next_due is None else min(next_due, next_report) - now
             self._wake.wait(max(wait, 0.0))
+        self._flush(float("inf"), report=True)
+
+    def _flush(self, now: float, report: bool) -> float | None:
+        """Send the values held back until ``now``; with ``report``, report applied values.
+
+        Return when the next held-back value is due (None if none is).
+        """
+        dirty = None
         with self._lock:
-            ready, _ = self._coalescer.due(float("inf"))
+            ready, next_due = self._coalescer.due(now)
             for address, packet in ready:
                 self._socket.sendto(packet, address)
-            dirty, self._dirty = self._dirty, {}
-        for (instance, node, param), value in dirty.items():
-            try:
-                self._targets.param_changed(instance, node, param, value)
-            except Exception:
-                log.exception("reporting %s.%s.%s failed", instance, node, param)
+            self._counts["sent"] += len(ready)
+            if report and self._dirty:
+                dirty, self._dirty = self._dirty, {}
+        if dirty:  # outside the lock: the callback never waits on the orchestra
+            for (instance, node, param), value in dirty.items():
+                try:
+                    self._targets.param_changed(instance, node, param, value)
+                except Exception:
+                    log.exception("reporting %s.%s.%s failed", instance, node, param)
+        return next_due
 
     def _rescan_loop(self) -> None:
         proxy = self.actor_ref.proxy()
