@@ -77,18 +77,11 @@ _RELEASE_HEAD, _RELEASE_TAIL = _RELEASE[:16], _RELEASE[20:]
 class MidiRouter(pykka.ThreadingActor):
     """Route MIDI ports to instances: control routes move parameters, key routes play."""
 
-    def __init__(
-        self,
-        config: MidiConfig,
-        targets: Targets,
-        state_dir: Path,
-        synthdef_specs: Any = None,
-    ) -> None:
+    def __init__(self, config: MidiConfig, targets: Targets, state_dir: Path) -> None:
         super().__init__()
         self._config = config
         self._targets = targets
         self._store = Path(state_dir) / FILENAME
-        self._synthdef_specs = synthdef_specs
         self._client = config.virtual_port or "scorch"
         self._engine = Engine()
         self._lock = threading.Lock()
