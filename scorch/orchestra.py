@@ -278,8 +278,10 @@ class Orchestra:
 
     def midi_learn(self, timeout_s: float = 10.0) -> dict[str, Any] | None:
         """Wait for the next control or note moved on any port (None on timeout)."""
-        return self._midi().learn(timeout_s).get(  # type: ignore[no-any-return]
-            timeout=timeout_s + ASK)
+        # The router arms the learn and answers at once; the future fills when a
+        # control moves, so the router keeps serving while we wait.
+        learned = self._midi().learn(timeout_s).get(timeout=ASK)
+        return learned.result(timeout=timeout_s + ASK)  # type: ignore[no-any-return]
 
     def midi_send(self, port: str, message: dict[str, Any]) -> None:
         """Send a message such as ``{"type": "note_on", "note": 60, "velocity": 90}``."""

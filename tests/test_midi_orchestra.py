@@ -9,6 +9,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import rtmidi
@@ -196,3 +197,20 @@ def test_midi_can_be_disabled_in_the_config(
     assert orchestra.midi_error == "MIDI is disabled in the config ([midi] enabled = false)"
     with pytest.raises(MidiUnavailable, match="disabled"):
         orchestra.midi_routes()
+
+
+def test_learn_returns_the_next_control_moved_through_the_facade(
+    orch: Orchestra, knobs: Device
+) -> None:
+    assert orch.midi_learn(0.1) is None  # nothing moved
+    with ThreadPoolExecutor(1) as pool:
+        learned = pool.submit(orch.midi_learn, 10.0)
+        deadline = time.monotonic() + 10
+        while not learned.done():  # a new port connects within a rescan
+            assert time.monotonic() < deadline, "learn never saw the knob"
+            knobs.send(0xB2, 21, 99)
+            time.sleep(0.05)
+        result = learned.result()
+    assert result is not None
+    assert (result["channel"], result["kind"], result["number"]) == (3, "cc", 21)
+    assert "scorchtest-knobs" in result["port"]
