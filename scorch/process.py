@@ -75,7 +75,8 @@ def stopped(pid: int | None) -> bool:
 
 
 ExitCallback = Callable[["ManagedProcess", int], None]
-LineCallback = Callable[[str], None]
+LineCallback = Callable[[str], "str | None"]
+"""Sees every line first; returns what the console keeps (None: nothing)."""
 
 
 class ManagedProcess:
@@ -155,12 +156,14 @@ class ManagedProcess:
         assert proc is not None and proc.stdout is not None
         for raw in iter(proc.stdout.readline, b""):
             text = raw.decode(errors="replace").rstrip("\r\n")
-            self._console.append(self.name, text)
+            keep: str | None = text
             if self._on_line is not None:
                 try:
-                    self._on_line(text)
+                    keep = self._on_line(text)
                 except Exception:
                     log.exception("%s: line handler failed", self.name)
+            if keep is not None:
+                self._console.append(self.name, keep)
         self.returncode = proc.wait()
         self.exited.set()
         # Start-up waits match this line too: an exit ends their wait at once.

@@ -94,9 +94,10 @@ class Framer:
             raise CodeRejected("code must not contain the bytes \\x0c or \\x1b (sclang delimiters)")
         begin = f'"{self._begin}{request_id}@@".postln;'.encode()
         end = f'"{self._end}{request_id}@@".postln;'.encode()
-        # The leading newline ends any partial line left by an earlier .post.
+        # A marker is found anywhere in a line, so a partial line left by an
+        # earlier .post needs no newline first.
         return (
-            b'"".postln;' + begin + EVAL_SILENT
+            begin + EVAL_SILENT
             + code.encode() + EVAL_PRINT
             + end + EVAL_SILENT
         )

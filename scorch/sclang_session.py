@@ -105,31 +105,36 @@ class SclangSession:
             self._marks[marker] = event
         return event
 
-    def feed(self, line: str) -> None:
-        """Take one line sclang printed (called from the reader thread)."""
+    def feed(self, line: str) -> str | None:
+        """Take one line sclang printed (in the reader thread); return what the console keeps.
+
+        scorch's own markers and pings are protocol, not output: the console
+        keeps only the text around them.
+        """
         if self._ping_prefix in line:
             self.last_pong = time.monotonic()
-            return
+            return line.split(self._ping_prefix, 1)[0] or None
         if self._marks:
             with self._lock:
                 for marker, event in list(self._marks.items()):
                     if marker in line:
                         event.set()
                         del self._marks[marker]
+                        return line.split(marker, 1)[0] or None
         found = self.framer.marker(line)
         with self._lock:
             if found is None:
                 if self._current is not None and self._current in self._pending:
                     self._pending[self._current].add(line)
-                return
+                return line
             kind, request_id, before = found
             pending = self._pending.get(request_id)
             if pending is None:
-                return
+                return before or None
             self.last_pong = time.monotonic()
             if kind == "begin":
                 self._current = request_id
-                return
+                return before or None
             if before:
                 pending.add(before)
             del self._pending[request_id]
@@ -140,6 +145,7 @@ class SclangSession:
             ExecuteResult(result.ok, result.value, result.posted, result.error, elapsed,
                           self.instance, result.warnings)
         )
+        return before or None
 
     def is_pending(self, request_id: int) -> bool:
         """True while request ``request_id`` has not finished."""

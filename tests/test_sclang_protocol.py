@@ -172,3 +172,16 @@ def test_a_flood_of_posts_keeps_both_ends_and_counts_the_middle() -> None:
     assert result.posted[0] == "0" and result.posted[-1] == str(total - 1)
     assert f"... ({total + 1 - 2 * KEEP_LINES} lines not kept) ..." in result.posted
     assert len(result.posted) == 2 * KEEP_LINES
+
+
+def test_protocol_lines_are_kept_out_of_the_console_but_text_around_them_stays() -> None:
+    session = SclangSession(lambda data: None, Framer("tok"))
+    request_id, _ = session.submit("1")
+    assert session.feed("@@scorch-tok-ping@@") is None
+    assert session.feed("partial@@scorch-tok-ping@@") == "partial"
+    assert session.feed(f"@@scorch-tok-begin-{request_id}@@") is None
+    assert session.feed("posted by the code") == "posted by the code"
+    assert session.feed("-> 1") == "-> 1"
+    assert session.feed(f"tail@@scorch-tok-end-{request_id}@@") == "tail"
+    attached = session.expect("@@scorch-tok-attached@@")
+    assert session.feed("@@scorch-tok-attached@@") is None and attached.is_set()
