@@ -32,6 +32,7 @@ from mcp import Client, StdioServerParameters
 from bench.report import write_section
 from scorch.control import find_running
 from scorch.process import DIE_WITH_PARENT
+from tests.harness import two_rooms
 
 ROOT = Path(__file__).resolve().parent.parent
 SCORCH = str(Path(sys.executable).parent / "scorch")
@@ -40,16 +41,7 @@ GOALS = {"list_instances": 10.0, "execute": 5.0}  # ms at the median
 
 def write_config(folder: Path) -> Path:
     config = folder / "config.toml"
-    config.write_text(f"""
-state_dir = "{folder / 'state'}"
-[audio]
-jack_server = "scorch-bench-mcp"
-[instances.alpha]
-group = "rooms"
-synthdefs = ["sine"]
-[instances.beta]
-group = "rooms"
-""")
+    config.write_text(two_rooms(folder / "state", "scorch-bench-mcp"))
     return config
 
 

@@ -1,4 +1,4 @@
-"""Real processes for the MIDI tests and benchmark: jackd, scsynth, test SynthDefs.
+"""Real processes and configs shared by tests and benchmarks: jackd, scsynth, SynthDefs.
 
 Each is started the way scorch starts its own: jackd from ``actors.jack``'s
 command line, scsynth by ``scorch.scsynth``, both as a ``ManagedProcess`` (own
@@ -195,3 +195,17 @@ def wait_for(predicate: Callable[..., T], timeout: float = 5.0, interval: float 
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout} s: {predicate}")
         time.sleep(interval)
+
+
+def two_rooms(state_dir: Path, jack_server: str) -> str:
+    """A config with instances alpha and beta in group rooms (ports picked free)."""
+    return f"""
+state_dir = "{state_dir}"
+[audio]
+jack_server = "{jack_server}"
+[instances.alpha]
+group = "rooms"
+synthdefs = ["sine"]
+[instances.beta]
+group = "rooms"
+"""

@@ -24,6 +24,7 @@ from mcp import Client, StdioServerParameters
 from scorch.control import find_running
 from scorch.osc_client import OscClient
 from scorch.process import DIE_WITH_PARENT
+from tests.harness import two_rooms
 
 pytestmark = [pytest.mark.integration]
 
@@ -40,16 +41,7 @@ def setup(tmp_path: Path) -> Iterator[dict[str, Any]]:
     """A two-instance config on its own JACK server; kills whatever is left by pid."""
     jack = f"scorch-test-mcpe2e-{tmp_path.name[-12:]}"
     config = tmp_path / "config.toml"
-    config.write_text(f"""
-state_dir = "{tmp_path / 'state'}"
-[audio]
-jack_server = "{jack}"
-[instances.alpha]
-group = "rooms"
-synthdefs = ["sine"]
-[instances.beta]
-group = "rooms"
-""")
+    config.write_text(two_rooms(tmp_path / "state", jack))
     info: dict[str, Any] = {"config": config, "jack": jack, "log": tmp_path / "mcp.log",
                             "state": tmp_path / "state"}
     yield info

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,25 +15,12 @@ from scorch.backend import LocalBackend
 from scorch.config import parse_config
 from scorch.orchestra import Orchestra
 from scorch.osc_client import OscClient
+from tests.harness import two_rooms
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
 TOOLS = {"list_instances", "execute", "stop", "status", "instance", "console", "wait_for",
          "synthdefs", "play", "set", "release", "midi", "events"}
-
-
-def two_rooms(state_dir: Path, jack_server: str) -> str:
-    """A config with instances alpha and beta in group rooms (ports picked free)."""
-    return f"""
-state_dir = "{state_dir}"
-[audio]
-jack_server = "{jack_server}"
-[instances.alpha]
-group = "rooms"
-synthdefs = ["sine"]
-[instances.beta]
-group = "rooms"
-"""
 
 
 @pytest.fixture(scope="module")
