@@ -38,7 +38,6 @@ class Voice:
     """The route lets the sustain pedal hold this voice."""
     held: bool = True
     """The key is still down."""
-    serial: int = 0
 
 
 @dataclass
@@ -46,7 +45,6 @@ class Voices:
     """Every sounding voice, indexed by key and by route, oldest first."""
 
     _next: int = 0
-    _serial: int = 0
     _by_key: dict[tuple[str, int, int], list[Voice]] = field(default_factory=dict)
     _by_group: dict[tuple[str, str], list[Voice]] = field(default_factory=dict)
     _pedal: set[ChannelKey] = field(default_factory=set)
@@ -59,8 +57,6 @@ class Voices:
 
     def note_on(self, voice: Voice, limit: int) -> list[Voice]:
         """Add ``voice``; return the voices to release: a retriggered key's, the stolen."""
-        self._serial += 1
-        voice.serial = self._serial
         key = (*voice.channel, voice.note)
         released = [
             v for v in self._by_key.get(key, ()) if v.route_id == voice.route_id

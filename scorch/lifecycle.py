@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import itertools
 import threading
 import time
 from collections import deque
@@ -48,16 +47,6 @@ class Event:
     kind: Kind
     message: str
     details: dict[str, Any] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready form."""
-        return {"seq": self.seq, "time": self.time, "instance": self.instance,
-                "kind": str(self.kind), "message": self.message, **self.details}
-
-
-# One sequence for every instance's events, so "events since N" means the same
-# thing whether it asks one instance or all of them.
-_sequence = itertools.count(1)
 
 
 class EventLog:
