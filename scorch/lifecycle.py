@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import itertools
 import threading
 import time
 from collections import deque
@@ -47,6 +48,11 @@ class Event:
     kind: Kind
     message: str
     details: dict[str, Any] = field(default_factory=dict)
+
+
+# One sequence for every instance's events, so "events since N" means the same
+# thing whether it asks one instance or all of them.
+_sequence = itertools.count(1)
 
 
 class EventLog:
