@@ -181,8 +181,7 @@ class Instance(pykka.ThreadingActor):
         if self._state() in (State.STOPPED,) and not self._scsynth and not self._sclang:
             return
         self._set_state(State.STOPPING)
-        self._stop_sclang()
-        self._stop_scsynth()
+        self._shutdown_quietly()
         self._set_state(State.STOPPED)
         self._event(Kind.STOPPED, "stopped")
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.midi_latency import NODE, PARAMS, ListenerTargets, percentile
+from bench.midi_latency import NODE, PARAMS, ListenerTargets, bench_config, percentile
 
 PORT = "benchrouter:router"
 BATCH = 1000
@@ -39,18 +39,8 @@ def make_router(listener: tuple[str, int], state_dir: Path, coalesce: float) -> 
     from actors.midi_router import MidiRouter
     from midi.engine import Snapshot
     from midi.routes import compile_table, resolve_all
-    from midi.schema import MidiConfig
 
-    controls = [
-        {"cc": cc, "port": "benchrouter", "instance": "bench", "node": "n",
-         "param": f"p{cc}", "range": [0, 127], "takeover": "immediate"}
-        for cc in range(1, PARAMS + 1)
-    ]
-    keys = [{"port": "benchrouter", "instance": "bench", "synthdef": "v", "voices": 64}]
-    config = MidiConfig.model_validate(
-        {"backend": "jack", "virtual_port": "", "inputs": [], "controls": controls, "keys": keys,
-         "coalesce_interval": coalesce}
-    )
+    config = bench_config(coalesce)
     targets = ListenerTargets(listener)
     router = MidiRouter(config, targets, state_dir)
     # What _refresh_targets does once the port is open, without a backend.

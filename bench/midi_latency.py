@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import write_section
+from midi.schema import MidiConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = 1000
@@ -211,6 +212,21 @@ def measure_throughput(
     }
 
 
+def bench_config(coalesce: float | None = None) -> MidiConfig:
+    """PARAMS controls (CC 1..PARAMS to node n's p1..) and 64 voices on the "benchrouter" port."""
+    controls = [
+        {"cc": cc, "port": "benchrouter", "instance": "bench", "node": "n",
+         "param": f"p{cc}", "range": [0, 127], "takeover": "immediate"}
+        for cc in range(1, PARAMS + 1)
+    ]
+    keys = [{"port": "benchrouter", "instance": "bench", "synthdef": "v", "voices": 64}]
+    fields: dict[str, Any] = {"backend": "jack", "virtual_port": "", "inputs": [],
+                              "controls": controls, "keys": keys}
+    if coalesce is not None:
+        fields["coalesce_interval"] = coalesce
+    return MidiConfig.model_validate(fields)
+
+
 def run(samples: int, rate: int, seconds: float) -> dict:
     """Start jackd, the player process, the baseline and the router; return every figure."""
     sys.path.insert(0, str(ROOT))
@@ -222,7 +238,6 @@ def run(samples: int, rate: int, seconds: float) -> dict:
         import rtmidi
 
         from actors.midi_router import MidiRouter
-        from midi.schema import MidiConfig
         from scorch.osc import encode_message
 
         context = multiprocessing.get_context("spawn")
@@ -248,16 +263,7 @@ def run(samples: int, rate: int, seconds: float) -> dict:
         base_in.set_callback(baseline)
         base_in.open_port(base_in.get_ports().index("benchbaseline:baseline"))
 
-        controls = [
-            {"cc": cc, "port": "benchrouter", "instance": "bench", "node": "n",
-             "param": f"p{cc}", "range": [0, 127], "takeover": "immediate"}
-            for cc in range(1, PARAMS + 1)
-        ]
-        keys = [{"port": "benchrouter", "instance": "bench", "synthdef": "v", "voices": 64}]
-        config = MidiConfig.model_validate(
-            {"backend": "jack", "virtual_port": "", "inputs": [], "controls": controls,
-             "keys": keys}
-        )
+        config = bench_config()
         with tempfile.TemporaryDirectory() as state:
             targets = ListenerTargets(listener)
             router = MidiRouter.start(config, targets, Path(state))

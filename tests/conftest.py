@@ -50,6 +50,15 @@ def node_param(osc: OscClient, node_id: int, param: str) -> float:
     return float(reply.args[2])  # type: ignore[arg-type]
 
 
+def scsynth_param(port: int, node_id: int, param: str) -> float:
+    """Read one control's value from the scsynth at ``port`` (any process's)."""
+    osc = OscClient(port)
+    try:
+        return node_param(osc, node_id, param)
+    finally:
+        osc.close()
+
+
 @pytest.fixture(scope="session")
 def library() -> SynthDefLibrary:
     """The repo's SynthDef library, compiled once per session."""

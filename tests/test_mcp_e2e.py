@@ -22,8 +22,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from scorch.control import find_running
-from scorch.osc_client import OscClient
 from scorch.process import DIE_WITH_PARENT
+from tests.conftest import scsynth_param
 from tests.harness import two_rooms
 
 pytestmark = [pytest.mark.integration]
@@ -81,18 +81,6 @@ async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
     return result.structured_content
 
 
-def s_get(port: int, node_id: int, param: str) -> float:
-    """A control value read from scsynth itself."""
-    osc = OscClient(port)
-    try:
-        reply = osc.request("/s_get", node_id, param, reply="/n_set", timeout=1)
-    finally:
-        osc.close()
-    value = reply.args[2]
-    assert isinstance(value, int | float)
-    return float(value)
-
-
 async def musician_session(client: Client, mode: str) -> dict[str, Any]:
     """List, play a named node, set it and check scsynth, read an error and the console."""
     listed = await call(client, "list_instances")
@@ -103,7 +91,7 @@ async def musician_session(client: Client, mode: str) -> dict[str, Any]:
                         params={"freq": 220, "amp": 0.02}, name="drone")
     port = (await call(client, "status", instance="beta"))["instances"][0]["port"]
     await call(client, "set", instance="beta", node="drone", params={"freq": 550})
-    assert s_get(port, played["node_id"], "freq") == pytest.approx(550)
+    assert scsynth_param(port, played["node_id"], "freq") == pytest.approx(550)
 
     error = await client.call_tool("execute", {
         "instance": "alpha", "code": '(\nvar a = 1;\n"fine".postln;\na = a + 2 3;\n)'})
@@ -161,7 +149,7 @@ async def test_attached_session_uses_the_running_installation_which_keeps_playin
         assert "attaching" in setup["log"].read_text()
         assert run.poll() is None
         assert wait_gone(seen["pids"], 1.0) == seen["pids"]  # all still alive
-        assert s_get(seen["port"], seen["node_id"], "freq") == pytest.approx(550)
+        assert scsynth_param(seen["port"], seen["node_id"], "freq") == pytest.approx(550)
     finally:
         run.send_signal(signal.SIGTERM)
         assert run.wait(timeout=30) == 0

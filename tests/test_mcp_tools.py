@@ -14,7 +14,7 @@ from mcp_server.server import build_server
 from scorch.backend import LocalBackend
 from scorch.config import parse_config
 from scorch.orchestra import Orchestra
-from scorch.osc_client import OscClient
+from tests.conftest import scsynth_param
 from tests.harness import two_rooms
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
@@ -63,18 +63,6 @@ async def fails(client: Client, tool: str, **args: Any) -> str:
 
 def text(result: CallToolResult) -> str:
     return "\n".join(getattr(block, "text", "") for block in result.content)
-
-
-def s_get(orchestra: Orchestra, instance: str, node_id: int, param: str) -> float:
-    """A control value read from scsynth itself (/s_get; scsynth has no /n_get)."""
-    osc = OscClient(orchestra.status(instance)["port"])
-    try:
-        reply = osc.request("/s_get", node_id, param, reply="/n_set", timeout=1)
-    finally:
-        osc.close()
-    value = reply.args[2]
-    assert isinstance(value, int | float)
-    return float(value)
 
 
 # --- discovery ---------------------------------------------------------------
@@ -251,10 +239,10 @@ async def test_play_a_named_node_then_set_reaches_scsynth_and_release_forgets_it
                         params={"freq": 330, "amp": 0.05}, name="tone")
     assert played["node"] == "tone" and played["warnings"] == []
     node_id = played["node_id"]
-    assert s_get(orchestra, "alpha", node_id, "freq") == pytest.approx(330)
+    assert scsynth_param(orchestra.status("alpha")["port"], node_id, "freq") == pytest.approx(330)
     changed = await call(client, "set", instance="alpha", node="tone", params={"freq": 440})
     assert changed["params"]["freq"] == 440
-    assert s_get(orchestra, "alpha", node_id, "freq") == pytest.approx(440)
+    assert scsynth_param(orchestra.status("alpha")["port"], node_id, "freq") == pytest.approx(440)
     status = await call(client, "status", instance="alpha")
     assert status["instances"][0]["nodes"]["tone"]["params"]["freq"] == 440
     released = await call(client, "release", instance="alpha", node="tone")
