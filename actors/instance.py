@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import pykka
 
 from scorch.config import AudioConfig, InstanceConfig, WatchdogConfig
-from scorch.desired_state import DesiredState, NodeState, new_node_message, param_args
+from scorch.state.desired import DesiredState, NodeState, new_node_message, param_args
 from scorch.errors import (
     BootError,
     BootTimeout,
@@ -29,17 +29,17 @@ from scorch.errors import (
     NodeNotFound,
     PortInUse,
 )
-from scorch.instance_view import InstanceView
-from scorch.lifecycle import Kind, State
-from scorch.netports import free_udp_port, udp_port_free
-from scorch.osc import encode_message
-from scorch.osc_client import OscClient, OscTimeout
-from scorch.process import ManagedProcess
-from scorch.restart_policy import RestartPolicy
-from scorch.sclang import Sclang
-from scorch.sclang_protocol import ExecuteResult
-from scorch.sclang_session import SclangSession
-from scorch.scsynth import Scsynth, ScsynthOptions, port_in_use
+from scorch.state.view import InstanceView
+from scorch.state.events import Kind, State
+from scorch.primitives.netports import free_udp_port, udp_port_free
+from scorch.primitives.osc import encode_message
+from scorch.primitives.osc_client import OscClient, OscTimeout
+from scorch.primitives.process import ManagedProcess
+from scorch.state.restart_policy import RestartPolicy
+from scorch.primitives.sclang import Sclang
+from scorch.primitives.sclang_protocol import ExecuteResult
+from scorch.primitives.sclang_session import SclangSession
+from scorch.primitives.scsynth import Scsynth, ScsynthOptions, port_in_use
 
 log = logging.getLogger(__name__)
 

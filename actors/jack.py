@@ -12,9 +12,9 @@ from collections.abc import Callable
 import pykka
 
 from scorch.config import Config
-from scorch.console import Console
+from scorch.primitives.console import Console
 from scorch.errors import BootError, BootTimeout
-from scorch.process import ManagedProcess
+from scorch.primitives.process import ManagedProcess
 
 log = logging.getLogger(__name__)
 

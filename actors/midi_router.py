@@ -44,7 +44,7 @@ from midi.routes import Route, RouteEntry, compile_table, port_matches, resolve_
 from midi.schema import ControlRoute, MidiConfig
 from midi.store import FILENAME, load_routes, save_routes
 from midi.targets import Targets
-from scorch.osc import encode_message
+from scorch.primitives.osc import encode_message
 
 log = logging.getLogger(__name__)
 

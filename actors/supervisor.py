@@ -19,11 +19,11 @@ from actors.jack import Jack, JackProxy
 from actors.midi_router import MidiRouter, MidiRouterProxy
 from actors.watchdog import Watchdog, WatchdogProxy
 from scorch.config import Config
-from scorch.console import Console
+from scorch.primitives.console import Console
 from scorch.errors import BootError
-from scorch.instance_view import InstanceView
-from scorch.midi_targets import OrchestraTargets
-from scorch.restart_policy import RestartPolicy
+from scorch.state.view import InstanceView
+from actors.targets import OrchestraTargets
+from scorch.state.restart_policy import RestartPolicy
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from bench.report import write_section
 from scorch.config import parse_config
-from scorch.orchestra import Orchestra
-from scorch.process import DIE_WITH_PARENT
-from scorch.sclang import ENV as SCLANG_ENV
+from scorch.service.orchestra import Orchestra
+from scorch.primitives.process import DIE_WITH_PARENT
+from scorch.primitives.sclang import ENV as SCLANG_ENV
 
 JACK = "scorch-bench-boot"
 
@@ -37,7 +37,7 @@ def boot_once(tmp: Path, rooms: int) -> float:
     path = tmp / f"boot{rooms}.toml"
     path.write_text(config_text(tmp / "state", rooms))
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "scorch.cli", "run", "--config", str(path)],
+    proc = subprocess.Popen([sys.executable, "-m", "scorch.cli.main", "run", "--config", str(path)],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             preexec_fn=DIE_WITH_PARENT)
     assert proc.stdout is not None

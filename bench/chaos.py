@@ -20,10 +20,10 @@ from pathlib import Path
 
 from bench.report import write_section
 from scorch.config import parse_config
-from scorch.lifecycle import Kind
-from scorch.orchestra import Orchestra
-from scorch.osc_client import OscFailure, OscTimeout
-from scorch.process import pid_alive
+from scorch.state.events import Kind
+from scorch.service.orchestra import Orchestra
+from scorch.primitives.osc_client import OscFailure, OscTimeout
+from scorch.primitives.process import pid_alive
 
 ROOMS = ("north", "south", "east", "west")
 

@@ -31,7 +31,7 @@ from mcp import Client, StdioServerParameters
 
 from bench.report import write_section
 from scorch.control import find_running
-from scorch.process import DIE_WITH_PARENT
+from scorch.primitives.process import DIE_WITH_PARENT
 from tests.harness import two_rooms
 
 ROOT = Path(__file__).resolve().parent.parent

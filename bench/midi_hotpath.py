@@ -102,7 +102,7 @@ def run(count: int, coalesce: float) -> dict[str, dict[str, float]]:
     address = listener.getsockname()
 
     base_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    from scorch.osc import encode_message
+    from scorch.primitives.osc import encode_message
 
     prefix = encode_message("/n_set", NODE, "p1", 0.0)[:-4]
     pack = struct.Struct(">f").pack

@@ -173,7 +173,7 @@ def measure_throughput(
     router: Any, targets: ListenerTargets, conn: Any, rate: int, seconds: float
 ) -> dict:
     """Flood the baseline, then the router; check the router's last values and notes."""
-    from scorch.osc import decode_packet
+    from scorch.primitives.osc import decode_packet
 
     conn.send(("flood", "baseline", rate, seconds))
     baseline = conn.recv()
@@ -238,7 +238,7 @@ def run(samples: int, rate: int, seconds: float) -> dict:
         import rtmidi
 
         from actors.midi_router import MidiRouter
-        from scorch.osc import encode_message
+        from scorch.primitives.osc import encode_message
 
         context = multiprocessing.get_context("spawn")
         conn, child_conn = context.Pipe()

@@ -51,7 +51,7 @@ def hosting_lifespan(backend: LocalBackend, config: Config) -> Lifespan:
 
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
-        from scorch.orchestra import Orchestra
+        from scorch.service.orchestra import Orchestra
 
         orchestra = Orchestra(config)
         try:

@@ -34,7 +34,7 @@ from mcp_server.results import (
 )
 from scorch.backend import Backend
 from scorch.errors import ScorchError
-from scorch.synthdefs import SynthDefError
+from scorch.primitives.synthdef_library import SynthDefError
 
 log = logging.getLogger(__name__)
 

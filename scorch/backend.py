@@ -1,6 +1,6 @@
 """What the MCP tools call: one method table, served locally or over the control socket.
 
-:class:`LocalBackend` wraps an :class:`~scorch.orchestra.Orchestra` and returns
+:class:`LocalBackend` wraps an :class:`~scorch.service.orchestra.Orchestra` and returns
 JSON-ready dicts and lists. The control socket serves that same object, and
 :class:`RemoteBackend` forwards the same method names to it, so a hosted and an
 attached ``scorch mcp`` give the same answers by construction.
@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scorch.errors import InstanceNotReady, NodeNotFound
-from scorch.lifecycle import Event
-from scorch.sclang_protocol import ExecuteResult, SclangError
-from scorch.synthdefs import ParamSpec, SynthDefInfo
+from scorch.state.events import Event
+from scorch.primitives.sclang_protocol import ExecuteResult, SclangError
+from scorch.primitives.synthdef_library import ParamSpec, SynthDefInfo
 
 if TYPE_CHECKING:
-    from scorch.orchestra import Orchestra
+    from scorch.service.orchestra import Orchestra
 
 #: Every method a backend offers; the control socket serves exactly these.
 METHODS = (

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any
 from scorch import errors as _errors
 from scorch.backend import METHODS, LocalBackend
 from scorch.errors import InstanceNotReady, ScorchError
-from scorch.synthdefs import SynthDefError, UnknownSynthDef
+from scorch.primitives.synthdef_library import SynthDefError, UnknownSynthDef
 
 if TYPE_CHECKING:
-    from scorch.orchestra import Orchestra
+    from scorch.service.orchestra import Orchestra
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from scorch.config import Config, parse_config
-from scorch.orchestra import Orchestra
-from scorch.osc_client import OscClient, OscFailure
-from scorch.process import pid_alive
-from scorch.synthdefs import SynthDefLibrary
+from scorch.service.orchestra import Orchestra
+from scorch.primitives.osc_client import OscClient, OscFailure
+from scorch.primitives.process import pid_alive
+from scorch.primitives.synthdef_library import SynthDefLibrary
 
 
 def jack_name(tag: str) -> str:

@@ -1,7 +1,7 @@
 """Real processes and configs shared by tests and benchmarks: jackd, scsynth, SynthDefs.
 
 Each is started the way scorch starts its own: jackd from ``actors.jack``'s
-command line, scsynth by ``scorch.scsynth``, both as a ``ManagedProcess`` (own
+command line, scsynth by ``scorch.primitives.scsynth``, both as a ``ManagedProcess`` (own
 process group, dies with its parent, stopped SIGTERM then SIGKILL), and the
 SynthDefs compiled by ``SynthDefLibrary``'s headless sclang. Readiness is read
 from the processes (jack_wait, ``server ready``, ``/synced``), never slept for.
@@ -21,14 +21,14 @@ import pytest
 
 from actors.jack import jackd_argv, wait_for_server
 from scorch.config import Config
-from scorch.console import Console
-from scorch.netports import free_udp_port
-from scorch.osc import OscMessage
-from scorch.osc_client import OscTimeout
-from scorch.process import ManagedProcess
-from scorch.scsynth import Scsynth as ScsynthProcess
-from scorch.scsynth import ScsynthOptions
-from scorch.synthdefs import SynthDefLibrary
+from scorch.primitives.console import Console
+from scorch.primitives.netports import free_udp_port
+from scorch.primitives.osc import OscMessage
+from scorch.primitives.osc_client import OscTimeout
+from scorch.primitives.process import ManagedProcess
+from scorch.primitives.scsynth import Scsynth as ScsynthProcess
+from scorch.primitives.scsynth import ScsynthOptions
+from scorch.primitives.synthdef_library import SynthDefLibrary
 
 T = TypeVar("T")
 

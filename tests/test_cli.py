@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from scorch.process import DIE_WITH_PARENT
-from scorch.status_table import render
+from scorch.primitives.process import DIE_WITH_PARENT
+from scorch.cli.status_table import render
 from tests.conftest import jack_name, pid_alive
 
-SCORCH = [sys.executable, "-m", "scorch.cli"]
+SCORCH = [sys.executable, "-m", "scorch.cli.main"]
 
 
 def children(pid: int) -> list[int]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from scorch.console import Console
+from scorch.primitives.console import Console
 
 
 def test_keeps_the_last_limit_lines_of_each_source() -> None:

@@ -37,8 +37,8 @@ from scorch.errors import (
     NodeNotFound,
     ScorchError,
 )
-from scorch.orchestra import Orchestra
-from scorch.synthdefs import UnknownSynthDef
+from scorch.service.orchestra import Orchestra
+from scorch.primitives.synthdef_library import UnknownSynthDef
 
 CONFIG = """
 [instances.alpha]

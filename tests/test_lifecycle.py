@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scorch.lifecycle import EventLog, Kind
+from scorch.state.events import EventLog, Kind
 
 
 def test_event_sequence_is_shared_by_every_instance() -> None:

@@ -22,7 +22,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from scorch.control import find_running
-from scorch.process import DIE_WITH_PARENT
+from scorch.primitives.process import DIE_WITH_PARENT
 from tests.conftest import scsynth_param
 from tests.harness import two_rooms
 

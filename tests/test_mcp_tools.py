@@ -13,7 +13,7 @@ from mcp_server.instructions import INSTRUCTIONS
 from mcp_server.server import build_server
 from scorch.backend import LocalBackend
 from scorch.config import parse_config
-from scorch.orchestra import Orchestra
+from scorch.service.orchestra import Orchestra
 from tests.conftest import scsynth_param
 from tests.harness import two_rooms
 

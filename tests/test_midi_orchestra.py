@@ -16,8 +16,8 @@ import rtmidi
 
 from scorch.config import Config
 from scorch.errors import InstanceNotFound, InvalidRequest, MidiUnavailable
-from scorch.lifecycle import Kind
-from scorch.orchestra import Orchestra
+from scorch.state.events import Kind
+from scorch.service.orchestra import Orchestra
 from tests.conftest import MakeConfig, node_param
 
 pytestmark = pytest.mark.integration

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scorch.osc import (
+from scorch.primitives.osc import (
     OscError,
     decode_message,
     decode_packet,

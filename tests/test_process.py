@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from scorch.console import Console
+from scorch.primitives.console import Console
 from scorch.errors import BootError
-from scorch.process import ManagedProcess, pid_alive
-from scorch.sclang import Sclang
+from scorch.primitives.process import ManagedProcess, pid_alive
+from scorch.primitives.sclang import Sclang
 
 
 def script(tmp_path: Path, body: str) -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from scorch.health import HealthPolicy
-from scorch.restart_policy import RestartPolicy
+from scorch.state.health import HealthPolicy
+from scorch.state.restart_policy import RestartPolicy
 
 
 def policy(**kw: float) -> RestartPolicy:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from scorch.sclang_protocol import (
+from scorch.primitives.sclang_protocol import (
     CodeRejected,
     Framer,
     parse_output,
     source_context,
 )
-from scorch.sclang_session import SclangSession
+from scorch.primitives.sclang_session import SclangSession
 
 SYNTAX_CODE = "(\nvar x = 1;\nx.foo(3\n)"
 SYNTAX_OUTPUT = """\
@@ -157,7 +157,7 @@ def test_session_pings_update_last_pong_only_for_its_token() -> None:
 
 
 def test_a_flood_of_posts_keeps_both_ends_and_counts_the_middle() -> None:
-    from scorch.sclang_session import KEEP_LINES
+    from scorch.primitives.sclang_session import KEEP_LINES
 
     session = SclangSession(lambda data: None, Framer("tok"))
     request_id, future = session.submit("1e6.do { |i| i.postln }")

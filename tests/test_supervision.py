@@ -15,9 +15,9 @@ from collections.abc import Callable
 import pytest
 
 from scorch.config import Config
-from scorch.lifecycle import Kind
-from scorch.netports import free_udp_port
-from scorch.orchestra import Orchestra
+from scorch.state.events import Kind
+from scorch.primitives.netports import free_udp_port
+from scorch.service.orchestra import Orchestra
 from tests.conftest import MakeConfig, node_exists, node_param, orchestra_pids, pid_alive
 
 pytestmark = pytest.mark.integration
@@ -230,7 +230,7 @@ def test_a_crash_loop_ends_failed_within_its_intensity_and_others_stay_ready(
 def test_stopping_during_a_backoff_exits_at_once_with_no_process_left(
     make_config: MakeConfig,
 ) -> None:
-    from scorch.synthdefs import SynthDefLibrary
+    from scorch.primitives.synthdef_library import SynthDefLibrary
 
     watchdog = CALM_WATCHDOG.replace("backoff_min = 0.05", "backoff_min = 60")
     watchdog = watchdog.replace("backoff_max = 1", "backoff_max = 120")

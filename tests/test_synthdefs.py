@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from scorch.synthdefs import (
+from scorch.primitives.synthdef_library import (
     DEFAULT_DIRECTORY,
     SynthDefError,
     SynthDefLibrary,

@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scorch.osc import encode_bundle, encode_message
-from scorch.process import DIE_WITH_PARENT
-from scorch.synthdefs import DEFAULT_DIRECTORY, SynthDefInfo, SynthDefLibrary
-from scorch.wav import read_float_wav
+from scorch.primitives.osc import encode_bundle, encode_message
+from scorch.primitives.process import DIE_WITH_PARENT
+from scorch.primitives.synthdef_library import DEFAULT_DIRECTORY, SynthDefInfo, SynthDefLibrary
+from tests.wav import read_float_wav
 
 pytestmark = pytest.mark.integration
 

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from scorch.console import Console
+from scorch.primitives.console import Console
 from scorch.errors import BootError
 
 log = logging.getLogger(__name__)

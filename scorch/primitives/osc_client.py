@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from scorch.osc import OscArg, OscError, OscMessage, decode_packet, encode_message
+from scorch.primitives.osc import OscArg, OscError, OscMessage, decode_packet, encode_message
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from scorch.errors import InstanceNotReady
-from scorch.sclang_protocol import EVAL_SILENT, ExecuteResult, Framer, parse_output
+from scorch.primitives.sclang_protocol import EVAL_SILENT, ExecuteResult, Framer, parse_output
 
 Writer = Callable[[bytes], None]
 

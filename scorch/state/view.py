@@ -11,10 +11,10 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from scorch.console import Console
-from scorch.lifecycle import EventLog, State
-from scorch.osc_client import OscClient
-from scorch.sclang_session import SclangSession
+from scorch.primitives.console import Console
+from scorch.state.events import EventLog, State
+from scorch.primitives.osc_client import OscClient
+from scorch.primitives.sclang_session import SclangSession
 
 
 @dataclass(frozen=True)

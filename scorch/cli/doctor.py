@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scorch.config import Config
-from scorch.netports import udp_port_free
+from scorch.primitives.netports import udp_port_free
 
 APT = ("sudo apt-get install -y --no-install-recommends "
        "supercollider-server supercollider-language jackd2")

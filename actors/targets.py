@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from actors.instance import InstanceProxy
 from scorch.config import Config
-from scorch.instance_view import InstanceView
-from scorch.lifecycle import State
+from scorch.state.view import InstanceView
+from scorch.state.events import State
 
 
 class OrchestraTargets:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scorch.osc import OscArg, encode_message
+from scorch.primitives.osc import OscArg, encode_message
 
 #: scsynth runs with 4 logins; each client's ids (and its default group at
 #: k * 2**26 + 1) lie below 2**28. scorch's own ids stay above: MIDI voices from

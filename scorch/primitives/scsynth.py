@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scorch.console import Console
-from scorch.desired_state import DEFAULT_GROUP
+from scorch.primitives.console import Console
+from scorch.state.desired import DEFAULT_GROUP
 from scorch.errors import BootError, BootTimeout, PortInUse
-from scorch.osc_client import OscClient, OscTimeout
-from scorch.process import ExitCallback, ManagedProcess
+from scorch.primitives.osc_client import OscClient, OscTimeout
+from scorch.primitives.process import ExitCallback, ManagedProcess
 
 READY = r"SuperCollider 3 server ready"
 FATAL = r"failed to open UDP socket|could not initialize audio|\[scorch\] scsynth exited"

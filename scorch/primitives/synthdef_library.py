@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scorch.process import DIE_WITH_PARENT
+from scorch.primitives.process import DIE_WITH_PARENT
 
 #: The categories a SynthDef may declare in ``metadata.category``.
 CATEGORIES = ("drums", "bass", "pad", "lead", "fx")
@@ -42,7 +42,7 @@ CATEGORIES = ("drums", "bass", "pad", "lead", "fx")
 #: Controls that are bus numbers: a spec and a description are optional for these.
 BUS_CONTROLS = ("out", "in")
 
-DEFAULT_DIRECTORY = Path(__file__).resolve().parent.parent / "synthdefs"
+DEFAULT_DIRECTORY = Path(__file__).resolve().parents[2] / "synthdefs"
 
 # Bump when the generated sclang script or the cached record changes shape.
 _CACHE_SCHEMA = "1"

@@ -19,7 +19,7 @@ from actors.midi_router import MidiRouterProxy
 from actors.supervisor import Supervisor, SupervisorProxy
 from midi.schema import ControlRoute, KeyRoute
 from scorch.config import Config, check_synthdefs
-from scorch.console import Console, ConsoleLine
+from scorch.primitives.console import Console, ConsoleLine
 from scorch.errors import (
     InstanceNotFound,
     InstanceNotReady,
@@ -27,11 +27,11 @@ from scorch.errors import (
     MidiUnavailable,
     ScorchError,
 )
-from scorch.instance_view import InstanceView
-from scorch.lifecycle import Event, State
-from scorch.osc_client import OscTimeout
-from scorch.sclang_protocol import CodeRejected, ExecuteResult, SclangError
-from scorch.synthdefs import SynthDefInfo, SynthDefLibrary
+from scorch.state.view import InstanceView
+from scorch.state.events import Event, State
+from scorch.primitives.osc_client import OscTimeout
+from scorch.primitives.sclang_protocol import CodeRejected, ExecuteResult, SclangError
+from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
 
 log = logging.getLogger(__name__)
 

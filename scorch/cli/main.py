@@ -38,9 +38,9 @@ def _load(arg: str | None) -> Config:
 def cmd_run(args: argparse.Namespace) -> int:
     """Boot every instance, print the status table, run until Ctrl-C or SIGTERM."""
     from scorch.control import ControlServer
-    from scorch.orchestra import Orchestra
-    from scorch.process import pid_alive
-    from scorch.status_table import render
+    from scorch.service.orchestra import Orchestra
+    from scorch.primitives.process import pid_alive
+    from scorch.cli.status_table import render
 
     config = _load(args.config)
     stop = threading.Event()
@@ -80,7 +80,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Check binaries, MIDI APIs and ports; print the install command for what is missing."""
-    from scorch.doctor import report, run_checks
+    from scorch.cli.doctor import report, run_checks
 
     config = None
     try:

@@ -6,11 +6,11 @@ server with a marker only this process knows; never a sleep.
 
 from __future__ import annotations
 
-from scorch.console import Console
+from scorch.primitives.console import Console
 from scorch.errors import BootError, InstanceNotReady
-from scorch.process import ExitCallback, ManagedProcess
-from scorch.sclang_protocol import EVAL_SILENT
-from scorch.sclang_session import SclangSession
+from scorch.primitives.process import ExitCallback, ManagedProcess
+from scorch.primitives.sclang_protocol import EVAL_SILENT
+from scorch.primitives.sclang_session import SclangSession
 
 READY = r"\*\*\* Welcome to SuperCollider"
 FATAL = r"\[scorch\] sclang exited"
