@@ -20,26 +20,27 @@ from dataclasses import dataclass, field
 import pykka
 
 from scorch.config import AudioConfig, InstanceConfig, WatchdogConfig
-from scorch.state.desired import DesiredState, NodeState, new_node_message, param_args
 from scorch.errors import (
     BootError,
     BootTimeout,
     InstanceFailed,
     InstanceNotReady,
     NodeNotFound,
+    OscTimeout,
     PortInUse,
 )
-from scorch.state.view import InstanceView
-from scorch.state.events import Kind, State
 from scorch.primitives.netports import free_udp_port, udp_port_free
 from scorch.primitives.osc import encode_message
-from scorch.primitives.osc_client import OscClient, OscTimeout
+from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ManagedProcess
-from scorch.state.restart_policy import RestartPolicy
 from scorch.primitives.sclang import Sclang
 from scorch.primitives.sclang_protocol import ExecuteResult
 from scorch.primitives.sclang_session import SclangSession
 from scorch.primitives.scsynth import Scsynth, ScsynthOptions, port_in_use
+from scorch.state.desired import DesiredState, NodeState, new_node_message, param_args
+from scorch.state.events import Kind, State
+from scorch.state.restart_policy import RestartPolicy
+from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from collections.abc import Callable
 import pykka
 
 from scorch.config import Config
-from scorch.primitives.console import Console
 from scorch.errors import BootError, BootTimeout
+from scorch.primitives.console import Console
 from scorch.primitives.process import ManagedProcess
 
 log = logging.getLogger(__name__)

@@ -31,19 +31,12 @@ import pykka
 
 from midi.coalesce import Coalescer
 from midi.engine import Action, BendVoice, Engine, ReleaseVoice, SetParam, Snapshot, StartVoice
-from midi.ports import (
-    InputPort,
-    MessageCallback,
-    OutputPort,
-    PortNotFound,
-    find_port,
-    open_scanners,
-    own_port,
-)
+from midi.ports import InputPort, MessageCallback, OutputPort, find_port, open_scanners, own_port
 from midi.routes import Route, RouteEntry, compile_table, port_matches, resolve_all
 from midi.schema import ControlRoute, MidiConfig
 from midi.store import FILENAME, load_routes, save_routes
 from midi.targets import Targets
+from scorch.errors import MidiPortNotFound
 from scorch.primitives.osc import encode_message
 
 log = logging.getLogger(__name__)
@@ -479,7 +472,7 @@ class MidiRouter(pykka.ThreadingActor):
                 self._inputs[name] = InputPort(
                     self._api, name, f"{self._client}-in", self._callback()
                 )
-            except (PortNotFound, RuntimeError) as err:
+            except (MidiPortNotFound, RuntimeError) as err:
                 log.warning("MIDI input %r not opened: %s", name, err)
                 continue
             log.info("MIDI input %r opened", name)
@@ -503,7 +496,7 @@ class MidiRouter(pykka.ThreadingActor):
                 continue
             try:
                 self._open_output(find_port(available, pattern))
-            except (PortNotFound, RuntimeError):
+            except (MidiPortNotFound, RuntimeError):
                 missing.append(pattern)
         self._missing["outputs"] = missing
 

@@ -17,13 +17,13 @@ import pykka
 from actors.instance import Instance, InstanceProxy, InstanceSettings
 from actors.jack import Jack, JackProxy
 from actors.midi_router import MidiRouter, MidiRouterProxy
+from actors.targets import OrchestraTargets
 from actors.watchdog import Watchdog, WatchdogProxy
 from scorch.config import Config
-from scorch.primitives.console import Console
 from scorch.errors import BootError
-from scorch.state.view import InstanceView
-from actors.targets import OrchestraTargets
+from scorch.primitives.console import Console
 from scorch.state.restart_policy import RestartPolicy
+from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from actors.instance import InstanceProxy
 from scorch.config import Config
-from scorch.state.view import InstanceView
 from scorch.state.events import State
+from scorch.state.view import InstanceView
 
 
 class OrchestraTargets:

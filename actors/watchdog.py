@@ -15,10 +15,10 @@ import time
 import pykka
 
 from actors.instance import InstanceProxy
+from scorch.primitives.process import cpu_ticks, stopped
+from scorch.state.events import State
 from scorch.state.health import HealthPolicy
 from scorch.state.view import InstanceView
-from scorch.state.events import State
-from scorch.primitives.process import cpu_ticks, stopped
 
 log = logging.getLogger(__name__)
 

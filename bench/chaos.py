@@ -20,10 +20,10 @@ from pathlib import Path
 
 from bench.report import write_section
 from scorch.config import parse_config
-from scorch.state.events import Kind
-from scorch.service.orchestra import Orchestra
-from scorch.primitives.osc_client import OscFailure, OscTimeout
+from scorch.errors import OscFailure, OscTimeout
 from scorch.primitives.process import pid_alive
+from scorch.service.orchestra import Orchestra
+from scorch.state.events import Kind
 
 ROOMS = ("north", "south", "east", "west")
 

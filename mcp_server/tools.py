@@ -33,8 +33,7 @@ from mcp_server.results import (
     WaitOutput,
 )
 from scorch.backend import Backend
-from scorch.errors import ScorchError
-from scorch.primitives.synthdef_library import SynthDefError
+from scorch.errors import ScorchError, SynthDefError
 
 log = logging.getLogger(__name__)
 

@@ -15,6 +15,8 @@ from collections.abc import Callable
 
 import rtmidi
 
+from scorch.errors import MidiBackendError, MidiPortNotFound
+
 log = logging.getLogger(__name__)
 
 _APIS = {
@@ -31,17 +33,6 @@ _AUTO_ORDER = {
 
 #: Called from the backend's thread with (port name, message bytes).
 MessageCallback = Callable[[str, list[int]], None]
-
-
-class MidiBackendError(RuntimeError):
-    """No MIDI backend could be opened (no ALSA sequencer, no JACK server, ...)."""
-
-
-class PortNotFound(KeyError):
-    """No port's name contains the given substring."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 def own_port(name: str, client_prefix: str) -> bool:
@@ -83,7 +74,7 @@ def find_port(names: list[str], pattern: str) -> str:
     for name in names:
         if pattern.lower() in name.lower():
             return name
-    raise PortNotFound(f"no MIDI port matches {pattern!r}; ports are: {names}")
+    raise MidiPortNotFound(f"no MIDI port matches {pattern!r}; ports are: {names}")
 
 
 class InputPort:
@@ -95,7 +86,7 @@ class InputPort:
         try:
             ports = self._midi.get_ports()
             if name not in ports:
-                raise PortNotFound(f"MIDI input {name!r} went away before it was opened")
+                raise MidiPortNotFound(f"MIDI input {name!r} went away before it was opened")
             # Sysex, clock and active sensing are dropped in C++: a sysex flood costs nothing.
             self._midi.ignore_types(sysex=True, timing=True, active_sense=True)
             self._midi.set_callback(lambda event, _data: callback(name, event[0]))
@@ -135,7 +126,7 @@ class OutputPort:
         try:
             ports = self._midi.get_ports()
             if name not in ports:
-                raise PortNotFound(f"MIDI output {name!r} went away before it was opened")
+                raise MidiPortNotFound(f"MIDI output {name!r} went away before it was opened")
             self._midi.open_port(ports.index(name), "out")
         except BaseException:
             self.close()
@@ -144,7 +135,7 @@ class OutputPort:
     def send(self, data: list[int] | bytes) -> None:
         """Send one message's bytes."""
         if self._midi is None:
-            raise PortNotFound(f"MIDI output {self.name!r} is closed")
+            raise MidiPortNotFound(f"MIDI output {self.name!r} is closed")
         self._midi.send_message(data)
 
     def close(self) -> None:

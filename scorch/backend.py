@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scorch.errors import InstanceNotReady, NodeNotFound
-from scorch.state.events import Event
 from scorch.primitives.sclang_protocol import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import ParamSpec, SynthDefInfo
+from scorch.state.events import Event
 
 if TYPE_CHECKING:
     from scorch.service.orchestra import Orchestra

@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from scorch import errors as _errors
 from scorch.backend import METHODS, LocalBackend
-from scorch.errors import InstanceNotReady, ScorchError
-from scorch.primitives.synthdef_library import SynthDefError, UnknownSynthDef
+from scorch.errors import InstanceNotReady, ScorchError, SynthDefError, UnknownSynthDef
 
 if TYPE_CHECKING:
     from scorch.service.orchestra import Orchestra

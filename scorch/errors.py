@@ -1,38 +1,93 @@
-"""The errors scorch raises, named after what went wrong in the domain."""
+"""Every error scorch reports, in one hierarchy named after what went wrong.
+
+Each message says what was wrong, where, and what to do about it: a person
+reads it in Claude Desktop, in a terminal or in the journal. Errors cross the
+control socket by class name (:func:`by_name`), so an attached client raises
+the same kind the installation raised. Third-party errors are wrapped with
+``raise ... from err``.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 
 class ScorchError(Exception):
     """Base of every error scorch reports to a person."""
 
+    def __str__(self) -> str:
+        # KeyError subclasses would repr() their message; every scorch error reads as text.
+        return str(self.args[0]) if self.args else ""
+
+
+# --- the request was wrong -----------------------------------------------------
+
+
+class InvalidRequest(ScorchError, ValueError):
+    """A request's arguments cannot be used; the message says which and why."""
+
+
+class CodeRejected(InvalidRequest):
+    """Code that cannot be sent to sclang (empty, too large, or with a NUL byte)."""
+
 
 class ConfigError(ScorchError):
-    """The configuration file is missing, unreadable or invalid."""
+    """The configuration file is missing, unreadable or invalid (file:line in the message)."""
 
 
-class InstanceNotFound(ScorchError, KeyError):
+class NotFound(ScorchError, KeyError):
+    """A name that matches nothing; the message lists what does exist."""
+
+
+class InstanceNotFound(NotFound):
     """A name matches no instance and no group."""
 
-    def __init__(self, name: str, known: list[str], groups: list[str] | None = None) -> None:
+    def __init__(self, name: str, known: Sequence[str] = (),
+                 groups: Sequence[str] = ()) -> None:
         self.name = name
-        self.known = known
+        self.known = list(known)
         groups_text = f"; groups: {', '.join(groups)}" if groups else ""
-        super().__init__(
-            f"no instance or group named {name!r}; known instances: "
-            f"{', '.join(known) or '(none)'}{groups_text}"
-        )
-
-    def __str__(self) -> str:
-        return str(self.args[0])
+        shown = name if len(name) <= 60 else name[:57] + "..."
+        super().__init__(f"no instance or group named {shown!r}; known instances: "
+                         f"{', '.join(known) or '(none)'}{groups_text}")
 
 
-class InstanceNotReady(ScorchError):
+class NodeNotFound(NotFound):
+    """A named persistent node does not exist on that instance."""
+
+
+class UnknownSynthDef(NotFound):
+    """A SynthDef name that the library does not hold (or that failed to load)."""
+
+
+class MidiPortNotFound(NotFound):
+    """No MIDI port matches a name, or the port went away."""
+
+
+# --- the installation cannot do it now -------------------------------------------
+
+
+class Unavailable(ScorchError):
+    """Something exists but cannot take the request now; the message says when it might."""
+
+
+class InstanceNotReady(Unavailable):
     """The instance exists but cannot take the request in its current state."""
 
 
 class InstanceFailed(InstanceNotReady):
-    """The instance exhausted its restart budget and stays down until booted again."""
+    """The instance used up its restart budget and stays down until booted again."""
+
+
+class MidiUnavailable(Unavailable):
+    """MIDI is off: disabled in the config, or no MIDI backend could be opened."""
+
+
+class NotRunning(Unavailable):
+    """No ``scorch run`` answers on the control socket of this installation."""
+
+
+# --- processes -----------------------------------------------------------------
 
 
 class BootError(ScorchError):
@@ -47,16 +102,47 @@ class PortInUse(BootError):
     """The UDP port asked for is taken by another program."""
 
 
-class NodeNotFound(ScorchError, KeyError):
-    """A named persistent node does not exist on that instance."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
+class SynthDefError(ScorchError):
+    """A SynthDef library file failed to compile or breaks the metadata convention."""
 
 
-class InvalidRequest(ScorchError, ValueError):
-    """A request's arguments are invalid; the message says which and why."""
+# --- the wire ------------------------------------------------------------------
 
 
-class MidiUnavailable(ScorchError):
-    """MIDI is off: no MIDI backend could be opened."""
+class OscError(ScorchError, ValueError):
+    """Bytes that are not a well-formed OSC packet."""
+
+
+class OscTimeout(ScorchError, TimeoutError):
+    """scsynth sent no matching reply in time."""
+
+
+class OscFailure(ScorchError):
+    """scsynth answered a command with ``/fail``."""
+
+
+class MidiBackendError(ScorchError):
+    """The MIDI backend (ALSA, JACK, CoreMIDI, WinMM) could not be opened."""
+
+
+class RemoteError(ScorchError):
+    """The installation answered with an error of a kind this side does not know."""
+
+
+def by_name(kind: str) -> type[ScorchError] | None:
+    """The error class called ``kind`` (as sent over the control socket), if scorch has one."""
+    found = globals().get(kind)
+    if isinstance(found, type) and issubclass(found, ScorchError):
+        return found
+    return None
+
+
+def rebuild(kind: str, message: str) -> ScorchError:
+    """An error of class ``kind`` carrying ``message``, or a RemoteError naming the kind."""
+    cls = by_name(kind)
+    if cls is None:
+        return RemoteError(f"{kind}: {message}")
+    # Built without __init__: some kinds take structured arguments locally.
+    err = cls.__new__(cls)
+    err.args = (message,)
+    return err

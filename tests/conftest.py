@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from scorch.config import Config, parse_config
-from scorch.service.orchestra import Orchestra
-from scorch.primitives.osc_client import OscClient, OscFailure
+from scorch.errors import OscFailure
+from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import pid_alive
 from scorch.primitives.synthdef_library import SynthDefLibrary
+from scorch.service.orchestra import Orchestra
 
 
 def jack_name(tag: str) -> str:

@@ -21,10 +21,10 @@ import pytest
 
 from actors.jack import jackd_argv, wait_for_server
 from scorch.config import Config
+from scorch.errors import OscTimeout
 from scorch.primitives.console import Console
 from scorch.primitives.netports import free_udp_port
 from scorch.primitives.osc import OscMessage
-from scorch.primitives.osc_client import OscTimeout
 from scorch.primitives.process import ManagedProcess
 from scorch.primitives.scsynth import Scsynth as ScsynthProcess
 from scorch.primitives.scsynth import ScsynthOptions

@@ -23,22 +23,17 @@ from mcp import Client
 from mcp_server.server import build_server
 from scorch.backend import BadArgument, LocalBackend, RemoteBackend
 from scorch.config import parse_config
-from scorch.control import (
-    IDLE_CONNECTIONS,
-    ControlClient,
-    ControlServer,
-    RemoteError,
-    find_running,
-)
+from scorch.control import IDLE_CONNECTIONS, ControlClient, ControlServer, find_running
 from scorch.errors import (
     InstanceNotFound,
     InstanceNotReady,
     MidiUnavailable,
     NodeNotFound,
+    RemoteError,
     ScorchError,
+    UnknownSynthDef,
 )
 from scorch.service.orchestra import Orchestra
-from scorch.primitives.synthdef_library import UnknownSynthDef
 
 CONFIG = """
 [instances.alpha]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from scorch.state.desired import PERSISTENT_NODE_BASE, DesiredState
 from scorch.primitives.osc import decode_message
+from scorch.state.desired import PERSISTENT_NODE_BASE, DesiredState
 
 
 def test_nodes_get_ids_above_every_sclang_login_range() -> None:

@@ -16,8 +16,8 @@ import rtmidi
 
 from scorch.config import Config
 from scorch.errors import InstanceNotFound, InvalidRequest, MidiUnavailable
-from scorch.state.events import Kind
 from scorch.service.orchestra import Orchestra
+from scorch.state.events import Kind
 from tests.conftest import MakeConfig, node_param
 
 pytestmark = pytest.mark.integration

@@ -12,9 +12,9 @@ import pytest
 
 from scorch.config import parse_config
 from scorch.errors import InstanceNotFound
-from scorch.state.events import Kind
-from scorch.service.orchestra import Orchestra
 from scorch.primitives.synthdef_library import SynthDefLibrary
+from scorch.service.orchestra import Orchestra
+from scorch.state.events import Kind
 from tests.conftest import jack_name, node_exists, node_param, orchestra_pids, pid_alive
 
 pytestmark = pytest.mark.integration

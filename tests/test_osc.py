@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from scorch.errors import OscError
 from scorch.primitives.osc import (
-    OscError,
     decode_message,
     decode_packet,
     encode_bundle,

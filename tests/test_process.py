@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from scorch.primitives.console import Console
 from scorch.errors import BootError
+from scorch.primitives.console import Console
 from scorch.primitives.process import ManagedProcess, pid_alive
 from scorch.primitives.sclang import Sclang
 

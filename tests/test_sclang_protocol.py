@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scorch.primitives.sclang_protocol import (
-    CodeRejected,
-    Framer,
-    parse_output,
-    source_context,
-)
+from scorch.errors import CodeRejected
+from scorch.primitives.sclang_protocol import Framer, parse_output, source_context
 from scorch.primitives.sclang_session import SclangSession
 
 SYNTAX_CODE = "(\nvar x = 1;\nx.foo(3\n)"

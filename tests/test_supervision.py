@@ -15,9 +15,9 @@ from collections.abc import Callable
 import pytest
 
 from scorch.config import Config
-from scorch.state.events import Kind
 from scorch.primitives.netports import free_udp_port
 from scorch.service.orchestra import Orchestra
+from scorch.state.events import Kind
 from tests.conftest import MakeConfig, node_exists, node_param, orchestra_pids, pid_alive
 
 pytestmark = pytest.mark.integration

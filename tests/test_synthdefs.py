@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
+from scorch.errors import SynthDefError, UnknownSynthDef
 from scorch.primitives.synthdef_library import (
     DEFAULT_DIRECTORY,
-    SynthDefError,
     SynthDefLibrary,
-    UnknownSynthDef,
     _parse_record,
     _summarise,
 )

@@ -9,6 +9,8 @@ import struct
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from scorch.errors import OscError
+
 OscArg = int | float | str | bytes | bool | None
 
 #: Time tag meaning "now" in a bundle.
@@ -23,10 +25,6 @@ class OscMessage(NamedTuple):
     """The OSC address pattern, such as ``/status.reply``."""
     args: tuple[OscArg, ...]
     """The arguments, decoded to Python values."""
-
-
-class OscError(ValueError):
-    """Bytes that are not a well-formed OSC packet."""
 
 
 def _pad4(data: bytes) -> bytes:

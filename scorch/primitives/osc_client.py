@@ -10,19 +10,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from scorch.primitives.osc import OscArg, OscError, OscMessage, decode_packet, encode_message
+from scorch.errors import OscError, OscFailure, OscTimeout
+from scorch.primitives.osc import OscArg, OscMessage, decode_packet, encode_message
 
 log = logging.getLogger(__name__)
 
 Match = Callable[[OscMessage], bool]
 
-
-class OscTimeout(TimeoutError):
-    """scsynth sent no matching reply in time."""
-
-
-class OscFailure(RuntimeError):
-    """scsynth answered a command with ``/fail``."""
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from scorch.primitives.console import Console
 from scorch.errors import BootError
+from scorch.primitives.console import Console
 
 log = logging.getLogger(__name__)
 

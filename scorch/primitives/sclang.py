@@ -6,8 +6,8 @@ server with a marker only this process knows; never a sleep.
 
 from __future__ import annotations
 
-from scorch.primitives.console import Console
 from scorch.errors import BootError, InstanceNotReady
+from scorch.primitives.console import Console
 from scorch.primitives.process import ExitCallback, ManagedProcess
 from scorch.primitives.sclang_protocol import EVAL_SILENT
 from scorch.primitives.sclang_session import SclangSession

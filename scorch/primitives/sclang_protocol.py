@@ -12,6 +12,8 @@ import re
 import secrets
 from dataclasses import dataclass, field
 
+from scorch.errors import CodeRejected
+
 EVAL_PRINT = b"\x0c"
 EVAL_SILENT = b"\x1b"
 CONTEXT_LINES = 2
@@ -26,9 +28,6 @@ _NOISE_FRAMES = re.compile(
 )
 _PARSE_POSITION = re.compile(r"^\s*line (\d+) char (\d+):")
 
-
-class CodeRejected(ValueError):
-    """Code that cannot be framed (it holds sclang's own delimiter bytes)."""
 
 
 @dataclass(frozen=True)

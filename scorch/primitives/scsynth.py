@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scorch.errors import BootError, BootTimeout, OscTimeout, PortInUse
 from scorch.primitives.console import Console
-from scorch.state.desired import DEFAULT_GROUP
-from scorch.errors import BootError, BootTimeout, PortInUse
-from scorch.primitives.osc_client import OscClient, OscTimeout
+from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ExitCallback, ManagedProcess
+from scorch.state.desired import DEFAULT_GROUP
 
 READY = r"SuperCollider 3 server ready"
 FATAL = r"failed to open UDP socket|could not initialize audio|\[scorch\] scsynth exited"

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scorch.errors import SynthDefError, UnknownSynthDef
 from scorch.primitives.process import DIE_WITH_PARENT
 
 #: The categories a SynthDef may declare in ``metadata.category``.
@@ -52,16 +53,6 @@ _WARPS = {"linear": "lin", "lin": "lin", "exp": "exp", "exponential": "exp", "db
 
 _BUS_SPEC = {"minval": 0, "maxval": 1023, "warp": "lin", "default": 0, "step": 1, "units": "bus"}
 
-
-class SynthDefError(Exception):
-    """A SynthDef library operation failed."""
-
-
-class UnknownSynthDef(SynthDefError, KeyError):
-    """A SynthDef name that the library does not hold (or failed to load)."""
-
-    def __str__(self) -> str:  # KeyError would repr() the message
-        return str(self.args[0]) if self.args else ""
 
 
 @dataclass(frozen=True)

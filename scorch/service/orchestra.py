@@ -19,19 +19,20 @@ from actors.midi_router import MidiRouterProxy
 from actors.supervisor import Supervisor, SupervisorProxy
 from midi.schema import ControlRoute, KeyRoute
 from scorch.config import Config, check_synthdefs
-from scorch.primitives.console import Console, ConsoleLine
 from scorch.errors import (
+    CodeRejected,
     InstanceNotFound,
     InstanceNotReady,
     InvalidRequest,
     MidiUnavailable,
+    OscTimeout,
     ScorchError,
 )
-from scorch.state.view import InstanceView
-from scorch.state.events import Event, State
-from scorch.primitives.osc_client import OscTimeout
-from scorch.primitives.sclang_protocol import CodeRejected, ExecuteResult, SclangError
+from scorch.primitives.console import Console, ConsoleLine
+from scorch.primitives.sclang_protocol import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
+from scorch.state.events import Event, State
+from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scorch.primitives.console import Console
-from scorch.state.events import EventLog, State
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.sclang_session import SclangSession
+from scorch.state.events import EventLog, State
 
 
 @dataclass(frozen=True)
