@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pykka
 
@@ -113,7 +113,9 @@ class Instance(pykka.ThreadingActor):
         )
 
     def _publish_nodes(self) -> None:
-        self.view.node_ids = {n.name: n.node_id for n in self.desired.nodes.values()}
+        """Show the named nodes and their values to readers (a copy: they read it unlocked)."""
+        self.view.nodes = {name: replace(node, params=dict(node.params))
+                           for name, node in self.desired.nodes.items()}
         self.view.update(nodes=tuple(self.desired.nodes))
 
     # --- lifecycle -----------------------------------------------------------
@@ -369,12 +371,14 @@ class Instance(pykka.ThreadingActor):
         state = self.desired.set_params(node, params)
         if self._osc is not None and self._state() == State.READY:
             self._osc.send("/n_set", state.node_id, *param_args(params))
+        self._publish_nodes()
         return dict(state.params)
 
     def remember_params(self, node: str, params: dict[str, float]) -> None:
         """Keep values someone else already sent (the MIDI router) for later restores."""
         if node in self.desired.nodes:
             self.desired.set_params(node, params)
+            self._publish_nodes()
 
     def release(self, node: str) -> None:
         """Release a named node (gate 0, then free after its release) and forget it."""
@@ -406,11 +410,6 @@ class Instance(pykka.ThreadingActor):
         self._osc.send("/g_deepFree", 0)
         self._osc.sync(timeout=2.0)
         return forgotten
-
-    def nodes(self) -> dict[str, dict[str, object]]:
-        """The named persistent nodes with their synthdef, id and last values."""
-        return {n.name: {"synthdef": n.synthdef, "node_id": n.node_id, "params": dict(n.params)}
-                for n in self.desired.nodes.values()}
 
     # --- supervision ---------------------------------------------------------
 

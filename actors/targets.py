@@ -34,7 +34,8 @@ class OrchestraTargets:
 
     def node_id(self, instance: str, node: str) -> int | None:
         """The scsynth id of a named persistent node."""
-        return self._views[instance].node_ids.get(node)
+        found = self._views[instance].nodes.get(node)
+        return found.node_id if found is not None else None
 
     def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
         """Keep the value for restores.

@@ -57,7 +57,8 @@ stable_after = 1
 def node_value(orch: Orchestra, name: str) -> float | None:
     """The tone node's freq as scsynth has it, or None if the node is gone."""
     osc = orch.views[name].osc
-    node_id = orch.views[name].node_ids.get("tone")
+    tone = orch.views[name].nodes.get("tone")
+    node_id = tone.node_id if tone is not None else None
     if osc is None or node_id is None:
         return None
     try:

@@ -30,8 +30,8 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from bench.report import write_section
-from scorch.control import find_running
 from scorch.primitives.process import DIE_WITH_PARENT
+from scorch.service.wire import find_running
 from tests.harness import two_rooms
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -29,48 +29,50 @@ from mcp.server.stdio import stdio_server
 
 from mcp_server.instructions import INSTRUCTIONS
 from mcp_server.tools import register
-from scorch.backend import Backend, LocalBackend, RemoteBackend
 from scorch.config import Config, load_config
-from scorch.control import find_running
+from scorch.service.api import Service
+from scorch.service.local import LocalService
+from scorch.service.remote import RemoteService
+from scorch.service.wire import find_running
 
 log = logging.getLogger(__name__)
 
 Lifespan = Callable[[MCPServer[Any]], contextlib.AbstractAsyncContextManager[Any]]
 
 
-def build_server(backend: Backend, lifespan: Lifespan | None = None) -> MCPServer[Any]:
+def build_server(service: Service, lifespan: Lifespan | None = None) -> MCPServer[Any]:
     """The MCP server with every scorch tool and the workflow instructions."""
     server: MCPServer[Any] = MCPServer(
         name="scorch", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING")
-    register(server, backend)
+    register(server, service)
     return server
 
 
-def hosting_lifespan(backend: LocalBackend, config: Config) -> Lifespan:
-    """A lifespan that starts an Orchestra for ``backend`` and always stops it."""
+def hosting_lifespan(service: LocalService, config: Config) -> Lifespan:
+    """A lifespan that starts an Orchestra for ``service`` and always stops it."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
         from scorch.service.orchestra import Orchestra
 
-        orchestra = Orchestra(config)
+        orchestra = Orchestra(config, hosted_by="scorch mcp")
         try:
             errors = await anyio.to_thread.run_sync(orchestra.start)
         except Exception as err:
             log.exception("scorch could not start")
-            backend.unavailable = f"scorch could not start: {err}; fix it and restart the server"
+            service.unavailable = f"scorch could not start: {err}; fix it and restart the server"
         else:
             for name, error in errors.items():
                 if error:
                     log.error("instance %r failed to boot: %s", name, error)
-            backend.orchestra = orchestra
+            service.orchestra = orchestra
             log.info("scorch mcp pid %d: hosting %s: %s", os.getpid(), config.source,
                      ", ".join(orchestra.names()))
         try:
             yield
         finally:
-            backend.orchestra = None
-            backend.unavailable = "scorch is shutting down"
+            service.orchestra = None
+            service.unavailable = "scorch is shutting down"
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(orchestra.stop)
             log.info("orchestra stopped; no process left")
@@ -83,12 +85,11 @@ def serve(config_path: Path) -> None:
     config = load_config(config_path)
     running = find_running(config.state_path())
     if running is not None:
-        backend: Backend = RemoteBackend(running)
         log.info("scorch mcp pid %d: attaching to the running installation at %s",
                  os.getpid(), running)
-        server = build_server(backend)
+        server = build_server(RemoteService(running))
     else:
-        local = LocalBackend()
+        local = LocalService()
         server = build_server(local, hosting_lifespan(local, config))
     with _protocol_streams() as (stdin, stdout):
         anyio.run(_run, server, stdin, stdout)
@@ -96,12 +97,23 @@ def serve(config_path: Path) -> None:
 
 async def _run(server: MCPServer[Any], stdin: _PipeLines, stdout: Any) -> None:
     """Serve until the client closes stdin or a signal asks to stop."""
-    lowlevel = server._lowlevel_server
+    lowlevel = _lowlevel(server)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(_stop_on_signal, tasks.cancel_scope)
         async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):  # type: ignore[arg-type]
             await lowlevel.run(read, write, lowlevel.create_initialization_options())
         tasks.cancel_scope.cancel()
+
+
+def _lowlevel(server: MCPServer[Any]) -> Any:
+    """The SDK's low-level server, which alone runs on streams other than the process's own.
+
+    ``MCPServer.run_stdio_async`` always reads fd 0 in a worker thread, which a
+    signal cannot interrupt, and offers no hook for malformed lines; scorch reads
+    stdin itself (:class:`_PipeLines`) and so needs the server's ``run(read, write)``,
+    for which the SDK has no public accessor. This is the one place that reaches in.
+    """
+    return server._lowlevel_server
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:

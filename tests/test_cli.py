@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from scorch.cli.status_table import render
 from scorch.primitives.process import DIE_WITH_PARENT
+from scorch.service.status_table import render
 from tests.conftest import jack_name, pid_alive
 
 SCORCH = [sys.executable, "-m", "scorch.cli.main"]

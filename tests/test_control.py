@@ -21,19 +21,26 @@ import pytest
 from mcp import Client
 
 from mcp_server.server import build_server
-from scorch.backend import BadArgument, LocalBackend, RemoteBackend
 from scorch.config import parse_config
-from scorch.control import IDLE_CONNECTIONS, ControlClient, ControlServer, find_running
 from scorch.errors import (
     InstanceNotFound,
     InstanceNotReady,
+    InvalidRequest,
     MidiUnavailable,
     NodeNotFound,
+    NotFound,
+    NotRunning,
     RemoteError,
     ScorchError,
     UnknownSynthDef,
+    rebuild,
 )
+from scorch.service.api import Args, Result
+from scorch.service.control_socket import ControlServer
+from scorch.service.local import LocalService
 from scorch.service.orchestra import Orchestra
+from scorch.service.remote import IDLE_CONNECTIONS, ControlClient, RemoteService
+from scorch.service.wire import find_running
 
 CONFIG = """
 [instances.alpha]
@@ -101,33 +108,36 @@ def test_a_second_server_for_the_same_installation_is_refused(
     assert find_running(tmp_path / "state") == served.path
 
 
-def test_calls_return_the_backend_answers(client: ControlClient) -> None:
+def test_calls_return_the_operations_answers(client: ControlClient) -> None:
     assert client.call("ping")["instances"] == ["alpha", "beta"]
-    rows = client.call("instances")
+    rows = client.call("list_instances")["instances"]
     assert [(r["name"], r["group"], r["state"]) for r in rows] == [
         ("alpha", "rooms", "STOPPED"), ("beta", "rooms", "STOPPED")]
 
 
 @pytest.mark.parametrize(("method", "args", "kind", "text"), [
-    ("status", {"selector": "gamma"}, InstanceNotFound, "known instances: alpha, beta"),
-    ("release", {"name": "alpha", "node": "x"}, InstanceNotReady, "not started"),
-    ("execute", {"selector": "alpha", "code": " ", "timeout": 1.0}, BadArgument, "code is empty"),
-    ("describe_synthdef", {"name": "nope"}, UnknownSynthDef, "unknown SynthDef 'nope'"),
+    ("status", {"instance": "gamma"}, InstanceNotFound, "known instances: alpha, beta"),
+    ("release", {"instance": "alpha", "node": "x"}, InstanceNotReady, "not started"),
+    ("execute", {"instance": "alpha", "code": " "}, InvalidRequest, "code is empty"),
+    ("synthdefs", {"action": "describe", "name": "nope"}, UnknownSynthDef,
+     "unknown SynthDef 'nope'"),
 ])
 def test_errors_come_back_as_the_same_kind_with_the_same_text(
         served: ControlServer, method: str, args: dict[str, Any], kind: type[Exception],
         text: str) -> None:
-    remote = RemoteBackend(served.path)
+    remote = RemoteService(served.path)
     with pytest.raises(kind, match=text) as raised:
-        remote.client.call(method, args)
+        remote.call(method, args)
     assert type(raised.value) is kind
-    remote.client.close()
+    with pytest.raises(kind, match=text):  # the same kind as in process
+        LocalService(served.service.orchestra).call(method, args)
+    remote.close()
 
 
-def test_only_backend_methods_are_served(client: ControlClient) -> None:
-    with pytest.raises(ValueError, match="unknown control method '__init__'"):
+def test_only_operations_are_served(client: ControlClient) -> None:
+    with pytest.raises(NotFound, match=r"no operation .__init__.; operations: .*execute"):
         client.call("__init__")
-    with pytest.raises(ValueError, match="unknown control method 'orchestra'"):
+    with pytest.raises(NotFound, match="no operation 'orchestra'"):
         client.call("orchestra")
 
 
@@ -135,23 +145,34 @@ def test_garbage_gets_an_error_reply_and_the_connection_lives_on(served: Control
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.connect(str(served.path))
         reader = sock.makefile("rb")
-        sock.sendall(b"not json\n")
-        assert b'"type": "ValueError"' in reader.readline()
+        for garbage in (b"not json\n", b"[1, 2]\n", b'{"id": 4, "method": "ping", "args": 7}\n'):
+            sock.sendall(garbage)
+            assert b'"type": "InvalidRequest"' in reader.readline()
         sock.sendall(b'{"id": 5, "method": "ping", "args": {}}\n')
         assert reader.readline().startswith(b'{"id": 5, "result"')
         reader.close()
 
 
-def test_an_unknown_remote_error_kind_becomes_a_remote_error(client: ControlClient) -> None:
-    error = client._error({"type": "ZeroDivisionError", "message": "boom"})
+def test_arguments_are_checked_by_the_operation_schema_on_the_server(
+        client: ControlClient) -> None:
+    with pytest.raises(InvalidRequest, match=r"(?s)execute: invalid arguments.*timeout_s"):
+        client.call("execute", {"instance": "alpha", "code": "1", "timeout_s": "soon"})
+    with pytest.raises(InvalidRequest, match=r"extra.*unknown argument"):
+        client.call("status", {"instance": "alpha", "extra": 1})
+
+
+def test_an_unknown_remote_error_kind_becomes_a_remote_error() -> None:
+    error = rebuild("ZeroDivisionError", "boom")
     assert isinstance(error, RemoteError) and str(error) == "ZeroDivisionError: boom"
+    same = rebuild("NodeNotFound", "no node 'x'")
+    assert type(same) is NodeNotFound and str(same) == "no node 'x'"
 
 
 def test_parallel_callers_each_get_their_own_answer(client: ControlClient) -> None:
     answers: list[Any] = []
 
     def ask() -> None:
-        answers.append(client.call("status", {"selector": "beta"})[0]["name"])
+        answers.append(client.call("status", {"instance": "beta"})["instances"][0]["name"])
 
     threads = [threading.Thread(target=ask) for _ in range(8)]
     for thread in threads:
@@ -165,8 +186,9 @@ def test_a_stopped_installation_is_reported_not_crashed(served: ControlServer) -
     client = ControlClient(served.path)
     client.call("ping")
     served.stop()
-    with pytest.raises(InstanceNotReady, match=r"not running|closed the connection"):
-        client.call("instances")
+    with pytest.raises((InstanceNotReady, NotRunning),
+                       match=r"not running|closed the connection"):
+        client.call("list_instances")
     client.close()
 
 
@@ -233,7 +255,7 @@ def test_fifty_short_lived_threads_leave_no_more_than_the_idle_pool_open(
 
     def ask() -> None:
         barrier.wait()  # all 50 in flight together, so the pool has to grow
-        answers.append(client.call("status", {"selector": "beta"})[0]["name"])
+        answers.append(client.call("status", {"instance": "beta"})["instances"][0]["name"])
 
     run_threads(ask, 50, together=True)
     assert answers == ["beta"] * 50
@@ -251,17 +273,17 @@ def test_a_long_call_does_not_hold_up_other_callers(
         served: ControlServer, orchestra: Orchestra, client: ControlClient) -> None:
     entered, done = threading.Event(), threading.Event()
 
-    class Waiting(LocalBackend):
-        def wait_for(self, name: str, pattern: str, timeout: float,
-                     since: int | None) -> dict[str, Any] | None:
-            entered.set()
-            done.wait(timeout)
-            return None
+    class Waiting(LocalService):
+        def call(self, name: str, args: dict[str, Any] | Args) -> Result:
+            if name == "wait_for":
+                entered.set()
+                done.wait(10)
+            return super().call(name, args)
 
-    served.backend = Waiting(orchestra)
+    served.service = Waiting(orchestra)
     waited: list[Any] = []
     waiter = threading.Thread(target=lambda: waited.append(client.call(
-        "wait_for", {"name": "alpha", "pattern": "x", "timeout": 10.0, "since": None})))
+        "wait_for", {"instance": "alpha", "pattern": "x", "timeout_s": 0.01})))
     waiter.start()
     try:
         assert entered.wait(5)
@@ -269,7 +291,7 @@ def test_a_long_call_does_not_hold_up_other_callers(
     finally:
         done.set()
         waiter.join(timeout=5)
-    assert waited == [None]
+    assert waited == [{"matched": False, "line": None}]
 
 
 # --- hosted and attached, on a real orchestra --------------------------------
@@ -318,50 +340,57 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlServer]:
 
 
 @pytest.fixture
-def backends(real: ControlServer) -> Iterator[tuple[LocalBackend, RemoteBackend]]:
-    remote = RemoteBackend(real.path)
-    yield real.backend, remote
-    remote.client.close()
+def services(real: ControlServer) -> Iterator[tuple[LocalService, RemoteService]]:
+    remote = RemoteService(real.path)
+    yield real.service, remote
+    remote.close()
+
+
+def answer(service: LocalService | RemoteService, operation: str, **args: Any) -> Any:
+    """An operation's answer as JSON, the same shape on both sides."""
+    return service.call(operation, args).model_dump(mode="json")
 
 
 @pytest.mark.integration
 def test_instances_and_status_agree_on_every_stable_field(
-        backends: tuple[LocalBackend, RemoteBackend]) -> None:
-    local, remote = backends
-    rows = local.instances()
+        services: tuple[LocalService, RemoteService]) -> None:
+    local, remote = services
+    rows = answer(local, "list_instances")["instances"]
     assert [(r["name"], r["state"]) for r in rows] == [("alpha", "READY"), ("beta", "READY")]
-    assert stable(remote.instances()) == stable(rows)
-    status = local.status("rooms")
+    assert stable(answer(remote, "list_instances")["instances"]) == stable(rows)
+    status = answer(local, "status", instance="rooms")["instances"]
     assert status[0]["pids"]["scsynth"] > 0 and status[0]["server"]["nominal_sample_rate"]
-    assert stable(remote.status("rooms")) == stable(status)
+    assert stable(answer(remote, "status", instance="rooms")["instances"]) == stable(status)
 
 
 @pytest.mark.integration
 @pytest.mark.parametrize(("code", "ok"), [("1 + 1", True), ("1 +* ) (", False)])
 def test_execute_gives_the_same_value_or_the_same_error_at_the_same_place(
-        backends: tuple[LocalBackend, RemoteBackend], code: str, ok: bool) -> None:
-    local, remote = backends
-    mine = local.execute("rooms", code, 5.0)
+        services: tuple[LocalService, RemoteService], code: str, ok: bool) -> None:
+    local, remote = services
+    mine = answer(local, "execute", instance="rooms", code=code, timeout_s=5.0)["results"]
     assert [r["ok"] for r in mine] == [ok, ok]
     if ok:
         assert mine[0]["value"] == "2"
     else:
         assert mine[0]["error"]["kind"] == "parse"
         assert (mine[0]["error"]["line"], mine[0]["error"]["char"]) == (1, 6)
-    assert stable(remote.execute("rooms", code, 5.0)) == stable(mine)
+    theirs = answer(remote, "execute", instance="rooms", code=code, timeout_s=5.0)["results"]
+    assert stable(theirs) == stable(mine)
 
 
 @pytest.mark.integration
 def test_play_set_and_release_of_a_named_node_give_the_same_answers(
-        backends: tuple[LocalBackend, RemoteBackend]) -> None:
+        services: tuple[LocalService, RemoteService]) -> None:
     answers = []
-    for backend in backends:  # the same node, played and released by each side in turn
-        played = backend.play("alpha", "sine", {"freq": 440.0}, "pair")
+    for service in services:  # the same node, played and released by each side in turn
+        played = answer(service, "play", instance="alpha", synthdef="sine",
+                        params={"freq": 440.0}, name="pair")
         assert played.pop("node_id") > 0
-        nodes = backend.status("alpha")[0]["nodes"]
+        nodes = answer(service, "status", instance="alpha")["instances"][0]["nodes"]
         assert nodes["pair"]["params"]["freq"] == 440.0
-        changed = backend.set("alpha", "pair", {"freq": 220.0})
-        released = backend.release("alpha", "pair")
+        changed = answer(service, "set", instance="alpha", node="pair", params={"freq": 220.0})
+        released = answer(service, "release", instance="alpha", node="pair")
         answers.append((played, changed, released))
     assert answers[0][1]["params"]["freq"] == 220.0 and answers[0][2]["released"] is True
     assert answers[1] == answers[0]
@@ -369,42 +398,45 @@ def test_play_set_and_release_of_a_named_node_give_the_same_answers(
 
 @pytest.mark.integration
 def test_console_wait_for_and_events_give_the_same_lines(
-        backends: tuple[LocalBackend, RemoteBackend]) -> None:
-    local, remote = backends
-    local.execute("alpha", '"parity-mark".postln', 5.0)
-    line = local.wait_for("alpha", "parity-mark", 5.0, 0)
-    assert line is not None
-    assert remote.wait_for("alpha", "parity-mark", 5.0, 0) == line
-    lines = local.console("alpha", 5, False)
-    assert line in lines
-    assert remote.console("alpha", 5, False) == lines
-    events = local.events("*", 0)
+        services: tuple[LocalService, RemoteService]) -> None:
+    local, remote = services
+    answer(local, "execute", instance="alpha", code='"parity-mark".postln', timeout_s=5.0)
+    waited = answer(local, "wait_for", instance="alpha", pattern="parity-mark", timeout_s=5.0,
+                    since=0)
+    assert waited["matched"]
+    assert answer(remote, "wait_for", instance="alpha", pattern="parity-mark", timeout_s=5.0,
+                  since=0) == waited
+    lines = answer(local, "console", instance="alpha", lines=5)["lines"]
+    assert waited["line"] in lines
+    assert answer(remote, "console", instance="alpha", lines=5)["lines"] == lines
+    events = answer(local, "events", instance="*")["events"]
     assert {e["instance"] for e in events} == {"alpha", "beta"}
-    assert remote.events("*", 0) == events
+    assert answer(remote, "events", instance="*")["events"] == events
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize(("method", "args", "kind"), [
-    ("status", ("nobody",), InstanceNotFound),
-    ("execute", ("nobody", "1", 5.0), InstanceNotFound),
-    ("console", ("nobody", 5, False), InstanceNotFound),
-    ("release", ("alpha", "nobody"), NodeNotFound),
-    ("play", ("alpha", "sine", {"fre": 1.0}, None), BadArgument),
-    ("midi", ("ports", {}), MidiUnavailable),
+@pytest.mark.parametrize(("name", "args", "kind"), [
+    ("status", {"instance": "nobody"}, InstanceNotFound),
+    ("execute", {"instance": "nobody", "code": "1"}, InstanceNotFound),
+    ("console", {"instance": "nobody"}, InstanceNotFound),
+    ("release", {"instance": "alpha", "node": "nobody"}, NodeNotFound),
+    ("play", {"instance": "alpha", "synthdef": "sine", "params": {"fre": 1.0}},
+     InvalidRequest),
+    ("midi", {"action": "ports"}, MidiUnavailable),
 ])
 def test_errors_are_the_same_kind_with_the_same_message(
-        backends: tuple[LocalBackend, RemoteBackend], method: str, args: tuple[Any, ...],
+        services: tuple[LocalService, RemoteService], name: str, args: dict[str, Any],
         kind: type[Exception]) -> None:
     raised = []
-    for backend in backends:
+    for service in services:
         with pytest.raises(kind) as error:
-            getattr(backend, method)(*args)
+            service.call(name, args)
         raised.append((type(error.value), str(error.value)))
     assert raised[0][0] is kind and raised[0][1]
     assert raised[1] == raised[0]
 
 
-# --- the MCP tools over both backends ----------------------------------------
+# --- the MCP tools over both services ----------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -414,11 +446,11 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 async def both(real: ControlServer) -> AsyncIterator[tuple[Client, Client]]:
-    remote = RemoteBackend(real.path)
-    async with Client(build_server(real.backend)) as local, \
+    remote = RemoteService(real.path)
+    async with Client(build_server(real.service)) as local, \
             Client(build_server(remote)) as attached:
         yield local, attached
-    remote.client.close()
+    remote.close()
 
 
 @pytest.mark.integration
@@ -446,7 +478,4 @@ async def test_hosted_and_attached_tools_give_the_same_answers(
         assert mine.content == theirs.content
         return
     assert mine.structured_content is not None and theirs.structured_content is not None
-    if tool == "list_instances":
-        assert mine.structured_content.pop("mode") == "hosted"
-        assert theirs.structured_content.pop("mode") == "attached"
     assert stable(mine.structured_content) == stable(theirs.structured_content)

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from scorch.control import find_running
 from scorch.primitives.process import DIE_WITH_PARENT
+from scorch.service.wire import find_running
 from tests.conftest import scsynth_param
 from tests.harness import two_rooms
 
@@ -84,7 +84,7 @@ async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
 async def musician_session(client: Client, mode: str) -> dict[str, Any]:
     """List, play a named node, set it and check scsynth, read an error and the console."""
     listed = await call(client, "list_instances")
-    assert listed["mode"] == mode
+    assert listed["hosted_by"] == {"hosted": "scorch mcp", "attached": "scorch run"}[mode]
     assert [(r["name"], r["state"]) for r in listed["instances"]] == [
         ("alpha", "READY"), ("beta", "READY")]
     played = await call(client, "play", instance="beta", synthdef="sine",

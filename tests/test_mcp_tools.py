@@ -11,8 +11,8 @@ from mcp.types import CallToolResult
 
 from mcp_server.instructions import INSTRUCTIONS
 from mcp_server.server import build_server
-from scorch.backend import LocalBackend
 from scorch.config import parse_config
+from scorch.service.local import LocalService
 from scorch.service.orchestra import Orchestra
 from tests.conftest import scsynth_param
 from tests.harness import two_rooms
@@ -44,7 +44,7 @@ def orchestra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Orchestra]:
 
 @pytest.fixture
 async def client(orchestra: Orchestra) -> AsyncIterator[Client]:
-    async with Client(build_server(LocalBackend(orchestra))) as session:
+    async with Client(build_server(LocalService(orchestra))) as session:
         yield session
 
 
@@ -91,7 +91,7 @@ async def test_instructions_teach_the_workflow(client: Client) -> None:
 
 async def test_list_instances_shows_both_rooms_ready_with_ports(client: Client) -> None:
     out = await call(client, "list_instances")
-    assert out["mode"] == "hosted"
+    assert out["hosted_by"] == "scorch run"
     rows = {row["name"]: row for row in out["instances"]}
     assert set(rows) == {"alpha", "beta"}
     for row in rows.values():
@@ -324,9 +324,9 @@ async def test_midi_lists_ports_maps_unmaps_and_explains_bad_routes(client: Clie
     assert "needs the argument 'spec'" in await fails(client, "midi", action="map")
 
 
-async def test_a_backend_without_an_orchestra_explains_why_on_every_call() -> None:
-    backend = LocalBackend()
-    backend.unavailable = "scorch could not start: jackd exited"
-    async with Client(build_server(backend)) as session:
+async def test_a_service_without_an_orchestra_explains_why_on_every_call() -> None:
+    service = LocalService()
+    service.unavailable = "scorch could not start: jackd exited"
+    async with Client(build_server(service)) as session:
         for tool, args in (("list_instances", {}), ("status", {"instance": "*"})):
             assert "jackd exited" in await fails(session, tool, **args)

@@ -37,10 +37,10 @@ def _load(arg: str | None) -> Config:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Boot every instance, print the status table, run until Ctrl-C or SIGTERM."""
-    from scorch.cli.status_table import render
-    from scorch.control import ControlServer
     from scorch.primitives.process import pid_alive
+    from scorch.service.control_socket import ControlServer
     from scorch.service.orchestra import Orchestra
+    from scorch.service.status_table import render
 
     config = _load(args.config)
     stop = threading.Event()

@@ -42,8 +42,11 @@ ASK = 15.0  # seconds any ask to an actor may take before the call gives up
 class Orchestra:
     """All the instances of one config, addressed by name, group or ``"*"``."""
 
-    def __init__(self, config: Config, library: SynthDefLibrary | None = None) -> None:
+    def __init__(self, config: Config, library: SynthDefLibrary | None = None,
+                 hosted_by: str = "scorch run") -> None:
         self.config = config
+        self.hosted_by = hosted_by
+        """Which process runs the rooms: ``scorch run``, or ``scorch mcp`` for its session."""
         self.library = library if library is not None else SynthDefLibrary()
         check_synthdefs(config, set(self.library.names()), self.library.errors)
         self.views = {name: InstanceView(name, inst.group)
@@ -204,8 +207,13 @@ class Orchestra:
         self._ask(name, "release", node)
 
     def nodes(self, name: str) -> dict[str, dict[str, Any]]:
-        """Named persistent nodes of an instance."""
-        return self._ask(name, "nodes")
+        """Named persistent nodes of an instance with their SynthDef, id and last values.
+
+        Read from the instance's view, so it answers while the actor is busy booting.
+        """
+        return {node.name: {"synthdef": node.synthdef, "node_id": node.node_id,
+                            "params": dict(node.params)}
+                for node in self.view(name).nodes.values()}
 
     # --- SynthDefs -----------------------------------------------------------
 
@@ -264,7 +272,7 @@ class Orchestra:
         route_id = self._midi().map(route).get(timeout=ASK)
         out: dict[str, Any] = {"id": route_id, "route": route.model_dump(mode="json")}
         if isinstance(route, ControlRoute):
-            missing = [n for n in names if route.node not in self.views[n].node_ids]
+            missing = [n for n in names if route.node not in self.views[n].nodes]
             if missing:
                 out["warning"] = (f"no node {route.node!r} on {', '.join(missing)} yet: the "
                                   "route acts once one is played with that name")

@@ -14,6 +14,7 @@ from typing import Any
 from scorch.primitives.console import Console
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.sclang_session import SclangSession
+from scorch.state.desired import NodeState
 from scorch.state.events import EventLog, State
 
 
@@ -50,8 +51,8 @@ class InstanceView:
         """The OSC client of the running scsynth (None while it is down)."""
         self.sclang: SclangSession | None = None
         """The session of the running sclang (None while it is down)."""
-        self.node_ids: dict[str, int] = {}
-        """Named persistent nodes and their scsynth ids (replaced whole on change)."""
+        self.nodes: dict[str, NodeState] = {}
+        """Named persistent nodes as last published (replaced whole on change, never mutated)."""
 
     @property
     def name(self) -> str:

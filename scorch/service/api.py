@@ -1,0 +1,183 @@
+"""One API schema: every operation defined once, with its typed request, result and doc.
+
+An operation is a function ``run(orchestra, args) -> result`` decorated with
+:func:`operation`. Its argument model, result model and docstring are read from
+the function itself, and everything else is derived from that one definition:
+
+- the MCP tools (``mcp_server/tools.py``): name, description, input and output schema;
+- the control socket (``service/control_server.py``): the methods it serves;
+- the attached client (:class:`~scorch.service.remote.RemoteService`): one
+  generic proxy, no forwarder per method;
+- the operator's CLI (``scorch/cli/commands.py``): a subcommand per operation.
+
+Adding an operation is one function in ``service/ops/``, its test, and its line
+in the docs (``docs/architecture.md`` has a worked example).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from scorch.errors import InvalidRequest, NotFound
+from scorch.values import describe_errors
+
+if TYPE_CHECKING:
+    from scorch.service.orchestra import Orchestra
+
+
+class Args(BaseModel):
+    """An operation's request: strict types, no unknown argument, immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Result(BaseModel):
+    """An operation's answer: what Claude reads as structured content, and the CLI prints."""
+
+    def failure(self) -> str | None:
+        """The text of a failure the result itself reports (e.g. code that threw), else None.
+
+        MCP answers such a result as a tool error; the CLI prints it and exits 1.
+        """
+        return None
+
+    def text(self) -> str:
+        """The result for a terminal; JSON unless a result renders itself better."""
+        return self.model_dump_json(indent=2)
+
+
+A = TypeVar("A", bound=Args)
+R = TypeVar("R", bound=Result)
+
+
+@dataclass(frozen=True)
+class Access:
+    """What an operation does to the installation (MCP tool annotations derive from it)."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+
+
+READ = Access(read_only=True, destructive=False, idempotent=True)
+CHANGE = Access(read_only=False, destructive=False, idempotent=False)
+SET = Access(read_only=False, destructive=False, idempotent=True)
+DESTROY = Access(read_only=False, destructive=True, idempotent=False)
+SILENCE = Access(read_only=False, destructive=True, idempotent=True)
+
+
+@dataclass(frozen=True)
+class Operation(Generic[A, R]):
+    """One operation of the API, as every front end sees it."""
+
+    name: str
+    doc: str
+    """The docstring: the MCP tool description and the CLI help."""
+    args: type[A]
+    result: type[R]
+    run: Callable[[Orchestra, A], R]
+    access: Access
+    command: str | None
+    """The CLI subcommand (``scorch COMMAND``), None for none."""
+    positional: tuple[str, ...]
+    """Arguments the CLI takes by position, in order."""
+    patience: float
+    """Seconds an attached caller waits for the answer, beyond ``waits``."""
+    waits: str | None
+    """The argument holding the operation's own timeout, added to ``patience``."""
+    tool: bool
+    """False for operations Claude has no use for (the control socket's ``ping``)."""
+
+    @property
+    def summary(self) -> str:
+        """The first line of the doc."""
+        return self.doc.split("\n", 1)[0]
+
+    def parse(self, raw: Mapping[str, Any] | A) -> A:
+        """Validate raw arguments; InvalidRequest names each bad argument and why."""
+        if isinstance(raw, self.args):
+            return raw
+        try:
+            return self.args.model_validate(raw)
+        except ValidationError as err:
+            problems = "\n".join(describe_errors(err))
+            raise InvalidRequest(f"{self.name}: invalid arguments:\n{problems}") from None
+
+    def answer_within(self, args: A) -> float:
+        """How long an attached caller waits for this call's answer."""
+        own = float(getattr(args, self.waits) or 0.0) if self.waits else 0.0
+        return own + self.patience
+
+
+OPERATIONS: dict[str, Operation[Any, Any]] = {}
+"""Every operation by name, filled when ``scorch.service.ops`` is imported."""
+
+
+def operation(*, access: Access, name: str | None = None, command: str | None = None,
+              positional: tuple[str, ...] = (), patience: float = 30.0,
+              waits: str | None = None, tool: bool = True,
+              ) -> Callable[[Callable[[Orchestra, A], R]], Callable[[Orchestra, A], R]]:
+    """Register ``run(orchestra, args) -> result`` as an operation (its name by default)."""
+
+    def register(run: Callable[[Orchestra, A], R]) -> Callable[[Orchestra, A], R]:
+        op_name = name or run.__name__
+        if op_name in OPERATIONS:
+            raise ValueError(f"operation {op_name!r} is defined twice")
+        params = list(inspect.signature(run).parameters.values())
+        args_type = _resolve(run, params[1].annotation)
+        result_type = _resolve(run, inspect.signature(run).return_annotation)
+        for field in positional:
+            if field not in args_type.model_fields:
+                raise ValueError(f"{op_name}: positional {field!r} is not an argument")
+        OPERATIONS[op_name] = Operation(
+            name=op_name, doc=inspect.cleandoc(run.__doc__ or op_name), args=args_type,
+            result=result_type, run=run, access=access, command=command,
+            positional=positional, patience=patience, waits=waits, tool=tool)
+        return run
+
+    return register
+
+
+def _resolve(run: Callable[..., Any], annotation: Any) -> Any:
+    """An annotation, evaluated in the defining module (they are strings there)."""
+    if isinstance(annotation, str):
+        return eval(annotation, run.__globals__)
+    return annotation
+
+
+def lookup(name: str) -> Operation[Any, Any]:
+    """The operation called ``name``; NotFound lists the others."""
+    load()
+    try:
+        return OPERATIONS[name]
+    except KeyError:
+        raise NotFound(f"no operation {name[:60]!r}; operations: "
+                       f"{', '.join(sorted(OPERATIONS))}") from None
+
+
+def load() -> dict[str, Operation[Any, Any]]:
+    """Import every module of ``scorch.service.ops`` (each registers its operations)."""
+    if not OPERATIONS:
+        import scorch.service.ops as ops
+
+        for module in pkgutil.iter_modules(ops.__path__):
+            importlib.import_module(f"{ops.__name__}.{module.name}")
+    return OPERATIONS
+
+
+class Service(Protocol):
+    """Whatever runs operations: an orchestra in this process, or one behind a socket."""
+
+    mode: str
+    """``hosted`` (this process runs the rooms) or ``attached`` (a ``scorch run`` does)."""
+
+    def call(self, name: str, args: Mapping[str, Any] | Args) -> Result:
+        """Run operation ``name``; raise a ScorchError a person can act on."""
+        ...

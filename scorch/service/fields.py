@@ -1,0 +1,91 @@
+"""Argument types the operations share, each with the description Claude reads."""
+
+from __future__ import annotations
+
+import re
+
+from typing import Annotated
+
+from pydantic import AfterValidator, Field, Strict
+
+from scorch.service.api import Args
+from scorch.values import Float32, Seconds, name_check
+
+#: Code and patterns beyond these sizes are refused (a whole .scd file is far smaller).
+MAX_CODE = 256 * 1024
+MAX_PATTERN = 1000
+MAX_PARAMS = 64
+
+
+def _selector(value: str) -> str:
+    if value == "*":
+        return value
+    return name_check("an instance or group name")(value)
+
+
+def _code(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError(f"code must not contain a NUL byte (at character "
+                         f"{value.index(chr(0)) + 1}): sclang would cut the code short there")
+    if not value.strip():
+        raise ValueError("code is empty: give SuperCollider code to run")
+    return value
+
+
+def _pattern(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as err:
+        raise ValueError(f"pattern is not a valid regular expression: {err}") from None
+    return value
+
+
+def _param_names(params: dict[str, float]) -> dict[str, float]:
+    for key in params:
+        name_check("a param name")(key)
+    return params
+
+
+Selector = Annotated[str, Strict(), Field(
+    min_length=1, max_length=64,
+    description='An instance name, a group name, or "*" for every instance'),
+    AfterValidator(_selector)]
+
+InstanceName = Annotated[str, Strict(), AfterValidator(name_check("an instance name")),
+                         Field(description="One instance's name")]
+
+NodeName = Annotated[str, Strict(), AfterValidator(name_check("a node name")),
+                     Field(description="A named node (from play)")]
+
+SynthDefName = Annotated[str, Strict(), AfterValidator(name_check("a SynthDef name")),
+                         Field(description="A library SynthDef name (see synthdefs)")]
+
+RouteId = Annotated[str, Strict(), AfterValidator(name_check("a route id")),
+                    Field(description="A MIDI route's id")]
+
+Params = Annotated[dict[str, Float32], Field(
+    max_length=MAX_PARAMS,
+    description='Control values by param name, e.g. {"freq": 220, "amp": 0.2}; see '
+    "synthdefs for each SynthDef's params and ranges"), AfterValidator(_param_names)]
+
+Code = Annotated[str, Strict(), Field(
+    max_length=MAX_CODE,
+    description="SuperCollider code, as in the IDE; wrap several statements in ( ... ). "
+    "`s` is this instance's server."), AfterValidator(_code)]
+
+Pattern = Annotated[str, Strict(), Field(
+    min_length=1, max_length=MAX_PATTERN, description="A regular expression"),
+    AfterValidator(_pattern)]
+
+ExecuteTimeout = Annotated[Seconds, Field(
+    ge=0.01, le=300, description="Seconds to wait; longer running code is stopped and sclang "
+    "restarted (the sound on scsynth goes on)")]
+
+WaitTimeout = Annotated[Seconds, Field(le=120, description="Seconds to wait")]
+
+
+
+class SelectorArgs(Args):
+    """Instances by name, group or ``*``."""
+
+    instance: Selector

@@ -1,0 +1,64 @@
+"""Result models more than one operation returns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class ServerFields(BaseModel):
+    """scsynth's own ``/status.reply``."""
+
+    ugens: int
+    synths: int
+    groups: int
+    synthdefs: int
+    avg_cpu: float = Field(description="average CPU, percent")
+    peak_cpu: float
+    nominal_sample_rate: float
+    actual_sample_rate: float
+
+
+class NodeInfo(BaseModel):
+    """A named persistent node and its last values."""
+
+    synthdef: str
+    node_id: int
+    params: dict[str, float]
+
+
+class InstanceStatus(BaseModel):
+    """Everything known about one instance."""
+
+    name: str
+    group: str | None
+    state: str = Field(description="STOPPED, BOOTING, READY, RESTARTING, FAILED or STOPPING")
+    since: float = Field(description="Unix time the state began")
+    port: int | None = Field(description="scsynth UDP port")
+    lang_port: int | None
+    pids: dict[str, int | None] = Field(description="process ids of scsynth and sclang")
+    sclang: str = Field(description="sclang's own state: ready, starting, restarting, down")
+    uptime: float | None = Field(description="seconds since the instance became READY")
+    restarts_in_window: int
+    restart_budget_left: int
+    last_crash: str | None
+    reason: str | None = Field(description="why it is not READY, when it is not")
+    nodes: dict[str, NodeInfo] = Field(description="named persistent nodes with their values")
+    server: ServerFields | None = Field(description="scsynth's live /status, when it answers")
+
+    @classmethod
+    def from_status(cls, status: dict[str, Any], nodes: dict[str, Any]) -> InstanceStatus:
+        """Build from the facade's status dict and the instance's nodes."""
+        return cls.model_validate({**status, "nodes": nodes})
+
+
+def plain(value: Any) -> Any:
+    """JSON values all the way down: tuples become lists, other objects their text."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return str(value)

@@ -1,0 +1,153 @@
+"""Operations on the instances themselves: list, status, boot/quit/restart, events."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from scorch.service.api import DESTROY, READ, Args, Result, operation
+from scorch.service.fields import InstanceName, Selector, SelectorArgs
+from scorch.service.models import InstanceStatus, plain
+
+if TYPE_CHECKING:
+    from scorch.service.orchestra import Orchestra
+
+
+class NoArgs(Args):
+    """No arguments."""
+
+
+class Ping(Result):
+    """Who answers."""
+
+    config: str | None = Field(description="the config file of the installation")
+    instances: list[str]
+    started_at: float | None
+    hosted_by: str = Field(description="scorch run or scorch mcp")
+
+
+@operation(access=READ, tool=False, patience=5.0)
+def ping(orch: Orchestra, args: NoArgs) -> Ping:
+    """Say which installation answers: its config file, instances and start time."""
+    return Ping(config=str(orch.config.source) if orch.config.source else None,
+                instances=orch.names(), started_at=orch.started_at, hosted_by=orch.hosted_by)
+
+
+class InstanceRow(BaseModel):
+    """One instance at a glance."""
+
+    name: str
+    group: str | None
+    state: str = Field(description="STOPPED, BOOTING, READY, RESTARTING, FAILED or STOPPING")
+    since: float = Field(description="Unix time the state began")
+    port: int | None = Field(description="scsynth UDP port")
+    cpu: float | None = Field(description="scsynth average CPU, percent")
+    peak_cpu: float | None
+    synths: int | None = Field(description="synths running on scsynth")
+    uptime: float | None = Field(description="seconds since the instance became READY")
+    restarts: int = Field(description="restarts within the restart window")
+    restart_budget_left: int
+    reason: str | None = Field(description="why it is not READY, when it is not")
+    nodes: list[str] = Field(description="named persistent nodes")
+
+
+class InstanceList(Result):
+    """Every instance of the installation."""
+
+    hosted_by: str = Field(description="scorch mcp: this server runs the rooms and stops them "
+                           "when Claude closes; scorch run: they run on their own")
+    instances: list[InstanceRow]
+
+    def text(self) -> str:
+        from scorch.service.status_table import render
+
+        return render([row.model_dump() for row in self.instances])
+
+
+@operation(access=READ, command="list")
+def list_instances(orch: Orchestra, args: NoArgs) -> InstanceList:
+    """List every SuperCollider instance: name, group, state, port, CPU, synths, uptime
+    and restarts. Call this first to learn the names; only READY instances run code."""
+    rows = []
+    for status in orch.instances():
+        server = status.get("server") or {}
+        rows.append(InstanceRow(
+            name=status["name"], group=status["group"], state=status["state"],
+            since=status["since"], port=status["port"], cpu=server.get("avg_cpu"),
+            peak_cpu=server.get("peak_cpu"), synths=server.get("synths"),
+            uptime=status["uptime"], restarts=status["restarts_in_window"],
+            restart_budget_left=status["restart_budget_left"], reason=status["reason"],
+            nodes=list(status["nodes"])))
+    return InstanceList(hosted_by=orch.hosted_by, instances=rows)
+
+
+class StatusOutput(Result):
+    """Full status of each instance named."""
+
+    instances: list[InstanceStatus]
+
+
+def _statuses(orch: Orchestra, names: list[str]) -> StatusOutput:
+    return StatusOutput(instances=[
+        InstanceStatus.from_status(orch.status(name), orch.nodes(name)) for name in names])
+
+
+@operation(access=READ, command="status", positional=("instance",))
+def status(orch: Orchestra, args: SelectorArgs) -> StatusOutput:
+    """Full status of instances: state and since when, scsynth's live CPU and counts,
+    process ids, restart budget, last crash, and named nodes with their values."""
+    return _statuses(orch, orch.resolve(args.instance))
+
+
+class InstanceAction(Args):
+    """One instance and what to do with it."""
+
+    name: InstanceName
+    action: Annotated[Literal["boot", "quit", "restart"], Field(
+        description="boot a STOPPED or FAILED instance, quit it, or restart it")]
+
+
+@operation(name="instance", access=DESTROY, command="instance",
+           positional=("action", "name"), patience=200.0)
+def instance_action(orch: Orchestra, args: InstanceAction) -> StatusOutput:
+    """Boot, quit or restart one instance. Restoring after a restart is automatic:
+    loaded SynthDefs and named nodes come back with their last values."""
+    orch.view(args.name)
+    {"boot": orch.boot, "quit": orch.quit, "restart": orch.restart}[args.action](args.name)
+    return _statuses(orch, [args.name])
+
+
+class EventsArgs(Args):
+    """Which events."""
+
+    instance: Selector = "*"
+    since: Annotated[int, Field(ge=0, strict=True,
+                                description="Only events after this seq")] = 0
+
+
+class EventOut(BaseModel):
+    """A lifecycle event."""
+
+    seq: int
+    time: float
+    instance: str
+    kind: str
+    message: str
+    details: dict[str, Any]
+
+
+class EventsOutput(Result):
+    """Lifecycle events, oldest first."""
+
+    events: list[EventOut]
+
+
+@operation(access=READ, command="events", positional=("instance",))
+def events(orch: Orchestra, args: EventsArgs) -> EventsOutput:
+    """Lifecycle events: boots, crashes, hangs, restarts and restores, oldest first.
+    Read these when an instance is RESTARTING or FAILED."""
+    return EventsOutput(events=[
+        EventOut(seq=e.seq, time=e.time, instance=e.instance, kind=str(e.kind),
+                 message=e.message, details=plain(e.details))
+        for e in orch.events(args.instance, args.since)])

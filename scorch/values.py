@@ -1,0 +1,98 @@
+"""The values every edge checks: names, numbers scsynth can hold, bounded text.
+
+The API schema, ``config.toml`` and the MIDI routes all build on these types,
+so a value refused in one place is refused everywhere with the same words.
+:func:`describe_errors` turns pydantic's errors into lines a person reads.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field, Strict, ValidationError
+
+#: Names of instances, groups, nodes, routes, SynthDefs: short, safe in file
+#: names, OSC, sclang symbols and shell arguments.
+NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
+NAME_RULE = "1-64 characters: a letter, then letters, digits, _ or -"
+#: The largest finite float32: scsynth's controls are float32, so OSC floats are too.
+FLOAT32_MAX = 3.4028234663852886e38
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+#: Shown of a bad value in an error: enough to recognise it, never a flood.
+SHOWN = 80
+
+
+def shorten(value: object, limit: int = SHOWN) -> str:
+    """``repr(value)`` cut to ``limit`` characters, saying how long it was."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit - 20]}... ({len(text)} characters)"
+
+
+def _float32(value: float) -> float:
+    if not math.isfinite(value) or abs(value) > FLOAT32_MAX:
+        raise ValueError(f"must be a finite number within float32 range (|x| <= 3.4e38), "
+                         f"found {shorten(value)}")
+    return value
+
+
+def _no_nul(text: str) -> str:
+    if "\x00" in text:
+        raise ValueError(f"must not contain a NUL byte (at character {text.index(chr(0)) + 1})")
+    return text
+
+
+def name_check(kind: str) -> Callable[[str], str]:
+    """A validator that refuses anything but a name, saying what kind of name it wanted."""
+    pattern = re.compile(NAME_PATTERN)
+
+    def check(value: str) -> str:
+        if not pattern.match(value):
+            raise ValueError(f"{kind} must be {NAME_RULE}, found {shorten(value)}")
+        return value
+
+    return check
+
+
+Float32 = Annotated[float, Strict(), AfterValidator(_float32)]
+"""A finite number scsynth can hold as a control value (ints are accepted)."""
+
+Int32 = Annotated[int, Strict(), Field(ge=INT32_MIN, le=INT32_MAX)]
+
+Name = Annotated[str, Strict(), AfterValidator(name_check("a name"))]
+"""An instance, group, node or route name."""
+
+Text = Annotated[str, Strict(), AfterValidator(_no_nul)]
+"""Any text without a NUL byte (bounded where it is used)."""
+
+Flag = Annotated[bool, Strict()]
+"""true or false only: not "yes", not 1."""
+
+Seconds = Annotated[float, Strict(), Field(gt=0, allow_inf_nan=False)]
+"""A finite, positive duration in seconds (bound it further where it is used)."""
+
+
+def describe_errors(err: ValidationError, where: Callable[[tuple[str, ...]], str] | None = None,
+                    ) -> list[str]:
+    """One line per problem: the argument's path, what was wrong, the bad value shortened."""
+    return [_line(item, where) for item in err.errors(include_url=False)]
+
+
+def _line(item: Any, where: Callable[[tuple[str, ...]], str] | None) -> str:
+    loc = tuple(str(part) for part in item["loc"])
+    key = ".".join(loc) or "(arguments)"
+    message = str(item["msg"]).removeprefix("Value error, ")
+    if item["type"] == "missing":
+        message = "this argument is required"
+    elif item["type"] == "extra_forbidden":
+        message = "unknown argument"
+    elif item["type"] not in ("value_error", "assertion_error") and "input" in item:
+        found = item["input"]
+        if not isinstance(found, dict | list):
+            message += f", found {shorten(found)}"
+    prefix = f"{where(loc)}: " if where is not None else ""
+    return f"{prefix}{key}: {message}"
