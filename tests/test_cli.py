@@ -123,9 +123,9 @@ def test_doctor_prints_the_install_command_for_a_missing_binary(tmp_path: Path) 
 def test_status_table_has_one_aligned_row_per_instance() -> None:
     rows = [
         {"name": "lobby", "group": "ground", "state": "READY", "port": 57110,
-         "server": {"avg_cpu": 3.25, "synths": 2}, "restarts_in_window": 0},
+         "cpu": 3.25, "synths": 2, "restarts": 0},
         {"name": "attic", "group": None, "state": "FAILED", "reason": "5 restarts within 60 s",
-         "port": None, "server": None, "restarts_in_window": 5},
+         "port": None, "cpu": None, "synths": None, "restarts": 5},
     ]
     lines = render(rows).splitlines()
     assert lines[0].split() == ["instance", "group", "state", "port", "cpu", "%", "synths",
@@ -135,3 +135,40 @@ def test_status_table_has_one_aligned_row_per_instance() -> None:
     assert "FAILED (5 restarts within 60 s)" in lines[3]
     assert len({len(line) for line in lines[:2]}) == 1
 
+
+
+@pytest.mark.integration
+def test_operation_commands_reach_the_running_installation(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "cli-ops")
+    argv = ["--config", str(config)]
+    idle = subprocess.run([*SCORCH, "list", *argv], capture_output=True, text=True, timeout=60)
+    assert idle.returncode == 3 and "no `scorch run` answers" in idle.stderr
+    proc = subprocess.Popen([*SCORCH, "run", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, preexec_fn=DIE_WITH_PARENT)
+    try:
+        assert proc.stdout is not None
+        assert "READY" in "".join(proc.stdout.readline() for _ in range(4))
+
+        def scorch(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([*SCORCH, *args, *argv], capture_output=True, text=True,
+                                  timeout=60)
+
+        listed = scorch("list")
+        assert listed.returncode == 0 and "lobby" in listed.stdout and "READY" in listed.stdout
+        done = scorch("exec", "lobby", '"from the shell".postln; 6 * 7')
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == ["from the shell", "-> 42"]
+        failed = scorch("exec", "lobby", "(\n1 + ) 2\n)")
+        assert failed.returncode == 1
+        assert "parse error" in failed.stderr and "(line 2, char" in failed.stderr
+        unknown = scorch("status", "nobody")
+        assert unknown.returncode == 1 and "known instances: lobby, attic" in unknown.stderr
+        bad = scorch("exec", "lobby", "1", "--timeout-s", "soon")
+        assert bad.returncode == 2 and "timeout_s" in bad.stderr
+        played = scorch("play", "attic", "sine", "--params", '{"amp": 0.01}', "--name", "hum",
+                        "--json")
+        assert played.returncode == 0 and '"node": "hum"' in played.stdout
+        assert '"hum"' in scorch("status", "attic", "--json").stdout
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0

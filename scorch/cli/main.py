@@ -1,4 +1,4 @@
-"""The ``scorch`` command: run an installation, check the machine, serve MCP."""
+"""The ``scorch`` command: run an installation, check the machine, serve MCP, operate it."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
+from scorch.cli.commands import add_commands
 from scorch.config import DEFAULT_CONFIG, Config, load_config
 from scorch.errors import ConfigError, ScorchError
 
@@ -31,7 +32,8 @@ def _config_path(arg: str | None) -> Path:
     return local if local.is_file() else DEFAULT_CONFIG
 
 
-def _load(arg: str | None) -> Config:
+def load_config_arg(arg: str | None) -> Config:
+    """The config a ``--config`` argument names (default: ./config.toml, else the embedded)."""
     return load_config(_config_path(arg))
 
 
@@ -39,10 +41,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Boot every instance, print the status table, run until Ctrl-C or SIGTERM."""
     from scorch.primitives.process import pid_alive
     from scorch.service.control_socket import ControlServer
+    from scorch.service.local import LocalService
     from scorch.service.orchestra import Orchestra
-    from scorch.service.status_table import render
 
-    config = _load(args.config)
+    config = load_config_arg(args.config)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -52,6 +54,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     orchestra = Orchestra(config)
+    service = LocalService(orchestra)
     control: ControlServer | None = None
     left: list[int] = []
     try:
@@ -59,12 +62,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         for name, error in errors.items():
             if error:
                 log.error("instance %r failed to boot: %s", name, error)
-        print(render(orchestra.instances(live=True)), flush=True)
+        print(service.call("list_instances", {}).text(), flush=True)
         control = ControlServer(orchestra, config.state_path())
         control.start()
         log.info("running %s; control socket %s; Ctrl-C stops", config.source, control.path)
         while not stop.wait(args.status_every or None):
-            print(render(orchestra.instances(live=True)), flush=True)
+            print(service.call("list_instances", {}).text(), flush=True)
     finally:
         if control is not None:
             control.stop()
@@ -84,7 +87,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     config = None
     try:
-        config = _load(args.config)
+        config = load_config_arg(args.config)
     except ConfigError as err:
         print(f"config: {err}")
     checks = run_checks(config)
@@ -128,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     claude = sub.add_parser("claude-config", help="print the Claude Desktop config snippet")
     claude.add_argument("--config")
     claude.set_defaults(func=cmd_claude_config)
+    add_commands(sub)
     return parser
 
 

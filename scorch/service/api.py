@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -97,8 +98,9 @@ class Operation(Generic[A, R]):
 
     @property
     def summary(self) -> str:
-        """The first line of the doc."""
-        return self.doc.split("\n", 1)[0]
+        """The first sentence of the doc."""
+        first = re.split(r"\.\s+(?=[A-Z])", " ".join(self.doc.split()), maxsplit=1)[0]
+        return first.rstrip(".") + "."
 
     def parse(self, raw: Mapping[str, Any] | A) -> A:
         """Validate raw arguments; InvalidRequest names each bad argument and why."""

@@ -1,4 +1,4 @@
-"""Render the instances' status as a plain-text table for the terminal."""
+"""Render instance rows as a plain-text table for the terminal."""
 
 from __future__ import annotations
 
@@ -8,21 +8,21 @@ from typing import Any
 COLUMNS = ("instance", "group", "state", "port", "cpu %", "synths", "restarts")
 
 
-def row(status: dict[str, Any]) -> tuple[str, ...]:
-    """One table row from an ``Orchestra.status`` dict."""
-    server = status.get("server") or {}
-    cpu = f"{server['avg_cpu']:.1f}" if server else "-"
-    synths = str(server["synths"]) if server else "-"
-    state = status["state"]
-    if status.get("reason") and state != "READY":
-        state += f" ({status['reason']})"
-    return (status["name"], status.get("group") or "-", state, str(status.get("port") or "-"),
-            cpu, synths, str(status.get("restarts_in_window", 0)))
+def row(instance: dict[str, Any]) -> tuple[str, ...]:
+    """One table row from a ``list_instances`` row."""
+    cpu = instance.get("cpu")
+    synths = instance.get("synths")
+    state = instance["state"]
+    if instance.get("reason") and state != "READY":
+        state += f" ({instance['reason']})"
+    return (instance["name"], instance.get("group") or "-", state,
+            str(instance.get("port") or "-"), f"{cpu:.1f}" if cpu is not None else "-",
+            str(synths) if synths is not None else "-", str(instance.get("restarts", 0)))
 
 
-def render(statuses: Sequence[dict[str, Any]]) -> str:
+def render(instances: Sequence[dict[str, Any]]) -> str:
     """A fixed-width table with a header line."""
-    rows = [COLUMNS, *(row(s) for s in statuses)]
+    rows = [COLUMNS, *(row(s) for s in instances)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
              for r in rows]

@@ -96,7 +96,8 @@ class ExecuteOutput(Result):
         for result in self.results:
             prefix = f"{result.instance}: " if len(self.results) > 1 else ""
             lines += [f"{prefix}{line}" for line in result.posted]
-            lines.append(f"{prefix}-> {result.value}")
+            if result.ok:
+                lines.append(f"{prefix}-> {result.value}")
         return "\n".join(lines)
 
 

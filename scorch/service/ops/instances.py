@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from scorch.service.api import DESTROY, READ, Args, Result, operation
-from scorch.service.fields import InstanceName, Selector, SelectorArgs
+from scorch.service.fields import InstanceName, Selector
 from scorch.service.models import InstanceStatus, plain
 
 if TYPE_CHECKING:
@@ -93,8 +93,14 @@ def _statuses(orch: Orchestra, names: list[str]) -> StatusOutput:
         InstanceStatus.from_status(orch.status(name), orch.nodes(name)) for name in names])
 
 
+class StatusArgs(Args):
+    """Instances by name, group or ``*`` (all, by default)."""
+
+    instance: Selector = "*"
+
+
 @operation(access=READ, command="status", positional=("instance",))
-def status(orch: Orchestra, args: SelectorArgs) -> StatusOutput:
+def status(orch: Orchestra, args: StatusArgs) -> StatusOutput:
     """Full status of instances: state and since when, scsynth's live CPU and counts,
     process ids, restart budget, last crash, and named nodes with their values."""
     return _statuses(orch, orch.resolve(args.instance))
