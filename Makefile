@@ -12,6 +12,7 @@ run: $(STAMP)
 	$(VENV)/bin/scorch run --config $(CONFIG)
 
 test: $(STAMP)
+	$(VENV)/bin/lint-imports --no-logo
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)

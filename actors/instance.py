@@ -29,17 +29,16 @@ from scorch.errors import (
     OscTimeout,
     PortInUse,
 )
+from scorch.primitives import commands
 from scorch.primitives.netports import free_udp_port, udp_port_free
-from scorch.primitives.osc import encode_message
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ManagedProcess
 from scorch.primitives.sclang import Sclang
 from scorch.primitives.sclang_protocol import ExecuteResult
 from scorch.primitives.sclang_session import SclangSession
 from scorch.primitives.scsynth import Scsynth, ScsynthOptions, port_in_use
-from scorch.state.desired import DesiredState, NodeState, new_node_message, param_args
+from scorch.state.desired import DesiredState, NodeState, new_node_message
 from scorch.state.events import Kind, State
-from scorch.state.restart_policy import RestartPolicy
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -78,7 +77,7 @@ class Instance(pykka.ThreadingActor):
         self.settings = settings
         self.view = view
         self.desired = DesiredState(startup_code=settings.startup_code)
-        self.policy = RestartPolicy.from_config(settings.watchdog)
+        self.policy = settings.watchdog.restart_policy()
         self._scsynth: Scsynth | None = None
         self._sclang: Sclang | None = None
         self._port: int | None = config.port
@@ -244,10 +243,10 @@ class Instance(pykka.ThreadingActor):
     def _restore(self, osc: OscClient) -> None:
         """Replay SynthDefs, then named nodes with their last values; wait for /synced."""
         for packet in self.desired.synthdef_messages():
-            osc.send_raw(packet)
+            osc.send(packet)
         osc.sync(timeout=5.0)
         for packet in self.desired.node_messages():
-            osc.send_raw(packet)
+            osc.send(packet)
         osc.sync(timeout=5.0)
         osc.status(timeout=2.0)  # the cached status now counts the restored nodes
 
@@ -351,13 +350,13 @@ class Instance(pykka.ThreadingActor):
             self.load_synthdef(synthdef)
         if name is None:
             # Unnamed: fire and forget, like a note; scsynth picks the node id.
-            self._osc.send_raw(new_node_message(NodeState("", synthdef, -1, dict(params))))
+            self._osc.send(new_node_message(NodeState("", synthdef, -1, dict(params))))
             return {"synthdef": synthdef, "node": None, "params": dict(params)}
         old = self.desired.nodes.get(name)
         if old is not None:
-            self._osc.send("/n_free", old.node_id)
+            self._osc.send(commands.n_free(old.node_id))
         node = self.desired.add_node(name, synthdef, params)
-        self._osc.send_raw(new_node_message(node))
+        self._osc.send(new_node_message(node))
         self._osc.sync(timeout=2.0)
         self._publish_nodes()
         return {"synthdef": synthdef, "node": name, "node_id": node.node_id,
@@ -370,7 +369,7 @@ class Instance(pykka.ThreadingActor):
                                f"{', '.join(self.desired.nodes) or '(none)'}")
         state = self.desired.set_params(node, params)
         if self._osc is not None and self._state() == State.READY:
-            self._osc.send("/n_set", state.node_id, *param_args(params))
+            self._osc.send(commands.n_set(state.node_id, params))
         self._publish_nodes()
         return dict(state.params)
 
@@ -387,7 +386,7 @@ class Instance(pykka.ThreadingActor):
             raise NodeNotFound(f"instance {self.name!r} has no node {node!r}")
         if self._osc is not None:
             # gate 0 lets sustained sounds fade; /n_free later would cut the tail.
-            self._osc.send("/n_set", state.node_id, "gate", 0.0)
+            self._osc.send(commands.release(state.node_id))
         self._publish_nodes()
 
     def load_synthdef(self, name: str) -> None:
@@ -395,7 +394,7 @@ class Instance(pykka.ThreadingActor):
         data = self.settings.compiled_synthdef(name)
         self.desired.add_synthdef(name, data)
         if self._osc is not None:
-            self._osc.send_raw(encode_message("/d_recv", data))
+            self._osc.send(commands.d_recv(data))
             self._osc.sync(timeout=5.0)
 
     def silence(self, stop_routines: bool) -> list[str]:
@@ -406,8 +405,8 @@ class Instance(pykka.ThreadingActor):
         if stop_routines and self._session is not None:
             self._session.submit("CmdPeriod.run;", timeout=5.0)
         assert self._osc is not None
-        self._osc.send("/clearSched")
-        self._osc.send("/g_deepFree", 0)
+        self._osc.send(commands.clear_sched())
+        self._osc.send(commands.g_deep_free(commands.ROOT_NODE))
         self._osc.sync(timeout=2.0)
         return forgotten
 

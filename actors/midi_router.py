@@ -37,12 +37,10 @@ from midi.schema import ControlRoute, MidiConfig
 from midi.store import FILENAME, load_routes, save_routes
 from midi.targets import Targets
 from scorch.errors import MidiPortNotFound
-from scorch.primitives.osc import encode_message
+from scorch.primitives import commands
 
 log = logging.getLogger(__name__)
 
-#: Group the orchestra creates right after scsynth boots; voices go to its head.
-VOICE_GROUP = 1
 _TIMINGS = 4096
 _REPORT_EVERY = 0.02
 _SEND_KINDS = {
@@ -63,7 +61,7 @@ Address = tuple[str, int]
 _FLOAT_INTO = struct.Struct(">f").pack_into
 _INT32 = struct.Struct(">i").pack
 #: ``/n_set <node> gate 0.0`` around the node id, for releases.
-_RELEASE = encode_message("/n_set", 0, "gate", 0.0)
+_RELEASE = commands.release(0)
 _RELEASE_HEAD, _RELEASE_TAIL = _RELEASE[:16], _RELEASE[20:]
 
 
@@ -321,9 +319,8 @@ class MidiRouter(pykka.ThreadingActor):
                 self._set(action.address, action.node_id, "freq", action.freq, now, send)
             elif type(action) is StartVoice:
                 send(
-                    encode_message(
-                        "/s_new", action.synthdef, action.node_id, 0, VOICE_GROUP, *action.args
-                    ),
+                    commands.s_new(action.synthdef, action.node_id, commands.AddAction.HEAD,
+                                   commands.DEFAULT_GROUP, action.args),
                     action.address,
                 )
                 self._counts["sent"] += 1
@@ -344,7 +341,7 @@ class MidiRouter(pykka.ThreadingActor):
             # this key's newest value, which is exactly what the buffer holds.
             item = self._packets[key] = (
                 address,
-                bytearray(encode_message("/n_set", node_id, param, 0.0)),
+                bytearray(commands.n_set(node_id, {param: 0.0})),
             )
         _FLOAT_INTO(item[1], -4, value)
         if self._coalescer.offer(key, item, now):

@@ -22,7 +22,6 @@ from actors.watchdog import Watchdog, WatchdogProxy
 from scorch.config import Config
 from scorch.errors import BootError
 from scorch.primitives.console import Console
-from scorch.state.restart_policy import RestartPolicy
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -45,7 +44,7 @@ class Supervisor(pykka.ThreadingActor):
         self.watchdog: WatchdogProxy | None = None
         self.router: MidiRouterProxy | None = None
         self.midi_error: str | None = "MIDI is not started"
-        self._jack_policy = RestartPolicy.from_config(config.watchdog)
+        self._jack_policy = config.watchdog.restart_policy()
         self._jack_timer: threading.Timer | None = None
         self._stopping = False
 

@@ -15,12 +15,15 @@ import time
 import pykka
 
 from actors.instance import InstanceProxy
+from scorch.primitives import commands
 from scorch.primitives.process import cpu_ticks, stopped
 from scorch.state.events import State
 from scorch.state.health import HealthPolicy
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
+
+STATUS = commands.status()
 
 #: sclang gets more slack than scsynth: garbage collection and class-library
 #: work can hold the interpreter for a moment without anything being wrong.
@@ -97,7 +100,7 @@ class Watchdog(pykka.ThreadingActor):
                     self._report(name, "scsynth", view.snapshot.scsynth_pid, proxy,
                                  self.scsynth_policy.silent_for(now, osc.last_heard, since))
                 else:
-                    osc.send("/status")
+                    osc.send(STATUS)
             session = view.sclang
             if session is not None:
                 since = self._since((name, "sclang"), session, now)

@@ -25,7 +25,8 @@ from pydantic import Field
 from pydantic_core import PydanticUndefined
 
 from scorch.errors import ScorchError
-from scorch.service.api import Access, Operation, Result, Service, load
+from scorch.service.api import Access, Operation, Result, Service
+from scorch.service.ops import OPERATIONS
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ def tool_function(op: Operation[Any, Any], service: Service) -> Callable[..., Re
 
 def register(server: MCPServer[Any], service: Service) -> None:
     """Add a tool to ``server`` for every operation meant for Claude."""
-    for op in load().values():
+    for op in OPERATIONS.values():
         if op.tool:
             server.add_tool(tool_function(op, service), name=op.name, description=op.doc,
                             annotations=tool_annotations(op.access), structured_output=True)

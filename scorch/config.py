@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from midi.schema import MidiConfig
 from scorch.errors import ConfigError, InstanceNotFound
+from scorch.state.restart_policy import RestartPolicy
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO_ROOT / "config.toml"
@@ -104,6 +105,11 @@ class WatchdogConfig(_Model):
     backoff_max: float = Field(10.0, gt=0, description="longest retry delay, seconds")
     stable_after: float = Field(30.0, ge=0, description="READY this long resets the backoff")
 
+    def restart_policy(self) -> RestartPolicy:
+        """The restart policy this table describes (a fresh one: each keeps its own history)."""
+        return RestartPolicy(self.max_restarts, self.period, self.backoff_min,
+                             self.backoff_max, self.stable_after)
+
     @model_validator(mode="after")
     def _bounds(self) -> WatchdogConfig:
         if self.backoff_min > self.backoff_max:
@@ -182,6 +188,14 @@ class Config(_Model):
 
 
 # --- reading -----------------------------------------------------------------
+
+
+def find_config(arg: str | Path | None) -> Path:
+    """The config ``--config`` names: that file, else ./config.toml, else the embedded one."""
+    if arg:
+        return Path(arg)
+    local = Path("config.toml")
+    return local if local.is_file() else DEFAULT_CONFIG
 
 
 def load_config(path: Path | str | None = None) -> Config:

@@ -24,7 +24,7 @@ from scorch.config import Config
 from scorch.errors import OscTimeout
 from scorch.primitives.console import Console
 from scorch.primitives.netports import free_udp_port
-from scorch.primitives.osc import OscMessage
+from scorch.primitives.osc import OscMessage, encode_message
 from scorch.primitives.process import ManagedProcess
 from scorch.primitives.scsynth import Scsynth as ScsynthProcess
 from scorch.primitives.scsynth import ScsynthOptions
@@ -139,7 +139,7 @@ class Scsynth:
              timeout: float = 3.0) -> OscMessage | None:
         """Send a message; with ``reply``, wait for the first message at that address."""
         if reply is None:
-            self.osc.send(address, *args)  # type: ignore[arg-type]
+            self.osc.send(encode_message(address, *args))  # type: ignore[arg-type]
             return None
         try:
             return self.osc.request(address, *args, reply=reply,  # type: ignore[arg-type]

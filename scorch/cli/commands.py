@@ -21,15 +21,17 @@ from typing import Any
 
 from pydantic.fields import FieldInfo
 
+from scorch.config import find_config, load_config
 from scorch.errors import InvalidRequest, NotRunning, ScorchError
-from scorch.service.api import Operation, load
+from scorch.service.api import Operation
+from scorch.service.ops import OPERATIONS
 
 EXIT_FAILED, EXIT_USAGE, EXIT_NOT_RUNNING = 1, 2, 3
 
 
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add a subcommand for every operation that has one."""
-    for op in load().values():
+    for op in OPERATIONS.values():
         if op.command is None:
             continue
         parser = sub.add_parser(op.command, help=op.summary, description=op.doc)
@@ -82,11 +84,10 @@ def arguments(op: Operation[Any, Any], parsed: argparse.Namespace) -> dict[str, 
 
 def run_command(op: Operation[Any, Any], parsed: argparse.Namespace) -> int:
     """Call the operation on the running installation and print its answer."""
-    from scorch.cli.main import load_config_arg
     from scorch.service.remote import RemoteService
     from scorch.service.wire import find_running
 
-    config = load_config_arg(parsed.config)
+    config = load_config(find_config(parsed.config))
     path = find_running(config.state_path())
     if path is None:
         print(f"scorch: no `scorch run` answers for {config.source or 'the default config'} "

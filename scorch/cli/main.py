@@ -8,11 +8,10 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from types import FrameType
 
 from scorch.cli.commands import add_commands
-from scorch.config import DEFAULT_CONFIG, Config, load_config
+from scorch.config import find_config, load_config
 from scorch.errors import ConfigError, ScorchError
 
 log = logging.getLogger("scorch")
@@ -25,18 +24,6 @@ def _setup_logging(verbose: bool) -> None:
     )
 
 
-def _config_path(arg: str | None) -> Path:
-    if arg:
-        return Path(arg)
-    local = Path("config.toml")
-    return local if local.is_file() else DEFAULT_CONFIG
-
-
-def load_config_arg(arg: str | None) -> Config:
-    """The config a ``--config`` argument names (default: ./config.toml, else the embedded)."""
-    return load_config(_config_path(arg))
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     """Boot every instance, print the status table, run until Ctrl-C or SIGTERM."""
     from scorch.primitives.process import pid_alive
@@ -44,7 +31,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from scorch.service.local import LocalService
     from scorch.service.orchestra import Orchestra
 
-    config = load_config_arg(args.config)
+    config = load_config(find_config(args.config))
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -87,7 +74,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     config = None
     try:
-        config = load_config_arg(args.config)
+        config = load_config(find_config(args.config))
     except ConfigError as err:
         print(f"config: {err}")
     checks = run_checks(config)
@@ -99,7 +86,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve MCP over stdio for Claude Desktop."""
     from mcp_server.server import serve
 
-    serve(_config_path(args.config))
+    serve(find_config(args.config))
     return 0
 
 
@@ -107,7 +94,7 @@ def cmd_claude_config(args: argparse.Namespace) -> int:
     """Print the Claude Desktop JSON snippet for this checkout."""
     from mcp_server.claude_config import snippet
 
-    print(snippet(_config_path(args.config).resolve()))
+    print(snippet(find_config(args.config).resolve()))
     return 0
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from scorch.errors import OscError, OscFailure, OscTimeout
+from scorch.primitives.commands import Cmd, Reply
 from scorch.primitives.osc import OscArg, OscMessage, decode_packet, encode_message
 
 log = logging.getLogger(__name__)
@@ -66,12 +67,8 @@ class OscClient:
         self._thread = threading.Thread(target=self._receive, name=f"{name}-osc", daemon=True)
         self._thread.start()
 
-    def send(self, address: str, *args: OscArg) -> None:
-        """Send one message; never blocks on scsynth."""
-        self.send_raw(encode_message(address, *args))
-
-    def send_raw(self, packet: bytes) -> None:
-        """Send an already encoded packet."""
+    def send(self, packet: bytes) -> None:
+        """Send an encoded packet (see ``scorch.primitives.commands``); never blocks."""
         try:
             self._sock.sendto(packet, self.address)
         except OSError as err:
@@ -84,7 +81,7 @@ class OscClient:
         command = address
 
         def matches(msg: OscMessage) -> bool:
-            if msg.address == "/fail" and msg.args and msg.args[0] == command:
+            if msg.address == Reply.FAIL and msg.args and msg.args[0] == command:
                 return True
             return msg.address == reply and (match is None or match(msg))
 
@@ -92,7 +89,7 @@ class OscClient:
         with self._lock:
             self._waiters.append(waiter)
         try:
-            self.send(address, *args)
+            self.send(encode_message(address, *args))
             if not waiter.event.wait(timeout):
                 raise OscTimeout(f"no {reply} from scsynth at port {self.address[1]} "
                                  f"within {timeout:.2f} s")
@@ -101,19 +98,19 @@ class OscClient:
                 if waiter in self._waiters:
                     self._waiters.remove(waiter)
         assert waiter.reply is not None
-        if waiter.reply.address == "/fail":
+        if waiter.reply.address == Reply.FAIL:
             raise OscFailure(f"{command}: {' '.join(str(a) for a in waiter.reply.args[1:])}")
         return waiter.reply
 
     def status(self, timeout: float = 1.0) -> ServerStatus:
         """Ask for ``/status`` and return the reply's fields."""
-        return ServerStatus.from_reply(self.request("/status", reply="/status.reply",
+        return ServerStatus.from_reply(self.request(Cmd.STATUS, reply=Reply.STATUS,
                                                     timeout=timeout))
 
     def sync(self, timeout: float = 5.0) -> None:
         """Wait until scsynth has finished every asynchronous command sent before."""
         sync_id = next(self._sync_ids)
-        self.request("/sync", sync_id, reply="/synced", timeout=timeout,
+        self.request(Cmd.SYNC, sync_id, reply=Reply.SYNCED, timeout=timeout,
                      match=lambda m: bool(m.args) and m.args[0] == sync_id)
 
     def _receive(self) -> None:
@@ -134,7 +131,7 @@ class OscClient:
                 log.warning("undecodable packet from scsynth: %s", err)
                 continue
             for msg in messages:
-                if msg.address == "/status.reply" and len(msg.args) >= 9:
+                if msg.address == Reply.STATUS and len(msg.args) >= 9:
                     self.last_status = ServerStatus.from_reply(msg)
                 with self._lock:
                     for waiter in self._waiters:

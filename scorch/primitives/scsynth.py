@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scorch.errors import BootError, BootTimeout, OscTimeout, PortInUse
+from scorch.primitives import commands
+from scorch.primitives.commands import DEFAULT_GROUP
 from scorch.primitives.console import Console
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ExitCallback, ManagedProcess
-from scorch.state.desired import DEFAULT_GROUP
 
 READY = r"SuperCollider 3 server ready"
 FATAL = r"failed to open UDP socket|could not initialize audio|\[scorch\] scsynth exited"
@@ -98,12 +99,12 @@ class Scsynth:
             proc.stop(grace=0.5)
             raise BootTimeout(f"instance {options.name!r}: scsynth printed ready but did not "
                               f"answer /status: {err}") from err
-        osc.send("/g_new", DEFAULT_GROUP, 0, 0)
+        osc.send(commands.g_new(DEFAULT_GROUP))
         return cls(proc, osc, options.port)
 
     def stop(self) -> None:
         """``/quit``, then SIGTERM, then SIGKILL; remove what a killed scsynth leaves behind."""
-        self.process.stop(polite=lambda: self.osc.send("/quit"), grace=1.0)
+        self.process.stop(polite=lambda: self.osc.send(commands.quit_server()), grace=1.0)
         self.osc.close()
         # A killed scsynth leaves its 8 MB shared-memory segment behind; it is
         # named after the port, which only this (now dead) scsynth held.

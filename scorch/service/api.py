@@ -16,9 +16,7 @@ in the docs (``docs/architecture.md`` has a worked example).
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from scorch.errors import InvalidRequest, NotFound
+from scorch.errors import InvalidRequest
 from scorch.values import describe_errors
 
 if TYPE_CHECKING:
@@ -119,7 +117,7 @@ class Operation(Generic[A, R]):
 
 
 OPERATIONS: dict[str, Operation[Any, Any]] = {}
-"""Every operation by name, filled when ``scorch.service.ops`` is imported."""
+"""Every operation by name, filled as ``scorch.service.ops`` imports its modules."""
 
 
 def operation(*, access: Access, name: str | None = None, command: str | None = None,
@@ -152,26 +150,6 @@ def _resolve(run: Callable[..., Any], annotation: Any) -> Any:
     if isinstance(annotation, str):
         return eval(annotation, run.__globals__)
     return annotation
-
-
-def lookup(name: str) -> Operation[Any, Any]:
-    """The operation called ``name``; NotFound lists the others."""
-    load()
-    try:
-        return OPERATIONS[name]
-    except KeyError:
-        raise NotFound(f"no operation {name[:60]!r}; operations: "
-                       f"{', '.join(sorted(OPERATIONS))}") from None
-
-
-def load() -> dict[str, Operation[Any, Any]]:
-    """Import every module of ``scorch.service.ops`` (each registers its operations)."""
-    if not OPERATIONS:
-        import scorch.service.ops as ops
-
-        for module in pkgutil.iter_modules(ops.__path__):
-            importlib.import_module(f"{ops.__name__}.{module.name}")
-    return OPERATIONS
 
 
 class Service(Protocol):

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scorch.errors import InstanceNotReady
-from scorch.service.api import Args, Result, lookup
+from scorch.service.api import Args, Result
+from scorch.service.ops import lookup
 
 if TYPE_CHECKING:
     from scorch.service.orchestra import Orchestra

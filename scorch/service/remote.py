@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from scorch.errors import InstanceNotReady, NotRunning, RemoteError, rebuild
-from scorch.service.api import Args, Result, lookup
+from scorch.service.api import Args, Result
+from scorch.service.ops import lookup
 from scorch.service.wire import MAX_LINE, request_line
 
 IDLE_CONNECTIONS = 4  # a client keeps at most this many idle connections open

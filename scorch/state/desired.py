@@ -2,19 +2,25 @@
 
 scsynth keeps nothing across a restart, so scorch restores from this record,
 never from memory of the dead process. Pure data; the instance actor owns it.
+It is written to and read from JSON with a version number (:meth:`DesiredState.to_json`),
+so sessions and other hosts can carry it.
 """
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
+from typing import Any
 
-from scorch.primitives.osc import OscArg, encode_message
+from scorch.errors import InvalidRequest
+from scorch.primitives import commands
 
 #: scsynth runs with 4 logins; each client's ids (and its default group at
 #: k * 2**26 + 1) lie below 2**28. scorch's own ids stay above: MIDI voices from
 #: 2**29, persistent nodes from 2**30.
 PERSISTENT_NODE_BASE = 2**30
-DEFAULT_GROUP = 1
+#: The shape of :meth:`DesiredState.to_json`; bump it when the shape changes.
+FORMAT_VERSION = 1
 
 
 @dataclass
@@ -71,20 +77,51 @@ class DesiredState:
 
     def synthdef_messages(self) -> list[bytes]:
         """``/d_recv`` for every SynthDef: send ``/sync`` after them, before the nodes."""
-        return [encode_message("/d_recv", data) for data in self.synthdefs.values()]
+        return [commands.d_recv(data) for data in self.synthdefs.values()]
 
     def node_messages(self) -> list[bytes]:
         """``/s_new`` for every named node with its last parameter values."""
         return [new_node_message(node) for node in self.nodes.values()]
 
+    def to_json(self) -> dict[str, Any]:
+        """The whole state as JSON values, with its format version."""
+        return {
+            "version": FORMAT_VERSION,
+            "synthdefs": {name: base64.b64encode(data).decode("ascii")
+                          for name, data in self.synthdefs.items()},
+            "nodes": {node.name: {"synthdef": node.synthdef, "node_id": node.node_id,
+                                  "params": dict(node.params)}
+                      for node in self.nodes.values()},
+            "startup_code": self.startup_code,
+            "next_node_id": self._next_id,
+        }
 
-def param_args(params: dict[str, float]) -> list[OscArg]:
-    """Controls as scsynth takes them: name, value, name, value..."""
-    return [arg for key, value in params.items() for arg in (key, float(value))]
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> DesiredState:
+        """Read what :meth:`to_json` wrote; InvalidRequest says what does not fit."""
+        version = data.get("version") if isinstance(data, dict) else None
+        if version != FORMAT_VERSION:
+            raise InvalidRequest(f"desired state of format version {version!r}: this scorch "
+                                 f"reads version {FORMAT_VERSION}")
+        try:
+            state = cls(startup_code=data.get("startup_code"),
+                        _next_id=int(data.get("next_node_id", PERSISTENT_NODE_BASE)))
+            for name, encoded in data.get("synthdefs", {}).items():
+                state.synthdefs[str(name)] = base64.b64decode(encoded, validate=True)
+            for name, node in data.get("nodes", {}).items():
+                params = {str(k): float(v) for k, v in node.get("params", {}).items()}
+                state.nodes[str(name)] = NodeState(str(name), str(node["synthdef"]),
+                                                   int(node["node_id"]), params)
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            raise InvalidRequest(f"desired state does not fit format version "
+                                 f"{FORMAT_VERSION}: {type(err).__name__}: {err}") from err
+        highest = max((n.node_id for n in state.nodes.values()), default=PERSISTENT_NODE_BASE - 1)
+        state._next_id = max(state._next_id, highest + 1)
+        return state
 
 
 def new_node_message(node: NodeState, node_id: int | None = None) -> bytes:
     """``/s_new`` at the tail of the default group (id -1: scsynth picks one)."""
     target = node.node_id if node_id is None else node_id
-    return encode_message("/s_new", node.synthdef, target, 1, DEFAULT_GROUP,
-                          *param_args(node.params))
+    return commands.s_new(node.synthdef, target, commands.AddAction.TAIL,
+                          commands.DEFAULT_GROUP, commands.controls(node.params))

@@ -7,8 +7,6 @@ from dataclasses import dataclass
 
 from tenacity import RetryCallState, wait_exponential_jitter
 
-from scorch.config import WatchdogConfig
-
 
 @dataclass(frozen=True)
 class Decision:
@@ -44,12 +42,6 @@ class RestartPolicy:
     def _prune(self, now: float) -> None:
         while self._restarts and now - self._restarts[0] > self.period:
             self._restarts.popleft()
-
-    @classmethod
-    def from_config(cls, watchdog: WatchdogConfig) -> RestartPolicy:
-        """The policy a ``[watchdog]`` table describes."""
-        return cls(watchdog.max_restarts, watchdog.period, watchdog.backoff_min,
-                   watchdog.backoff_max, watchdog.stable_after)
 
     def ready(self, now: float) -> None:
         """Note that the instance is up from ``now``."""
