@@ -14,18 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-_ALIASES = {
-    "lin": "lin",
-    "linear": "lin",
-    "exp": "exp",
-    "exponential": "exp",
-    "sin": "sin",
-    "sine": "sin",
-    "cos": "cos",
-    "cosine": "cos",
-    "amp": "amp",
-    "db": "db",
-}
+from scorch.primitives.warps import WARP_ALIASES
 
 
 def _dbamp(db: float) -> float:
@@ -59,10 +48,10 @@ def check_curve(curve: str | float, bounds: tuple[float, float]) -> None:
         if not math.isfinite(number):
             raise ValueError(f"a numeric curve must be finite, got {curve}")
         return
-    name = _ALIASES.get(str(curve).lower())
+    name = WARP_ALIASES.get(str(curve).lower())
     if name is None:
         raise ValueError(
-            f"unknown curve {curve!r}: use one of {sorted(set(_ALIASES))} or a number"
+            f"unknown curve {curve!r}: use one of {sorted(set(WARP_ALIASES))} or a number"
         )
     if name == "exp" and (low == 0 or high == 0 or (low > 0) != (high > 0)):
         raise ValueError(
@@ -93,7 +82,7 @@ def make_curve(curve: str | float, low: float, high: float) -> Curve:
             lambda x: b - a * grow ** _clip(x),
             lambda v: _clip(math.log((b - v) / a) / number) if (b - v) / a > 0 else 0.0,
         )
-    name = "lin" if number is not None else _ALIASES[str(curve).lower()]
+    name = "lin" if number is not None else WARP_ALIASES[str(curve).lower()]
 
     def unlin(v: float) -> float:
         return _clip((v - low) / span) if span else 0.0

@@ -16,15 +16,23 @@ import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from midi.schema import MidiConfig
 from scorch.errors import ConfigError, InstanceNotFound
 from scorch.state.restart_policy import RestartPolicy
+from scorch.values import Float32, describe_errors, name_check
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO_ROOT / "config.toml"
-NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]*$"
 
 Port = Annotated[int, Field(ge=1024, le=65535)]
 
@@ -60,11 +68,17 @@ class AudioConfig(_Model):
         return self
 
 
+InstanceKey = Annotated[str, AfterValidator(name_check("an instance name"))]
+NodeKey = Annotated[str, AfterValidator(name_check("a node name"))]
+GroupName = Annotated[str, AfterValidator(name_check("a group name"))]
+ParamKey = Annotated[str, AfterValidator(name_check("a param name"))]
+
+
 class NodeConfig(_Model):
     """A named persistent synth that the instance plays from boot."""
 
     synthdef: str
-    params: dict[str, float] = Field(default_factory=dict)
+    params: dict[ParamKey, Float32] = Field(default_factory=dict)
 
 
 class InstanceConfig(_Model):
@@ -73,21 +87,11 @@ class InstanceConfig(_Model):
     port: Port | None = Field(None, description="scsynth UDP port; omitted picks a free one")
     outputs: int = Field(2, ge=0, le=128)
     inputs: int = Field(0, ge=0, le=128)
-    group: str | None = Field(None, pattern=NAME_PATTERN)
+    group: GroupName | None = None
     connect: tuple[str, ...] = Field((), description="JACK playback ports for the outputs")
     synthdefs: tuple[str, ...] | Literal["all"] = ()
     startup: Path | None = Field(None, description=".scd file run after boot")
-    nodes: dict[str, NodeConfig] = Field(default_factory=dict)
-
-    @field_validator("nodes")
-    @classmethod
-    def _node_names(cls, nodes: dict[str, NodeConfig]) -> dict[str, NodeConfig]:
-        for name in nodes:
-            if not re.match(NAME_PATTERN, name):
-                raise ValueError(
-                    f"node name {name!r} must start with a letter: letters, digits, _ -"
-                )
-        return nodes
+    nodes: dict[NodeKey, NodeConfig] = Field(default_factory=dict)
 
 
 class WatchdogConfig(_Model):
@@ -123,7 +127,7 @@ class Config(_Model):
     """A whole installation."""
 
     audio: AudioConfig = AudioConfig()
-    instances: dict[str, InstanceConfig]
+    instances: dict[InstanceKey, InstanceConfig]
     watchdog: WatchdogConfig = WatchdogConfig()
     midi: MidiConfig = MidiConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
@@ -135,10 +139,6 @@ class Config(_Model):
             raise ValueError("at least one [instances.NAME] table is needed")
         ports: dict[int, str] = {}
         for name, inst in self.instances.items():
-            if not re.match(NAME_PATTERN, name):
-                raise ValueError(
-                    f"instance name {name!r} must start with a letter: letters, digits, _ -"
-                )
             if inst.port is not None:
                 if inst.port in ports:
                     raise ValueError(
@@ -253,24 +253,8 @@ def _where(path: Path, lines: dict[tuple[str, ...], int], loc: tuple[str, ...]) 
 
 def _describe(err: ValidationError, text: str, path: Path) -> str:
     lines = key_lines(text)
-    problems = []
-    for item in err.errors(include_url=False):
-        loc = tuple(str(part) for part in item["loc"])
-        key = ".".join(loc) or "(top level)"
-        if item["type"] == "extra_forbidden":
-            valid = _fields_at(loc[:-1])
-            near = difflib.get_close_matches(loc[-1], valid, n=1)
-            hint = f"; did you mean {near[0]!r}?" if near else f"; valid keys: {', '.join(valid)}"
-            message = f"unknown key{hint}"
-        elif item["type"] == "missing":
-            message = "this key is required"
-        else:
-            found = item.get("input")
-            message = f"{item['msg'].removeprefix('Value error, ')}"
-            if not isinstance(found, dict | list) and item["type"] != "value_error":
-                message += f", found {found!r}"
-        problems.append(f"{_where(path, lines, loc)}: {key}: {message}")
-    return "\n".join(problems)
+    return "\n".join(describe_errors(err, where=lambda loc: _where(path, lines, loc),
+                                      known=_fields_at, noun="key"))
 
 
 def _unwrap(annotation: Any) -> Any:

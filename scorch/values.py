@@ -7,6 +7,7 @@ so a value refused in one place is refused everywhere with the same words.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Callable
@@ -76,20 +77,32 @@ Seconds = Annotated[float, Strict(), Field(gt=0, allow_inf_nan=False)]
 """A finite, positive duration in seconds (bound it further where it is used)."""
 
 
-def describe_errors(err: ValidationError, where: Callable[[tuple[str, ...]], str] | None = None,
-                    ) -> list[str]:
-    """One line per problem: the argument's path, what was wrong, the bad value shortened."""
-    return [_line(item, where) for item in err.errors(include_url=False)]
+Where = Callable[[tuple[str, ...]], str]
+"""Where a key path is (e.g. ``config.toml:12``), for the start of its line."""
+Known = Callable[[tuple[str, ...]], list[str]]
+"""The valid keys beside a key path, to suggest the nearest for an unknown one."""
 
 
-def _line(item: Any, where: Callable[[tuple[str, ...]], str] | None) -> str:
-    loc = tuple(str(part) for part in item["loc"])
-    key = ".".join(loc) or "(arguments)"
+def describe_errors(err: ValidationError, where: Where | None = None, known: Known | None = None,
+                    noun: str = "argument") -> list[str]:
+    """One line per problem: the key's path, what was wrong, the bad value shortened."""
+    return [_line(item, where, known, noun) for item in err.errors(include_url=False)]
+
+
+def _line(item: Any, where: Where | None, known: Known | None, noun: str) -> str:
+    loc = tuple(str(part) for part in item["loc"] if part != "[key]")
+    key = ".".join(loc) or "(top level)"
     message = str(item["msg"]).removeprefix("Value error, ")
     if item["type"] == "missing":
-        message = "this argument is required"
+        message = f"this {noun} is required"
     elif item["type"] == "extra_forbidden":
-        message = "unknown argument"
+        message = f"unknown {noun}"
+        valid = known(loc[:-1]) if known is not None else []
+        near = difflib.get_close_matches(loc[-1], valid, n=1) if loc else []
+        if near:
+            message += f"; did you mean {near[0]!r}?"
+        elif valid:
+            message += f"; valid: {', '.join(valid)}"
     elif item["type"] not in ("value_error", "assertion_error") and "input" in item:
         found = item["input"]
         if not isinstance(found, dict | list):

@@ -36,6 +36,7 @@ from typing import Any
 
 from scorch.errors import SynthDefError, UnknownSynthDef
 from scorch.primitives.process import DIE_WITH_PARENT
+from scorch.primitives.warps import WARP_ALIASES
 
 #: The categories a SynthDef may declare in ``metadata.category``.
 CATEGORIES = ("drums", "bass", "pad", "lead", "fx")
@@ -48,8 +49,6 @@ DEFAULT_DIRECTORY = Path(__file__).resolve().parents[2] / "synthdefs"
 # Bump when the generated sclang script or the cached record changes shape.
 _CACHE_SCHEMA = "1"
 
-_WARPS = {"linear": "lin", "lin": "lin", "exp": "exp", "exponential": "exp", "db": "db",
-          "amp": "amp", "cos": "cos", "sin": "sin"}
 
 _BUS_SPEC = {"minval": 0, "maxval": 1023, "warp": "lin", "default": 0, "step": 1, "units": "bus"}
 
@@ -402,8 +401,8 @@ def _number(value: Any, what: str) -> float:
 
 def _warp(value: Any, control: str) -> str:
     text = str(value)
-    if text in _WARPS:
-        return _WARPS[text]
+    if text in WARP_ALIASES:
+        return WARP_ALIASES[text]
     try:
         return repr(float(text)) if float(text) != int(float(text)) else str(int(float(text)))
     except ValueError:

@@ -33,6 +33,7 @@ from scorch.primitives.sclang_protocol import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
 from scorch.state.events import Event, State
 from scorch.state.view import InstanceView
+from scorch.values import describe_errors
 
 log = logging.getLogger(__name__)
 
@@ -265,8 +266,7 @@ class Orchestra:
         try:
             route = kind.model_validate(spec)
         except ValidationError as err:
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'route'}: {e['msg']}"
-                                 for e in err.errors(include_url=False))
+            problems = "; ".join(describe_errors(err, noun="key"))
             raise InvalidRequest(f"invalid MIDI route: {problems}") from err
         names = self.resolve(route.instance)
         route_id = self._midi().map(route).get(timeout=ASK)
