@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import logging
-import os
 import re
-import subprocess
 import time
 from collections.abc import Callable
 
@@ -14,13 +12,15 @@ import pykka
 from scorch.config import Config
 from scorch.errors import BootError, BootTimeout
 from scorch.primitives.console import Console
+from scorch.primitives.jackd import JackdOptions, wait_for_server
 from scorch.primitives.process import ManagedProcess
 
 log = logging.getLogger(__name__)
 
 
-def dummy_ports(config: Config) -> tuple[int, int]:
-    """Capture and playback ports a headless jackd needs for every room's connections."""
+def jackd_options(config: Config) -> JackdOptions:
+    """The private jackd the audio config asks for, with enough ports for every room."""
+    audio = config.audio
     playback = sum(inst.outputs for inst in config.instances.values())
     capture = sum(inst.inputs for inst in config.instances.values())
     for inst in config.instances.values():
@@ -28,41 +28,9 @@ def dummy_ports(config: Config) -> tuple[int, int]:
             match = re.fullmatch(r"system:playback_(\d+)", port)
             if match:
                 playback = max(playback, int(match.group(1)))
-    return max(2, capture), max(2, playback)
-
-
-def jackd_argv(config: Config, jackd: str = "jackd") -> list[str]:
-    """The jackd command line for the audio config (dummy or ALSA backend)."""
-    audio = config.audio
-    argv = [jackd, "-n", audio.jack_server, "-r"]
-    if audio.driver == "alsa":
-        assert audio.device is not None
-        argv += ["-d", "alsa", "-d", audio.device]
-    else:
-        capture, playback = dummy_ports(config)
-        argv += ["-d", "dummy", "-C", str(capture), "-P", str(playback)]
-    return [*argv, "-r", str(audio.sample_rate), "-p", str(audio.period)]
-
-
-def jack_env(server: str) -> dict[str, str]:
-    """Environment for a JACK client of ``server`` that never autostarts a server."""
-    return {"JACK_DEFAULT_SERVER": server, "JACK_NO_START_SERVER": "1"}
-
-
-def wait_for_server(server: str, timeout: float, alive: Callable[[], bool]) -> bool:
-    """True once a client can connect to JACK server ``server`` (asked with jack_wait -c)."""
-    deadline = time.monotonic() + timeout
-    env = {**os.environ, **jack_env(server)}
-    while time.monotonic() < deadline and alive():
-        try:
-            done = subprocess.run(["jack_wait", "-s", server, "-c"], env=env,
-                                  capture_output=True, timeout=5, check=False)
-        except (OSError, subprocess.TimeoutExpired):
-            return False
-        if done.stdout.strip() == b"running":
-            return True
-        time.sleep(0.02)  # poll interval of a readiness check, not a guess at readiness
-    return False
+    return JackdOptions(server=audio.jack_server, driver=audio.driver,
+                        sample_rate=audio.sample_rate, period=audio.period, device=audio.device,
+                        capture=max(2, capture), playback=max(2, playback))
 
 
 class Jack(pykka.ThreadingActor):
@@ -80,8 +48,9 @@ class Jack(pykka.ThreadingActor):
     def start_server(self, timeout: float = 10.0) -> int:
         """Start jackd and wait until clients can connect; return its pid."""
         started = time.monotonic()
-        proc = ManagedProcess("jackd", jackd_argv(self.config), self.console,
-                              env={"JACK_NO_START_SERVER": "1"}, on_exit=self._exited)
+        options = jackd_options(self.config)
+        proc = ManagedProcess("jackd", options.argv(), self.console, env=options.env(),
+                              on_exit=self._exited)
         proc.start()
         self._proc = proc
         if not wait_for_server(self.audio.jack_server, timeout, proc.alive):

@@ -3,22 +3,18 @@
 Two paths, two kinds of thread:
 
 - The hot path runs in the MIDI backend's callback thread: raw bytes go through
-  :class:`midi.engine.Engine` under one lock and out of a UDP socket at once.
-  Nothing on it goes through the actor's mailbox (that would add a thread hop
-  per message); it reads route tables the actor swaps in whole.
+  :class:`midi.engine.Engine` under one lock and out of a UDP socket at once
+  (:class:`~actors.midi_sender.OscSender`). Nothing on it goes through the
+  actor's mailbox (that would add a thread hop per message); it reads route
+  tables the actor swaps in whole.
 - Everything else runs in the actor's own thread: opening and closing ports on
-  hotplug, route changes, asking the targets where the instances are.
-
-A sender thread flushes values the coalescer held back under a flood and reports
-applied values to the desired state in batches, so the callback never waits on
-the orchestra.
+  hotplug (:class:`~actors.midi_ports.PortSet`), route changes, learning, and
+  asking the targets where the instances are.
 """
 
 from __future__ import annotations
 
 import logging
-import socket
-import struct
 import threading
 import time
 import uuid
@@ -29,20 +25,19 @@ from typing import Any
 import mido
 import pykka
 
-from midi.coalesce import Coalescer
-from midi.engine import Action, BendVoice, Engine, ReleaseVoice, SetParam, Snapshot, StartVoice
-from midi.ports import InputPort, MessageCallback, OutputPort, find_port, open_scanners, own_port
-from midi.routes import Route, RouteEntry, compile_table, port_matches, resolve_all
+from actors.midi_ports import PortSet
+from actors.midi_sender import OscSender
+from actors.targets import Targets
+from actors.ticker import Ticker
+from midi.engine import Engine, Snapshot
+from midi.ports import MessageCallback
+from midi.routes import Route, RouteEntry, compile_table, resolve_all
 from midi.schema import ControlRoute, MidiConfig
 from midi.store import FILENAME, load_routes, save_routes
-from midi.targets import Targets
-from scorch.errors import MidiPortNotFound
-from scorch.primitives import commands
 
 log = logging.getLogger(__name__)
 
-_TIMINGS = 4096
-_REPORT_EVERY = 0.02
+Address = tuple[str, int]
 _SEND_KINDS = {
     "note_on": "note_on",
     "note_off": "note_off",
@@ -55,96 +50,71 @@ _SEND_KINDS = {
     "stop": "stop",
     "continue": "continue",
 }
-
-Address = tuple[str, int]
-
-_FLOAT_INTO = struct.Struct(">f").pack_into
-_INT32 = struct.Struct(">i").pack
-#: ``/n_set <node> gate 0.0`` around the node id, for releases.
-_RELEASE = commands.release(0)
-_RELEASE_HEAD, _RELEASE_TAIL = _RELEASE[:16], _RELEASE[20:]
+#: What panic sends on every channel of every output: sustain off, all notes off.
+_PANIC = [mido.Message("control_change", channel=channel, control=control, value=0).bytes()
+          for channel in range(16) for control in (64, 123)]
 
 
 class MidiRouter(pykka.ThreadingActor):
     """Route MIDI ports to instances: control routes move parameters, key routes play."""
 
-    def __init__(self, config: MidiConfig, targets: Targets, state_dir: Path) -> None:
+    def __init__(self, config: MidiConfig, targets: Targets, state_dir: Path,
+                 jack_server: str | None = None) -> None:
         super().__init__()
         self._config = config
         self._targets = targets
         self._store = Path(state_dir) / FILENAME
         self._client = config.virtual_port or "scorch"
+        self._jack_server = jack_server
+        """The JACK server the JACK backend joins (scorch's own), or None for the default."""
         self._engine = Engine()
         self._lock = threading.Lock()
-        self._coalescer: Coalescer[tuple[Address, bytearray]] = Coalescer(
-            config.coalesce_interval
-        )
-        self._dirty: dict[tuple[str, str, str], float] = {}
-        self._packets: dict[tuple[Address, int, str], tuple[Address, bytearray]] = {}
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+        self._sender = OscSender(self._lock, config.coalesce_interval, targets.param_changed)
         self._config_routes = [
             RouteEntry(r.id or f"config-control-{i}", r, "config")
             for i, r in enumerate(config.controls)
         ] + [RouteEntry(r.id or f"config-key-{i}", r, "config") for i, r in enumerate(config.keys)]
         self._runtime_routes: list[RouteEntry] = []
         self._route_errors: dict[str, str] = {}
-        self._inputs: dict[str, InputPort] = {}
-        self._outputs: dict[str, OutputPort] = {}
-        self._missing: dict[str, list[str]] = {"inputs": [], "outputs": []}
-        self._api = 0
-        self._backend: str = config.backend
-        self._scan_in: Any = None
-        self._scan_out: Any = None
-        self._halt = threading.Event()
-        self._wake = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._ports: PortSet | None = None
+        self._rescanner: Ticker | None = None
         self._learners: list[Future[dict[str, Any] | None]] = []
-        self._timings = [0] * _TIMINGS
-        self._timed = 0
-        self._counts = {"received": 0, "handled": 0, "sent": 0, "rescans": 0}
+        self._counts = {"received": 0, "handled": 0, "rescans": 0}
+
+    @property
+    def _open(self) -> PortSet:
+        assert self._ports is not None, "the router's ports open in on_start"
+        return self._ports
 
     # -- lifecycle (actor thread) -----------------------------------------------
 
     def on_start(self) -> None:
         """Open the backend and ports, load run-time routes, start the helper threads."""
         self._runtime_routes = load_routes(self._store)
-        self._backend, self._api, self._scan_in, self._scan_out = open_scanners(
-            self._config.backend, self._client
-        )
+        self._ports = PortSet(self._config.backend, self._client, self._jack_server,
+                              self._callback)
         if self._config.virtual_port:
-            self._inputs[self._config.virtual_port] = InputPort.virtual(
-                self._api, self._config.virtual_port, self._callback()
-            )
+            self._ports.open_virtual(self._config.virtual_port)
         self._refresh_targets()
         self._rescan()
-        for name, target in (("sender", self._send_loop), ("rescan", self._rescan_loop)):
-            thread = threading.Thread(target=target, name=f"midi-router-{name}", daemon=True)
-            thread.start()
-            self._threads.append(thread)
+        self._sender.start()
+        me = self.actor_ref.proxy()
+        self._rescanner = Ticker(self._config.rescan_interval, me.rescan,
+                                 "midi-router-rescan").start()
 
     def on_stop(self) -> None:
         """Stop the threads, flush what is held back, close every port."""
-        self._halt.set()
-        self._wake.set()
+        if self._rescanner is not None:
+            self._rescanner.stop()
         with self._lock:
             learners, self._learners = self._learners, []
             self._engine.learn = None
         for learner in learners:
             learner.set_result(None)  # its done callback cancels its timer
-        for thread in self._threads:
-            thread.join(timeout=2.0)
-        for port in self._inputs.values():
-            port.close()
-        for output in self._outputs.values():
-            output.close()
-        self._inputs.clear()
-        self._outputs.clear()
-        for scanner in (self._scan_in, self._scan_out):
-            if scanner is not None:
-                scanner.delete()
-        self._scan_in = self._scan_out = None
-        self._socket.close()
+        self._sender.stop()
+        if self._ports is not None:
+            self._ports.close()
+            self._ports = None
 
     def on_failure(self, *_exc: object) -> None:
         """Close the ports even when the actor dies of an exception."""
@@ -154,16 +124,7 @@ class MidiRouter(pykka.ThreadingActor):
 
     def ports(self) -> dict[str, Any]:
         """Return open inputs and outputs, and the configured names that match nothing."""
-        return {
-            "backend": self._backend,
-            "inputs": sorted(self._inputs),
-            "outputs": sorted(self._outputs),
-            "missing": {k: list(v) for k, v in self._missing.items()},
-            "available": {
-                "inputs": self._scan_in.get_ports() if self._scan_in else [],
-                "outputs": self._scan_out.get_ports() if self._scan_out else [],
-            },
-        }
+        return self._open.describe()
 
     def routes(self) -> list[dict[str, Any]]:
         """Return every route, from config and run time, with its resolved instances."""
@@ -234,17 +195,16 @@ class MidiRouter(pykka.ThreadingActor):
             if not 1 <= channel <= 16:
                 raise ValueError(f"channel must be 1-16, got {channel}")
             message = mido.Message(mido_kind, channel=channel - 1, **fields)
-        self._output(port).send(message.bytes())
+        self._open.output(port).send(message.bytes())
 
     def panic(self) -> int:
         """Release every voice, lift every pedal, send all-notes-off to every output."""
         with self._lock:
             actions = self._engine.panic()
-            self._apply(actions, time.monotonic_ns() * 1e-9)
-        for output in self._outputs.values():
-            for channel in range(16):
-                output.send([0xB0 | channel, 64, 0])
-                output.send([0xB0 | channel, 123, 0])
+            self._sender.apply(actions, time.monotonic_ns() * 1e-9)
+        for output in self._open.outputs.values():
+            for message in _PANIC:
+                output.send(message)
         return len(actions)
 
     def observe(self, instance: str, node: str, param: str, value: float) -> None:
@@ -258,18 +218,20 @@ class MidiRouter(pykka.ThreadingActor):
 
     def stats(self) -> dict[str, Any]:
         """Return counters and the hot path's time from callback to datagram sent."""
-        count = min(self._timed, _TIMINGS)
-        timings = sorted(self._timings[:count])
+        sender = self._sender
+        count = min(sender.timed, len(sender.timings))
+        timings = sorted(sender.timings[:count])
 
         def pick(q: float) -> float | None:
             return timings[min(count - 1, int(q * count))] / 1000.0 if count else None
 
         return {
             **self._counts,
+            "sent": sender.sent,
             "errors": self._engine.errors,
             "notes_on": self._engine.notes[0],
             "notes_off": self._engine.notes[1],
-            "coalesced": self._coalescer.coalesced,
+            "coalesced": sender.coalesced,
             "voices": len(self._engine.voices),
             "hot_path_us": {"p50": pick(0.5), "p99": pick(0.99), "max": pick(1.0)},
         }
@@ -289,8 +251,8 @@ class MidiRouter(pykka.ThreadingActor):
     def _callback(self) -> MessageCallback:
         # Bind what the callback needs once: it runs thousands of times a second.
         engine, lock, counts = self._engine, self._lock, self._counts
-        timings, clock = self._timings, time.monotonic_ns
-        apply = self._apply
+        sender = self._sender
+        apply, record, clock = sender.apply, sender.time, time.monotonic_ns
 
         def on_message(port: str, data: list[int]) -> None:
             start = clock()
@@ -299,56 +261,10 @@ class MidiRouter(pykka.ThreadingActor):
                 actions = engine.handle(port, data)
                 if actions:
                     apply(actions, start * 1e-9)
-                    timings[self._timed % _TIMINGS] = clock() - start
-                    self._timed += 1
+                    record(start)
                 counts["handled"] += 1
 
         return on_message
-
-    def _apply(self, actions: list[Action], now: float) -> None:
-        """Send ``actions`` (called with the lock held)."""
-        send = self._socket.sendto
-        for action in actions:
-            if type(action) is SetParam:
-                instance, node, param, value, address, node_id = action
-                self._dirty[(instance, node, param)] = value
-                if address is None or node_id is None:
-                    continue
-                self._set(address, node_id, param, value, now, send)
-            elif type(action) is BendVoice:
-                self._set(action.address, action.node_id, "freq", action.freq, now, send)
-            elif type(action) is StartVoice:
-                send(
-                    commands.s_new(action.synthdef, action.node_id, commands.AddAction.HEAD,
-                                   commands.DEFAULT_GROUP, action.args),
-                    action.address,
-                )
-                self._counts["sent"] += 1
-            elif type(action) is ReleaseVoice:
-                send(_RELEASE_HEAD + _INT32(action.node_id) + _RELEASE_TAIL, action.address)
-                self._counts["sent"] += 1
-
-    def _set(
-        self, address: Address, node_id: int, param: str, value: float, now: float, send: Any
-    ) -> None:
-        """Send ``/n_set node_id param value`` now, or leave it to the coalescer."""
-        key = (address, node_id, param)
-        item = self._packets.get(key)
-        if item is None:
-            if len(self._packets) > 4096:
-                self._packets.clear()
-            # One buffer per key, the value patched in place: the coalescer keeps at most
-            # this key's newest value, which is exactly what the buffer holds.
-            item = self._packets[key] = (
-                address,
-                bytearray(commands.n_set(node_id, {param: 0.0})),
-            )
-        _FLOAT_INTO(item[1], -4, value)
-        if self._coalescer.offer(key, item, now):
-            send(item[1], address)
-            self._counts["sent"] += 1
-        elif not self._wake.is_set():  # set() costs a lock; is_set() does not
-            self._wake.set()
 
     def _learned(self, event: dict[str, object]) -> None:
         """Hand the first moved control to every learner (called with the lock held)."""
@@ -365,51 +281,6 @@ class MidiRouter(pykka.ThreadingActor):
             if not self._learners:
                 self._engine.learn = None
         learned.set_result(None)
-
-    # -- helper threads ------------------------------------------------------------
-
-    def _send_loop(self) -> None:
-        """Flush held-back values when due; report applied values to the desired state."""
-        next_report = time.monotonic_ns() * 1e-9 + _REPORT_EVERY
-        while not self._halt.is_set():
-            self._wake.clear()  # before looking, so a value held back from now on wakes us
-            now = time.monotonic_ns() * 1e-9  # the callback's clock
-            report = now >= next_report
-            next_due = self._flush(now, report)
-            if report:
-                next_report = now + _REPORT_EVERY
-            wait = next_report - now if next_due is None else min(next_due, next_report) - now
-            self._wake.wait(max(wait, 0.0))
-        self._flush(float("inf"), report=True)
-
-    def _flush(self, now: float, report: bool) -> float | None:
-        """Send the values held back until ``now``; with ``report``, report applied values.
-
-        Return when the next held-back value is due (None if none is).
-        """
-        dirty = None
-        with self._lock:
-            ready, next_due = self._coalescer.due(now)
-            for address, packet in ready:
-                self._socket.sendto(packet, address)
-            self._counts["sent"] += len(ready)
-            if report and self._dirty:
-                dirty, self._dirty = self._dirty, {}
-        if dirty:  # outside the lock: the callback never waits on the orchestra
-            for (instance, node, param), value in dirty.items():
-                try:
-                    self._targets.param_changed(instance, node, param, value)
-                except Exception:
-                    log.exception("reporting %s.%s.%s failed", instance, node, param)
-        return next_due
-
-    def _rescan_loop(self) -> None:
-        proxy = self.actor_ref.proxy()
-        while not self._halt.wait(self._config.rescan_interval):
-            try:
-                proxy.rescan()  # a tell: the rescan runs in the actor's own thread
-            except pykka.ActorDeadError:
-                return
 
     # -- internals (actor thread) -----------------------------------------------------
 
@@ -444,70 +315,16 @@ class MidiRouter(pykka.ThreadingActor):
                     node_id = self._targets.node_id(instance, route.node)
                     if node_id is not None:
                         nodes[(instance, route.node)] = node_id
-        tables = {name: compile_table(name, entries, resolved) for name in self._inputs}
+        tables = {name: compile_table(name, entries, resolved) for name in self._open.inputs}
         with self._lock:  # one swap, so a message sees old or new, never half
             self._engine.tables = tables
             self._engine.snapshot = Snapshot(endpoints, nodes)
 
-    def _wanted_inputs(self) -> list[str]:
-        return [*self._config.inputs, *(e.route.port for e in self._entries())]
-
     def _rescan(self) -> None:
         self._counts["rescans"] += 1
-        available = [p for p in self._scan_in.get_ports() if not own_port(p, self._client)]
-        wanted = self._wanted_inputs()
-        changed = False
-        for name in list(self._inputs):
-            if name != self._config.virtual_port and name not in available:
-                log.warning("MIDI input %r disappeared", name)
-                self._inputs.pop(name).close()
-                changed = True
-        for name in available:
-            if name in self._inputs or not any(port_matches(p, name) for p in wanted):
-                continue
-            try:
-                self._inputs[name] = InputPort(
-                    self._api, name, f"{self._client}-in", self._callback()
-                )
-            except (MidiPortNotFound, RuntimeError) as err:
-                log.warning("MIDI input %r not opened: %s", name, err)
-                continue
-            log.info("MIDI input %r opened", name)
-            changed = True
-        self._missing["inputs"] = sorted(
-            {p for p in wanted if p != "*" and not any(port_matches(p, n) for n in available)}
-        )
-        self._rescan_outputs()
-        if changed:
+        wanted = [*self._config.inputs, *(e.route.port for e in self._entries())]
+        if self._open.rescan(wanted, list(self._config.outputs)):
             self._refresh_targets()
-
-    def _rescan_outputs(self) -> None:
-        available = [p for p in self._scan_out.get_ports() if not own_port(p, self._client)]
-        for name in list(self._outputs):
-            if name not in available:
-                log.warning("MIDI output %r disappeared", name)
-                self._outputs.pop(name).close()
-        missing = []
-        for pattern in self._config.outputs:
-            if any(port_matches(pattern, n) for n in self._outputs):
-                continue
-            try:
-                self._open_output(find_port(available, pattern))
-            except (MidiPortNotFound, RuntimeError):
-                missing.append(pattern)
-        self._missing["outputs"] = missing
-
-    def _open_output(self, name: str) -> OutputPort:
-        port = self._outputs[name] = OutputPort(self._api, name, f"{self._client}-out")
-        log.info("MIDI output %r opened", name)
-        return port
-
-    def _output(self, pattern: str) -> OutputPort:
-        for name, port in self._outputs.items():
-            if port_matches(pattern, name):
-                return port
-        available = [p for p in self._scan_out.get_ports() if not own_port(p, self._client)]
-        return self._open_output(find_port(available, pattern))
 
 
 #: The typed proxy other actors and the facade hold.

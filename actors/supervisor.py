@@ -7,7 +7,6 @@ crashes are handled by its actor; the supervisor only handles what is shared.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from dataclasses import replace
@@ -94,13 +93,13 @@ class Supervisor(pykka.ThreadingActor):
         if not self.config.midi.enabled:
             self.midi_error = "MIDI is disabled in the config ([midi] enabled = false)"
             return
-        if self.owns_jack() or self.config.audio.driver == "jack":
-            # rtmidi's JACK backend joins this server, and never autostarts one.
-            os.environ["JACK_DEFAULT_SERVER"] = self.config.audio.jack_server
-            os.environ["JACK_NO_START_SERVER"] = "1"
+        # rtmidi's JACK backend joins scorch's server (or the one named), never autostarting one.
+        uses_jack = self.owns_jack() or self.config.audio.driver == "jack"
         targets = OrchestraTargets(self.config, self.views, self.instances)
         try:
-            router = MidiRouter.start(self.config.midi, targets, self.config.state_path()).proxy()
+            router = MidiRouter.start(
+                self.config.midi, targets, self.config.state_path(),
+                self.config.audio.jack_server if uses_jack else None).proxy()
             # on_start runs in the router's thread: a backend that cannot open
             # shows up here as a dead actor (its error is in the log).
             router.ports().get(timeout=ASK_TIMEOUT)

@@ -1,15 +1,48 @@
-"""The router's view of the instances (``midi.targets.Targets``), read from their views.
+"""What the MIDI router targets: the instances, as the router needs to see them.
 
-Reads come from the instances' thread-safe views; the one write, a value to keep
-for restores, is a ``tell`` to the instance actor, so the router never waits.
+:class:`Targets` is what the router asks (and from which thread); the
+orchestra's :class:`OrchestraTargets` answers from the instances' thread-safe
+views, and its one write, a value to keep for restores, is a ``tell`` to the
+instance actor, so the router never waits.
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 from actors.instance import InstanceProxy
 from scorch.config import Config
 from scorch.state.events import State
 from scorch.state.view import InstanceView
+
+
+class Targets(Protocol):
+    """Instances as the router sees them; the orchestra facade implements this.
+
+    The router never calls these from the MIDI callback. It calls ``resolve``,
+    ``endpoint`` and ``node_id`` from its actor thread: at start, on every route
+    change and on every rescan tick. It calls ``param_changed`` from its sender
+    thread, in batches, so that one must be safe to call from any thread.
+    """
+
+    def resolve(self, selector: str) -> list[str]:
+        """Return the instance names of an instance name, a group name or ``*``.
+
+        Raise KeyError with a clear message if the selector names nothing.
+        """
+        ...
+
+    def endpoint(self, instance: str) -> tuple[str, int] | None:
+        """Return scsynth's UDP address while ``instance`` is READY, else None."""
+        ...
+
+    def node_id(self, instance: str, node: str) -> int | None:
+        """Return the scsynth node id of a named persistent node, None if unknown."""
+        ...
+
+    def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
+        """Record a value in the desired state; must not block and must be thread-safe."""
+        ...
 
 
 class OrchestraTargets:

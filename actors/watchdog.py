@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 import time
 
 import pykka
 
 from actors.instance import InstanceProxy
+from actors.ticker import Ticker
 from scorch.primitives import commands
-from scorch.primitives.process import cpu_ticks, stopped
+from scorch.primitives.process import cpu_seconds, stopped
 from scorch.state.events import State
 from scorch.state.health import HealthPolicy
 from scorch.state.view import InstanceView
@@ -40,31 +40,22 @@ class Watchdog(pykka.ThreadingActor):
         self.scsynth_policy = HealthPolicy(interval, missed, busy_limit)
         self.sclang_policy = HealthPolicy(interval * SCLANG_SLACK, missed, busy_limit)
         self.interval = interval
-        self._halt = threading.Event()
-        self._ticker: threading.Thread | None = None
+        self._ticker: Ticker | None = None
         # Per instance and process: the object watched and since when.
         self._watched: dict[tuple[str, str], tuple[object, float]] = {}
         self._reported: dict[tuple[str, str], int] = {}
-        # Per instance: scsynth's pid, its CPU ticks, and when they last grew.
-        self._cpu: dict[str, tuple[int | None, int, float]] = {}
+        # Per instance: scsynth's pid, its CPU seconds, and when they last grew.
+        self._cpu: dict[str, tuple[int | None, float, float]] = {}
 
     def on_start(self) -> None:
-        """Start the ticker thread (it only ``tell``s; the checks run in the actor)."""
-        me = self.actor_ref.proxy()
-
-        def tick_forever() -> None:
-            while not self._halt.wait(self.interval):
-                try:
-                    me.tick()
-                except pykka.ActorDeadError:
-                    return
-
-        self._ticker = threading.Thread(target=tick_forever, name="watchdog-ticker", daemon=True)
-        self._ticker.start()
+        """Start the ticker (it only ``tell``s; the checks run in the actor)."""
+        self._ticker = Ticker(self.interval, self.actor_ref.proxy().tick,
+                              "watchdog-ticker").start()
 
     def on_stop(self) -> None:
         """Stop the ticker (actor thread)."""
-        self._halt.set()
+        if self._ticker is not None:
+            self._ticker.stop()
 
     def _since(self, key: tuple[str, str], link: object, now: float) -> float:
         watched = self._watched.get(key)
@@ -75,12 +66,12 @@ class Watchdog(pykka.ThreadingActor):
 
     def _progress(self, name: str, pid: int | None, now: float) -> float | None:
         """When the process's CPU time last grew (None where the OS cannot say)."""
-        ticks = cpu_ticks(pid)
-        if ticks is None:
+        used = cpu_seconds(pid)
+        if used is None:
             return None
         seen = self._cpu.get(name)
-        if seen is None or seen[0] != pid or ticks > seen[1]:
-            self._cpu[name] = (pid, ticks, now)
+        if seen is None or seen[0] != pid or used > seen[1]:
+            self._cpu[name] = (pid, used, now)
             return now
         return seen[2]
 

@@ -135,7 +135,7 @@ def run(count: int, coalesce: float) -> dict[str, dict[str, float]]:
                     gc.enable()
                     gc.unfreeze()
         finally:
-            router._socket.close()
+            router._sender.stop()
             base_sock.close()
             listener.close()
     return figures
@@ -155,7 +155,7 @@ def profile(count: int, coalesce: float) -> None:
         profiler.enable()
         time_calls(callback, messages, listener)
         profiler.disable()
-        router._socket.close()
+        router._sender.stop()
     listener.close()
     pstats.Stats(profiler).sort_stats("tottime").print_stats(15)
 

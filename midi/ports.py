@@ -16,6 +16,7 @@ from collections.abc import Callable
 import rtmidi
 
 from scorch.errors import MidiBackendError, MidiPortNotFound
+from scorch.primitives.jackd import client_environment
 
 log = logging.getLogger(__name__)
 
@@ -47,9 +48,12 @@ def own_port(name: str, client_prefix: str) -> bool:
 
 
 def open_scanners(
-    backend: str, client_prefix: str
+    backend: str, client_prefix: str, jack_server: str | None = None
 ) -> tuple[str, int, rtmidi.MidiIn, rtmidi.MidiOut]:
-    """Return (name, api, input scanner, output scanner); for auto, the first that opens."""
+    """Return (name, api, input scanner, output scanner); for auto, the first that opens.
+
+    ``jack_server`` is the JACK server the JACK backend joins (None: the default one).
+    """
     names = _AUTO_ORDER.get(sys.platform, ("alsa", "jack")) if backend == "auto" else (backend,)
     compiled = set(rtmidi.get_compiled_api())
     reasons = []
@@ -59,8 +63,12 @@ def open_scanners(
             reasons.append(f"{name}: not compiled into python-rtmidi")
             continue
         try:
-            scan_in = rtmidi.MidiIn(api, name=f"{client_prefix}-scan")
-            scan_out = rtmidi.MidiOut(api, name=f"{client_prefix}-scan")
+            with client_environment(jack_server):
+                scan_in = rtmidi.MidiIn(api, name=f"{client_prefix}-scan")
+                scan_out = rtmidi.MidiOut(api, name=f"{client_prefix}-scan")
+                # Listing connects the backend's client now, to the server chosen above.
+                scan_in.get_ports()
+                scan_out.get_ports()
         except rtmidi.SystemError as err:  # e.g. no /dev/snd/seq, no JACK server
             reasons.append(f"{name}: {err}")
             continue
@@ -80,9 +88,15 @@ def find_port(names: list[str], pattern: str) -> str:
 class InputPort:
     """One open input: an rtmidi client connected to the port called ``name``."""
 
-    def __init__(self, api: int, name: str, client: str, callback: MessageCallback) -> None:
+    def __init__(self, api: int, name: str, client: str, callback: MessageCallback,
+                 jack_server: str | None = None) -> None:
         self.name = name
-        self._midi: rtmidi.MidiIn | None = rtmidi.MidiIn(api, name=client)
+        with client_environment(jack_server):
+            self._midi: rtmidi.MidiIn | None = rtmidi.MidiIn(api, name=client)
+            self._open(name, callback)
+
+    def _open(self, name: str, callback: MessageCallback) -> None:
+        assert self._midi is not None
         try:
             ports = self._midi.get_ports()
             if name not in ports:
@@ -96,14 +110,16 @@ class InputPort:
             raise
 
     @classmethod
-    def virtual(cls, api: int, name: str, callback: MessageCallback) -> InputPort:
+    def virtual(cls, api: int, name: str, callback: MessageCallback,
+                jack_server: str | None = None) -> InputPort:
         """Open scorch's own input that other software can play."""
         port = cls.__new__(cls)
         port.name = name
-        port._midi = rtmidi.MidiIn(api, name=name)
-        port._midi.ignore_types(sysex=True, timing=True, active_sense=True)
-        port._midi.set_callback(lambda event, _data: callback(name, event[0]))
-        port._midi.open_virtual_port(name)
+        with client_environment(jack_server):
+            port._midi = rtmidi.MidiIn(api, name=name)
+            port._midi.ignore_types(sysex=True, timing=True, active_sense=True)
+            port._midi.set_callback(lambda event, _data: callback(name, event[0]))
+            port._midi.open_virtual_port(name)
         return port
 
     def close(self) -> None:
@@ -120,17 +136,19 @@ class InputPort:
 class OutputPort:
     """One open output port, found by name."""
 
-    def __init__(self, api: int, name: str, client: str) -> None:
+    def __init__(self, api: int, name: str, client: str, jack_server: str | None = None) -> None:
         self.name = name
-        self._midi: rtmidi.MidiOut | None = rtmidi.MidiOut(api, name=client)
-        try:
-            ports = self._midi.get_ports()
-            if name not in ports:
-                raise MidiPortNotFound(f"MIDI output {name!r} went away before it was opened")
-            self._midi.open_port(ports.index(name), "out")
-        except BaseException:
-            self.close()
-            raise
+        with client_environment(jack_server):
+            self._midi: rtmidi.MidiOut | None = rtmidi.MidiOut(api, name=client)
+            try:
+                ports = self._midi.get_ports()
+                if name not in ports:
+                    raise MidiPortNotFound(f"MIDI output {name!r} went away before it was "
+                                           "opened")
+                self._midi.open_port(ports.index(name), "out")
+            except BaseException:
+                self.close()
+                raise
 
     def send(self, data: list[int] | bytes) -> None:
         """Send one message's bytes."""

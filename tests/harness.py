@@ -19,10 +19,11 @@ from typing import TypeVar
 
 import pytest
 
-from actors.jack import jackd_argv, wait_for_server
+from actors.jack import jackd_options
 from scorch.config import Config
 from scorch.errors import OscTimeout
 from scorch.primitives.console import Console
+from scorch.primitives.jackd import wait_for_server
 from scorch.primitives.netports import free_udp_port
 from scorch.primitives.osc import OscMessage, encode_message
 from scorch.primitives.process import ManagedProcess
@@ -84,8 +85,8 @@ def jack_server(base: str, slots: int = 4, timeout: float = 10.0) -> Iterator[st
             tried.append(f"{name}: held by another server")
             continue
         config = Config.model_validate({"audio": {"jack_server": name}, "instances": {"t": {}}})
-        proc = ManagedProcess("jackd", jackd_argv(config), console,
-                              env={"JACK_NO_START_SERVER": "1"})
+        options = jackd_options(config)
+        proc = ManagedProcess("jackd", options.argv(), console, env=options.env())
         proc.start()
         if wait_for_server(name, timeout, proc.alive):
             break

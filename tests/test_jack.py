@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.jack import jackd_argv
+from actors.jack import jackd_options
 from scorch.config import parse_config
 
 
@@ -30,4 +30,4 @@ from scorch.config import parse_config
     ids=["default", "many-rooms", "connect-beyond-outputs", "alsa"],
 )
 def test_jackd_argv(toml: str, expected: list[str], tmp_path: Path) -> None:
-    assert jackd_argv(parse_config(toml, tmp_path / "c.toml")) == expected
+    assert jackd_options(parse_config(toml, tmp_path / "c.toml")).argv() == expected

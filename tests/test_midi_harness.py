@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from actors.jack import wait_for_server
+from scorch.primitives.jackd import wait_for_server
 from tests.harness import (
     PARAM_DEF,
     VOICE_DEF,

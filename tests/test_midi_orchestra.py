@@ -16,6 +16,7 @@ import rtmidi
 
 from scorch.config import Config
 from scorch.errors import InstanceNotFound, InvalidRequest, MidiUnavailable
+from scorch.primitives.jackd import client_environment
 from scorch.service.orchestra import Orchestra
 from scorch.state.events import Kind
 from tests.conftest import MakeConfig, node_param
@@ -65,9 +66,10 @@ synthdef = "sine"
 class Device:
     """A controller on a JACK virtual port, as the router sees hardware."""
 
-    def __init__(self, port: str) -> None:
-        self.midi = rtmidi.MidiOut(rtmidi.API_UNIX_JACK, name="scorchtest-hw")
-        self.midi.open_virtual_port(port)
+    def __init__(self, port: str, jack_server: str) -> None:
+        with client_environment(jack_server):  # the orchestra's own JACK server
+            self.midi = rtmidi.MidiOut(rtmidi.API_UNIX_JACK, name="scorchtest-hw")
+            self.midi.open_virtual_port(port)
 
     def send(self, *data: int) -> None:
         self.midi.send_message(list(data))
@@ -87,7 +89,7 @@ def orch(make_config: MakeConfig,
 
 @pytest.fixture
 def knobs(orch: Orchestra) -> Iterator[Device]:
-    device = Device("scorchtest-knobs")  # JACK_DEFAULT_SERVER is the orchestra's now
+    device = Device("scorchtest-knobs", orch.config.audio.jack_server)
     yield device
     device.close()
 
@@ -137,7 +139,7 @@ def test_a_value_sent_while_scsynth_restarts_is_applied_when_it_is_back(
 
 
 def test_keys_play_a_voice_and_note_off_releases_it(orch: Orchestra) -> None:
-    keys = Device("scorchtest-keys")
+    keys = Device("scorchtest-keys", orch.config.audio.jack_server)
     try:
         osc = orch.views["lobby"].osc
         assert osc is not None

@@ -1,8 +1,11 @@
-"""Start, watch and stop one child process: its output goes to a console.
+"""Start, watch and stop child processes, and read process facts from the OS (psutil).
 
-A ``ManagedProcess`` runs in its own process group, dies with scorch
-(``PR_SET_PDEATHSIG`` on Linux), reports its exit at once from the thread that
-reads its output, and is stopped by its group id, never by name.
+Every child scorch starts goes through :func:`spawn`: its own process group,
+dying with scorch (``PR_SET_PDEATHSIG`` on Linux), and an environment without
+systemd's notify and watchdog variables (those are for scorch alone: jackd would
+otherwise tell systemd it is ready). A :class:`ManagedProcess` reads its output
+into a console, reports its exit at once from the reading thread, and is stopped
+by its group id, never by name.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+
+import psutil
 
 from scorch.errors import BootError
 from scorch.primitives.console import Console
@@ -44,34 +49,58 @@ def _load_prctl() -> Callable[[], None] | None:
 # as ``preexec_fn`` to any Popen whose child must not outlive its parent thread.
 DIE_WITH_PARENT = _load_prctl()
 
-def _state(pid: int) -> str | None:
+#: Variables no child inherits: systemd's notify and watchdog protocol is scorch's own.
+PRIVATE_ENV = ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID")
+
+
+def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment for a child: without :data:`PRIVATE_ENV`, plus ``extra``."""
+    env = {key: value for key, value in os.environ.items() if key not in PRIVATE_ENV}
+    env.update(extra or {})
+    return env
+
+
+def spawn(argv: Sequence[str], *, env: Mapping[str, str] | None = None, stdin: bool = False,
+          cwd: str | os.PathLike[str] | None = None) -> subprocess.Popen[bytes]:
+    """Start ``argv`` in its own process group, output (with stderr) on a pipe.
+
+    Call it from a thread that outlives the child: Linux sends the death signal
+    when the *thread* that forked the child ends. Raise OSError if it cannot start.
+    """
+    return subprocess.Popen(
+        list(argv), stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=child_env(env), cwd=cwd,
+        start_new_session=True, preexec_fn=DIE_WITH_PARENT, close_fds=True)
+
+
+def _status(pid: int | None) -> str | None:
+    if pid is None:
+        return None
     try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[-1].split()[0]
-    except (FileNotFoundError, IndexError, ProcessLookupError):
+        return str(psutil.Process(pid).status())
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
         return None
 
 
 def pid_alive(pid: int | None) -> bool:
-    """True if ``pid`` runs and is not a zombie (Linux ``/proc``)."""
-    return pid is not None and _state(pid) not in (None, "Z", "X")
+    """True if ``pid`` runs and is not a zombie."""
+    return _status(pid) not in (None, psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
 
 
-def cpu_ticks(pid: int | None) -> int | None:
-    """CPU time ``pid`` has used so far (user + system, in clock ticks), or None."""
+def cpu_seconds(pid: int | None) -> float | None:
+    """CPU time ``pid`` has used so far (user + system), or None when it is gone."""
     if pid is None:
         return None
     try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[-1].split()
-        return int(fields[11]) + int(fields[12])
-    except (FileNotFoundError, IndexError, ValueError, ProcessLookupError):
+        times = psutil.Process(pid).cpu_times()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
         return None
+    return float(times.user + times.system)
 
 
 def stopped(pid: int | None) -> bool:
-    """True if the OS says ``pid`` is stopped (SIGSTOP, a debugger); False elsewhere."""
-    return pid is not None and _state(pid) in ("T", "t")
+    """True if the OS says ``pid`` is stopped (SIGSTOP, a debugger)."""
+    return _status(pid) in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP)
 
 
 ExitCallback = Callable[["ManagedProcess", int], None]
@@ -128,20 +157,8 @@ class ManagedProcess:
 
     def start(self) -> None:
         """Spawn the process; raise BootError when it cannot be started at all."""
-        env = dict(os.environ)
-        if self._env:
-            env.update(self._env)
         try:
-            self._proc = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE if self._want_stdin else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,
-                preexec_fn=DIE_WITH_PARENT,
-                close_fds=True,
-            )
+            self._proc = spawn(self.argv, env=self._env, stdin=self._want_stdin)
         except OSError as err:
             raise BootError(f"cannot start {self.name} ({self.argv[0]}): {err.strerror}") from err
         self.started_at = time.monotonic()

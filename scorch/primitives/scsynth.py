@@ -13,6 +13,7 @@ from scorch.errors import BootError, BootTimeout, OscTimeout, PortInUse
 from scorch.primitives import commands
 from scorch.primitives.commands import DEFAULT_GROUP
 from scorch.primitives.console import Console
+from scorch.primitives.jackd import jack_env
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ExitCallback, ManagedProcess
 
@@ -47,8 +48,7 @@ class ScsynthOptions:
 
     def env(self) -> dict[str, str]:
         """JACK server, no autostarted server, and where the outputs connect."""
-        env = {"JACK_DEFAULT_SERVER": self.jack_server, "JACK_NO_START_SERVER": "1",
-               **self.extra_env}
+        env = {**jack_env(self.jack_server), **self.extra_env}
         if self.connect:
             env["SC_JACK_DEFAULT_OUTPUTS"] = ",".join(self.connect)
         return env

@@ -1,0 +1,122 @@
+"""The MIDI ports the router holds open, found by name and followed through hotplug.
+
+:class:`PortSet` belongs to the router actor and runs only in its thread: each
+:meth:`PortSet.rescan` opens the inputs and outputs that match what the routes
+and the config ask for, and closes those that went away. Devices plugged in
+later, or plugged back, are picked up on the next rescan.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from midi.ports import InputPort, MessageCallback, OutputPort, find_port, open_scanners, own_port
+from midi.routes import port_matches
+from scorch.errors import MidiPortNotFound
+
+log = logging.getLogger(__name__)
+
+
+class PortSet:
+    """Open MIDI inputs and outputs of one backend (router actor thread only)."""
+
+    def __init__(self, backend: str, client: str, jack_server: str | None,
+                 callback: Callable[[], MessageCallback]) -> None:
+        self._client = client
+        self._jack_server = jack_server
+        self._callback = callback
+        """Makes the callback each opened input calls (from the backend's thread)."""
+        self.backend, self._api, self._scan_in, self._scan_out = open_scanners(
+            backend, client, jack_server)
+        self.inputs: dict[str, InputPort] = {}
+        self.outputs: dict[str, OutputPort] = {}
+        self.missing: dict[str, list[str]] = {"inputs": [], "outputs": []}
+        self.virtual: str | None = None
+
+    def open_virtual(self, name: str) -> None:
+        """Open scorch's own input port that other software can play."""
+        self.inputs[name] = InputPort.virtual(self._api, name, self._callback(),
+                                              self._jack_server)
+        self.virtual = name
+
+    def available(self) -> dict[str, list[str]]:
+        """Every input and output the system offers now."""
+        return {"inputs": self._scan_in.get_ports(), "outputs": self._scan_out.get_ports()}
+
+    def rescan(self, wanted_inputs: list[str], wanted_outputs: list[str]) -> bool:
+        """Open what matches ``wanted_*`` and close what went away; True if inputs changed."""
+        available = [p for p in self._scan_in.get_ports() if not own_port(p, self._client)]
+        changed = False
+        for name in list(self.inputs):
+            if name != self.virtual and name not in available:
+                log.warning("MIDI input %r disappeared", name)
+                self.inputs.pop(name).close()
+                changed = True
+        for name in available:
+            if name in self.inputs or not any(port_matches(p, name) for p in wanted_inputs):
+                continue
+            try:
+                self.inputs[name] = InputPort(self._api, name, f"{self._client}-in",
+                                              self._callback(), self._jack_server)
+            except (MidiPortNotFound, RuntimeError) as err:
+                log.warning("MIDI input %r not opened: %s", name, err)
+                continue
+            log.info("MIDI input %r opened", name)
+            changed = True
+        self.missing["inputs"] = sorted(
+            {p for p in wanted_inputs
+             if p != "*" and not any(port_matches(p, n) for n in available)})
+        self._rescan_outputs(wanted_outputs)
+        return changed
+
+    def _rescan_outputs(self, wanted: list[str]) -> None:
+        available = self._outputs_available()
+        for name in list(self.outputs):
+            if name not in available:
+                log.warning("MIDI output %r disappeared", name)
+                self.outputs.pop(name).close()
+        missing = []
+        for pattern in wanted:
+            if any(port_matches(pattern, n) for n in self.outputs):
+                continue
+            try:
+                self._open_output(find_port(available, pattern))
+            except (MidiPortNotFound, RuntimeError):
+                missing.append(pattern)
+        self.missing["outputs"] = missing
+
+    def _outputs_available(self) -> list[str]:
+        return [p for p in self._scan_out.get_ports() if not own_port(p, self._client)]
+
+    def _open_output(self, name: str) -> OutputPort:
+        port = self.outputs[name] = OutputPort(self._api, name, f"{self._client}-out",
+                                               self._jack_server)
+        log.info("MIDI output %r opened", name)
+        return port
+
+    def output(self, pattern: str) -> OutputPort:
+        """The open output matching ``pattern``, opened now if it is there but not open."""
+        for name, port in self.outputs.items():
+            if port_matches(pattern, name):
+                return port
+        return self._open_output(find_port(self._outputs_available(), pattern))
+
+    def close(self) -> None:
+        """Close every port and the scanners."""
+        for port in self.inputs.values():
+            port.close()
+        for output in self.outputs.values():
+            output.close()
+        self.inputs.clear()
+        self.outputs.clear()
+        for scanner in (self._scan_in, self._scan_out):
+            scanner.delete()
+
+    def describe(self) -> dict[str, Any]:
+        """Open inputs and outputs, the configured names that match nothing, and what exists."""
+        return {"backend": self.backend, "inputs": sorted(self.inputs),
+                "outputs": sorted(self.outputs),
+                "missing": {k: list(v) for k, v in self.missing.items()},
+                "available": self.available()}

@@ -1,0 +1,159 @@
+"""The MIDI router's hot path: engine actions out of a UDP socket as OSC, at once.
+
+:meth:`OscSender.apply` runs in the MIDI backend's callback threads, under the
+router's engine lock: each action becomes one datagram to scsynth, with no
+thread hop. Values a flood would repeat are held back by the coalescer and sent
+by the sender thread when due; that thread also reports applied values to the
+desired state in batches, so a callback never waits on the orchestra.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from midi.coalesce import Coalescer
+from midi.engine import Action, BendVoice, ReleaseVoice, SetParam, StartVoice
+from scorch.primitives import commands
+
+log = logging.getLogger(__name__)
+
+Address = tuple[str, int]
+#: Called with (instance, node, param, value) for values MIDI changed, from the sender thread.
+Report = Callable[[str, str, str, float], None]
+
+TIMINGS = 4096
+REPORT_EVERY = 0.02
+
+_FLOAT_INTO = struct.Struct(">f").pack_into
+_INT32 = struct.Struct(">i").pack
+#: ``/n_set <node> gate 0.0`` around the node id, for releases.
+_RELEASE = commands.release(0)
+_RELEASE_HEAD, _RELEASE_TAIL = _RELEASE[:16], _RELEASE[20:]
+
+
+class OscSender:
+    """Send the engine's actions to scsynth; hold back and flush what a flood repeats."""
+
+    def __init__(self, lock: threading.Lock, coalesce_interval: float, report: Report) -> None:
+        self._lock = lock
+        """The router's engine lock: held by :meth:`apply`'s callers."""
+        self._report = report
+        self._coalescer: Coalescer[tuple[Address, bytearray]] = Coalescer(coalesce_interval)
+        self._dirty: dict[tuple[str, str, str], float] = {}
+        self._packets: dict[tuple[Address, int, str], tuple[Address, bytearray]] = {}
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+        self._halt = threading.Event()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.timings = [0] * TIMINGS
+        """Nanoseconds from callback to datagram sent, the last :data:`TIMINGS` messages."""
+        self.timed = 0
+        self.sent = 0
+
+    @property
+    def coalesced(self) -> int:
+        """Values the coalescer replaced with a newer one before sending."""
+        return self._coalescer.coalesced
+
+    def start(self) -> None:
+        """Start the sender thread."""
+        self._thread = threading.Thread(target=self._send_loop, name="midi-router-sender",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Flush what is held back, stop the thread, close the socket."""
+        self._halt.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+        self._socket.close()
+
+    # -- hot path (MIDI callback threads, engine lock held) ---------------------------
+
+    def apply(self, actions: list[Action], now: float) -> None:
+        """Send ``actions``."""
+        send = self._socket.sendto
+        for action in actions:
+            if type(action) is SetParam:
+                instance, node, param, value, address, node_id = action
+                self._dirty[(instance, node, param)] = value
+                if address is None or node_id is None:
+                    continue
+                self._set(address, node_id, param, value, now, send)
+            elif type(action) is BendVoice:
+                self._set(action.address, action.node_id, "freq", action.freq, now, send)
+            elif type(action) is StartVoice:
+                send(commands.s_new(action.synthdef, action.node_id, commands.AddAction.HEAD,
+                                    commands.DEFAULT_GROUP, action.args), action.address)
+                self.sent += 1
+            elif type(action) is ReleaseVoice:
+                send(_RELEASE_HEAD + _INT32(action.node_id) + _RELEASE_TAIL, action.address)
+                self.sent += 1
+
+    def _set(self, address: Address, node_id: int, param: str, value: float, now: float,
+             send: Any) -> None:
+        """Send ``/n_set node_id param value`` now, or leave it to the coalescer."""
+        key = (address, node_id, param)
+        item = self._packets.get(key)
+        if item is None:
+            if len(self._packets) > 4096:
+                self._packets.clear()
+            # One buffer per key, the value patched in place: the coalescer keeps at most
+            # this key's newest value, which is exactly what the buffer holds.
+            item = self._packets[key] = (address, bytearray(commands.n_set(node_id, {param: 0.0})))
+        _FLOAT_INTO(item[1], -4, value)
+        if self._coalescer.offer(key, item, now):
+            send(item[1], address)
+            self.sent += 1
+        elif not self._wake.is_set():  # set() costs a lock; is_set() does not
+            self._wake.set()
+
+    def time(self, started_ns: int) -> None:
+        """Record the hot path's time for one message (engine lock held)."""
+        self.timings[self.timed % TIMINGS] = time.monotonic_ns() - started_ns
+        self.timed += 1
+
+    # -- sender thread ---------------------------------------------------------------
+
+    def _send_loop(self) -> None:
+        """Flush held-back values when due; report applied values to the desired state."""
+        next_report = time.monotonic_ns() * 1e-9 + REPORT_EVERY
+        while not self._halt.is_set():
+            self._wake.clear()  # before looking, so a value held back from now on wakes us
+            now = time.monotonic_ns() * 1e-9  # the callback's clock
+            report = now >= next_report
+            next_due = self._flush(now, report)
+            if report:
+                next_report = now + REPORT_EVERY
+            wait = next_report - now if next_due is None else min(next_due, next_report) - now
+            self._wake.wait(max(wait, 0.0))
+        self._flush(float("inf"), report=True)
+
+    def _flush(self, now: float, report: bool) -> float | None:
+        """Send the values held back until ``now``; with ``report``, report applied values.
+
+        Return when the next held-back value is due (None if none is).
+        """
+        dirty = None
+        with self._lock:
+            ready, next_due = self._coalescer.due(now)
+            for address, packet in ready:
+                self._socket.sendto(packet, address)
+            self.sent += len(ready)
+            if report and self._dirty:
+                dirty, self._dirty = self._dirty, {}
+        if dirty:  # outside the lock: the callback never waits on the orchestra
+            for (instance, node, param), value in dirty.items():
+                try:
+                    self._report(instance, node, param, value)
+                except Exception:
+                    log.exception("reporting %s.%s.%s failed", instance, node, param)
+        return next_due
