@@ -21,7 +21,7 @@ from pathlib import Path
 from bench.report import write_section
 from scorch.config import parse_config
 from scorch.primitives.process import DIE_WITH_PARENT
-from scorch.primitives.sclang import ENV as SCLANG_ENV
+from scorch.primitives.sclang import SCLANG_ENV
 from scorch.service.orchestra import Orchestra
 
 JACK = "scorch-bench-boot"

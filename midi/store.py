@@ -1,8 +1,7 @@
 """Keep run-time routes in the state directory as JSON, written atomically.
 
-A write goes to a temporary file in the same directory, is flushed and fsynced,
-then renamed over the old file (and the directory fsynced), so a crash leaves
-either the old routes or the new ones, never half a file.
+A crash leaves either the old routes or the new ones, never half a file
+(:func:`scorch.primitives.files.write_json_atomically`).
 """
 
 from __future__ import annotations
@@ -10,13 +9,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from midi.routes import RouteEntry
 from midi.schema import ControlRoute, KeyRoute
+from scorch.primitives.files import write_json_atomically
 
 log = logging.getLogger(__name__)
 
@@ -37,22 +36,7 @@ def save_routes(path: Path, entries: list[RouteEntry]) -> None:
             for e in entries
         ],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(document, out, indent=2)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    write_json_atomically(path, document)
 
 
 def load_routes(path: Path) -> list[RouteEntry]:

@@ -15,7 +15,9 @@ from scorch.primitives.sclang_session import SclangSession
 READY = r"\*\*\* Welcome to SuperCollider"
 FATAL = r"\[scorch\] sclang exited"
 #: sclang as root crashes in QtWebEngine without these, even with no window.
-ENV = {"QTWEBENGINE_DISABLE_SANDBOX": "1", "QT_QPA_PLATFORM": "offscreen"}
+SCLANG_ENV = {"QTWEBENGINE_DISABLE_SANDBOX": "1", "QT_QPA_PLATFORM": "offscreen",
+              # Two QtWebEngineProc helpers of ~45 MB each per sclang otherwise.
+              "QTWEBENGINE_CHROMIUM_FLAGS": "--single-process"}
 
 
 class Sclang:
@@ -39,7 +41,7 @@ class Sclang:
         mark = console.mark()
         session = SclangSession(lambda data: proc.write(data), instance=name)
         proc = ManagedProcess("sclang", [binary, "-i", "scorch", "-u", str(lang_port)], console,
-                              env={**ENV, **(extra_env or {})}, stdin=True,
+                              env={**SCLANG_ENV, **(extra_env or {})}, stdin=True,
                               on_line=session.feed, on_exit=on_exit)
         proc.start()
 

@@ -35,7 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from scorch.errors import SynthDefError, UnknownSynthDef
-from scorch.primitives.process import DIE_WITH_PARENT
+from scorch.primitives.files import write_json_atomically
+from scorch.primitives.process import spawn
+from scorch.primitives.sclang import SCLANG_ENV
 from scorch.primitives.warps import WARP_ALIASES
 
 #: The categories a SynthDef may declare in ``metadata.category``.
@@ -177,7 +179,7 @@ class SynthDefLibrary:
                 record = fresh[path]
                 records[path] = record
                 if not record.get("transient"):
-                    _write_json_atomically(cached, record)
+                    write_json_atomically(cached, record, durable=False)
         for path in sources:
             name = path.stem
             try:
@@ -194,18 +196,6 @@ def _cache_key(path: Path) -> str:
     digest.update(f"scorch-synthdef-v{_CACHE_SCHEMA}\0{path.stem}\0".encode())
     digest.update(path.read_bytes())
     return digest.hexdigest()[:32]
-
-
-def _write_json_atomically(target: Path, record: Mapping[str, Any]) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(record, handle)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _sc_string(text: str) -> str:
@@ -297,13 +287,10 @@ def _compile_with_sclang(
         lines += ["0.exit;", ")"]
         script = work / "compile.scd"
         script.write_text("\n".join(lines), encoding="utf-8")
-        env = dict(os.environ)
-        env.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")
-        env.setdefault("QT_QPA_PLATFORM", "offscreen")
         # A private config and data home: the user's startup.scd (which may boot a
         # server) and sclang_conf.yaml stay out of a pure compile.
-        env["XDG_CONFIG_HOME"] = str(work / "config")
-        env["XDG_DATA_HOME"] = str(work / "data")
+        env = {**SCLANG_ENV, "XDG_CONFIG_HOME": str(work / "config"),
+               "XDG_DATA_HOME": str(work / "data")}
         try:
             output, timed_out = _run(
                 [sclang, str(script)], env=env, cwd=work, timeout=timeout
@@ -340,10 +327,7 @@ def _compile_with_sclang(
 
 def _run(argv: list[str], *, env: dict[str, str], cwd: Path, timeout: float) -> tuple[str, bool]:
     """Run ``argv`` in its own process group; kill that group if it overruns."""
-    proc = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        env=env, cwd=cwd, start_new_session=True, preexec_fn=DIE_WITH_PARENT,
-    )
+    proc = spawn(argv, env=env, cwd=cwd)
     try:
         out, _ = proc.communicate(timeout=timeout)
         return out.decode("utf-8", errors="replace"), False
