@@ -7,11 +7,26 @@ routes added through the router (or MCP) use the same :class:`ControlRoute` and
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from midi.curves import check_curve
+from scorch.values import (
+    Float32,
+    NodeName,
+    ParamName,
+    RouteId,
+    Selector,
+    SynthDefName,
+    Text,
+)
 
 Backend = Literal["auto", "alsa", "jack", "coremidi", "winmm"]
 Takeover = Literal["immediate", "pickup", "scale"]
@@ -19,20 +34,31 @@ Relative = Literal["twos_complement", "signed_bit", "binary_offset"]
 Curve = str | float
 
 
+PortPattern = Annotated[Text, Field(min_length=1, max_length=200)]
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class ControlRoute(_Frozen):
-    """Move one parameter of a named persistent node from a knob, fader or wheel."""
+class _Route(_Frozen):
+    """What every route has: an id, the port and channel it listens to, where it plays."""
 
-    id: str | None = Field(None, description="Stable name for this route; generated if omitted.")
-    port: str = Field(
+    id: RouteId | None = Field(None, description="Stable name for this route; generated if "
+                               "omitted.")
+    port: PortPattern = Field(
         "*", description="Case-insensitive substring of the input port's name; '*' is any port."
     )
     channel: int | None = Field(
         None, ge=1, le=16, description="MIDI channel 1-16; omitted means any channel."
     )
+    instance: Selector = Field(description="Instance name, group name or '*' for every "
+                               "instance.")
+
+
+class ControlRoute(_Route):
+    """Move one parameter of a named persistent node from a knob, fader or wheel."""
+
     cc: int | None = Field(
         None, ge=0, le=127, description="Control change number (0-31 with hires = true)."
     )
@@ -48,10 +74,10 @@ class ControlRoute(_Frozen):
     step: float = Field(
         1 / 127, gt=0, le=1, description="Relative encoders: fraction of the range per tick."
     )
-    instance: str = Field(description="Instance name, group name or '*' for every instance.")
-    node: str = Field(description="Name of a persistent node on that instance.")
-    param: str = Field(description="Control name of that node's SynthDef.")
-    range: tuple[float, float] = Field((0.0, 1.0), description="[min, max] of the parameter.")
+    node: NodeName = Field(description="Name of a persistent node on that instance.")
+    param: ParamName = Field(description="Control name of that node's SynthDef.")
+    range: tuple[Float32, Float32] = Field((0.0, 1.0),
+                                           description="[min, max] of the parameter.")
     curve: Curve = Field(
         "lin", description="lin, exp, db, amp, sin, cos (SuperCollider warps) or a curve number."
     )
@@ -102,18 +128,10 @@ class ControlRoute(_Frozen):
         return "pitchbend" if self.pitchbend else "aftertouch"
 
 
-class KeyRoute(_Frozen):
+class KeyRoute(_Route):
     """Play a SynthDef on an instance from the keys of a keyboard."""
 
-    id: str | None = Field(None, description="Stable name for this route; generated if omitted.")
-    port: str = Field(
-        "*", description="Case-insensitive substring of the input port's name; '*' is any port."
-    )
-    channel: int | None = Field(
-        None, ge=1, le=16, description="MIDI channel 1-16; omitted means any channel."
-    )
-    instance: str = Field(description="Instance name, group name or '*' for every instance.")
-    synthdef: str = Field(description="SynthDef with freq, amp and gate controls.")
+    synthdef: SynthDefName = Field(description="SynthDef with freq, amp and gate controls.")
     notes: tuple[int, int] = Field(
         (0, 127), description="[lowest, highest] note of this split, inclusive."
     )
@@ -127,7 +145,7 @@ class KeyRoute(_Frozen):
         2.0, ge=0, le=96, description="Semitones of the pitch-bend wheel's full throw."
     )
     sustain: bool = Field(True, description="The sustain pedal (CC 64) holds releases.")
-    params: dict[str, float] = Field(
+    params: dict[ParamName, Float32] = Field(
         default_factory=dict, description="Other controls sent with every /s_new."
     )
 

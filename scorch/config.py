@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -29,7 +28,14 @@ from pydantic import (
 from midi.schema import MidiConfig
 from scorch.errors import ConfigError, InstanceNotFound
 from scorch.state.restart_policy import RestartPolicy
-from scorch.values import Float32, describe_errors, name_check
+from scorch.values import (
+    Float32,
+    GroupName,
+    InstanceName,
+    NodeName,
+    ParamName,
+    describe_errors,
+)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO_ROOT / "config.toml"
@@ -68,17 +74,11 @@ class AudioConfig(_Model):
         return self
 
 
-InstanceKey = Annotated[str, AfterValidator(name_check("an instance name"))]
-NodeKey = Annotated[str, AfterValidator(name_check("a node name"))]
-GroupName = Annotated[str, AfterValidator(name_check("a group name"))]
-ParamKey = Annotated[str, AfterValidator(name_check("a param name"))]
-
-
 class NodeConfig(_Model):
     """A named persistent synth that the instance plays from boot."""
 
     synthdef: str
-    params: dict[ParamKey, Float32] = Field(default_factory=dict)
+    params: dict[ParamName, Float32] = Field(default_factory=dict)
 
 
 class InstanceConfig(_Model):
@@ -91,7 +91,7 @@ class InstanceConfig(_Model):
     connect: tuple[str, ...] = Field((), description="JACK playback ports for the outputs")
     synthdefs: tuple[str, ...] | Literal["all"] = ()
     startup: Path | None = Field(None, description=".scd file run after boot")
-    nodes: dict[NodeKey, NodeConfig] = Field(default_factory=dict)
+    nodes: dict[NodeName, NodeConfig] = Field(default_factory=dict)
 
 
 class WatchdogConfig(_Model):
@@ -127,7 +127,7 @@ class Config(_Model):
     """A whole installation."""
 
     audio: AudioConfig = AudioConfig()
-    instances: dict[InstanceKey, InstanceConfig]
+    instances: dict[InstanceName, InstanceConfig]
     watchdog: WatchdogConfig = WatchdogConfig()
     midi: MidiConfig = MidiConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")

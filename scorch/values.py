@@ -64,8 +64,20 @@ Float32 = Annotated[float, Strict(), AfterValidator(_float32)]
 
 Int32 = Annotated[int, Strict(), Field(ge=INT32_MIN, le=INT32_MAX)]
 
-Name = Annotated[str, Strict(), AfterValidator(name_check("a name"))]
-"""An instance, group, node or route name."""
+InstanceName = Annotated[str, Strict(), AfterValidator(name_check("an instance name"))]
+GroupName = Annotated[str, Strict(), AfterValidator(name_check("a group name"))]
+NodeName = Annotated[str, Strict(), AfterValidator(name_check("a node name"))]
+ParamName = Annotated[str, Strict(), AfterValidator(name_check("a param name"))]
+SynthDefName = Annotated[str, Strict(), AfterValidator(name_check("a SynthDef name"))]
+RouteId = Annotated[str, Strict(), AfterValidator(name_check("a route id"))]
+
+
+def _selector(value: str) -> str:
+    return value if value == "*" else name_check("an instance or group name")(value)
+
+
+Selector = Annotated[str, Strict(), AfterValidator(_selector)]
+"""An instance name, a group name, or ``*`` for every instance."""
 
 Text = Annotated[str, Strict(), AfterValidator(_no_nul)]
 """Any text without a NUL byte (bounded where it is used)."""

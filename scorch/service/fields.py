@@ -7,19 +7,14 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, Strict
 
+from scorch import values
 from scorch.service.api import Args
-from scorch.values import Float32, Seconds, name_check
+from scorch.values import Seconds
 
 #: Code and patterns beyond these sizes are refused (a whole .scd file is far smaller).
 MAX_CODE = 256 * 1024
 MAX_PATTERN = 1000
 MAX_PARAMS = 64
-
-
-def _selector(value: str) -> str:
-    if value == "*":
-        return value
-    return name_check("an instance or group name")(value)
 
 
 def _code(value: str) -> str:
@@ -39,33 +34,22 @@ def _pattern(value: str) -> str:
     return value
 
 
-def _param_names(params: dict[str, float]) -> dict[str, float]:
-    for key in params:
-        name_check("a param name")(key)
-    return params
+Selector = Annotated[values.Selector, Field(
+    description='An instance name, a group name, or "*" for every instance')]
 
+InstanceName = Annotated[values.InstanceName, Field(description="One instance's name")]
 
-Selector = Annotated[str, Strict(), Field(
-    min_length=1, max_length=64,
-    description='An instance name, a group name, or "*" for every instance'),
-    AfterValidator(_selector)]
+NodeName = Annotated[values.NodeName, Field(description="A named node (from play)")]
 
-InstanceName = Annotated[str, Strict(), AfterValidator(name_check("an instance name")),
-                         Field(description="One instance's name")]
+SynthDefName = Annotated[values.SynthDefName, Field(
+    description="A library SynthDef name (see synthdefs)")]
 
-NodeName = Annotated[str, Strict(), AfterValidator(name_check("a node name")),
-                     Field(description="A named node (from play)")]
+RouteId = Annotated[values.RouteId, Field(description="A MIDI route's id")]
 
-SynthDefName = Annotated[str, Strict(), AfterValidator(name_check("a SynthDef name")),
-                         Field(description="A library SynthDef name (see synthdefs)")]
-
-RouteId = Annotated[str, Strict(), AfterValidator(name_check("a route id")),
-                    Field(description="A MIDI route's id")]
-
-Params = Annotated[dict[str, Float32], Field(
+Params = Annotated[dict[values.ParamName, values.Float32], Field(
     max_length=MAX_PARAMS,
     description='Control values by param name, e.g. {"freq": 220, "amp": 0.2}; see '
-    "synthdefs for each SynthDef's params and ranges"), AfterValidator(_param_names)]
+    "synthdefs for each SynthDef's params and ranges")]
 
 Code = Annotated[str, Strict(), Field(
     max_length=MAX_CODE,

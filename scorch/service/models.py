@@ -28,22 +28,27 @@ class NodeInfo(BaseModel):
     params: dict[str, float]
 
 
-class InstanceStatus(BaseModel):
-    """Everything known about one instance."""
+class InstanceState(BaseModel):
+    """An instance's name, where it is in its life, and why."""
 
     name: str
     group: str | None
     state: str = Field(description="STOPPED, BOOTING, READY, RESTARTING, FAILED or STOPPING")
     since: float = Field(description="Unix time the state began")
+    reason: str | None = Field(description="why it is not READY, when it is not")
     port: int | None = Field(description="scsynth UDP port")
+    uptime: float | None = Field(description="seconds since the instance became READY")
+    restart_budget_left: int
+
+
+class InstanceStatus(InstanceState):
+    """Everything known about one instance."""
+
     lang_port: int | None
     pids: dict[str, int | None] = Field(description="process ids of scsynth and sclang")
     sclang: str = Field(description="sclang's own state: ready, starting, restarting, down")
-    uptime: float | None = Field(description="seconds since the instance became READY")
     restarts_in_window: int
-    restart_budget_left: int
     last_crash: str | None
-    reason: str | None = Field(description="why it is not READY, when it is not")
     nodes: dict[str, NodeInfo] = Field(description="named persistent nodes with their values")
     server: ServerFields | None = Field(description="scsynth's live /status, when it answers")
 

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from scorch.service.api import DESTROY, READ, Args, Result, operation
 from scorch.service.fields import InstanceName, Selector
-from scorch.service.models import InstanceStatus, plain
+from scorch.service.models import InstanceState, InstanceStatus, plain
 
 if TYPE_CHECKING:
     from scorch.service.orchestra import Orchestra
@@ -34,21 +34,13 @@ def ping(orch: Orchestra, args: NoArgs) -> Ping:
                 instances=orch.names(), started_at=orch.started_at, hosted_by=orch.hosted_by)
 
 
-class InstanceRow(BaseModel):
+class InstanceRow(InstanceState):
     """One instance at a glance."""
 
-    name: str
-    group: str | None
-    state: str = Field(description="STOPPED, BOOTING, READY, RESTARTING, FAILED or STOPPING")
-    since: float = Field(description="Unix time the state began")
-    port: int | None = Field(description="scsynth UDP port")
     cpu: float | None = Field(description="scsynth average CPU, percent")
     peak_cpu: float | None
     synths: int | None = Field(description="synths running on scsynth")
-    uptime: float | None = Field(description="seconds since the instance became READY")
     restarts: int = Field(description="restarts within the restart window")
-    restart_budget_left: int
-    reason: str | None = Field(description="why it is not READY, when it is not")
     nodes: list[str] = Field(description="named persistent nodes")
 
 
