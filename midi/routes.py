@@ -38,13 +38,19 @@ class Slot(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
-class ControlTarget:
-    """A compiled control route: its curve bound to its range, its instances resolved."""
+class _Target:
+    """A compiled route: its id and the instances its selector resolved to."""
 
     route_id: str
+    instances: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ControlTarget(_Target):
+    """A compiled control route: its curve bound to its range, its instances resolved."""
+
     route: ControlRoute
     curve: Curve
-    instances: tuple[str, ...]
     slots: tuple[Slot, ...] = field(init=False)
     """Per instance, keys built once here rather than per message."""
 
@@ -57,13 +63,11 @@ class ControlTarget:
 
 
 @dataclass(frozen=True, slots=True)
-class KeyTarget:
+class KeyTarget(_Target):
     """A compiled key route."""
 
-    route_id: str
     route: KeyRoute
     velocity: Curve
-    instances: tuple[str, ...]
     channels: frozenset[int]
     """Channels 0..15 it listens to."""
 
@@ -118,19 +122,14 @@ def compile_table(
         instances = resolved.get(route.instance, ())
         if isinstance(route, ControlRoute):
             curve = make_curve(route.curve, *route.range)
-            target = ControlTarget(entry.id, route, curve, instances)
+            target = ControlTarget(entry.id, instances, route, curve)
             kind, number = _control_key(route)
             for channel in _channels(route.channel):
                 controls.setdefault((kind, channel, number), []).append(target)
         else:
             keys.append(
-                KeyTarget(
-                    entry.id,
-                    route,
-                    make_curve(route.velocity_curve, *route.amp),
-                    instances,
-                    frozenset(_channels(route.channel)),
-                )
+                KeyTarget(entry.id, instances, route, make_curve(route.velocity_curve, *route.amp),
+                          frozenset(_channels(route.channel)))
             )
     return Table(
         {key: tuple(targets) for key, targets in controls.items()},

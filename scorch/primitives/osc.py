@@ -92,6 +92,11 @@ def _read_string(data: bytes, pos: int) -> tuple[str, int]:
     return text, end + 1 + (-(end + 1 - pos) % 4)
 
 
+#: Fixed-size numbers by type tag: int32, float32, int64, float64.
+_NUMBERS = {tag: struct.Struct(fmt) for tag, fmt in
+            (("i", ">i"), ("f", ">f"), ("h", ">q"), ("d", ">d"))}
+
+
 def decode_message(data: bytes) -> OscMessage:
     """Decode one OSC message (not a bundle)."""
     try:
@@ -103,18 +108,10 @@ def decode_message(data: bytes) -> OscMessage:
         tags, pos = _read_string(data, pos)
         args: list[OscArg] = []
         for tag in tags[1:]:
-            if tag == "i":
-                args.append(struct.unpack_from(">i", data, pos)[0])
-                pos += 4
-            elif tag == "f":
-                args.append(struct.unpack_from(">f", data, pos)[0])
-                pos += 4
-            elif tag == "h":
-                args.append(struct.unpack_from(">q", data, pos)[0])
-                pos += 8
-            elif tag == "d":
-                args.append(struct.unpack_from(">d", data, pos)[0])
-                pos += 8
+            if tag in _NUMBERS:
+                number = _NUMBERS[tag]
+                args.append(number.unpack_from(data, pos)[0])
+                pos += number.size
             elif tag == "s" or tag == "S":
                 text, pos = _read_string(data, pos)
                 args.append(text)
