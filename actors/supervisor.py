@@ -7,7 +7,6 @@ crashes are handled by its actor; the supervisor only handles what is shared.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from dataclasses import replace
 
@@ -15,11 +14,11 @@ import pykka
 
 from actors.instance import Instance, InstanceProxy, InstanceSettings
 from actors.jack import Jack, JackProxy
+from actors.keeper import Keeper
 from actors.midi_router import MidiRouter, MidiRouterProxy
 from actors.targets import OrchestraTargets
 from actors.watchdog import Watchdog, WatchdogProxy
 from scorch.config import Config
-from scorch.errors import BootError
 from scorch.primitives.console import Console
 from scorch.state.view import InstanceView
 
@@ -43,8 +42,7 @@ class Supervisor(pykka.ThreadingActor):
         self.watchdog: WatchdogProxy | None = None
         self.router: MidiRouterProxy | None = None
         self.midi_error: str | None = "MIDI is not started"
-        self._jack_policy = config.watchdog.restart_policy()
-        self._jack_timer: threading.Timer | None = None
+        self._jack_keeper: Keeper | None = None
         self._stopping = False
 
     def owns_jack(self) -> bool:
@@ -64,22 +62,19 @@ class Supervisor(pykka.ThreadingActor):
                                    lambda how: me.jack_crashed(how)).proxy()
             self.jack.start_server().get(timeout=ASK_TIMEOUT)
             jack_alive = self.jack.alive_check().get(timeout=ASK_TIMEOUT)
+            self._jack_keeper = self._keep_jack()
         for name, inst_config in self.config.instances.items():
             settings = replace(self.settings[name], on_ready=lambda name: me.instance_ready(name))
             if jack_alive is not None:
                 settings = replace(settings, jack_alive=jack_alive)
             self.instances[name] = Instance.start(name, inst_config, settings,
                                                   self.views[name]).proxy()
-        boots = {name: proxy.boot() for name, proxy in self.instances.items()}
-        errors: dict[str, str | None] = {}
-        for name, future in boots.items():
-            try:
-                future.get(timeout=timeout)
-                errors[name] = None
-            except BootError as err:
-                errors[name] = str(err)
-            except pykka.Timeout:
-                errors[name] = f"boot did not finish within {timeout:g} s"
+        marks = {name: self.views[name].events.mark() for name in self.instances}
+        for proxy in self.instances.values():
+            proxy.boot()  # all at once: each boots in its own actor's thread
+        deadline = time.monotonic() + timeout
+        errors = {name: self.views[name].wait_settled(marks[name], deadline - time.monotonic())
+                  for name in self.instances}
         wd = self.config.watchdog
         self.watchdog = Watchdog.start(
             {name: (self.views[name], proxy) for name, proxy in self.instances.items()},
@@ -132,40 +127,43 @@ class Supervisor(pykka.ThreadingActor):
         """The instance actors by name."""
         return dict(self.instances)
 
+    def _keep_jack(self) -> Keeper:
+        """A keeper for the private jackd: restart it with backoff, then the instances."""
+        me = self.actor_ref.proxy()
+        wd = self.config.watchdog
+        server = self.config.audio.jack_server
+        keeper = Keeper(
+            "jackd", wd.backoff(), wd.intensity(),
+            restart=lambda: me.restart_jack().get(timeout=ASK_TIMEOUT),
+            gave_up=lambda reason: me.jack_gave_up(reason),
+            retrying=lambda delay, attempt, failure: log.warning(
+                "restarting jackd %r in %.2f s (attempt %d)", server, delay, attempt),
+        )
+        keeper.start()
+        return keeper
+
     def jack_crashed(self, how: str) -> None:
-        """jackd exited on its own: restart it with backoff, then the instances."""
-        if self._stopping:
+        """jackd exited on its own: its keeper restarts it (the instances wait for it)."""
+        if self._stopping or self._jack_keeper is None:
             return
         log.warning("jackd %r crashed (%s)", self.config.audio.jack_server, how)
-        decision = self._jack_policy.crashed(time.monotonic())
-        if not decision.restart:
-            reason = f"the JACK server {self.config.audio.jack_server!r} keeps dying: " \
-                     f"{decision.reason}"
-            log.error("%s; every instance is FAILED", reason)
-            for proxy in self.instances.values():
-                proxy.jack_failed(reason)
-            return
-        log.warning("restarting jackd in %.2f s (attempt %d)", decision.delay, decision.attempt)
-        me = self.actor_ref.proxy()
-        self._jack_timer = threading.Timer(decision.delay, lambda: me.restart_jack())
-        self._jack_timer.daemon = True
-        self._jack_timer.start()
+        self._jack_keeper.fault(f"jackd {how}")
 
     def restart_jack(self) -> None:
-        """Start jackd again and tell every instance that JACK is back."""
-        self._jack_timer = None
+        """Start jackd again and tell every instance that JACK is back (the keeper asks)."""
         if self._stopping or self.jack is None:
             return
-        try:
-            self.jack.stop_server().get(timeout=ASK_TIMEOUT)
-            self.jack.start_server().get(timeout=ASK_TIMEOUT)
-        except BootError as err:
-            log.error("jackd restart failed: %s", err)
-            self.jack_crashed(f"restart failed: {err}")
-            return
-        self._jack_policy.ready(time.monotonic())
+        self.jack.stop_server().get(timeout=ASK_TIMEOUT)
+        self.jack.start_server().get(timeout=ASK_TIMEOUT)  # BootError: the keeper retries
         for proxy in self.instances.values():
             proxy.jack_restarted()
+
+    def jack_gave_up(self, reason: str) -> None:
+        """jackd cannot be kept up: every instance is FAILED with the reason."""
+        reason = f"the JACK server {self.config.audio.jack_server!r} keeps dying: {reason}"
+        log.error("%s; every instance is FAILED", reason)
+        for proxy in self.instances.values():
+            proxy.jack_failed(reason)
 
     def stop_all(self, timeout: float = 20.0) -> None:
         """Stop in reverse order: MIDI, watchdog, instances (in parallel), JACK.
@@ -173,8 +171,8 @@ class Supervisor(pykka.ThreadingActor):
         A child that does not stop in time is logged and the rest still stop.
         """
         self._stopping = True
-        if self._jack_timer is not None:
-            self._jack_timer.cancel()
+        if self._jack_keeper is not None:
+            self._jack_keeper.halt()
         for name, child in (("MIDI router", self.router), ("watchdog", self.watchdog)):
             if child is not None:
                 _stop(name, child.actor_ref.stop(block=False), timeout)

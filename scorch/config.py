@@ -27,7 +27,7 @@ from pydantic import (
 
 from midi.schema import MidiConfig
 from scorch.errors import ConfigError, InstanceNotFound
-from scorch.state.restart_policy import RestartPolicy
+from scorch.state.restart_policy import Backoff, RestartIntensity
 from scorch.values import (
     Float32,
     GroupName,
@@ -109,10 +109,13 @@ class WatchdogConfig(_Model):
     backoff_max: float = Field(10.0, gt=0, description="longest retry delay, seconds")
     stable_after: float = Field(30.0, ge=0, description="READY this long resets the backoff")
 
-    def restart_policy(self) -> RestartPolicy:
-        """The restart policy this table describes (a fresh one: each keeps its own history)."""
-        return RestartPolicy(self.max_restarts, self.period, self.backoff_min,
-                             self.backoff_max, self.stable_after)
+    def backoff(self) -> Backoff:
+        """The waits between restarts this table describes."""
+        return Backoff(self.backoff_min, self.backoff_max, self.stable_after)
+
+    def intensity(self) -> RestartIntensity:
+        """A fresh restart count under this table's limit (each supervised thing has its own)."""
+        return RestartIntensity(self.max_restarts, self.period)
 
     @model_validator(mode="after")
     def _bounds(self) -> WatchdogConfig:

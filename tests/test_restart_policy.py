@@ -1,57 +1,63 @@
-"""Restart intensity, backoff growth and reset after a stable period."""
+"""Restart intensity, the backoff tenacity computes from the config, and hang detection."""
 
 from __future__ import annotations
 
+import contextlib
+
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
+
 from scorch.state.health import HealthPolicy
-from scorch.state.restart_policy import RestartPolicy
+from scorch.state.restart_policy import Backoff, RestartIntensity
 
 
-def policy(**kw: float) -> RestartPolicy:
-    args = {"max_restarts": 3, "period": 10.0, "backoff_min": 0.1, "backoff_max": 1.0,
-            "stable_after": 5.0}
-    args.update(kw)
-    return RestartPolicy(**args)  # type: ignore[arg-type]
-
-
-def test_more_than_max_restarts_within_the_period_gives_up_with_a_reason() -> None:
-    p = policy()
-    decisions = [p.crashed(t) for t in (0.0, 1.0, 2.0, 3.0)]
-    assert [d.restart for d in decisions] == [True, True, True, False]
-    assert "3 restarts within 10 s" in decisions[-1].reason
-    assert p.budget_left(3.0) == 0
+def test_no_restart_is_left_after_max_restarts_within_the_period() -> None:
+    intensity = RestartIntensity(max_restarts=3, period=10.0)
+    for t in (0.0, 1.0, 2.0):
+        assert not intensity.exhausted(t)
+        intensity.record(t)
+    assert intensity.exhausted(3.0)
+    assert intensity.budget_left(3.0) == 0
+    assert "3 restarts within 10 s (max_restarts = 3)" in intensity.reason(3.0)
 
 
 def test_restarts_leave_the_window_after_the_period() -> None:
-    p = policy()
+    intensity = RestartIntensity(max_restarts=3, period=10.0)
     for t in (0.0, 1.0, 2.0):
-        p.crashed(t)
-    assert p.crashed(12.5).restart
-    assert p.restarts_in_window(12.5) == 1
-
-
-def test_first_retry_is_quick_and_delays_grow_to_the_maximum() -> None:
-    p = policy(max_restarts=20, period=100.0)
-    delays = [p.crashed(float(t)).delay for t in range(8)]
-    assert 0.1 <= delays[0] <= 0.2  # backoff_min plus at most backoff_min of jitter
-    assert delays[3] > delays[0]
-    assert max(delays) <= 1.0 + 1e-9
-
-
-def test_backoff_resets_after_a_stable_period() -> None:
-    p = policy(max_restarts=20, period=100.0)
-    for t in range(5):
-        p.crashed(float(t))
-    assert p.crashed(5.0).attempt == 6
-    p.ready(6.0)
-    assert p.crashed(20.0).attempt == 1
+        intensity.record(t)
+    assert not intensity.exhausted(12.5)
+    intensity.record(12.5)
+    assert intensity.restarts_in_window(12.5) == 1
 
 
 def test_reset_forgets_history() -> None:
-    p = policy()
-    for t in (0.0, 1.0, 2.0, 3.0):
-        p.crashed(t)
-    p.reset()
-    assert p.crashed(4.0).restart
+    intensity = RestartIntensity(max_restarts=2, period=10.0)
+    intensity.record(0.0)
+    intensity.record(1.0)
+    intensity.reset()
+    assert intensity.budget_left(1.0) == 2
+
+
+def waits(backoff: Backoff, tries: int) -> list[float]:
+    """The waits tenacity sleeps between ``tries`` failing attempts with this backoff."""
+    slept: list[float] = []
+
+    def fail() -> None:
+        raise OSError("down")
+
+    retrying = Retrying(wait=backoff.wait(), stop=stop_after_attempt(tries),
+                        retry=retry_if_exception_type(OSError), sleep=slept.append,
+                        reraise=True)
+    with contextlib.suppress(OSError):
+        retrying(fail)
+    return slept
+
+
+def test_first_wait_is_quick_and_waits_grow_to_the_maximum() -> None:
+    slept = waits(Backoff(minimum=0.1, maximum=1.0, stable_after=5.0), 9)
+    assert len(slept) == 8
+    assert 0.1 <= slept[0] <= 0.2  # minimum plus at most minimum of jitter
+    assert slept[3] > slept[0]
+    assert max(slept) <= 1.0 + 1e-9
 
 
 def test_health_hung_only_after_the_limit_counting_from_when_watching_began() -> None:

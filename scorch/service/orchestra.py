@@ -21,6 +21,7 @@ from midi.schema import ControlRoute, KeyRoute
 from scorch.config import Config, check_synthdefs
 from scorch.errors import (
     CodeRejected,
+    InstanceFailed,
     InstanceNotFound,
     InstanceNotReady,
     InvalidRequest,
@@ -233,8 +234,15 @@ class Orchestra:
     # --- lifecycle per instance ----------------------------------------------
 
     def boot(self, name: str, timeout: float = 60.0) -> None:
-        """Boot an instance that is STOPPED or FAILED."""
+        """Boot an instance that is STOPPED or FAILED; wait until READY or given up."""
+        view = self.view(name)
+        mark = view.events.mark()
         self._ask(name, "boot", timeout=timeout)
+        if view.snapshot.state == State.READY:
+            return
+        error = view.wait_settled(mark, timeout)
+        if error is not None:
+            raise InstanceFailed(f"instance {name!r} did not boot: {error}")
 
     def quit(self, name: str) -> None:
         """Stop an instance's processes; it stays STOPPED."""

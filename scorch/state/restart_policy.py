@@ -1,72 +1,53 @@
-"""When to restart, how long to wait, and when to give up: restart intensity."""
+"""How often a process may be restarted, and how long to wait between tries.
+
+Restart intensity (OTP's term): at most ``max_restarts`` restarts within
+``period`` seconds, then give up. The waits between tries come from tenacity's
+``wait_exponential_jitter``; :class:`actors.keeper.Keeper` runs them.
+"""
 
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
 
-from tenacity import RetryCallState, wait_exponential_jitter
+from tenacity import wait_exponential_jitter
 
 
 @dataclass(frozen=True)
-class Decision:
-    """What to do after a crash."""
+class Backoff:
+    """The waits between restarts, and when the count starts over."""
 
-    restart: bool
-    delay: float
-    attempt: int
-    reason: str = ""
+    minimum: float
+    """The first wait."""
+    maximum: float
+    stable_after: float
+    """Seconds of running without a fault after which the next fault waits ``minimum`` again."""
+
+    def wait(self) -> wait_exponential_jitter:
+        """tenacity's strategy: ``minimum`` doubling per try, up to ``maximum``, with jitter."""
+        return wait_exponential_jitter(multiplier=self.minimum, max=self.maximum, exp_base=2,
+                                       jitter=self.minimum)
 
 
-class RestartPolicy:
-    """At most ``max_restarts`` within ``period`` seconds, with exponential backoff.
+class RestartIntensity:
+    """Count restarts in a sliding window of ``period`` seconds; pure, times given by the caller."""
 
-    The backoff grows with each restart since the instance was last stable for
-    ``stable_after`` seconds; the first retry waits ``backoff_min``.
-    """
-
-    def __init__(
-        self, max_restarts: int, period: float, backoff_min: float, backoff_max: float,
-        stable_after: float,
-    ) -> None:
+    def __init__(self, max_restarts: int, period: float) -> None:
         self.max_restarts = max_restarts
         self.period = period
-        self.stable_after = stable_after
-        self._wait = wait_exponential_jitter(
-            multiplier=backoff_min, max=backoff_max, exp_base=2, jitter=backoff_min
-        )
         self._restarts: deque[float] = deque()
-        self._attempt = 0
-        self._ready_since: float | None = None
 
     def _prune(self, now: float) -> None:
         while self._restarts and now - self._restarts[0] > self.period:
             self._restarts.popleft()
 
-    def ready(self, now: float) -> None:
-        """Note that the instance is up from ``now``."""
-        self._ready_since = now
-
-    def crashed(self, now: float) -> Decision:
-        """Decide after a crash at ``now``: restart after a delay, or give up."""
-        if self._ready_since is not None and now - self._ready_since >= self.stable_after:
-            self._attempt = 0
-        self._ready_since = None
-        self._prune(now)
-        if len(self._restarts) >= self.max_restarts:
-            return Decision(False, 0.0, self._attempt,
-                            f"{len(self._restarts)} restarts within {self.period:g} s "
-                            f"(max_restarts = {self.max_restarts})")
+    def record(self, now: float) -> None:
+        """Count a restart at ``now``."""
         self._restarts.append(now)
-        self._attempt += 1
-        return Decision(True, self.delay(self._attempt), self._attempt)
 
-    def delay(self, attempt: int) -> float:
-        """The backoff before restart ``attempt`` (1-based), from tenacity."""
-        # tenacity's waits read only the attempt number of the call state.
-        state = RetryCallState(None, None, (), {})  # type: ignore[arg-type]
-        state.attempt_number = attempt
-        return float(self._wait(state))
+    def exhausted(self, now: float) -> bool:
+        """True when no restart is left in the window at ``now``."""
+        return self.restarts_in_window(now) >= self.max_restarts
 
     def restarts_in_window(self, now: float) -> int:
         """Restarts counted in the current window."""
@@ -77,8 +58,11 @@ class RestartPolicy:
         """Restarts still allowed in the current window."""
         return max(0, self.max_restarts - self.restarts_in_window(now))
 
+    def reason(self, now: float) -> str:
+        """Why restarting stops, for a person."""
+        return (f"{self.restarts_in_window(now)} restarts within {self.period:g} s "
+                f"(max_restarts = {self.max_restarts})")
+
     def reset(self) -> None:
         """Forget the history (a person asked for a fresh boot)."""
         self._restarts.clear()
-        self._attempt = 0
-        self._ready_since = None

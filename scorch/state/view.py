@@ -15,7 +15,7 @@ from scorch.primitives.console import Console
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.sclang_session import SclangSession
 from scorch.state.desired import NodeState
-from scorch.state.events import EventLog, State
+from scorch.state.events import EventLog, Kind, State
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,14 @@ class InstanceView:
     def snapshot(self) -> Snapshot:
         """The latest snapshot."""
         return self._snapshot
+
+    def wait_settled(self, since: int, timeout: float) -> str | None:
+        """Wait for READY (None) or FAILED (its reason) after event ``since``."""
+        event = self.events.wait_for((Kind.READY, Kind.FAILED), since, max(timeout, 0.0))
+        if event is None:
+            return (f"instance {self.name!r} was not READY within {timeout:g} s "
+                    f"(state {self.snapshot.state}: {self.snapshot.reason or 'no reason given'})")
+        return None if event.kind == Kind.READY else str(event.details.get("reason", event.message))
 
     def update(self, **changes: Any) -> Snapshot:
         """Replace some fields; a change of state also stamps ``since``."""

@@ -1,0 +1,177 @@
+"""One instance's two processes: start scsynth and restore onto it, attach sclang, stop both.
+
+:class:`Processes` belongs to the Instance actor and runs only in its thread, so
+Linux's parent-death signal ties the children to a thread that lives as long as
+they should. It publishes what it starts on the instance's view (pids, ports,
+the OSC client and the sclang session) for readers in other threads.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from scorch.config import AudioConfig, InstanceConfig, WatchdogConfig
+from scorch.errors import BootTimeout, OscTimeout, PortInUse
+from scorch.primitives.netports import free_udp_port, udp_port_free
+from scorch.primitives.osc_client import OscClient
+from scorch.primitives.process import ExitCallback
+from scorch.primitives.sclang import Sclang
+from scorch.primitives.sclang_session import SclangSession
+from scorch.primitives.scsynth import Scsynth, ScsynthOptions, port_in_use
+from scorch.state.desired import DesiredState
+from scorch.state.view import InstanceView
+
+log = logging.getLogger(__name__)
+
+#: Tries at an automatic port when another program takes it between choice and bind.
+PORT_TRIES = 3
+
+
+@dataclass(frozen=True)
+class InstanceSettings:
+    """What an instance needs from the rest of the installation."""
+
+    audio: AudioConfig
+    watchdog: WatchdogConfig
+    compiled_synthdef: Callable[[str], bytes]
+    """Return a SynthDef's compiled bytes by name (raise KeyError if unknown)."""
+    all_synthdefs: Callable[[], list[str]]
+    jack_alive: Callable[[], bool] = lambda: True
+    """False while the JACK server scorch owns is down (then restarts wait for it)."""
+    on_ready: Callable[[str], None] = lambda name: None
+    """Told the instance's name each time it is READY (the MIDI router re-reads targets)."""
+    startup_code: str | None = None
+    scsynth: str = "scsynth"
+    sclang: str = "sclang"
+    boot_timeout: float = 10.0
+    sclang_timeout: float = 20.0
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+def restore(osc: OscClient, desired: DesiredState) -> None:
+    """Replay SynthDefs, then named nodes with their last values; wait for ``/synced``."""
+    for packet in desired.synthdef_messages():
+        osc.send(packet)
+    osc.sync(timeout=5.0)
+    for packet in desired.node_messages():
+        osc.send(packet)
+    osc.sync(timeout=5.0)
+    osc.status(timeout=2.0)  # the cached status now counts the restored nodes
+
+
+class Processes:
+    """The scsynth and sclang of one instance (the Instance actor's thread only)."""
+
+    def __init__(self, name: str, config: InstanceConfig, settings: InstanceSettings,
+                 view: InstanceView, on_exit: ExitCallback) -> None:
+        self.name = name
+        self._config = config
+        self._settings = settings
+        self._view = view
+        self._on_exit = on_exit
+        self.scsynth: Scsynth | None = None
+        self.sclang: Sclang | None = None
+        self.port: int | None = config.port
+        self._lang_port: int | None = None
+
+    @property
+    def osc(self) -> OscClient | None:
+        """The running scsynth's OSC client."""
+        return self.scsynth.osc if self.scsynth is not None else None
+
+    @property
+    def session(self) -> SclangSession | None:
+        """The running sclang's session."""
+        return self.sclang.session if self.sclang is not None else None
+
+    # --- scsynth -----------------------------------------------------------------
+
+    def _choose_port(self) -> int:
+        if self._config.port is not None:
+            if not udp_port_free(self._config.port):
+                raise port_in_use(self.name, self._config.port)
+            return self._config.port
+        if self.port is not None and udp_port_free(self.port):
+            return self.port  # the same port again: clients keep finding the room
+        return free_udp_port()
+
+    def start_scsynth(self, desired: DesiredState) -> None:
+        """Start scsynth and restore ``desired`` onto it; a busy auto port is picked again."""
+        fixed = self._config.port is not None
+        for attempt in range(1 if fixed else PORT_TRIES):
+            self.port = self._choose_port()
+            options = ScsynthOptions(
+                name=self.name, port=self.port, jack_server=self._settings.audio.jack_server,
+                inputs=self._config.inputs, outputs=self._config.outputs,
+                connect=self._config.connect, binary=self._settings.scsynth,
+                extra_env=self._settings.extra_env,
+            )
+            try:
+                scsynth = Scsynth.start(options, self._view.console, self._on_exit,
+                                        self._settings.boot_timeout)
+                break
+            except PortInUse:
+                if fixed or attempt == PORT_TRIES - 1:
+                    raise
+                self.port = None
+        try:
+            restore(scsynth.osc, desired)
+        except OscTimeout as err:
+            scsynth.stop()
+            raise BootTimeout(f"instance {self.name!r}: scsynth stopped answering while "
+                              f"its state was restored: {err}") from err
+        self.scsynth = scsynth
+        self._view.osc = scsynth.osc
+        self._view.update(port=scsynth.port, scsynth_pid=scsynth.pid)
+
+    def stop_scsynth(self) -> None:
+        """Stop scsynth (``/quit``, then signals); nothing happens if none runs."""
+        scsynth, self.scsynth = self.scsynth, None
+        self._view.osc = None
+        if scsynth is not None:
+            scsynth.stop()
+        self._view.update(scsynth_pid=None)
+
+    # --- sclang ------------------------------------------------------------------
+
+    def start_sclang(self) -> None:
+        """Start sclang and attach its default server to the running scsynth."""
+        # The same lang port across restarts: scsynth knows the client by its
+        # address, so a new one would take another of its 4 login slots each time.
+        if self._lang_port is None or not udp_port_free(self._lang_port):
+            self._lang_port = free_udp_port()
+        assert self.port is not None
+        self._view.update(sclang_state="starting", lang_port=self._lang_port)
+        sclang = Sclang.start(
+            name=self.name, lang_port=self._lang_port, server_port=self.port,
+            console=self._view.console, on_exit=self._on_exit,
+            timeout=self._settings.sclang_timeout, binary=self._settings.sclang,
+            extra_env=self._settings.extra_env,
+        )
+        self.sclang = sclang
+        self._view.sclang = sclang.session
+        self._view.update(sclang_state="ready", sclang_pid=sclang.pid)
+
+    def stop_sclang(self, error: str = "sclang stopped") -> None:
+        """Stop sclang, failing the code in flight with ``error``."""
+        sclang, self.sclang = self.sclang, None
+        self._view.sclang = None
+        if sclang is not None:
+            sclang.stop(f"{self.name}: {error}")
+        self._view.update(sclang_state="down", sclang_pid=None)
+
+    def reattach(self, moved: bool) -> None:
+        """Point the running sclang at a new scsynth (its Server object reconnects)."""
+        if self.sclang is not None and moved and self.port is not None:
+            self.sclang.repoint(self.port)
+
+    def stop(self) -> None:
+        """Stop sclang, then scsynth."""
+        self.stop_sclang()
+        self.stop_scsynth()
+
+    def running(self) -> bool:
+        """True while either process runs."""
+        return self.scsynth is not None or self.sclang is not None
