@@ -207,10 +207,22 @@ class MidiRouter(pykka.ThreadingActor):
                 output.send(message)
         return len(actions)
 
-    def observe(self, instance: str, node: str, param: str, value: float) -> None:
-        """Note a parameter value set elsewhere (MCP, restore) so takeover will not jump."""
+    def observe(self, instance: str, node: str, values: dict[str, float],
+                moved: bool = False) -> None:
+        """Note values set elsewhere (MCP, a replayed node) so takeover will not jump.
+
+        ``moved``: the node was (re)started with a new id; the router looks again.
+        """
         with self._lock:
-            self._engine.observe(instance, node, param, value)
+            for param, value in values.items():
+                self._engine.observe(instance, node, param, value)
+        if moved:
+            self._refresh_targets()
+
+    def forget(self, instance: str, node: str | None) -> None:
+        """Forget the values of a node that is gone (None: of every node of ``instance``)."""
+        with self._lock:
+            self._engine.forget(instance, node)
 
     def refresh_targets(self) -> None:
         """Ask the targets again where instances and nodes are (tell this when one is READY)."""

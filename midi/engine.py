@@ -158,6 +158,11 @@ class Engine:
         """Note a parameter value set elsewhere, so takeover does not jump from a stale one."""
         self.values[(instance, node, param)] = value
 
+    def forget(self, instance: str, node: str | None) -> None:
+        """Forget the values of a node that is gone (None: every node of ``instance``)."""
+        for key in [k for k in self.values if k[0] == instance and node in (None, k[1])]:
+            del self.values[key]
+
     def panic(self) -> list[Action]:
         """Release every voice and lift every pedal."""
         return self._release(self.voices.clear())

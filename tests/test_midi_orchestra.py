@@ -216,3 +216,47 @@ def test_learn_returns_the_next_control_moved_through_the_facade(
     assert result is not None
     assert (result["channel"], result["kind"], result["number"]) == (3, "cc", 21)
     assert "scorchtest-knobs" in result["port"]
+
+
+def test_play_set_release_and_stop_keep_pickup_takeover_in_step(
+    orch: Orchestra, knobs: Device
+) -> None:
+    """Values set outside MIDI reach the router, so a pickup knob never jumps from a stale one."""
+    orch.midi_map({"id": "pickup-knob", "port": "scorchtest-knobs", "cc": 75,
+                   "instance": "lobby", "node": "pad", "param": "freq", "range": [100, 1000],
+                   "curve": "lin", "takeover": "pickup"})
+    deadline = time.monotonic() + 10
+    while not any("scorchtest-knobs" in p for p in orch.midi_ports()["inputs"]):
+        assert time.monotonic() < deadline, "the knob's port never opened"
+        time.sleep(0.05)
+    osc = orch.views["lobby"].osc
+    assert osc is not None
+
+    def turn(value: int) -> float:
+        """Move the knob once, wait until the router handled it, return the pad's freq."""
+        handled = orch.midi_stats()["handled"]
+        knobs.send(0xB0, 75, value)
+        until = time.monotonic() + 5
+        while orch.midi_stats()["handled"] == handled:
+            assert time.monotonic() < until, "the router never saw the knob"
+            time.sleep(0.01)
+        osc.sync()
+        return node_param(osc, orch.nodes("lobby")["pad"]["node_id"], "freq")
+
+    def position(value: int) -> float:
+        return 100 + 900 * value / 127
+
+    orch.play("lobby", "sine", {"freq": 550, "amp": 0.001}, node="pad")
+    assert turn(10) == pytest.approx(550)  # far from the param: pickup waits
+    assert turn(70) == pytest.approx(position(70), abs=0.01)  # crossed 550: picked up
+    orch.play("lobby", "sine", {"freq": 200, "amp": 0.001}, node="pad")  # replaced
+    assert turn(72) == pytest.approx(200)  # the router knows 200: no jump from 596
+    orch.set("lobby", "pad", {"freq": 700})
+    assert turn(74) == pytest.approx(700)
+    orch.release("lobby", "pad")
+    orch.play("lobby", "sine", {"freq": 300, "amp": 0.001}, node="pad")
+    assert turn(76) == pytest.approx(300)
+    orch.stop_sound("lobby")
+    orch.play("lobby", "sine", {"amp": 0.001}, node="pad")  # the SynthDef's default freq
+    default = orch.library.info("sine").param("freq").default
+    assert turn(78) == pytest.approx(default)

@@ -184,29 +184,56 @@ class Orchestra:
 
     def stop_sound(self, selector: str) -> dict[str, list[str]]:
         """CmdPeriod: stop routines and free every node; named nodes are forgotten."""
-        return {name: self._ask(name, "silence", True) for name in self.resolve(selector)}
+        return self._silence(selector, stop_routines=True)
 
     def free_all(self, selector: str) -> dict[str, list[str]]:
         """Free every node on the server (routines in sclang go on)."""
-        return {name: self._ask(name, "silence", False) for name in self.resolve(selector)}
+        return self._silence(selector, stop_routines=False)
+
+    def _silence(self, selector: str, stop_routines: bool) -> dict[str, list[str]]:
+        forgotten = {}
+        for name in self.resolve(selector):
+            forgotten[name] = self._ask(name, "silence", stop_routines)
+            self._tell_router(name, None, None)
+        return forgotten
 
     def play(self, name: str, synthdef: str, params: dict[str, float] | None = None,
              node: str | None = None) -> dict[str, Any]:
         """Start a synth; with ``node`` it is named and restored after restarts."""
-        return self._ask(name, "play", synthdef, dict(params or {}), node)
+        played: dict[str, Any] = self._ask(name, "play", synthdef, dict(params or {}), node)
+        if node is not None:
+            # Every control starts at its default unless given: the router must know all,
+            # and where the node now is.
+            values = {p.name: p.default for p in self.library.info(synthdef).params}
+            self._tell_router(name, node, {**values, **played["params"]}, moved=True)
+        return played
 
     def set(self, name: str, node: str, params: dict[str, float]) -> dict[str, float]:
         """Set a named node's parameters (kept for restarts)."""
         values: dict[str, float] = self._ask(name, "set_params", node, dict(params))
-        if self._router is not None:
-            for param, value in params.items():
-                # MIDI takeover must know where the parameter is now, or a knob jumps.
-                self._router.observe(name, node, param, float(value))
+        self._tell_router(name, node, params)
         return values
 
     def release(self, name: str, node: str) -> None:
         """Release a named node."""
         self._ask(name, "release", node)
+        self._tell_router(name, node, None)
+
+    def _tell_router(self, name: str, node: str | None, values: dict[str, float] | None,
+                     moved: bool = False) -> None:
+        """Tell MIDI takeover where a node's params are now (None: the node is gone).
+
+        Without this a knob in pickup mode compares against a value the node no
+        longer has, and jumps or never picks up. ``moved``: the node has a new id.
+        Waited for, so a knob moved right after the call sees the new values.
+        """
+        if self._router is None:
+            return
+        if values is None:
+            self._router.forget(name, node).get(timeout=ASK)
+            return
+        assert node is not None
+        self._router.observe(name, node, values, moved).get(timeout=ASK)
 
     def nodes(self, name: str) -> dict[str, dict[str, Any]]:
         """Named persistent nodes of an instance with their SynthDef, id and last values.
@@ -311,6 +338,11 @@ class Orchestra:
             self._midi().send(port, kind, **fields).get(timeout=ASK)
         except (KeyError, ValueError, TypeError) as err:
             raise InvalidRequest(f"cannot send to {port!r}: {err}") from err
+
+    def midi_stats(self) -> dict[str, Any]:
+        """The router's counters and hot-path timings."""
+        stats: dict[str, Any] = self._midi().stats().get(timeout=ASK)
+        return stats
 
     def midi_panic(self) -> int:
         """All notes off everywhere: release every voice, lift pedals, all-notes-off out."""
