@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+import threading
 import time
 from concurrent.futures import Future
 from dataclasses import replace
@@ -22,8 +23,17 @@ import pykka
 from actors.keeper import Keeper
 from actors.processes import InstanceSettings, Processes
 from scorch.config import InstanceConfig
-from scorch.errors import BootError, InstanceFailed, InstanceNotReady, NodeNotFound
+from scorch.errors import (
+    BootError,
+    InstanceFailed,
+    InstanceNotReady,
+    InvalidRequest,
+    NodeNotFound,
+    OscFailure,
+    OscTimeout,
+)
 from scorch.primitives import commands
+from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ManagedProcess
 from scorch.primitives.sclang_protocol import ExecuteResult
 from scorch.state.desired import DesiredState, NodeState, new_node_message
@@ -34,6 +44,8 @@ log = logging.getLogger(__name__)
 
 #: How long the keeper waits for this actor to start what is down.
 RESTART_ASK = 120.0
+#: A named node's end counts once its scsynth still answers this much later.
+NODE_END_GRACE = 0.3
 _WARN = (Kind.CRASHED, Kind.HUNG, Kind.FAILED, Kind.BOOT_FAILED, Kind.STARTUP_ERROR)
 
 __all__ = ["Instance", "InstanceProxy", "InstanceSettings"]
@@ -52,7 +64,8 @@ class Instance(pykka.ThreadingActor):
         self.desired = DesiredState(startup_code=settings.startup_code)
         self.intensity = settings.watchdog.intensity()
         self.backoff = settings.watchdog.backoff()
-        self.processes = Processes(name, config, settings, view, self._on_exit)
+        self.processes = Processes(name, config, settings, view, self._on_exit,
+                                   self._on_node_end)
         self._keeper: Keeper | None = None
         self._hung: set[str] = set()
         self._down: set[str] = set()
@@ -138,7 +151,7 @@ class Instance(pykka.ThreadingActor):
         self._set_state(State.READY)
         self.view.update(booted_at=time.time())
         self._event(Kind.READY, message, port=self.processes.port)
-        self.settings.on_ready(self.name)
+        self.settings.on_changed(self.name)
 
     def quit(self) -> None:
         """Stop both processes on purpose; the instance stays STOPPED until booted."""
@@ -264,12 +277,20 @@ class Instance(pykka.ThreadingActor):
         processes = self.processes
         if processes.scsynth is None:
             old_port = processes.port
-            processes.start_scsynth(self.desired)
+            dropped = processes.start_scsynth(self.desired)
+            if dropped:
+                self._publish_nodes()
+                self._event(Kind.NODE_ENDED, f"not restored: {', '.join(dropped)} (a value "
+                            "OSC cannot carry); they are forgotten", nodes=dropped)
             if processes.sclang is not None:
                 processes.reattach(moved=processes.port != old_port)
         if processes.sclang is None or not processes.sclang.process.alive():
             processes.stop_sclang()
             processes.start_sclang()
+
+    def _confirm_node_end(self, node_id: int, osc: OscClient) -> None:
+        with contextlib.suppress(pykka.ActorDeadError):
+            self.actor_ref.proxy().node_ended(node_id, osc, True)
 
     def give_up(self, reason: str) -> None:
         """The keeper spent the restart budget: FAILED, with the reason, until booted again."""
@@ -366,37 +387,99 @@ class Instance(pykka.ThreadingActor):
     # --- nodes ---------------------------------------------------------------
 
     def play(self, synthdef: str, params: dict[str, float], name: str | None) -> dict[str, object]:
-        """Start a synth; with ``name`` it is a persistent node restored after restarts."""
+        """Start a synth; with ``name`` it is a persistent node restored after restarts.
+
+        All or nothing: the node is recorded only once scsynth said it started
+        (``/n_go``); a replaced node is freed only then.
+        """
         self._require_ready()
-        osc = self.processes.osc
-        assert osc is not None
         if synthdef not in self.desired.synthdefs:
             self.load_synthdef(synthdef)
         if name is None:
-            # Unnamed: fire and forget, like a note; scsynth picks the node id.
-            osc.send(new_node_message(NodeState("", synthdef, -1, dict(params))))
-            return {"synthdef": synthdef, "node": None, "params": dict(params)}
-        old = self.desired.nodes.get(name)
-        if old is not None:
+            node = NodeState("", synthdef, self.desired.unnamed_id(), dict(params))
+        else:
+            node = self.desired.new_node(name, synthdef, params)
+        self._start_node(node)
+        if name is None:
+            return {"synthdef": synthdef, "node": None, "node_id": node.node_id,
+                    "params": dict(params)}
+        old = self.desired.keep(node)
+        osc = self.processes.osc
+        if old is not None and osc is not None:
             osc.send(commands.n_free(old.node_id))
-        node = self.desired.add_node(name, synthdef, params)
-        osc.send(new_node_message(node))
-        osc.sync(timeout=2.0)
         self._publish_nodes()
         return {"synthdef": synthdef, "node": name, "node_id": node.node_id,
                 "params": dict(node.params)}
 
+    def _start_node(self, node: NodeState) -> None:
+        """``/s_new`` and wait for its ``/n_go``; a SynthDef the server lost is sent again."""
+        osc = self.processes.osc
+        assert osc is not None
+        packet = new_node_message(node)  # raises before anything is sent or recorded
+        for attempt in (1, 2):
+            try:
+                osc.exchange(packet, commands.Cmd.S_NEW, commands.Reply.N_GO, timeout=2.0,
+                             match=lambda m: bool(m.args) and m.args[0] == node.node_id)
+                return
+            except OscFailure as err:
+                if attempt == 1 and "SynthDef not found" in str(err) and \
+                        node.synthdef in self.desired.synthdefs:
+                    # Freed on the server (/d_free in code): send the library's again.
+                    self._event(Kind.RESTORED, f"SynthDef {node.synthdef!r} was gone from "
+                                "scsynth; sent it again", synthdef=node.synthdef)
+                    osc.send(commands.d_recv(self.desired.synthdefs[node.synthdef]))
+                    osc.sync(timeout=5.0)
+                    continue
+                raise InvalidRequest(f"instance {self.name!r}: scsynth did not start "
+                                     f"{node.synthdef!r}: {err}") from err
+
     def set_params(self, node: str, params: dict[str, float]) -> dict[str, float]:
         """Set a named node's parameters, now if it is up, and in the desired state always."""
-        if node not in self.desired.nodes:
+        current = self.desired.nodes.get(node)
+        if current is None:
             raise NodeNotFound(f"instance {self.name!r} has no node {node!r}; named nodes: "
                                f"{', '.join(self.desired.nodes) or '(none)'}")
+        packet = commands.n_set(current.node_id, params)  # raises before anything changes
         state = self.desired.set_params(node, params)
         osc = self.processes.osc
         if osc is not None and self._state() == State.READY:
-            osc.send(commands.n_set(state.node_id, params))
+            osc.send(packet)
         self._publish_nodes()
         return dict(state.params)
+
+    def _on_node_end(self, node_id: int, osc: OscClient) -> None:
+        """A named node's id ended on scsynth (OSC receive thread): hand it to the actor."""
+        with contextlib.suppress(pykka.ActorDeadError):
+            self.actor_ref.proxy().node_ended(node_id, osc)
+
+    def node_ended(self, node_id: int, osc: OscClient, confirmed: bool = False) -> None:
+        """A named node ended without scorch asking: forget it, so no restore replays it.
+
+        A scsynth going down (jackd died, a quit) ends every node too; so the end
+        counts only if, a moment later, the same scsynth still runs and answers.
+        """
+        node = self.desired.by_id(node_id)
+        if node is None or osc is not self.processes.osc:
+            return  # released, replaced or silenced by scorch, or that scsynth is gone
+        if not confirmed:
+            timer = threading.Timer(NODE_END_GRACE, self._confirm_node_end, (node_id, osc))
+            timer.daemon = True
+            timer.start()
+            return
+        scsynth = self.processes.scsynth
+        try:
+            alive = scsynth is not None and scsynth.process.poll_alive() and bool(
+                osc.status(timeout=NODE_END_GRACE))
+        except OscTimeout:
+            alive = False
+        if not alive:
+            return  # the server is going down: its crash handling restores the node
+        self.desired.remove_node(node.name)
+        self._publish_nodes()
+        self.settings.on_changed(self.name)
+        self._event(Kind.NODE_ENDED, f"node {node.name!r} ({node.synthdef}, id {node_id}) "
+                    "ended outside scorch (freed by code, s.freeAll, or its own envelope); "
+                    "it is no longer restored", node=node.name, node_id=node_id)
 
     def remember_params(self, node: str, params: dict[str, float]) -> None:
         """Keep values someone else already sent (the MIDI router) for later restores."""

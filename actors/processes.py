@@ -13,14 +13,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scorch.config import AudioConfig, InstanceConfig, WatchdogConfig
-from scorch.errors import BootTimeout, OscTimeout, PortInUse
+from scorch.errors import BootTimeout, OscError, OscTimeout, PortInUse
 from scorch.primitives.netports import free_udp_port, udp_port_free
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ExitCallback
 from scorch.primitives.sclang import Sclang
 from scorch.primitives.sclang_session import SclangSession
 from scorch.primitives.scsynth import Scsynth, ScsynthOptions, port_in_use
-from scorch.state.desired import DesiredState
+from scorch.state.desired import (
+    PERSISTENT_NODE_BASE,
+    UNNAMED_NODE_BASE,
+    DesiredState,
+    new_node_message,
+)
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -40,8 +45,9 @@ class InstanceSettings:
     all_synthdefs: Callable[[], list[str]]
     jack_alive: Callable[[], bool] = lambda: True
     """False while the JACK server scorch owns is down (then restarts wait for it)."""
-    on_ready: Callable[[str], None] = lambda name: None
-    """Told the instance's name each time it is READY (the MIDI router re-reads targets)."""
+    on_changed: Callable[[str], None] = lambda name: None
+    """Told the instance's name when it is READY again or its named nodes changed on their
+    own (the MIDI router looks again where they are)."""
     startup_code: str | None = None
     scsynth: str = "scsynth"
     sclang: str = "sclang"
@@ -50,23 +56,38 @@ class InstanceSettings:
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
-def restore(osc: OscClient, desired: DesiredState) -> None:
-    """Replay SynthDefs, then named nodes with their last values; wait for ``/synced``."""
+def restore(osc: OscClient, desired: DesiredState) -> list[str]:
+    """Replay SynthDefs, then named nodes with their last values; wait for ``/synced``.
+
+    Returns the names of nodes that cannot be sent (a value OSC cannot carry):
+    they are dropped from ``desired``, so no restore ever replays them again.
+    """
     for packet in desired.synthdef_messages():
         osc.send(packet)
     osc.sync(timeout=5.0)
-    for packet in desired.node_messages():
+    dropped = []
+    for node in list(desired.nodes.values()):
+        try:
+            packet = new_node_message(node)
+        except OscError:
+            desired.remove_node(node.name)
+            dropped.append(node.name)
+            continue
         osc.send(packet)
     osc.sync(timeout=5.0)
     osc.status(timeout=2.0)  # the cached status now counts the restored nodes
+    return dropped
 
 
 class Processes:
     """The scsynth and sclang of one instance (the Instance actor's thread only)."""
 
     def __init__(self, name: str, config: InstanceConfig, settings: InstanceSettings,
-                 view: InstanceView, on_exit: ExitCallback) -> None:
+                 view: InstanceView, on_exit: ExitCallback,
+                 on_node_end: Callable[[int, OscClient], None]) -> None:
         self.name = name
+        self._on_node_end = on_node_end
+        """Told each named node that ended, and on which scsynth (OSC receive thread)."""
         self._config = config
         self._settings = settings
         self._view = view
@@ -97,8 +118,11 @@ class Processes:
             return self.port  # the same port again: clients keep finding the room
         return free_udp_port()
 
-    def start_scsynth(self, desired: DesiredState) -> None:
-        """Start scsynth and restore ``desired`` onto it; a busy auto port is picked again."""
+    def start_scsynth(self, desired: DesiredState) -> list[str]:
+        """Start scsynth and restore ``desired`` onto it; a busy auto port is picked again.
+
+        Returns the nodes the restore had to drop (see :func:`restore`).
+        """
         fixed = self._config.port is not None
         for attempt in range(1 if fixed else PORT_TRIES):
             self.port = self._choose_port()
@@ -117,14 +141,26 @@ class Processes:
                     raise
                 self.port = None
         try:
-            restore(scsynth.osc, desired)
+            dropped = restore(scsynth.osc, desired)
         except OscTimeout as err:
             scsynth.stop()
             raise BootTimeout(f"instance {self.name!r}: scsynth stopped answering while "
                               f"its state was restored: {err}") from err
+        except BaseException:
+            scsynth.stop()  # never leave a started scsynth holding the port
+            raise
+        osc = scsynth.osc
+        osc.on_node_end = lambda node_id: self._node_ended(node_id, osc)
         self.scsynth = scsynth
         self._view.osc = scsynth.osc
         self._view.update(port=scsynth.port, scsynth_pid=scsynth.pid)
+        return dropped
+
+    def _node_ended(self, node_id: int, osc: OscClient) -> None:
+        # Every synth's end is announced; only named nodes matter (MIDI voices, the
+        # bulk of them, and unnamed synths end by design).
+        if PERSISTENT_NODE_BASE <= node_id < UNNAMED_NODE_BASE:
+            self._on_node_end(node_id, osc)
 
     def stop_scsynth(self) -> None:
         """Stop scsynth (``/quit``, then signals); nothing happens if none runs."""

@@ -64,7 +64,7 @@ class Supervisor(pykka.ThreadingActor):
             jack_alive = self.jack.alive_check().get(timeout=ASK_TIMEOUT)
             self._jack_keeper = self._keep_jack()
         for name, inst_config in self.config.instances.items():
-            settings = replace(self.settings[name], on_ready=lambda name: me.instance_ready(name))
+            settings = replace(self.settings[name], on_changed=me.instance_changed)
             if jack_alive is not None:
                 settings = replace(settings, jack_alive=jack_alive)
             self.instances[name] = Instance.start(name, inst_config, settings,
@@ -114,8 +114,8 @@ class Supervisor(pykka.ThreadingActor):
         """Why MIDI is off, or None when it runs."""
         return self.midi_error
 
-    def instance_ready(self, name: str) -> None:
-        """An instance is READY (again): the router re-reads where it is."""
+    def instance_changed(self, name: str) -> None:
+        """An instance is READY again, or its nodes changed: the router re-reads where they are."""
         if self.router is not None:
             self.router.refresh_targets()
 

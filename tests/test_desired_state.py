@@ -1,7 +1,12 @@
-"""Desired state: named nodes keep their ids and last values across restores."""
+"""Desired state: named nodes, their ids and last values, and its JSON form."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
+from scorch.errors import InvalidRequest
 from scorch.primitives.osc import decode_message
 from scorch.state.desired import PERSISTENT_NODE_BASE, DesiredState
 
@@ -14,11 +19,44 @@ def test_nodes_get_ids_above_every_sclang_login_range() -> None:
     assert a.node_id >= 4 * 2**26
 
 
-def test_replacing_a_named_node_keeps_its_id() -> None:
+def test_a_node_is_recorded_only_once_kept_and_replacing_gives_a_new_id() -> None:
     state = DesiredState()
     first = state.add_node("pad", "sine", {"freq": 1})
-    again = state.add_node("pad", "saw", {"freq": 2})
-    assert again.node_id == first.node_id and state.nodes["pad"].synthdef == "saw"
+    again = state.new_node("pad", "saw", {"freq": 2})
+    assert state.nodes["pad"] is first  # not kept yet: the server has not accepted it
+    assert again.node_id != first.node_id
+    assert state.keep(again) is first
+    assert state.nodes["pad"].synthdef == "saw" and state.by_id(again.node_id) is again
+    assert state.by_id(first.node_id) is None
+
+
+def test_unnamed_ids_stay_clear_of_named_ones_and_wrap() -> None:
+    state = DesiredState()
+    first = state.unnamed_id()
+    assert first >= PERSISTENT_NODE_BASE + 2**29 > state.add_node("a", "sine", {}).node_id
+
+
+def test_desired_state_round_trips_through_versioned_json() -> None:
+    state = DesiredState(startup_code="s.boot")
+    state.add_synthdef("sine", b"SCgf\x00\x01")
+    state.add_node("pad", "sine", {"freq": 220.0})
+    data = state.to_json()
+    assert data["version"] == 1
+    again = DesiredState.from_json(json.loads(json.dumps(data)))
+    assert again.synthdefs == state.synthdefs and again.startup_code == "s.boot"
+    assert again.nodes["pad"] == state.nodes["pad"]
+    assert again.new_node("b", "sine", {}).node_id > state.nodes["pad"].node_id
+
+
+@pytest.mark.parametrize(("data", "problem"), [
+    ({"version": 2}, "version 2"),
+    ({"version": 1, "nodes": {"pad": {"node_id": 1}}}, "KeyError"),
+    ({"version": 1, "synthdefs": {"x": "not base64!"}}, "does not fit"),
+])
+def test_a_bad_desired_state_document_says_what_does_not_fit(
+        data: dict[str, object], problem: str) -> None:
+    with pytest.raises(InvalidRequest, match=problem):
+        DesiredState.from_json(data)
 
 
 def test_node_messages_carry_the_last_parameter_values() -> None:

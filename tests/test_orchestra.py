@@ -172,7 +172,7 @@ port = {port}
         errors = orch.start()
         assert errors["fine"] is None
         assert errors["taken"] is not None
-        assert f"UDP port {port} is already in use" in errors["taken"]
+        assert f"UDP port {port} is already in use by pid {os.getpid()} (" in errors["taken"]
         assert "[instances.taken]" in errors["taken"]
         assert orch.status("taken")["state"] == "FAILED"
         assert orch.status("fine")["state"] == "READY"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import socket
 import threading
 
+import psutil
+
 # Ports this process handed out: instances booting in parallel never get the
 # same one, even before the process that will bind it has started.
 _claimed: set[int] = set()
@@ -22,6 +24,22 @@ def free_udp_port() -> int:
                 _claimed.add(port)
                 return port
     raise OSError("no free UDP port found")
+
+
+def udp_port_holder(port: int) -> str | None:
+    """Who holds UDP ``port`` on this machine: "pid 123 (scsynth)", or None if nobody we see."""
+    try:
+        connections = psutil.net_connections(kind="udp")
+    except (psutil.AccessDenied, OSError):
+        return None
+    for conn in connections:
+        if conn.laddr and conn.laddr.port == port and conn.pid is not None:
+            try:
+                name = psutil.Process(conn.pid).name()
+            except psutil.Error:
+                name = "a process that just ended"
+            return f"pid {conn.pid} ({name})"
+    return None
 
 
 def udp_port_free(port: int) -> bool:

@@ -55,7 +55,11 @@ def encode_message(address: str, *args: OscArg) -> bytes:
                 payload += struct.pack(">q", arg)
         elif isinstance(arg, float):
             tags.append("f")
-            payload += struct.pack(">f", arg)
+            try:
+                payload += struct.pack(">f", arg)
+            except OverflowError:
+                raise OscError(f"{arg!r} does not fit an OSC float (float32, |x| <= 3.4e38) "
+                               f"in {address}") from None
         elif isinstance(arg, str):
             tags.append("s")
             payload += _string(arg)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from scorch.errors import OscError, OscFailure, OscTimeout
+from scorch.primitives import commands
 from scorch.primitives.commands import Cmd, Reply
 from scorch.primitives.osc import OscArg, OscMessage, decode_packet, encode_message
 
@@ -64,6 +65,8 @@ class OscClient:
         """``time.monotonic()`` of the last packet from scsynth: any reply is a sign of life."""
         self.last_status: ServerStatus | None = None
         """The latest ``/status.reply`` anyone asked for (the watchdog asks often)."""
+        self.on_node_end: Callable[[int], None] | None = None
+        """Told each ended node's id, in the receive thread, once :meth:`notify` registered."""
         self._thread = threading.Thread(target=self._receive, name=f"{name}-osc", daemon=True)
         self._thread.start()
 
@@ -78,7 +81,11 @@ class OscClient:
         self, address: str, *args: OscArg, reply: str, timeout: float, match: Match | None = None,
     ) -> OscMessage:
         """Send a message and wait for the reply named ``reply`` (or a /fail for it)."""
-        command = address
+        return self.exchange(encode_message(address, *args), address, reply, timeout, match)
+
+    def exchange(self, packet: bytes, command: str, reply: str, timeout: float,
+                 match: Match | None = None) -> OscMessage:
+        """Send an encoded ``command`` and wait for ``reply``; OscFailure on its /fail."""
 
         def matches(msg: OscMessage) -> bool:
             if msg.address == Reply.FAIL and msg.args and msg.args[0] == command:
@@ -89,7 +96,7 @@ class OscClient:
         with self._lock:
             self._waiters.append(waiter)
         try:
-            self.send(encode_message(address, *args))
+            self.send(packet)
             if not waiter.event.wait(timeout):
                 raise OscTimeout(f"no {reply} from scsynth at port {self.address[1]} "
                                  f"within {timeout:.2f} s")
@@ -113,6 +120,12 @@ class OscClient:
         self.request(Cmd.SYNC, sync_id, reply=Reply.SYNCED, timeout=timeout,
                      match=lambda m: bool(m.args) and m.args[0] == sync_id)
 
+    def notify(self, client_id: int, timeout: float = 2.0) -> int:
+        """Register for node notifications as ``client_id``; return the id scsynth gave."""
+        reply = self.exchange(commands.notify(True, client_id), Cmd.NOTIFY, Reply.DONE, timeout,
+                              match=lambda m: bool(m.args) and m.args[0] == Cmd.NOTIFY)
+        return int(reply.args[1]) if len(reply.args) > 1 else client_id  # type: ignore[arg-type]
+
     def _receive(self) -> None:
         while not self._closed.is_set():
             try:
@@ -133,6 +146,11 @@ class OscClient:
             for msg in messages:
                 if msg.address == Reply.STATUS and len(msg.args) >= 9:
                     self.last_status = ServerStatus.from_reply(msg)
+                elif msg.address == Reply.N_END and self.on_node_end is not None:
+                    try:
+                        self.on_node_end(int(msg.args[0]))  # type: ignore[arg-type]
+                    except Exception:
+                        log.exception("node end handler failed")
                 with self._lock:
                     for waiter in self._waiters:
                         if not waiter.event.is_set() and waiter.match(msg):

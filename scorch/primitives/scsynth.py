@@ -9,15 +9,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scorch.errors import BootError, BootTimeout, OscTimeout, PortInUse
+from scorch.errors import BootError, BootTimeout, OscFailure, OscTimeout, PortInUse
 from scorch.primitives import commands
 from scorch.primitives.commands import DEFAULT_GROUP
 from scorch.primitives.console import Console
 from scorch.primitives.jackd import jack_env
+from scorch.primitives.netports import udp_port_holder
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ExitCallback, ManagedProcess
 
 READY = r"SuperCollider 3 server ready"
+#: scorch's own client id for node notifications: the last of scsynth's 4 logins
+#: (``-l 4``), so sclang keeps id 0 and its node ids across restarts.
+SCORCH_CLIENT = 3
 FATAL = r"failed to open UDP socket|could not initialize audio|\[scorch\] scsynth exited"
 SHARED_MEMORY = Path("/dev/shm")
 
@@ -55,9 +59,11 @@ class ScsynthOptions:
 
 
 def port_in_use(name: str, port: int) -> PortInUse:
-    """The error for a busy port, naming the instance and the config key to change."""
-    return PortInUse(f"instance {name!r}: UDP port {port} is already in use by another "
-                     f"program; choose another `port` in [instances.{name}]")
+    """The error for a busy port: who holds it, and the config key to change."""
+    holder = udp_port_holder(port)
+    by = f" by {holder}" if holder else " by another program"
+    return PortInUse(f"instance {name!r}: UDP port {port} is already in use{by}; stop it, "
+                     f"or choose another `port` in [instances.{name}]")
 
 
 class Scsynth:
@@ -99,6 +105,13 @@ class Scsynth:
             proc.stop(grace=0.5)
             raise BootTimeout(f"instance {options.name!r}: scsynth printed ready but did not "
                               f"answer /status: {err}") from err
+        try:
+            osc.notify(SCORCH_CLIENT)
+        except (OscTimeout, OscFailure) as err:
+            osc.close()
+            proc.stop(grace=0.5)
+            raise BootTimeout(f"instance {options.name!r}: scsynth refused node "
+                              f"notifications: {err}") from err
         osc.send(commands.g_new(DEFAULT_GROUP))
         return cls(proc, osc, options.port)
 

@@ -19,6 +19,10 @@ from scorch.primitives import commands
 #: k * 2**26 + 1) lie below 2**28. scorch's own ids stay above: MIDI voices from
 #: 2**29, persistent nodes from 2**30.
 PERSISTENT_NODE_BASE = 2**30
+#: Unnamed synths scorch starts get ids here, wrapping within UNNAMED_NODE_SPAN, so a
+#: play can wait for its own node's /n_go.
+UNNAMED_NODE_BASE = 2**30 + 2**29
+UNNAMED_NODE_SPAN = 2**28
 #: The shape of :meth:`DesiredState.to_json`; bump it when the shape changes.
 FORMAT_VERSION = 1
 
@@ -41,23 +45,39 @@ class DesiredState:
     nodes: dict[str, NodeState] = field(default_factory=dict)
     startup_code: str | None = None
     _next_id: int = PERSISTENT_NODE_BASE
+    _next_unnamed: int = 0
 
     def add_synthdef(self, name: str, compiled: bytes) -> None:
         """Remember a SynthDef to load on every boot."""
         self.synthdefs[name] = compiled
 
-    def add_node(self, name: str, synthdef: str, params: dict[str, float]) -> NodeState:
-        """Record a named node; a name already in use keeps its node id."""
-        old = self.nodes.get(name)
-        node_id = old.node_id if old else self._allocate()
-        node = NodeState(name, synthdef, node_id, dict(params))
-        self.nodes[name] = node
-        return node
-
-    def _allocate(self) -> int:
+    def new_node(self, name: str, synthdef: str, params: dict[str, float]) -> NodeState:
+        """A named node to start, with a fresh id; nothing is recorded until :meth:`keep`."""
         node_id = self._next_id
         self._next_id += 1
+        return NodeState(name, synthdef, node_id, dict(params))
+
+    def keep(self, node: NodeState) -> NodeState | None:
+        """Record a node the server accepted; return the node of that name it replaces."""
+        old = self.nodes.get(node.name)
+        self.nodes[node.name] = node
+        return old
+
+    def add_node(self, name: str, synthdef: str, params: dict[str, float]) -> NodeState:
+        """Record a named node at once (from the config: it starts with the next restore)."""
+        node = self.new_node(name, synthdef, params)
+        self.keep(node)
+        return node
+
+    def unnamed_id(self) -> int:
+        """An id for an unnamed synth, from a range no named node or MIDI voice uses."""
+        node_id = UNNAMED_NODE_BASE + self._next_unnamed
+        self._next_unnamed = (self._next_unnamed + 1) % UNNAMED_NODE_SPAN
         return node_id
+
+    def by_id(self, node_id: int) -> NodeState | None:
+        """The named node with scsynth id ``node_id``, if one is recorded."""
+        return next((n for n in self.nodes.values() if n.node_id == node_id), None)
 
     def set_params(self, name: str, params: dict[str, float]) -> NodeState:
         """Update a node's last values; raise KeyError for an unknown node."""

@@ -36,6 +36,7 @@ class Kind(enum.StrEnum):
     SCLANG_RESTARTED = "SCLANG_RESTARTED"
     BOOT_FAILED = "BOOT_FAILED"
     STARTUP_ERROR = "STARTUP_ERROR"
+    NODE_ENDED = "NODE_ENDED"
 
 
 @dataclass(frozen=True)
