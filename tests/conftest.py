@@ -6,6 +6,7 @@ fixture checks that none of their pids is left.
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,6 +20,10 @@ from scorch.primitives.process import pid_alive
 from scorch.primitives.synthdef_library import SynthDefLibrary
 from scorch.service.orchestra import Orchestra
 
+#: The start of every test JACK server's name. Two test runs on one machine at once
+#: (two checkouts) give different prefixes, so their servers never meet.
+JACK_PREFIX = os.environ.get("SCORCH_TEST_JACK", "scorch-test")
+
 
 def jack_name(tag: str) -> str:
     """A JACK server name for one fixture: fixed, not per process.
@@ -26,7 +31,7 @@ def jack_name(tag: str) -> str:
     JACK keeps a killed server's slot (8 per user) until a server of the same
     name starts again, so names reused run after run can never fill them up.
     """
-    return f"scorch-test-{tag}"
+    return f"{JACK_PREFIX}-{tag}"
 
 
 def orchestra_pids(orch: Orchestra) -> list[int]:

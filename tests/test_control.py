@@ -41,6 +41,7 @@ from scorch.service.local import LocalService
 from scorch.service.orchestra import Orchestra
 from scorch.service.remote import IDLE_CONNECTIONS, ControlClient, RemoteService
 from scorch.service.wire import find_running
+from tests.conftest import jack_name
 
 CONFIG = """
 [instances.alpha]
@@ -299,7 +300,7 @@ def test_a_long_call_does_not_hold_up_other_callers(
 REAL = """
 state_dir = "{state}"
 [audio]
-jack_server = "scorch-test-control"
+jack_server = "{jack}"
 [midi]
 enabled = false
 [instances.alpha]
@@ -328,7 +329,8 @@ def stable(answer: Any) -> Any:
 def real(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlServer]:
     """A started two-instance orchestra, served on its control socket (once per module)."""
     state = tmp_path_factory.mktemp("control") / "state"
-    orch = Orchestra(parse_config(REAL.format(state=state), state.parent / "config.toml"))
+    text = REAL.format(state=state, jack=jack_name("control"))
+    orch = Orchestra(parse_config(text, state.parent / "config.toml"))
     server = ControlServer(orch, state)
     try:
         assert orch.start() == {"alpha": None, "beta": None}

@@ -23,7 +23,7 @@ from mcp import Client, StdioServerParameters
 
 from scorch.primitives.process import DIE_WITH_PARENT
 from scorch.service.wire import find_running
-from tests.conftest import scsynth_param
+from tests.conftest import jack_name, scsynth_param
 from tests.harness import two_rooms
 
 pytestmark = [pytest.mark.integration]
@@ -39,7 +39,7 @@ def anyio_backend() -> str:
 @pytest.fixture
 def setup(tmp_path: Path) -> Iterator[dict[str, Any]]:
     """A two-instance config on its own JACK server; kills whatever is left by pid."""
-    jack = f"scorch-test-mcpe2e-{tmp_path.name[-12:]}"
+    jack = jack_name("mcpe2e")
     config = tmp_path / "config.toml"
     config.write_text(two_rooms(tmp_path / "state", jack))
     info: dict[str, Any] = {"config": config, "jack": jack, "log": tmp_path / "mcp.log",

@@ -14,7 +14,7 @@ from mcp_server.server import build_server
 from scorch.config import parse_config
 from scorch.service.local import LocalService
 from scorch.service.orchestra import Orchestra
-from tests.conftest import scsynth_param
+from tests.conftest import jack_name, scsynth_param
 from tests.harness import two_rooms
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
@@ -31,7 +31,7 @@ def anyio_backend() -> str:
 @pytest.fixture(scope="module")
 def orchestra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Orchestra]:
     state = tmp_path_factory.mktemp("mcp-tools") / "state"
-    config = parse_config(two_rooms(state, "scorch-test-mcp"),
+    config = parse_config(two_rooms(state, jack_name("mcp")),
                           state.parent / "config.toml")
     orch = Orchestra(config)
     try:

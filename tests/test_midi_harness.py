@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from scorch.primitives.jackd import wait_for_server
+from tests.conftest import jack_name
 from tests.harness import (
     PARAM_DEF,
     VOICE_DEF,
@@ -22,7 +23,7 @@ pytestmark = [pytest.mark.integration, needs_tools]
 def test_harness_starts_and_stops_jack_and_scsynth(tmp_path: Path) -> None:
     defs = compile_test_synthdefs(tmp_path / "defs")
     assert (defs / f"{VOICE_DEF}.scsyndef").exists()
-    with jack_server("scorch-test-harness") as jack:
+    with jack_server(jack_name("harness")) as jack:
         assert wait_for_server(jack, 1.0, lambda: True)
         server = Scsynth(jack, defs, "harness")
         try:
@@ -36,6 +37,6 @@ def test_harness_starts_and_stops_jack_and_scsynth(tmp_path: Path) -> None:
 
 
 def test_a_jack_name_another_server_holds_is_skipped() -> None:
-    with jack_server("scorch-test-harness") as first, jack_server("scorch-test-harness") as second:
+    with jack_server(jack_name("harness")) as first, jack_server(jack_name("harness")) as second:
         assert first != second
         assert wait_for_server(second, 1.0, lambda: True)

@@ -18,6 +18,7 @@ from actors.midi_router import MidiRouter, MidiRouterProxy
 from midi.curves import make_curve
 from midi.schema import ControlRoute, KeyRoute, MidiConfig
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
+from tests.conftest import jack_name
 from tests.harness import (
     PARAM_DEF,
     VOICE_DEF,
@@ -64,7 +65,7 @@ class FakeTargets:
 
 @pytest.fixture(scope="module")
 def jack() -> Iterator[str]:
-    with pytest.MonkeyPatch.context() as mp, jack_server("scorch-test-midi") as name:
+    with pytest.MonkeyPatch.context() as mp, jack_server(jack_name("midi")) as name:
         # rtmidi's JACK clients in this process pick the server from the environment.
         mp.setenv("JACK_DEFAULT_SERVER", name)
         mp.setenv("JACK_NO_START_SERVER", "1")
