@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, Field
 
-from scorch.primitives.sclang_protocol import ExecuteResult, SclangError
+from scorch.primitives.sclang_result import ExecuteResult, SclangError
 from scorch.service.api import CHANGE, DESTROY, READ, SILENCE, Args, Result, operation
 from scorch.service.fields import (
     Code,
