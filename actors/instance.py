@@ -8,7 +8,8 @@ threads and hangs from the watchdog, as ``tell``s. Each process has a keeper
 and asks this actor to start it again: scsynth's restart restores the desired
 state and re-attaches sclang; sclang's never touches scsynth, so a failing
 sclang leaves the room DEGRADED with its sound playing, never FAILED.
-The named nodes are :class:`~actors.instance_nodes.Nodes` (``proxy.nodes``).
+The named nodes are :class:`~actors.instance_nodes.Nodes` (``proxy.nodes``), code
+to sclang is :class:`~actors.instance_code.Code` (``proxy.code``).
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import contextlib
 import logging
 import signal
 import time
-from concurrent.futures import Future
 
 import pykka
 
+from actors.instance_code import Code
 from actors.instance_nodes import Nodes
 from actors.keeper import Keeper
 from actors.processes import InstanceSettings, Processes
@@ -28,7 +29,6 @@ from scorch.config import InstanceConfig
 from scorch.errors import BootError, InstanceFailed, InstanceNotReady
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ManagedProcess
-from scorch.primitives.sclang_result import ExecuteResult
 from scorch.state.desired import DesiredState
 from scorch.state.events import Kind, State
 from scorch.state.view import InstanceView
@@ -63,6 +63,9 @@ class Instance(pykka.ThreadingActor):
         self.nodes = pykka.traversable(Nodes(
             name, self.desired, self.processes, view, self._event,
             lambda: settings.on_changed(name), self._require_ready))
+        self.code = pykka.traversable(Code(
+            name, self.processes, self.desired, self._event, self._require_ready,
+            lambda how: self._crashed("sclang", how)))
         self._keepers: dict[str, Keeper] = {}
         self._hung: set[str] = set()
 
@@ -145,7 +148,7 @@ class Instance(pykka.ThreadingActor):
             return
         self._keepers["sclang"].start()
         self._ready(f"ready in {time.monotonic() - started:.2f} s")
-        self._run_startup()
+        self.code.run_startup()
 
     def _ready(self, message: str) -> None:
         self._set_state(State.READY)
@@ -268,8 +271,8 @@ class Instance(pykka.ThreadingActor):
         self._event(Kind.RESTORED, restored, process=kind, nodes=list(self.desired.nodes),
                     took=took)
         if kind == "scsynth":
-            self._resend_lang_synthdefs()
-        self._run_startup()
+            self.code.resend_lang_synthdefs()
+        self.code.run_startup()
 
     def _start_scsynth(self) -> None:
         """Start scsynth, restoring onto it and re-attaching a running sclang on the way."""
@@ -351,7 +354,7 @@ class Instance(pykka.ThreadingActor):
         self._ready("scsynth restarted for s.reboot")
         self._event(Kind.RESTORED, f"restored {len(self.desired.nodes)} nodes after s.reboot",
                     process="scsynth", nodes=list(self.desired.nodes))
-        self._resend_lang_synthdefs()
+        self.code.resend_lang_synthdefs()
 
     def _on_recompiled(self) -> None:
         """sclang recompiled its class library (reader thread): its ``s`` is gone."""
@@ -390,31 +393,6 @@ class Instance(pykka.ThreadingActor):
             raise InstanceNotReady(f"instance {self.name!r}: sclang is "
                                    f"{snap.sclang_state}; the sound goes on, try again shortly")
 
-    def submit(self, code: str, timeout: float, check_only: bool = False,
-               ) -> tuple[int, Future[ExecuteResult]]:
-        """Send code to sclang; return the request number and a future for the result."""
-        self._require_ready(need_sclang=True)
-        session = self.processes.session
-        assert session is not None
-        return session.submit(code, timeout, check_only=check_only)
-
-    def execute_timed_out(self, request: int, timeout: float) -> None:
-        """A caller gave up on a request: sclang is stuck, so restart it (scsynth plays on)."""
-        session = self.processes.session
-        if session is None or not session.is_pending(request):
-            return  # finished meanwhile, or sclang was already restarted
-        self._event(Kind.SCLANG_RESTARTED,
-                    f"code did not finish within {timeout:g} s; restarting sclang "
-                    "(the sound on scsynth goes on)", reason="timeout", request=request)
-        self.processes.stop_sclang(error=f"sclang restarted (execute timed out after "
-                                         f"{timeout:g} s)")
-        if self.processes.scsynth is None:
-            return
-        try:
-            self.processes.start_sclang()
-        except BootError as err:
-            self._crashed("sclang", f"restart failed: {err}")
-
     def silence(self, stop_routines: bool) -> list[str]:
         """Free every node (and with ``stop_routines``, run CmdPeriod in sclang first)."""
         session = self.processes.session
@@ -425,32 +403,6 @@ class Instance(pykka.ThreadingActor):
             with contextlib.suppress(Exception):
                 future.result(timeout=5.0)
         return self.nodes.silence()
-
-    def _run_startup(self) -> None:
-        """Run the startup code (after boot and after every restart of either process)."""
-        code = self.desired.startup_code
-        session = self.processes.session
-        if not code or session is None:
-            return
-        _, future = session.submit(code)
-        future.add_done_callback(self._startup_done)
-
-    def _startup_done(self, future: Future[ExecuteResult]) -> None:
-        try:
-            result = future.result()
-        except Exception as err:
-            self._event(Kind.STARTUP_ERROR, f"startup code did not finish: {err}")
-            return
-        if not result.ok and result.error is not None:
-            self._event(Kind.STARTUP_ERROR, result.error.describe())
-
-    def _resend_lang_synthdefs(self) -> None:
-        """SynthDefs made in sclang live in its SynthDescLib: send them to the new scsynth."""
-        session = self.processes.session
-        if session is not None:
-            session.submit(
-                "SynthDescLib.global.synthDescs.do { |d| d.def !? { |def| def.send(s) } };",
-                timeout=5.0, raw=True)
 
     def _on_node_end(self, node_id: int, osc: OscClient) -> None:
         """A named node's id ended on scsynth (OSC receive thread): hand it to the actor."""

@@ -175,7 +175,7 @@ class Orchestra:
         for name in names:
             try:
                 self._settled(name, deadline - time.monotonic(), need_sclang=True)
-                request_id, future = self._ask(name, "submit", code, timeout, check_only)
+                request_id, future = self._ask(name, "code.submit", code, timeout, check_only)
                 submitted.append((name, (request_id, future)))
             except ScorchError as err:
                 submitted.append((name, err))
@@ -188,7 +188,7 @@ class Orchestra:
             try:
                 results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
             except FutureTimeout:
-                self._proxy(name).execute_timed_out(request_id, timeout)
+                self._proxy(name).code.execute_timed_out(request_id, timeout)
                 results.append(_failed(
                     name, "timeout",
                     f"code did not finish within {timeout:g} s; sclang is being restarted "
