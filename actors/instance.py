@@ -225,16 +225,18 @@ class Instance(pykka.ThreadingActor):
 
     def _crashed(self, kind: str, how: str) -> None:
         tail = [line.text for line in self.view.console.tail(10, source=kind)]
-        self.view.update(last_crash=f"{kind} {how}")
+        # The state first: a caller that sees the crash also sees the restart coming.
+        if kind == "sclang":
+            self.view.update(sclang_state="restarting", last_crash=f"{kind} {how}")
+        else:
+            waiting = "" if self.settings.jack_alive() else "waiting for the JACK server"
+            self.view.update(last_crash=f"{kind} {how}")
+            self._set_state(State.RESTARTING, waiting or f"scsynth {how}")
         self._event(Kind.CRASHED, f"{kind} {how}", process=kind, last_lines=tail)
         if kind == "sclang":
             self.processes.stop_sclang(error=f"sclang crashed ({how})")
-            self.view.update(sclang_state="restarting")
         else:
-            # sclang stays: it re-attaches to the new scsynth.
-            self.processes.stop_scsynth()
-            waiting = "" if self.settings.jack_alive() else "waiting for the JACK server"
-            self._set_state(State.RESTARTING, waiting or f"scsynth {how}")
+            self.processes.stop_scsynth()  # sclang stays: it re-attaches to the new scsynth
         self._fault(kind, f"{kind} {how}")
 
     def retrying(self, kind: str, delay: float, attempt: int, failure: str) -> None:
@@ -272,7 +274,7 @@ class Instance(pykka.ThreadingActor):
                     took=took)
         if kind == "scsynth":
             self.code.resend_lang_synthdefs()
-        self.code.run_startup()
+            self.code.run_startup()
 
     def _start_scsynth(self) -> None:
         """Start scsynth, restoring onto it and re-attaching a running sclang on the way."""
@@ -344,7 +346,8 @@ class Instance(pykka.ThreadingActor):
         self._event(Kind.SERVER_REQUEST, f"code asked: {what}", request=what)
         if verb != "reboot" or self._state() not in SOUNDING:
             return
-        self.processes.stop_scsynth()
+        # No /quit: its node ends would make sclang forget the nodes the restore brings back.
+        self.processes.stop_scsynth(graceful=False)
         self._set_state(State.RESTARTING, "s.reboot from code")
         try:
             self._start_scsynth()
@@ -355,6 +358,7 @@ class Instance(pykka.ThreadingActor):
         self._event(Kind.RESTORED, f"restored {len(self.desired.nodes)} nodes after s.reboot",
                     process="scsynth", nodes=list(self.desired.nodes))
         self.code.resend_lang_synthdefs()
+        self.code.run_startup()
 
     def _on_recompiled(self) -> None:
         """sclang recompiled its class library (reader thread): its ``s`` is gone."""

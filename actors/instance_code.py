@@ -58,7 +58,7 @@ class Code:
             self._crashed(f"restart failed: {err}")
 
     def run_startup(self) -> None:
-        """Run the startup code (after boot and after every restart of either process)."""
+        """Run the startup code (after boot and after every scsynth restart)."""
         code = self._desired.startup_code
         session = self._processes.session
         if not code or session is None:

@@ -176,12 +176,12 @@ class Processes:
         if PERSISTENT_NODE_BASE <= node_id < UNNAMED_NODE_BASE:
             self._on_node_end(node_id, osc)
 
-    def stop_scsynth(self) -> None:
-        """Stop scsynth (``/quit``, then signals); nothing happens if none runs."""
+    def stop_scsynth(self, graceful: bool = True) -> None:
+        """Stop scsynth (``/quit``, then signals; or SIGKILL at once); none running is fine."""
         scsynth, self.scsynth = self.scsynth, None
         self._view.osc = None
         if scsynth is not None:
-            scsynth.stop()
+            scsynth.stop(graceful)
         self._view.update(scsynth_pid=None)
 
     # --- sclang ------------------------------------------------------------------

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 from typing import Any
 
 import pykka
@@ -163,6 +165,21 @@ class Orchestra:
 
         self.view(name).wait_until(settled, timeout)
 
+    def _when_settled(self, name: str, deadline: float, ask: Callable[[], Any]) -> Any:
+        """``ask()`` once the instance is settled; again if it started restoring meanwhile."""
+        while True:
+            self._settled(name, deadline - time.monotonic(), need_sclang=True)
+            try:
+                return ask()
+            except InstanceFailed:
+                raise
+            except InstanceNotReady:
+                snap = self.views[name].snapshot
+                restoring = snap.state in (State.BOOTING, State.RESTARTING) or (
+                    snap.sclang_state in ("starting", "restarting"))
+                if not restoring or time.monotonic() >= deadline:
+                    raise
+
     def execute(self, selector: str, code: str, timeout: float = 10.0,
                 check_only: bool = False) -> list[ExecuteResult]:
         """Run code on every instance ``selector`` names; one result each, in order.
@@ -174,8 +191,9 @@ class Orchestra:
         submitted: list[tuple[str, Any]] = []
         for name in names:
             try:
-                self._settled(name, deadline - time.monotonic(), need_sclang=True)
-                request_id, future = self._ask(name, "code.submit", code, timeout, check_only)
+                request_id, future = self._when_settled(
+                    name, deadline, partial(self._ask, name, "code.submit", code, timeout,
+                                            check_only))
                 submitted.append((name, (request_id, future)))
             except ScorchError as err:
                 submitted.append((name, err))
