@@ -119,7 +119,7 @@ class Instance(pykka.ThreadingActor):
         retries under the restart policy (FAILED when it gives up). Callers wait
         for READY or FAILED on the instance's events.
         """
-        if self._state() in (*SOUNDING, State.BOOTING):
+        if self._state() in SOUNDING:
             return
         self._halt_keepers()
         self.processes.stop()  # RESTARTING may have left one of the two running
