@@ -37,7 +37,7 @@ def run(units: int | None) -> tuple[list[Verdict], float, int]:
         bare = BareSclang(server.port, "room")
         started = time.monotonic()
         try:
-            verdicts = run_units(orch, "room", bare, corpus)
+            verdicts = run_units(orch, "room", bare, corpus, progress=True)
         finally:
             bare.close()
             server.close()

@@ -16,9 +16,11 @@ Used by tests/test_execute_diff.py (a fast subset) and bench/execute_diff.py.
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import secrets
+import signal
 import subprocess
 import tempfile
 import threading
@@ -81,7 +83,8 @@ def normalise(text: str) -> str:
 
 def units_of_block(block: str, source: str) -> list[Unit]:
     """Split a code block into what one would evaluate at once: ( ... ) regions, lines."""
-    units, region = [], []
+    units: list[str] = []
+    region: list[str] = []
     for line in block.splitlines():
         if region:
             region.append(line)
@@ -136,6 +139,11 @@ class BareSclang:
     """A plain sclang attached to an scsynth, fed code the way the IDE feeds it."""
 
     def __init__(self, server_port: int, name: str, timeout: float = 20.0) -> None:
+        self._port, self._name, self._timeout = server_port, name, timeout
+        self._start()
+
+    def _start(self) -> None:
+        name, server_port, timeout = self._name, self._port, self._timeout
         self._home = tempfile.TemporaryDirectory(prefix="scorch-bare-")
         env = {**SCLANG_ENV, "XDG_CONFIG_HOME": f"{self._home.name}/config",
                "XDG_DATA_HOME": f"{self._home.name}/data"}
@@ -161,7 +169,7 @@ class BareSclang:
 
     def _read(self) -> None:
         assert self._proc.stdout is not None
-        read = self._proc.stdout.read1
+        read = self._proc.stdout.read1  # type: ignore[attr-defined]
         while chunk := read(65536):
             with self._changed:
                 self._buffer += chunk
@@ -177,20 +185,32 @@ class BareSclang:
                 self._changed.wait(remaining)
             return at
 
+    def alive(self) -> bool:
+        """True while this sclang runs."""
+        return self._proc.poll() is None
+
     def run(self, code: str, timeout: float = 5.0) -> str | None:
         """Evaluate ``code`` as the IDE does; return what sclang printed (None: no end)."""
         marker = f"@@bare-{secrets.token_hex(4)}@@".encode()
         with self._changed:
             start = max(len(self._buffer), self._after_marker)
         assert self._proc.stdin is not None
-        self._proc.stdin.write(code.encode() + b"\x0c" + b'"' + marker + b'".postln;\x1b')
-        self._proc.stdin.flush()
+        try:
+            self._proc.stdin.write(code.encode() + b"\x0c" + b'"' + marker + b'".postln;\x1b')
+            self._proc.stdin.flush()
+        except BrokenPipeError:
+            return None
         at = self._wait_for(marker, timeout, start)
         if at is None:
             return None
         with self._changed:
             self._after_marker = at + len(marker) + 1
             return bytes(self._buffer[start:at]).decode(errors="replace")
+
+    def restart(self) -> None:
+        """Close this sclang and start a new one on the same server, in its place."""
+        self.close()
+        self._start()
 
     def close(self) -> None:
         """End sclang (stdin closed, then its process group killed) and its files."""
@@ -202,11 +222,9 @@ class BareSclang:
             try:
                 self._proc.wait(timeout=3)
             except subprocess.TimeoutExpired:
-                import os
-                import signal
-
                 os.killpg(self._proc.pid, signal.SIGKILL)
                 self._proc.wait()
+        self._reader.join(timeout=5)  # its last chunks belong to this sclang, not a next one
         self._home.cleanup()
 
 
@@ -284,15 +302,21 @@ def _describe(result: ExecuteResult) -> str:
 
 
 def run_units(orch: object, room: str, bare: BareSclang, units: list[Unit],
-              timeout: float = 5.0) -> list[Verdict]:
+              timeout: float = 5.0, progress: bool = False) -> list[Verdict]:
     """Run each unit twice on each side, in step; compare the first runs.
 
     Both sides run every unit twice, so code that changes state (allocates a
     buffer, adds a function) has the same history on both; the bare side's two
     runs tell what sclang itself does differently from one run to the next.
     """
-    verdicts = []
-    for unit in units:
+    verdicts: list[Verdict] = []
+    for index, unit in enumerate(units):
+        if progress and index % 100 == 0:
+            print(f"  {index}/{len(units)} units", flush=True)
+        if not bare.alive():
+            verdicts[-1].nondeterministic = True
+            verdicts[-1].reason = "sclang itself died on it (the bare one, restarted)"
+            bare.restart()
         runs = []
         results = []
         for _ in range(2):
