@@ -8,88 +8,57 @@ checks) no process is left. bench/tool_fuzz.py runs the same for longer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+import os
+import signal
+from collections.abc import Iterator
 
-import anyio
 import pytest
-from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcp import Client
 
-from mcp_server.server import build_server
-from scorch.service.local import LocalService
+from scorch.primitives.synthdef_library import SynthDefLibrary
 from scorch.service.orchestra import Orchestra
 from scorch.state.events import Kind
-from tests.conftest import node_exists
-from tests.tool_fuzz import HANG, HOSTILE, Tally, generated, is_finite_json, run_call
+from tests.conftest import jack_name, node_exists
+from tests.tool_fuzz import (
+    HOSTILE,
+    Call,
+    Tally,
+    Target,
+    fuzz_target,
+    generated,
+    is_finite_json,
+    run_call,
+)
 
 pytestmark = pytest.mark.integration
 
-ROOM = """
-[midi]
-backend = "jack"
-[instances.room]
-synthdefs = ["sine"]
-[instances.room.nodes.hum]
-synthdef = "sine"
-params = { freq = 220, amp = 0.001 }
-"""
 #: Generated calls in the short run (bench/tool_fuzz.py makes thousands).
 EXAMPLES = 80
 
-Call = Callable[[str, dict[str, Any]], tuple[bool, str]]
+
+@pytest.fixture(scope="module")
+def target(tmp_path_factory: pytest.TempPathFactory,
+           library: SynthDefLibrary) -> Iterator[Target]:
+    with fuzz_target(tmp_path_factory.mktemp("edges"), jack_name("edges"), library) as t:
+        yield t
 
 
 @pytest.fixture(scope="module")
-def portal() -> Iterator[BlockingPortal]:
-    with start_blocking_portal() as running:
-        yield running
+def orchestra(target: Target) -> Orchestra:
+    return target.orchestra
 
 
 @pytest.fixture(scope="module")
-def orchestra(tmp_path_factory: pytest.TempPathFactory,
-              library: object) -> Iterator[Orchestra]:
-    from scorch.config import parse_config
-    from tests.conftest import jack_name
-
-    folder = tmp_path_factory.mktemp("edges")
-    text = f'state_dir = "{folder / "state"}"\n[audio]\njack_server = "{jack_name("edges")}"\n'
-    orch = Orchestra(parse_config(text + ROOM, folder / "config.toml"), library)  # type: ignore[arg-type]
-    try:
-        assert orch.start() == {"room": None}
-        yield orch
-    finally:
-        orch.stop()
-
-
-@pytest.fixture(scope="module")
-def client(orchestra: Orchestra, portal: BlockingPortal) -> Iterator[tuple[Client, Call]]:
-    with portal.wrap_async_context_manager(Client(build_server(LocalService(orchestra)))) as c:
-
-        async def one(tool: str, args: dict[str, Any]) -> tuple[bool, str]:
-            with anyio.fail_after(HANG):
-                result = await c.call_tool(tool, args)
-            text = "\n".join(getattr(b, "text", "") for b in result.content)
-            return bool(result.is_error), text
-
-        def call(tool: str, args: dict[str, Any]) -> tuple[bool, str]:
-            return portal.call(one, tool, args)
-
-        yield c, call
-
-
-def schemas(client: tuple[Client, Call], portal: BlockingPortal) -> dict[str, dict[str, Any]]:
-    tools = portal.call(client[0].list_tools).tools
-    return {tool.name: tool.input_schema for tool in tools}
+def call(target: Target) -> Call:
+    return target.call
 
 
 def test_hostile_cases_end_in_a_result_or_a_clear_error(
-        client: tuple[Client, Call], orchestra: Orchestra) -> None:
+        call: Call, orchestra: Orchestra) -> None:
     tally = Tally()
     for tool, args in HOSTILE:
-        run_call(client[1], tool, args, tally)
+        run_call(call, tool, args, tally)
     assert tally.calls == len(HOSTILE)
     assert not tally.internal and not tally.hangs
     assert tally.clear_errors > tally.calls // 2  # the cases are mostly bad on purpose
@@ -101,13 +70,10 @@ def test_hostile_cases_end_in_a_result_or_a_clear_error(
 
 
 def test_a_bad_value_never_reaches_the_desired_state_or_a_restore(
-        client: tuple[Client, Call], orchestra: Orchestra) -> None:
-    is_error, text = client[1]("set", {"instance": "room", "node": "hum",
+        call: Call, orchestra: Orchestra) -> None:
+    is_error, text = call("set", {"instance": "room", "node": "hum",
                                        "params": {"freq": 1e39}})
     assert is_error and "params.freq" in text and "float32" in text and "1e+39" in text
-    import os
-    import signal
-
     since = orchestra.views["room"].events.mark()
     os.kill(orchestra.status("room")["pids"]["scsynth"], signal.SIGKILL)
     restored = orchestra.views["room"].events.wait_for((Kind.RESTORED, Kind.FAILED), since, 20)
@@ -116,16 +82,16 @@ def test_a_bad_value_never_reaches_the_desired_state_or_a_restore(
     assert osc is not None and node_exists(osc, orchestra.nodes("room")["hum"]["node_id"])
 
 
-def test_errors_name_the_argument_and_shorten_the_value(client: tuple[Client, Call]) -> None:
-    is_error, text = client[1]("status", {"instance": "r" * (5 * 1024 * 1024)})
+def test_errors_name_the_argument_and_shorten_the_value(call: Call) -> None:
+    is_error, text = call("status", {"instance": "r" * (5 * 1024 * 1024)})
     assert is_error and "instance" in text and len(text) < 2000
-    is_error, text = client[1]("console", {"instance": "room", "clear": "yes"})
+    is_error, text = call("console", {"instance": "room", "clear": "yes"})
     assert is_error and "clear" in text
-    is_error, text = client[1]("execute", {"instance": "room", "code": "1\x002"})
+    is_error, text = call("execute", {"instance": "room", "code": "1\x002"})
     assert is_error and "NUL" in text and "character 2" in text
-    is_error, text = client[1]("execute", {"instance": "room", "code": "1", "timeout_s": 1e-9})
+    is_error, text = call("execute", {"instance": "room", "code": "1", "timeout_s": 1e-9})
     assert is_error and "timeout_s" in text
-    is_error, text = client[1]("wait_for", {"instance": "room", "pattern": "(a)\\1",
+    is_error, text = call("wait_for", {"instance": "room", "pattern": "(a)\\1",
                                             "timeout_s": 0.5})
     assert is_error and "RE2" in text and "backreferences" in text
 
@@ -135,13 +101,12 @@ def test_errors_name_the_argument_and_shorten_the_value(client: tuple[Client, Ca
                                  HealthCheck.data_too_large, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_generated_input_for_every_tool_ends_in_a_result_or_a_clear_error(
-        data: st.DataObject, client: tuple[Client, Call], portal: BlockingPortal,
-        orchestra: Orchestra) -> None:
-    known = schemas(client, portal)
+        data: st.DataObject, target: Target) -> None:
+    known, orchestra = target.schemas, target.orchestra
     tool = data.draw(st.sampled_from(sorted(known)), label="tool")
     args = data.draw(generated(known[tool]).filter(is_finite_json), label="args")
     tally = Tally()
-    run_call(client[1], tool, args, tally)
+    run_call(target.call, tool, args, tally)
     assert not tally.internal, tally.internal
     assert not tally.hangs, tally.hangs
     if orchestra.status("room")["state"] == "STOPPED":  # a generated quit is a fine answer

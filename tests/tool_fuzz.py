@@ -14,12 +14,72 @@ import copy
 import math
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import anyio
+from anyio.from_thread import start_blocking_portal
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
+from mcp import Client
+
+from mcp_server.server import build_server
+from scorch.config import parse_config
+from scorch.primitives.synthdef_library import SynthDefLibrary
+from scorch.service.local import LocalService
+from scorch.service.orchestra import Orchestra
+
+#: The room every call is aimed at: a named node to hit, MIDI on JACK.
+ROOM = """
+[midi]
+backend = "jack"
+[instances.room]
+synthdefs = ["sine"]
+[instances.room.nodes.hum]
+synthdef = "sine"
+params = { freq = 220, amp = 0.001 }
+"""
+
+Call = Callable[[str, dict[str, Any]], tuple[bool, str]]
+
+
+@dataclass
+class Target:
+    """A booted room, a real MCP client to it, and the tools' input schemas."""
+
+    orchestra: Orchestra
+    call: Call
+    schemas: dict[str, dict[str, Any]]
+
+
+@contextmanager
+def fuzz_target(folder: Path, jack_server: str, library: SynthDefLibrary) -> Iterator[Target]:
+    """Boot the room in ``folder`` and connect a client in a blocking portal; stop both after."""
+    text = f'state_dir = "{folder / "state"}"\n[audio]\njack_server = "{jack_server}"\n'
+    orch = Orchestra(parse_config(text + ROOM, folder / "config.toml"), library)
+    try:
+        if orch.start() != {"room": None}:
+            raise RuntimeError(f"the room did not boot: {orch.status('room')}")
+        with start_blocking_portal() as portal, \
+                portal.wrap_async_context_manager(Client(build_server(LocalService(orch)))) as c:
+
+            async def one(tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+                with anyio.fail_after(HANG):
+                    result = await c.call_tool(tool, args)
+                text = "\n".join(getattr(b, "text", "") for b in result.content)
+                return bool(result.is_error), text
+
+            def call(tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+                return portal.call(one, tool, args)
+
+            tools = portal.call(c.list_tools).tools
+            yield Target(orch, call, {tool.name: tool.input_schema for tool in tools})
+    finally:
+        orch.stop()
+
 
 #: Seconds any generated wait may ask for (the schema allows up to 300).
 MAX_WAIT = 1.0
