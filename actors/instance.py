@@ -26,6 +26,7 @@ from actors.instance_nodes import Nodes
 from actors.keeper import Keeper
 from actors.processes import InstanceSettings, Processes
 from scorch.config import InstanceConfig
+from scorch.config_changes import RoomChanges
 from scorch.errors import BootError, InstanceFailed, InstanceNotReady
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ManagedProcess
@@ -174,6 +175,44 @@ class Instance(pykka.ThreadingActor):
         self.processes.stop()
         self._set_state(State.STOPPED)
         self._event(Kind.STOPPED, "stopped")
+
+    def reconfigure(self, config: InstanceConfig, settings: InstanceSettings,
+                    room: RoomChanges) -> None:
+        """Take a reloaded config: SynthDefs and nodes now, a restart if scsynth's own
+        settings changed (its desired state comes back with it), the rest from next boot."""
+        self.config, self.settings = config, settings
+        self.processes.reconfigure(config, settings)
+        if room.group:
+            self.view.update(group=config.group)
+        names = (self.settings.all_synthdefs() if "all" in room.synthdefs_added
+                 else list(room.synthdefs_added))
+        sounding = self._state() in SOUNDING
+        for name in names:
+            compiled = self.settings.compiled_synthdef(name)
+            if sounding:
+                self.nodes.load_synthdef(name, compiled)
+            else:
+                self.desired.add_synthdef(name, compiled)
+        nodes = room.nodes
+        for name in (*nodes.removed, *nodes.replaced):
+            if name in self.desired.nodes:
+                self.nodes.release(name)
+        for name, node in nodes.changed.items():
+            if name in self.desired.nodes:
+                self.nodes.set_params(name, dict(node.params))
+        for name, node in {**nodes.replaced, **nodes.added}.items():
+            compiled = self.settings.compiled_synthdef(node.synthdef)
+            if sounding:
+                self.nodes.play(node.synthdef, dict(node.params), name, compiled)
+            else:
+                self.desired.add_synthdef(node.synthdef, compiled)
+                self.desired.add_node(name, node.synthdef, dict(node.params))
+        self.nodes.publish()
+        if room.restart_for and sounding:
+            self._event(Kind.BOOTING, f"restarting for the reloaded config "
+                        f"({', '.join(room.restart_for)} changed)")
+            self._shutdown()
+            self.boot()
 
     # --- supervision ---------------------------------------------------------
 

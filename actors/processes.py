@@ -106,6 +106,12 @@ class Processes:
         self.port: int | None = config.port
         self._lang_port: int | None = None
 
+    def reconfigure(self, config: InstanceConfig, settings: InstanceSettings) -> None:
+        """Start the next processes with these settings (the running ones are left alone)."""
+        self._config, self._settings = config, settings
+        if config.port is not None:
+            self.port = config.port
+
     @property
     def osc(self) -> OscClient | None:
         """The running scsynth's OSC client."""

@@ -45,6 +45,8 @@ class Watchdog(pykka.ThreadingActor):
         # Per instance and process: the object watched and the pings it owes.
         self._watched: dict[tuple[str, str], tuple[object, Pings]] = {}
         self._complained: dict[str, float] = {}
+        self.last_tick = time.monotonic()
+        """When the last check began (the supervisor's health looks at it)."""
         self._reported: dict[tuple[str, str], int] = {}
         # Per instance: scsynth's pid, its CPU seconds, and when they last grew.
         self._cpu: dict[str, tuple[int | None, float, float]] = {}
@@ -83,11 +85,16 @@ class Watchdog(pykka.ThreadingActor):
         A check that fails (out of file descriptors, a process gone mid-look) is
         logged and skipped: a ping that was not sent counts for nothing.
         """
+        self.last_tick = time.monotonic()
         for name, (view, proxy) in self.instances.items():
             try:
                 self._check(name, view, proxy)
             except Exception as err:  # the watchdog must outlive any one check
                 self._could_not_look(name, err)
+
+    def ticked_at(self) -> float:
+        """``time.monotonic()`` of the last check."""
+        return self.last_tick
 
     def _check(self, name: str, view: InstanceView, proxy: InstanceProxy) -> None:
         if view.snapshot.state not in (State.READY, State.DEGRADED):

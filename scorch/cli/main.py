@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
-import threading
 from collections.abc import Sequence
-from types import FrameType
 
 from scorch.cli.commands import add_commands
 from scorch.config import find_config, load_config
@@ -25,47 +22,16 @@ def _setup_logging(verbose: bool) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Boot every instance, print the status table, run until Ctrl-C or SIGTERM."""
-    from scorch.primitives.process import pid_alive
-    from scorch.service.control_socket import ControlServer
-    from scorch.service.local import LocalService
-    from scorch.service.orchestra import Orchestra
+    """Boot every instance, print the status table, run until Ctrl-C or SIGTERM.
 
-    config = load_config(find_config(args.config))
-    stop = threading.Event()
+    SIGHUP re-reads the config and applies what changed (as ``scorch reload``).
+    Under systemd (``Type=notify``) it tells the manager when it is ready, how
+    the rooms are, that it is alive (``WatchdogSec=``), and when it stops.
+    """
+    from scorch.cli.running import Runner
 
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        log.info("%s: stopping", signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    orchestra = Orchestra(config)
-    service = LocalService(orchestra)
-    control: ControlServer | None = None
-    left: list[int] = []
-    try:
-        errors = orchestra.start(timeout=args.boot_timeout)
-        for name, error in errors.items():
-            if error:
-                log.error("instance %r failed to boot: %s", name, error)
-        print(service.call("list_instances", {}).text(), flush=True)
-        control = ControlServer(orchestra, config.state_path())
-        control.start()
-        log.info("running %s; control socket %s; Ctrl-C stops", config.source, control.path)
-        while not stop.wait(args.status_every or None):
-            print(service.call("list_instances", {}).text(), flush=True)
-    finally:
-        if control is not None:
-            control.stop()
-        started = [pid for pid in orchestra.pids().values() if pid]
-        orchestra.stop()
-        left = [pid for pid in started if pid_alive(pid)]
-        if left:
-            log.error("stopped, but these processes are still running: %s", left)
-        else:
-            log.info("stopped; none of its %d processes is left", len(started))
-    return 1 if left else 0
+    return Runner(load_config(find_config(args.config)), args.boot_timeout,
+                  args.status_every).run()
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

@@ -125,7 +125,8 @@ class ExecuteOutput(Result):
         return "\n".join(lines)
 
 
-@operation(access=DESTROY, command="exec", positional=("instance", "code"), waits="timeout_s")
+@operation(access=DESTROY, command="exec", positional=("instance", "code"), waits="timeout_s",
+           files=("code",))
 def execute(orch: Orchestra, args: ExecuteArgs) -> ExecuteOutput:
     """Run SuperCollider code in an instance's sclang and return the value of the last
     expression and what it posted. With a group or "*", the code runs on each instance
