@@ -176,3 +176,12 @@ def test_readers_in_other_connections_never_block_the_writer(tmp_path: Path) -> 
 
     assert errors == []
     assert len(readers[0].search("SinOsc", limit=1000)) == 300
+
+
+def test_since_with_a_query_keeps_rows_recorded_out_of_time_order(tmp_path: Path) -> None:
+    h = History(tmp_path / "h.sqlite")
+    h.record(T0 + 500, "a", "SinOsc late clock")   # recorded first, stamped later
+    h.record(T0, "a", "SinOsc early")
+
+    assert [e.code for e in h.search("SinOsc", since=T0 + 100)] == ["SinOsc late clock"]
+    assert h.search("SinOsc", since=T0 + 1000) == []

@@ -34,7 +34,7 @@ CREATE TABLE IF NOT EXISTS entries (
     duration_ms REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS entries_time ON entries (time);
-CREATE INDEX IF NOT EXISTS entries_instance_time ON entries (instance, time);
+CREATE INDEX IF NOT EXISTS entries_instance ON entries (instance);
 CREATE VIRTUAL TABLE IF NOT EXISTS entries_fts USING fts5 (
     code, value, posted, error, content = 'entries', content_rowid = 'id',
     tokenize = 'unicode61 remove_diacritics 2'
@@ -129,7 +129,7 @@ class History:
     def search(self, query: str | None = None, instance: str | None = None,
                errors_only: bool = False, since: float | None = None,
                limit: int = 20) -> list[Entry]:
-        """Return matching evaluations, newest first.
+        """Return matching evaluations, newest (most recently recorded) first.
 
         ``query`` is any text: entries holding all its words, or if none do, any
         of them (in code, value, posts or error). The other filters combine with it.
@@ -155,19 +155,31 @@ class History:
         where: list[str] = []
         args: list[object] = []
         if expression is not None:
-            where.append("id IN (SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?)")
+            where.append("entries_fts MATCH ?")
             args.append(expression)
         if instance is not None:
-            where.append("instance = ?")
+            where.append("e.instance = ?")
             args.append(instance)
         if errors_only:
-            where.append("error IS NOT NULL")
+            where.append("e.error IS NOT NULL")
         if since is not None:
-            where.append("time >= ?")
+            where.append("e.time >= ?")
             args.append(since)
-        sql = ("SELECT id, time, instance, code, value, posted, error, duration_ms FROM entries"
+            if expression is not None:
+                # Every row that recent has an id at least this, so FTS5 can stop there; the
+                # time index finds it in as many steps as there are recent rows.
+                where.append("entries_fts.rowid >= (SELECT IFNULL(MIN(id), 1 << 62) "
+                             "FROM entries INDEXED BY entries_time WHERE time >= ?)")
+                args.append(since)
+        # Newest first means most recently recorded: ids only grow. With a query, FTS5
+        # walks its rowids backwards and stops at the limit instead of sorting every match.
+        source = ("entries_fts JOIN entries e ON e.id = entries_fts.rowid"
+                  if expression is not None else "entries e")
+        sql = ("SELECT e.id, e.time, e.instance, e.code, e.value, e.posted, e.error, "
+               f"e.duration_ms FROM {source}"
                + (" WHERE " + " AND ".join(where) if where else "")
-               + " ORDER BY time DESC, id DESC LIMIT ?")
+               + f" ORDER BY {'entries_fts.rowid' if expression is not None else 'e.id'} DESC"
+               " LIMIT ?")
         with self._lock:
             rows = self._db.execute(sql, (*args, limit)).fetchall()
         return [Entry(*row) for row in rows]
