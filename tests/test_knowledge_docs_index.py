@@ -41,6 +41,10 @@ FAKE_DUMP = [
                         ("damp", 0.5, "0.5"), ("mul", 1.0, "1.0"), ("add", 0.0, "0.0")),), ()),
     ClassRecord("Pbind", ("Pattern", "AbstractFunction", "Object"), "/sc/Patterns.sc", False,
                 (method("new", ("pairs", None, None), varargs=True),), ()),
+    ClassRecord("Collection", ("Object",), "/sc/Collection.sc", False,
+                (method("fill", ("size", None, None), ("function", None, None)),), ()),
+    ClassRecord("Array", ("ArrayedCollection", "SequenceableCollection", "Collection", "Object"),
+                "/sc/Array.sc", False, (method("with", ("args", None, None), varargs=True),), ()),
     ClassRecord("ScorchGlitchBox", ("Object",), "/home/me/Extensions/Glitch.sc", False,
                 (method("crunch", ("bits", 8, "8"), ("shape", None, "'saw'")),),
                 (method("prSecret"), method("level"), method("level_", ("value", None, None)))),
@@ -164,6 +168,18 @@ def test_varargs_method_signature_shows_the_ellipsis(index: DocsIndex) -> None:
 
     assert doc is not None
     assert doc.class_methods[0].signature() == "new(... pairs)"
+
+
+@needs_help
+def test_a_documented_inherited_method_gets_the_superclass_signature(index: DocsIndex) -> None:
+    doc = index.lookup("Array")  # Array.schelp has "copymethod:: Collection *fill"
+
+    assert doc is not None
+    [fill] = [m for m in doc.class_methods if m.name == "fill"]
+    assert fill.signature() == "fill(size, function)"
+    assert fill.inherited_from == "Collection"
+    assert fill.in_library
+    assert fill.args[0].doc  # the words come from Collection's help
 
 
 @needs_help

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from scorch.knowledge.introspect import ClassRecord, MethodRecord, format_default
@@ -45,6 +45,8 @@ class MethodEntry:
     """The running library has it; False for help-only entries (no defaults known)."""
     settable: bool = False
     """An instance property with a setter ``name_`` as well."""
+    inherited_from: str = ""
+    """The superclass that defines it, when the help documents an inherited method."""
 
     def signature(self) -> str:
         """Return ``ar(freq: 440, phase: 0, mul: 1, add: 0)``."""
@@ -104,14 +106,23 @@ def merge(
     *,
     extensions: Sequence[HelpDoc] = (),
     helps_by_class: Mapping[str, HelpDoc] | None = None,
+    library: Mapping[str, ClassRecord] | None = None,
 ) -> ClassDoc:
-    """Merge the help for ``name`` (and its ``.ext`` files) with its runtime record."""
+    """Merge the help for ``name`` (and its ``.ext`` files) with its runtime record.
+
+    ``library`` (every class by name) gives documented inherited methods, such as
+    ``Array.fill`` (defined in Collection), their real signature.
+    """
     documented = _documented_methods(help_doc, extensions, helps_by_class or {})
     private = set(help_doc.private) if help_doc else set()
+    supers = [library[c] for c in (record.superclasses if record else ())
+              if library and c in library]
     class_methods = _methods("class", documented, record.class_methods if record else (),
-                             private)
+                             _inherited([(c.name, c.class_methods) for c in supers]), private)
     instance_methods = _methods("instance", documented,
-                                record.instance_methods if record else (), private)
+                                record.instance_methods if record else (),
+                                _inherited([(c.name, c.instance_methods) for c in supers]),
+                                private)
     if help_doc is not None and help_doc.kind != "class":
         # A guide's methods are messages any object may answer (Reference/play: x.play).
         instance_methods = tuple(_help_only(m, n) for m in documented for n in m.names
@@ -157,9 +168,20 @@ def _documented_methods(
     return methods
 
 
+def _inherited(
+    chain: list[tuple[str, tuple[MethodRecord, ...]]]
+) -> dict[str, tuple[str, MethodRecord]]:
+    """Return each method name with the nearest superclass that defines it."""
+    found: dict[str, tuple[str, MethodRecord]] = {}
+    for owner, methods in chain:
+        for method in methods:
+            found.setdefault(method.name, (owner, method))
+    return found
+
+
 def _methods(
     kind: str, documented: list[MethodDoc], records: Sequence[MethodRecord],
-    private: set[str],
+    inherited: Mapping[str, tuple[str, MethodRecord]], private: set[str],
 ) -> tuple[MethodEntry, ...]:
     docs: dict[str, MethodDoc] = {}
     for method in documented:
@@ -180,6 +202,10 @@ def _methods(
         record, doc = by_name.get(name), docs.get(name)
         if record is not None:
             entries.append(_from_record(kind, record, doc, f"{name}_" in by_name))
+        elif doc is not None and name in inherited:
+            owner, parent = inherited[name]
+            entry = _from_record(kind, parent, doc, f"{name}_" in inherited)
+            entries.append(replace(entry, inherited_from=owner))
         elif doc is not None:
             entries.append(_help_only(doc, name))
     return tuple(entries)

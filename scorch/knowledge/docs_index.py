@@ -30,7 +30,7 @@ from scorch.knowledge.introspect import ClassRecord, classes_fingerprint
 from scorch.knowledge.schelp import HelpDoc, iter_help_files, read_schelp
 
 #: Bump when the tables or the stored JSON change shape: the next check rebuilds.
-INDEX_SCHEMA = "1"
+INDEX_SCHEMA = "2"
 
 # bm25 weights of docs_fts's columns, in order: name, summary, keywords, body, code.
 _WEIGHTS = (10.0, 4.0, 3.0, 1.0, 0.5)
@@ -300,11 +300,11 @@ def _merge_all(helps: list[HelpDoc], classes: Sequence[ClassRecord]) -> tuple[
         if doc.kind == "class" and record is None and classes:
             help_without_class += 1
         extra = extensions.get(doc.key, [])
-        docs.append((merge(doc.name, doc, record, extensions=extra, helps_by_class=class_helps),
-                     doc))
+        docs.append((merge(doc.name, doc, record, extensions=extra, helps_by_class=class_helps,
+                           library=records), doc))
     without_help = [c for c in classes if c.name not in class_helps]
     for record in without_help:
-        docs.append((merge(record.name, None, record), None))
+        docs.append((merge(record.name, None, record, library=records), None))
     return docs, (len(without_help), help_without_class)
 
 
