@@ -113,7 +113,7 @@ def test_unsafe_names_are_refused_with_the_rule(store: SnippetStore, name: str) 
         store.save(name, "1;")
     with pytest.raises(InvalidSnippet):
         store.show(name)
-    assert not any(store.user_dir.glob("*")) if store.user_dir.exists() else True
+    assert not store.user_dir.exists() or not any(store.user_dir.iterdir())
 
 
 def test_bad_tags_empty_code_and_long_descriptions_are_refused(store: SnippetStore) -> None:
