@@ -79,7 +79,7 @@ class Watchdog(pykka.ThreadingActor):
         """Ping every READY instance and report processes silent for too long."""
         now = time.monotonic()
         for name, (view, proxy) in self.instances.items():
-            if view.snapshot.state != State.READY:
+            if view.snapshot.state not in (State.READY, State.DEGRADED):
                 self._watched.pop((name, "scsynth"), None)
                 self._watched.pop((name, "sclang"), None)
                 continue

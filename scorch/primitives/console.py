@@ -20,6 +20,9 @@ class ConsoleLine(NamedTuple):
     """The process that printed it: ``scsynth``, ``sclang`` or ``jackd``."""
     text: str
     """The line, without its newline."""
+    note: str = ""
+    """What scorch knows of where it came from: ``after #N`` for output of something
+    request N left running, ``error after #N`` for an error in it; empty otherwise."""
 
 
 class Console:
@@ -34,11 +37,11 @@ class Console:
         self._seq = 0
         self._changed = threading.Condition()
 
-    def append(self, source: str, text: str) -> ConsoleLine:
+    def append(self, source: str, text: str, note: str = "") -> ConsoleLine:
         """Add a line printed by ``source`` and wake any waiter."""
         with self._changed:
             self._seq += 1
-            line = ConsoleLine(self._seq, time.time(), source, text)
+            line = ConsoleLine(self._seq, time.time(), source, text, note)
             self._lines.setdefault(source, deque(maxlen=self._limit)).append(line)
             self._changed.notify_all()
             return line

@@ -6,6 +6,7 @@ never a sleep.
 
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,9 +116,18 @@ class Scsynth:
         osc.send(commands.g_new(DEFAULT_GROUP))
         return cls(proc, osc, options.port)
 
-    def stop(self) -> None:
-        """``/quit``, then SIGTERM, then SIGKILL; remove what a killed scsynth leaves behind."""
-        self.process.stop(polite=lambda: self.osc.send(commands.quit_server()), grace=1.0)
+    def stop(self, graceful: bool = True) -> None:
+        """``/quit``, then SIGTERM, then SIGKILL; remove what a killed scsynth leaves behind.
+
+        Not ``graceful``: SIGKILL at once, so scsynth ends no node on its way out and
+        its clients keep their nodes registered for the restore that follows.
+        """
+        if graceful:
+            self.process.stop(polite=lambda: self.osc.send(commands.quit_server()), grace=1.0)
+        else:
+            self.process.stopping = True
+            self.process.signal_group(signal.SIGKILL)
+            self.process.stop(grace=1.0)
         self.osc.close()
         # A killed scsynth leaves its 8 MB shared-memory segment behind; it is
         # named after the port, which only this (now dead) scsynth held.

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 from typing import Any
 
 import pykka
@@ -20,7 +22,6 @@ from actors.supervisor import Supervisor, SupervisorProxy
 from midi.schema import ControlRoute, KeyRoute
 from scorch.config import Config, check_synthdefs
 from scorch.errors import (
-    CodeRejected,
     InstanceFailed,
     InstanceNotFound,
     InstanceNotReady,
@@ -30,15 +31,16 @@ from scorch.errors import (
     ScorchError,
 )
 from scorch.primitives.console import Console, ConsoleLine
-from scorch.primitives.sclang_protocol import ExecuteResult, SclangError
+from scorch.primitives.sclang_result import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
 from scorch.state.events import Event, State
-from scorch.state.view import InstanceView
+from scorch.state.view import InstanceView, Snapshot
 from scorch.values import describe_errors
 
 log = logging.getLogger(__name__)
 
 ASK = 15.0  # seconds any ask to an actor may take before the call gives up
+RESTORE_WAIT = 10.0  # seconds a call waits for a booting or restoring instance
 
 
 class Orchestra:
@@ -133,9 +135,12 @@ class Orchestra:
         return proxy
 
     def _ask(self, name: str, method: str, *args: Any, timeout: float = ASK) -> Any:
-        proxy = self._proxy(name)
+        """Ask instance ``name``'s actor (``"nodes.play"`` reaches its nodes) and wait."""
+        target: Any = self._proxy(name)
+        for part in method.split("."):
+            target = getattr(target, part)
         try:
-            return getattr(proxy, method)(*args).get(timeout=timeout)
+            return target(*args).get(timeout=timeout)
         except pykka.Timeout as err:
             raise InstanceNotReady(
                 f"instance {name!r} did not answer within {timeout:g} s "
@@ -146,18 +151,53 @@ class Orchestra:
 
     # --- code ----------------------------------------------------------------
 
-    def execute(self, selector: str, code: str, timeout: float = 10.0) -> list[ExecuteResult]:
-        """Run code on every instance ``selector`` names; one result each, in order."""
+    def _settled(self, name: str, timeout: float, need_sclang: bool = False) -> None:
+        """Wait while the instance boots or restores, up to ``timeout``; at once otherwise.
+
+        A restore takes a fraction of a second: a call that arrives meanwhile waits
+        for it rather than failing. Whatever the state then, the actor says it.
+        """
+        def settled(snap: Snapshot) -> bool:
+            if snap.state in (State.BOOTING, State.RESTARTING):
+                return False
+            return not (need_sclang and snap.state == State.READY
+                        and snap.sclang_state in ("starting", "restarting"))
+
+        self.view(name).wait_until(settled, timeout)
+
+    def _when_settled(self, name: str, deadline: float, ask: Callable[[], Any]) -> Any:
+        """``ask()`` once the instance is settled; again if it started restoring meanwhile."""
+        while True:
+            self._settled(name, deadline - time.monotonic(), need_sclang=True)
+            try:
+                return ask()
+            except InstanceFailed:
+                raise
+            except InstanceNotReady:
+                snap = self.views[name].snapshot
+                restoring = snap.state in (State.BOOTING, State.RESTARTING) or (
+                    snap.sclang_state in ("starting", "restarting"))
+                if not restoring or time.monotonic() >= deadline:
+                    raise
+
+    def execute(self, selector: str, code: str, timeout: float = 10.0,
+                check_only: bool = False) -> list[ExecuteResult]:
+        """Run code on every instance ``selector`` names; one result each, in order.
+
+        ``check_only``: compile the code without running it (a syntax check).
+        """
         names = self.resolve(selector)
+        deadline = time.monotonic() + timeout
         submitted: list[tuple[str, Any]] = []
         for name in names:
             try:
-                request_id, future = self._ask(name, "submit", code, timeout)
+                request_id, future = self._when_settled(
+                    name, deadline, partial(self._ask, name, "code.submit", code, timeout,
+                                            check_only))
                 submitted.append((name, (request_id, future)))
-            except (ScorchError, CodeRejected) as err:
+            except ScorchError as err:
                 submitted.append((name, err))
         results = []
-        deadline = time.monotonic() + timeout
         for name, item in submitted:
             if isinstance(item, Exception):
                 results.append(_failed(name, "unavailable", str(item)))
@@ -166,7 +206,7 @@ class Orchestra:
             try:
                 results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
             except FutureTimeout:
-                self._proxy(name).execute_timed_out(request_id, timeout)
+                self._proxy(name).code.execute_timed_out(request_id, timeout)
                 results.append(_failed(
                     name, "timeout",
                     f"code did not finish within {timeout:g} s; sclang is being restarted "
@@ -193,6 +233,7 @@ class Orchestra:
     def _silence(self, selector: str, stop_routines: bool) -> dict[str, list[str]]:
         forgotten = {}
         for name in self.resolve(selector):
+            self._settled(name, RESTORE_WAIT)
             forgotten[name] = self._ask(name, "silence", stop_routines)
             self._tell_router(name, None, None)
         return forgotten
@@ -200,7 +241,10 @@ class Orchestra:
     def play(self, name: str, synthdef: str, params: dict[str, float] | None = None,
              node: str | None = None) -> dict[str, Any]:
         """Start a synth; with ``node`` it is named and restored after restarts."""
-        played: dict[str, Any] = self._ask(name, "play", synthdef, dict(params or {}), node)
+        compiled = self.library.compiled(synthdef)
+        self._settled(name, RESTORE_WAIT)
+        played: dict[str, Any] = self._ask(name, "nodes.play", synthdef, dict(params or {}),
+                                           node, compiled)
         if node is not None:
             # Every control starts at its default unless given: the router must know all,
             # and where the node now is.
@@ -210,13 +254,13 @@ class Orchestra:
 
     def set(self, name: str, node: str, params: dict[str, float]) -> dict[str, float]:
         """Set a named node's parameters (kept for restarts)."""
-        values: dict[str, float] = self._ask(name, "set_params", node, dict(params))
+        values: dict[str, float] = self._ask(name, "nodes.set_params", node, dict(params))
         self._tell_router(name, node, params)
         return values
 
     def release(self, name: str, node: str) -> None:
         """Release a named node."""
-        self._ask(name, "release", node)
+        self._ask(name, "nodes.release", node)
         self._tell_router(name, node, None)
 
     def _tell_router(self, name: str, node: str | None, values: dict[str, float] | None,
@@ -255,7 +299,7 @@ class Orchestra:
         self.library.info(synthdef)
         names = self.resolve(selector)
         for name in names:
-            self._ask(name, "load_synthdef", synthdef)
+            self._ask(name, "nodes.load_synthdef", synthdef, self.library.compiled(synthdef))
         return names
 
     # --- lifecycle per instance ----------------------------------------------
