@@ -2,26 +2,40 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from scorch.knowledge.headless import HEADLESS_ENV
+from scorch.errors import IntrospectionError
+from scorch.knowledge.headless import library_conf_of_the_user
 from scorch.knowledge.introspect import (
     DUMP_SCHEMA,
     ClassRecord,
     Introspection,
-    IntrospectionError,
     dump_code,
     format_default,
     introspect,
     parse_dump,
 )
+from scorch.primitives.process import spawn
+from scorch.primitives.sclang import CLASSES, SCLANG_ENV
+
+PLATFORM = {"class_library_dir": "/sc/SCClassLibrary", "system_extension_dir": "/sc/Extensions",
+            "user_extension_dir": "/home/x/Extensions", "help_dir": "/sc/HelpSource",
+            "include_paths": [], "exclude_paths": []}
+
+
+def raw_dump(classes: list[Any], **extra: Any) -> dict[str, Any]:
+    """A dump as sclang writes it, with ``classes``."""
+    return {"schema": DUMP_SCHEMA, "version": "3.13.0", "platform": PLATFORM,
+            "classes": classes, "complete": True, **extra}
 
 needs_sclang = pytest.mark.skipif(shutil.which("sclang") is None, reason="sclang not installed")
 
@@ -78,6 +92,19 @@ def test_dump_covers_the_whole_library_with_version(dump: Introspection) -> None
 
 @pytest.mark.integration
 @needs_sclang
+def test_dump_says_where_the_library_and_help_live(dump: Introspection) -> None:
+    platform = dump.platform
+
+    # scorch's own classes stay out: they make a room refuse 0.exit.
+    assert "Scorch" not in by_name(dump)
+    assert str(CLASSES) not in platform.include_paths
+    assert Path(platform.class_library_dir, "Common").is_dir()
+    assert Path(platform.help_dir).name == "HelpSource"
+    assert platform.user_extension_dir.endswith("SuperCollider/Extensions")
+
+
+@pytest.mark.integration
+@needs_sclang
 def test_a_class_file_in_the_extension_directory_is_in_the_dump(dump: Introspection) -> None:
     probe = by_name(dump)["ScorchProbe"]
 
@@ -99,18 +126,17 @@ def test_integral_floats_print_as_integers_and_others_as_they_round_trip() -> No
 
 
 def test_a_dump_cut_short_is_an_error_not_a_partial_library() -> None:
-    whole = json.dumps({"schema": DUMP_SCHEMA, "version": "3.13.0", "classes": [],
-                        "complete": True})
+    whole = json.dumps(raw_dump([]))
 
     assert parse_dump(whole).classes == ()
     with pytest.raises(IntrospectionError, match="cut short"):
         parse_dump(whole[: len(whole) // 2])
     with pytest.raises(IntrospectionError, match="to the end"):
-        parse_dump(json.dumps({"schema": DUMP_SCHEMA, "version": "3", "classes": []}))
+        parse_dump(json.dumps(raw_dump([], complete=False)))
 
 
 def test_a_dump_of_an_older_schema_is_refused() -> None:
-    old = json.dumps({"schema": DUMP_SCHEMA + 1, "version": "3", "classes": [], "complete": True})
+    old = json.dumps(raw_dump([], schema=DUMP_SCHEMA - 1))
 
     with pytest.raises(IntrospectionError, match="schema"):
         parse_dump(old)
@@ -118,11 +144,11 @@ def test_a_dump_of_an_older_schema_is_refused() -> None:
 
 def test_fingerprint_changes_when_a_default_changes() -> None:
     def dump_with(default: float) -> Introspection:
-        raw = {"schema": DUMP_SCHEMA, "version": "3.13.0", "complete": True, "classes": [
+        raw = raw_dump([
             {"name": "A", "superclasses": ["Object"], "file": "/a.sc", "ugen": False,
              "class_methods": [{"name": "ar", "varargs": False,
                                 "args": [["freq", default, str(default)]]}],
-             "instance_methods": []}]}
+             "instance_methods": []}])
         return parse_dump(json.dumps(raw))
 
     assert dump_with(440.0).fingerprint() == dump_with(440.0).fingerprint()
@@ -153,15 +179,32 @@ def test_dump_code_sent_to_an_interactive_sclang_writes_the_dump(tmp_path: Path)
 
 def run_interactive(stdin: bytes, work: Path, timeout: float = 60.0) -> str:
     """Feed ``stdin`` to ``sclang -i scorch`` in its own process group; return its output."""
-    env = {**os.environ, **HEADLESS_ENV, "XDG_CONFIG_HOME": str(work / "config"),
+    env = {**SCLANG_ENV, "XDG_CONFIG_HOME": str(work / "config"),
            "XDG_DATA_HOME": str(work / "data")}
-    proc = subprocess.Popen(["sclang", "-i", "scorch"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                            cwd=work, start_new_session=True)
+    proc = spawn(["sclang", "-i", "scorch"], env=env, stdin=True, cwd=work)
     try:
         out, _ = proc.communicate(stdin, timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         raise
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
     return out.decode("utf-8", errors="replace")
+
+
+def test_headless_library_keeps_the_persons_include_and_exclude_paths(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    conf = tmp_path / "config" / "SuperCollider" / "sclang_conf.yaml"
+    conf.parent.mkdir(parents=True)
+    conf.write_text("includePaths:\n  - /q/SomeQuark\nexcludePaths:\n  - /q/Old\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+    text = library_conf_of_the_user().read_text()
+
+    assert text.splitlines()[:4] == ["includePaths:", "  - /q/SomeQuark", "excludePaths:",
+                                     "  - /q/Old"]
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nothing"))
+    assert library_conf_of_the_user().read_text().splitlines()[:2] == [
+        "includePaths: []", "excludePaths: []"]

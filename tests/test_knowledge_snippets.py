@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from scorch.knowledge.snippets import (
-    BUILTIN_DIR,
-    InvalidSnippet,
-    ReadOnlySnippet,
-    Snippet,
-    SnippetExists,
-    SnippetStore,
-    UnknownSnippet,
-    parse_snippet,
-)
-from tests.knowledge_snippet_room import SnippetRoom, runs_seconds
+from scorch.errors import InvalidSnippet, ReadOnlySnippet, SnippetExists, UnknownSnippet
+from scorch.knowledge.snippets import BUILTIN_DIR, SnippetStore, parse_snippet
 
 BUILTINS = sorted(p.stem for p in BUILTIN_DIR.glob("*.scd"))
 
@@ -39,7 +28,7 @@ def test_about_ten_starters_ship_with_a_description_tags_and_runs(store: Snippet
         assert snippet.code.lstrip().startswith("("), snippet.name
         assert "// description:" not in snippet.code
         # Either it ends by itself, or the header says how to stop it.
-        assert runs_seconds(snippet.runs) is not None or snippet.stop, snippet.name
+        assert snippet.ends_after() is not None or snippet.stop, snippet.name
 
 
 def test_starters_cover_the_promised_topics(store: SnippetStore) -> None:
@@ -82,7 +71,7 @@ def test_list_filters_by_tag_and_by_text(store: SnippetStore) -> None:
 def test_saving_over_a_saved_snippet_needs_replace(store: SnippetStore) -> None:
     store.save("mine", "1;")
 
-    with pytest.raises(SnippetExists, match="replace=True"):
+    with pytest.raises(SnippetExists, match="replace = true"):
         store.save("mine", "2;")
     assert store.save("mine", "2;", replace=True).code == "2;\n"
 
@@ -130,6 +119,16 @@ def test_unknown_snippet_lists_the_known_names(store: SnippetStore) -> None:
         store.show("pbind-melodie")
 
 
+@pytest.mark.parametrize(("runs", "seconds"), [
+    ("6 s, then stops by itself", 6.0), ("2.5 s", 2.5), ("until stopped (the stop line)", None),
+    ("", None)])
+def test_ends_after_reads_the_seconds_of_the_runs_header(runs: str, seconds: float | None,
+                                                         ) -> None:
+    snippet = parse_snippet(f"// runs: {runs}\n1;\n", "n", builtin=False, path=Path("n.scd"))
+
+    assert snippet.ends_after() == seconds
+
+
 def test_header_stops_at_the_first_line_that_is_not_a_known_key() -> None:
     text = "// description: d\n// tags: a, b\n// stop: X.stop;\n// note: code\n(\n1\n)\n"
 
@@ -137,76 +136,3 @@ def test_header_stops_at_the_first_line_that_is_not_a_known_key() -> None:
 
     assert (snippet.description, snippet.tags, snippet.stop) == ("d", ("a", "b"), "X.stop;")
     assert snippet.code == "// note: code\n(\n1\n)\n"
-
-
-# --- every starter, run for real ---------------------------------------------------------
-
-HAVE_AUDIO = all(shutil.which(b) for b in ("jackd", "jack_wait", "scsynth", "sclang"))
-
-#: A MIDI note simulated without hardware, and released before the responders are freed.
-MIDI_NOTE_ON = "MIDIIn.doNoteOnAction(1, 0, 60, 100);"
-MIDI_NOTE_OFF = "MIDIIn.doNoteOffAction(1, 0, 60, 0);"
-
-
-@pytest.fixture(scope="module")
-def room() -> Iterator[SnippetRoom]:
-    """A private jackd, scsynth and attached sclang for the module, all stopped after."""
-    room = SnippetRoom("scorch-test-knowledge", port=58340, lang_port=58341)
-    try:
-        room.start()
-        yield room
-    finally:
-        room.stop()
-    assert room.pids() == []
-
-
-def show(name: str) -> Snippet:
-    return SnippetStore(Path("/nonexistent-user-dir")).show(name)
-
-
-@pytest.mark.integration
-@pytest.mark.skipif(not HAVE_AUDIO, reason="jackd, scsynth or sclang not installed")
-@pytest.mark.parametrize("name", BUILTINS)
-def test_starter_plays_and_stops_in_a_real_room_without_errors(room: SnippetRoom,
-                                                                name: str) -> None:
-    snippet = show(name)
-    midi = name == "midi-responder"
-
-    result = room.check(name, snippet.code, runs_seconds=runs_seconds(snippet.runs),
-                        stop_code=(MIDI_NOTE_OFF if midi else "") + snippet.stop,
-                        before_stop=MIDI_NOTE_ON if midi else "")
-
-    assert result.errors == [], "\n".join(result.output[-30:])
-    assert result.eval_seconds < 1.0  # it schedules its music; it does not block the room
-    assert result.playing_synths >= 1
-    assert result.peak > 0.01  # measured on the output bus
-    assert result.stopped_after is not None, "it did not stop (or did not stay stopped)"
-
-
-@pytest.mark.integration
-@pytest.mark.skipif(not HAVE_AUDIO, reason="jackd, scsynth or sclang not installed")
-@pytest.mark.parametrize("name", BUILTINS)
-def test_starter_is_silenced_by_cmdperiod(room: SnippetRoom, name: str) -> None:
-    snippet = show(name)
-
-    result = room.check(name, snippet.code, runs_seconds=None, stop_code="CmdPeriod.run;",
-                        before_stop=MIDI_NOTE_ON if name == "midi-responder" else "")
-
-    assert result.errors == [], "\n".join(result.output[-30:])
-    assert result.playing_synths >= 1
-    assert result.stopped_after is not None and result.stopped_after < 1.0
-
-
-@pytest.mark.integration
-@pytest.mark.skipif(not HAVE_AUDIO, reason="jackd, scsynth or sclang not installed")
-def test_buffer_player_falls_back_to_a_generated_table_without_a_sample(
-        room: SnippetRoom) -> None:
-    snippet = show("buffer-player")
-    code = snippet.code.replace("sounds/a11wlk01.wav", "sounds/no-such-file.wav")
-    assert code != snippet.code
-
-    result = room.check("buffer-player-no-file", code, runs_seconds=6)
-
-    assert result.errors == [], "\n".join(result.output[-30:])
-    assert result.peak > 0.01
-    assert result.stopped_after is not None

@@ -15,7 +15,9 @@ a dump taken after the recompile has it. SynthDefs and functions, on the other
 hand, are made at runtime all the time, and are not classes.
 
 Defaults come from ``Method.prototypeFrame``: numbers as JSON numbers (17
-significant digits), anything else as its ``asCompileString``.
+significant digits), anything else as its ``asCompileString``. The dump also
+says where this sclang's library and help live (:class:`Platform`), so a later
+check can tell whether anything there changed without starting sclang again.
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scorch.errors import IntrospectionError
 from scorch.knowledge.headless import run_sclang, sc_string
 
 #: Bump when the JSON the dump writes changes shape.
-DUMP_SCHEMA = 1
+DUMP_SCHEMA = 2
 
 # One class per line of JSON is written as it goes, so a library of thousands of
 # classes never builds one huge sclang String. The last key, "complete", tells a
@@ -80,7 +83,13 @@ DUMP_FUNCTION = r"""{ |path|
     file = File(path, "w");
     if(file.isOpen.not) { ("scorch introspection: cannot write " ++ path).error } {
         file.write("{\"schema\":" ++ SCHEMA ++ ",\"version\":" ++ esc.(Main.version)
-            ++ ",\"classes\":[\n");
+            ++ ",\"platform\":{\"class_library_dir\":" ++ esc.(Platform.classLibraryDir)
+            ++ ",\"system_extension_dir\":" ++ esc.(Platform.systemExtensionDir)
+            ++ ",\"user_extension_dir\":" ++ esc.(Platform.userExtensionDir)
+            ++ ",\"help_dir\":" ++ esc.(SCDoc.helpSourceDir ? "")
+            ++ ",\"include_paths\":[" ++ LanguageConfig.includePaths.collect(esc).join(",")
+            ++ "],\"exclude_paths\":[" ++ LanguageConfig.excludePaths.collect(esc).join(",")
+            ++ "]},\"classes\":[\n");
         Class.allClasses.do { |cls|
             var classFile, supers;
             if(cls.isMetaClass.not) {
@@ -102,10 +111,6 @@ DUMP_FUNCTION = r"""{ |path|
     };
     count
 }""".replace("SCHEMA", str(DUMP_SCHEMA))
-
-
-class IntrospectionError(Exception):
-    """The class library could not be dumped or the dump could not be read."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,25 @@ class ClassRecord:
 
 
 @dataclass(frozen=True)
+class Platform:
+    """Where the sclang that wrote a dump finds its class library and its help."""
+
+    class_library_dir: str
+    system_extension_dir: str
+    user_extension_dir: str
+    help_dir: str
+    """SCDoc's HelpSource folder (it may not exist: a package without the help)."""
+    include_paths: tuple[str, ...]
+    """Folders ``sclang_conf.yaml`` adds to the library (quarks, scorch's own classes)."""
+    exclude_paths: tuple[str, ...]
+
+    def class_dirs(self) -> tuple[str, ...]:
+        """Return every folder whose ``.sc`` files make up the library, in sclang's order."""
+        return (self.class_library_dir, self.system_extension_dir, self.user_extension_dir,
+                *self.include_paths)
+
+
+@dataclass(frozen=True)
 class Introspection:
     """A dump of the running class library."""
 
@@ -164,6 +188,7 @@ class Introspection:
     classes: tuple[ClassRecord, ...]
     seconds: float
     """How long sclang took to write the dump (inside sclang, without its startup)."""
+    platform: Platform
 
     def fingerprint(self) -> str:
         """Return a hash that changes when any class, method, argument or default does."""
@@ -211,7 +236,8 @@ def parse_dump(text: str) -> Introspection:
         raise IntrospectionError(f"dump schema {data.get('schema')!r}, expected {DUMP_SCHEMA}")
     try:
         classes = tuple(_class(c) for c in data["classes"])
-        return Introspection(str(data["version"]), classes, float(data.get("seconds") or 0.0))
+        return Introspection(str(data["version"]), classes, float(data.get("seconds") or 0.0),
+                             _platform(data["platform"]))
     except (KeyError, TypeError, ValueError) as err:
         raise IntrospectionError(f"the dump has an unexpected shape: {err!r}") from err
 
@@ -221,8 +247,10 @@ def introspect(
 ) -> Introspection:
     """Dump the class library of a fresh headless sclang (no server is booted).
 
-    ``data_home`` is its ``XDG_DATA_HOME``; classes in ``data_home/SuperCollider/Extensions``
-    are compiled into the library and so appear in the dump.
+    The library is the rooms' (:func:`~scorch.knowledge.headless.run_sclang`).
+    ``data_home`` replaces ``XDG_DATA_HOME``; classes in
+    ``data_home/SuperCollider/Extensions`` are compiled into the library and so
+    appear in the dump. Raises IntrospectionError when there is no dump.
     """
     with tempfile.TemporaryDirectory(prefix="scorch-introspect-") as work:
         target = Path(work) / "classes.json"
@@ -239,6 +267,15 @@ def introspect(
             tail = "\n".join(run.output.splitlines()[-15:])
             raise IntrospectionError(f"sclang wrote no dump ({err.strerror}):\n{tail}") from err
         return parse_dump(text)
+
+
+def _platform(raw: dict[str, Any]) -> Platform:
+    return Platform(
+        class_library_dir=str(raw["class_library_dir"]),
+        system_extension_dir=str(raw["system_extension_dir"]),
+        user_extension_dir=str(raw["user_extension_dir"]), help_dir=str(raw["help_dir"]),
+        include_paths=tuple(str(p) for p in raw["include_paths"]),
+        exclude_paths=tuple(str(p) for p in raw["exclude_paths"]))
 
 
 def _class(raw: dict[str, Any]) -> ClassRecord:

@@ -11,12 +11,19 @@ name, so a name always means one thing.
 from __future__ import annotations
 
 import builtins
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from scorch.errors import (
+    InvalidSnippet,
+    ReadOnlySnippet,
+    SnippetExists,
+    Unavailable,
+    UnknownSnippet,
+)
+from scorch.primitives.files import write_atomically
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "snippets"
 
@@ -27,29 +34,6 @@ _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 _HEADER = re.compile(r"//\s*([a-z]+):\s?(.*)")
 _HEADER_KEYS = ("description", "tags", "runs", "stop")
 _MAX_DESCRIPTION = 300
-
-
-class SnippetError(Exception):
-    """A snippet operation failed; the message says why."""
-
-
-class InvalidSnippet(SnippetError, ValueError):
-    """A name, tag or description breaks the rules."""
-
-
-class UnknownSnippet(SnippetError, KeyError):
-    """No snippet, built-in or saved, has that name."""
-
-    def __str__(self) -> str:  # KeyError would repr() the message
-        return str(self.args[0]) if self.args else ""
-
-
-class ReadOnlySnippet(SnippetError):
-    """The snippet is one of scorch's built-ins, which cannot be changed or deleted."""
-
-
-class SnippetExists(SnippetError):
-    """A saved snippet already has that name and replacing it was not asked for."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +51,11 @@ class Snippet:
     """The code after the header, ready to evaluate."""
     builtin: bool
     path: Path
+
+    def ends_after(self) -> float | None:
+        """Return the seconds it plays before it stops by itself, None if it plays on."""
+        match = re.match(r"\s*(\d+(?:\.\d+)?)\s*s\b", self.runs)
+        return float(match.group(1)) if match else None
 
 
 def validate_name(name: str) -> str:
@@ -140,7 +129,7 @@ class SnippetStore:
 
     def save(self, name: str, code: str, description: str = "",
              tags: Iterable[str] = (), *, replace: bool = False) -> Snippet:
-        """Save a user snippet; replacing one needs ``replace=True``; built-ins are read-only."""
+        """Save a user snippet; replacing one needs ``replace``; built-ins are read-only."""
         validate_name(name)
         if (self.builtin_dir / f"{name}.scd").is_file():
             raise ReadOnlySnippet(f"{name!r} is a built-in snippet and is read-only; "
@@ -155,8 +144,8 @@ class SnippetStore:
         target = self.user_dir / f"{name}.scd"
         if target.exists() and not replace:
             raise SnippetExists(f"a saved snippet is already named {name!r}; "
-                                "pass replace=True to overwrite it")
-        _write_atomically(target, render_snippet(code, line, clean_tags))
+                                "pass replace = true to overwrite it")
+        write_atomically(target, render_snippet(code, line, clean_tags).encode("utf-8"))
         return self._read(target, builtin=False)
 
     def delete(self, name: str) -> None:
@@ -185,7 +174,8 @@ class SnippetStore:
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError as err:
-            raise SnippetError(f"cannot read snippet {path.stem!r}: {err.strerror}") from err
+            raise Unavailable(f"cannot read snippet {path.stem!r} ({path}): {err.strerror}"
+                              ) from err
         return parse_snippet(text, path.stem, builtin=builtin, path=path)
 
 
@@ -198,15 +188,3 @@ def _check_tag(tag: str) -> str:
 
 def _split_tags(text: str) -> tuple[str, ...]:
     return tuple(t for t in (part.strip().lower() for part in text.split(",")) if t)
-
-
-def _write_atomically(target: Path, text: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
