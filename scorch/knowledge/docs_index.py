@@ -20,7 +20,7 @@ import sqlite3
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -133,12 +133,20 @@ class DocsIndex:
                 return {}
         return dict(rows)
 
+    def set_meta(self, items: Mapping[str, str]) -> None:
+        """Record ``items`` beside what the last build recorded (a key's old value goes)."""
+        with self._lock:
+            self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(items.items()))
+
     def build(
-        self, help_dir: Path | None, classes: Sequence[ClassRecord], *, version: str = ""
+        self, help_dir: Path | None, classes: Sequence[ClassRecord], *, version: str = "",
+        meta: Mapping[str, str] | None = None,
     ) -> BuildStats:
         """Replace the index with the help files under ``help_dir`` merged with ``classes``.
 
         ``help_dir`` None or missing indexes the runtime classes only, and says so.
+        ``meta`` is recorded with the build, in the same transaction.
         """
         started = time.monotonic()
         note = ""
@@ -152,7 +160,7 @@ class DocsIndex:
         docs, counts = _merge_all(helps, classes)
         fingerprint = docs_fingerprint(help_dir, classes)
         with self._lock:
-            self._write(docs, version, fingerprint)
+            self._write(docs, version, fingerprint, meta or {})
             self._names = None
         stats = BuildStats(
             help_dir=str(help_dir) if help_dir is not None else None, help_files=len(helps),
@@ -252,7 +260,8 @@ class DocsIndex:
                 self._names = sorted(r[0] for r in rows)
             return self._names
 
-    def _write(self, docs: list[_Entry], version: str, fingerprint: str) -> None:
+    def _write(self, docs: list[_Entry], version: str, fingerprint: str,
+               meta: Mapping[str, str]) -> None:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -271,7 +280,7 @@ class DocsIndex:
                            "VALUES (?, ?, ?, ?, ?, ?)", (doc_id, *_fts_row(doc, help_doc)))
             db.executemany("INSERT INTO meta VALUES (?, ?)", [
                 ("schema", INDEX_SCHEMA), ("version", version), ("fingerprint", fingerprint),
-                ("built_at", str(time.time())),
+                ("built_at", str(time.time())), *meta.items(),
             ])
             db.execute("INSERT INTO docs_fts (docs_fts) VALUES ('optimize')")
             db.execute("COMMIT")
