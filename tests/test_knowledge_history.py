@@ -54,10 +54,12 @@ def test_all_words_first_then_any_word(history: History) -> None:
 
 
 def test_filters_combine(history: History) -> None:
-    assert [e.time for e in history.search(instance="b")] == [T0 + 240, T0 + 60]
+    assert [e.time for e in history.search(instances=["b"])] == [T0 + 240, T0 + 60]
+    assert len(history.search(instances=["a", "b"])) == len(history.search())
+    assert history.search(instances=[]) == []
     assert [e.error for e in history.search(errors_only=True)] == ["Class not defined."]
     assert [e.time for e in history.search(since=T0 + 120)] == [T0 + 240, T0 + 180, T0 + 120]
-    assert [e.time for e in history.search("SinOsc", instance="a", since=T0 + 1)] == [
+    assert [e.time for e in history.search("SinOsc", instances=["a"], since=T0 + 1)] == [
         T0 + 180, T0 + 120]
     assert len(history.search(limit=2)) == 2
 

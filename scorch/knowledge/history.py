@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,23 +127,24 @@ class History:
                 raise
             return removed
 
-    def search(self, query: str | None = None, instance: str | None = None,
+    def search(self, query: str | None = None, instances: Sequence[str] | None = None,
                errors_only: bool = False, since: float | None = None,
                limit: int = 20) -> list[Entry]:
         """Return matching evaluations, newest (most recently recorded) first.
 
         ``query`` is any text: entries holding all its words, or if none do, any
-        of them (in code, value, posts or error). The other filters combine with it.
+        of them (in code, value, posts or error). ``instances`` None means every
+        instance. The other filters combine with it.
         """
         limit = max(0, min(limit, 1000))
         words = fts.terms(query)
         if query is not None and query.strip() and not words:
             return []  # only punctuation: nothing could match
         if not words:
-            return self._select(None, instance, errors_only, since, limit)
-        found = self._select(fts.match_all(words), instance, errors_only, since, limit)
+            return self._select(None, instances, errors_only, since, limit)
+        found = self._select(fts.match_all(words), instances, errors_only, since, limit)
         if not found and len(words) > 1:
-            found = self._select(fts.match_any(words), instance, errors_only, since, limit)
+            found = self._select(fts.match_any(words), instances, errors_only, since, limit)
         return found
 
     def count(self) -> int:
@@ -150,16 +152,16 @@ class History:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0])
 
-    def _select(self, expression: str | None, instance: str | None, errors_only: bool,
-                since: float | None, limit: int) -> list[Entry]:
+    def _select(self, expression: str | None, instances: Sequence[str] | None,
+                errors_only: bool, since: float | None, limit: int) -> list[Entry]:
         where: list[str] = []
         args: list[object] = []
         if expression is not None:
             where.append("entries_fts MATCH ?")
             args.append(expression)
-        if instance is not None:
-            where.append("e.instance = ?")
-            args.append(instance)
+        if instances is not None:
+            where.append(f"e.instance IN ({', '.join('?' * len(instances))})")
+            args.extend(instances)
         if errors_only:
             where.append("e.error IS NOT NULL")
         if since is not None:

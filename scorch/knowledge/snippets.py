@@ -136,7 +136,7 @@ class SnippetStore:
                                   "save yours under another name")
         if not code.strip():
             raise InvalidSnippet("a snippet needs some code")
-        clean_tags = [_check_tag(t) for t in tags]
+        clean_tags = [validate_tag(t) for t in tags]
         line = " ".join(description.split())
         if len(line) > _MAX_DESCRIPTION:
             raise InvalidSnippet(f"the description is {len(line)} characters; "
@@ -179,7 +179,8 @@ class SnippetStore:
         return parse_snippet(text, path.stem, builtin=builtin, path=path)
 
 
-def _check_tag(tag: str) -> str:
+def validate_tag(tag: str) -> str:
+    """Return ``tag`` lower-cased if it is a valid tag; raise InvalidSnippet saying the rule."""
     clean = tag.strip().lower()
     if not _NAME.fullmatch(clean):
         raise InvalidSnippet(f"invalid tag {tag!r}: use {NAME_RULE}")

@@ -33,6 +33,7 @@ from scorch.errors import (
 from scorch.primitives.console import Console, ConsoleLine
 from scorch.primitives.sclang_result import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
+from scorch.service.knowledge import Knowledge
 from scorch.state.events import Event, State
 from scorch.state.view import InstanceView, Snapshot
 from scorch.values import describe_errors
@@ -62,6 +63,8 @@ class Orchestra:
         self.midi_error: str | None = "MIDI is not started"
         """Why MIDI is off, or None while the router runs."""
         self.started_at: float | None = None
+        self.knowledge = Knowledge(config)
+        """The docs index, the execution history and the snippets (the knowledge ops')."""
 
     # --- lifecycle -----------------------------------------------------------
 
@@ -90,10 +93,13 @@ class Orchestra:
         self._router = self._supervisor.router_proxy().get(timeout=ASK)
         self.midi_error = self._supervisor.midi_status().get(timeout=ASK)
         self.started_at = time.time()
+        # After the rooms are READY, so a docs build never slows their boot.
+        self.knowledge.start()
         return errors
 
     def stop(self, timeout: float = 20.0) -> None:
         """Stop everything in reverse order; no process of scorch is left."""
+        self.knowledge.stop()
         supervisor, self._supervisor = self._supervisor, None
         if supervisor is None:
             return
