@@ -38,6 +38,8 @@ def write_config(tmp_path: Path, tag: str) -> Path:
         state_dir = "{tmp_path / 'state'}"
         [audio]
         jack_server = "{jack_name(tag)}"
+        [docs]
+        build = "on-demand"
         [instances.lobby]
         group = "ground"
         synthdefs = ["sine"]
@@ -169,6 +171,12 @@ def test_operation_commands_reach_the_running_installation(tmp_path: Path) -> No
                         "--json")
         assert played.returncode == 0 and '"node": "hum"' in played.stdout
         assert '"hum"' in scorch("status", "attic", "--json").stdout
+        docs = scorch("docs", "SinOsc")  # the first call builds the index, then answers
+        assert docs.returncode == 0, docs.stderr
+        assert "SinOsc.ar(freq: 440, phase: 0, mul: 1, add: 0)" in docs.stdout
+        found = scorch("history", "from the shell")
+        assert found.returncode == 0 and "\"from the shell\".postln; 6 * 7" in found.stdout
+        assert "lobby" in found.stdout and "-> 42" in found.stdout
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
