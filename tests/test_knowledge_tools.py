@@ -46,6 +46,8 @@ OSCdef(\knowledgeMeter, { |msg| ~knowledgePeak = max(~knowledgePeak ? 0, max(msg
     '/knowledgeMeter').permanent_(true);
 fork { s.sync; ~knowledgePeak = 0; Synth.tail(RootNode(s), \knowledgeMeter) };
 """
+#: Seconds a test waits for a docs build (about 3 s on an idle machine).
+BUILD_WAIT = 120.0
 #: A MIDI note simulated without hardware, for the MIDI responder.
 MIDI_NOTE_ON = "MIDIIn.doNoteOnAction(1, 0, 60, 100);"
 
@@ -113,7 +115,8 @@ async def test_the_index_is_built_in_the_background_once_the_rooms_are_ready(
     busy = await fails(client, "docs", name="SinOsc", timeout_s=0.01)
     assert "being built" in busy and "ask again" in busy
 
-    out = await call(client, "docs", name="SinOsc")  # waits for the build
+    # Waits for the build (niced: on a busy machine it may take a while).
+    out = await call(client, "docs", name="SinOsc", timeout_s=BUILD_WAIT)
 
     assert out["doc"]["name"] == "SinOsc"
     assert not orchestra.knowledge.status()["building"]
@@ -197,7 +200,7 @@ async def test_a_class_added_to_the_extension_folder_appears(
 
     # The next lookup of an unknown name sees that the library's files changed, rebuilds
     # from a fresh headless sclang, and finds it; rooms see it after their next compile.
-    doc = (await call(client, "docs", name="ScorchProbe"))["doc"]
+    doc = (await call(client, "docs", name="ScorchProbe", timeout_s=BUILD_WAIT))["doc"]
 
     assert doc["file"] == str(probe) and doc["in_library"] and not doc["has_help"]
     assert [m["signature"] for m in doc["class_methods"]] == ["make(level: 0.25, "
@@ -220,7 +223,7 @@ help_dir = "{tmp_path / 'no-help-here'}"
     orch.knowledge.start()
     try:
         async with Client(build_server(LocalService(orch))) as session:
-            out = await call(session, "docs", name="SinOsc")
+            out = await call(session, "docs", name="SinOsc", timeout_s=BUILD_WAIT)
     finally:
         orch.knowledge.stop()
 
