@@ -8,6 +8,7 @@ extension folder without touching anyone else's sclang).
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from mcp import Client
 
 from mcp_server.server import build_server
 from scorch.config import Config, parse_config
+from scorch.errors import HistoryUnavailable
 from scorch.knowledge.snippets import BUILTIN_DIR, SnippetStore
 from scorch.primitives.process import pid_alive
 from scorch.service.local import LocalService
@@ -281,6 +283,35 @@ async def test_history_survives_a_restart(make_config: MakeConfig,
         found = await call(session, "history", query="k13-before-restart")
 
     assert [e["instance"] for e in found["entries"]] == ["solo"]
+
+
+async def test_execute_goes_on_when_the_history_cannot_be_written(
+        make_config: MakeConfig, start_orchestra: Callable[[Config], Orchestra],
+        caplog: pytest.LogCaptureFixture) -> None:
+    orch = start_orchestra(make_config("[instances.solo]\n", extra="[midi]\nenabled = false\n",
+                                       tag="k-broken"))
+    with sqlite3.connect(orch.knowledge.history_path) as other:
+        other.execute("DROP TABLE entries")  # someone else broke the file under scorch
+
+    async with Client(build_server(LocalService(orch))) as session:
+        [done] = (await call(session, "execute", instance="solo", code="6 * 7"))["results"]
+
+    assert done["ok"] and done["value"] == "42"
+    assert "not kept in the history" in caplog.text
+
+
+def test_a_history_that_cannot_be_opened_is_reported_not_fatal(tmp_path: Path) -> None:
+    config = parse_config(f'state_dir = "{tmp_path}"\n[instances.a]\n[docs]\n'
+                          'build = "on-demand"\n', tmp_path / "c.toml")
+    (tmp_path / "history.sqlite").mkdir()  # not a database at all
+    knowledge = Orchestra(config).knowledge
+    knowledge.start()
+    try:
+        knowledge.record(time.time(), "a", "1", "1", "", None, 1.0)  # no error: skipped
+        with pytest.raises(HistoryUnavailable, match=r"cannot be opened.*move it aside"):
+            knowledge.history()
+    finally:
+        knowledge.stop()
 
 
 # --- snippets ----------------------------------------------------------------------

@@ -64,7 +64,7 @@ class DocsState:
     version: str
     """The SuperCollider version it was made from, empty when sclang could not be run."""
     refreshing: bool
-    """A newer index is being built; this one answers meanwhile."""
+    """The builder is running (the sources changed); this index answers meanwhile."""
 
 
 class Knowledge:
@@ -177,8 +177,9 @@ class Knowledge:
             if index is None:
                 raise DocsUnavailable(self._unavailable(refresh))
         meta = index.meta()
+        # A stamp check alone is no rebuild: only a running builder makes a newer index.
         return DocsState(index, meta.get(build.NOTE, ""), meta.get("version", ""),
-                         refresh is not None)
+                         refresh is not None and refresh.proc is not None)
 
     def _unavailable(self, refresh: _Refresh | None) -> str:
         if refresh is not None:
