@@ -29,6 +29,7 @@ from scorch.config import InstanceConfig
 from scorch.errors import BootError, InstanceFailed, InstanceNotReady
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ManagedProcess
+from scorch.primitives.scsynth import Scsynth
 from scorch.state.desired import DesiredState
 from scorch.state.events import Kind, State
 from scorch.state.view import InstanceView
@@ -119,7 +120,7 @@ class Instance(pykka.ThreadingActor):
         retries under the restart policy (FAILED when it gives up). Callers wait
         for READY or FAILED on the instance's events.
         """
-        if self._state() in (*SOUNDING, State.BOOTING):
+        if self._state() in SOUNDING:
             return
         self._halt_keepers()
         self.processes.stop()  # RESTARTING may have left one of the two running
@@ -140,10 +141,15 @@ class Instance(pykka.ThreadingActor):
         self._keepers["scsynth"].start()
         try:
             self.processes.start_sclang()
-        except Exception as err:  # the sound plays; sclang's keeper tries again
+        except Exception as err:  # sclang's keeper tries again
             self._event(Kind.BOOT_FAILED, f"sclang: {_reason(err)}", process="sclang")
             self.view.update(sclang_state="restarting")
             self._keepers["sclang"].start(fault=_reason(err))
+            scsynth = self.processes.scsynth
+            trouble = scsynth.trouble() if scsynth is not None else "scsynth is gone"
+            if trouble is not None:  # the fault was scsynth's: restart it, then sclang
+                self._scsynth_fault(trouble)
+                return
             self._ready(f"scsynth ready in {time.monotonic() - started:.2f} s; sclang not yet")
             return
         self._keepers["sclang"].start()
@@ -239,6 +245,13 @@ class Instance(pykka.ThreadingActor):
             self.processes.stop_scsynth()  # sclang stays: it re-attaches to the new scsynth
         self._fault(kind, f"{kind} {how}")
 
+    def _scsynth_fault(self, trouble: str) -> None:
+        """scsynth failed while sclang attached to it: a crash of scsynth (killed if stopped)."""
+        scsynth = self.processes.scsynth
+        if scsynth is not None and scsynth.process.alive():
+            scsynth.process.signal_group(signal.SIGKILL)  # stopped: it would never answer
+        self._crashed("scsynth", f"{trouble.removeprefix('scsynth ')} while sclang attached")
+
     def retrying(self, kind: str, delay: float, attempt: int, failure: str) -> None:
         """A keeper waits ``delay`` seconds before restart ``attempt`` (keeper's tell)."""
         if self._state() in _DOWN:
@@ -279,20 +292,25 @@ class Instance(pykka.ThreadingActor):
     def _start_scsynth(self) -> None:
         """Start scsynth, restoring onto it and re-attaching a running sclang on the way."""
         dropped = self.processes.start_scsynth(self.desired, self._reattach)
+        sclang_keeper = self._keepers.get("sclang")
+        if sclang_keeper is not None:
+            sclang_keeper.wake()  # it may have waited for an scsynth to attach to
         if dropped:
             self.nodes.publish()
             self._event(Kind.NODE_ENDED, f"not restored: {', '.join(dropped)} (a value OSC "
                         "cannot carry); they are forgotten", nodes=dropped)
 
-    def _reattach(self, port: int) -> None:
+    def _reattach(self, scsynth: Scsynth) -> None:
         """Between the SynthDefs and the nodes: sclang follows the new scsynth."""
         sclang = self.processes.sclang
         if sclang is None or not sclang.process.alive():
             return
         try:
-            sclang.reattach(port)
-        except BootError as err:  # sclang's fault, not scsynth's: restart sclang alone
-            self._crashed("sclang", f"did not re-attach ({err})")
+            sclang.reattach(scsynth.port, scsynth.trouble)
+        except BootError as err:
+            if scsynth.trouble() is not None:
+                raise  # scsynth's fault: its start fails and is retried; sclang waits for it
+            self._crashed("sclang", f"did not re-attach ({err})")  # sclang's: restart it alone
 
     def give_up(self, kind: str, reason: str) -> None:
         """A keeper spent its restart budget.

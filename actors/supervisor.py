@@ -7,7 +7,6 @@ crashes are handled by its actor; the supervisor only handles what is shared.
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import replace
 
 import pykka
@@ -49,11 +48,12 @@ class Supervisor(pykka.ThreadingActor):
         """True when scorch runs its own jackd (dummy or ALSA driver)."""
         return self.config.audio.driver in ("dummy", "alsa")
 
-    def start_all(self, timeout: float = 60.0) -> dict[str, str | None]:
-        """Start JACK, boot every instance in parallel, start the watchdog.
+    def start_tree(self) -> dict[str, InstanceProxy]:
+        """Start JACK, then every instance (each boots in its own thread), the watchdog and MIDI.
 
-        Returns each instance's boot error (None when it booted); one instance
-        failing does not stop the others.
+        Returns the instance actors at once: they report READY or FAILED on
+        their views, so a caller waits there (one instance failing does not
+        stop the others) while calls to the rest go through.
         """
         me = self.actor_ref.proxy()
         jack_alive = None
@@ -69,19 +69,15 @@ class Supervisor(pykka.ThreadingActor):
                 settings = replace(settings, jack_alive=jack_alive)
             self.instances[name] = Instance.start(name, inst_config, settings,
                                                   self.views[name]).proxy()
-        marks = {name: self.views[name].events.mark() for name in self.instances}
         for proxy in self.instances.values():
             proxy.boot()  # all at once: each boots in its own actor's thread
-        deadline = time.monotonic() + timeout
-        errors = {name: self.views[name].wait_settled(marks[name], deadline - time.monotonic())
-                  for name in self.instances}
         wd = self.config.watchdog
         self.watchdog = Watchdog.start(
             {name: (self.views[name], proxy) for name, proxy in self.instances.items()},
             wd.interval, wd.missed, wd.busy_limit,
         ).proxy()
         self._start_router()
-        return errors
+        return dict(self.instances)
 
     def _start_router(self) -> None:
         """Start the MIDI router; without a usable MIDI backend scorch plays on without it."""
@@ -122,10 +118,6 @@ class Supervisor(pykka.ThreadingActor):
     def jack_pid(self) -> int | None:
         """The pid of scorch's own jackd, if it runs."""
         return self.jack.pid().get(timeout=ASK_TIMEOUT) if self.jack is not None else None
-
-    def instance_proxies(self) -> dict[str, InstanceProxy]:
-        """The instance actors by name."""
-        return dict(self.instances)
 
     def _keep_jack(self) -> Keeper:
         """A keeper for the private jackd: restart it with backoff, then the instances."""

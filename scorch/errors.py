@@ -149,6 +149,10 @@ class OscTimeout(ScorchError, TimeoutError):
     """scsynth sent no matching reply in time."""
 
 
+class ServerGone(OscTimeout):
+    """The scsynth a reply was awaited from exited: no reply will come."""
+
+
 class OscFailure(ScorchError):
     """scsynth answered a command with ``/fail``."""
 

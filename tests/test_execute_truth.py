@@ -316,3 +316,12 @@ def test_an_sclang_that_keeps_dying_leaves_the_room_degraded_and_sounding(
     orch.restart("solo")
     assert orch.status("solo")["state"] == "READY"
     assert orch.execute_one("solo", "2 + 2").value == "4"
+
+
+def test_a_recompile_in_code_installs_the_evaluator_and_attaches_again(room: Orchestra) -> None:
+    since = room.views["room"].events.mark()
+    assert value(room, "thisProcess.recompile; 12") == "12"
+    event = room.views["room"].events.wait_for(Kind.RESTORED, since, 30.0)
+    assert event is not None and "recompiled" in event.message
+    assert value(room, "[s.class, s.serverRunning]") == "[ class ScorchServer, true ]"
+    assert value(room, "1 + 1") == "2"

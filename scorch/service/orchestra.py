@@ -7,6 +7,7 @@ actor; commands go to the actors with a timeout on every ``ask``.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -31,6 +32,7 @@ from scorch.errors import (
     ScorchError,
 )
 from scorch.primitives.console import Console, ConsoleLine
+from scorch.primitives.patterns import compile_pattern
 from scorch.primitives.sclang_result import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
 from scorch.service.knowledge import Knowledge
@@ -63,6 +65,11 @@ class Orchestra:
         self.midi_error: str | None = "MIDI is not started"
         """Why MIDI is off, or None while the router runs."""
         self.started_at: float | None = None
+        self.start_error: str | None = None
+        """Why the tree could not be started, when it could not."""
+        self._starting = False
+        self._tree = threading.Event()
+        """Set once the actors exist (or the start failed)."""
         self.knowledge = Knowledge(config)
         """The docs index, the execution history and the snippets (the knowledge ops')."""
 
@@ -80,20 +87,35 @@ class Orchestra:
         )
 
     def start(self, timeout: float = 60.0) -> dict[str, str | None]:
-        """Start JACK and boot every instance in parallel; return boot errors by name."""
+        """Start JACK and boot every instance in parallel; return boot errors by name.
+
+        Calls made meanwhile (from other threads) wait for the tree, then for
+        their instance; ``list_instances`` shows BOOTING.
+        """
+        marks = {name: view.events.mark() for name, view in self.views.items()}
+        for view in self.views.values():
+            view.update(state=State.BOOTING, reason="scorch is starting")
+        self._starting = True
         settings = {name: self._settings(name) for name in self.config.instances}
-        self._supervisor = Supervisor.start(self.config, self.views, settings,
-                                            self.jack_console).proxy()
         try:
-            errors = self._supervisor.start_all(timeout).get(timeout=timeout + ASK)
-        except Exception:
+            self._supervisor = Supervisor.start(self.config, self.views, settings,
+                                                self.jack_console).proxy()
+            self._proxies = self._supervisor.start_tree().get(timeout=timeout)
+            self._router = self._supervisor.router_proxy().get(timeout=ASK)
+            self.midi_error = self._supervisor.midi_status().get(timeout=ASK)
+        except Exception as err:
+            self.start_error = f"scorch could not start: {err}"
+            for view in self.views.values():
+                view.update(state=State.FAILED, reason=self.start_error)
+            self._tree.set()
             self.stop()
             raise
-        self._proxies = self._supervisor.instance_proxies().get(timeout=ASK)
-        self._router = self._supervisor.router_proxy().get(timeout=ASK)
-        self.midi_error = self._supervisor.midi_status().get(timeout=ASK)
+        self._tree.set()
         self.started_at = time.time()
-        # After the rooms are READY, so a docs build never slows their boot.
+        deadline = time.monotonic() + timeout
+        errors = {name: view.wait_settled(marks[name], deadline - time.monotonic())
+                  for name, view in self.views.items()}
+        # After the rooms are READY (or given up), so a docs build never slows their boot.
         self.knowledge.start()
         return errors
 
@@ -135,9 +157,12 @@ class Orchestra:
 
     def _proxy(self, name: str) -> InstanceProxy:
         self.view(name)
+        if self._starting:
+            self._tree.wait(RESTORE_WAIT)  # the tree is being built: a moment
         proxy = self._proxies.get(name)
         if proxy is None:
-            raise InstanceNotReady(f"instance {name!r} is not running: scorch is not started")
+            raise InstanceNotReady(f"instance {name!r} is not running: "
+                                   f"{self.start_error or 'scorch is not started'}")
         return proxy
 
     def _ask(self, name: str, method: str, *args: Any, timeout: float = ASK) -> Any:
@@ -452,7 +477,7 @@ class Orchestra:
     def wait_for(self, name: str, pattern: str, timeout: float,
                  since: int | None = None) -> ConsoleLine | None:
         """Wait until the console shows a line matching ``pattern``."""
-        return self.view(name).console.wait_for(pattern, timeout, since=since)
+        return self.view(name).console.wait_for(compile_pattern(pattern), timeout, since=since)
 
     def events(self, selector: str = "*", since: int = 0) -> list[Event]:
         """Lifecycle events of the instances ``selector`` names, oldest first."""
