@@ -103,6 +103,10 @@ class MidiUnavailable(Unavailable):
     """MIDI is off: disabled in the config, or no MIDI backend could be opened."""
 
 
+class ControlBusy(Unavailable):
+    """The control socket serves its most connections at once; try again shortly."""
+
+
 class NotRunning(Unavailable):
     """No ``scorch run`` answers on the control socket of this installation."""
 
