@@ -64,6 +64,26 @@ class MidiPortNotFound(NotFound):
     """No MIDI port matches a name, or the port went away."""
 
 
+class DocNotFound(NotFound):
+    """No class or help page has that name; the message names the closest ones."""
+
+
+class UnknownSnippet(NotFound):
+    """No snippet, built-in or saved, has that name."""
+
+
+class InvalidSnippet(InvalidRequest):
+    """A snippet's name, tag, description or code breaks the rules."""
+
+
+class ReadOnlySnippet(InvalidRequest):
+    """The snippet is one of scorch's built-ins, which cannot be changed or deleted."""
+
+
+class SnippetExists(InvalidRequest):
+    """A saved snippet already has that name and replacing it was not asked for."""
+
+
 # --- the installation cannot do it now -------------------------------------------
 
 
@@ -91,6 +111,14 @@ class NotRunning(Unavailable):
     """No ``scorch run`` answers on the control socket of this installation."""
 
 
+class DocsUnavailable(Unavailable):
+    """The docs index is still being built, or could not be built (the message says why)."""
+
+
+class HistoryUnavailable(Unavailable):
+    """The execution history's database cannot be opened or read."""
+
+
 # --- processes -----------------------------------------------------------------
 
 
@@ -108,6 +136,10 @@ class PortInUse(BootError):
 
 class SynthDefError(ScorchError):
     """A SynthDef library file failed to compile or breaks the metadata convention."""
+
+
+class IntrospectionError(ScorchError):
+    """sclang's class library could not be dumped, or its dump could not be read."""
 
 
 # --- the wire ------------------------------------------------------------------

@@ -37,6 +37,7 @@ from scorch.primitives.console import Console, ConsoleLine
 from scorch.primitives.patterns import compile_pattern
 from scorch.primitives.sclang_result import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
+from scorch.service.knowledge import Knowledge
 from scorch.state.events import Event, State
 from scorch.state.view import InstanceView, Snapshot
 from scorch.values import describe_errors
@@ -75,6 +76,8 @@ class Orchestra:
         self._tree = threading.Event()
         """Set once the actors exist (or the start failed)."""
         self._reload_lock = threading.Lock()
+        self.knowledge = Knowledge(config)
+        """The docs index, the execution history and the snippets (the knowledge ops')."""
 
     # --- lifecycle -----------------------------------------------------------
 
@@ -118,11 +121,15 @@ class Orchestra:
         self._tree.set()
         self.started_at = time.time()
         deadline = time.monotonic() + timeout
-        return {name: view.wait_settled(marks[name], deadline - time.monotonic())
-                for name, view in self.views.items()}
+        errors = {name: view.wait_settled(marks[name], deadline - time.monotonic())
+                  for name, view in self.views.items()}
+        # After the rooms are READY (or given up), so a docs build never slows their boot.
+        self.knowledge.start()
+        return errors
 
     def stop(self, timeout: float = 20.0) -> None:
         """Stop everything in reverse order; no process of scorch is left."""
+        self.knowledge.stop()
         supervisor, self._supervisor = self._supervisor, None
         if supervisor is None:
             return
