@@ -6,6 +6,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from scorch.cli.commands import add_commands
 from scorch.config import find_config, load_config
@@ -32,6 +33,25 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     return Runner(load_config(find_config(args.config)), args.boot_timeout,
                   args.status_every).run()
+
+
+def cmd_service_install(args: argparse.Namespace) -> int:
+    """Write a systemd unit that runs ``scorch run`` with this config."""
+    from scorch.cli.service_unit import next_steps, scorch_executable, unit_path, unit_text
+
+    config_path = find_config(args.config).resolve()
+    load_config(config_path)  # a unit for a config that does not load would only fail later
+    path = Path(args.output) if args.output else unit_path(args.user, args.name)
+    text = unit_text(scorch_executable(), config_path, args.user)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        print(f"scorch: cannot write {path}: {err.strerror}"
+              + ("; use --user, or run with sudo" if not args.user else ""), file=sys.stderr)
+        return 1
+    print(next_steps(path, args.user, args.name))
+    return 0
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -75,6 +95,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--status-every", type=float, default=0.0,
                      help="print the status table every N seconds (0: only after boot)")
     run.set_defaults(func=cmd_run)
+    service = sub.add_parser("service", help="run scorch as a systemd service")
+    service_sub = service.add_subparsers(dest="service_command", required=True)
+    install = service_sub.add_parser("install", help="write a systemd unit for this config")
+    install.add_argument("--config", help="the installation's config file")
+    install.add_argument("--user", action="store_true",
+                         help="a user unit (~/.config/systemd/user), no root needed")
+    install.add_argument("--name", default="scorch", help="the unit's name (default: scorch)")
+    install.add_argument("--output", help="write the unit here instead")
+    install.set_defaults(func=cmd_service_install)
     doctor = sub.add_parser("doctor", help="check this machine")
     doctor.add_argument("--config")
     doctor.set_defaults(func=cmd_doctor)
