@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -232,3 +233,28 @@ def test_stopping_with_both_processes_stopped_ends_them(
     for pid in (pids["scsynth"], pids["sclang"]):
         assert not psutil.pid_exists(pid) or \
             psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_an_automatic_port_taken_before_scsynth_binds_it_is_chosen_again(
+        orchestra: Callable[..., Orchestra], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another program takes the free port scorch chose before scsynth binds it: a race
+    scorch cannot prevent, only survive. scsynth is started again on another port."""
+    blocker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    blocker.bind(("127.0.0.1", 0))
+    held = blocker.getsockname()[1]
+    real = actors.processes.free_udp_port
+    handed: list[int] = []
+
+    def taken_first() -> int:
+        handed.append(held if not handed else real())
+        return handed[-1]
+
+    monkeypatch.setattr(actors.processes, "free_udp_port", taken_first)
+    try:
+        orch = orchestra("ph-port")
+        assert orch.start() == {"room": None}
+        assert handed[0] == held and orch.status("room")["port"] not in (None, held)
+        assert not messages(orch, Kind.BOOT_FAILED)  # chosen again within the same boot
+        assert_back(orch, time.monotonic())
+    finally:
+        blocker.close()
