@@ -140,6 +140,8 @@ def test_malformed_json_rpc_lines_get_json_rpc_errors_over_real_stdio(tmp_path: 
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-    codes = [(a.get("id"), a.get("error", {}).get("code")) for a in answers]
-    assert codes[:4] == [(None, -32700), (7, -32600), (None, -32600), ("a", -32600)]
-    assert answers[4]["id"] == 1 and "result" in answers[4]
+    # initialize may be answered first, from the handshake cache; the errors keep their order
+    initialized = [a for a in answers if a.get("id") == 1]
+    assert len(initialized) == 1 and "result" in initialized[0]
+    codes = [(a.get("id"), a.get("error", {}).get("code")) for a in answers if a.get("id") != 1]
+    assert codes == [(None, -32700), (7, -32600), (None, -32600), ("a", -32600)]
