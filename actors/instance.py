@@ -21,6 +21,7 @@ import time
 
 import pykka
 
+from actors.instance_buffers import Buffers
 from actors.instance_code import Code
 from actors.instance_nodes import Nodes
 from actors.keeper import Keeper
@@ -38,7 +39,7 @@ log = logging.getLogger(__name__)
 #: How long a keeper waits for this actor to start what is down.
 RESTART_ASK = 120.0
 _WARN = (Kind.CRASHED, Kind.HUNG, Kind.FAILED, Kind.DEGRADED, Kind.BOOT_FAILED,
-         Kind.STARTUP_ERROR)
+         Kind.STARTUP_ERROR, Kind.BUFFER_LOST)
 #: States in which scsynth plays (and MIDI, play and set reach it).
 SOUNDING = (State.READY, State.DEGRADED)
 _DOWN = (State.STOPPED, State.STOPPING, State.FAILED)
@@ -63,6 +64,8 @@ class Instance(pykka.ThreadingActor):
         self.nodes = pykka.traversable(Nodes(
             name, self.desired, self.processes, view, self._event,
             lambda: settings.on_changed(name), self._require_ready))
+        self.buffers = pykka.traversable(Buffers(
+            name, self.desired, self.processes, view, self._require_ready))
         self.code = pykka.traversable(Code(
             name, self.processes, self.desired, self._event, self._require_ready,
             lambda how: self._crashed("sclang", how)))
@@ -267,7 +270,8 @@ class Instance(pykka.ThreadingActor):
         took = time.monotonic() - started
         if kind == "scsynth" or self._state() != State.READY:
             self._ready(f"{kind} restarted in {took:.2f} s")
-        restored = (f"restored {len(self.desired.synthdefs)} SynthDefs and "
+        restored = (f"restored {len(self.desired.synthdefs)} SynthDefs, "
+                    f"{len(self.desired.buffers)} buffers and "
                     f"{len(self.desired.nodes)} nodes" if kind == "scsynth"
                     else "sclang is back; scsynth played on")
         self._event(Kind.RESTORED, restored, process=kind, nodes=list(self.desired.nodes),
@@ -278,11 +282,15 @@ class Instance(pykka.ThreadingActor):
 
     def _start_scsynth(self) -> None:
         """Start scsynth, restoring onto it and re-attaching a running sclang on the way."""
-        dropped = self.processes.start_scsynth(self.desired, self._reattach)
+        dropped, lost = self.processes.start_scsynth(self.desired, self._reattach)
         if dropped:
             self.nodes.publish()
             self._event(Kind.NODE_ENDED, f"not restored: {', '.join(dropped)} (a value OSC "
                         "cannot carry); they are forgotten", nodes=dropped)
+        if lost:
+            self._event(Kind.BUFFER_LOST, "buffers not restored: " + "; ".join(lost)
+                        + " (tried again at the next restore)", buffers=lost)
+        self.buffers.publish()
 
     def _reattach(self, port: int) -> None:
         """Between the SynthDefs and the nodes: sclang follows the new scsynth."""

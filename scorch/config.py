@@ -126,6 +126,25 @@ class WatchdogConfig(_Model):
         return self
 
 
+class SamplesConfig(_Model):
+    """The ``[samples]`` table: where sound files are found, and how large one may be."""
+
+    paths: tuple[Path, ...] = Field(
+        (), description="folders searched for samples and for relative paths, in order "
+        "(relative to the config file)")
+    max_mb: float = Field(256.0, gt=0, le=4096,
+                          description="largest sound file `buffer load` accepts, megabytes")
+
+
+class SessionsConfig(_Model):
+    """The ``[sessions]`` table: saved states of the whole installation."""
+
+    autosave: float = Field(
+        30.0, ge=0, le=86400,
+        description="seconds between autosaves (0: only at shutdown); `scorch run --resume` "
+        "starts from the last one")
+
+
 class Config(_Model):
     """A whole installation."""
 
@@ -133,6 +152,8 @@ class Config(_Model):
     instances: dict[InstanceName, InstanceConfig]
     watchdog: WatchdogConfig = WatchdogConfig()
     midi: MidiConfig = MidiConfig()
+    samples: SamplesConfig = SamplesConfig()
+    sessions: SessionsConfig = SessionsConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     source: Path | None = Field(None, exclude=True, description="the file this was read from")
 
@@ -178,6 +199,10 @@ class Config(_Model):
         if path.is_absolute() or self.source is None:
             return path
         return self.source.parent / path
+
+    def sample_folders(self) -> list[Path]:
+        """The ``[samples] paths``, resolved against the config file's folder."""
+        return [self.resolve_path(p) for p in self.samples.paths]
 
     def state_path(self) -> Path:
         """The folder for run-time state (routes, control socket)."""

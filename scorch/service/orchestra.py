@@ -7,11 +7,13 @@ actor; commands go to the actors with a timeout on every ``ask``.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pykka
@@ -19,10 +21,12 @@ from pydantic import ValidationError
 
 from actors.instance import InstanceProxy, InstanceSettings
 from actors.midi_router import MidiRouterProxy
+from actors.processes import load_timeout
 from actors.supervisor import Supervisor, SupervisorProxy
 from midi.schema import ControlRoute, KeyRoute
 from scorch.config import Config, check_synthdefs
 from scorch.errors import (
+    BufferNotFound,
     InstanceFailed,
     InstanceNotFound,
     InstanceNotReady,
@@ -33,8 +37,10 @@ from scorch.errors import (
 )
 from scorch.primitives.console import Console, ConsoleLine
 from scorch.primitives.patterns import compile_pattern
+from scorch.primitives.samples import MB, resolve_sample, search_samples
 from scorch.primitives.sclang_result import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
+from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT, BufferState
 from scorch.state.events import Event, State
 from scorch.state.view import InstanceView, Snapshot
 from scorch.values import describe_errors
@@ -312,6 +318,64 @@ class Orchestra:
                             "params": dict(node.params)}
                 for node in self.view(name).nodes.values()}
 
+    # --- buffers -------------------------------------------------------------
+
+    def load_buffer(self, selector: str, path: str, name: str | None = None,
+                    bufnum: int | None = None) -> list[dict[str, Any]]:
+        """Read a sound file into a buffer on each instance, under one bufnum on all of them.
+
+        ``path``: absolute, or relative to the ``[samples]`` folders. ``name``: the
+        file's stem by default. A name already loaded keeps its bufnum.
+        """
+        folders = self.config.sample_folders()
+        found = resolve_sample(path, folders, int(self.config.samples.max_mb * MB))
+        name = name or buffer_name(found)
+        names = self.resolve(selector)
+        if bufnum is None:
+            bufnum = self._common_bufnum(names, name)
+        loaded = []
+        for room in names:
+            self._settled(room, RESTORE_WAIT)
+            state = self._ask(room, "buffers.load", name, str(found), bufnum,
+                              timeout=load_timeout([str(found)]) + ASK)
+            loaded.append(buffer_row(room, state))
+        return loaded
+
+    def _common_bufnum(self, names: list[str], name: str) -> int | None:
+        """A bufnum free on every instance (or the one they all give ``name``), else None."""
+        held = {self.views[n].buffers[name].bufnum for n in names
+                if name in self.views[n].buffers}
+        if len(held) == 1 and all(name in self.views[n].buffers for n in names):
+            return held.pop()
+        used = {b.bufnum for n in names for b in self.views[n].buffers.values() if b.name != name}
+        free = [b for b in range(SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_BASE + SAMPLE_BUFFER_COUNT)
+                if b not in used]
+        return free[0] if free else None
+
+    def free_buffer(self, selector: str, name: str) -> list[dict[str, Any]]:
+        """Free buffer ``name`` on every instance of ``selector`` that holds it."""
+        names = [n for n in self.resolve(selector) if name in self.views[n].buffers]
+        if not names:
+            known = sorted({b for n in self.resolve(selector) for b in self.views[n].buffers})
+            raise BufferNotFound(f"no buffer {name!r} on {selector!r}; buffers: "
+                                 f"{', '.join(known) or '(none)'}")
+        return [buffer_row(room, self._ask(room, "buffers.free", name)) for room in names]
+
+    def buffers(self, selector: str = "*") -> list[dict[str, Any]]:
+        """Every loaded buffer of the instances ``selector`` names, by instance then bufnum."""
+        return [buffer_row(room, buf) for room in self.resolve(selector)
+                for buf in sorted(self.views[room].buffers.values(), key=lambda b: b.bufnum)]
+
+    def search_samples(self, query: str, limit: int = 50) -> list[dict[str, Any]]:
+        """Sound files in the ``[samples]`` folders whose path holds every word of ``query``."""
+        folders = self.config.sample_folders()
+        if not folders:
+            raise InvalidRequest("the config has no [samples] paths to search: add "
+                                 '`[samples] paths = ["/folder/of/samples"]`')
+        return [{"path": str(f.path), "relative": f.relative, "folder": str(f.folder),
+                 "megabytes": round(f.size / MB, 3)}
+                for f in search_samples(query, folders, limit)]
+
     # --- SynthDefs -----------------------------------------------------------
 
     def synthdefs(self) -> list[SynthDefInfo]:
@@ -477,6 +541,19 @@ class Orchestra:
         names = self.resolve(selector)
         events = [e for name in names for e in self.views[name].events.since(since)]
         return sorted(events, key=lambda e: e.seq)
+
+
+def buffer_name(path: Path) -> str:
+    """A buffer name from a file's stem: letters, digits, _ and - only, starting with a letter."""
+    stem = re.sub(r"[^A-Za-z0-9_-]", "_", path.stem)[:64]
+    return stem if stem[:1].isalpha() else f"s{stem}"[:64]
+
+
+def buffer_row(instance: str, buf: BufferState) -> dict[str, Any]:
+    """One buffer as the API shows it."""
+    return {"instance": instance, "name": buf.name, "bufnum": buf.bufnum, "frames": buf.frames,
+            "channels": buf.channels, "sample_rate": buf.sample_rate,
+            "seconds": round(buf.seconds, 6), "path": buf.path}
 
 
 def _failed(name: str, kind: str, message: str, elapsed: float = 0.0) -> ExecuteResult:
