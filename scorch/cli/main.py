@@ -49,6 +49,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         for name, error in errors.items():
             if error:
                 log.error("instance %r failed to boot: %s", name, error)
+        if args.resume and orchestra.resume() is None:
+            log.warning("--resume: no autosave in %s yet; starting from the config",
+                        orchestra.sessions.folder)
+        orchestra.start_autosave()
         print(service.call("list_instances", {}).text(), flush=True)
         control = ControlServer(orchestra, config.state_path())
         control.start()
@@ -106,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="boot the installation and keep it running")
     run.add_argument("--config", help="config file (default: ./config.toml, else the embedded one)")
     run.add_argument("--boot-timeout", type=float, default=60.0)
+    run.add_argument("--resume", action="store_true",
+                     help="start from the last autosaved session (sessions/autosave.toml)")
     run.add_argument("--status-every", type=float, default=0.0,
                      help="print the status table every N seconds (0: only after boot)")
     run.set_defaults(func=cmd_run)

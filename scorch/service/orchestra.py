@@ -34,14 +34,26 @@ from scorch.errors import (
     MidiUnavailable,
     OscTimeout,
     ScorchError,
+    SessionNotFound,
 )
 from scorch.primitives.console import Console, ConsoleLine
 from scorch.primitives.patterns import compile_pattern
 from scorch.primitives.samples import MB, resolve_sample, search_samples
 from scorch.primitives.sclang_result import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
+from scorch.service.sessions import (
+    AUTOSAVE,
+    FOLDER,
+    Autosaver,
+    Reading,
+    SessionStore,
+    canonical_route,
+    parse,
+    render,
+)
 from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT, BufferState
 from scorch.state.events import Event, State
+from scorch.state.session import BufferSpec, Change, NodeSpec, RoomSpec, Session, diff
 from scorch.state.view import InstanceView, Snapshot
 from scorch.values import describe_errors
 
@@ -75,6 +87,10 @@ class Orchestra:
         self._starting = False
         self._tree = threading.Event()
         """Set once the actors exist (or the start failed)."""
+        self.sessions = SessionStore(config.state_path() / FOLDER)
+        self._autosaver: Autosaver | None = None
+        self._autosaved: Session | None = None
+        """What the last autosave held (unchanged: not written again)."""
 
     # --- lifecycle -----------------------------------------------------------
 
@@ -119,8 +135,40 @@ class Orchestra:
         return {name: view.wait_settled(marks[name], deadline - time.monotonic())
                 for name, view in self.views.items()}
 
+    def start_autosave(self) -> None:
+        """Save the session ``autosave`` every ``[sessions] autosave`` seconds, and at stop.
+
+        Started once the installation holds what it should (after a resume), so a
+        start that fails never overwrites the last good autosave.
+        """
+        if self._autosaver is not None:
+            return
+        interval = self.config.sessions.autosave
+        self._autosaver = Autosaver(interval or float("inf"), self.autosave)
+        if interval:
+            self._autosaver.start()
+
+    def autosave(self) -> bool:
+        """Write the autosave session if the state changed since the last; True if written."""
+        session = self.capture_session()
+        if session == self._autosaved:
+            return False
+        self.sessions.write(AUTOSAVE, render(session, AUTOSAVE))
+        self._autosaved = session
+        return True
+
     def stop(self, timeout: float = 20.0) -> None:
-        """Stop everything in reverse order; no process of scorch is left."""
+        """Stop everything in reverse order; no process of scorch is left.
+
+        The autosave session is written first, when autosave runs.
+        """
+        autosaver, self._autosaver = self._autosaver, None
+        if autosaver is not None:
+            autosaver.stop()
+            try:
+                self.autosave()
+            except Exception:
+                log.exception("the autosave at shutdown failed")
         supervisor, self._supervisor = self._supervisor, None
         if supervisor is None:
             return
@@ -375,6 +423,88 @@ class Orchestra:
         return [{"path": str(f.path), "relative": f.relative, "folder": str(f.folder),
                  "megabytes": round(f.size / MB, 3)}
                 for f in search_samples(query, folders, limit)]
+
+    # --- sessions ------------------------------------------------------------
+
+    def capture_session(self) -> Session:
+        """Every room's named nodes and buffers, and the run-time MIDI routes, as they are now."""
+        rooms = {
+            name: RoomSpec(
+                nodes={n.name: NodeSpec(n.synthdef, dict(n.params))
+                       for n in view.nodes.values()},
+                buffers={b.name: BufferSpec(b.path, b.bufnum) for b in view.buffers.values()})
+            for name, view in self.views.items()}
+        if self._router is None:
+            return Session(rooms=rooms, routes_known=False)
+        routes = tuple(canonical_route(r["id"], r["type"], r["route"])
+                       for r in self.midi_routes() if r["origin"] == "runtime")
+        return Session(rooms=rooms, routes=routes)
+
+    def resume(self) -> list[tuple[Change, str]] | None:
+        """Bring the installation to the last autosave; None when there is none.
+
+        Sound files that are gone are skipped (reported with the other failures),
+        so one missing sample does not keep an installation from coming back.
+        """
+        try:
+            text, path = self.sessions.read(AUTOSAVE)
+        except SessionNotFound:
+            return None
+        target = parse(text, path, Reading(self.config, self.library, check_files=False))
+        changes = self.session_diff(target)
+        failed = self.apply_changes(changes)
+        log.info("resumed from %s: %d changes, %d failed", path, len(changes), len(failed))
+        for change, error in failed:
+            log.error("resume: %s: %s", change.detail, error)
+        return failed
+
+    def param_defaults(self, synthdef: str) -> dict[str, float]:
+        """A library SynthDef's params at their defaults (none for a SynthDef it lacks)."""
+        if synthdef not in self.library:
+            return {}
+        return {p.name: p.default for p in self.library.info(synthdef).params}
+
+    def session_diff(self, target: Session) -> list[Change]:
+        """What loading ``target`` would change, in order."""
+        current = self.capture_session()
+        if not current.routes_known:
+            target = Session(rooms=target.rooms, routes_known=False)
+        return diff(current, target, self.param_defaults)
+
+    def apply_changes(self, changes: list[Change]) -> list[tuple[Change, str]]:
+        """Carry out ``changes`` in order; return those that failed, with why (the rest apply)."""
+        failed = []
+        for change in changes:
+            try:
+                self._apply(change)
+            except ScorchError as err:
+                failed.append((change, str(err)))
+        return failed
+
+    def _apply(self, change: Change) -> None:
+        room, target = change.instance, change.target
+        if change.action == "free":
+            assert room is not None
+            self._ask(room, "buffers.free", target)
+        elif change.action == "load":
+            assert room is not None and change.path is not None
+            self.load_buffer(room, change.path, target, change.bufnum)
+        elif change.action == "release":
+            assert room is not None
+            self.release(room, target)
+        elif change.action == "play":
+            assert room is not None and change.synthdef is not None
+            self.play(room, change.synthdef, dict(change.params), target)
+        elif change.action == "set":
+            assert room is not None
+            self.set(room, target, dict(change.params))
+        elif change.action == "unmap":
+            self.midi_unmap(target)
+        elif change.action == "map":
+            assert change.route is not None
+            spec = {k: v for k, v in change.route.items() if k != "type"}
+            self._midi().map((KeyRoute if change.route["type"] == "key" else ControlRoute
+                              ).model_validate(spec)).get(timeout=ASK)
 
     # --- SynthDefs -----------------------------------------------------------
 
