@@ -257,12 +257,19 @@ def _check_references(config: Config, text: str, path: Path) -> None:
     lines = key_lines(text)
     targets = [("controls", i, r.instance) for i, r in enumerate(config.midi.controls)]
     targets += [("keys", i, r.instance) for i, r in enumerate(config.midi.keys)]
+    targets += [("scenes", i, r.instance) for i, r in enumerate(config.midi.scenes)]
     for table, index, selector in targets:
         try:
             config.resolve(selector)
         except InstanceNotFound as err:
             loc: tuple[str, ...] = ("midi", table, str(index), "instance")
             raise ConfigError(f"{_where(path, lines, loc)}: {'.'.join(loc)}: {err}") from None
+    for index, folder in enumerate(config.samples.paths):
+        if not config.resolve_path(folder).is_dir():
+            loc = ("samples", "paths")
+            raise ConfigError(
+                f"{_where(path, lines, loc)}: samples.paths.{index}: expected an existing "
+                f"folder, found {str(folder)!r} (looked in {config.resolve_path(folder)})")
     for name, inst in config.instances.items():
         if inst.startup is not None and not config.resolve_path(inst.startup).is_file():
             loc = ("instances", name, "startup")

@@ -41,6 +41,7 @@ from scorch.primitives.patterns import compile_pattern
 from scorch.primitives.samples import MB, resolve_sample, search_samples
 from scorch.primitives.sclang_result import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
+from scorch.service.scenes import Conductor
 from scorch.service.sessions import (
     AUTOSAVE,
     FOLDER,
@@ -88,6 +89,8 @@ class Orchestra:
         self._tree = threading.Event()
         """Set once the actors exist (or the start failed)."""
         self.sessions = SessionStore(config.state_path() / FOLDER)
+        self.scenes = Conductor(self.views, self.library, self.resolve, self.set_values,
+                                config.state_path())
         self._autosaver: Autosaver | None = None
         self._autosaved: Session | None = None
         """What the last autosave held (unchanged: not written again)."""
@@ -118,7 +121,7 @@ class Orchestra:
         settings = {name: self._settings(name) for name in self.config.instances}
         try:
             self._supervisor = Supervisor.start(self.config, self.views, settings,
-                                                self.jack_console).proxy()
+                                                self.jack_console, self.scenes.cue).proxy()
             self._proxies = self._supervisor.start_tree().get(timeout=timeout)
             self._router = self._supervisor.router_proxy().get(timeout=ASK)
             self.midi_error = self._supervisor.midi_status().get(timeout=ASK)
@@ -169,6 +172,7 @@ class Orchestra:
                 self.autosave()
             except Exception:
                 log.exception("the autosave at shutdown failed")
+        self.scenes.stop()
         supervisor, self._supervisor = self._supervisor, None
         if supervisor is None:
             return
@@ -335,6 +339,15 @@ class Orchestra:
         values: dict[str, float] = self._ask(name, "nodes.set_params", node, dict(params))
         self._tell_router(name, node, params)
         return values
+
+    def set_values(self, name: str, values: dict[str, dict[str, float]]) -> list[str]:
+        """Set params of several named nodes of one instance at once; return those it lacks."""
+        missing: list[str] = self._ask(name, "nodes.set_many", values)
+        if self._router is not None:
+            for node, params in values.items():
+                if node not in missing:  # not waited for: a timed morph sends 30 a second
+                    self._router.observe(name, node, params)
+        return missing
 
     def release(self, name: str, node: str) -> None:
         """Release a named node."""
