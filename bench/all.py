@@ -5,7 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-BENCHMARKS = ("bench.boot", "bench.chaos", "bench.midi_latency", "bench.mcp_roundtrip")
+BENCHMARKS = ("bench.boot", "bench.chaos", "bench.midi_latency", "bench.mcp_roundtrip",
+              "bench.memory")
 
 
 def main() -> int:

@@ -369,3 +369,15 @@ def test_resume_after_sigkill_of_scorch_run_restores_the_autosaved_state(tmp_pat
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
+
+
+@pytest.mark.integration
+def test_the_state_is_autosaved_at_shutdown_even_without_an_interval(
+        make_config: MakeConfig, start_orchestra: Start) -> None:
+    orch = start_orchestra(make_config(ROOMS, tag="sess", extra="[sessions]\nautosave = 0\n"))
+    autosave = orch.config.state_path() / "sessions" / "autosave.toml"
+    orch.start_autosave()
+    orch.set("lobby", "drone", {"freq": 275.5})
+    assert not autosave.exists()  # no interval: nothing written while it runs
+    orch.stop()
+    assert "freq = 275.5" in autosave.read_text()
