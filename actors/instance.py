@@ -27,9 +27,11 @@ from actors.instance_nodes import Nodes
 from actors.keeper import Keeper
 from actors.processes import InstanceSettings, Processes
 from scorch.config import InstanceConfig
+from scorch.config_changes import RoomChanges
 from scorch.errors import BootError, InstanceFailed, InstanceNotReady
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ManagedProcess
+from scorch.primitives.scsynth import Scsynth
 from scorch.state.desired import DesiredState
 from scorch.state.events import Kind, State
 from scorch.state.view import InstanceView
@@ -143,10 +145,15 @@ class Instance(pykka.ThreadingActor):
         self._keepers["scsynth"].start()
         try:
             self.processes.start_sclang()
-        except Exception as err:  # the sound plays; sclang's keeper tries again
+        except Exception as err:  # sclang's keeper tries again
             self._event(Kind.BOOT_FAILED, f"sclang: {_reason(err)}", process="sclang")
             self.view.update(sclang_state="restarting")
             self._keepers["sclang"].start(fault=_reason(err))
+            scsynth = self.processes.scsynth
+            trouble = scsynth.trouble() if scsynth is not None else "scsynth is gone"
+            if trouble is not None:  # the fault was scsynth's: restart it, then sclang
+                self._scsynth_fault(trouble)
+                return
             self._ready(f"scsynth ready in {time.monotonic() - started:.2f} s; sclang not yet")
             return
         self._keepers["sclang"].start()
@@ -171,6 +178,44 @@ class Instance(pykka.ThreadingActor):
         self.processes.stop()
         self._set_state(State.STOPPED)
         self._event(Kind.STOPPED, "stopped")
+
+    def reconfigure(self, config: InstanceConfig, settings: InstanceSettings,
+                    room: RoomChanges) -> None:
+        """Take a reloaded config: SynthDefs and nodes now, a restart if scsynth's own
+        settings changed (its desired state comes back with it), the rest from next boot."""
+        self.config, self.settings = config, settings
+        self.processes.reconfigure(config, settings)
+        if room.group:
+            self.view.update(group=config.group)
+        names = (self.settings.all_synthdefs() if "all" in room.synthdefs_added
+                 else list(room.synthdefs_added))
+        sounding = self._state() in SOUNDING
+        for name in names:
+            compiled = self.settings.compiled_synthdef(name)
+            if sounding:
+                self.nodes.load_synthdef(name, compiled)
+            else:
+                self.desired.add_synthdef(name, compiled)
+        nodes = room.nodes
+        for name in (*nodes.removed, *nodes.replaced):
+            if name in self.desired.nodes:
+                self.nodes.release(name)
+        for name, node in nodes.changed.items():
+            if name in self.desired.nodes:
+                self.nodes.set_params(name, dict(node.params))
+        for name, node in {**nodes.replaced, **nodes.added}.items():
+            compiled = self.settings.compiled_synthdef(node.synthdef)
+            if sounding:
+                self.nodes.play(node.synthdef, dict(node.params), name, compiled)
+            else:
+                self.desired.add_synthdef(node.synthdef, compiled)
+                self.desired.add_node(name, node.synthdef, dict(node.params))
+        self.nodes.publish()
+        if room.restart_for and sounding:
+            self._event(Kind.BOOTING, f"restarting for the reloaded config "
+                        f"({', '.join(room.restart_for)} changed)")
+            self._shutdown()
+            self.boot()
 
     # --- supervision ---------------------------------------------------------
 
@@ -242,6 +287,13 @@ class Instance(pykka.ThreadingActor):
             self.processes.stop_scsynth()  # sclang stays: it re-attaches to the new scsynth
         self._fault(kind, f"{kind} {how}")
 
+    def _scsynth_fault(self, trouble: str) -> None:
+        """scsynth failed while sclang attached to it: a crash of scsynth (killed if stopped)."""
+        scsynth = self.processes.scsynth
+        if scsynth is not None and scsynth.process.alive():
+            scsynth.process.signal_group(signal.SIGKILL)  # stopped: it would never answer
+        self._crashed("scsynth", f"{trouble.removeprefix('scsynth ')} while sclang attached")
+
     def retrying(self, kind: str, delay: float, attempt: int, failure: str) -> None:
         """A keeper waits ``delay`` seconds before restart ``attempt`` (keeper's tell)."""
         if self._state() in _DOWN:
@@ -283,6 +335,9 @@ class Instance(pykka.ThreadingActor):
     def _start_scsynth(self) -> None:
         """Start scsynth, restoring onto it and re-attaching a running sclang on the way."""
         dropped, lost = self.processes.start_scsynth(self.desired, self._reattach)
+        sclang_keeper = self._keepers.get("sclang")
+        if sclang_keeper is not None:
+            sclang_keeper.wake()  # it may have waited for an scsynth to attach to
         if dropped:
             self.nodes.publish()
             self._event(Kind.NODE_ENDED, f"not restored: {', '.join(dropped)} (a value OSC "
@@ -292,15 +347,17 @@ class Instance(pykka.ThreadingActor):
                         + " (tried again at the next restore)", buffers=lost)
         self.buffers.publish()
 
-    def _reattach(self, port: int) -> None:
+    def _reattach(self, scsynth: Scsynth) -> None:
         """Between the SynthDefs and the nodes: sclang follows the new scsynth."""
         sclang = self.processes.sclang
         if sclang is None or not sclang.process.alive():
             return
         try:
-            sclang.reattach(port)
-        except BootError as err:  # sclang's fault, not scsynth's: restart sclang alone
-            self._crashed("sclang", f"did not re-attach ({err})")
+            sclang.reattach(scsynth.port, scsynth.trouble)
+        except BootError as err:
+            if scsynth.trouble() is not None:
+                raise  # scsynth's fault: its start fails and is retried; sclang waits for it
+            self._crashed("sclang", f"did not re-attach ({err})")  # sclang's: restart it alone
 
     def give_up(self, kind: str, reason: str) -> None:
         """A keeper spent its restart budget.

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scorch.config import AudioConfig, InstanceConfig, WatchdogConfig
-from scorch.errors import BootTimeout, OscError, OscTimeout, PortInUse
+from scorch.errors import BootError, BootTimeout, OscError, OscTimeout, PortInUse
 from scorch.primitives import commands
 from scorch.primitives.netports import free_udp_port, udp_port_free
 from scorch.primitives.osc_client import OscClient
@@ -148,6 +148,12 @@ class Processes:
         self.port: int | None = config.port
         self._lang_port: int | None = None
 
+    def reconfigure(self, config: InstanceConfig, settings: InstanceSettings) -> None:
+        """Start the next processes with these settings (the running ones are left alone)."""
+        self._config, self._settings = config, settings
+        if config.port is not None:
+            self.port = config.port
+
     @property
     def osc(self) -> OscClient | None:
         """The running scsynth's OSC client."""
@@ -170,14 +176,15 @@ class Processes:
         return free_udp_port()
 
     def start_scsynth(self, desired: DesiredState,
-                      between: Callable[[int], None] = lambda port: None,
+                      between: Callable[[Scsynth], None] = lambda scsynth: None,
                       ) -> tuple[list[str], list[str]]:
         """Start scsynth and restore ``desired`` onto it; a busy auto port is picked again.
 
-        SynthDefs first, then buffers, then ``between(port)``, then the nodes (which may
-        play the buffers). ``between`` is the place to re-attach a running sclang, so the
-        restored nodes' ``/n_go`` reach it. Returns the nodes the restore had to drop (see
-        :func:`restore_nodes`) and the buffers it could not load (:func:`restore_buffers`).
+        SynthDefs first, then buffers, then ``between(scsynth)``, then the nodes (which
+        may play the buffers). ``between`` is the place to re-attach a running sclang, so
+        the restored nodes' ``/n_go`` reach it. Returns the nodes the restore had to drop
+        (see :func:`restore_nodes`) and the buffers it could not load
+        (:func:`restore_buffers`).
         """
         fixed = self._config.port is not None
         for attempt in range(1 if fixed else PORT_TRIES):
@@ -199,7 +206,7 @@ class Processes:
         try:
             restore_synthdefs(scsynth.osc, desired)
             lost = restore_buffers(scsynth.osc, desired)
-            between(scsynth.port)
+            between(scsynth)
             dropped = restore_nodes(scsynth.osc, desired)
         except OscTimeout as err:
             scsynth.stop()
@@ -237,14 +244,17 @@ class Processes:
         # address, so a new one would take another of its 4 login slots each time.
         if self._lang_port is None or not udp_port_free(self._lang_port):
             self._lang_port = free_udp_port()
-        assert self.port is not None
+        scsynth = self.scsynth
+        if scsynth is None:
+            raise BootError(f"instance {self.name!r}: sclang needs its scsynth, which is "
+                            "not running")
         self._view.update(sclang_state="starting", lang_port=self._lang_port)
         sclang = Sclang.start(
-            name=self.name, lang_port=self._lang_port, server_port=self.port,
+            name=self.name, lang_port=self._lang_port, server_port=scsynth.port,
             console=self._view.console, on_exit=self._on_exit,
             timeout=self._settings.sclang_timeout, binary=self._settings.sclang,
             extra_env=self._settings.extra_env, on_server_request=self._on_server_request,
-            on_recompiled=self._on_recompiled,
+            on_recompiled=self._on_recompiled, abort=scsynth.trouble,
         )
         self.sclang = sclang
         self._view.sclang = sclang.session

@@ -7,6 +7,7 @@ crashes are handled by its actor; the supervisor only handles what is shared.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 
 import pykka
@@ -18,12 +19,16 @@ from actors.midi_router import MidiRouter, MidiRouterProxy
 from actors.targets import OrchestraTargets, SceneCue
 from actors.watchdog import Watchdog, WatchdogProxy
 from scorch.config import Config
+from scorch.config_changes import ConfigChanges
+from scorch.errors import ScorchError
 from scorch.primitives.console import Console
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
 
 ASK_TIMEOUT = 30.0
+#: Seconds a room may take to take a reloaded config (a restart included).
+RECONFIGURE_TIMEOUT = 90.0
 
 
 class Supervisor(pykka.ThreadingActor):
@@ -45,6 +50,7 @@ class Supervisor(pykka.ThreadingActor):
         self.router: MidiRouterProxy | None = None
         self.midi_error: str | None = "MIDI is not started"
         self._jack_keeper: Keeper | None = None
+        self._jack_alive: Callable[[], bool] | None = None
         self._stopping = False
 
     def owns_jack(self) -> bool:
@@ -59,27 +65,78 @@ class Supervisor(pykka.ThreadingActor):
         stop the others) while calls to the rest go through.
         """
         me = self.actor_ref.proxy()
-        jack_alive = None
         if self.owns_jack():
             self.jack = Jack.start(self.config, self.jack_console,
                                    lambda how: me.jack_crashed(how)).proxy()
             self.jack.start_server().get(timeout=ASK_TIMEOUT)
-            jack_alive = self.jack.alive_check().get(timeout=ASK_TIMEOUT)
+            self._jack_alive = self.jack.alive_check().get(timeout=ASK_TIMEOUT)
             self._jack_keeper = self._keep_jack()
         for name, inst_config in self.config.instances.items():
-            settings = replace(self.settings[name], on_changed=me.instance_changed)
-            if jack_alive is not None:
-                settings = replace(settings, jack_alive=jack_alive)
-            self.instances[name] = Instance.start(name, inst_config, settings,
-                                                  self.views[name]).proxy()
+            self.instances[name] = Instance.start(
+                name, inst_config, self._wired(self.settings[name]), self.views[name]).proxy()
         for proxy in self.instances.values():
             proxy.boot()  # all at once: each boots in its own actor's thread
+        self._start_watchdog()
+        self._start_router()
+        return dict(self.instances)
+
+    def _wired(self, settings: InstanceSettings) -> InstanceSettings:
+        """An instance's settings, told where to report changes and how to see JACK."""
+        settings = replace(settings, on_changed=self.actor_ref.proxy().instance_changed)
+        if self._jack_alive is not None:
+            settings = replace(settings, jack_alive=self._jack_alive)
+        return settings
+
+    def _start_watchdog(self) -> None:
         wd = self.config.watchdog
         self.watchdog = Watchdog.start(
             {name: (self.views[name], proxy) for name, proxy in self.instances.items()},
             wd.interval, wd.missed, wd.busy_limit,
         ).proxy()
-        self._start_router()
+
+    def apply(self, config: Config, changes: ConfigChanges,
+              settings: dict[str, InstanceSettings]) -> dict[str, str]:
+        """Apply a reloaded config's changes (see ``scorch.config_changes``).
+
+        Rooms removed stop, rooms added boot (their views are in place already),
+        changed rooms take their new config, then MIDI and the watchdog restart
+        when what they watch changed. Returns the rooms a change failed for, and why.
+        """
+        self.config = config
+        self.settings.update(settings)
+        for name in changes.removed:
+            proxy = self.instances.pop(name)
+            _stop(f"instance {name!r}", proxy.actor_ref.stop(block=False), ASK_TIMEOUT)
+        for name in changes.added:
+            self.instances[name] = Instance.start(
+                name, config.instances[name], self._wired(settings[name]),
+                self.views[name]).proxy()
+            self.instances[name].boot()
+        failed: dict[str, str] = {}
+        for name, room in changes.rooms.items():
+            try:
+                self.instances[name].reconfigure(
+                    config.instances[name], self._wired(settings[name]), room,
+                ).get(timeout=RECONFIGURE_TIMEOUT)
+            except (ScorchError, pykka.Timeout) as err:
+                failed[name] = str(err) or type(err).__name__
+        if changes.watchdog or changes.added or changes.removed:
+            if self.watchdog is not None:
+                _stop("watchdog", self.watchdog.actor_ref.stop(block=False), ASK_TIMEOUT)
+            self._start_watchdog()
+        if changes.midi:
+            if self.router is not None:
+                _stop("MIDI router", self.router.actor_ref.stop(block=False), ASK_TIMEOUT)
+                self.router = None
+            self._start_router()
+        return failed
+
+    def watchdog_proxy(self) -> WatchdogProxy | None:
+        """The watchdog actor (health checks ask it directly, not through this actor)."""
+        return self.watchdog
+
+    def instance_proxies(self) -> dict[str, InstanceProxy]:
+        """The instance actors, by name."""
         return dict(self.instances)
 
     def _start_router(self) -> None:

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 BENCHMARKS = ("bench.boot", "bench.chaos", "bench.midi_latency", "bench.mcp_roundtrip",
-              "bench.memory")
+              "bench.knowledge", "bench.memory")
 
 
 def main() -> int:

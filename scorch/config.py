@@ -145,6 +145,26 @@ class SessionsConfig(_Model):
         "starts from the last one")
 
 
+class HistoryConfig(_Model):
+    """The ``[history]`` table: how much of the execution history is kept."""
+
+    max_age_days: float = Field(30.0, gt=0, le=36500,
+                                description="executions older than this are forgotten, days")
+    max_rows: int = Field(100_000, ge=100, le=10_000_000,
+                          description="at most this many executions are kept (the newest)")
+
+
+class DocsConfig(_Model):
+    """The ``[docs]`` table: the SuperCollider docs index behind the ``docs`` tool."""
+
+    build: Literal["background", "on-demand"] = Field(
+        "background", description="background: check the index (and rebuild it if SuperCollider "
+        "or its class library changed) once the rooms are READY; on-demand: at the first "
+        "docs call")
+    help_dir: Path | None = Field(None, description="the HelpSource folder; default: the one "
+                                  "sclang reports, else the usual install locations")
+
+
 class Config(_Model):
     """A whole installation."""
 
@@ -154,6 +174,8 @@ class Config(_Model):
     midi: MidiConfig = MidiConfig()
     samples: SamplesConfig = SamplesConfig()
     sessions: SessionsConfig = SessionsConfig()
+    history: HistoryConfig = HistoryConfig()
+    docs: DocsConfig = DocsConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     source: Path | None = Field(None, exclude=True, description="the file this was read from")
 
@@ -205,7 +227,7 @@ class Config(_Model):
         return [self.resolve_path(p) for p in self.samples.paths]
 
     def state_path(self) -> Path:
-        """The folder for run-time state (routes, control socket)."""
+        """The folder for run-time state (routes, control socket, history, docs index)."""
         if self.state_dir is not None:
             return self.resolve_path(self.state_dir)
         base = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state"))

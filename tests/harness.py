@@ -204,6 +204,8 @@ def two_rooms(state_dir: Path, jack_server: str) -> str:
 state_dir = "{state_dir}"
 [audio]
 jack_server = "{jack_server}"
+[docs]
+build = "on-demand"
 [instances.alpha]
 group = "rooms"
 synthdefs = ["sine"]

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
-import threading
 from collections.abc import Sequence
-from types import FrameType
+from pathlib import Path
 
 from scorch.cli.commands import add_commands
 from scorch.config import find_config, load_config
@@ -25,51 +23,36 @@ def _setup_logging(verbose: bool) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Boot every instance, print the status table, run until Ctrl-C or SIGTERM."""
-    from scorch.primitives.process import pid_alive
-    from scorch.service.control_socket import ControlServer
-    from scorch.service.local import LocalService
-    from scorch.service.orchestra import Orchestra
+    """Boot every instance, print the status table, run until Ctrl-C or SIGTERM.
 
-    config = load_config(find_config(args.config))
-    stop = threading.Event()
+    SIGHUP re-reads the config and applies what changed (as ``scorch reload``).
+    ``--resume`` starts from the last autosaved session instead of the config's nodes.
+    Under systemd (``Type=notify``) it tells the manager when it is ready, how
+    the rooms are, that it is alive (``WatchdogSec=``), and when it stops.
+    """
+    from scorch.cli.running import Runner
 
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        log.info("%s: stopping", signal.Signals(signum).name)
-        stop.set()
+    return Runner(load_config(find_config(args.config)), args.boot_timeout,
+                  args.status_every, resume=args.resume).run()
 
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    orchestra = Orchestra(config)
-    service = LocalService(orchestra)
-    control: ControlServer | None = None
-    left: list[int] = []
+
+def cmd_service_install(args: argparse.Namespace) -> int:
+    """Write a systemd unit that runs ``scorch run`` with this config."""
+    from scorch.cli.service_unit import next_steps, scorch_executable, unit_path, unit_text
+
+    config_path = find_config(args.config).resolve()
+    load_config(config_path)  # a unit for a config that does not load would only fail later
+    path = Path(args.output) if args.output else unit_path(args.user, args.name)
+    text = unit_text(scorch_executable(), config_path, args.user)
     try:
-        errors = orchestra.start(timeout=args.boot_timeout)
-        for name, error in errors.items():
-            if error:
-                log.error("instance %r failed to boot: %s", name, error)
-        if args.resume and orchestra.resume() is None:
-            log.warning("--resume: no autosave in %s yet; starting from the config",
-                        orchestra.sessions.folder)
-        orchestra.start_autosave()
-        print(service.call("list_instances", {}).text(), flush=True)
-        control = ControlServer(orchestra, config.state_path())
-        control.start()
-        log.info("running %s; control socket %s; Ctrl-C stops", config.source, control.path)
-        while not stop.wait(args.status_every or None):
-            print(service.call("list_instances", {}).text(), flush=True)
-    finally:
-        if control is not None:
-            control.stop()
-        started = [pid for pid in orchestra.pids().values() if pid]
-        orchestra.stop()
-        left = [pid for pid in started if pid_alive(pid)]
-        if left:
-            log.error("stopped, but these processes are still running: %s", left)
-        else:
-            log.info("stopped; none of its %d processes is left", len(started))
-    return 1 if left else 0
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        print(f"scorch: cannot write {path}: {err.strerror}"
+              + ("; use --user, or run with sudo" if not args.user else ""), file=sys.stderr)
+        return 1
+    print(next_steps(path, args.user, args.name))
+    return 0
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -115,6 +98,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--status-every", type=float, default=0.0,
                      help="print the status table every N seconds (0: only after boot)")
     run.set_defaults(func=cmd_run)
+    service = sub.add_parser("service", help="run scorch as a systemd service")
+    service_sub = service.add_subparsers(dest="service_command", required=True)
+    install = service_sub.add_parser("install", help="write a systemd unit for this config")
+    install.add_argument("--config", help="the installation's config file")
+    install.add_argument("--user", action="store_true",
+                         help="a user unit (~/.config/systemd/user), no root needed")
+    install.add_argument("--name", default="scorch", help="the unit's name (default: scorch)")
+    install.add_argument("--output", help="write the unit here instead")
+    install.set_defaults(func=cmd_service_install)
     doctor = sub.add_parser("doctor", help="check this machine")
     doctor.add_argument("--config")
     doctor.set_defaults(func=cmd_doctor)

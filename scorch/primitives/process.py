@@ -94,6 +94,10 @@ class LineSplitter:
         return [partial.decode(errors="replace").rstrip("\r")] if partial else []
 
 
+#: What ``_status`` says when the OS could not be asked (out of file descriptors).
+_UNKNOWN = "unknown"
+
+
 def _status(pid: int | None) -> str | None:
     if pid is None:
         return None
@@ -101,10 +105,12 @@ def _status(pid: int | None) -> str | None:
         return str(psutil.Process(pid).status())
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return None
+    except OSError:  # EMFILE: not knowing is not news of a death or a stop
+        return _UNKNOWN
 
 
 def pid_alive(pid: int | None) -> bool:
-    """True if ``pid`` runs and is not a zombie."""
+    """True if ``pid`` runs and is not a zombie (or the OS cannot say right now)."""
     return _status(pid) not in (None, psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
 
 
@@ -114,7 +120,7 @@ def cpu_seconds(pid: int | None) -> float | None:
         return None
     try:
         times = psutil.Process(pid).cpu_times()
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
+    except (psutil.NoSuchProcess, psutil.AccessDenied, OSError):
         return None
     return float(times.user + times.system)
 

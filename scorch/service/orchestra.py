@@ -23,8 +23,10 @@ from actors.instance import InstanceProxy, InstanceSettings
 from actors.midi_router import MidiRouterProxy
 from actors.processes import load_timeout
 from actors.supervisor import Supervisor, SupervisorProxy
+from actors.watchdog import WatchdogProxy
 from midi.schema import ControlRoute, KeyRoute
-from scorch.config import Config, check_synthdefs
+from scorch.config import Config, check_synthdefs, load_config
+from scorch.config_changes import ConfigChanges, config_changes
 from scorch.errors import (
     BufferNotFound,
     InstanceFailed,
@@ -41,6 +43,7 @@ from scorch.primitives.patterns import compile_pattern
 from scorch.primitives.samples import MB, resolve_sample, search_samples
 from scorch.primitives.sclang_result import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
+from scorch.service.knowledge import Knowledge
 from scorch.service.scenes import Conductor
 from scorch.service.sessions import (
     AUTOSAVE,
@@ -62,6 +65,8 @@ log = logging.getLogger(__name__)
 
 ASK = 15.0  # seconds any ask to an actor may take before the call gives up
 RESTORE_WAIT = 10.0  # seconds a call waits for a booting or restoring instance
+HEALTH_ASK = 2.0  # seconds the health check waits, and the least lateness it forgives
+RELOAD_TIMEOUT = 300.0  # seconds a reload may take (rooms restarted, one after another)
 
 
 class Orchestra:
@@ -80,6 +85,7 @@ class Orchestra:
         self._supervisor: SupervisorProxy | None = None
         self._proxies: dict[str, InstanceProxy] = {}
         self._router: MidiRouterProxy | None = None
+        self._watchdog: WatchdogProxy | None = None
         self.midi_error: str | None = "MIDI is not started"
         """Why MIDI is off, or None while the router runs."""
         self.started_at: float | None = None
@@ -94,16 +100,20 @@ class Orchestra:
         self._autosaver: Autosaver | None = None
         self._autosaved: Session | None = None
         """What the last autosave held (unchanged: not written again)."""
+        self._reload_lock = threading.Lock()
+        self.knowledge = Knowledge(config)
+        """The docs index, the execution history and the snippets (the knowledge ops')."""
 
     # --- lifecycle -----------------------------------------------------------
 
-    def _settings(self, name: str) -> InstanceSettings:
-        inst = self.config.instances[name]
+    def _settings(self, name: str, config: Config | None = None) -> InstanceSettings:
+        config = config or self.config
+        inst = config.instances[name]
         startup = None
         if inst.startup is not None:
-            startup = self.config.resolve_path(inst.startup).read_text()
+            startup = config.resolve_path(inst.startup).read_text()
         return InstanceSettings(
-            audio=self.config.audio, watchdog=self.config.watchdog,
+            audio=config.audio, watchdog=config.watchdog,
             compiled_synthdef=self.library.compiled, all_synthdefs=self.library.names,
             startup_code=startup,
         )
@@ -124,6 +134,7 @@ class Orchestra:
                                                 self.jack_console, self.scenes.cue).proxy()
             self._proxies = self._supervisor.start_tree().get(timeout=timeout)
             self._router = self._supervisor.router_proxy().get(timeout=ASK)
+            self._watchdog = self._supervisor.watchdog_proxy().get(timeout=ASK)
             self.midi_error = self._supervisor.midi_status().get(timeout=ASK)
         except Exception as err:
             self.start_error = f"scorch could not start: {err}"
@@ -135,8 +146,11 @@ class Orchestra:
         self._tree.set()
         self.started_at = time.time()
         deadline = time.monotonic() + timeout
-        return {name: view.wait_settled(marks[name], deadline - time.monotonic())
-                for name, view in self.views.items()}
+        errors = {name: view.wait_settled(marks[name], deadline - time.monotonic())
+                  for name, view in self.views.items()}
+        # After the rooms are READY (or given up), so a docs build never slows their boot.
+        self.knowledge.start()
+        return errors
 
     def start_autosave(self) -> None:
         """Save the session ``autosave`` every ``[sessions] autosave`` seconds, and at stop.
@@ -173,6 +187,7 @@ class Orchestra:
             except Exception:
                 log.exception("the autosave at shutdown failed")
         self.scenes.stop()
+        self.knowledge.stop()
         supervisor, self._supervisor = self._supervisor, None
         if supervisor is None:
             return
@@ -182,6 +197,60 @@ class Orchestra:
             supervisor.actor_ref.stop(timeout=timeout)
             self._proxies = {}
             self._router = None
+            self._watchdog = None
+
+    def reload(self, config: Config | None = None) -> tuple[ConfigChanges, dict[str, str]]:
+        """Re-read the config file (or take ``config``) and apply what changed.
+
+        A config that does not validate, or changes what a running installation
+        cannot take, raises and changes nothing. Returns the changes and the rooms
+        a change failed for (the rest are applied).
+        """
+        with self._reload_lock:
+            supervisor = self._supervisor
+            if supervisor is None or not self._tree.is_set():
+                raise InstanceNotReady("scorch is not running yet; reload once it is")
+            if config is None:
+                config = load_config(self.config.source)
+            check_synthdefs(config, set(self.library.names()), self.library.errors)
+            changes = config_changes(self.config, config)
+            if not changes:
+                return changes, {}
+            settings = {name: self._settings(name, config)
+                        for name in (*changes.added, *changes.rooms)}
+            for name in changes.added:
+                view = InstanceView(name, config.instances[name].group)
+                view.update(state=State.BOOTING, reason="added by a reload")
+                self.views[name] = view
+            failed = supervisor.apply(config, changes, settings).get(
+                timeout=RELOAD_TIMEOUT)
+            self.config = config
+            for name in changes.removed:
+                self.views.pop(name, None)
+            self._proxies = supervisor.instance_proxies().get(timeout=ASK)
+            self._router = supervisor.router_proxy().get(timeout=ASK)
+            self._watchdog = supervisor.watchdog_proxy().get(timeout=ASK)
+            self.midi_error = supervisor.midi_status().get(timeout=ASK)
+            log.info("reloaded %s: %s", config.source or "the config",
+                     "; ".join(changes.summary()))
+            return changes, failed
+
+    def health(self) -> str | None:
+        """Why scorch's own machinery is not healthy, or None (systemd's watchdog asks).
+
+        Healthy: the supervisor lives and the watchdog checked the rooms lately.
+        Asked of the watchdog directly, so a supervisor busy with a reload is fine.
+        """
+        supervisor, watchdog = self._supervisor, self._watchdog
+        if supervisor is None or watchdog is None or not supervisor.actor_ref.is_alive():
+            return "not running"
+        try:
+            ticked = watchdog.ticked_at().get(timeout=HEALTH_ASK)
+        except (pykka.Timeout, pykka.ActorDeadError):
+            return "the watchdog does not answer"
+        late = time.monotonic() - ticked
+        limit = max(HEALTH_ASK, 4 * self.config.watchdog.interval)
+        return f"the watchdog last checked {late:.1f} s ago" if late > limit else None
 
     def __enter__(self) -> Orchestra:
         return self

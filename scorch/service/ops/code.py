@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, Field
@@ -125,14 +126,33 @@ class ExecuteOutput(Result):
         return "\n".join(lines)
 
 
-@operation(access=DESTROY, command="exec", positional=("instance", "code"), waits="timeout_s")
+@operation(access=DESTROY, command="exec", positional=("instance", "code"), waits="timeout_s",
+           files=("code",))
 def execute(orch: Orchestra, args: ExecuteArgs) -> ExecuteOutput:
     """Run SuperCollider code in an instance's sclang and return the value of the last
     expression and what it posted. With a group or "*", the code runs on each instance
     and there is one result per instance. An error comes back as a tool error with the
     line, character and source context of the problem in your code."""
-    results = orch.execute(args.instance, args.code, args.timeout_s, check_only=args.check_only)
-    return ExecuteOutput(results=[ExecuteOutcome.of(r) for r in results])
+    return run_code(orch, args.instance, args.code, args.timeout_s, check_only=args.check_only)
+
+
+def run_code(orch: Orchestra, selector: str, code: str, timeout: float,
+             check_only: bool = False) -> ExecuteOutput:
+    """Run code as ``execute`` does, and keep each instance's outcome in the history.
+
+    A syntax check (``check_only``) ran nothing and is not kept. Keeping never
+    fails the call: the history logs what it could not write.
+    """
+    started = time.time()
+    results = orch.execute(selector, code, timeout, check_only=check_only)
+    output = ExecuteOutput(results=[ExecuteOutcome.of(r) for r in results])
+    if not check_only:
+        for outcome in output.results:
+            orch.knowledge.record(started, outcome.instance, code, outcome.value or "",
+                                  "\n".join(outcome.posted),
+                                  outcome.error.text if outcome.error else None,
+                                  outcome.elapsed_ms)
+    return output
 
 
 class StopOutput(Result):
