@@ -32,7 +32,7 @@ from scorch.errors import BootError, InstanceFailed, InstanceNotReady
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ManagedProcess
 from scorch.primitives.scsynth import Scsynth
-from scorch.state.desired import DesiredState
+from scorch.state.desired import BufferState, DesiredState
 from scorch.state.events import Kind, State
 from scorch.state.view import InstanceView
 
@@ -96,22 +96,33 @@ class Instance(pykka.ThreadingActor):
     # --- lifecycle -----------------------------------------------------------
 
     def on_start(self) -> None:
-        """Load the config's SynthDefs and nodes into the desired state (actor thread)."""
+        """Load the config's SynthDefs and nodes into the desired state (actor thread).
+
+        With a seed (``--resume``) the seed's nodes and buffers take the config nodes'
+        place, so the first boot already plays what was saved.
+        """
         self.nodes.bind(self.actor_ref.proxy().nodes)
         wanted = self.config.synthdefs
         names = self.settings.all_synthdefs() if wanted == "all" else list(wanted)
-        for node in self.config.nodes.values():
-            if node.synthdef not in names:
-                names.append(node.synthdef)
+        seed = self.settings.seed
+        nodes = ({n: (s.synthdef, dict(s.params)) for n, s in seed.nodes.items()}
+                 if seed is not None else
+                 {n: (c.synthdef, dict(c.params)) for n, c in self.config.nodes.items()})
+        for synthdef, _ in nodes.values():
+            if synthdef not in names:
+                names.append(synthdef)
         for name in names:
             try:
                 self.desired.add_synthdef(name, self.settings.compiled_synthdef(name))
             except KeyError as err:
                 self._event(Kind.BOOT_FAILED, f"SynthDef {name!r} from the config: {err}")
-        for node_name, node in self.config.nodes.items():
-            if node.synthdef in self.desired.synthdefs:
-                self.desired.add_node(node_name, node.synthdef, dict(node.params))
+        for node_name, (synthdef, params) in nodes.items():
+            if synthdef in self.desired.synthdefs:
+                self.desired.add_node(node_name, synthdef, params)
+        for buf_name, buf in (seed.buffers.items() if seed is not None else ()):
+            self.desired.buffers[buf_name] = BufferState(buf_name, buf.bufnum, buf.path)
         self.nodes.publish()
+        self.buffers.publish()
 
     def on_stop(self) -> None:
         """Stop both processes when the actor stops (actor thread)."""

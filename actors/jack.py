@@ -20,6 +20,8 @@ log = logging.getLogger(__name__)
 #: What jackd prints when its name is registered to a server (live, or killed and unreaped).
 STALE = "server already active"
 STALE_RETRY = 0.25
+_BANNER = ("jackdmp ", "Copyright ", "jackdmp comes with", "This is free software",
+           "under certain conditions")
 
 
 def jackd_options(config: Config) -> JackdOptions:
@@ -74,7 +76,9 @@ class Jack(pykka.ThreadingActor):
                                     f"after it started ({proc.describe_exit()})")
                 break
             lines = [line.text for line in self.console.tail(20, source="jackd")]
-            tail = "\n".join(lines[-8:])
+            # jackd's banner says nothing; its reason ("Too many servers already active")
+            # comes first, as it writes stderr before stdout's banner is flushed.
+            tail = "\n".join([line for line in lines if not line.startswith(_BANNER)][-8:])
             proc.stop(grace=0.5)
             self._proc = None
             answers = wait_for_server(self.audio.jack_server, 0.01, lambda: True)

@@ -29,6 +29,7 @@ from scorch.state.desired import (
     DesiredState,
     new_node_message,
 )
+from scorch.state.session import RoomSpec
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,9 @@ class InstanceSettings:
     boot_timeout: float = 10.0
     sclang_timeout: float = 20.0
     extra_env: dict[str, str] = field(default_factory=dict)
+    seed: RoomSpec | None = None
+    """What the room played when it was last saved (``--resume``): boot with these nodes and
+    buffers instead of the config's nodes."""
 
 
 def restore_synthdefs(osc: OscClient, desired: DesiredState) -> None:
@@ -97,6 +101,8 @@ def restore_buffers(osc: OscClient, desired: DesiredState) -> list[str]:
         frames, channels, rate = info.get(buf.bufnum, (0, 0, 0.0))
         if not frames:
             problems.append(f"{buf.name} (bufnum {buf.bufnum}): {buf.path} could not be read")
+        elif not buf.frames:  # seeded from a session: its size is learnt now
+            buf.frames, buf.channels, buf.sample_rate = frames, channels, rate
         elif (frames, channels) != (buf.frames, buf.channels):
             problems.append(f"{buf.name} (bufnum {buf.bufnum}): {buf.path} changed on disk: "
                             f"{frames} frames x {channels} channels, was "

@@ -19,7 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+import soundfile as sf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +33,8 @@ from scorch.primitives.toml_text import toml_value
 from scorch.service.local import LocalService
 from scorch.service.orchestra import Orchestra
 from scorch.service.sessions import Reading, SessionStore, parse, render
+from scorch.primitives.osc_client import OscClient
+from scorch.state.desired import PERSISTENT_NODE_BASE, SAMPLE_BUFFER_BASE
 from scorch.state.session import BufferSpec, NodeSpec, RoomSpec, Session, diff
 from tests.conftest import MakeConfig, jack_name, node_param, pid_alive, scsynth_param
 from tests.test_cli import children
@@ -332,16 +336,24 @@ def test_resume_after_sigkill_of_scorch_run_restores_the_autosaved_state(tmp_pat
         jack_server = "{jack_name('resume')}"
         [sessions]
         autosave = 0.2
+        [samples]
+        paths = ["{tmp_path}"]
         {ROOMS}
+        [instances.attic.nodes.bell]
+        synthdef = "sine"
+        params = {{ amp = 0.01 }}
         """))
     autosave = tmp_path / "state" / "sessions" / "autosave.toml"
+    sf.write(tmp_path / "tone.wav", np.zeros(4800), 48000, subtype="FLOAT")
     proc = _run(config)
     pids: list[int] = []
     try:
         _scorch(config, "set", "lobby", "drone", "--params", '{"freq": 330, "amp": 0.02}')
         _scorch(config, "play", "attic", "sine", "--name", "hum", "--params", '{"freq": 55}')
+        _scorch(config, "release", "attic", "bell")
+        _scorch(config, "buffer", "load", "attic", "tone.wav")
         deadline = time.monotonic() + 10
-        while not (autosave.exists() and "freq = 55.0" in autosave.read_text()):
+        while not (autosave.exists() and "tone.wav" in autosave.read_text()):
             assert time.monotonic() < deadline, "the autosave never held the new state"
             time.sleep(0.05)
         assert "freq = 330.0, amp = 0.02" in autosave.read_text()
@@ -362,7 +374,18 @@ def test_resume_after_sigkill_of_scorch_run_restores_the_autosaved_state(tmp_pat
         lobby, attic = _status(config, "lobby"), _status(config, "attic")
         drone, hum = lobby["nodes"]["drone"], attic["nodes"]["hum"]
         assert drone["params"] == {"freq": 330.0, "amp": 0.02}
-        assert hum["synthdef"] == "sine"
+        assert hum["synthdef"] == "sine" and set(attic["nodes"]) == {"hum"}
+        # The rooms booted with the saved nodes: the released config node never started
+        # (it would have taken the first id), and hum is the first node attic ever played.
+        assert hum["node_id"] == PERSISTENT_NODE_BASE
+        (buf,) = _scorch(config, "buffer", "list")["buffers"]  # type: ignore[misc]
+        assert (buf["name"], buf["bufnum"], buf["frames"]) == ("tone", SAMPLE_BUFFER_BASE, 4800)
+        osc = OscClient(attic["port"])
+        try:  # scsynth read it again, under its bufnum
+            info = osc.request("/b_query", SAMPLE_BUFFER_BASE, reply="/b_info", timeout=1.0)
+            assert list(info.args)[:3] == [SAMPLE_BUFFER_BASE, 4800, 1]
+        finally:
+            osc.close()
         # and scsynth itself plays them so
         assert scsynth_param(lobby["port"], drone["node_id"], "freq") == 330
         assert scsynth_param(attic["port"], hum["node_id"], "freq") == 55

@@ -60,13 +60,16 @@ class Runner:
             signal.signal(signum, self._on_signal)
         control: ControlServer | None = None
         try:
-            errors = self.orchestra.start(timeout=self.boot_timeout)
+            seed = self.orchestra.autosaved() if self.resume else None
+            if self.resume and seed is None:
+                log.warning("--resume: no autosave in %s yet; starting from the config",
+                            self.orchestra.sessions.folder)
+            errors = self.orchestra.start(timeout=self.boot_timeout, seed=seed)
             for name, error in errors.items():
                 if error:
                     log.error("instance %r failed to boot: %s", name, error)
-            if self.resume and self.orchestra.resume() is None:
-                log.warning("--resume: no autosave in %s yet; starting from the config",
-                            self.orchestra.sessions.folder)
+            if seed is not None:
+                self.orchestra.resume(seed)
             self.orchestra.start_autosave()
             print(self.service.call("list_instances", {}).text(), flush=True)
             control = ControlServer(self.orchestra, self.config.state_path())

@@ -106,7 +106,8 @@ class Orchestra:
 
     # --- lifecycle -----------------------------------------------------------
 
-    def _settings(self, name: str, config: Config | None = None) -> InstanceSettings:
+    def _settings(self, name: str, config: Config | None = None,
+                  seed: Session | None = None) -> InstanceSettings:
         config = config or self.config
         inst = config.instances[name]
         startup = None
@@ -115,20 +116,21 @@ class Orchestra:
         return InstanceSettings(
             audio=config.audio, watchdog=config.watchdog,
             compiled_synthdef=self.library.compiled, all_synthdefs=self.library.names,
-            startup_code=startup,
+            startup_code=startup, seed=seed.rooms.get(name) if seed is not None else None,
         )
 
-    def start(self, timeout: float = 60.0) -> dict[str, str | None]:
+    def start(self, timeout: float = 60.0, seed: Session | None = None) -> dict[str, str | None]:
         """Start JACK and boot every instance in parallel; return boot errors by name.
 
         Calls made meanwhile (from other threads) wait for the tree, then for
-        their instance; ``list_instances`` shows BOOTING.
+        their instance; ``list_instances`` shows BOOTING. ``seed``: a session whose
+        rooms boot with its nodes and buffers in place of the config's nodes.
         """
         marks = {name: view.events.mark() for name, view in self.views.items()}
         for view in self.views.values():
             view.update(state=State.BOOTING, reason="scorch is starting")
         self._starting = True
-        settings = {name: self._settings(name) for name in self.config.instances}
+        settings = {name: self._settings(name, seed=seed) for name in self.config.instances}
         try:
             self._supervisor = Supervisor.start(self.config, self.views, settings,
                                                 self.jack_console, self.scenes.cue).proxy()
@@ -522,20 +524,31 @@ class Orchestra:
                        for r in self.midi_routes() if r["origin"] == "runtime")
         return Session(rooms=rooms, routes=routes)
 
-    def resume(self) -> list[tuple[Change, str]] | None:
-        """Bring the installation to the last autosave; None when there is none.
+    def autosaved(self) -> Session | None:
+        """The last autosave, read leniently (sound files are not checked); None if none.
 
-        Sound files that are gone are skipped (reported with the other failures),
-        so one missing sample does not keep an installation from coming back.
+        Boot with it as ``start(seed=...)``, then :meth:`resume` for what a seed
+        cannot carry (MIDI routes, and anything that failed).
         """
         try:
             text, path = self.sessions.read(AUTOSAVE)
         except SessionNotFound:
             return None
-        target = parse(text, path, Reading(self.config, self.library, check_files=False))
+        return parse(text, path, Reading(self.config, self.library, check_files=False))
+
+    def resume(self, target: Session | None = None) -> list[tuple[Change, str]] | None:
+        """Bring the installation to ``target`` (default: the last autosave); None if none.
+
+        Sound files that are gone are skipped (reported with the other failures),
+        so one missing sample does not keep an installation from coming back.
+        """
+        target = target if target is not None else self.autosaved()
+        if target is None:
+            return None
         changes = self.session_diff(target)
         failed = self.apply_changes(changes)
-        log.info("resumed from %s: %d changes, %d failed", path, len(changes), len(failed))
+        log.info("resumed from the autosave: %d changes left after boot, %d failed",
+                 len(changes), len(failed))
         for change, error in failed:
             log.error("resume: %s: %s", change.detail, error)
         return failed
