@@ -27,13 +27,13 @@ from hypothesis import strategies as st
 
 from scorch.config import Config, parse_config
 from scorch.errors import SessionFileError, SessionNotFound
+from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import DIE_WITH_PARENT
 from scorch.primitives.synthdef_library import SynthDefLibrary
 from scorch.primitives.toml_text import toml_value
 from scorch.service.local import LocalService
 from scorch.service.orchestra import Orchestra
 from scorch.service.sessions import Reading, SessionStore, parse, render
-from scorch.primitives.osc_client import OscClient
 from scorch.state.desired import PERSISTENT_NODE_BASE, SAMPLE_BUFFER_BASE
 from scorch.state.session import BufferSpec, NodeSpec, RoomSpec, Session, diff
 from tests.conftest import MakeConfig, jack_name, node_param, pid_alive, scsynth_param
