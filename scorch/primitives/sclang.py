@@ -118,7 +118,8 @@ class Sclang:
         sclang = cls(proc, session, lang_port, name, timeout)
 
         def failed(what: str) -> BootError:
-            ended = "" if proc.alive() else f" ({proc.describe_exit()})"
+            how = proc.describe_exit()
+            ended = "" if proc.alive() or how in what else f" ({how})"
             proc.stop(polite=proc.close_stdin, grace=0.5)
             tail = "\n".join(x.text for x in console.since(mark, source="sclang")[-8:])
             return BootError(f"instance {name!r}: sclang {what}{ended}:\n{tail}")
