@@ -24,6 +24,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Boot every instance, print the status table, run until Ctrl-C or SIGTERM.
 
     SIGHUP re-reads the config and applies what changed (as ``scorch reload``).
+    ``--resume`` starts from the last autosaved session instead of the config's nodes.
     Under systemd (``Type=notify``) it tells the manager when it is ready, how
     the rooms are, that it is alive (``WatchdogSec=``), and when it stops.
     """
@@ -31,7 +32,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from scorch.config import find_config, load_config
 
     return Runner(load_config(find_config(args.config)), args.boot_timeout,
-                  args.status_every).run()
+                  args.status_every, resume=args.resume).run()
 
 
 def cmd_service_install(args: argparse.Namespace) -> int:
@@ -98,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="boot the installation and keep it running")
     run.add_argument("--config", help="config file (default: ./config.toml, else the embedded one)")
     run.add_argument("--boot-timeout", type=float, default=60.0)
+    run.add_argument("--resume", action="store_true",
+                     help="start from the last autosaved session (sessions/autosave.toml)")
     run.add_argument("--status-every", type=float, default=0.0,
                      help="print the status table every N seconds (0: only after boot)")
     run.set_defaults(func=cmd_run)
