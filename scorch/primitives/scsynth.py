@@ -108,7 +108,8 @@ class Scsynth:
             proc.stop(grace=0.5)
             detail = "\n".join(x.text for x in console.since(mark, source="scsynth")[-8:])
             if line is not None and "address in use" in line.text:
-                raise port_in_use(options.name, options.port)
+                raise port_in_use(options.name, options.port)  # the segment is the holder's
+            remove_shared_memory(options.port)
             if line is None:
                 raise BootTimeout(f"instance {options.name!r}: scsynth did not say it was "
                                   f"ready within {timeout:g} s:\n{detail}")
@@ -122,6 +123,7 @@ class Scsynth:
         except OscTimeout as err:
             osc.close()
             proc.stop(grace=0.5)
+            remove_shared_memory(options.port)
             raise BootTimeout(f"instance {options.name!r}: scsynth printed ready but did not "
                               f"answer /status: {err}") from err
         try:
@@ -129,6 +131,7 @@ class Scsynth:
         except (OscTimeout, OscFailure) as err:
             osc.close()
             proc.stop(grace=0.5)
+            remove_shared_memory(options.port)
             raise BootTimeout(f"instance {options.name!r}: scsynth refused node "
                               f"notifications: {err}") from err
         osc.send(commands.g_new(DEFAULT_GROUP))
@@ -147,6 +150,12 @@ class Scsynth:
             self.process.signal_group(signal.SIGKILL)
             self.process.stop(grace=1.0)
         self.osc.close()
-        # A killed scsynth leaves its 8 MB shared-memory segment behind; it is
-        # named after the port, which only this (now dead) scsynth held.
-        (SHARED_MEMORY / f"SuperColliderServer_{self.port}").unlink(missing_ok=True)
+        remove_shared_memory(self.port)
+
+
+def remove_shared_memory(port: int) -> None:
+    """Remove the 8 MB shared-memory segment a killed scsynth on ``port`` left behind.
+
+    It is named after the port, which only that (now dead) scsynth held.
+    """
+    (SHARED_MEMORY / f"SuperColliderServer_{port}").unlink(missing_ok=True)
