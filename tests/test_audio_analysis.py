@@ -327,7 +327,8 @@ def test_a_file_that_is_not_audio_raises_an_audio_file_error(tmp_path: Path) -> 
 
 
 def test_importing_the_audio_modules_loads_no_numerics() -> None:
-    code = ("import sys, scorch.audio, scorch.audio.analysis; "
+    code = ("import sys, scorch.audio, scorch.audio.analysis, scorch.audio.picture, "
+            "scorch.audio.recording_file; "
             "print(sorted(m for m in ('numpy', 'scipy', 'soundfile', 'pyloudnorm', 'matplotlib')"
             " if m in sys.modules))")
     root = Path(__file__).resolve().parent.parent
