@@ -3,11 +3,19 @@
 Each file is written whole with soundfile, then its header is put back the way
 libsndfile leaves it when the process writing it is killed (checked against
 real scsynth recordings, one of whose headers is kept below byte for byte).
+The integration test at the end records with a real scsynth and SIGKILLs it.
 """
 
 from __future__ import annotations
 
+import os
+import select
+import signal
+import socket
 import struct
+import subprocess
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +25,10 @@ import soundfile
 from scorch.audio.analysis import analyse_file
 from scorch.audio.errors import AudioFileError
 from scorch.audio.recording_file import probe, repair
+from scorch.osc import OscArg, decode_packet, encode_message
+from scorch.process import DIE_WITH_PARENT
 from tests.audio_signals import RATE
+from tests.conftest import jack_name
 
 FRAMES = 10000  # not a multiple of FLAC's 4096-sample blocks
 
@@ -315,4 +326,129 @@ def test_files_that_are_not_recordings_raise_audio_file_errors(tmp_path: Path) -
     for path, message in ((empty, "empty file"), (text, "not a RIFF/WAVE"), (missing, "No such")):
         with pytest.raises(AudioFileError, match=message):
             repair(path)
+
+
+# --- a real scsynth, killed while recording ------------------------------------
+
+SCSYNTH_PORT = 58211
+RECORD_DEF = """
+SynthDef(\\scorchDiskRecord, { |buf = 0, freq = 440|
+    DiskOut.ar(buf, SinOsc.ar(freq, 0, [0.5, 0.25]));
+}).writeDefFile(%s);
+0.exit;
+"""
+# One DiskOut buffer of 32768 frames is written to disk half a buffer at a time.
+HALF_BUFFER = 16384
+RECORDINGS = (("wav", "float"), ("aiff", "float"), ("flac", "int24"))
+
+
+def headless_env(home: Path) -> dict[str, str]:
+    env = dict(os.environ, QTWEBENGINE_DISABLE_SANDBOX="1", QT_QPA_PLATFORM="offscreen")
+    # The user's startup.scd (which may boot a server) stays out of it.
+    env |= {"XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data")}
+    return env
+
+
+@pytest.fixture
+def record_def(tmp_path: Path) -> Path:
+    """Compile the DiskOut SynthDef with a headless sclang."""
+    script = tmp_path / "record.scd"
+    script.write_text(RECORD_DEF % f'"{tmp_path}"')
+    subprocess.run(["sclang", str(script)], env=headless_env(tmp_path), cwd=tmp_path,
+                   capture_output=True, timeout=60, check=True, preexec_fn=DIE_WITH_PARENT)
+    return tmp_path / "scorchDiskRecord.scsyndef"
+
+
+@pytest.fixture
+def jack_server() -> Iterator[str]:
+    """Run a dummy JACK server of our own and stop it with SIGTERM afterwards."""
+    name = jack_name("recording")
+    jackd = subprocess.Popen(["jackd", "-n", name, "-r", "-d", "dummy", "-r", "48000", "-p", "64"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             preexec_fn=DIE_WITH_PARENT)
+    try:
+        subprocess.run(["jack_wait", "-s", name, "-w", "-t", "10"], check=True,
+                       capture_output=True, env=dict(os.environ, JACK_NO_START_SERVER="1"))
+        yield name
+    finally:
+        jackd.send_signal(signal.SIGTERM)
+        jackd.wait(timeout=10)
+
+
+def wait_for_output(process: subprocess.Popen[bytes], text: bytes, timeout: float) -> None:
+    assert process.stdout is not None
+    seen, deadline = b"", time.monotonic() + timeout
+    while text not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no {text!r} from scsynth: {seen[-500:]!r}"
+        if select.select([process.stdout], [], [], left)[0]:
+            chunk = os.read(process.stdout.fileno(), 4096)
+            assert chunk, f"scsynth exited: {seen[-500:]!r}"
+            seen += chunk
+
+
+def send(sock: socket.socket, address: str, *args: OscArg) -> None:
+    sock.sendto(encode_message(address, *args), ("127.0.0.1", SCSYNTH_PORT))
+
+
+def ask(sock: socket.socket, address: str, *args: OscArg) -> None:
+    """Send one OSC command to scsynth and wait for its /done (fail on /fail)."""
+    send(sock, address, *args)
+    while True:
+        for answer in decode_packet(sock.recv(65536)):
+            assert answer.address != "/fail", answer
+            if answer.address == "/done" and answer.args[0] == address:
+                return
+
+
+def wait_until(condition: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)  # polling file sizes: there is no event to wait on
+
+
+@pytest.mark.integration
+def test_recordings_of_a_scsynth_killed_mid_write_are_repaired(
+    tmp_path: Path, record_def: Path, jack_server: str
+) -> None:
+    env = dict(os.environ, JACK_DEFAULT_SERVER=jack_server, JACK_NO_START_SERVER="1")
+    scsynth = subprocess.Popen(
+        ["scsynth", "-u", str(SCSYNTH_PORT), "-B", "127.0.0.1", "-R", "0", "-l", "4",
+         "-i", "0", "-o", "2"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=DIE_WITH_PARENT)
+    paths = [tmp_path / f"take.{header}" for header, _ in RECORDINGS]
+    try:
+        wait_for_output(scsynth, b"server ready", 15)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            sock.settimeout(5)
+            ask(sock, "/d_load", str(record_def))
+            for buf, ((header, sample), path) in enumerate(zip(RECORDINGS, paths, strict=True)):
+                ask(sock, "/b_alloc", buf, 2 * HALF_BUFFER, 2)
+                ask(sock, "/b_write", buf, str(path), header, sample, 0, 0, 1)  # leave open
+                send(sock, "/s_new", "scorchDiskRecord", 1000 + buf, 0, 0, "buf", buf)
+        # Two half buffers of stereo float or 24-bit audio are past 150 kB; FLAC
+        # flushes its first 4096-sample frames well before.
+        wait_until(lambda: all(p.stat().st_size > 150_000 for p in paths[:2])
+                   and paths[2].stat().st_size > 20_000, timeout=20)
+    finally:
+        scsynth.kill()  # SIGKILL: what the recording must survive
+        scsynth.wait(timeout=10)
+        assert scsynth.stdout is not None
+        scsynth.stdout.close()
+
+    wav, aiff, flac = paths
+    assert probe(wav).header_frames == 0 and probe(wav).needs_repair
+    assert soundfile.info(str(aiff)).frames == 0
+    with pytest.raises((soundfile.LibsndfileError, ValueError, MemoryError)):
+        soundfile.read(flac)
+
+    for path in paths:
+        found = probe(path)
+        result = repair(path)
+        assert result.repaired and result.frames == found.frames >= HALF_BUFFER // 2
+        report = analyse_file(path)
+        assert (report.frames, report.channels, report.note) == (result.frames, 2, "A4")
+        assert report.peak_dbfs == pytest.approx(-6.0, abs=0.1)  # the left channel's 0.5
+        assert not probe(path).needs_repair
 
