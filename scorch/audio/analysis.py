@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 _CANCELLED = 0.25
 # Pitched frames further apart than a semitone: a melody or a glide, no one pitch.
 _GLIDE_CENTS = 100.0
+# Each onset's note is measured on this many frames (the whole sound on 24).
+_FRAMES_PER_NOTE = 6
 
 
 def analyse(samples: Any, sample_rate: int) -> SoundReport:
@@ -37,15 +39,13 @@ def analyse(samples: Any, sample_rate: int) -> SoundReport:
     Integer samples are scaled to [-1, 1] by their type's range. Samples that
     are not finite (NaN, inf) count as clipped and are measured as zero.
     """
-    import numpy as np
 
     from scorch.audio import levels, onsets, pitch, spectrum
 
-    data = _as_frames(samples, sample_rate)
-    clipped = levels.count_clipped(data)
-    data = np.nan_to_num(data, nan=0.0, posinf=0.0, neginf=0.0)
+    data, not_finite = levels.sanitise(_as_frames(samples, sample_rate))
     frames, channels = data.shape
-    peak = levels.peak(data)
+    peak, beyond = levels.peak_and_clipped(data)
+    clipped = beyond + not_finite
     peak_db = levels.dbfs(peak)
     silent = peak_db is None or peak_db < SILENCE_DBFS
     measured: dict[str, Any] = {
@@ -73,7 +73,7 @@ def analyse(samples: Any, sample_rate: int) -> SoundReport:
         percussive = onsets.percussive(found)
         measured |= _pitch_fields(pitch.estimate(mono, sample_rate))
         bounds = [round(onset.seconds * sample_rate) for onset in found] + [len(mono)]
-        notes = [pitch.estimate(mono[start:end], sample_rate)
+        notes = [pitch.estimate(mono[start:end], sample_rate, frames=_FRAMES_PER_NOTE)
                  for start, end in itertools.pairwise(bounds)]
         measured |= {
             "centroid_hz": _round(spectrum.centroid(average), 1),

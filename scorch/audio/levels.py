@@ -24,16 +24,20 @@ def dbfs(amplitude: float) -> float | None:
     return 20 * math.log10(amplitude) if amplitude > 0 else None
 
 
-def count_clipped(samples: NDArray[np.floating]) -> int:
-    """Count samples at or beyond :data:`CLIP_LEVEL` (infinities too), or NaN."""
-    with np.errstate(invalid="ignore"):
-        beyond = np.count_nonzero(np.abs(samples) >= CLIP_LEVEL)
-    return int(beyond + np.count_nonzero(np.isnan(samples)))
+def sanitise(samples: Signal) -> tuple[Signal, int]:
+    """Return ``samples`` with NaN and infinities zeroed, and how many there were."""
+    if np.isfinite(np.sum(samples)):  # one cheap pass for the usual case
+        return samples, 0
+    bad = int(np.count_nonzero(~np.isfinite(samples)))
+    return np.nan_to_num(samples, nan=0.0, posinf=0.0, neginf=0.0), bad
 
 
-def peak(samples: Signal) -> float:
-    """Return the largest magnitude of any sample."""
-    return float(np.max(np.abs(samples))) if samples.size else 0.0
+def peak_and_clipped(samples: Signal) -> tuple[float, int]:
+    """Return the largest magnitude and the count of samples at or beyond :data:`CLIP_LEVEL`."""
+    if not samples.size:
+        return 0.0, 0
+    magnitude = np.abs(samples)
+    return float(magnitude.max()), int(np.count_nonzero(magnitude >= CLIP_LEVEL))
 
 
 def rms(samples: Signal) -> float:

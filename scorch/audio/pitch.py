@@ -34,7 +34,6 @@ _THRESHOLD = 0.15
 _VOICED = 0.25
 # At least this share of the loud frames must be pitched for a pitch.
 _VOICED_SHARE = 0.5
-_MAX_FRAMES = 24
 _LOUD_DB = 30.0
 
 
@@ -49,30 +48,33 @@ class Pitch(NamedTuple):
     """How far apart the pitched frames are: 10th to 90th percentile, in cents."""
 
 
-def _frames(mono: NDArray[np.float64], length: int) -> NDArray[np.float64]:
-    count = min(_MAX_FRAMES, max(1, (len(mono) - length) // (length // 2) + 1))
+def _frames(mono: NDArray[np.float64], length: int, most: int) -> NDArray[np.float64]:
+    count = min(most, max(1, (len(mono) - length) // (length // 2) + 1))
     starts = np.linspace(0, len(mono) - length, count).astype(int)
     return np.stack([mono[start : start + length] for start in starts])
 
 
-def estimate(mono: NDArray[np.float64], sample_rate: int) -> Pitch | None:
-    """Return the fundamental of ``mono``; None when it is silent or too short."""
+def estimate(mono: NDArray[np.float64], sample_rate: int, frames: int = 24) -> Pitch | None:
+    """Return the fundamental of ``mono`` from at most ``frames`` frames.
+
+    None when it is silent or too short.
+    """
     lag_min = max(4, int(sample_rate / HIGH_HZ))
     lag_max = min(int(np.ceil(sample_rate / LOW_HZ)), len(mono) // 2 - 1)
     if lag_max <= lag_min + 2:
         return None
     window = lag_max  # integration window: two periods of the lowest pitch
-    frames = _frames(mono, window + lag_max + 1)
-    energy = np.sum(frames[:, :window] ** 2, axis=1)
+    chosen = _frames(mono, window + lag_max + 1, frames)
+    energy = np.sum(chosen[:, :window] ** 2, axis=1)
     if not np.any(energy > 0):
         return None
-    frames = frames[energy >= energy.max() * 10 ** (-_LOUD_DB / 10)]
+    chosen = chosen[energy >= energy.max() * 10 ** (-_LOUD_DB / 10)]
 
-    size = 1 << int(np.ceil(np.log2(frames.shape[1] + window)))
-    spectrum = np.fft.rfft(frames, size, axis=1)
-    head = np.fft.rfft(frames[:, :window], size, axis=1)
+    size = 1 << int(np.ceil(np.log2(chosen.shape[1] + window)))
+    spectrum = np.fft.rfft(chosen, size, axis=1)
+    head = np.fft.rfft(chosen[:, :window], size, axis=1)
     correlation = np.fft.irfft(spectrum * np.conj(head), size, axis=1)[:, : lag_max + 1]
-    squares = np.concatenate([np.zeros((len(frames), 1)), np.cumsum(frames**2, axis=1)], axis=1)
+    squares = np.concatenate([np.zeros((len(chosen), 1)), np.cumsum(chosen**2, axis=1)], axis=1)
     lags = np.arange(lag_max + 1)
     shifted_energy = squares[:, lags + window] - squares[:, lags]
     difference = np.maximum(shifted_energy[:, :1] + shifted_energy - 2 * correlation, 0.0)
@@ -89,8 +91,8 @@ def estimate(mono: NDArray[np.float64], sample_rate: int) -> Pitch | None:
         if aperiodicity < _VOICED:
             estimates.append(sample_rate / _refine(raw, lag))
             goodness += 1.0 - aperiodicity
-    confidence = goodness / len(frames)
-    if len(estimates) < _VOICED_SHARE * len(frames):
+    confidence = goodness / len(chosen)
+    if len(estimates) < _VOICED_SHARE * len(chosen):
         return Pitch(None, confidence, 0.0)
     low, high = np.percentile(estimates, [10, 90])
     return Pitch(float(np.median(estimates)), confidence, float(1200 * np.log2(high / low)))

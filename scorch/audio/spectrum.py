@@ -17,6 +17,9 @@ LOW_HZ = 20.0
 # a low bass; shorter for short sounds so at least ~4 segments are averaged.
 _SEGMENT_SECONDS = 0.34
 _MIN_SEGMENTS = 4
+# A long sound is sampled with this many segments spread over it: enough for
+# an average, and minutes of audio cost no more than a few seconds.
+_MAX_SEGMENTS = 48
 _MIN_SIZE = 2048
 _PADDING = 2
 # A peak must stand this far above the spectrum around it. An average of ~16
@@ -59,10 +62,9 @@ def average_spectrum(mono: NDArray[np.float64], sample_rate: int) -> Spectrum:
         window = np.zeros(size)
         window[: len(mono)] = np.hanning(len(mono))
     else:
-        hop = size // 2
-        count = 1 + (len(mono) - size) // hop
-        strides = (mono.strides[0] * hop, mono.strides[0])
-        segments = np.lib.stride_tricks.as_strided(mono, (count, size), strides, writeable=False)
+        count = min(_MAX_SEGMENTS, 1 + (len(mono) - size) // (size // 2))
+        starts = np.linspace(0, len(mono) - size, count).astype(int)
+        segments = mono[starts[:, np.newaxis] + np.arange(size)]
         window = np.hanning(size)
     # Zero-padding to twice the length halves the bins, which makes the
     # parabolic peak interpolation about ten times more exact (0.01 Hz, not 0.05).
