@@ -29,8 +29,10 @@ if TYPE_CHECKING:
 _CANCELLED = 0.25
 # Pitched frames further apart than a semitone: a melody or a glide, no one pitch.
 _GLIDE_CENTS = 100.0
-# Each onset's note is measured on this many frames (the whole sound on 24).
+# Each onset's note is measured on this many frames (the whole sound on 24)
+# within this many seconds of it, where the new sound outweighs what goes on.
 _FRAMES_PER_NOTE = 6
+_NOTE_SECONDS = 0.2
 
 
 def analyse(samples: Any, sample_rate: int) -> SoundReport:
@@ -73,7 +75,9 @@ def analyse(samples: Any, sample_rate: int) -> SoundReport:
         percussive = onsets.percussive(found)
         measured |= _pitch_fields(pitch.estimate(mono, sample_rate))
         bounds = [round(onset.seconds * sample_rate) for onset in found] + [len(mono)]
-        notes = [pitch.estimate(mono[start:end], sample_rate, frames=_FRAMES_PER_NOTE)
+        attack = round(_NOTE_SECONDS * sample_rate)
+        notes = [pitch.estimate(mono[start : min(end, start + attack)], sample_rate,
+                                frames=_FRAMES_PER_NOTE)
                  for start, end in itertools.pairwise(bounds)]
         measured |= {
             "centroid_hz": _round(spectrum.centroid(average), 1),

@@ -38,10 +38,12 @@ def _what(report: SoundReport, percussive: bool) -> tuple[str, str]:
         count = len(report.onsets)
         kind = "percussive hit" if percussive else "note"
         text = f"{_count(count)} {kind}{'s' if count > 1 else ''} at {_times(report.onsets)} s"
-        notes = [n for n in report.onset_notes if n]
+        notes = {n for n in report.onset_notes if n}
         if pitch:
             text += f", pitched near {pitch}"
-        elif len(set(notes)) > 1:
+        elif len(notes) == 1 and all(report.onset_notes):
+            text += f", pitched near {notes.pop()}"
+        elif len(notes) > 1:
             text += f", playing {_notes(report.onset_notes)}"
         return text, f"{_db(report.peak_dbfs)} dBFS peak" if percussive else rms
     chord = _chord_notes(report)
