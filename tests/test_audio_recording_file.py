@@ -436,6 +436,8 @@ def test_recordings_of_a_scsynth_killed_mid_write_are_repaired(
         scsynth.wait(timeout=10)
         assert scsynth.stdout is not None
         scsynth.stdout.close()
+        # A killed scsynth cannot remove its shared memory segment: do it for it.
+        Path(f"/dev/shm/SuperColliderServer_{SCSYNTH_PORT}").unlink(missing_ok=True)
 
     wav, aiff, flac = paths
     assert probe(wav).header_frames == 0 and probe(wav).needs_repair
