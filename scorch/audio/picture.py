@@ -1,0 +1,148 @@
+"""Draw a sound as one PNG: waveform on top, log-frequency spectrogram below.
+
+Sized for a chat window (1000 x 600 px). Drawn with matplotlib's Agg canvas
+through :class:`matplotlib.figure.Figure`, without pyplot: no display is
+needed and no global matplotlib state changes. numpy and matplotlib are
+imported inside :func:`picture`, so importing this module costs nothing.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    from matplotlib.axes import Axes
+    from numpy.typing import NDArray
+
+#: The picture's size in pixels.
+WIDTH, HEIGHT = 1000, 600
+_DPI = 100
+#: The spectrogram's frequency axis starts here and ends at Nyquist.
+LOW_HZ = 20.0
+#: Colour range of the spectrogram, in dBFS: a full-scale sine is 0 dB.
+FLOOR_DB, TOP_DB = -100.0, 0.0
+_COLUMNS = 800  # spectrogram time steps, about one per pixel
+_ROWS = 320  # spectrogram frequency rows, log-spaced
+_WAVE_COLUMNS = 1500
+_CHANNEL_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
+_HZ_TICKS = (20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
+
+
+def picture(samples: Any, sample_rate: int, title: str) -> bytes:
+    """Return a PNG of ``samples`` shaped (frames,) or (frames, channels)."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    data = np.asarray(samples, dtype=np.float64)
+    data = data[:, np.newaxis] if data.ndim == 1 else data
+    data = np.nan_to_num(data, nan=0.0, posinf=0.0, neginf=0.0)
+    seconds = len(data) / sample_rate
+
+    figure = Figure(figsize=(WIDTH / _DPI, HEIGHT / _DPI), dpi=_DPI, layout="constrained")
+    grid = figure.add_gridspec(2, 2, height_ratios=(1, 2), width_ratios=(50, 1))
+    wave = figure.add_subplot(grid[0, 0])
+    spectrogram = figure.add_subplot(grid[1, 0], sharex=wave)
+    figure.add_subplot(grid[0, 1]).set_axis_off()
+    figure.suptitle(title, fontsize=13)
+
+    _draw_wave(wave, data, sample_rate)
+    image = _draw_spectrogram(spectrogram, data.mean(axis=1), sample_rate)
+    bar = figure.colorbar(image, cax=figure.add_subplot(grid[1, 1]))
+    bar.set_label("Level (dBFS)")
+    wave.set_xlim(0, max(seconds, 1 / sample_rate))
+    wave.tick_params(labelbottom=False)
+
+    out = io.BytesIO()
+    figure.savefig(out, format="png", dpi=_DPI)
+    return out.getvalue()
+
+
+def _envelope(channel: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Return per-column minima and maxima, so a long sound draws in a few thousand points."""
+    step = max(1, len(channel) // _WAVE_COLUMNS)
+    count = len(channel) // step
+    blocks = channel[: count * step].reshape(count, step)
+    return blocks.min(axis=1), blocks.max(axis=1)
+
+
+def _draw_wave(axes: Axes, data: NDArray[np.float64], sample_rate: int) -> None:
+    import numpy as np
+
+    channels = data.shape[1]
+    names = ("L", "R") if channels == 2 else tuple(f"ch {i + 1}" for i in range(channels))
+    for index in range(channels):
+        low, high = _envelope(data[:, index])
+        step = max(1, len(data) // _WAVE_COLUMNS)
+        times = (np.arange(len(low)) + 0.5) * step / sample_rate
+        colour = _CHANNEL_COLOURS[index % len(_CHANNEL_COLOURS)]
+        axes.fill_between(times, low, high, color=colour, alpha=0.6 if channels > 1 else 0.9,
+                          linewidth=0.6, label=names[index] if channels > 1 else None)
+    peak = float(np.max(np.abs(data))) if data.size else 0.0
+    limit = max(1.05, peak * 1.05)
+    axes.set_ylim(-limit, limit)
+    if peak >= 1.0 - 1e-6:
+        for level in (-1.0, 1.0):
+            axes.axhline(level, color="red", linestyle="--", linewidth=0.8)
+    axes.set_ylabel("Amplitude (FS = 1)")
+    axes.grid(True, alpha=0.3)
+    if channels > 1:
+        axes.legend(loc="upper right", fontsize=9, ncols=channels)
+
+
+def _log_rows(power: NDArray[np.float64], bin_hz: float, nyquist: float) -> NDArray[np.float64]:
+    """Resample (bins, columns) power onto log-spaced rows, in dB.
+
+    A row holding several bins gets their mean power, so white noise draws
+    evenly; a row narrower than a bin is interpolated between its neighbours.
+    """
+    import numpy as np
+
+    edges = np.geomspace(LOW_HZ, nyquist, _ROWS + 1)
+    centres = np.sqrt(edges[:-1] * edges[1:])
+    bins = power.shape[0]
+    first = np.minimum(np.ceil(edges[:-1] / bin_hz).astype(int), bins - 1)
+    last = np.minimum(np.ceil(edges[1:] / bin_hz).astype(int), bins)
+    positions = centres / bin_hz
+    below = np.floor(positions).astype(int).clip(0, bins - 2)
+    fraction = (positions - below)[:, np.newaxis]
+    rows = power[below] * (1 - fraction) + power[below + 1] * fraction
+    # reduceat sums each row's bins, from its first to the next row's first.
+    sums = np.add.reduceat(power, first, axis=0)
+    wide = last > first
+    rows[wide] = sums[wide] / (last - first)[wide, np.newaxis]
+    return 10 * np.log10(np.maximum(rows, 10 ** (FLOOR_DB / 10)))
+
+
+def _draw_spectrogram(axes: Axes, mono: NDArray[np.float64], sample_rate: int) -> Any:
+    import numpy as np
+
+    # 4096 at 48 kHz (11.7 Hz bins), shorter for a short sound so it fills the width.
+    size = 1 << int(np.log2(min(0.085 * sample_rate, max(len(mono) / 4, 256))) + 0.5)
+    # No padding: zeros around the sound would draw onsets that were never played.
+    # A sound shorter than one window is drawn as that one window, zero-filled.
+    signal = mono if len(mono) >= size else np.concatenate([mono, np.zeros(size - len(mono))])
+    hop = max(1, (len(signal) - size) // _COLUMNS)
+    count = 1 + (len(signal) - size) // hop
+    strides = (signal.strides[0] * hop, signal.strides[0])
+    frames = np.lib.stride_tricks.as_strided(signal, (count, size), strides, writeable=False)
+    window = np.hanning(size)
+    amplitude = np.abs(np.fft.rfft(frames * window, axis=1)) * 2 / window.sum()
+    nyquist = sample_rate / 2
+    rows = _log_rows((amplitude**2).T, sample_rate / size, nyquist)
+    # Each column shows its window's centre: the first and last half window stay blank.
+    half = size / 2 / sample_rate
+    start, end = half - hop / 2 / sample_rate, half + (count - 0.5) * hop / sample_rate
+    image = axes.imshow(rows, origin="lower", aspect="auto", cmap="magma",
+                        vmin=FLOOR_DB, vmax=TOP_DB, interpolation="nearest",
+                        extent=(start, end, np.log10(LOW_HZ), np.log10(nyquist)))
+    ticks = [hz for hz in _HZ_TICKS if LOW_HZ <= hz <= nyquist]
+    axes.set_yticks([np.log10(hz) for hz in ticks], [_hz_label(hz) for hz in ticks])
+    axes.set_ylabel("Frequency (Hz, log)")
+    axes.set_xlabel("Time (s)")
+    return image
+
+
+def _hz_label(hz: float) -> str:
+    return f"{hz / 1000:g}k" if hz >= 1000 else f"{hz:g}"
