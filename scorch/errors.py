@@ -31,6 +31,10 @@ class CodeRejected(InvalidRequest):
     """Code that cannot be sent to sclang (empty, too large, or with a NUL byte)."""
 
 
+class AudioFileError(InvalidRequest):
+    """A file that cannot be read, or repaired, as audio (the message names it and why)."""
+
+
 class ConfigError(ScorchError):
     """The configuration file is missing, unreadable or invalid (file:line in the message)."""
 

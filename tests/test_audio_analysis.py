@@ -13,9 +13,9 @@ import pytest
 import soundfile
 
 from scorch.audio.analysis import analyse, analyse_file
-from scorch.audio.errors import AudioFileError
 from scorch.audio.notes import nearest_note
 from scorch.audio.report import SoundReport
+from scorch.errors import AudioFileError
 from tests.audio_signals import (
     RATE,
     harmonics,

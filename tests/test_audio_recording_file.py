@@ -23,10 +23,10 @@ import pytest
 import soundfile
 
 from scorch.audio.analysis import analyse_file
-from scorch.audio.errors import AudioFileError
 from scorch.audio.recording_file import probe, repair
-from scorch.osc import OscArg, decode_packet, encode_message
-from scorch.process import DIE_WITH_PARENT
+from scorch.errors import AudioFileError
+from scorch.primitives.osc import OscArg, decode_packet, encode_message
+from scorch.primitives.process import DIE_WITH_PARENT
 from tests.audio_signals import RATE
 from tests.conftest import jack_name
 

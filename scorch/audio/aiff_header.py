@@ -13,8 +13,8 @@ import math
 import struct
 from typing import NamedTuple
 
-from scorch.audio.errors import AudioFileError
 from scorch.audio.file_layout import Layout, Patch, ReadAt
+from scorch.errors import AudioFileError
 
 _HEAD = 1 << 16
 # AIFF-C compression types whose samples are plain numbers, and their encodings.

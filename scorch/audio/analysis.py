@@ -15,10 +15,10 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scorch.audio.errors import AudioFileError
 from scorch.audio.notes import nearest_note
 from scorch.audio.report import SILENCE_DBFS, Partial, SoundReport
 from scorch.audio.summary import describe
+from scorch.errors import AudioFileError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -90,8 +90,8 @@ def analyse(samples: Any, sample_rate: int) -> SoundReport:
     return report.model_copy(update={"summary": describe(report, percussive)})
 
 
-def analyse_file(path: Path | str) -> SoundReport:
-    """Read ``path`` with soundfile and measure it."""
+def read_audio(path: Path | str) -> tuple[NDArray[np.float32], int]:
+    """Read ``path`` with soundfile: float32 samples shaped (frames, channels), and the rate."""
     import soundfile
 
     try:
@@ -99,7 +99,12 @@ def analyse_file(path: Path | str) -> SoundReport:
     except (soundfile.LibsndfileError, RuntimeError, ValueError, MemoryError) as err:
         # A FLAC whose writer was killed claims 2**63 - 1 frames: repair it first.
         raise AudioFileError(f"{path}: cannot read audio: {err}") from err
-    return analyse(data, int(sample_rate))
+    return data, int(sample_rate)
+
+
+def analyse_file(path: Path | str) -> SoundReport:
+    """Read ``path`` with soundfile and measure it."""
+    return analyse(*read_audio(path))
 
 
 def _as_frames(samples: Any, sample_rate: int) -> NDArray[np.float64]:

@@ -18,8 +18,8 @@ import re
 import struct
 from typing import NamedTuple
 
-from scorch.audio.errors import AudioFileError
 from scorch.audio.file_layout import Layout, Patch, ReadAt
+from scorch.errors import AudioFileError
 
 # The last complete frame is looked for in this much of the end of the file:
 # far more than any frame (4096 samples of 8 channels of 32 bits is 128 KiB).

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scorch.audio import aiff_header, flac_stream, wav_header
-from scorch.audio.errors import AudioFileError
 from scorch.audio.file_layout import Layout, ReadAt
+from scorch.errors import AudioFileError
 
 _PARSERS = {b"RIFF": wav_header.inspect, b"RF64": wav_header.inspect,
             b"FORM": aiff_header.inspect, b"fLaC": flac_stream.inspect}
@@ -83,7 +83,7 @@ def repair(path: Path | str) -> RepairResult:
     """Make the header of the WAV, AIFF or FLAC file at ``path`` agree with its audio.
 
     Does nothing to a file whose header is right. Raises
-    :class:`~scorch.audio.errors.AudioFileError` for other formats.
+    :class:`~scorch.errors.AudioFileError` for other formats.
     """
     size = _size(path)
     layout = _layout(path)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from scorch.audio.errors import AudioFileError
 from scorch.audio.file_layout import Layout, Patch, ReadAt
+from scorch.errors import AudioFileError
 
 # The header (every chunk before the audio) must lie within this many bytes.
 _HEAD = 1 << 16
