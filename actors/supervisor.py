@@ -19,6 +19,8 @@ from actors.midi_router import MidiRouter, MidiRouterProxy
 from actors.targets import OrchestraTargets
 from actors.watchdog import Watchdog, WatchdogProxy
 from scorch.config import Config
+from scorch.errors import BootError
+from scorch.primitives.audio_driver import AudioChoice, choose
 from scorch.primitives.console import Console
 from scorch.state.view import InstanceView
 
@@ -44,10 +46,40 @@ class Supervisor(pykka.ThreadingActor):
         self.midi_error: str | None = "MIDI is not started"
         self._jack_keeper: Keeper | None = None
         self._stopping = False
+        self.audio: AudioChoice | None = None
+        """The driver that runs (``auto`` resolved), once :meth:`start_all` chose it."""
 
     def owns_jack(self) -> bool:
         """True when scorch runs its own jackd (dummy or ALSA driver)."""
         return self.config.audio.driver in ("dummy", "alsa")
+
+    def _use(self, audio: AudioChoice) -> None:
+        """Run with ``audio``: the config the children see names the driver that runs."""
+        self.audio = audio
+        self.config = self.config.model_copy(update={"audio": self.config.audio.model_copy(
+            update={"driver": audio.driver, "jack_server": audio.server,
+                    "device": audio.device})})
+
+    def audio_choice(self) -> AudioChoice | None:
+        """The driver the installation runs with, and why."""
+        return self.audio
+
+    def _start_jack(self) -> None:
+        """Start the private jackd; a sound card ``auto`` chose that fails falls back to dummy."""
+        me = self.actor_ref.proxy()
+        self.jack = Jack.start(self.config, self.jack_console,
+                               lambda how: me.jack_crashed(how)).proxy()
+        try:
+            self.jack.start_server().get(timeout=ASK_TIMEOUT)
+        except BootError as err:
+            assert self.audio is not None
+            if self.audio.asked != "auto" or self.audio.driver != "alsa":
+                raise
+            self.jack.actor_ref.stop()
+            why = str(err).splitlines()[0]
+            self._use(self.audio.without_card(why))
+            log.warning("audio: %s", self.audio.describe())
+            self._start_jack()
 
     def start_all(self, timeout: float = 60.0) -> dict[str, str | None]:
         """Start JACK, boot every instance in parallel, start the watchdog.
@@ -56,15 +88,19 @@ class Supervisor(pykka.ThreadingActor):
         failing does not stop the others.
         """
         me = self.actor_ref.proxy()
+        audio = self.config.audio
+        self._use(choose(audio.driver, audio.jack_server, audio.device))
+        assert self.audio is not None
+        log.info("audio: %s", self.audio.describe())
         jack_alive = None
         if self.owns_jack():
-            self.jack = Jack.start(self.config, self.jack_console,
-                                   lambda how: me.jack_crashed(how)).proxy()
-            self.jack.start_server().get(timeout=ASK_TIMEOUT)
+            self._start_jack()
+            assert self.jack is not None
             jack_alive = self.jack.alive_check().get(timeout=ASK_TIMEOUT)
             self._jack_keeper = self._keep_jack()
         for name, inst_config in self.config.instances.items():
-            settings = replace(self.settings[name], on_changed=me.instance_changed)
+            settings = replace(self.settings[name], on_changed=me.instance_changed,
+                               audio=self.config.audio)
             if jack_alive is not None:
                 settings = replace(settings, jack_alive=jack_alive)
             self.instances[name] = Instance.start(name, inst_config, settings,

@@ -42,6 +42,7 @@ params = {{ freq = {110 * (i + 1)}, amp = 0.01 }}
     return f"""
 state_dir = "{state}"
 [audio]
+driver = "dummy"
 jack_server = "scorch-bench-chaos"
 [watchdog]
 interval = 0.1

@@ -82,6 +82,7 @@ def make_config(tmp_path: Path) -> MakeConfig:
         text = textwrap.dedent(f"""
             state_dir = "{tmp_path / 'state'}"
             [audio]
+            driver = "dummy"
             jack_server = "{jack_name(tag)}"
             """) + textwrap.dedent(instances) + textwrap.dedent(watchdog) + textwrap.dedent(extra)
         path = tmp_path / "config.toml"

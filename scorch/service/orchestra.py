@@ -29,6 +29,7 @@ from scorch.errors import (
     OscTimeout,
     ScorchError,
 )
+from scorch.primitives.audio_driver import AudioChoice
 from scorch.primitives.console import Console, ConsoleLine
 from scorch.primitives.sclang_protocol import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
@@ -60,6 +61,8 @@ class Orchestra:
         self.midi_error: str | None = "MIDI is not started"
         """Why MIDI is off, or None while the router runs."""
         self.started_at: float | None = None
+        self.audio: AudioChoice | None = None
+        """The audio driver that runs (``auto`` resolved) and why, once started."""
 
     # --- lifecycle -----------------------------------------------------------
 
@@ -87,6 +90,7 @@ class Orchestra:
         self._proxies = self._supervisor.instance_proxies().get(timeout=ASK)
         self._router = self._supervisor.router_proxy().get(timeout=ASK)
         self.midi_error = self._supervisor.midi_status().get(timeout=ASK)
+        self.audio = self._supervisor.audio_choice().get(timeout=ASK)
         self.started_at = time.time()
         return errors
 
