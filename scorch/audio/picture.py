@@ -28,6 +28,8 @@ _ROWS = 320  # spectrogram frequency rows, log-spaced
 _WAVE_COLUMNS = 1500
 _CHANNEL_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
 _HZ_TICKS = (20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
+_MARGINS = {"left": 0.075, "right": 0.93, "top": 0.91, "bottom": 0.085, "hspace": 0.06,
+            "wspace": 0.025}
 
 
 def picture(samples: Any, sample_rate: int, title: str) -> bytes:
@@ -40,8 +42,11 @@ def picture(samples: Any, sample_rate: int, title: str) -> bytes:
     data = np.nan_to_num(data, nan=0.0, posinf=0.0, neginf=0.0)
     seconds = len(data) / sample_rate
 
-    figure = Figure(figsize=(WIDTH / _DPI, HEIGHT / _DPI), dpi=_DPI, layout="constrained")
-    grid = figure.add_gridspec(2, 2, height_ratios=(1, 2), width_ratios=(50, 1))
+    # Fixed margins, not a layout engine: constrained layout measured every label
+    # twice and cost a quarter of the picture's time.
+    figure = Figure(figsize=(WIDTH / _DPI, HEIGHT / _DPI), dpi=_DPI)
+    grid = figure.add_gridspec(2, 2, height_ratios=(1, 2), width_ratios=(50, 1),
+                               **_MARGINS)
     wave = figure.add_subplot(grid[0, 0])
     spectrogram = figure.add_subplot(grid[1, 0], sharex=wave)
     figure.add_subplot(grid[0, 1]).set_axis_off()
@@ -55,7 +60,8 @@ def picture(samples: Any, sample_rate: int, title: str) -> bytes:
     wave.tick_params(labelbottom=False)
 
     out = io.BytesIO()
-    figure.savefig(out, format="png", dpi=_DPI)
+    # Light compression: a third of the encoding time for a file a little larger.
+    figure.savefig(out, format="png", dpi=_DPI, pil_kwargs={"compress_level": 1})
     return out.getvalue()
 
 
