@@ -68,6 +68,10 @@ class MidiPortNotFound(NotFound):
     """No MIDI port matches a name, or the port went away."""
 
 
+class RecordingNotFound(NotFound):
+    """No recording by that name; the message lists the recordings there are."""
+
+
 # --- the installation cannot do it now -------------------------------------------
 
 
@@ -104,6 +108,10 @@ class BootTimeout(BootError):
 
 class PortInUse(BootError):
     """The UDP port asked for is taken by another program."""
+
+
+class CaptureError(ScorchError):
+    """Sound could not be captured or rendered to a file (unwritable folder, full disk...)."""
 
 
 class SynthDefError(ScorchError):

@@ -90,12 +90,22 @@ def analyse(samples: Any, sample_rate: int) -> SoundReport:
     return report.model_copy(update={"summary": describe(report, percussive)})
 
 
-def read_audio(path: Path | str) -> tuple[NDArray[np.float32], int]:
-    """Read ``path`` with soundfile: float32 samples shaped (frames, channels), and the rate."""
+def read_audio(path: Path | str, max_seconds: float | None = None,
+               ) -> tuple[NDArray[np.float32], int]:
+    """Read ``path`` with soundfile: float32 samples shaped (frames, channels), and the rate.
+
+    ``max_seconds`` reads only that much from the start (a long recording stays cheap).
+    """
     import soundfile
 
     try:
-        data, sample_rate = soundfile.read(str(path), dtype="float32", always_2d=True)
+        if max_seconds is None:
+            data, sample_rate = soundfile.read(str(path), dtype="float32", always_2d=True)
+        else:
+            with soundfile.SoundFile(str(path)) as sound:
+                sample_rate = sound.samplerate
+                data = sound.read(round(max_seconds * sample_rate), dtype="float32",
+                                  always_2d=True)
     except (soundfile.LibsndfileError, RuntimeError, ValueError, MemoryError) as err:
         # A FLAC whose writer was killed claims 2**63 - 1 frames: repair it first.
         raise AudioFileError(f"{path}: cannot read audio: {err}") from err
