@@ -28,6 +28,10 @@ How to work:
 7. stop silences an instance like Cmd-Period (named nodes are forgotten). instance
    boots, quits or restarts one. events shows crashes, restarts and recoveries.
 8. midi lists ports and routes and maps controllers to node params, when MIDI is on.
+9. To hear what you made, listen(instance, seconds): a picture (waveform over a
+   spectrogram) and numbers (pitch with note name, loudness, clipping, onsets) with one
+   sentence. listen(instance, node=NAME) hears one named node alone. render plays a
+   SynthDef or a Score offline, with no room; record keeps a room's sound in a file.
 
 An instance that is RESTARTING comes back by itself within seconds: wait and retry.
 A FAILED instance used up its restart budget: read events and console, fix the cause,

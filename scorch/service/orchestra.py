@@ -33,6 +33,7 @@ from scorch.primitives.audio_driver import AudioChoice
 from scorch.primitives.console import Console, ConsoleLine
 from scorch.primitives.sclang_protocol import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
+from scorch.service.studio import Studio
 from scorch.state.events import Event, State
 from scorch.state.view import InstanceView
 from scorch.values import describe_errors
@@ -63,6 +64,9 @@ class Orchestra:
         self.started_at: float | None = None
         self.audio: AudioChoice | None = None
         """The audio driver that runs (``auto`` resolved) and why, once started."""
+        self.studio = Studio(config.state_path(), self.views, self.library,
+                             config.audio.sample_rate)
+        """Recordings, listening and renders."""
 
     # --- lifecycle -----------------------------------------------------------
 
@@ -99,6 +103,10 @@ class Orchestra:
         supervisor, self._supervisor = self._supervisor, None
         if supervisor is None:
             return
+        try:
+            self.studio.close()  # recordings end cleanly while their scsynth still runs
+        except Exception:
+            log.exception("recordings did not stop cleanly")
         try:
             supervisor.stop_all(timeout).get(timeout=timeout * 3)
         finally:
