@@ -258,6 +258,8 @@ async def test_a_recording_until_stopped_stops_on_request(client: Client) -> Non
     assert "exists already" in await fails(client, "record", action="start",
                                            instance="quiet", name="until-stopped")
     assert "needs `instance`" in await fails(client, "record", action="start")
+    assert "not starting with '.'" in await fails(client, "record", action="start",
+                                                  instance="quiet", name="../escape")
 
 
 async def test_a_scsynth_killed_mid_recording_leaves_a_readable_file_listed_cut_short(
