@@ -9,6 +9,7 @@ imported inside :func:`picture`, so importing this module costs nothing.
 from __future__ import annotations
 
 import io
+import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -31,38 +32,79 @@ _HZ_TICKS = (20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
 _MARGINS = {"left": 0.075, "right": 0.93, "top": 0.91, "bottom": 0.085, "hspace": 0.06,
             "wspace": 0.025}
 
+_lock = threading.Lock()
+_kept: _Canvas | None = None
+
 
 def picture(samples: Any, sample_rate: int, title: str) -> bytes:
     """Return a PNG of ``samples`` shaped (frames,) or (frames, channels)."""
     import numpy as np
-    from matplotlib.figure import Figure
 
     data = np.asarray(samples, dtype=np.float64)
     data = data[:, np.newaxis] if data.ndim == 1 else data
     data = np.nan_to_num(data, nan=0.0, posinf=0.0, neginf=0.0)
-    seconds = len(data) / sample_rate
+    global _kept
+    with _lock:  # one figure, drawn by one thread at a time
+        if _kept is None:
+            _kept = _Canvas()
+        return _kept.draw(data, sample_rate, title)
 
-    # Fixed margins, not a layout engine: constrained layout measured every label
-    # twice and cost a quarter of the picture's time.
-    figure = Figure(figsize=(WIDTH / _DPI, HEIGHT / _DPI), dpi=_DPI)
-    grid = figure.add_gridspec(2, 2, height_ratios=(1, 2), width_ratios=(50, 1),
-                               **_MARGINS)
-    wave = figure.add_subplot(grid[0, 0])
-    spectrogram = figure.add_subplot(grid[1, 0], sharex=wave)
-    figure.add_subplot(grid[0, 1]).set_axis_off()
-    figure.suptitle(title, fontsize=13)
 
-    _draw_wave(wave, data, sample_rate)
-    image = _draw_spectrogram(spectrogram, data.mean(axis=1), sample_rate)
-    bar = figure.colorbar(image, cax=figure.add_subplot(grid[1, 1]))
-    bar.set_label("Level (dBFS)")
-    wave.set_xlim(0, max(seconds, 1 / sample_rate))
-    wave.tick_params(labelbottom=False)
+class _Canvas:
+    """One figure kept from picture to picture, redrawn with each sound.
 
-    out = io.BytesIO()
-    # Light compression: a third of the encoding time for a file a little larger.
-    figure.savefig(out, format="png", dpi=_DPI, pil_kwargs={"compress_level": 1})
-    return out.getvalue()
+    Building the axes, their ticks and the colour bar cost more than drawing
+    them; they stay, and only the waveform, the spectrogram's pixels, the
+    limits and the title change.
+    """
+
+    def __init__(self) -> None:
+        import numpy as np
+        from matplotlib.figure import Figure
+
+        # Fixed margins, not a layout engine: constrained layout measured every
+        # label twice and cost a quarter of the picture's time.
+        self.figure = Figure(figsize=(WIDTH / _DPI, HEIGHT / _DPI), dpi=_DPI)
+        grid = self.figure.add_gridspec(2, 2, height_ratios=(1, 2), width_ratios=(50, 1),
+                                        **_MARGINS)
+        self.wave = self.figure.add_subplot(grid[0, 0])
+        self.spectrogram = self.figure.add_subplot(grid[1, 0], sharex=self.wave)
+        self.figure.add_subplot(grid[0, 1]).set_axis_off()
+        self.title = self.figure.suptitle("", fontsize=13)
+        self.image = self.spectrogram.imshow(
+            np.full((2, 2), FLOOR_DB), origin="lower", aspect="auto", cmap="magma",
+            vmin=FLOOR_DB, vmax=TOP_DB, interpolation="nearest")
+        bar = self.figure.colorbar(self.image, cax=self.figure.add_subplot(grid[1, 1]))
+        bar.set_label("Level (dBFS)")
+        self.wave.set_ylabel("Amplitude (FS = 1)")
+        self.wave.grid(True, alpha=0.3)
+        self.wave.tick_params(labelbottom=False)
+        self.spectrogram.set_ylabel("Frequency (Hz, log)")
+        self.spectrogram.set_xlabel("Time (s)")
+
+    def draw(self, data: NDArray[np.float64], sample_rate: int, title: str) -> bytes:
+        """The PNG of ``data`` (frames, channels)."""
+        import numpy as np
+
+        self.title.set_text(title)
+        for artist in [*self.wave.collections, *self.wave.lines]:
+            artist.remove()
+        if self.wave.legend_ is not None:
+            self.wave.legend_.remove()
+        _draw_wave(self.wave, data, sample_rate)
+        rows, extent = _spectrogram(data.mean(axis=1), sample_rate)
+        self.image.set_data(rows)
+        self.image.set_extent(extent)
+        nyquist = sample_rate / 2
+        ticks = [hz for hz in _HZ_TICKS if LOW_HZ <= hz <= nyquist]
+        self.spectrogram.set_yticks([np.log10(hz) for hz in ticks],
+                                    [_hz_label(hz) for hz in ticks])
+        self.spectrogram.set_ylim(extent[2], extent[3])
+        self.wave.set_xlim(0, max(len(data) / sample_rate, 1 / sample_rate))
+        out = io.BytesIO()
+        # Light compression: a third of the encoding time for a file a little larger.
+        self.figure.savefig(out, format="png", dpi=_DPI, pil_kwargs={"compress_level": 1})
+        return out.getvalue()
 
 
 def _envelope(channel: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -91,8 +133,6 @@ def _draw_wave(axes: Axes, data: NDArray[np.float64], sample_rate: int) -> None:
     if peak >= 1.0 - 1e-6:
         for level in (-1.0, 1.0):
             axes.axhline(level, color="red", linestyle="--", linewidth=0.8)
-    axes.set_ylabel("Amplitude (FS = 1)")
-    axes.grid(True, alpha=0.3)
     if channels > 1:
         axes.legend(loc="upper right", fontsize=9, ncols=channels)
 
@@ -121,7 +161,9 @@ def _log_rows(power: NDArray[np.float64], bin_hz: float, nyquist: float) -> NDAr
     return 10 * np.log10(np.maximum(rows, 10 ** (FLOOR_DB / 10)))
 
 
-def _draw_spectrogram(axes: Axes, mono: NDArray[np.float64], sample_rate: int) -> Any:
+def _spectrogram(mono: NDArray[np.float64], sample_rate: int,
+                 ) -> tuple[NDArray[np.float64], tuple[float, float, float, float]]:
+    """The spectrogram's rows (dB, log-spaced) and where they lie (time and log10 Hz)."""
     import numpy as np
 
     # 4096 at 48 kHz (11.7 Hz bins), shorter for a short sound so it fills the width.
@@ -140,14 +182,7 @@ def _draw_spectrogram(axes: Axes, mono: NDArray[np.float64], sample_rate: int) -
     # Each column shows its window's centre: the first and last half window stay blank.
     half = size / 2 / sample_rate
     start, end = half - hop / 2 / sample_rate, half + (count - 0.5) * hop / sample_rate
-    image = axes.imshow(rows, origin="lower", aspect="auto", cmap="magma",
-                        vmin=FLOOR_DB, vmax=TOP_DB, interpolation="nearest",
-                        extent=(start, end, np.log10(LOW_HZ), np.log10(nyquist)))
-    ticks = [hz for hz in _HZ_TICKS if LOW_HZ <= hz <= nyquist]
-    axes.set_yticks([np.log10(hz) for hz in ticks], [_hz_label(hz) for hz in ticks])
-    axes.set_ylabel("Frequency (Hz, log)")
-    axes.set_xlabel("Time (s)")
-    return image
+    return rows, (start, end, float(np.log10(LOW_HZ)), float(np.log10(nyquist)))
 
 
 def _hz_label(hz: float) -> str:
