@@ -5,7 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-BENCHMARKS = ("bench.boot", "bench.chaos", "bench.midi_latency", "bench.mcp_roundtrip")
+BENCHMARKS = ("bench.boot", "bench.chaos", "bench.midi_latency", "bench.mcp_roundtrip",
+              "bench.audio_analysis", "bench.audio_listen", "bench.audio_render",
+              "bench.audio_record")
 
 
 def main() -> int:

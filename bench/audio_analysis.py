@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from bench.report import write_section
+
 RATE = 48000
 SECONDS = 3.0
 
@@ -48,6 +50,7 @@ def timed(call: Callable[[], object], runs: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
 
     from scorch.audio.analysis import analyse
@@ -55,13 +58,28 @@ def main() -> None:
 
     samples = stereo_mix()
     report = analyse(samples, RATE)
-    print(f"sound: {SECONDS:g} s, {RATE} Hz, {samples.shape[1]} channels, {samples.dtype}")
-    print(f"summary: {report.summary}")
+    rows = []
     for name, call in (("analyse", lambda: analyse(samples, RATE)),
                        ("picture", lambda: picture(samples, RATE, "bench: kicks over a pad"))):
         times = timed(call, args.runs)
-        print(f"{name}: median {statistics.median(times):.1f} ms "
-              f"(min {min(times):.1f}, max {max(times):.1f}, {args.runs} runs)")
+        rows.append(f"| `{name}` | median {statistics.median(times):.1f} ms "
+                    f"(min {min(times):.1f}, max {max(times):.1f}; {args.runs} runs) |")
+    section = "\n".join([
+        "## Audio analysis",
+        "",
+        f"`.venv/bin/python -m bench.audio_analysis --runs {args.runs}` "
+        f"({time.strftime('%Y-%m-%d')}): {SECONDS:g} s of {samples.shape[1]}-channel "
+        f"{samples.dtype} at {RATE} Hz (four kicks over a pad), after one warm-up call.",
+        f"It reads: \"{report.summary}\"",
+        "",
+        "| what | time |",
+        "|---|---|",
+        *rows,
+        "",
+    ])
+    print(section)
+    if not args.no_write:
+        write_section(section)
 
 
 if __name__ == "__main__":
