@@ -173,8 +173,10 @@ async def test_a_four_hit_kick_pattern_gives_four_onsets(client: Client,
         osc.close()
     onsets = (result.structured_content or {})["onsets"]
     assert len(onsets) == 4, onsets
+    # Half a second apart by the wall clock; the headless driver's blocks run a few
+    # percent slow on a busy machine, and scsynth places each hit by its block count.
     gaps = [later - earlier for earlier, later in itertools.pairwise(onsets)]
-    assert gaps == pytest.approx([0.5] * 3, abs=0.02)
+    assert gaps == pytest.approx([0.5] * 3, abs=0.06)
 
 
 async def test_one_node_is_heard_alone_and_plays_on_where_it_did(

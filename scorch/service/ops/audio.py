@@ -231,6 +231,11 @@ class RenderOutput(HeardOutput):
     render_seconds: float = Field(description="how long scsynth -N took (0 when cached)")
     warnings: list[str]
 
+    def text(self) -> str:
+        """The sentence, the file, and where the picture is."""
+        cached = " (from the cache)" if self.cached else ""
+        return f"{self.summary}\nFile: {self.audio}{cached}\nPicture: {self.picture}"
+
     @classmethod
     def rendered(cls, rendered: Rendered) -> RenderOutput:
         """The API form of a render."""
