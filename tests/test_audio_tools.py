@@ -28,9 +28,6 @@ from mcp_server.server import build_server
 from scorch.audio.recording_file import probe
 from scorch.config import parse_config
 from scorch.errors import CaptureError
-from scorch.primitives import commands
-from scorch.primitives.osc import encode_bundle, timetag
-from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import pid_alive
 from scorch.service.capture import Source
 from scorch.service.local import LocalService
@@ -156,27 +153,31 @@ async def test_a_clipped_signal_is_heard_as_clipping(client: Client) -> None:
     result = await call(client, "listen", instance="live", seconds=0.5)
     heard = result.structured_content or {}
     assert heard["clipping"] is True and heard["clipped_samples"] > 1000
-    assert heard["peak_dbfs"] > 5.0
+    assert heard["peak_dbfs"] > 2.0  # beyond full scale: a float file keeps the overs
     assert "CLIPPING" in text(result)
 
 
-async def test_a_four_hit_kick_pattern_gives_four_onsets(client: Client,
-                                                         orchestra: Orchestra) -> None:
-    osc = OscClient(orchestra.status("live")["port"])
-    try:
-        start = time.time() + 0.3  # after the listen below has started
-        for hit in range(4):
-            osc.send(encode_bundle(timetag(start + hit * 0.5), [commands.s_new(
-                "kick", -1, commands.AddAction.TAIL, commands.DEFAULT_GROUP)]))
-        result = await call(client, "listen", instance="live", seconds=2.5)
-    finally:
-        osc.close()
-    onsets = (result.structured_content or {})["onsets"]
+#: Four kicks half a second apart, timed by scsynth's own sample count (an impulse
+#: every 0.5 s, let through from 0.9 s to 2.7 s of the synth's life, so the listen
+#: that starts just after it hears them all): wall-clock timestamps are placed by a
+#: headless driver that falls behind on a busy machine.
+KICKS = """
+{ var age = Sweep.ar(0, 1), hit = Impulse.ar(2) * (age > 0.9) * (age < 2.7);
+  Line.kr(0, 0, 3.2, doneAction: 2);
+  (SinOsc.ar(55 + Decay2.ar(hit, 0.001, 0.03, 100)) * Decay2.ar(hit, 0.002, 0.15) * 0.8) ! 2
+}.play(s);
+"""
+
+
+async def test_a_four_hit_kick_pattern_gives_four_onsets(client: Client) -> None:
+    await call(client, "execute", instance="live", code=KICKS)
+    result = await call(client, "listen", instance="live", seconds=3.0)
+    heard = result.structured_content or {}
+    onsets = heard["onsets"]
     assert len(onsets) == 4, onsets
-    # Half a second apart by the wall clock; the headless driver's blocks run a few
-    # percent slow on a busy machine, and scsynth places each hit by its block count.
     gaps = [later - earlier for earlier, later in itertools.pairwise(onsets)]
-    assert gaps == pytest.approx([0.5] * 3, abs=0.06)
+    assert gaps == pytest.approx([0.5] * 3, abs=0.02)
+    assert text(result).startswith("Four percussive hits")
 
 
 async def test_one_node_is_heard_alone_and_plays_on_where_it_did(
@@ -262,6 +263,17 @@ async def test_a_recording_until_stopped_stops_on_request(client: Client) -> Non
     assert "needs `instance`" in await fails(client, "record", action="start")
     assert "not starting with '.'" in await fails(client, "record", action="start",
                                                   instance="quiet", name="../escape")
+
+
+async def test_stop_frees_the_recorder_too_and_the_recording_says_so(
+        client: Client, orchestra: Orchestra) -> None:
+    await call(client, "record", action="start", instance="quiet", name="silenced")
+    await call(client, "stop", instance="quiet")  # frees every node, the recorder's too
+    wait_for(lambda: orchestra.studio.recorder.running("quiet") == 0, timeout=5)
+    rows = (await call(client, "record")).structured_content or {}
+    [row] = [r for r in rows["recordings"] if r["name"] == "silenced"]
+    assert row["state"] == "stopped" and "freed on scsynth" in row["note"]
+    assert not probe(Path(row["path"])).needs_repair  # closed by scsynth, whole
 
 
 async def test_a_scsynth_killed_mid_recording_leaves_a_readable_file_listed_cut_short(

@@ -172,7 +172,8 @@ class ListenArgs(Args):
         "FLAC...): absolute, or a recording's file name")] = None
 
 
-@operation(access=READ, command="listen", positional=("instance",), waits="seconds")
+@operation(access=READ, command="listen", positional=("instance",), waits="seconds",
+           patience=100.0)
 def listen(orch: Orchestra, args: ListenArgs) -> HeardOutput:
     """Hear what a room plays now (or an audio file): a picture (waveform over a
     log-frequency spectrogram), the numbers (peak and RMS dBFS, LUFS, clipping,
