@@ -77,7 +77,13 @@ def hear(audio: Path, picture: Path, label: str) -> SoundReport:
 
 def prune(folder: Path, keep: int) -> None:
     """Keep the ``keep`` newest files of each kind in ``folder`` (listens are not recordings)."""
+    def age(path: Path) -> float:
+        try:
+            return path.stat().st_mtime
+        except OSError:  # removed meanwhile by another listen's prune
+            return 0.0
+
     for pattern in ("*.wav", "*.png"):
-        files = sorted(folder.glob(pattern), key=lambda p: p.stat().st_mtime, reverse=True)
+        files = sorted(folder.glob(pattern), key=age, reverse=True)
         for old in files[keep:]:
             old.unlink(missing_ok=True)

@@ -34,6 +34,8 @@ _MAX_TAIL = 10.0
 _AFTER_RELEASE = 0.1
 #: The longest render, in seconds of sound.
 MAX_RENDER = 600.0
+#: How many renders the cache keeps (the newest; each is a sound file, a PNG and a record).
+KEEP_RENDERS = 100
 
 
 @dataclass(frozen=True)
@@ -100,8 +102,9 @@ class Renderer:
                     f"the score ends at {end:g} s: give `duration` (0 to {MAX_RENDER:g} s)"
                     if duration is None else f"duration {length:g} is out of range")
             kept = [b for b in bundles if b.time <= length]
-            warnings = ([f"{len(bundles) - len(kept)} bundles after {length:g} s were left "
-                         "out"] if len(kept) < len(bundles) else [])
+            left_out = len(bundles) - len(kept)
+            warnings = ([f"{left_out} bundle{'s' if left_out > 1 else ''} after {length:g} s "
+                         "left out"] if left_out else [])
             defs = [commands.d_recv(self.library.compiled(n)) for n in self.library.names()]
             return [nrt.bundle(0.0, *defs), *kept, nrt.end_marker(length)], warnings
 
@@ -140,7 +143,21 @@ class Renderer:
         report = hear(audio, picture, label)
         write_atomically(record, json.dumps({"label": label, "report": report.model_dump(),
                                              "warnings": warnings}).encode(), durable=False)
+        self._prune()
         return Rendered(audio, picture, label, report, False, elapsed, warnings)
+
+    def _prune(self) -> None:
+        """Forget all but the newest :data:`KEEP_RENDERS` renders."""
+        def age(path: Path) -> float:
+            try:
+                return path.stat().st_mtime
+            except OSError:
+                return 0.0
+
+        records = sorted(self.folder.glob("*.json"), key=age, reverse=True)
+        for old in records[KEEP_RENDERS:]:
+            for path in self.folder.glob(f"{old.stem}.*"):
+                path.unlink(missing_ok=True)
 
 
 def _tail(info: SynthDefInfo, params: Mapping[str, float]) -> float:
