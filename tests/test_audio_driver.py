@@ -117,6 +117,21 @@ def clients_of(server: str) -> str:
                           capture_output=True, text=True, timeout=10, check=False).stdout
 
 
+def connections(server: str) -> dict[str, list[str]]:
+    """Each port of ``server`` and the ports it is connected to (``jack_lsp -c``)."""
+    listing = subprocess.run(["jack_lsp", "-s", server, "-c"], env=child_env(jack_env(server)),
+                             capture_output=True, text=True, timeout=10, check=False).stdout
+    found: dict[str, list[str]] = {}
+    port = ""
+    for line in listing.splitlines():
+        if line.startswith(" "):
+            found[port].append(line.strip())
+        else:
+            port = line.strip()
+            found[port] = []
+    return found
+
+
 @pytest.mark.integration
 def test_auto_runs_headless_on_a_machine_without_a_server_or_a_card(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -131,7 +146,10 @@ def test_auto_runs_headless_on_a_machine_without_a_server_or_a_card(
     assert (orch.audio.asked, orch.audio.driver, orch.audio.server) == (
         "auto", "dummy", jack_name("auto"))
     assert orch.pids()["jackd"] is not None
-    assert "scorch-room:out_1" in clients_of(jack_name("auto"))
+    # A room that names no ports plays to the hardware outputs: scsynth alone connects none.
+    wired = connections(jack_name("auto"))
+    assert (wired["scorch-room:out_1"], wired["scorch-room:out_2"]) == (
+        ["system:playback_1"], ["system:playback_2"])
     audio = LocalService(orch).call("status", {"instance": "room"}).model_dump()["audio"]
     assert audio["driver"] == "dummy" and "no sound card" in audio["summary"]
 
@@ -147,7 +165,7 @@ def test_auto_joins_the_running_jack_server_and_leaves_it_running(
         assert (orch.audio.driver, orch.audio.server) == ("jack", users)
         assert orch.pids()["jackd"] is None  # scorch started no jackd of its own
         assert orch.status("room")["state"] == "READY"
-        assert "scorch-room:out_1" in clients_of(users)
+        assert connections(users)["scorch-room:out_1"] == ["system:playback_1"]
         audio = LocalService(orch).call("status", {}).model_dump()["audio"]
         assert audio["driver"] == "jack" and f"${SERVER_ENV}" in audio["summary"]
         orch.stop()
