@@ -12,6 +12,7 @@ replace the ``## Render`` section of BENCHMARKS.md (``--no-write`` to skip).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -35,6 +36,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
+    load = os.getloadavg()[0]  # the machine is shared: say how busy it was
     with tempfile.TemporaryDirectory(prefix="scorch-bench-render-") as name:
         folder = Path(name)
         service = LocalService(Orchestra(parse_config(CONFIG.format(state=folder / "state"),
@@ -68,8 +70,9 @@ def main() -> None:
         "## Render",
         "",
         f"`.venv/bin/python -m bench.audio_render --runs {args.runs}` "
-        f"({time.strftime('%Y-%m-%d')}): the library's `sine` held for {SECONDS:g} s, then "
-        f"released: {length:g} s of stereo at 48 kHz, a new pitch each run (no cache).",
+        f"({time.strftime('%Y-%m-%d')}, load average {load:.1f} at the start): "
+        f"the library's `sine` held for {SECONDS:g} s, then "
+        f"released: {length:.2f} s of stereo at 48 kHz, a new pitch each run (no cache).",
         "",
         "| what | times real time |",
         "|---|---|",
@@ -78,8 +81,8 @@ def main() -> None:
         f"{GOAL:g}x: {whole_verdict} |",
         f"| the same render again, from the cache | {cached * 1000:.1f} ms |",
         "",
-        "The analysis and the picture of the file take longer than the render itself and "
-        "do not grow with its length as fast (the picture has a fixed number of columns).",
+        "Most of the whole call is the analysis and the picture of the file, which run "
+        "side by side once scsynth -N has finished.",
         "",
     ])
     print(section)
