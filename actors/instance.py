@@ -3,9 +3,13 @@
 Every method runs in the actor's own thread, which also starts the processes
 (:class:`~actors.processes.Processes`), so Linux's parent-death signal is tied
 to a thread that lives as long as they should. Process exits arrive from reader
-threads and hangs from the watchdog, as ``tell``s. Restarts are the keeper's
-(:class:`~actors.keeper.Keeper`): it waits out the backoff in its own thread and
-asks this actor to start what is down, so stopping never waits out a backoff.
+threads and hangs from the watchdog, as ``tell``s. Each process has a keeper
+(:class:`~actors.keeper.Keeper`) that waits out the backoff in its own thread
+and asks this actor to start it again: scsynth's restart restores the desired
+state and re-attaches sclang; sclang's never touches scsynth, so a failing
+sclang leaves the room DEGRADED with its sound playing, never FAILED.
+The named nodes are :class:`~actors.instance_nodes.Nodes` (``proxy.nodes``), code
+to sclang is :class:`~actors.instance_code.Code` (``proxy.code``).
 """
 
 from __future__ import annotations
@@ -13,40 +17,33 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
-import threading
 import time
-from concurrent.futures import Future
-from dataclasses import replace
 
 import pykka
 
+from actors.instance_code import Code
+from actors.instance_nodes import Nodes
 from actors.keeper import Keeper
 from actors.processes import InstanceSettings, Processes
 from scorch.config import InstanceConfig
-from scorch.errors import (
-    BootError,
-    InstanceFailed,
-    InstanceNotReady,
-    InvalidRequest,
-    NodeNotFound,
-    OscFailure,
-    OscTimeout,
-)
-from scorch.primitives import commands
+from scorch.config_changes import RoomChanges
+from scorch.errors import BootError, InstanceFailed, InstanceNotReady
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ManagedProcess
-from scorch.primitives.sclang_protocol import ExecuteResult
-from scorch.state.desired import DesiredState, NodeState, new_node_message
+from scorch.primitives.scsynth import Scsynth
+from scorch.state.desired import DesiredState
 from scorch.state.events import Kind, State
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
 
-#: How long the keeper waits for this actor to start what is down.
+#: How long a keeper waits for this actor to start what is down.
 RESTART_ASK = 120.0
-#: A named node's end counts once its scsynth still answers this much later.
-NODE_END_GRACE = 0.3
-_WARN = (Kind.CRASHED, Kind.HUNG, Kind.FAILED, Kind.BOOT_FAILED, Kind.STARTUP_ERROR)
+_WARN = (Kind.CRASHED, Kind.HUNG, Kind.FAILED, Kind.DEGRADED, Kind.BOOT_FAILED,
+         Kind.STARTUP_ERROR)
+#: States in which scsynth plays (and MIDI, play and set reach it).
+SOUNDING = (State.READY, State.DEGRADED)
+_DOWN = (State.STOPPED, State.STOPPING, State.FAILED)
 
 __all__ = ["Instance", "InstanceProxy", "InstanceSettings"]
 
@@ -62,14 +59,17 @@ class Instance(pykka.ThreadingActor):
         self.settings = settings
         self.view = view
         self.desired = DesiredState(startup_code=settings.startup_code)
-        self.intensity = settings.watchdog.intensity()
-        self.backoff = settings.watchdog.backoff()
         self.processes = Processes(name, config, settings, view, self._on_exit,
-                                   self._on_node_end)
-        self._keeper: Keeper | None = None
+                                   self._on_node_end, self._on_server_request,
+                                   self._on_recompiled)
+        self.nodes = pykka.traversable(Nodes(
+            name, self.desired, self.processes, view, self._event,
+            lambda: settings.on_changed(name), self._require_ready))
+        self.code = pykka.traversable(Code(
+            name, self.processes, self.desired, self._event, self._require_ready,
+            lambda how: self._crashed("sclang", how)))
+        self._keepers: dict[str, Keeper] = {}
         self._hung: set[str] = set()
-        self._down: set[str] = set()
-        """Processes that crashed and wait for the keeper to restart them."""
 
     # --- helpers -------------------------------------------------------------
 
@@ -83,37 +83,32 @@ class Instance(pykka.ThreadingActor):
 
     def _set_state(self, state: State, reason: str = "") -> None:
         now = time.monotonic()
-        self.view.update(state=state, reason=reason,
-                         restarts_in_window=self.intensity.restarts_in_window(now),
-                         restart_budget_left=self.intensity.budget_left(now))
-
-    def _publish_nodes(self) -> None:
-        """Show the named nodes and their values to readers (a copy: they read it unlocked)."""
-        self.view.nodes = {name: replace(node, params=dict(node.params))
-                           for name, node in self.desired.nodes.items()}
-        self.view.update(nodes=tuple(self.desired.nodes))
+        counts = [k.intensity for k in self._keepers.values()]
+        self.view.update(
+            state=state, reason=reason,
+            restarts_in_window=sum(i.restarts_in_window(now) for i in counts),
+            restart_budget_left=min((i.budget_left(now) for i in counts),
+                                    default=self.settings.watchdog.max_restarts))
 
     # --- lifecycle -----------------------------------------------------------
 
     def on_start(self) -> None:
         """Load the config's SynthDefs and nodes into the desired state (actor thread)."""
+        self.nodes.bind(self.actor_ref.proxy().nodes)
         wanted = self.config.synthdefs
         names = self.settings.all_synthdefs() if wanted == "all" else list(wanted)
+        for node in self.config.nodes.values():
+            if node.synthdef not in names:
+                names.append(node.synthdef)
         for name in names:
             try:
                 self.desired.add_synthdef(name, self.settings.compiled_synthdef(name))
             except KeyError as err:
                 self._event(Kind.BOOT_FAILED, f"SynthDef {name!r} from the config: {err}")
         for node_name, node in self.config.nodes.items():
-            if node.synthdef not in self.desired.synthdefs:
-                try:
-                    self.desired.add_synthdef(node.synthdef,
-                                              self.settings.compiled_synthdef(node.synthdef))
-                except KeyError as err:
-                    self._event(Kind.BOOT_FAILED, f"node {node_name!r}: {err}")
-                    continue
-            self.desired.add_node(node_name, node.synthdef, dict(node.params))
-        self._publish_nodes()
+            if node.synthdef in self.desired.synthdefs:
+                self.desired.add_node(node_name, node.synthdef, dict(node.params))
+        self.nodes.publish()
 
     def on_stop(self) -> None:
         """Stop both processes when the actor stops (actor thread)."""
@@ -126,26 +121,41 @@ class Instance(pykka.ThreadingActor):
         retries under the restart policy (FAILED when it gives up). Callers wait
         for READY or FAILED on the instance's events.
         """
-        if self._state() in (State.READY, State.BOOTING):
+        if self._state() in SOUNDING:
             return
-        self._halt_keeper()
+        self._halt_keepers()
         self.processes.stop()  # RESTARTING may have left one of the two running
-        self.intensity.reset()
+        self._keepers = {kind: self._keeper(kind) for kind in ("scsynth", "sclang")}
         self._set_state(State.BOOTING)
         self._event(Kind.BOOTING, f"booting on port {self.processes.port or 'auto'}")
         started = time.monotonic()
         try:
-            self._start_missing()
+            self._start_scsynth()
         except Exception as err:
-            reason = str(err) if isinstance(err, BootError) else f"{type(err).__name__}: {err}"
-            self.processes.stop()
+            reason = _reason(err)
             self._event(Kind.BOOT_FAILED, reason)
             self._set_state(State.RESTARTING, reason)
-            self._keep(fault=reason)
+            self._keepers["scsynth"].start(fault=reason)
+            self._keepers["sclang"].start(fault="waiting for scsynth")
+            self.view.update(sclang_state="restarting")
             return
+        self._keepers["scsynth"].start()
+        try:
+            self.processes.start_sclang()
+        except Exception as err:  # sclang's keeper tries again
+            self._event(Kind.BOOT_FAILED, f"sclang: {_reason(err)}", process="sclang")
+            self.view.update(sclang_state="restarting")
+            self._keepers["sclang"].start(fault=_reason(err))
+            scsynth = self.processes.scsynth
+            trouble = scsynth.trouble() if scsynth is not None else "scsynth is gone"
+            if trouble is not None:  # the fault was scsynth's: restart it, then sclang
+                self._scsynth_fault(trouble)
+                return
+            self._ready(f"scsynth ready in {time.monotonic() - started:.2f} s; sclang not yet")
+            return
+        self._keepers["sclang"].start()
         self._ready(f"ready in {time.monotonic() - started:.2f} s")
-        self._run_startup()
-        self._keep(fault=None)
+        self.code.run_startup()
 
     def _ready(self, message: str) -> None:
         self._set_state(State.READY)
@@ -158,33 +168,77 @@ class Instance(pykka.ThreadingActor):
         self._shutdown()
 
     def _shutdown(self) -> None:
-        self._halt_keeper()
+        self._halt_keepers()
         if self._state() == State.STOPPED and not self.processes.running():
             return
         self._set_state(State.STOPPING)
         self.processes.stop()
-        self._down.clear()
         self._set_state(State.STOPPED)
         self._event(Kind.STOPPED, "stopped")
 
+    def reconfigure(self, config: InstanceConfig, settings: InstanceSettings,
+                    room: RoomChanges) -> None:
+        """Take a reloaded config: SynthDefs and nodes now, a restart if scsynth's own
+        settings changed (its desired state comes back with it), the rest from next boot."""
+        self.config, self.settings = config, settings
+        self.processes.reconfigure(config, settings)
+        if room.group:
+            self.view.update(group=config.group)
+        names = (self.settings.all_synthdefs() if "all" in room.synthdefs_added
+                 else list(room.synthdefs_added))
+        sounding = self._state() in SOUNDING
+        for name in names:
+            compiled = self.settings.compiled_synthdef(name)
+            if sounding:
+                self.nodes.load_synthdef(name, compiled)
+            else:
+                self.desired.add_synthdef(name, compiled)
+        nodes = room.nodes
+        for name in (*nodes.removed, *nodes.replaced):
+            if name in self.desired.nodes:
+                self.nodes.release(name)
+        for name, node in nodes.changed.items():
+            if name in self.desired.nodes:
+                self.nodes.set_params(name, dict(node.params))
+        for name, node in {**nodes.replaced, **nodes.added}.items():
+            compiled = self.settings.compiled_synthdef(node.synthdef)
+            if sounding:
+                self.nodes.play(node.synthdef, dict(node.params), name, compiled)
+            else:
+                self.desired.add_synthdef(node.synthdef, compiled)
+                self.desired.add_node(name, node.synthdef, dict(node.params))
+        self.nodes.publish()
+        if room.restart_for and sounding:
+            self._event(Kind.BOOTING, f"restarting for the reloaded config "
+                        f"({', '.join(room.restart_for)} changed)")
+            self._shutdown()
+            self.boot()
+
     # --- supervision ---------------------------------------------------------
 
-    def _keep(self, fault: str | None) -> None:
-        """Hand the instance to a new keeper (after a boot, with the first fault if any)."""
+    def _keeper(self, kind: str) -> Keeper:
+        """The keeper of one process: restarts it after faults, under the [watchdog] policy."""
         me = self.actor_ref.proxy()
-        self._keeper = Keeper(
-            self.name, self.backoff, self.intensity,
-            restart=lambda: me.restart_missing().get(timeout=RESTART_ASK),
-            gave_up=lambda reason: me.give_up(reason),
-            retrying=lambda delay, attempt, failure: me.retrying(delay, attempt, failure),
-            can_start=self.settings.jack_alive,
+        can_start = self.settings.jack_alive if kind == "scsynth" else (
+            lambda: self.view.osc is not None)  # sclang needs its scsynth
+        return Keeper(
+            f"{self.name}-{kind}", self.settings.watchdog.backoff(),
+            self.settings.watchdog.intensity(),
+            restart=lambda: me.restart(kind).get(timeout=RESTART_ASK),
+            gave_up=lambda reason: me.give_up(kind, reason),
+            retrying=lambda delay, attempt, failure: me.retrying(kind, delay, attempt, failure),
+            can_start=can_start,
         )
-        self._keeper.start(fault)
 
-    def _halt_keeper(self) -> None:
-        keeper, self._keeper = self._keeper, None
-        if keeper is not None:
+    def _halt_keepers(self) -> None:
+        keepers, self._keepers = self._keepers, {}
+        for keeper in keepers.values():
             keeper.halt()
+
+    def _fault(self, kind: str, what: str) -> None:
+        keeper = self._keepers.get(kind)
+        if keeper is not None:
+            keeper.fault(what)
 
     def _on_exit(self, proc: ManagedProcess, code: int) -> None:
         """Called in the reader thread when a process exits: hand it to the actor."""
@@ -206,7 +260,7 @@ class Instance(pykka.ThreadingActor):
     def hung(self, kind: str, pid: int, silent_for: float) -> None:
         """The watchdog heard nothing from ``kind`` (``pid``) for ``silent_for`` s: kill it."""
         running = self.processes.scsynth if kind == "scsynth" else self.processes.sclang
-        if running is None or running.pid != pid or self._state() != State.READY:
+        if running is None or running.pid != pid or self._state() not in SOUNDING:
             return  # already replaced (e.g. sclang restarted after a timeout)
         proc = running.process
         self._hung.add(kind)
@@ -216,105 +270,170 @@ class Instance(pykka.ThreadingActor):
 
     def _crashed(self, kind: str, how: str) -> None:
         tail = [line.text for line in self.view.console.tail(10, source=kind)]
-        self.view.update(last_crash=f"{kind} {how}")
+        # The state first: a caller that sees the crash also sees the restart coming.
+        if kind == "sclang":
+            self.view.update(sclang_state="restarting", last_crash=f"{kind} {how}")
+        else:
+            waiting = "" if self.settings.jack_alive() else "waiting for the JACK server"
+            self.view.update(last_crash=f"{kind} {how}")
+            self._set_state(State.RESTARTING, waiting or f"scsynth {how}")
         self._event(Kind.CRASHED, f"{kind} {how}", process=kind, last_lines=tail)
         if kind == "sclang":
             self.processes.stop_sclang(error=f"sclang crashed ({how})")
-            self.view.update(sclang_state="restarting")
         else:
-            # sclang stays: it re-attaches to the new scsynth (restart_missing).
-            self.processes.stop_scsynth()
-            waiting = "" if self.settings.jack_alive() else "waiting for the JACK server"
-            self._set_state(State.RESTARTING, waiting or f"scsynth {how}")
-        self._down.add(kind)
-        if self._keeper is not None:
-            self._keeper.fault(f"{kind} {how}")
+            self.processes.stop_scsynth()  # sclang stays: it re-attaches to the new scsynth
+        self._fault(kind, f"{kind} {how}")
 
-    def retrying(self, delay: float, attempt: int, failure: str) -> None:
-        """The keeper waits ``delay`` seconds before restart ``attempt`` (keeper's tell)."""
-        if self._state() in (State.STOPPED, State.STOPPING, State.FAILED):
+    def _scsynth_fault(self, trouble: str) -> None:
+        """scsynth failed while sclang attached to it: a crash of scsynth (killed if stopped)."""
+        scsynth = self.processes.scsynth
+        if scsynth is not None and scsynth.process.alive():
+            scsynth.process.signal_group(signal.SIGKILL)  # stopped: it would never answer
+        self._crashed("scsynth", f"{trouble.removeprefix('scsynth ')} while sclang attached")
+
+    def retrying(self, kind: str, delay: float, attempt: int, failure: str) -> None:
+        """A keeper waits ``delay`` seconds before restart ``attempt`` (keeper's tell)."""
+        if self._state() in _DOWN:
             return
-        what = "scsynth" if "scsynth" in self._down or not self.processes.scsynth else "sclang"
         self._set_state(self._state(), self.view.snapshot.reason)
-        self._event(Kind.RESTARTING, f"restarting {what} in {delay:.2f} s (attempt {attempt})",
-                    process=what, attempt=attempt, delay=delay, failure=failure)
+        self._event(Kind.RESTARTING, f"restarting {kind} in {delay:.2f} s (attempt {attempt})",
+                    process=kind, attempt=attempt, delay=delay, failure=failure)
 
-    def restart_missing(self) -> None:
-        """Start what is down: scsynth (then restore and re-attach sclang), or sclang only.
+    def restart(self, kind: str) -> None:
+        """Start ``kind`` again (asked by its keeper); raise when the start fails."""
+        if self._state() in _DOWN:
+            return
+        started = time.monotonic()
+        try:
+            if kind == "scsynth":
+                self._start_scsynth()
+            else:
+                self.processes.stop_sclang()
+                self.processes.start_sclang()
+        except Exception as err:
+            self.view.update(last_crash=f"restart failed: {err}")
+            self._event(Kind.CRASHED, f"restart of {kind} failed: {err}", process=kind)
+            if kind == "sclang":
+                self.processes.stop_sclang()  # a failed scsynth start cleaned up after itself
+            raise
+        took = time.monotonic() - started
+        if kind == "scsynth" or self._state() != State.READY:
+            self._ready(f"{kind} restarted in {took:.2f} s")
+        restored = (f"restored {len(self.desired.synthdefs)} SynthDefs and "
+                    f"{len(self.desired.nodes)} nodes" if kind == "scsynth"
+                    else "sclang is back; scsynth played on")
+        self._event(Kind.RESTORED, restored, process=kind, nodes=list(self.desired.nodes),
+                    took=took)
+        if kind == "scsynth":
+            self.code.resend_lang_synthdefs()
+            self.code.run_startup()
 
-        Asked by the keeper; raises when a start fails (the keeper tries again).
+    def _start_scsynth(self) -> None:
+        """Start scsynth, restoring onto it and re-attaching a running sclang on the way."""
+        dropped = self.processes.start_scsynth(self.desired, self._reattach)
+        sclang_keeper = self._keepers.get("sclang")
+        if sclang_keeper is not None:
+            sclang_keeper.wake()  # it may have waited for an scsynth to attach to
+        if dropped:
+            self.nodes.publish()
+            self._event(Kind.NODE_ENDED, f"not restored: {', '.join(dropped)} (a value OSC "
+                        "cannot carry); they are forgotten", nodes=dropped)
+
+    def _reattach(self, scsynth: Scsynth) -> None:
+        """Between the SynthDefs and the nodes: sclang follows the new scsynth."""
+        sclang = self.processes.sclang
+        if sclang is None or not sclang.process.alive():
+            return
+        try:
+            sclang.reattach(scsynth.port, scsynth.trouble)
+        except BootError as err:
+            if scsynth.trouble() is not None:
+                raise  # scsynth's fault: its start fails and is retried; sclang waits for it
+            self._crashed("sclang", f"did not re-attach ({err})")  # sclang's: restart it alone
+
+    def give_up(self, kind: str, reason: str) -> None:
+        """A keeper spent its restart budget.
+
+        scsynth: the room is FAILED, with the reason, until booted again. sclang:
+        the room is DEGRADED, its sound plays on, and a restart brings sclang back.
         """
         if self._state() in (State.STOPPED, State.STOPPING, State.FAILED):
             return
-        started = time.monotonic()
-        restarted_scsynth = self.processes.scsynth is None
-        try:
-            self._start_missing()
-        except Exception as err:
-            failed = "scsynth" if self.processes.scsynth is None else "sclang"
-            if failed == "sclang":
-                self.processes.stop_sclang()  # a failed scsynth start cleaned up after itself
-            self.view.update(last_crash=f"restart failed: {err}")
-            self._event(Kind.CRASHED, f"restart of {failed} failed: {err}", process=failed)
-            raise
-        self._down.clear()
-        took = time.monotonic() - started
-        what = "scsynth" if restarted_scsynth else "sclang"
-        self._ready(f"{what} restarted in {took:.2f} s")
-        if restarted_scsynth:
-            restored = (f"restored {len(self.desired.synthdefs)} SynthDefs and "
-                        f"{len(self.desired.nodes)} nodes")
-        else:
-            restored = "sclang is back; scsynth played on"
-        self._event(Kind.RESTORED, restored, process=what, nodes=list(self.desired.nodes),
-                    took=took)
-        if restarted_scsynth:
-            self._resend_lang_synthdefs()
-            self._run_startup()
-
-    def _start_missing(self) -> None:
-        """Start scsynth if it is down (restoring onto it), then sclang if it is down."""
-        processes = self.processes
-        if processes.scsynth is None:
-            old_port = processes.port
-            dropped = processes.start_scsynth(self.desired)
-            if dropped:
-                self._publish_nodes()
-                self._event(Kind.NODE_ENDED, f"not restored: {', '.join(dropped)} (a value "
-                            "OSC cannot carry); they are forgotten", nodes=dropped)
-            if processes.sclang is not None:
-                processes.reattach(moved=processes.port != old_port)
-        if processes.sclang is None or not processes.sclang.process.alive():
-            processes.stop_sclang()
-            processes.start_sclang()
-
-    def _confirm_node_end(self, node_id: int, osc: OscClient) -> None:
-        with contextlib.suppress(pykka.ActorDeadError):
-            self.actor_ref.proxy().node_ended(node_id, osc, True)
-
-    def give_up(self, reason: str) -> None:
-        """The keeper spent the restart budget: FAILED, with the reason, until booted again."""
-        if self._state() in (State.STOPPED, State.STOPPING):
+        if kind == "sclang" and self.processes.scsynth is not None:
+            self._keepers.pop("sclang", None)
+            self.view.update(sclang_state="failed")
+            self._set_state(State.DEGRADED, f"sclang gave up: {reason}")
+            self._event(Kind.DEGRADED, f"sclang gave up: {reason}; the sound plays on; "
+                        "`instance restart` brings sclang back", reason=reason)
             return
-        self._keeper = None
+        self._halt_keepers()
         self._fail(reason)
 
     def _fail(self, reason: str) -> None:
         self.processes.stop()
-        self._down.clear()
         self._set_state(State.FAILED, reason)
         self._event(Kind.FAILED, f"gave up: {reason}", reason=reason)
 
     def jack_failed(self, reason: str) -> None:
         """The JACK server could not be kept up: this instance cannot play either."""
-        if self._state() not in (State.STOPPED, State.STOPPING, State.FAILED):
-            self._halt_keeper()
+        if self._state() not in _DOWN:
+            self._halt_keepers()
             self._fail(reason)
 
     def jack_restarted(self) -> None:
-        """The JACK server is back: the keeper may start scsynth again."""
-        if self._keeper is not None:
-            self._keeper.wake()
+        """The JACK server is back: scsynth's keeper may start it again."""
+        keeper = self._keepers.get("scsynth")
+        if keeper is not None:
+            keeper.wake()
+
+    # --- what code asks of the server ------------------------------------------------
+
+    def _on_server_request(self, what: str) -> None:
+        """sclang's ``s`` was asked to quit, boot, reboot... (reader thread): tell the actor."""
+        with contextlib.suppress(pykka.ActorDeadError):
+            self.actor_ref.proxy().server_request(what)
+
+    def server_request(self, what: str) -> None:
+        """Carry out ``s.reboot`` from code (restart scsynth, restore, re-attach); note others.
+
+        ``s.quit``, ``Server.killAll`` and ``0.exit`` were refused in sclang, which
+        told the user why; they are recorded here.
+        """
+        verb = what.split(" ", 1)[0]
+        self._event(Kind.SERVER_REQUEST, f"code asked: {what}", request=what)
+        if verb != "reboot" or self._state() not in SOUNDING:
+            return
+        # No /quit: its node ends would make sclang forget the nodes the restore brings back.
+        self.processes.stop_scsynth(graceful=False)
+        self._set_state(State.RESTARTING, "s.reboot from code")
+        try:
+            self._start_scsynth()
+        except Exception as err:
+            self._fault("scsynth", f"s.reboot: {_reason(err)}")
+            return
+        self._ready("scsynth restarted for s.reboot")
+        self._event(Kind.RESTORED, f"restored {len(self.desired.nodes)} nodes after s.reboot",
+                    process="scsynth", nodes=list(self.desired.nodes))
+        self.code.resend_lang_synthdefs()
+        self.code.run_startup()
+
+    def _on_recompiled(self) -> None:
+        """sclang recompiled its class library (reader thread): its ``s`` is gone."""
+        with contextlib.suppress(pykka.ActorDeadError):
+            self.actor_ref.proxy().sclang_recompiled()
+
+    def sclang_recompiled(self) -> None:
+        """Install the evaluator and attach ``s`` again after a recompile."""
+        sclang, port = self.processes.sclang, self.processes.port
+        if sclang is None or port is None:
+            return
+        try:
+            sclang.install_and_attach(port)
+        except (BootError, OSError) as err:
+            self._crashed("sclang", f"did not come back after a recompile ({err})")
+            return
+        self._event(Kind.RESTORED, "sclang recompiled its class library and attached again",
+                    process="sclang")
 
     # --- code ----------------------------------------------------------------
 
@@ -323,204 +442,37 @@ class Instance(pykka.ThreadingActor):
         if snap.state == State.FAILED:
             raise InstanceFailed(f"instance {self.name!r} is FAILED: {snap.reason}; "
                                  "boot it again once the cause is fixed")
-        if snap.state != State.READY:
+        if snap.state not in SOUNDING:
             raise InstanceNotReady(
                 f"instance {self.name!r} is {snap.state} (since {time.ctime(snap.since)})"
                 + ("; it comes back by itself, try again in a moment"
-                   if snap.state in (State.RESTARTING, State.BOOTING) else "")
-            )
+                   if snap.state in (State.RESTARTING, State.BOOTING) else ""))
         if need_sclang and self.processes.session is None:
+            if snap.sclang_state == "failed":
+                raise InstanceNotReady(f"instance {self.name!r}: {snap.reason}; its sound "
+                                       "plays on, and `instance restart` brings sclang back")
             raise InstanceNotReady(f"instance {self.name!r}: sclang is "
                                    f"{snap.sclang_state}; the sound goes on, try again shortly")
 
-    def submit(self, code: str, timeout: float) -> tuple[int, Future[ExecuteResult]]:
-        """Send code to sclang; return the request id and a future for the result."""
-        self._require_ready(need_sclang=True)
+    def silence(self, stop_routines: bool) -> list[str]:
+        """Free every node (and with ``stop_routines``, run CmdPeriod in sclang first)."""
         session = self.processes.session
-        assert session is not None
-        return session.submit(code, timeout)
-
-    def execute_timed_out(self, request_id: int, timeout: float) -> None:
-        """A caller gave up on a request: sclang is stuck, so restart it (scsynth plays on)."""
-        session = self.processes.session
-        if session is None or not session.is_pending(request_id):
-            return  # finished meanwhile, or sclang was already restarted
-        self._event(Kind.SCLANG_RESTARTED,
-                    f"code did not finish within {timeout:g} s; restarting sclang "
-                    "(the sound on scsynth goes on)", reason="timeout", request=request_id)
-        self.processes.stop_sclang(error=f"sclang restarted (execute timed out after "
-                                         f"{timeout:g} s)")
-        if self.processes.scsynth is None:
-            return
-        try:
-            self.processes.start_sclang()
-        except BootError as err:
-            self._crashed("sclang", f"restart failed: {err}")
-
-    def _run_startup(self) -> None:
-        """Run the startup code (after boot and after every scsynth restart)."""
-        code = self.desired.startup_code
-        session = self.processes.session
-        if not code or session is None:
-            return
-        _, future = session.submit(code)
-        future.add_done_callback(self._startup_done)
-
-    def _startup_done(self, future: Future[ExecuteResult]) -> None:
-        try:
-            result = future.result()
-        except Exception as err:
-            self._event(Kind.STARTUP_ERROR, f"startup code did not finish: {err}")
-            return
-        if not result.ok and result.error is not None:
-            self._event(Kind.STARTUP_ERROR, result.error.describe())
-
-    def _resend_lang_synthdefs(self) -> None:
-        """SynthDefs added from sclang code live in its SynthDescLib: send them again."""
-        session = self.processes.session
-        if session is not None:
-            session.submit(
-                "SynthDescLib.global.synthDescs.do { |d| d.def !? { |def| def.send(s) } };",
-                timeout=5.0,
-            )
-
-    # --- nodes ---------------------------------------------------------------
-
-    def play(self, synthdef: str, params: dict[str, float], name: str | None) -> dict[str, object]:
-        """Start a synth; with ``name`` it is a persistent node restored after restarts.
-
-        All or nothing: the node is recorded only once scsynth said it started
-        (``/n_go``); a replaced node is freed only then.
-        """
-        self._require_ready()
-        if synthdef not in self.desired.synthdefs:
-            self.load_synthdef(synthdef)
-        if name is None:
-            node = NodeState("", synthdef, self.desired.unnamed_id(), dict(params))
-        else:
-            node = self.desired.new_node(name, synthdef, params)
-        self._start_node(node)
-        if name is None:
-            return {"synthdef": synthdef, "node": None, "node_id": node.node_id,
-                    "params": dict(params)}
-        old = self.desired.keep(node)
-        osc = self.processes.osc
-        if old is not None and osc is not None:
-            osc.send(commands.n_free(old.node_id))
-        self._publish_nodes()
-        return {"synthdef": synthdef, "node": name, "node_id": node.node_id,
-                "params": dict(node.params)}
-
-    def _start_node(self, node: NodeState) -> None:
-        """``/s_new`` and wait for its ``/n_go``; a SynthDef the server lost is sent again."""
-        osc = self.processes.osc
-        assert osc is not None
-        packet = new_node_message(node)  # raises before anything is sent or recorded
-        for attempt in (1, 2):
-            try:
-                osc.exchange(packet, commands.Cmd.S_NEW, commands.Reply.N_GO, timeout=2.0,
-                             match=lambda m: bool(m.args) and m.args[0] == node.node_id)
-                return
-            except OscFailure as err:
-                if attempt == 1 and "SynthDef not found" in str(err) and \
-                        node.synthdef in self.desired.synthdefs:
-                    # Freed on the server (/d_free in code): send the library's again.
-                    self._event(Kind.RESTORED, f"SynthDef {node.synthdef!r} was gone from "
-                                "scsynth; sent it again", synthdef=node.synthdef)
-                    osc.send(commands.d_recv(self.desired.synthdefs[node.synthdef]))
-                    osc.sync(timeout=5.0)
-                    continue
-                raise InvalidRequest(f"instance {self.name!r}: scsynth did not start "
-                                     f"{node.synthdef!r}: {err}") from err
-
-    def set_params(self, node: str, params: dict[str, float]) -> dict[str, float]:
-        """Set a named node's parameters, now if it is up, and in the desired state always."""
-        current = self.desired.nodes.get(node)
-        if current is None:
-            raise NodeNotFound(f"instance {self.name!r} has no node {node!r}; named nodes: "
-                               f"{', '.join(self.desired.nodes) or '(none)'}")
-        packet = commands.n_set(current.node_id, params)  # raises before anything changes
-        state = self.desired.set_params(node, params)
-        osc = self.processes.osc
-        if osc is not None and self._state() == State.READY:
-            osc.send(packet)
-        self._publish_nodes()
-        return dict(state.params)
+        if stop_routines and session is not None:
+            # CmdPeriod frees the tree and sclang makes its default groups again: wait for
+            # it, so a play right after finds group 1.
+            _, future = session.submit("CmdPeriod.run;", timeout=5.0, raw=True)
+            with contextlib.suppress(Exception):
+                future.result(timeout=5.0)
+        return self.nodes.silence()
 
     def _on_node_end(self, node_id: int, osc: OscClient) -> None:
         """A named node's id ended on scsynth (OSC receive thread): hand it to the actor."""
         with contextlib.suppress(pykka.ActorDeadError):
-            self.actor_ref.proxy().node_ended(node_id, osc)
+            self.actor_ref.proxy().nodes.ended(node_id, osc)
 
-    def node_ended(self, node_id: int, osc: OscClient, confirmed: bool = False) -> None:
-        """A named node ended without scorch asking: forget it, so no restore replays it.
 
-        A scsynth going down (jackd died, a quit) ends every node too; so the end
-        counts only if, a moment later, the same scsynth still runs and answers.
-        """
-        node = self.desired.by_id(node_id)
-        if node is None or osc is not self.processes.osc:
-            return  # released, replaced or silenced by scorch, or that scsynth is gone
-        if not confirmed:
-            timer = threading.Timer(NODE_END_GRACE, self._confirm_node_end, (node_id, osc))
-            timer.daemon = True
-            timer.start()
-            return
-        scsynth = self.processes.scsynth
-        try:
-            alive = scsynth is not None and scsynth.process.poll_alive() and bool(
-                osc.status(timeout=NODE_END_GRACE))
-        except OscTimeout:
-            alive = False
-        if not alive:
-            return  # the server is going down: its crash handling restores the node
-        self.desired.remove_node(node.name)
-        self._publish_nodes()
-        self.settings.on_changed(self.name)
-        self._event(Kind.NODE_ENDED, f"node {node.name!r} ({node.synthdef}, id {node_id}) "
-                    "ended outside scorch (freed by code, s.freeAll, or its own envelope); "
-                    "it is no longer restored", node=node.name, node_id=node_id)
-
-    def remember_params(self, node: str, params: dict[str, float]) -> None:
-        """Keep values someone else already sent (the MIDI router) for later restores."""
-        if node in self.desired.nodes:
-            self.desired.set_params(node, params)
-            self._publish_nodes()
-
-    def release(self, node: str) -> None:
-        """Release a named node (gate 0, then free after its release) and forget it."""
-        state = self.desired.remove_node(node)
-        if state is None:
-            raise NodeNotFound(f"instance {self.name!r} has no node {node!r}")
-        osc = self.processes.osc
-        if osc is not None:
-            # gate 0 lets sustained sounds fade; /n_free later would cut the tail.
-            osc.send(commands.release(state.node_id))
-        self._publish_nodes()
-
-    def load_synthdef(self, name: str) -> None:
-        """Load a library SynthDef now and on every later boot."""
-        data = self.settings.compiled_synthdef(name)
-        self.desired.add_synthdef(name, data)
-        osc = self.processes.osc
-        if osc is not None:
-            osc.send(commands.d_recv(data))
-            osc.sync(timeout=5.0)
-
-    def silence(self, stop_routines: bool) -> list[str]:
-        """Free every node (and with ``stop_routines``, run CmdPeriod in sclang)."""
-        self._require_ready()
-        forgotten = [n.name for n in self.desired.clear_nodes()]
-        self._publish_nodes()
-        session = self.processes.session
-        if stop_routines and session is not None:
-            session.submit("CmdPeriod.run;", timeout=5.0)
-        osc = self.processes.osc
-        assert osc is not None
-        osc.send(commands.clear_sched())
-        osc.send(commands.g_deep_free(commands.ROOT_NODE))
-        osc.sync(timeout=2.0)
-        return forgotten
+def _reason(err: Exception) -> str:
+    return str(err) if isinstance(err, BootError) else f"{type(err).__name__}: {err}"
 
 
 InstanceProxy = pykka.ActorProxy[Instance]

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scorch.config import AudioConfig, InstanceConfig, WatchdogConfig
-from scorch.errors import BootTimeout, OscError, OscTimeout, PortInUse
+from scorch.errors import BootError, BootTimeout, OscError, OscTimeout, PortInUse
 from scorch.primitives.netports import free_udp_port, udp_port_free
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ExitCallback
@@ -56,15 +56,19 @@ class InstanceSettings:
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
-def restore(osc: OscClient, desired: DesiredState) -> list[str]:
-    """Replay SynthDefs, then named nodes with their last values; wait for ``/synced``.
+def restore_synthdefs(osc: OscClient, desired: DesiredState) -> None:
+    """Replay the SynthDefs; wait for ``/synced``."""
+    for packet in desired.synthdef_messages():
+        osc.send(packet)
+    osc.sync(timeout=5.0)
+
+
+def restore_nodes(osc: OscClient, desired: DesiredState) -> list[str]:
+    """Replay named nodes with their last values; wait for ``/synced``.
 
     Returns the names of nodes that cannot be sent (a value OSC cannot carry):
     they are dropped from ``desired``, so no restore ever replays them again.
     """
-    for packet in desired.synthdef_messages():
-        osc.send(packet)
-    osc.sync(timeout=5.0)
     dropped = []
     for node in list(desired.nodes.values()):
         try:
@@ -84,10 +88,15 @@ class Processes:
 
     def __init__(self, name: str, config: InstanceConfig, settings: InstanceSettings,
                  view: InstanceView, on_exit: ExitCallback,
-                 on_node_end: Callable[[int, OscClient], None]) -> None:
+                 on_node_end: Callable[[int, OscClient], None],
+                 on_server_request: Callable[[str], None],
+                 on_recompiled: Callable[[], None]) -> None:
         self.name = name
         self._on_node_end = on_node_end
         """Told each named node that ended, and on which scsynth (OSC receive thread)."""
+        self._on_server_request = on_server_request
+        """Told what code asked of ``s`` (``reboot lobby``...), from sclang's reader thread."""
+        self._on_recompiled = on_recompiled
         self._config = config
         self._settings = settings
         self._view = view
@@ -96,6 +105,12 @@ class Processes:
         self.sclang: Sclang | None = None
         self.port: int | None = config.port
         self._lang_port: int | None = None
+
+    def reconfigure(self, config: InstanceConfig, settings: InstanceSettings) -> None:
+        """Start the next processes with these settings (the running ones are left alone)."""
+        self._config, self._settings = config, settings
+        if config.port is not None:
+            self.port = config.port
 
     @property
     def osc(self) -> OscClient | None:
@@ -118,10 +133,13 @@ class Processes:
             return self.port  # the same port again: clients keep finding the room
         return free_udp_port()
 
-    def start_scsynth(self, desired: DesiredState) -> list[str]:
+    def start_scsynth(self, desired: DesiredState,
+                      between: Callable[[Scsynth], None] = lambda scsynth: None) -> list[str]:
         """Start scsynth and restore ``desired`` onto it; a busy auto port is picked again.
 
-        Returns the nodes the restore had to drop (see :func:`restore`).
+        ``between(scsynth)`` runs after the SynthDefs and before the nodes: the place to
+        re-attach a running sclang, so the restored nodes' ``/n_go`` reach it.
+        Returns the nodes the restore had to drop (see :func:`restore_nodes`).
         """
         fixed = self._config.port is not None
         for attempt in range(1 if fixed else PORT_TRIES):
@@ -141,7 +159,9 @@ class Processes:
                     raise
                 self.port = None
         try:
-            dropped = restore(scsynth.osc, desired)
+            restore_synthdefs(scsynth.osc, desired)
+            between(scsynth)
+            dropped = restore_nodes(scsynth.osc, desired)
         except OscTimeout as err:
             scsynth.stop()
             raise BootTimeout(f"instance {self.name!r}: scsynth stopped answering while "
@@ -162,12 +182,12 @@ class Processes:
         if PERSISTENT_NODE_BASE <= node_id < UNNAMED_NODE_BASE:
             self._on_node_end(node_id, osc)
 
-    def stop_scsynth(self) -> None:
-        """Stop scsynth (``/quit``, then signals); nothing happens if none runs."""
+    def stop_scsynth(self, graceful: bool = True) -> None:
+        """Stop scsynth (``/quit``, then signals; or SIGKILL at once); none running is fine."""
         scsynth, self.scsynth = self.scsynth, None
         self._view.osc = None
         if scsynth is not None:
-            scsynth.stop()
+            scsynth.stop(graceful)
         self._view.update(scsynth_pid=None)
 
     # --- sclang ------------------------------------------------------------------
@@ -178,13 +198,17 @@ class Processes:
         # address, so a new one would take another of its 4 login slots each time.
         if self._lang_port is None or not udp_port_free(self._lang_port):
             self._lang_port = free_udp_port()
-        assert self.port is not None
+        scsynth = self.scsynth
+        if scsynth is None:
+            raise BootError(f"instance {self.name!r}: sclang needs its scsynth, which is "
+                            "not running")
         self._view.update(sclang_state="starting", lang_port=self._lang_port)
         sclang = Sclang.start(
-            name=self.name, lang_port=self._lang_port, server_port=self.port,
+            name=self.name, lang_port=self._lang_port, server_port=scsynth.port,
             console=self._view.console, on_exit=self._on_exit,
             timeout=self._settings.sclang_timeout, binary=self._settings.sclang,
-            extra_env=self._settings.extra_env,
+            extra_env=self._settings.extra_env, on_server_request=self._on_server_request,
+            on_recompiled=self._on_recompiled, abort=scsynth.trouble,
         )
         self.sclang = sclang
         self._view.sclang = sclang.session
@@ -197,11 +221,6 @@ class Processes:
         if sclang is not None:
             sclang.stop(f"{self.name}: {error}")
         self._view.update(sclang_state="down", sclang_pid=None)
-
-    def reattach(self, moved: bool) -> None:
-        """Point the running sclang at a new scsynth (its Server object reconnects)."""
-        if self.sclang is not None and moved and self.port is not None:
-            self.sclang.repoint(self.port)
 
     def stop(self) -> None:
         """Stop sclang, then scsynth."""

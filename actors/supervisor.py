@@ -7,7 +7,7 @@ crashes are handled by its actor; the supervisor only handles what is shared.
 from __future__ import annotations
 
 import logging
-import time
+from collections.abc import Callable
 from dataclasses import replace
 
 import pykka
@@ -19,7 +19,8 @@ from actors.midi_router import MidiRouter, MidiRouterProxy
 from actors.targets import OrchestraTargets
 from actors.watchdog import Watchdog, WatchdogProxy
 from scorch.config import Config
-from scorch.errors import BootError
+from scorch.config_changes import ConfigChanges
+from scorch.errors import BootError, ScorchError
 from scorch.primitives.audio_driver import AudioChoice, choose
 from scorch.primitives.console import Console
 from scorch.state.view import InstanceView
@@ -27,6 +28,8 @@ from scorch.state.view import InstanceView
 log = logging.getLogger(__name__)
 
 ASK_TIMEOUT = 30.0
+#: Seconds a room may take to take a reloaded config (a restart included).
+RECONFIGURE_TIMEOUT = 90.0
 
 
 class Supervisor(pykka.ThreadingActor):
@@ -45,9 +48,10 @@ class Supervisor(pykka.ThreadingActor):
         self.router: MidiRouterProxy | None = None
         self.midi_error: str | None = "MIDI is not started"
         self._jack_keeper: Keeper | None = None
+        self._jack_alive: Callable[[], bool] | None = None
         self._stopping = False
         self.audio: AudioChoice | None = None
-        """The driver that runs (``auto`` resolved), once :meth:`start_all` chose it."""
+        """The driver that runs (``auto`` resolved), once :meth:`start_tree` chose it."""
 
     def owns_jack(self) -> bool:
         """True when scorch runs its own jackd (dummy or ALSA driver)."""
@@ -56,9 +60,15 @@ class Supervisor(pykka.ThreadingActor):
     def _use(self, audio: AudioChoice) -> None:
         """Run with ``audio``: the config the children see names the driver that runs."""
         self.audio = audio
-        self.config = self.config.model_copy(update={"audio": self.config.audio.model_copy(
-            update={"driver": audio.driver, "jack_server": audio.server,
-                    "device": audio.device})})
+        self.config = self._resolved(self.config)
+
+    def _resolved(self, config: Config) -> Config:
+        """``config`` naming the driver that runs (a reload cannot change [audio])."""
+        if self.audio is None:
+            return config
+        return config.model_copy(update={"audio": config.audio.model_copy(update={
+            "driver": self.audio.driver, "jack_server": self.audio.server,
+            "device": self.audio.device})})
 
     def audio_choice(self) -> AudioChoice | None:
         """The driver the installation runs with, and why."""
@@ -76,48 +86,95 @@ class Supervisor(pykka.ThreadingActor):
             if self.audio.asked != "auto" or self.audio.driver != "alsa":
                 raise
             self.jack.actor_ref.stop()
-            why = str(err).splitlines()[0]
-            self._use(self.audio.without_card(why))
+            self._use(self.audio.without_card(str(err).splitlines()[0]))
             log.warning("audio: %s", self.audio.describe())
             self._start_jack()
 
-    def start_all(self, timeout: float = 60.0) -> dict[str, str | None]:
-        """Start JACK, boot every instance in parallel, start the watchdog.
+    def start_tree(self) -> dict[str, InstanceProxy]:
+        """Start JACK, then every instance (each boots in its own thread), the watchdog and MIDI.
 
-        Returns each instance's boot error (None when it booted); one instance
-        failing does not stop the others.
+        Returns the instance actors at once: they report READY or FAILED on
+        their views, so a caller waits there (one instance failing does not
+        stop the others) while calls to the rest go through.
         """
-        me = self.actor_ref.proxy()
         audio = self.config.audio
         self._use(choose(audio.driver, audio.jack_server, audio.device))
         assert self.audio is not None
         log.info("audio: %s", self.audio.describe())
-        jack_alive = None
         if self.owns_jack():
             self._start_jack()
             assert self.jack is not None
-            jack_alive = self.jack.alive_check().get(timeout=ASK_TIMEOUT)
+            self._jack_alive = self.jack.alive_check().get(timeout=ASK_TIMEOUT)
             self._jack_keeper = self._keep_jack()
         for name, inst_config in self.config.instances.items():
-            settings = replace(self.settings[name], on_changed=me.instance_changed,
-                               audio=self.config.audio)
-            if jack_alive is not None:
-                settings = replace(settings, jack_alive=jack_alive)
-            self.instances[name] = Instance.start(name, inst_config, settings,
-                                                  self.views[name]).proxy()
-        marks = {name: self.views[name].events.mark() for name in self.instances}
+            self.instances[name] = Instance.start(
+                name, inst_config, self._wired(self.settings[name]), self.views[name]).proxy()
         for proxy in self.instances.values():
             proxy.boot()  # all at once: each boots in its own actor's thread
-        deadline = time.monotonic() + timeout
-        errors = {name: self.views[name].wait_settled(marks[name], deadline - time.monotonic())
-                  for name in self.instances}
+        self._start_watchdog()
+        self._start_router()
+        return dict(self.instances)
+
+    def _wired(self, settings: InstanceSettings) -> InstanceSettings:
+        """An instance's settings, told where to report changes, the JACK server that runs
+        and how to see it."""
+        settings = replace(settings, on_changed=self.actor_ref.proxy().instance_changed,
+                           audio=self.config.audio)
+        if self._jack_alive is not None:
+            settings = replace(settings, jack_alive=self._jack_alive)
+        return settings
+
+    def _start_watchdog(self) -> None:
         wd = self.config.watchdog
         self.watchdog = Watchdog.start(
             {name: (self.views[name], proxy) for name, proxy in self.instances.items()},
             wd.interval, wd.missed, wd.busy_limit,
         ).proxy()
-        self._start_router()
-        return errors
+
+    def apply(self, config: Config, changes: ConfigChanges,
+              settings: dict[str, InstanceSettings]) -> dict[str, str]:
+        """Apply a reloaded config's changes (see ``scorch.config_changes``).
+
+        Rooms removed stop, rooms added boot (their views are in place already),
+        changed rooms take their new config, then MIDI and the watchdog restart
+        when what they watch changed. Returns the rooms a change failed for, and why.
+        """
+        self.config = self._resolved(config)
+        self.settings.update(settings)
+        for name in changes.removed:
+            proxy = self.instances.pop(name)
+            _stop(f"instance {name!r}", proxy.actor_ref.stop(block=False), ASK_TIMEOUT)
+        for name in changes.added:
+            self.instances[name] = Instance.start(
+                name, config.instances[name], self._wired(settings[name]),
+                self.views[name]).proxy()
+            self.instances[name].boot()
+        failed: dict[str, str] = {}
+        for name, room in changes.rooms.items():
+            try:
+                self.instances[name].reconfigure(
+                    config.instances[name], self._wired(settings[name]), room,
+                ).get(timeout=RECONFIGURE_TIMEOUT)
+            except (ScorchError, pykka.Timeout) as err:
+                failed[name] = str(err) or type(err).__name__
+        if changes.watchdog or changes.added or changes.removed:
+            if self.watchdog is not None:
+                _stop("watchdog", self.watchdog.actor_ref.stop(block=False), ASK_TIMEOUT)
+            self._start_watchdog()
+        if changes.midi:
+            if self.router is not None:
+                _stop("MIDI router", self.router.actor_ref.stop(block=False), ASK_TIMEOUT)
+                self.router = None
+            self._start_router()
+        return failed
+
+    def watchdog_proxy(self) -> WatchdogProxy | None:
+        """The watchdog actor (health checks ask it directly, not through this actor)."""
+        return self.watchdog
+
+    def instance_proxies(self) -> dict[str, InstanceProxy]:
+        """The instance actors, by name."""
+        return dict(self.instances)
 
     def _start_router(self) -> None:
         """Start the MIDI router; without a usable MIDI backend scorch plays on without it."""
@@ -158,10 +215,6 @@ class Supervisor(pykka.ThreadingActor):
     def jack_pid(self) -> int | None:
         """The pid of scorch's own jackd, if it runs."""
         return self.jack.pid().get(timeout=ASK_TIMEOUT) if self.jack is not None else None
-
-    def instance_proxies(self) -> dict[str, InstanceProxy]:
-        """The instance actors by name."""
-        return dict(self.instances)
 
     def _keep_jack(self) -> Keeper:
         """A keeper for the private jackd: restart it with backoff, then the instances."""

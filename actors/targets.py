@@ -61,7 +61,7 @@ class OrchestraTargets:
     def endpoint(self, instance: str) -> tuple[str, int] | None:
         """scsynth's address while the instance is READY."""
         snap = self._views[instance].snapshot
-        if snap.state != State.READY or snap.port is None:
+        if snap.state not in (State.READY, State.DEGRADED) or snap.port is None:
             return None
         return ("127.0.0.1", snap.port)
 
@@ -77,4 +77,4 @@ class OrchestraTargets:
         call only puts a message in the instance actor's thread-safe inbox (no one
         waits on its future), so it is safe from any thread and never blocks.
         """
-        self._proxies[instance].remember_params(node, {param: value})
+        self._proxies[instance].nodes.remember_params(node, {param: value})

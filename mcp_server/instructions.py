@@ -28,10 +28,15 @@ How to work:
 7. stop silences an instance like Cmd-Period (named nodes are forgotten). instance
    boots, quits or restarts one. events shows crashes, restarts and recoveries.
 8. midi lists ports and routes and maps controllers to node params, when MIDI is on.
-9. To hear what you made, listen(instance, seconds): a picture (waveform over a
-   spectrogram) and numbers (pitch with note name, loudness, clipping, onsets) with one
-   sentence. listen(instance, node=NAME) hears one named node alone. render plays a
-   SynthDef or a Score offline, with no room; record keeps a room's sound in a file.
+9. Before writing code with a class you are not sure of, ask docs(name="Pan2") for its
+   methods with the argument names and defaults this machine's class library uses, or
+   docs(query="stereo reverb") to find the class. history finds code run earlier (and
+   the sound it made); snippet lists starters (patterns, effects, a MIDI responder...)
+   to show or run, and keeps code you save.
+10. To hear what you made, listen(instance, seconds): a picture (waveform over a
+    spectrogram) and numbers (pitch with note name, loudness, clipping, onsets) with one
+    sentence. listen(instance, node=NAME) hears one named node alone. render plays a
+    SynthDef or a Score offline, with no room; record keeps a room's sound in a file.
 
 An instance that is RESTARTING comes back by itself within seconds: wait and retry.
 A FAILED instance used up its restart budget: read events and console, fix the cause,

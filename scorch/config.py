@@ -131,6 +131,26 @@ class WatchdogConfig(_Model):
         return self
 
 
+class HistoryConfig(_Model):
+    """The ``[history]`` table: how much of the execution history is kept."""
+
+    max_age_days: float = Field(30.0, gt=0, le=36500,
+                                description="executions older than this are forgotten, days")
+    max_rows: int = Field(100_000, ge=100, le=10_000_000,
+                          description="at most this many executions are kept (the newest)")
+
+
+class DocsConfig(_Model):
+    """The ``[docs]`` table: the SuperCollider docs index behind the ``docs`` tool."""
+
+    build: Literal["background", "on-demand"] = Field(
+        "background", description="background: check the index (and rebuild it if SuperCollider "
+        "or its class library changed) once the rooms are READY; on-demand: at the first "
+        "docs call")
+    help_dir: Path | None = Field(None, description="the HelpSource folder; default: the one "
+                                  "sclang reports, else the usual install locations")
+
+
 class Config(_Model):
     """A whole installation."""
 
@@ -138,6 +158,8 @@ class Config(_Model):
     instances: dict[InstanceName, InstanceConfig]
     watchdog: WatchdogConfig = WatchdogConfig()
     midi: MidiConfig = MidiConfig()
+    history: HistoryConfig = HistoryConfig()
+    docs: DocsConfig = DocsConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     source: Path | None = Field(None, exclude=True, description="the file this was read from")
 
@@ -185,7 +207,7 @@ class Config(_Model):
         return self.source.parent / path
 
     def state_path(self) -> Path:
-        """The folder for run-time state (routes, control socket)."""
+        """The folder for run-time state (routes, control socket, history, docs index)."""
         if self.state_dir is not None:
             return self.resolve_path(self.state_dir)
         base = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state"))

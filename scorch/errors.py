@@ -68,6 +68,26 @@ class MidiPortNotFound(NotFound):
     """No MIDI port matches a name, or the port went away."""
 
 
+class DocNotFound(NotFound):
+    """No class or help page has that name; the message names the closest ones."""
+
+
+class UnknownSnippet(NotFound):
+    """No snippet, built-in or saved, has that name."""
+
+
+class InvalidSnippet(InvalidRequest):
+    """A snippet's name, tag, description or code breaks the rules."""
+
+
+class ReadOnlySnippet(InvalidRequest):
+    """The snippet is one of scorch's built-ins, which cannot be changed or deleted."""
+
+
+class SnippetExists(InvalidRequest):
+    """A saved snippet already has that name and replacing it was not asked for."""
+
+
 class RecordingNotFound(NotFound):
     """No recording by that name; the message lists the recordings there are."""
 
@@ -91,8 +111,20 @@ class MidiUnavailable(Unavailable):
     """MIDI is off: disabled in the config, or no MIDI backend could be opened."""
 
 
+class ControlBusy(Unavailable):
+    """The control socket serves its most connections at once; try again shortly."""
+
+
 class NotRunning(Unavailable):
     """No ``scorch run`` answers on the control socket of this installation."""
+
+
+class DocsUnavailable(Unavailable):
+    """The docs index is still being built, or could not be built (the message says why)."""
+
+
+class HistoryUnavailable(Unavailable):
+    """The execution history's database cannot be opened or read."""
 
 
 # --- processes -----------------------------------------------------------------
@@ -118,6 +150,10 @@ class SynthDefError(ScorchError):
     """A SynthDef library file failed to compile or breaks the metadata convention."""
 
 
+class IntrospectionError(ScorchError):
+    """sclang's class library could not be dumped, or its dump could not be read."""
+
+
 # --- the wire ------------------------------------------------------------------
 
 
@@ -127,6 +163,10 @@ class OscError(ScorchError, ValueError):
 
 class OscTimeout(ScorchError, TimeoutError):
     """scsynth sent no matching reply in time."""
+
+
+class ServerGone(OscTimeout):
+    """The scsynth a reply was awaited from exited: no reply will come."""
 
 
 class OscFailure(ScorchError):

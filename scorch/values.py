@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, Strict, ValidationError
+from pydantic import AfterValidator, Field, Strict, ValidationError, WithJsonSchema
 
 #: Names of instances, groups, nodes, routes, SynthDefs: short, safe in file
 #: names, OSC, sclang symbols and shell arguments.
@@ -59,24 +59,31 @@ def name_check(kind: str) -> Callable[[str], str]:
     return check
 
 
-Float32 = Annotated[float, Strict(), AfterValidator(_float32)]
+Float32 = Annotated[float, Strict(), AfterValidator(_float32), WithJsonSchema(
+    {"type": "number", "minimum": -FLOAT32_MAX, "maximum": FLOAT32_MAX})]
 """A finite number scsynth can hold as a control value (ints are accepted)."""
 
 Int32 = Annotated[int, Strict(), Field(ge=INT32_MIN, le=INT32_MAX)]
 
-InstanceName = Annotated[str, Strict(), AfterValidator(name_check("an instance name"))]
-GroupName = Annotated[str, Strict(), AfterValidator(name_check("a group name"))]
-NodeName = Annotated[str, Strict(), AfterValidator(name_check("a node name"))]
-ParamName = Annotated[str, Strict(), AfterValidator(name_check("a param name"))]
-SynthDefName = Annotated[str, Strict(), AfterValidator(name_check("a SynthDef name"))]
-RouteId = Annotated[str, Strict(), AfterValidator(name_check("a route id"))]
+#: What the JSON schema says of a name (the check itself is name_check's, with its message).
+_NAME_SCHEMA = WithJsonSchema({"type": "string", "pattern": NAME_PATTERN, "maxLength": 64})
+
+InstanceName = Annotated[str, Strict(), AfterValidator(name_check("an instance name")),
+                         _NAME_SCHEMA]
+GroupName = Annotated[str, Strict(), AfterValidator(name_check("a group name")), _NAME_SCHEMA]
+NodeName = Annotated[str, Strict(), AfterValidator(name_check("a node name")), _NAME_SCHEMA]
+ParamName = Annotated[str, Strict(), AfterValidator(name_check("a param name")), _NAME_SCHEMA]
+SynthDefName = Annotated[str, Strict(), AfterValidator(name_check("a SynthDef name")),
+                         _NAME_SCHEMA]
+RouteId = Annotated[str, Strict(), AfterValidator(name_check("a route id")), _NAME_SCHEMA]
 
 
 def _selector(value: str) -> str:
     return value if value == "*" else name_check("an instance or group name")(value)
 
 
-Selector = Annotated[str, Strict(), AfterValidator(_selector)]
+Selector = Annotated[str, Strict(), AfterValidator(_selector), WithJsonSchema(
+    {"type": "string", "pattern": r"^(\*|[A-Za-z][A-Za-z0-9_-]{0,63})$", "maxLength": 64})]
 """An instance name, a group name, or ``*`` for every instance."""
 
 Text = Annotated[str, Strict(), AfterValidator(_no_nul)]

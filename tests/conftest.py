@@ -79,11 +79,15 @@ def make_config(tmp_path: Path) -> MakeConfig:
     """Build a Config from TOML for the instances, with its own JACK server and state dir."""
 
     def make(instances: str, *, watchdog: str = "", extra: str = "", tag: str = "t") -> Config:
+        # [docs] on-demand: a test that wants the docs index asks for it; the others do not
+        # pay for a build in every fresh state directory.
         text = textwrap.dedent(f"""
             state_dir = "{tmp_path / 'state'}"
             [audio]
             driver = "dummy"
             jack_server = "{jack_name(tag)}"
+            [docs]
+            build = "on-demand"
             """) + textwrap.dedent(instances) + textwrap.dedent(watchdog) + textwrap.dedent(extra)
         path = tmp_path / "config.toml"
         path.write_text(text)

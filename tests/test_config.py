@@ -82,6 +82,18 @@ BAD = [
     pytest.param("[instances.a\n", ["cfg.toml: invalid TOML", "line 1"], id="broken-toml"),
     pytest.param('[instances.a]\nsynthdefs = "some"\n',
                  ["cfg.toml:2", "instances.a.synthdefs"], id="synthdefs-not-list"),
+    pytest.param("[instances.a]\n[history]\nmax_rows = 10\n",
+                 ["cfg.toml:3", "history.max_rows", "greater than or equal to 100", "found 10"],
+                 id="history-too-few-rows"),
+    pytest.param("[instances.a]\n[history]\nmax_age_days = 0\n",
+                 ["cfg.toml:3", "history.max_age_days", "greater than 0", "found 0"],
+                 id="history-no-age"),
+    pytest.param("[instances.a]\n[history]\nmax_age = 7\n",
+                 ["cfg.toml:3", "history.max_age", "unknown key", "did you mean 'max_age_days'"],
+                 id="typo-history"),
+    pytest.param('[instances.a]\n[docs]\nbuild = "later"\n',
+                 ["cfg.toml:3", "docs.build", "'background' or 'on-demand'", "found 'later'"],
+                 id="docs-build"),
 ]
 
 
@@ -104,6 +116,8 @@ def test_good_config_parses_with_defaults_and_groups(tmp_path: Path) -> None:
     assert config.groups() == {"ground": ["lobby", "gallery"]}
     assert config.instances["gallery"].nodes["pad"].params == {"freq": 220.0}
     assert config.watchdog.max_restarts == 5
+    assert (config.history.max_age_days, config.history.max_rows) == (30.0, 100_000)
+    assert config.docs.build == "background" and config.docs.help_dir is None
 
 
 def test_the_embedded_default_and_the_example_installation_are_valid() -> None:

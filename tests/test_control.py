@@ -314,7 +314,7 @@ group = "rooms"
 #: Fields that change between two calls one after the other (``synths`` and
 #: ``ugens`` too: a released synth fades out on its own, and /status is polled).
 VOLATILE = frozenset({"since", "uptime", "cpu", "peak_cpu", "avg_cpu", "actual_sample_rate",
-                      "synths", "ugens", "elapsed_ms"})
+                      "synths", "ugens", "elapsed_ms", "request", "console_since"})
 
 
 def stable(answer: Any) -> Any:

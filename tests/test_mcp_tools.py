@@ -20,7 +20,8 @@ from tests.harness import two_rooms
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
 TOOLS = {"list_instances", "execute", "stop", "status", "instance", "console", "wait_for",
-         "synthdefs", "play", "set", "release", "midi", "events", "record", "listen", "render"}
+         "synthdefs", "play", "set", "release", "midi", "events", "docs", "history", "snippet",
+         "record", "listen", "render"}
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +86,8 @@ async def test_every_tool_is_listed_with_a_description_params_and_annotations(
 
 async def test_instructions_teach_the_workflow(client: Client) -> None:
     assert client.instructions == INSTRUCTIONS
-    for word in ("list_instances", "synthdefs", "execute", "line", "name", "set"):
+    for word in ("list_instances", "synthdefs", "execute", "line", "name", "set", "docs",
+                 "history", "snippet"):
         assert word in INSTRUCTIONS
 
 

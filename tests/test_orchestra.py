@@ -105,7 +105,7 @@ def test_runtime_error_reports_message_and_receiver(rooms: Orchestra) -> None:
     result = rooms.execute_one("studio", "var x = 7;\nx.fooBar(1)")
     assert not result.ok and result.error is not None
     assert result.error.kind == "runtime"
-    assert result.error.message == "Message 'fooBar' not understood."
+    assert result.error.message.startswith("Message 'fooBar' not understood.\nPerhaps")
     assert result.error.receiver == "Integer 7"
 
 

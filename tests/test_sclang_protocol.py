@@ -1,14 +1,25 @@
-"""Framing and parsing of sclang's output, on text sclang 3.13 really printed."""
+"""sclang's record protocol and the session, on bytes as sclang writes them (no process).
+
+Real sclang runs are in tests/test_execute_truth.py; here the stream is built
+by hand, split at every byte, and fed text that imitates records.
+"""
 
 from __future__ import annotations
 
-import pytest
+import re
 
-from scorch.errors import CodeRejected
-from scorch.primitives.sclang_protocol import Framer, parse_output, source_context
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scorch.primitives import sclang_protocol as protocol
+from scorch.primitives.console import Console
+from scorch.primitives.sclang_protocol import Record, RecordStream, sc_string
+from scorch.primitives.sclang_result import KEEP_POSTED, Transcript, parse_error, source_context
 from scorch.primitives.sclang_session import SclangSession
 
 SYNTAX_CODE = "(\nvar x = 1;\nx.foo(3\n)"
+#: What compile() posts for SYNTAX_CODE (sclang 3.13, copied from a run).
 SYNTAX_OUTPUT = """\
 ERROR: syntax error, unexpected end of file, expecting ')'
   in interpreted text
@@ -18,98 +29,96 @@ ERROR: syntax error, unexpected end of file, expecting ')'
     
 -----------------------------------
 ERROR: Command line parse failed
--> nil""".split("\n")
-
-RUNTIME_OUTPUT = """\
-ERROR: Message 'bar' not understood.
-RECEIVER:
-   nil
-ARGS:
-CALL STACK:
-\tDoesNotUnderstandError:reportError
-\t\targ this = <instance of DoesNotUnderstandError>
-\tNil:handleError
-\t\targ this = nil
-\t\targ error = <instance of DoesNotUnderstandError>
-\tThread:handleError
-\t\targ this = <instance of Thread>
-\tObject:throw
-\t\targ this = <instance of DoesNotUnderstandError>
-\tObject:doesNotUnderstand
-\t\targ this = nil
-\ta FunctionDef
-\t\tsourceCode = "<an open Function>"
-\tInterpreter:interpretPrintCmdLine
-\t\targ this = <instance of Interpreter>
-\tProcess:interpretPrintCmdLine
-\t\targ this = <instance of Main>
-^^ ERROR: Message 'bar' not understood.
-RECEIVER: nil
-""".split("\n")
+"""
 
 
-def test_frame_keeps_the_codes_newlines_and_ends_with_print_delimiter() -> None:
-    framer = Framer("abcd")
-    data = framer.frame(7, "1 +\n2")
-    begin, rest = data.split(b"\x1b", 1)
-    assert b"@@scorch-abcd-begin-7@@" in begin
-    code, end = rest.split(b"\x0c", 1)
-    assert code == b"1 +\n2"
-    assert b"@@scorch-abcd-end-7@@" in end and end.endswith(b"\x1b")
+def record(request_id: str, name: str, payload: bytes | str = b"") -> bytes:
+    """One record as Scorch.emit writes it."""
+    data = payload.encode() if isinstance(payload, str) else payload
+    return b"@@scorch:%s:%s:%d@@%s\n" % (request_id.encode(), name.encode(), len(data), data)
 
 
-@pytest.mark.parametrize("bad", ["a\x0cb", "x\x1b"])
-def test_code_holding_a_delimiter_is_rejected(bad: str) -> None:
-    with pytest.raises(CodeRejected, match="delimiters"):
-        Framer().frame(1, bad)
+def events(stream: RecordStream, data: bytes, step: int = 0) -> list[protocol.Event]:
+    """Feed ``data`` whole, or ``step`` bytes at a time; join adjacent text."""
+    out: list[protocol.Event] = []
+    chunks = [data] if not step else [data[i:i + step] for i in range(0, len(data), step)]
+    for chunk in chunks:
+        for event in stream.feed(chunk):
+            if isinstance(event, bytes) and out and isinstance(out[-1], bytes):
+                out[-1] += event
+            else:
+                out.append(event)
+    return out
 
 
-def test_marker_finds_kind_id_and_the_partial_line_before_it() -> None:
-    framer = Framer("t0k3")
-    assert framer.marker("@@scorch-t0k3-begin-12@@") == ("begin", 12, "")
-    assert framer.marker("posted@@scorch-t0k3-end-3@@") == ("end", 3, "posted")
-    assert framer.marker("@@scorch-other-end-3@@") is None
-    assert framer.marker("-> 3") is None
+@pytest.mark.parametrize("step", [0, 1, 3, 7])
+def test_records_are_cut_out_of_text_however_the_bytes_arrive(step: int) -> None:
+    data = (b"posted before" + record("abc", "value", "two\nlines\n") + b"after\n"
+            + record("abc", "end", "ok"))
+    got = events(RecordStream(lambda rid: rid == "abc"), data, step)
+    assert got == [b"posted before", Record("abc", "value", b"two\nlines\n"), b"after\n",
+                   Record("abc", "end", b"ok")]
 
 
-def test_value_and_posts_are_separated() -> None:
-    result = parse_output(["hello", "world", "-> 42"], "code")
-    assert result.ok and result.value == "42"
-    assert result.posted == ("hello", "world")
+def test_a_record_for_nobody_waiting_is_text_and_swallows_nothing() -> None:
+    forged = record("feedface", "value", "x" * 10) + b"more text\n"
+    got = events(RecordStream(lambda rid: rid == "abc"), forged + record("abc", "end", "ok"))
+    assert got == [forged, Record("abc", "end", b"ok")]
 
 
-def test_multi_line_value_is_kept_whole() -> None:
-    result = parse_output(["-> [ 1,", "  2 ]"], "code")
-    assert result.value == "[ 1,\n  2 ]"
+def test_a_header_claiming_a_huge_payload_is_text() -> None:
+    claim = b"@@scorch:abc:value:999999999@@tiny\n"
+    got = events(RecordStream(lambda rid: True), claim + record("abc", "end", "ok"))
+    assert got == [claim, Record("abc", "end", b"ok")]
 
 
-def test_syntax_error_gives_line_char_message_and_source_context() -> None:
-    result = parse_output(SYNTAX_OUTPUT, SYNTAX_CODE)
-    assert not result.ok and result.error is not None
-    error = result.error
+def test_a_partial_prefix_waits_for_the_rest_and_text_ending_like_one_is_kept() -> None:
+    stream = RecordStream(lambda rid: True)
+    assert stream.feed(b"text @@sco") == [b"text "]
+    assert stream.feed(b"rch:ab:end:2@@ok\n") == [Record("ab", "end", b"ok")]
+    assert stream.feed(b"@@scorch-not-a-record\n") == [b"@@scorch-not-a-record\n"]
+
+
+@given(st.binary(max_size=300))
+def test_any_bytes_between_records_come_back_unchanged(noise: bytes) -> None:
+    stream = RecordStream(lambda rid: rid == "abc")
+    got = events(stream, noise + record("abc", "end", "ok"), step=5)
+    assert got[-1] == Record("abc", "end", b"ok")
+    assert b"".join(e for e in got if isinstance(e, bytes)) == noise
+
+
+@given(st.text(max_size=200).filter(lambda s: "\x00" not in s))
+def test_a_string_literal_holds_any_code_without_a_raw_chunk_delimiter(code: str) -> None:
+    literal = sc_string(code)
+    assert "\x0c" not in literal and "\x1b" not in literal
+    # What sclang's lexer makes of it: unescape \\ \" \f and join the 27.asAscii pieces.
+    pieces = literal.split(" ++ 27.asAscii ++ ")
+    decoded = [re.sub(r'\\(.)', lambda m: {"f": "\x0c"}.get(m.group(1), m.group(1)), p[1:-1],
+                      flags=re.S) for p in pieces]
+    assert "\x1b".join(decoded) == code
+
+
+def test_a_nul_byte_cannot_be_sent() -> None:
+    with pytest.raises(ValueError, match="NUL"):
+        sc_string("1\x002")
+
+
+def test_requests_are_two_silent_chunks_naming_the_request() -> None:
+    data = protocol.evaluate("abc123", "1 +\n2")
+    first, second, rest = data.split(b"\x1b")
+    assert first == b'Scorch.eval("abc123", "1 +\n2", false)'
+    assert second == b'Scorch.done("abc123")' and rest == b""
+    assert b"true" in protocol.evaluate("abc123", "1", raw=True)
+    assert protocol.check("abc123", "1").startswith(b'Scorch.check("abc123", "1")')
+
+
+def test_a_parse_error_gives_line_char_message_and_source_context() -> None:
+    error = parse_error(SYNTAX_OUTPUT, SYNTAX_CODE)
     assert error.kind == "parse"
     assert (error.line, error.char) == (4, 2)
     assert error.message == "syntax error, unexpected end of file, expecting ')'"
     assert "3 | x.foo(3" in error.context and "4 | )" in error.context
     assert error.context.splitlines()[-1] == "  |  ^"
-    assert result.value is None
-
-
-def test_runtime_error_gives_message_receiver_and_user_frames() -> None:
-    result = parse_output(["posted first", *RUNTIME_OUTPUT], "nil.bar")
-    assert not result.ok and result.error is not None
-    error = result.error
-    assert error.kind == "runtime"
-    assert error.message == "Message 'bar' not understood."
-    assert error.receiver == "nil"
-    assert error.call_stack == ("a FunctionDef",)
-    assert result.posted == ("posted first",)
-    assert "receiver: nil" in error.describe()
-
-
-def test_warnings_are_collected_from_posts() -> None:
-    result = parse_output(["WARNING: careful", "-> 1"], "1")
-    assert result.ok and result.warnings == ("WARNING: careful",)
 
 
 @pytest.mark.parametrize(
@@ -121,63 +130,112 @@ def test_source_context_clamps_and_places_caret(line: int, char: int, caret_line
     assert context.splitlines()[-1] == caret_line
 
 
-def test_session_matches_output_between_markers_to_its_request() -> None:
-    written: list[bytes] = []
-    session = SclangSession(written.append, Framer("tok"), instance="a")
-    request_id, future = session.submit("1+1")
-    assert session.busy()
-    for line in ["noise before", f"@@scorch-tok-begin-{request_id}@@", "posted", "-> 2",
-                 f"@@scorch-tok-end-{request_id}@@", "noise after"]:
-        session.feed(line)
+def test_the_caret_counts_sclangs_bytes_as_characters() -> None:
+    # sclang counts UTF-8 bytes: char 6 of "é = é +" is the second é's first byte + 1.
+    assert source_context("é = é +", 1, 6).splitlines()[-1] == "  |     ^"
+
+
+def test_a_runtime_error_keeps_fields_apart_and_the_users_frames_first() -> None:
+    transcript = Transcript("nil.bar")
+    for name, payload in [
+        ("error-class", "DoesNotUnderstandError"),
+        ("error-string", "ERROR: Message 'bar' not understood.\nPerhaps you misspelled 'bat'?"),
+        ("error-receiver", "an Array\nwith\tlines"), ("error-receiver-class", "Array"),
+        ("error-selector", "bar"),
+        ("error-frame", "library\tObject:doesNotUnderstand"),
+        ("error-frame", "user\ta FunctionDef\t{ |x| x.bar }"),
+        ("error-protected", "library\tFunction:protect"),
+        ("end", "error"),
+    ]:
+        transcript.record(name, payload.encode())
+    result = transcript.result(0.1, "lobby", 3)
+    error = result.error
+    assert not result.ok and error is not None and error.kind == "runtime"
+    assert error.message == "Message 'bar' not understood.\nPerhaps you misspelled 'bat'?"
+    assert error.receiver == "an Array with lines"
+    assert error.call_stack == ("{ |x| x.bar }",)
+    assert error.library_frames == ("Object:doesNotUnderstand",)
+    assert error.protected_call_stack == ("Function:protect",)
+    assert error.error_class == "DoesNotUnderstandError" and error.selector == "bar"
+    assert error.describe().index("in your code") < error.describe().index("class library")
+
+
+def test_posted_text_keeps_a_partial_line_and_bounds_a_flood() -> None:
+    transcript = Transcript("x")
+    transcript.post(b"one\ntwo")
+    assert transcript.posted_lines() == ["one", "two"]
+    flood = Transcript("x")
+    flood.post(b"y" * (3 * KEEP_POSTED))
+    lines = flood.posted_lines()
+    assert f"... ({KEEP_POSTED} bytes not kept) ..." in lines
+    assert sum(len(line) for line in lines) < 3 * KEEP_POSTED
+
+
+class Fake:
+    """A session whose sclang is this test: what it writes, and the console."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.console = Console()
+        self.requests: list[str] = []
+        self.session = SclangSession(self.written.append, self.console, "lobby",
+                                     on_server_request=self.requests.append)
+
+    def wire_id(self, index: int = -1) -> str:
+        found = re.search(rb'Scorch\.(?:eval|check)\("([0-9a-f]+)"', self.written[index])
+        assert found is not None
+        return found.group(1).decode()
+
+
+def test_a_session_resolves_a_request_at_its_closing_record() -> None:
+    fake = Fake()
+    number, future = fake.session.submit("1+1")
+    rid = fake.wire_id()
+    fake.session.feed(record(rid, "compile") + record(rid, "start") + b"hi\n"
+                      + record(rid, "value", "2") + record(rid, "end", "ok"))
+    assert not future.done()
+    fake.session.feed(b"late\n" + record(rid, "done"))
     result = future.result(timeout=1)
-    assert result.ok and result.value == "2" and result.posted == ("posted",)
-    assert result.instance == "a" and result.elapsed >= 0
-    assert not session.busy()
+    assert result.ok and result.value == "2" and result.posted == ("hi",)
+    assert result.request == number
+    assert result.late is not None and "posted 1 line" in result.late
+    notes = [(line.text, line.note) for line in fake.console.tail(5)]
+    assert ("hi", "") in notes and ("late", f"after #{number}") in notes
 
 
-def test_session_fail_all_fails_requests_in_flight() -> None:
-    session = SclangSession(lambda data: None, Framer("tok"))
-    _, future = session.submit("inf.do {}")
-    session.fail_all(RuntimeError("sclang restarted"))
-    with pytest.raises(RuntimeError, match="restarted"):
-        future.result(timeout=1)
-
-
-def test_session_pings_update_last_pong_only_for_its_token() -> None:
-    session = SclangSession(lambda data: None, Framer("tok"))
-    before = session.last_pong
-    session.feed("@@scorch-other-ping@@")
-    assert session.last_pong == before
-    session.feed("@@scorch-tok-ping@@")
-    assert session.last_pong > before
-
-
-def test_a_flood_of_posts_keeps_both_ends_and_counts_the_middle() -> None:
-    from scorch.primitives.sclang_session import KEEP_LINES
-
-    session = SclangSession(lambda data: None, Framer("tok"))
-    request_id, future = session.submit("1e6.do { |i| i.postln }")
-    session.feed(f"@@scorch-tok-begin-{request_id}@@")
-    total = 3 * KEEP_LINES
-    for i in range(total):
-        session.feed(str(i))
-    session.feed("-> done")
-    session.feed(f"@@scorch-tok-end-{request_id}@@")
+def test_a_request_cut_short_is_aborted_with_what_it_posted() -> None:
+    fake = Fake()
+    _, future = fake.session.submit("^1")
+    rid = fake.wire_id()
+    fake.session.feed(record(rid, "compile") + record(rid, "start") + b"partial"
+                      + record(rid, "done"))
     result = future.result(timeout=1)
-    assert result.value == "done"
-    assert result.posted[0] == "0" and result.posted[-1] == str(total - 1)
-    assert f"... ({total + 1 - 2 * KEEP_LINES} lines not kept) ..." in result.posted
-    assert len(result.posted) == 2 * KEEP_LINES
+    assert not result.ok and result.error is not None and result.error.kind == "aborted"
+    assert result.posted == ("partial",)
 
 
-def test_protocol_lines_are_kept_out_of_the_console_but_text_around_them_stays() -> None:
-    session = SclangSession(lambda data: None, Framer("tok"))
-    request_id, _ = session.submit("1")
-    assert session.feed("@@scorch-tok-ping@@") is None
-    assert session.feed("partial@@scorch-tok-ping@@") == "partial"
-    assert session.feed(f"@@scorch-tok-begin-{request_id}@@") is None
-    assert session.feed("posted by the code") == "posted by the code"
-    assert session.feed("-> 1") == "-> 1"
-    assert session.feed(f"tail@@scorch-tok-end-{request_id}@@") == "tail"
-    attached = session.expect("@@scorch-tok-attached@@")
-    assert session.feed("@@scorch-tok-attached@@") is None and attached.is_set()
+def test_server_requests_and_errors_in_things_left_running_are_told() -> None:
+    fake = Fake()
+    token = fake.session.token
+    fake.session.feed(record(token, "server-request", "reboot lobby"))
+    fake.session.feed(record(token, "async-class", "DoesNotUnderstandError")
+                      + record(token, "async-string", "ERROR: Message 'foo' not understood.")
+                      + record(token, "async-end")
+                      + b"ERROR: Message 'foo' not understood.\n^^ ERROR: Message 'foo'\n"
+                      + b"RECEIVER: nil\nordinary\n")
+    assert fake.requests == ["reboot lobby"]
+    assert fake.session.async_errors[-1]["class"] == "DoesNotUnderstandError"
+    notes = [line.note for line in fake.console.tail(4)]
+    assert notes == ["error", "error", "error", ""]
+
+
+def test_check_only_compiles_without_running() -> None:
+    fake = Fake()
+    _, future = fake.session.submit("1 +", check_only=True)
+    rid = fake.wire_id()
+    assert fake.written[-1].startswith(b"Scorch.check(")
+    fake.session.feed(record(rid, "compile") + SYNTAX_OUTPUT.encode()
+                      + record(rid, "end", "parse") + record(rid, "done"))
+    result = future.result(timeout=1)
+    assert result.error is not None and result.error.kind == "parse"
+    assert result.error.line == 4

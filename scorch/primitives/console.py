@@ -6,7 +6,15 @@ import re
 import threading
 import time
 from collections import deque
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
+
+
+class Matcher(Protocol):
+    """A compiled pattern: ``re`` or ``re2``."""
+
+    def search(self, text: str) -> object | None:
+        """A match anywhere in ``text``, or None."""
+        ...
 
 
 class ConsoleLine(NamedTuple):
@@ -20,6 +28,9 @@ class ConsoleLine(NamedTuple):
     """The process that printed it: ``scsynth``, ``sclang`` or ``jackd``."""
     text: str
     """The line, without its newline."""
+    note: str = ""
+    """What scorch knows of where it came from: ``after #N`` for output of something
+    request N left running, ``error after #N`` for an error in it; empty otherwise."""
 
 
 class Console:
@@ -34,11 +45,11 @@ class Console:
         self._seq = 0
         self._changed = threading.Condition()
 
-    def append(self, source: str, text: str) -> ConsoleLine:
+    def append(self, source: str, text: str, note: str = "") -> ConsoleLine:
         """Add a line printed by ``source`` and wake any waiter."""
         with self._changed:
             self._seq += 1
-            line = ConsoleLine(self._seq, time.time(), source, text)
+            line = ConsoleLine(self._seq, time.time(), source, text, note)
             self._lines.setdefault(source, deque(maxlen=self._limit)).append(line)
             self._changed.notify_all()
             return line
@@ -71,20 +82,30 @@ class Console:
             self._lines.clear()
 
     def wait_for(
-        self, pattern: str | re.Pattern[str], timeout: float, since: int | None = None,
+        self, pattern: str | Matcher, timeout: float, since: int | None = None,
         source: str | None = None,
     ) -> ConsoleLine | None:
-        """Wait until a line after ``since`` (default: now) matches; None on timeout."""
-        regex = re.compile(pattern) if isinstance(pattern, str) else pattern
+        """Wait until a line after ``since`` (default: now) matches; None on timeout.
+
+        Lines are matched outside the console's lock, so a slow pattern never holds
+        up the processes' readers or anyone else reading the console.
+        """
+        regex: Matcher = re.compile(pattern) if isinstance(pattern, str) else pattern
         deadline = time.monotonic() + timeout
         with self._changed:
             seen = self._seq if since is None else since
-            while True:
-                for line in self._merged(seen, source):
-                    if regex.search(line.text):
-                        return line
-                seen = self._seq
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return None
-                self._changed.wait(remaining)
+        while True:
+            with self._changed:
+                lines = self._merged(seen, source)
+                if not lines:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return None
+                    self._changed.wait(remaining)
+                    continue
+            for line in lines:
+                if regex.search(line.text):
+                    return line
+            seen = lines[-1].seq
+            if time.monotonic() >= deadline:
+                return None

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import IO
 
 import psutil
 
@@ -61,16 +62,40 @@ def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def spawn(argv: Sequence[str], *, env: Mapping[str, str] | None = None, stdin: bool = False,
-          cwd: str | os.PathLike[str] | None = None) -> subprocess.Popen[bytes]:
-    """Start ``argv`` in its own process group, output (with stderr) on a pipe.
+          cwd: str | os.PathLike[str] | None = None,
+          stderr_apart: bool = False) -> subprocess.Popen[bytes]:
+    """Start ``argv`` in its own process group, its output on a pipe.
 
+    stderr shares stdout's pipe unless ``stderr_apart`` (then it has its own).
     Call it from a thread that outlives the child: Linux sends the death signal
     when the *thread* that forked the child ends. Raise OSError if it cannot start.
     """
     return subprocess.Popen(
         list(argv), stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=child_env(env), cwd=cwd,
-        start_new_session=True, preexec_fn=DIE_WITH_PARENT, close_fds=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE if stderr_apart else subprocess.STDOUT,
+        env=child_env(env), cwd=cwd, start_new_session=True, preexec_fn=DIE_WITH_PARENT,
+        close_fds=True)
+
+
+class LineSplitter:
+    """Whole lines from chunks of output; a partial line waits for the rest."""
+
+    def __init__(self) -> None:
+        self._partial = b""
+
+    def __call__(self, chunk: bytes) -> list[str]:
+        lines = (self._partial + chunk).split(b"\n")
+        self._partial = lines.pop()
+        return [line.decode(errors="replace").rstrip("\r") for line in lines]
+
+    def rest(self) -> list[str]:
+        """The last partial line, at the end of the output."""
+        partial, self._partial = self._partial, b""
+        return [partial.decode(errors="replace").rstrip("\r")] if partial else []
+
+
+#: What ``_status`` says when the OS could not be asked (out of file descriptors).
+_UNKNOWN = "unknown"
 
 
 def _status(pid: int | None) -> str | None:
@@ -80,10 +105,12 @@ def _status(pid: int | None) -> str | None:
         return str(psutil.Process(pid).status())
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return None
+    except OSError:  # EMFILE: not knowing is not news of a death or a stop
+        return _UNKNOWN
 
 
 def pid_alive(pid: int | None) -> bool:
-    """True if ``pid`` runs and is not a zombie."""
+    """True if ``pid`` runs and is not a zombie (or the OS cannot say right now)."""
     return _status(pid) not in (None, psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
 
 
@@ -93,7 +120,7 @@ def cpu_seconds(pid: int | None) -> float | None:
         return None
     try:
         times = psutil.Process(pid).cpu_times()
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
+    except (psutil.NoSuchProcess, psutil.AccessDenied, OSError):
         return None
     return float(times.user + times.system)
 
@@ -104,12 +131,12 @@ def stopped(pid: int | None) -> bool:
 
 
 ExitCallback = Callable[["ManagedProcess", int], None]
-LineCallback = Callable[[str], "str | None"]
-"""Sees every line first; returns what the console keeps (None: nothing)."""
+OutputHandler = Callable[[bytes], list[str]]
+"""Takes each chunk of a process's output; returns the lines its console keeps."""
 
 
 class ManagedProcess:
-    """One child process, its output read line by line into a console.
+    """One child process, its output read into a console (line by line, or by a handler).
 
     Start it from a thread that outlives it (an actor's own thread): Linux sends
     the death signal when the *thread* that forked the child ends.
@@ -123,7 +150,7 @@ class ManagedProcess:
         *,
         env: Mapping[str, str] | None = None,
         stdin: bool = False,
-        on_line: LineCallback | None = None,
+        on_output: OutputHandler | None = None,
         on_exit: ExitCallback | None = None,
     ) -> None:
         self.name = name
@@ -131,10 +158,12 @@ class ManagedProcess:
         self._console = console
         self._env = dict(env) if env is not None else None
         self._want_stdin = stdin
-        self._on_line = on_line
+        self._on_output = on_output
+        """Reads stdout as bytes when given (stderr then goes to the console apart)."""
         self._on_exit = on_exit
         self._proc: subprocess.Popen[bytes] | None = None
         self._reader: threading.Thread | None = None
+        self._err_reader: threading.Thread | None = None
         self._stdin_lock = threading.Lock()
         self.started_at = 0.0
         self.stopping = False
@@ -157,30 +186,46 @@ class ManagedProcess:
 
     def start(self) -> None:
         """Spawn the process; raise BootError when it cannot be started at all."""
+        apart = self._on_output is not None
         try:
-            self._proc = spawn(self.argv, env=self._env, stdin=self._want_stdin)
+            self._proc = spawn(self.argv, env=self._env, stdin=self._want_stdin,
+                               stderr_apart=apart)
         except OSError as err:
             raise BootError(f"cannot start {self.name} ({self.argv[0]}): {err.strerror}") from err
         self.started_at = time.monotonic()
+        if apart:
+            assert self._proc.stderr is not None
+            self._err_reader = threading.Thread(
+                target=self._pump, args=(self._proc.stderr, LineSplitter()),
+                name=f"{self.name}-stderr", daemon=True)
+            self._err_reader.start()
         self._reader = threading.Thread(
             target=self._read, name=f"{self.name}-reader", daemon=True
         )
         self._reader.start()
 
+    def _pump(self, stream: IO[bytes], handler: OutputHandler) -> None:
+        """Feed chunks of ``stream`` to ``handler`` until EOF; its lines go to the console."""
+        read = getattr(stream, "read1", stream.read)
+        while chunk := read(65536):
+            try:
+                lines = handler(chunk)
+            except Exception:
+                log.exception("%s: output handler failed", self.name)
+                continue
+            for line in lines:
+                self._console.append(self.name, line)
+        if isinstance(handler, LineSplitter):
+            for line in handler.rest():
+                self._console.append(self.name, line)
+
     def _read(self) -> None:
-        """Read output until EOF, then report the exit (runs in the reader thread)."""
+        """Read stdout until EOF, then report the exit (runs in the reader thread)."""
         proc = self._proc
         assert proc is not None and proc.stdout is not None
-        for raw in iter(proc.stdout.readline, b""):
-            text = raw.decode(errors="replace").rstrip("\r\n")
-            keep: str | None = text
-            if self._on_line is not None:
-                try:
-                    keep = self._on_line(text)
-                except Exception:
-                    log.exception("%s: line handler failed", self.name)
-            if keep is not None:
-                self._console.append(self.name, keep)
+        self._pump(proc.stdout, self._on_output or LineSplitter())
+        if self._err_reader is not None:
+            self._err_reader.join(timeout=1.0)
         self.returncode = proc.wait()
         self.exited.set()
         # Start-up waits match this line too: an exit ends their wait at once.
@@ -215,7 +260,8 @@ class ManagedProcess:
         if self._proc is None:
             return None
         self.stopping = True
-        if not self.exited.is_set() and polite is not None:
+        # A stopped process hears nothing polite: straight to the signals.
+        if not self.exited.is_set() and polite is not None and not stopped(self._proc.pid):
             with contextlib.suppress(OSError):
                 polite()
             self.exited.wait(grace)
@@ -223,6 +269,8 @@ class ManagedProcess:
             if self.exited.is_set():
                 break
             self.signal_group(sig)
+            if sig == signal.SIGTERM:
+                self.signal_group(signal.SIGCONT)  # a stopped process handles SIGTERM only then
             self.exited.wait(grace)
         if not self.exited.wait(grace):
             log.error("%s (pid %s) did not exit after SIGKILL", self.name, self._proc.pid)

@@ -1,216 +1,150 @@
-"""Talk to sclang over stdin: frame code, then read back its value, posts and errors.
+"""Talk to sclang over stdin, and read back what it says as records posted text cannot fake.
 
-sclang evaluates stdin text up to ``\\x0c`` and prints ``-> value``; ``\\x1b``
-evaluates silently. Each request is sent as: a silent begin marker, the code
-exactly as given (its newlines kept, so error lines match), and a silent end
-marker. The lines between the two markers are that request's output.
+scorch loads its own classes into every sclang (``sclang_classes/``): the
+``Scorch`` evaluator compiles and runs each request under its own error
+handler, and reports what happened as *records* on stdout::
+
+    @@scorch:<id>:<name>:<payload length in bytes>@@<payload>\\n
+
+A record is accepted only when ``<id>`` is the session's token or a request
+still in flight, and exactly ``length`` bytes are taken as its payload; so
+nothing user code prints (markers included) can end a request, forge a value
+or swallow output. Everything outside records is ordinary posted text.
+
+Requests go to stdin as silent chunks (``\\x1b``); the code travels as an
+sclang string literal, newlines and all, so error lines match the user's code.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from typing import NamedTuple
 
-from scorch.errors import CodeRejected
-
-EVAL_PRINT = b"\x0c"
 EVAL_SILENT = b"\x1b"
-CONTEXT_LINES = 2
-STACK_FRAMES = 6
-
-# Frames of sclang's own error machinery, not the user's code.
-_NOISE_FRAMES = re.compile(
-    r"^(\w+Error:reportError|\w+:handleError|Object:throw|Object:doesNotUnderstand|"
-    r"Interpreter:interpretPrintCmdLine|Process:interpretPrintCmdLine|"
-    r"Interpreter:interpretCmdLine|Process:interpretCmdLine|Object:primitiveFailed|"
-    r"Thread:handleError|\w+Error:throw)$"
-)
-_PARSE_POSITION = re.compile(r"^\s*line (\d+) char (\d+):")
+PREFIX = b"@@scorch:"
+HEADER = re.compile(rb"@@scorch:([0-9A-Za-z]{1,64}):([a-z][a-z-]{0,40}):(\d{1,10})@@")
+_MAX_HEADER = len(PREFIX) + 64 + 1 + 41 + 1 + 10 + 2
+#: A payload longer than this is not a record (the evaluator bounds values to 1 MiB).
+MAX_PAYLOAD = 64 * 1024 * 1024
 
 
+class Record(NamedTuple):
+    """One record: who it is for, what it says, and its payload."""
 
-@dataclass(frozen=True)
-class SclangError:
-    """A structured sclang error: where, what, and the source around it."""
-
-    kind: str
-    """``parse`` (the code did not compile) or ``runtime`` (it threw)."""
-    message: str
-    """sclang's message, without the ``ERROR:`` prefix."""
-    line: int | None = None
-    """1-based line in the submitted code (parse errors)."""
-    char: int | None = None
-    """1-based character in that line, as sclang counts it (parse errors)."""
-    context: str = ""
-    """The offending source lines with a caret under the position."""
-    receiver: str | None = None
-    """The object that received the failing message (runtime errors)."""
-    call_stack: tuple[str, ...] = ()
-    """The first frames of the call stack, innermost first (runtime errors)."""
-
-    def describe(self) -> str:
-        """Render the error for a person: message, position, source, receiver, stack."""
-        parts = [f"{self.kind} error: {self.message}"]
-        if self.line is not None:
-            parts[0] += f" (line {self.line}, char {self.char})"
-        if self.context:
-            parts.append(self.context)
-        if self.receiver is not None:
-            parts.append(f"receiver: {self.receiver}")
-        if self.call_stack:
-            parts.append("call stack: " + " <- ".join(self.call_stack))
-        return "\n".join(parts)
+    id: str
+    name: str
+    payload: bytes
 
 
-@dataclass(frozen=True)
-class ExecuteResult:
-    """What one evaluation gave back."""
-
-    ok: bool
-    value: str | None = None
-    """The printed result (after ``-> ``), when the code ran."""
-    posted: tuple[str, ...] = ()
-    """Lines the code posted while running."""
-    error: SclangError | None = None
-    elapsed: float = 0.0
-    """Seconds from sending the code to reading its end marker."""
-    instance: str = ""
-    warnings: tuple[str, ...] = field(default=())
+Event = bytes | Record
+"""What the stream yields: posted text (bytes) or a record."""
 
 
-class Framer:
-    """Frame requests with markers only this scorch process knows."""
-
-    def __init__(self, token: str | None = None) -> None:
-        self.token = token or secrets.token_hex(4)
-        self._begin = f"@@scorch-{self.token}-begin-"
-        self._end = f"@@scorch-{self.token}-end-"
-
-    def frame(self, request_id: int, code: str) -> bytes:
-        """Return the bytes to write to sclang's stdin for one request."""
-        if "\x0c" in code or "\x1b" in code:
-            raise CodeRejected("code must not contain the bytes \\x0c or \\x1b (sclang delimiters)")
-        begin = f'"{self._begin}{request_id}@@".postln;'.encode()
-        end = f'"{self._end}{request_id}@@".postln;'.encode()
-        # A marker is found anywhere in a line, so a partial line left by an
-        # earlier .post needs no newline first.
-        return (
-            begin + EVAL_SILENT
-            + code.encode() + EVAL_PRINT
-            + end + EVAL_SILENT
-        )
-
-    def marker(self, line: str) -> tuple[str, int, str] | None:
-        """Find a marker in ``line``: (``begin`` or ``end``, request id, text before it)."""
-        for kind, prefix in (("begin", self._begin), ("end", self._end)):
-            at = line.find(prefix)
-            if at >= 0:
-                rest = line[at + len(prefix):]
-                number = rest.split("@@", 1)[0]
-                if number.isdigit():
-                    return kind, int(number), line[:at]
-        return None
+def new_id() -> str:
+    """A fresh, unguessable id for a request or a session (48 bits)."""
+    return secrets.token_hex(6)
 
 
-def parse_output(lines: list[str], code: str) -> ExecuteResult:
-    """Turn the lines printed between a request's markers into a result."""
-    error = _parse_error(lines, code)
-    value: str | None = None
-    posted: list[str] = []
-    in_error = False
-    for index, line in enumerate(lines):
-        if line.startswith("ERROR:") or line.startswith("^^ "):
-            in_error = True
-        if in_error:
-            continue
-        if line.startswith("-> ") or line == "->":
-            # A value may span lines; the last "-> " line starts it.
-            if all(not later.startswith("-> ") for later in lines[index + 1 :]):
-                value = "\n".join([line[3:], *lines[index + 1 :]]).rstrip("\n")
-                break
-            continue
-        posted.append(line)
-    warnings = tuple(line for line in posted if line.startswith("WARNING:"))
-    if error is not None:
-        return ExecuteResult(ok=False, posted=tuple(posted), error=error, warnings=warnings)
-    return ExecuteResult(ok=True, value=value, posted=tuple(posted), warnings=warnings)
+def sc_string(text: str) -> str:
+    """An sclang expression that evaluates to ``text``, byte for byte.
+
+    Inside a literal sclang understands ``\\\\ \\" \\n \\t \\f \\r \\v`` and keeps raw
+    newlines; ``\\x0c`` would end the stdin chunk, so it is written ``\\f``;
+    ``\\x1b`` has no escape, so the literal is split around ``27.asAscii``.
+    """
+    if "\x00" in text:
+        raise ValueError("sclang code cannot contain a NUL byte")
+    parts = ['"' + p.replace("\\", "\\\\").replace('"', '\\"').replace("\x0c", "\\f") + '"'
+             for p in text.split("\x1b")]
+    return " ++ 27.asAscii ++ ".join(parts) if len(parts) > 1 else parts[0]
 
 
-def _parse_error(lines: list[str], code: str) -> SclangError | None:
-    for index, line in enumerate(lines):
-        if not line.startswith("ERROR:"):
-            continue
-        message = line[len("ERROR:"):].strip()
-        if message.startswith("syntax error") or message.startswith("Parse error") or any(
-            _PARSE_POSITION.match(later) for later in lines[index + 1 : index + 4]
-        ):
-            return _parse_syntax_error(message, lines[index + 1 :], code)
-        if message == "Command line parse failed":
-            return SclangError(kind="parse", message=message)
-        return _parse_runtime_error(message, lines[index + 1 :])
-    return None
+def _chunk(code: str) -> bytes:
+    return code.encode() + EVAL_SILENT
 
 
-def _parse_syntax_error(message: str, rest: list[str], code: str) -> SclangError:
-    line_no = char_no = None
-    for line in rest[:4]:
-        match = _PARSE_POSITION.match(line)
-        if match:
-            line_no, char_no = int(match.group(1)), int(match.group(2))
-            break
-    return SclangError(
-        kind="parse",
-        message=message.rstrip("."),
-        line=line_no,
-        char=char_no,
-        context=source_context(code, line_no, char_no) if line_no else "",
-    )
+def install(token: str, reply_id: str) -> bytes:
+    """Make ``Scorch`` the interpreter's error handler for session ``token``; ``installed``."""
+    return _chunk(f'Scorch.install("{token}", "{reply_id}")')
 
 
-def _parse_runtime_error(message: str, rest: list[str]) -> SclangError:
-    receiver: list[str] = []
-    frames: list[str] = []
-    section = ""
-    for line in rest:
-        if line.startswith("^^ "):
-            break
-        if line.startswith("RECEIVER:"):
-            section = "receiver"
-            inline = line[len("RECEIVER:"):].strip()
-            if inline:
-                receiver.append(inline)
-            continue
-        if line.startswith("ARGS:") or line.startswith("PATH:"):
-            section = "args"
-            continue
-        if line.startswith("CALL STACK:"):
-            section = "stack"
-            continue
-        if section == "receiver" and line.strip():
-            receiver.append(line.strip())
-        elif section == "stack" and line.startswith("\t") and not line.startswith("\t\t"):
-            frame = line.strip()
-            if not _NOISE_FRAMES.match(frame) and len(frames) < STACK_FRAMES:
-                frames.append(frame)
-    return SclangError(
-        kind="runtime",
-        message=message,
-        receiver=" ".join(receiver) if receiver else None,
-        call_stack=tuple(frames),
-    )
+def evaluate(request_id: str, code: str, raw: bool = False) -> bytes:
+    """Run ``code`` (``raw``: without the user's preprocessor), then the closing chunk."""
+    flag = "true" if raw else "false"
+    return (_chunk(f'Scorch.eval("{request_id}", {sc_string(code)}, {flag})')
+            + _chunk(f'Scorch.done("{request_id}")'))
 
 
-def source_context(code: str, line: int | None, char: int | None) -> str:
-    """Show the lines up to ``line`` (1-based) with a caret under ``char``."""
-    if line is None:
-        return ""
-    source = code.split("\n")
-    line = max(1, min(line, len(source)))
-    first = max(1, line - CONTEXT_LINES)
-    width = len(str(line))
-    out = [f"{n:>{width}} | {source[n - 1]}" for n in range(first, line + 1)]
-    if char is not None:
-        column = max(1, min(char, len(source[line - 1]) + 1))
-        out.append(" " * width + " | " + " " * (column - 1) + "^")
-    return "\n".join(out)
+def check(request_id: str, code: str) -> bytes:
+    """Compile ``code`` without running it, then the closing chunk."""
+    return (_chunk(f'Scorch.check("{request_id}", {sc_string(code)})')
+            + _chunk(f'Scorch.done("{request_id}")'))
+
+
+def attach(name: str, port: int, request_id: str) -> bytes:
+    """Make ``s`` a ScorchServer for the scsynth on ``port``; answered by ``attached``."""
+    return _chunk(f'Scorch.attach(\\{name}, {port}, "{request_id}")')
+
+
+def reattach(port: int, request_id: str) -> bytes:
+    """Register ``s`` again with a restarted scsynth (same client id); ``reattached``."""
+    return _chunk(f'Scorch.reattach(Server.default, {port}, "{request_id}")')
+
+
+def ping(token: str) -> bytes:
+    """Ask for a ``pong`` record: answered only while the interpreter runs."""
+    return _chunk(f'Scorch.emit("{token}", "pong", "")')
+
+
+class RecordStream:
+    """Split sclang's stdout into posted text and records; ``accept`` says whose records count."""
+
+    def __init__(self, accept: Callable[[str], bool]) -> None:
+        self._buffer = bytearray()
+        self._accept = accept
+
+    def feed(self, data: bytes) -> list[Event]:
+        """Take a chunk of output; return the text and records complete so far, in order."""
+        self._buffer += data
+        out: list[Event] = []
+        buffer = self._buffer
+        while True:
+            at = buffer.find(PREFIX)
+            if at < 0:
+                keep = _partial_prefix(buffer)
+                if len(buffer) > keep:
+                    out.append(bytes(buffer[:len(buffer) - keep]))
+                    del buffer[:len(buffer) - keep]
+                return out
+            if at:
+                out.append(bytes(buffer[:at]))
+                del buffer[:at]
+            match = HEADER.match(buffer)
+            if match is None:
+                if len(buffer) < _MAX_HEADER and b"\n" not in buffer:
+                    return out  # the header may still be arriving
+                out.append(bytes(buffer[:len(PREFIX)]))  # only looked like one: text
+                del buffer[:len(PREFIX)]
+                continue
+            length = int(match.group(3))
+            request_id = match.group(1).decode()
+            if length > MAX_PAYLOAD or not self._accept(request_id):
+                out.append(bytes(buffer[:len(PREFIX)]))  # user text that looks like a record
+                del buffer[:len(PREFIX)]
+                continue
+            end = match.end() + length
+            if len(buffer) < end + 1:
+                return out  # the payload (or its newline) is still arriving
+            out.append(Record(request_id, match.group(2).decode(), bytes(buffer[match.end():end])))
+            # A record ends with one newline, written by the same post as its payload.
+            del buffer[:end + 1 if buffer[end:end + 1] == b"\n" else end]
+
+
+def _partial_prefix(buffer: bytearray) -> int:
+    """How many bytes at the end of ``buffer`` could be the start of a record's prefix."""
+    for size in range(min(len(PREFIX) - 1, len(buffer)), 0, -1):
+        if buffer.endswith(PREFIX[:size]):
+            return size
+    return 0

@@ -1,73 +1,157 @@
-"""Match sclang's output to the requests that caused it.
+"""One sclang's requests in flight, fed from its stdout: results, console, pings.
 
-The reader thread feeds every line; callers get a ``Future`` per request.
-Pings (a marker round trip) tell the watchdog that the interpreter still answers.
+The reader thread feeds every chunk of stdout to :meth:`SclangSession.feed`.
+Records (``sclang_protocol``) resolve requests; text goes to the request that
+is running (its posts, or its compiler messages) and always to the console,
+where output that arrives after a request returned is marked as coming from
+something that request left running (``after #N``).
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from scorch.errors import InstanceNotReady
-from scorch.primitives.sclang_protocol import EVAL_SILENT, ExecuteResult, Framer, parse_output
+from scorch.errors import BootError, InstanceNotReady
+from scorch.primitives import sclang_protocol as protocol
+from scorch.primitives.console import Console
+from scorch.primitives.sclang_protocol import Record, RecordStream
+from scorch.primitives.sclang_result import ExecuteResult, Transcript
+
+log = logging.getLogger(__name__)
 
 Writer = Callable[[bytes], None]
 
-
 #: How long code sent without a timeout (startup code, restores) may take.
 DEFAULT_TIMEOUT = 30.0
-
-
-#: Lines kept from each end of one request's output; the middle of a flood of
-#: posts is dropped (and counted) so no request can hold unbounded memory.
-KEEP_LINES = 500
+#: Seconds between looks at an attach's abort condition while it waits.
+ABORT_POLL = 0.05
+WELCOME = b"*** Welcome to SuperCollider"
 
 
 @dataclass
-class _Pending:
-    code: str
+class _Request:
+    number: int
+    wire_id: str
+    transcript: Transcript
     future: Future[ExecuteResult]
     sent_at: float
     deadline: float
-    head: list[str] = field(default_factory=list)
-    tail: deque[str] = field(default_factory=lambda: deque(maxlen=KEEP_LINES))
-    dropped: int = 0
+    phase: str = "sent"
+    """sent, compile, start, end: where the records have got to."""
+    echo: bool = True
+    """Show the value or error in the console, as sclang's post window does."""
+    console_since: int = 0
+    late_lines: int = 0
+    late_error: str | None = None
 
-    def add(self, line: str) -> None:
-        if len(self.head) < KEEP_LINES:
-            self.head.append(line)
-            return
-        if len(self.tail) == KEEP_LINES:
-            self.dropped += 1
-        self.tail.append(line)
 
-    def lines(self) -> list[str]:
-        if not self.dropped:
-            return [*self.head, *self.tail]
-        return [*self.head, f"... ({self.dropped} lines not kept) ...", *self.tail]
+@dataclass
+class _AsyncError:
+    """An error in something a request left running (``async-*`` records)."""
+
+    after: int
+    fields: dict[str, str] = field(default_factory=dict)
 
 
 class SclangSession:
     """One sclang process's requests in flight; thread-safe."""
 
-    def __init__(self, write: Writer, framer: Framer | None = None, instance: str = "") -> None:
+    def __init__(self, write: Writer, console: Console, instance: str = "",
+                 on_server_request: Callable[[str], None] = lambda what: None,
+                 on_recompiled: Callable[[], None] = lambda: None) -> None:
         self._write = write
-        self.framer = framer or Framer()
+        self._console = console
         self.instance = instance
-        self._ids = itertools.count(1)
-        self._pending: dict[int, _Pending] = {}
-        self._current: int | None = None
-        self._lock = threading.Lock()
+        self.token = protocol.new_id()
+        """This session's id: records about no request (pongs, late errors) carry it."""
+        self._on_server_request = on_server_request
+        self._on_recompiled = on_recompiled
+        self._stream = RecordStream(self._accepts)
+        self._numbers = itertools.count(1)
+        self._pending: dict[str, _Request] = {}
+        self._current: _Request | None = None
+        self._last = 0
+        """The number of the last request that returned (for console notes)."""
+        self._waits: dict[str, tuple[threading.Event, list[Record]]] = {}
+        self._async: _AsyncError | None = None
+        self._dump_note = ""
+        """While sclang prints its report of an error noted here, its lines get this note."""
+        self._dump_ending = False
+        self._partial = b""
+        self.installed = False
+        self.async_errors: deque[dict[str, str]] = deque(maxlen=50)
+        """The latest errors in things left running: their fields, and ``after``."""
+        self._lock = threading.RLock()
         self.last_pong = time.monotonic()
-        """``time.monotonic()`` when sclang last answered anything we sent."""
-        self._ping_prefix = f"@@scorch-{self.framer.token}-ping@@"
-        self._marks: dict[str, threading.Event] = {}
+        """``time.monotonic()`` when sclang last sent scorch a record."""
+
+    # --- sending -----------------------------------------------------------------
+
+    def submit(self, code: str, timeout: float = DEFAULT_TIMEOUT, *, raw: bool = False,
+               check_only: bool = False) -> tuple[int, Future[ExecuteResult]]:
+        """Send ``code``, allowed ``timeout`` s; return its request number and a result future.
+
+        ``raw``: scorch's own code, which the user's preprocessor must not see.
+        ``check_only``: compile without running.
+        """
+        wire_id = protocol.new_id()
+        number = next(self._numbers)
+        future: Future[ExecuteResult] = Future()
+        now = time.monotonic()
+        data = (protocol.check(wire_id, code) if check_only
+                else protocol.evaluate(wire_id, code, raw=raw))
+        with self._lock:
+            self._pending[wire_id] = _Request(number, wire_id, Transcript(code), future, now,
+                                              now + timeout, echo=not raw)
+        try:
+            self._write(data)
+        except OSError as err:
+            with self._lock:
+                self._pending.pop(wire_id, None)
+            raise InstanceNotReady(f"{self.instance or 'sclang'}: sclang is not reading its "
+                                   f"input ({err}); it is being restarted") from err
+        return number, future
+
+    def call(self, build: Callable[[str], bytes], answers: tuple[str, ...],
+             timeout: float, abort: Callable[[], str | None] | None = None) -> Record | None:
+        """Send what ``build(id)`` makes and wait for a record named in ``answers``.
+
+        Returns None when ``timeout`` passes first. ``abort`` is asked every
+        :data:`ABORT_POLL` seconds while waiting: when it names a reason (the
+        scsynth this attaches to died), the wait ends at once with a BootError.
+        """
+        wait_id = protocol.new_id()
+        event: threading.Event = threading.Event()
+        got: list[Record] = []
+        with self._lock:
+            self._waits[wait_id] = (event, got)
+        deadline = time.monotonic() + timeout
+        try:
+            self._write(build(wait_id))
+            while (remaining := deadline - time.monotonic()) > 0:
+                if event.wait(min(remaining, ABORT_POLL) if abort else remaining):
+                    with self._lock:
+                        found = next((r for r in got if r.name in answers), None)
+                        event.clear()
+                    if found is not None:
+                        return found
+                if abort is not None and (reason := abort()) is not None:
+                    raise BootError(reason)
+            return None
+        finally:
+            with self._lock:
+                self._waits.pop(wait_id, None)
+
+    def ping(self) -> None:
+        """Ask sclang for a pong (answered only if the interpreter runs)."""
+        self._write(protocol.ping(self.token))
 
     def busy(self) -> bool:
         """True while a request is being evaluated within its time (then sclang is not hung)."""
@@ -75,82 +159,10 @@ class SclangSession:
         with self._lock:
             return bool(self._pending) and all(p.deadline > now for p in self._pending.values())
 
-    def submit(
-        self, code: str, timeout: float = DEFAULT_TIMEOUT
-    ) -> tuple[int, Future[ExecuteResult]]:
-        """Send ``code``, allowed ``timeout`` s; return its request id and a result future."""
-        request_id = next(self._ids)
-        data = self.framer.frame(request_id, code)
-        future: Future[ExecuteResult] = Future()
-        now = time.monotonic()
+    def is_pending(self, number: int) -> bool:
+        """True while request ``number`` has not finished."""
         with self._lock:
-            self._pending[request_id] = _Pending(code, future, now, now + timeout)
-        try:
-            self._write(data)
-        except OSError as err:
-            with self._lock:
-                self._pending.pop(request_id, None)
-            raise InstanceNotReady(f"{self.instance or 'sclang'}: sclang is not reading its "
-                                   f"input ({err}); it is being restarted") from err
-        return request_id, future
-
-    def ping(self) -> None:
-        """Ask sclang to print a ping marker (answered only if the interpreter runs)."""
-        self._write(f'"{self._ping_prefix}".postln;'.encode() + EVAL_SILENT)
-
-    def expect(self, marker: str) -> threading.Event:
-        """Return an event set when a line containing ``marker`` appears."""
-        event = threading.Event()
-        with self._lock:
-            self._marks[marker] = event
-        return event
-
-    def feed(self, line: str) -> str | None:
-        """Take one line sclang printed (in the reader thread); return what the console keeps.
-
-        scorch's own markers and pings are protocol, not output: the console
-        keeps only the text around them.
-        """
-        if self._ping_prefix in line:
-            self.last_pong = time.monotonic()
-            return line.split(self._ping_prefix, 1)[0] or None
-        if self._marks:
-            with self._lock:
-                for marker, event in list(self._marks.items()):
-                    if marker in line:
-                        event.set()
-                        del self._marks[marker]
-                        return line.split(marker, 1)[0] or None
-        found = self.framer.marker(line)
-        with self._lock:
-            if found is None:
-                if self._current is not None and self._current in self._pending:
-                    self._pending[self._current].add(line)
-                return line
-            kind, request_id, before = found
-            pending = self._pending.get(request_id)
-            if pending is None:
-                return before or None
-            self.last_pong = time.monotonic()
-            if kind == "begin":
-                self._current = request_id
-                return before or None
-            if before:
-                pending.add(before)
-            del self._pending[request_id]
-            self._current = None
-        result = parse_output(pending.lines(), pending.code)
-        elapsed = time.monotonic() - pending.sent_at
-        pending.future.set_result(
-            ExecuteResult(result.ok, result.value, result.posted, result.error, elapsed,
-                          self.instance, result.warnings)
-        )
-        return before or None
-
-    def is_pending(self, request_id: int) -> bool:
-        """True while request ``request_id`` has not finished."""
-        with self._lock:
-            return request_id in self._pending
+            return any(p.number == number for p in self._pending.values())
 
     def fail_all(self, error: BaseException) -> None:
         """Fail every request in flight (sclang died or was restarted)."""
@@ -160,3 +172,157 @@ class SclangSession:
         for item in pending.values():
             if not item.future.done():
                 item.future.set_exception(error)
+
+    # --- reading (the reader thread) ---------------------------------------------------
+
+    def _accepts(self, record_id: str) -> bool:
+        return (record_id == self.token or record_id in self._pending
+                or record_id in self._waits)
+
+    def feed(self, data: bytes) -> list[str]:
+        """Take a chunk of stdout; the console lines are appended here (returns none)."""
+        done: list[tuple[_Request, ExecuteResult]] = []
+        with self._lock:
+            for event in self._stream.feed(data):
+                if isinstance(event, Record):
+                    self.last_pong = time.monotonic()
+                    finished = self._record(event)
+                    if finished is not None:
+                        done.append(finished)
+                else:
+                    self._text(event)
+        for request, result in done:  # outside the lock: callbacks may call back
+            request.future.set_result(result)
+        return []
+
+    def _text(self, text: bytes) -> None:
+        request = self._current
+        if request is not None and request.phase == "compile":
+            request.transcript.compile_output += text
+        elif request is not None and request.phase == "start":
+            request.transcript.post(text)
+        self._to_console(text)
+
+    def _to_console(self, text: bytes) -> None:
+        lines = (self._partial + text).split(b"\n")
+        self._partial = lines.pop()
+        for raw in lines:
+            self._console_line(raw)
+
+    def _flush_partial(self) -> None:
+        if self._partial:
+            partial, self._partial = self._partial, b""
+            self._console_line(partial)
+
+    def _console_line(self, raw: bytes) -> None:
+        text = raw.decode(errors="replace").rstrip("\r")
+        note = self._dump_note or self._late_line()
+        if self._dump_note:
+            # sclang's error report ends with the line after its "^^ " line
+            if self._dump_ending:
+                self._dump_note, self._dump_ending = "", False
+            elif text.startswith("^^ "):
+                self._dump_ending = True
+        if self.installed and raw.startswith(WELCOME):
+            self.installed = False
+            self._on_recompiled()
+        self._console.append("sclang", text, note)
+
+    def _late_line(self) -> str:
+        """The note of a line posted outside any request; counted for requests closing now."""
+        if self._current is not None or not self._last:
+            return ""
+        for request in self._pending.values():
+            if request.phase == "end":
+                request.late_lines += 1
+        return f"after #{self._last}"
+
+    def _record(self, record: Record) -> tuple[_Request, ExecuteResult] | None:
+        if record.id == self.token:
+            self._session_record(record)
+            return None
+        wait = self._waits.get(record.id)
+        if wait is not None:
+            wait[1].append(record)
+            wait[0].set()
+            return None
+        request = self._pending.get(record.id)
+        if request is None:
+            return None
+        name = record.name
+        if name == "compile":
+            request.phase = "compile"
+            self._current = request
+        elif name == "start":
+            request.phase = "start"
+        elif name == "end":
+            request.transcript.record(name, record.payload)
+            request.phase = "end"
+            self._flush_partial()
+            self._current = None
+            self._last = request.number
+            request.console_since = self._console.mark()
+        elif name == "done":
+            return self._finish(request)
+        else:
+            request.transcript.record(name, record.payload)
+        return None
+
+    def _finish(self, request: _Request) -> tuple[_Request, ExecuteResult]:
+        del self._pending[request.wire_id]
+        if self._current is request:  # ended without its end record: aborted
+            self._flush_partial()
+            self._current = None
+            self._last = request.number
+        if not request.console_since:
+            request.console_since = self._console.mark()
+        result = request.transcript.result(time.monotonic() - request.sent_at, self.instance,
+                                           request.number)
+        if request.echo and result.value is not None:
+            for line in f"-> {result.value}".split("\n"):
+                self._console.append("sclang", line)
+        elif request.echo and result.error is not None and result.error.kind == "runtime":
+            self._console.append("sclang", f"ERROR: {result.error.message.splitlines()[0]}")
+        return request, replace(result, late=_late(request),
+                                console_since=request.console_since)
+
+    def _session_record(self, record: Record) -> None:
+        name, text = record.name, record.payload.decode(errors="replace")
+        if name == "installed":
+            self.installed = True
+        elif name == "server-request":
+            self._on_server_request(text)
+        elif name.startswith("async-"):
+            self._async_record(name[len("async-"):], text)
+        elif name == "exiting":
+            log.info("%s: sclang says it is exiting", self.instance)
+
+    def _async_record(self, key: str, text: str) -> None:
+        if self._async is None:
+            self._async = _AsyncError(self._last)
+        if key == "end":
+            error, self._async = self._async, None
+            message = error.fields.get("string", "").removeprefix("ERROR: ").split("\n", 1)[0]
+            self.async_errors.append({**error.fields, "after": str(error.after)})
+            for request in self._pending.values():
+                if request.phase == "end":
+                    request.late_error = message
+            self._dump_note = f"error after #{error.after}" if error.after else "error"
+            self._dump_ending = False
+        elif key not in ("frame", "protected"):
+            self._async.fields[key] = text
+
+
+def _late(request: _Request) -> str | None:
+    """What the request's code left running did before the request closed."""
+    if not request.late_lines and request.late_error is None:
+        return None
+    parts = []
+    if request.late_lines:
+        parts.append(f"posted {request.late_lines} line(s)")
+    if request.late_error is not None:
+        parts.append(f"failed: {request.late_error}")
+    return (f"the code left something running that {' and '.join(parts)} after it returned; "
+            f"those lines are in the console, marked 'after #{request.number}' "
+            f"(console since={request.console_since})")
+

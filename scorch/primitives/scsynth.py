@@ -7,6 +7,7 @@ never a sleep.
 from __future__ import annotations
 
 import os
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from scorch.primitives.console import Console
 from scorch.primitives.jackd import jack_env
 from scorch.primitives.netports import udp_port_holder
 from scorch.primitives.osc_client import OscClient
-from scorch.primitives.process import ExitCallback, ManagedProcess
+from scorch.primitives.process import ExitCallback, ManagedProcess, stopped
 
 READY = r"SuperCollider 3 server ready"
 #: scorch's own client id for node notifications: the last of scsynth's 4 logins
@@ -92,13 +93,28 @@ class Scsynth:
         """The process id."""
         return self.process.pid
 
+    def trouble(self) -> str | None:
+        """Why this scsynth cannot be attached to now (exited, stopped), or None."""
+        if not self.process.alive():
+            return f"scsynth {self.process.describe_exit()}"
+        if stopped(self.pid):
+            return "scsynth is stopped (SIGSTOP)"
+        return None
+
     @classmethod
     def start(cls, options: ScsynthOptions, console: Console, on_exit: ExitCallback,
               timeout: float) -> Scsynth:
         """Start scsynth and wait until it is ready; raise BootError (or a subclass) if not."""
         mark = console.mark()
+        clients: list[OscClient] = []
+
+        def exited(proc: ManagedProcess, code: int) -> None:
+            for osc in clients:  # whoever waits for a reply learns at once that none will come
+                osc.abandon(f"scsynth {proc.describe_exit()}")
+            on_exit(proc, code)
+
         proc = ManagedProcess("scsynth", options.argv(), console, env=options.env(),
-                              on_exit=on_exit)
+                              on_exit=exited)
         proc.start()
         line = console.wait_for(f"{READY}|{FATAL}", timeout, since=mark, source="scsynth")
         if line is None or "server ready" not in line.text:
@@ -111,6 +127,9 @@ class Scsynth:
                                   f"ready within {timeout:g} s:\n{detail}")
             raise BootError(f"instance {options.name!r}: scsynth could not start:\n{detail}")
         osc = OscClient(options.port, name=f"{options.name}-scsynth")
+        clients.append(osc)
+        if not proc.alive():
+            osc.abandon(f"scsynth {proc.describe_exit()}")
         try:
             osc.status(timeout=2.0)
         except OscTimeout as err:
@@ -128,9 +147,18 @@ class Scsynth:
         osc.send(commands.g_new(DEFAULT_GROUP))
         return cls(proc, osc, options.port)
 
-    def stop(self) -> None:
-        """``/quit``, then SIGTERM, then SIGKILL; remove what a killed scsynth leaves behind."""
-        self.process.stop(polite=lambda: self.osc.send(commands.quit_server()), grace=1.0)
+    def stop(self, graceful: bool = True) -> None:
+        """``/quit``, then SIGTERM, then SIGKILL; remove what a killed scsynth leaves behind.
+
+        Not ``graceful``: SIGKILL at once, so scsynth ends no node on its way out and
+        its clients keep their nodes registered for the restore that follows.
+        """
+        if graceful:
+            self.process.stop(polite=lambda: self.osc.send(commands.quit_server()), grace=1.0)
+        else:
+            self.process.stopping = True
+            self.process.signal_group(signal.SIGKILL)
+            self.process.stop(grace=1.0)
         self.osc.close()
         # A killed scsynth leaves its 8 MB shared-memory segment behind; it is
         # named after the port, which only this (now dead) scsynth held.

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 from pydantic import AfterValidator, Field, Strict
 
 from scorch import values
+from scorch.errors import InvalidRequest
+from scorch.primitives.patterns import compile_pattern
 from scorch.service.api import Args
 from scorch.values import Seconds
 
@@ -28,9 +29,9 @@ def _code(value: str) -> str:
 
 def _pattern(value: str) -> str:
     try:
-        re.compile(value)
-    except re.error as err:
-        raise ValueError(f"pattern is not a valid regular expression: {err}") from None
+        compile_pattern(value)
+    except InvalidRequest as err:
+        raise ValueError(f"not a usable regular expression: {err}") from None
     return value
 
 
@@ -61,8 +62,8 @@ Pattern = Annotated[str, Strict(), Field(
     AfterValidator(_pattern)]
 
 ExecuteTimeout = Annotated[Seconds, Field(
-    ge=0.01, le=300, description="Seconds to wait; longer running code is stopped and sclang "
-    "restarted (the sound on scsynth goes on)")]
+    ge=0.5, le=300, description="Seconds to wait (0.5 to 300); longer running code is "
+    "stopped and sclang restarted (the sound on scsynth goes on)")]
 
 WaitTimeout = Annotated[Seconds, Field(le=120, description="Seconds to wait")]
 

@@ -7,8 +7,11 @@ actor; commands go to the actors with a timeout on every ``ask``.
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 from typing import Any
 
 import pykka
@@ -17,10 +20,11 @@ from pydantic import ValidationError
 from actors.instance import InstanceProxy, InstanceSettings
 from actors.midi_router import MidiRouterProxy
 from actors.supervisor import Supervisor, SupervisorProxy
+from actors.watchdog import WatchdogProxy
 from midi.schema import ControlRoute, KeyRoute
-from scorch.config import Config, check_synthdefs
+from scorch.config import Config, check_synthdefs, load_config
+from scorch.config_changes import ConfigChanges, config_changes
 from scorch.errors import (
-    CodeRejected,
     InstanceFailed,
     InstanceNotFound,
     InstanceNotReady,
@@ -31,16 +35,21 @@ from scorch.errors import (
 )
 from scorch.primitives.audio_driver import AudioChoice
 from scorch.primitives.console import Console, ConsoleLine
-from scorch.primitives.sclang_protocol import ExecuteResult, SclangError
+from scorch.primitives.patterns import compile_pattern
+from scorch.primitives.sclang_result import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
+from scorch.service.knowledge import Knowledge
 from scorch.service.studio import Studio
 from scorch.state.events import Event, State
-from scorch.state.view import InstanceView
+from scorch.state.view import InstanceView, Snapshot
 from scorch.values import describe_errors
 
 log = logging.getLogger(__name__)
 
 ASK = 15.0  # seconds any ask to an actor may take before the call gives up
+RESTORE_WAIT = 10.0  # seconds a call waits for a booting or restoring instance
+HEALTH_ASK = 2.0  # seconds the health check waits, and the least lateness it forgives
+RELOAD_TIMEOUT = 300.0  # seconds a reload may take (rooms restarted, one after another)
 
 
 class Orchestra:
@@ -59,9 +68,18 @@ class Orchestra:
         self._supervisor: SupervisorProxy | None = None
         self._proxies: dict[str, InstanceProxy] = {}
         self._router: MidiRouterProxy | None = None
+        self._watchdog: WatchdogProxy | None = None
         self.midi_error: str | None = "MIDI is not started"
         """Why MIDI is off, or None while the router runs."""
         self.started_at: float | None = None
+        self.start_error: str | None = None
+        """Why the tree could not be started, when it could not."""
+        self._starting = False
+        self._tree = threading.Event()
+        """Set once the actors exist (or the start failed)."""
+        self._reload_lock = threading.Lock()
+        self.knowledge = Knowledge(config)
+        """The docs index, the execution history and the snippets (the knowledge ops')."""
         self.audio: AudioChoice | None = None
         """The audio driver that runs (``auto`` resolved) and why, once started."""
         self.studio = Studio(config.state_path(), self.views, self.library,
@@ -70,36 +88,56 @@ class Orchestra:
 
     # --- lifecycle -----------------------------------------------------------
 
-    def _settings(self, name: str) -> InstanceSettings:
-        inst = self.config.instances[name]
+    def _settings(self, name: str, config: Config | None = None) -> InstanceSettings:
+        config = config or self.config
+        inst = config.instances[name]
         startup = None
         if inst.startup is not None:
-            startup = self.config.resolve_path(inst.startup).read_text()
+            startup = config.resolve_path(inst.startup).read_text()
         return InstanceSettings(
-            audio=self.config.audio, watchdog=self.config.watchdog,
+            audio=config.audio, watchdog=config.watchdog,
             compiled_synthdef=self.library.compiled, all_synthdefs=self.library.names,
             startup_code=startup,
         )
 
     def start(self, timeout: float = 60.0) -> dict[str, str | None]:
-        """Start JACK and boot every instance in parallel; return boot errors by name."""
+        """Start JACK and boot every instance in parallel; return boot errors by name.
+
+        Calls made meanwhile (from other threads) wait for the tree, then for
+        their instance; ``list_instances`` shows BOOTING.
+        """
+        marks = {name: view.events.mark() for name, view in self.views.items()}
+        for view in self.views.values():
+            view.update(state=State.BOOTING, reason="scorch is starting")
+        self._starting = True
         settings = {name: self._settings(name) for name in self.config.instances}
-        self._supervisor = Supervisor.start(self.config, self.views, settings,
-                                            self.jack_console).proxy()
         try:
-            errors = self._supervisor.start_all(timeout).get(timeout=timeout + ASK)
-        except Exception:
+            self._supervisor = Supervisor.start(self.config, self.views, settings,
+                                                self.jack_console).proxy()
+            self._proxies = self._supervisor.start_tree().get(timeout=timeout)
+            self._router = self._supervisor.router_proxy().get(timeout=ASK)
+            self._watchdog = self._supervisor.watchdog_proxy().get(timeout=ASK)
+            self.midi_error = self._supervisor.midi_status().get(timeout=ASK)
+            self.audio = self._supervisor.audio_choice().get(timeout=ASK)
+        except Exception as err:
+            self.start_error = f"scorch could not start: {err}"
+            for view in self.views.values():
+                view.update(state=State.FAILED, reason=self.start_error)
+            self._tree.set()
             self.stop()
             raise
-        self._proxies = self._supervisor.instance_proxies().get(timeout=ASK)
-        self._router = self._supervisor.router_proxy().get(timeout=ASK)
-        self.midi_error = self._supervisor.midi_status().get(timeout=ASK)
-        self.audio = self._supervisor.audio_choice().get(timeout=ASK)
+        self._tree.set()
         self.started_at = time.time()
+        deadline = time.monotonic() + timeout
+        errors = {name: view.wait_settled(marks[name], deadline - time.monotonic())
+                  for name, view in self.views.items()}
+        # After the rooms are READY (or given up), so a docs build never slows their boot.
+        self.knowledge.start()
         return errors
 
     def stop(self, timeout: float = 20.0) -> None:
         """Stop everything in reverse order; no process of scorch is left."""
+        self.knowledge.stop()
         supervisor, self._supervisor = self._supervisor, None
         if supervisor is None:
             return
@@ -113,6 +151,60 @@ class Orchestra:
             supervisor.actor_ref.stop(timeout=timeout)
             self._proxies = {}
             self._router = None
+            self._watchdog = None
+
+    def reload(self, config: Config | None = None) -> tuple[ConfigChanges, dict[str, str]]:
+        """Re-read the config file (or take ``config``) and apply what changed.
+
+        A config that does not validate, or changes what a running installation
+        cannot take, raises and changes nothing. Returns the changes and the rooms
+        a change failed for (the rest are applied).
+        """
+        with self._reload_lock:
+            supervisor = self._supervisor
+            if supervisor is None or not self._tree.is_set():
+                raise InstanceNotReady("scorch is not running yet; reload once it is")
+            if config is None:
+                config = load_config(self.config.source)
+            check_synthdefs(config, set(self.library.names()), self.library.errors)
+            changes = config_changes(self.config, config)
+            if not changes:
+                return changes, {}
+            settings = {name: self._settings(name, config)
+                        for name in (*changes.added, *changes.rooms)}
+            for name in changes.added:
+                view = InstanceView(name, config.instances[name].group)
+                view.update(state=State.BOOTING, reason="added by a reload")
+                self.views[name] = view
+            failed = supervisor.apply(config, changes, settings).get(
+                timeout=RELOAD_TIMEOUT)
+            self.config = config
+            for name in changes.removed:
+                self.views.pop(name, None)
+            self._proxies = supervisor.instance_proxies().get(timeout=ASK)
+            self._router = supervisor.router_proxy().get(timeout=ASK)
+            self._watchdog = supervisor.watchdog_proxy().get(timeout=ASK)
+            self.midi_error = supervisor.midi_status().get(timeout=ASK)
+            log.info("reloaded %s: %s", config.source or "the config",
+                     "; ".join(changes.summary()))
+            return changes, failed
+
+    def health(self) -> str | None:
+        """Why scorch's own machinery is not healthy, or None (systemd's watchdog asks).
+
+        Healthy: the supervisor lives and the watchdog checked the rooms lately.
+        Asked of the watchdog directly, so a supervisor busy with a reload is fine.
+        """
+        supervisor, watchdog = self._supervisor, self._watchdog
+        if supervisor is None or watchdog is None or not supervisor.actor_ref.is_alive():
+            return "not running"
+        try:
+            ticked = watchdog.ticked_at().get(timeout=HEALTH_ASK)
+        except (pykka.Timeout, pykka.ActorDeadError):
+            return "the watchdog does not answer"
+        late = time.monotonic() - ticked
+        limit = max(HEALTH_ASK, 4 * self.config.watchdog.interval)
+        return f"the watchdog last checked {late:.1f} s ago" if late > limit else None
 
     def __enter__(self) -> Orchestra:
         return self
@@ -139,15 +231,21 @@ class Orchestra:
 
     def _proxy(self, name: str) -> InstanceProxy:
         self.view(name)
+        if self._starting:
+            self._tree.wait(RESTORE_WAIT)  # the tree is being built: a moment
         proxy = self._proxies.get(name)
         if proxy is None:
-            raise InstanceNotReady(f"instance {name!r} is not running: scorch is not started")
+            raise InstanceNotReady(f"instance {name!r} is not running: "
+                                   f"{self.start_error or 'scorch is not started'}")
         return proxy
 
     def _ask(self, name: str, method: str, *args: Any, timeout: float = ASK) -> Any:
-        proxy = self._proxy(name)
+        """Ask instance ``name``'s actor (``"nodes.play"`` reaches its nodes) and wait."""
+        target: Any = self._proxy(name)
+        for part in method.split("."):
+            target = getattr(target, part)
         try:
-            return getattr(proxy, method)(*args).get(timeout=timeout)
+            return target(*args).get(timeout=timeout)
         except pykka.Timeout as err:
             raise InstanceNotReady(
                 f"instance {name!r} did not answer within {timeout:g} s "
@@ -158,18 +256,53 @@ class Orchestra:
 
     # --- code ----------------------------------------------------------------
 
-    def execute(self, selector: str, code: str, timeout: float = 10.0) -> list[ExecuteResult]:
-        """Run code on every instance ``selector`` names; one result each, in order."""
+    def _settled(self, name: str, timeout: float, need_sclang: bool = False) -> None:
+        """Wait while the instance boots or restores, up to ``timeout``; at once otherwise.
+
+        A restore takes a fraction of a second: a call that arrives meanwhile waits
+        for it rather than failing. Whatever the state then, the actor says it.
+        """
+        def settled(snap: Snapshot) -> bool:
+            if snap.state in (State.BOOTING, State.RESTARTING):
+                return False
+            return not (need_sclang and snap.state == State.READY
+                        and snap.sclang_state in ("starting", "restarting"))
+
+        self.view(name).wait_until(settled, timeout)
+
+    def _when_settled(self, name: str, deadline: float, ask: Callable[[], Any]) -> Any:
+        """``ask()`` once the instance is settled; again if it started restoring meanwhile."""
+        while True:
+            self._settled(name, deadline - time.monotonic(), need_sclang=True)
+            try:
+                return ask()
+            except InstanceFailed:
+                raise
+            except InstanceNotReady:
+                snap = self.views[name].snapshot
+                restoring = snap.state in (State.BOOTING, State.RESTARTING) or (
+                    snap.sclang_state in ("starting", "restarting"))
+                if not restoring or time.monotonic() >= deadline:
+                    raise
+
+    def execute(self, selector: str, code: str, timeout: float = 10.0,
+                check_only: bool = False) -> list[ExecuteResult]:
+        """Run code on every instance ``selector`` names; one result each, in order.
+
+        ``check_only``: compile the code without running it (a syntax check).
+        """
         names = self.resolve(selector)
+        deadline = time.monotonic() + timeout
         submitted: list[tuple[str, Any]] = []
         for name in names:
             try:
-                request_id, future = self._ask(name, "submit", code, timeout)
+                request_id, future = self._when_settled(
+                    name, deadline, partial(self._ask, name, "code.submit", code, timeout,
+                                            check_only))
                 submitted.append((name, (request_id, future)))
-            except (ScorchError, CodeRejected) as err:
+            except ScorchError as err:
                 submitted.append((name, err))
         results = []
-        deadline = time.monotonic() + timeout
         for name, item in submitted:
             if isinstance(item, Exception):
                 results.append(_failed(name, "unavailable", str(item)))
@@ -178,7 +311,7 @@ class Orchestra:
             try:
                 results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
             except FutureTimeout:
-                self._proxy(name).execute_timed_out(request_id, timeout)
+                self._proxy(name).code.execute_timed_out(request_id, timeout)
                 results.append(_failed(
                     name, "timeout",
                     f"code did not finish within {timeout:g} s; sclang is being restarted "
@@ -205,6 +338,7 @@ class Orchestra:
     def _silence(self, selector: str, stop_routines: bool) -> dict[str, list[str]]:
         forgotten = {}
         for name in self.resolve(selector):
+            self._settled(name, RESTORE_WAIT)
             forgotten[name] = self._ask(name, "silence", stop_routines)
             self._tell_router(name, None, None)
         return forgotten
@@ -212,7 +346,10 @@ class Orchestra:
     def play(self, name: str, synthdef: str, params: dict[str, float] | None = None,
              node: str | None = None) -> dict[str, Any]:
         """Start a synth; with ``node`` it is named and restored after restarts."""
-        played: dict[str, Any] = self._ask(name, "play", synthdef, dict(params or {}), node)
+        compiled = self.library.compiled(synthdef)
+        self._settled(name, RESTORE_WAIT)
+        played: dict[str, Any] = self._ask(name, "nodes.play", synthdef, dict(params or {}),
+                                           node, compiled)
         if node is not None:
             # Every control starts at its default unless given: the router must know all,
             # and where the node now is.
@@ -222,13 +359,13 @@ class Orchestra:
 
     def set(self, name: str, node: str, params: dict[str, float]) -> dict[str, float]:
         """Set a named node's parameters (kept for restarts)."""
-        values: dict[str, float] = self._ask(name, "set_params", node, dict(params))
+        values: dict[str, float] = self._ask(name, "nodes.set_params", node, dict(params))
         self._tell_router(name, node, params)
         return values
 
     def release(self, name: str, node: str) -> None:
         """Release a named node."""
-        self._ask(name, "release", node)
+        self._ask(name, "nodes.release", node)
         self._tell_router(name, node, None)
 
     def _tell_router(self, name: str, node: str | None, values: dict[str, float] | None,
@@ -267,7 +404,7 @@ class Orchestra:
         self.library.info(synthdef)
         names = self.resolve(selector)
         for name in names:
-            self._ask(name, "load_synthdef", synthdef)
+            self._ask(name, "nodes.load_synthdef", synthdef, self.library.compiled(synthdef))
         return names
 
     # --- lifecycle per instance ----------------------------------------------
@@ -414,7 +551,7 @@ class Orchestra:
     def wait_for(self, name: str, pattern: str, timeout: float,
                  since: int | None = None) -> ConsoleLine | None:
         """Wait until the console shows a line matching ``pattern``."""
-        return self.view(name).console.wait_for(pattern, timeout, since=since)
+        return self.view(name).console.wait_for(compile_pattern(pattern), timeout, since=since)
 
     def events(self, selector: str = "*", since: int = 0) -> list[Event]:
         """Lifecycle events of the instances ``selector`` names, oldest first."""

@@ -22,6 +22,7 @@ from scorch.service.ops import lookup
 from scorch.service.wire import MAX_LINE, request_line
 
 IDLE_CONNECTIONS = 4  # a client keeps at most this many idle connections open
+EVICTIONS = 3  # times a call asks again after a busy server closed its new connection
 
 
 class _Connection:
@@ -81,6 +82,7 @@ class ControlClient:
         """Call ``method``; re-raise a remote error as the same exception kind."""
         request_id = next(self._ids)
         payload = request_line(request_id, method, args or {})
+        evictions = 0
         while True:
             conn, reused = self._take()
             conn.sock.settimeout(timeout)
@@ -94,18 +96,23 @@ class ControlClient:
                                        f"within {timeout:g} s") from err
             except OSError:
                 line = b""
-            if line:
+            if not line:
+                conn.close()
+                if not reused:
+                    raise InstanceNotReady(f"the scorch installation behind {self.path} "
+                                           "closed the connection (did it stop?)")
+                continue  # an idle connection the server has closed: the next, or a new one
+            if not line.endswith(b"\n"):
+                conn.close()  # the rest of this answer is still on the wire
+                raise RemoteError(f"the answer to {method!r} is longer than {MAX_LINE} bytes")
+            reply = json.loads(line)
+            if not reply.get("closed"):
+                self._give_back(conn)
                 break
-            conn.close()
-            if not reused:
-                raise InstanceNotReady(f"the scorch installation behind {self.path} "
-                                       "closed the connection (did it stop?)")
-            # An idle connection the server has closed: try the next one, or a new one.
-        if not line.endswith(b"\n"):
-            conn.close()  # the rest of this answer is still on the wire
-            raise RemoteError(f"the answer to {method!r} is longer than {MAX_LINE} bytes")
-        self._give_back(conn)
-        reply = json.loads(line)
+            conn.close()  # the server's last line on this connection
+            if not (reply.get("evicted") and evictions < EVICTIONS):
+                break
+            evictions += 1  # closed by a busy server before it read the request: ask again
         if "error" in reply:
             error = reply["error"]
             raise rebuild(str(error.get("type", "")), str(error.get("message", "")))

@@ -1,7 +1,8 @@
-"""Render instance rows as a plain-text table for the terminal."""
+"""Render instances for the terminal: a table of rows, and one instance in full."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,4 +28,45 @@ def render(instances: Sequence[dict[str, Any]]) -> str:
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
              for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{days}d"] if days else []
+    parts += [f"{hours}h"] if hours or days else []
+    return " ".join([*parts, f"{minutes}m {secs:02d}s"])
+
+
+def describe(status: dict[str, Any]) -> str:
+    """One instance's full status as a few lines for an operator."""
+    since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status["since"]))
+    head = f"{status['name']}  {status['state']} since {since}"
+    if status.get("uptime") is not None:
+        head += f" (up {_duration(status['uptime'])})"
+    head += f"  port {status.get('port') or '-'}"
+    if status.get("group"):
+        head += f"  group {status['group']}"
+    lines = [head]
+    if status.get("reason"):
+        lines.append(f"  why: {status['reason']}")
+    pids = status.get("pids") or {}
+    server = status.get("server")
+    scsynth = f"  scsynth pid {pids.get('scsynth') or '-'}"
+    if server:
+        scsynth += (f"  cpu {server['avg_cpu']:.1f} % (peak {server['peak_cpu']:.1f})  "
+                    f"synths {server['synths']}  ugens {server['ugens']}")
+    lines.append(scsynth)
+    lines.append(f"  sclang  pid {pids.get('sclang') or '-'}  {status.get('sclang', '-')}")
+    restarts = (f"  restarts {status.get('restarts_in_window', 0)} in the window, "
+                f"{status.get('restart_budget_left', 0)} left")
+    if status.get("last_crash"):
+        restarts += f"; last crash: {status['last_crash']}"
+    lines.append(restarts)
+    for name, node in (status.get("nodes") or {}).items():
+        params = ", ".join(f"{k} {v:g}" for k, v in node["params"].items())
+        lines.append(f"  node {name} ({node['synthdef']} #{node['node_id']}): {params}")
     return "\n".join(lines)

@@ -18,6 +18,8 @@ class State(enum.StrEnum):
     BOOTING = "BOOTING"
     READY = "READY"
     RESTARTING = "RESTARTING"
+    DEGRADED = "DEGRADED"
+    """scsynth plays; sclang gave up (code cannot run until the room is restarted)."""
     FAILED = "FAILED"
     STOPPING = "STOPPING"
 
@@ -37,6 +39,8 @@ class Kind(enum.StrEnum):
     BOOT_FAILED = "BOOT_FAILED"
     STARTUP_ERROR = "STARTUP_ERROR"
     NODE_ENDED = "NODE_ENDED"
+    DEGRADED = "DEGRADED"
+    SERVER_REQUEST = "SERVER_REQUEST"
 
 
 @dataclass(frozen=True)

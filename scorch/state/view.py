@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -46,7 +47,7 @@ class InstanceView:
         self.console = Console()
         self.events = EventLog(name)
         self._snapshot = Snapshot(name, group)
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self.osc: OscClient | None = None
         """The OSC client of the running scsynth (None while it is down)."""
         self.sclang: SclangSession | None = None
@@ -78,4 +79,16 @@ class InstanceView:
             if "state" in changes and changes["state"] != self._snapshot.state:
                 changes.setdefault("since", time.time())
             self._snapshot = replace(self._snapshot, **changes)
+            self._lock.notify_all()
+            return self._snapshot
+
+    def wait_until(self, settled: Callable[[Snapshot], bool], timeout: float) -> Snapshot:
+        """Wait until ``settled(snapshot)`` holds or ``timeout`` passes; return the snapshot."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while not settled(self._snapshot):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._lock.wait(remaining)
             return self._snapshot

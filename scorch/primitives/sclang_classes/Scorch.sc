@@ -9,12 +9,13 @@
 Scorch {
 	classvar <token, active, <>valueLimit = 1048576, <>receiverLimit = 1024, <>frameLimit = 32;
 
-	*install { |aToken|
+	*install { |aToken, replyId|
 		token = aToken;
 		active = nil;
 		thisProcess.mainThread.exceptionHandler = this;
 		ShutDown.add(this);
 		this.emit(token, "installed", "");
+		replyId !? { this.emit(replyId, "installed", "") };
 	}
 
 	// One record, written by one post call (postln would write its newline separately).
@@ -49,6 +50,18 @@ Scorch {
 		interp.codeDump.value(code, result, func, interp);
 	}
 
+	// Compile without running: only the compiler's messages and `end` parse|ok.
+	*check { |id, code, raw = false|
+		var interp = thisProcess.interpreter, func;
+		thisProcess.mainThread.exceptionHandler = this;
+		active = id;
+		if(raw.not) { interp.preProcessor !? { code = interp.preProcessor.value(code, interp) } };
+		this.emit(id, "compile", "");
+		func = interp.compile(code);
+		active = nil;
+		this.emit(id, "end", if(func.isNil) { "parse" } { "ok" });
+	}
+
 	// Its own chunk after every request: it runs even when the request was cut short by a
 	// top-level ^ or by halt, and puts the handler back.
 	*done { |id|
@@ -66,6 +79,10 @@ Scorch {
 		fork {
 			while { Server.default.serverRunning.not } { 0.005.wait };
 			Server.default.aliveThreadPeriod = 0.7;
+			// A remote server never runs ServerBoot, so the library's own SynthDefs
+			// (\default for Pbind, JITLib's system_link_*) would be missing.
+			SynthDescLib.global.synthDescs.do { |desc| desc.def !? { |def| def.send(Server.default) } };
+			Server.default.sync;
 			this.emit(id, "attached", Server.default.clientID);
 		};
 	}

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, Field
 
-from scorch.primitives.sclang_protocol import ExecuteResult, SclangError
+from scorch.primitives.sclang_result import ExecuteResult, SclangError
 from scorch.service.api import CHANGE, DESTROY, READ, SILENCE, Args, Result, operation
 from scorch.service.fields import (
     Code,
@@ -29,26 +30,40 @@ class ExecuteArgs(Args):
     instance: Selector
     code: Code
     timeout_s: ExecuteTimeout = 10.0
+    check_only: Annotated[Flag, Field(
+        description="Only compile the code (a syntax check): errors with line and "
+        "character, nothing runs")] = False
 
 
 class ErrorInfo(BaseModel):
     """A SuperCollider error, located in the submitted code."""
 
-    kind: str = Field(description="parse, runtime, timeout, unavailable or interrupted")
-    message: str
-    line: int | None = Field(description="1-based line in the submitted code")
-    char: int | None
+    kind: str = Field(description="parse (did not compile), runtime (threw), aborted (left "
+                      "early: a top-level ^ or halt), timeout, unavailable or interrupted")
+    message: str = Field(description="sclang's message, all its lines")
+    line: int | None = Field(description="1-based line in the submitted code (parse errors)")
+    char: int | None = Field(description="the character in that line, as sclang counts it")
     context: str = Field(description="the source lines around the error with a caret")
-    receiver: str | None
-    call_stack: list[str]
+    error_class: str | None = Field(description="DoesNotUnderstandError, "
+                                    "PrimitiveFailedError, ... (runtime errors)")
+    receiver: str | None = Field(description="the object that got the failing message")
+    selector: str | None = Field(description="the message it did not understand")
+    call_stack: list[str] = Field(description="frames of YOUR code, innermost first")
+    library_frames: list[str] = Field(description="class-library frames, innermost first")
+    protected_call_stack: list[str] = Field(
+        description="where the error was made, when inside try/protect")
     text: str = Field(description="the whole error rendered for a person")
 
     @classmethod
     def of(cls, error: SclangError) -> ErrorInfo:
         """The API form of a parsed sclang error."""
         return cls(kind=error.kind, message=error.message, line=error.line, char=error.char,
-                   context=error.context, receiver=error.receiver,
-                   call_stack=list(error.call_stack), text=error.describe())
+                   context=error.context, error_class=error.error_class,
+                   receiver=error.receiver, selector=error.selector,
+                   call_stack=list(error.call_stack),
+                   library_frames=list(error.library_frames),
+                   protected_call_stack=list(error.protected_call_stack),
+                   text=error.describe())
 
 
 class ExecuteOutcome(BaseModel):
@@ -61,6 +76,14 @@ class ExecuteOutcome(BaseModel):
     warnings: list[str]
     elapsed_ms: float
     error: ErrorInfo | None
+    request: int = Field(description="the request's number: console lines 'after #N' come "
+                         "from what it left running")
+    left_running: str | None = Field(
+        description="what the code left running (a routine, a pattern) posted or failed "
+        "after it returned, and where to read it; null when nothing did yet")
+    console_since: int | None = Field(
+        description="console seq at the end of the request: console or wait_for with this "
+        "`since` shows what came after")
 
     @classmethod
     def of(cls, result: ExecuteResult) -> ExecuteOutcome:
@@ -68,7 +91,9 @@ class ExecuteOutcome(BaseModel):
         return cls(instance=result.instance, ok=result.ok, value=result.value,
                    posted=list(result.posted), warnings=list(result.warnings),
                    elapsed_ms=round(result.elapsed * 1000, 3),
-                   error=ErrorInfo.of(result.error) if result.error is not None else None)
+                   error=ErrorInfo.of(result.error) if result.error is not None else None,
+                   request=result.request, left_running=result.late,
+                   console_since=result.console_since)
 
 
 class ExecuteOutput(Result):
@@ -101,14 +126,33 @@ class ExecuteOutput(Result):
         return "\n".join(lines)
 
 
-@operation(access=DESTROY, command="exec", positional=("instance", "code"), waits="timeout_s")
+@operation(access=DESTROY, command="exec", positional=("instance", "code"), waits="timeout_s",
+           files=("code",))
 def execute(orch: Orchestra, args: ExecuteArgs) -> ExecuteOutput:
     """Run SuperCollider code in an instance's sclang and return the value of the last
     expression and what it posted. With a group or "*", the code runs on each instance
     and there is one result per instance. An error comes back as a tool error with the
     line, character and source context of the problem in your code."""
-    results = orch.execute(args.instance, args.code, args.timeout_s)
-    return ExecuteOutput(results=[ExecuteOutcome.of(r) for r in results])
+    return run_code(orch, args.instance, args.code, args.timeout_s, check_only=args.check_only)
+
+
+def run_code(orch: Orchestra, selector: str, code: str, timeout: float,
+             check_only: bool = False) -> ExecuteOutput:
+    """Run code as ``execute`` does, and keep each instance's outcome in the history.
+
+    A syntax check (``check_only``) ran nothing and is not kept. Keeping never
+    fails the call: the history logs what it could not write.
+    """
+    started = time.time()
+    results = orch.execute(selector, code, timeout, check_only=check_only)
+    output = ExecuteOutput(results=[ExecuteOutcome.of(r) for r in results])
+    if not check_only:
+        for outcome in output.results:
+            orch.knowledge.record(started, outcome.instance, code, outcome.value or "",
+                                  "\n".join(outcome.posted),
+                                  outcome.error.text if outcome.error else None,
+                                  outcome.elapsed_ms)
+    return output
 
 
 class StopOutput(Result):
@@ -140,6 +184,8 @@ class Line(BaseModel):
     time: float
     source: str = Field(description="sclang, scsynth or jackd")
     text: str
+    note: str = Field(default="", description="'after #N': output of something request N "
+                      "left running after it returned; 'error after #N': an error in it")
 
 
 class ConsoleOutput(Result):

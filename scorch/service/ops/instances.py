@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from scorch.errors import ScorchError
 from scorch.service.api import DESTROY, READ, Args, Result, operation
-from scorch.service.fields import InstanceName, Selector
+from scorch.service.fields import Selector
 from scorch.service.models import AudioStatus, InstanceState, InstanceStatus, plain
 
 if TYPE_CHECKING:
@@ -81,6 +83,11 @@ class StatusOutput(Result):
     audio: AudioStatus | None = Field(
         None, description="the audio driver in use and why (None before the start)")
 
+    def text(self) -> str:
+        from scorch.service.status_table import describe
+
+        return "\n\n".join(describe(status.model_dump()) for status in self.instances)
+
 
 def _statuses(orch: Orchestra, names: list[str]) -> StatusOutput:
     return StatusOutput(instances=[
@@ -103,21 +110,45 @@ def status(orch: Orchestra, args: StatusArgs) -> StatusOutput:
 
 
 class InstanceAction(Args):
-    """One instance and what to do with it."""
+    """Instances and what to do with them."""
 
-    name: InstanceName
+    name: Annotated[Selector, Field(
+        description='An instance name, a group name, or "*" for every instance')]
     action: Annotated[Literal["boot", "quit", "restart"], Field(
         description="boot a STOPPED or FAILED instance, quit it, or restart it")]
 
 
+class ActionOutput(StatusOutput):
+    """The status of each instance acted on, and why any did not come up."""
+
+    failed: dict[str, str] = Field(default_factory=dict,
+                                   description="instances that did not boot, and why")
+
+    def failure(self) -> str | None:
+        if not self.failed:
+            return None
+        return "\n".join(f"{name}: {why}" for name, why in self.failed.items())
+
+
 @operation(name="instance", access=DESTROY, command="instance",
-           positional=("action", "name"), patience=200.0)
-def instance_action(orch: Orchestra, args: InstanceAction) -> StatusOutput:
-    """Boot, quit or restart one instance. Restoring after a restart is automatic:
-    loaded SynthDefs and named nodes come back with their last values."""
-    orch.view(args.name)
-    {"boot": orch.boot, "quit": orch.quit, "restart": orch.restart}[args.action](args.name)
-    return _statuses(orch, [args.name])
+           positional=("action", "name"), patience=200.0,
+           aliases={verb: {"action": verb} for verb in ("boot", "quit", "restart")})
+def instance_action(orch: Orchestra, args: InstanceAction) -> ActionOutput:
+    """Boot, quit or restart instances (by name, group or "*"; several at once in
+    parallel). Restoring after a restart is automatic: loaded SynthDefs and named nodes
+    come back with their last values."""
+    names = orch.resolve(args.name)
+    act = {"boot": orch.boot, "quit": orch.quit, "restart": orch.restart}[args.action]
+    failed: dict[str, str] = {}
+    with ThreadPoolExecutor(max_workers=max(1, len(names)),
+                            thread_name_prefix="instance-action") as pool:
+        for name, future in [(name, pool.submit(act, name)) for name in names]:
+            try:
+                future.result()
+            except ScorchError as err:
+                failed[name] = str(err)
+    statuses = _statuses(orch, names)
+    return ActionOutput(instances=statuses.instances, failed=failed)
 
 
 class EventsArgs(Args):
@@ -153,3 +184,29 @@ def events(orch: Orchestra, args: EventsArgs) -> EventsOutput:
         EventOut(seq=e.seq, time=e.time, instance=e.instance, kind=str(e.kind),
                  message=e.message, details=plain(e.details))
         for e in orch.events(args.instance, args.since)])
+
+
+class ReloadOutput(Result):
+    """What a reload changed."""
+
+    changes: list[str] = Field(description="one line per change applied")
+    failed: dict[str, str] = Field(default_factory=dict,
+                                   description="rooms a change failed for, and why")
+
+    def text(self) -> str:
+        return "\n".join(self.changes)
+
+    def failure(self) -> str | None:
+        if not self.failed:
+            return None
+        return "\n".join(f"{name}: {why}" for name, why in self.failed.items())
+
+
+@operation(access=DESTROY, command="reload", patience=320.0, tool=False)
+def reload(orch: Orchestra, args: NoArgs) -> ReloadOutput:
+    """Re-read the config file and apply what changed: rooms added or removed, a room
+    restarted if its port or channels changed, config nodes added, set, replaced or
+    released, MIDI routes. Rooms whose config did not change are not touched. A config
+    with an error changes nothing, and the error names its line."""
+    changes, failed = orch.reload()
+    return ReloadOutput(changes=changes.summary(), failed=failed)
