@@ -4,6 +4,8 @@
 VENV   := .venv
 STAMP  := $(VENV)/.installed
 CONFIG ?= config.toml
+# supercollider-server also brings libsndfile, which the soundfile wheel falls back on
+# where it bundles none; numpy, scipy, pyloudnorm and matplotlib come as wheels.
 APT_PACKAGES := supercollider-server supercollider-language jackd2
 
 .PHONY: run test bench lint system-deps clean

@@ -41,6 +41,10 @@ How to work:
    routes); session(action="diff") shows what a load would change, "load" applies only
    that. scene saves the params of named nodes; recall it, or morph toward it with
    position 0..1 or over seconds.
+12. To hear what you made, listen(instance, seconds): a picture (waveform over a
+    spectrogram) and numbers (pitch with note name, loudness, clipping, onsets) with one
+    sentence. listen(instance, node=NAME) hears one named node alone. render plays a
+    SynthDef or a Score offline, with no room; record keeps a room's sound in a file.
 
 An instance that is RESTARTING comes back by itself within seconds: wait and retry.
 A FAILED instance used up its restart budget: read events and console, fix the cause,

@@ -86,6 +86,7 @@ def make_config(tmp_path: Path) -> MakeConfig:
         text = textwrap.dedent(f"""
             state_dir = "{tmp_path / 'state'}"
             [audio]
+            driver = "dummy"
             jack_server = "{jack_name(tag)}"
             [docs]
             build = "on-demand"

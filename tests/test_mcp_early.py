@@ -95,6 +95,7 @@ def config(tmp_path: Path) -> Path:
     path.write_text(textwrap.dedent(f"""
         state_dir = "{tmp_path / 'state'}"
         [audio]
+        driver = "dummy"
         jack_server = "{jack_name('early')}"
         [midi]
         enabled = false

@@ -6,6 +6,7 @@ never a sleep.
 
 from __future__ import annotations
 
+import os
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,11 @@ READY = r"SuperCollider 3 server ready"
 #: (``-l 4``), so sclang keeps id 0 and its node ids across restarts.
 SCORCH_CLIENT = 3
 FATAL = r"failed to open UDP socket|could not initialize audio|\[scorch\] scsynth exited"
+#: Where a room's outputs go when its config names no ports: scsynth takes a value
+#: without a colon as a pattern and connects its outputs, in order, to the input
+#: ports whose names contain it; "playback_" is the hardware outputs of jackd
+#: (system:playback_1...) and of PipeWire's JACK (DEVICE:playback_FL...).
+DEFAULT_OUTPUTS = "playback_"
 SHARED_MEMORY = Path("/dev/shm")
 
 
@@ -52,10 +58,17 @@ class ScsynthOptions:
         ]
 
     def env(self) -> dict[str, str]:
-        """JACK server, no autostarted server, and where the outputs connect."""
+        """JACK server, no autostarted server, and where the outputs connect.
+
+        Without ``connect`` the outputs go to the hardware outputs (scsynth alone
+        connects nothing), unless this process's own ``SC_JACK_DEFAULT_OUTPUTS``
+        says otherwise.
+        """
         env = {**jack_env(self.jack_server), **self.extra_env}
         if self.connect:
             env["SC_JACK_DEFAULT_OUTPUTS"] = ",".join(self.connect)
+        elif "SC_JACK_DEFAULT_OUTPUTS" not in os.environ:
+            env["SC_JACK_DEFAULT_OUTPUTS"] = DEFAULT_OUTPUTS
         return env
 
 
