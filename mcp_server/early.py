@@ -6,9 +6,10 @@ Desktop shows the server as starting until ``initialize`` is answered. So
 
 - the protocol moves to private file descriptors (fd 1 then points at stderr,
   fd 0 at /dev/null), and a thread reads the client's lines;
-- ``initialize`` and ``tools/list`` are answered at once from the handshake
-  cache: the SDK's own answers from an earlier start, kept under a key made of
-  scorch's sources and the SDK's version, so they are what the SDK would say;
+- ``initialize`` (or the modern ``server/discover``) and ``tools/list`` are
+  answered at once from the handshake cache: the SDK's own answers from an
+  earlier start, kept under a key made of scorch's sources and the SDK's
+  version, so they are what the SDK would say;
 - every line also goes on, in order, through a pipe to the SDK once it runs,
   so its session sees the whole handshake; its answers to what was answered
   already are dropped (:class:`AnswerFilter`), and compared: a difference
@@ -34,7 +35,8 @@ log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parent.parent
 #: Whose sources decide what the handshake says.
 SOURCES = ("mcp_server", "scorch")
-CACHED = ("initialize", "tools/list")
+#: Where a modern-era request names its protocol version.
+VERSION_META = "io.modelcontextprotocol/protocolVersion"
 
 
 def cache_dir() -> Path:
@@ -69,13 +71,25 @@ class HandshakeCache:
 
     @staticmethod
     def slot(message: dict[str, Any]) -> str | None:
-        """The cache slot of a request, or None for one that is never cached."""
+        """The cache slot of a request, or None for one that is never cached.
+
+        The classic handshake is ``initialize``; the modern one ``server/discover``
+        (the SDK's own client probes it first). Each is kept per protocol version.
+        """
         method, params = message.get("method"), message.get("params") or {}
-        if method == "initialize" and isinstance(params, dict):
-            version = params.get("protocolVersion")
-            return f"initialize {version}" if isinstance(version, str) else None
+        if not isinstance(params, dict):
+            return None
+        meta = params.get("_meta")
+        meta = meta if isinstance(meta, dict) else {}
+        version = params.get("protocolVersion") or meta.get(VERSION_META)
+        if not isinstance(version, str | type(None)):
+            return None
+        if method == "initialize" and version:
+            return f"initialize {version}"
+        if method == "server/discover" and version:
+            return f"server/discover {version}"
         if method == "tools/list" and not params.get("cursor"):
-            return "tools/list"
+            return f"tools/list {version}" if version else "tools/list"
         return None
 
     def get(self, slot: str) -> Any:

@@ -159,3 +159,5 @@ def test_the_filter_drops_only_answers_given_early_and_keeps_partial_lines(
     assert front.cache.get("tools/list") == {"tools": ["x"]}
     assert answers.passes('{"jsonrpc": "2.0", "id": 1, "result": {"v": 1}}\n') != ""  # once
     assert HandshakeCache.slot({"method": "tools/list", "params": {"cursor": "c"}}) is None
+    assert HandshakeCache.slot({"method": "server/discover", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}) == "server/discover 2026-07-28"
