@@ -12,6 +12,7 @@ from typing import Protocol
 
 from actors.instance import InstanceProxy
 from scorch.config import Config
+from scorch.primitives.scsynth import local_address
 from scorch.state.events import State
 from scorch.state.view import InstanceView
 
@@ -53,6 +54,7 @@ class OrchestraTargets:
         self._config = config
         self._views = views
         self._proxies = proxies
+        self._host = local_address(config.listen_address())
 
     def resolve(self, selector: str) -> list[str]:
         """Instance, group or ``*`` to instance names (KeyError when unknown)."""
@@ -63,7 +65,7 @@ class OrchestraTargets:
         snap = self._views[instance].snapshot
         if snap.state not in (State.READY, State.DEGRADED) or snap.port is None:
             return None
-        return ("127.0.0.1", snap.port)
+        return (self._host, snap.port)
 
     def node_id(self, instance: str, node: str) -> int | None:
         """The scsynth id of a named persistent node."""

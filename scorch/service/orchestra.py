@@ -38,6 +38,7 @@ from scorch.primitives.patterns import compile_pattern
 from scorch.primitives.sclang_result import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
 from scorch.service.knowledge import Knowledge
+from scorch.state import timing
 from scorch.state.events import Event, State
 from scorch.state.view import InstanceView, Snapshot
 from scorch.values import describe_errors
@@ -90,7 +91,7 @@ class Orchestra:
         return InstanceSettings(
             audio=config.audio, watchdog=config.watchdog,
             compiled_synthdef=self.library.compiled, all_synthdefs=self.library.names,
-            startup_code=startup,
+            startup_code=startup, listen=config.listen_address(),
         )
 
     def start(self, timeout: float = 60.0) -> dict[str, str | None]:
@@ -153,7 +154,7 @@ class Orchestra:
             if supervisor is None or not self._tree.is_set():
                 raise InstanceNotReady("scorch is not running yet; reload once it is")
             if config is None:
-                config = load_config(self.config.source)
+                config = load_config(self.config.source).for_host(self.config.host)
             check_synthdefs(config, set(self.library.names()), self.library.errors)
             changes = config_changes(self.config, config)
             if not changes:
@@ -274,10 +275,11 @@ class Orchestra:
                     raise
 
     def execute(self, selector: str, code: str, timeout: float = 10.0,
-                check_only: bool = False) -> list[ExecuteResult]:
+                check_only: bool = False, at: float | None = None) -> list[ExecuteResult]:
         """Run code on every instance ``selector`` names; one result each, in order.
 
         ``check_only``: compile the code without running it (a syntax check).
+        ``at``: compile now, and run it so that scsynth hears it at this Unix time.
         """
         names = self.resolve(selector)
         deadline = time.monotonic() + timeout
@@ -286,7 +288,7 @@ class Orchestra:
             try:
                 request_id, future = self._when_settled(
                     name, deadline, partial(self._ask, name, "code.submit", code, timeout,
-                                            check_only))
+                                            check_only, at))
                 submitted.append((name, (request_id, future)))
             except ScorchError as err:
                 submitted.append((name, err))
@@ -331,13 +333,28 @@ class Orchestra:
             self._tell_router(name, None, None)
         return forgotten
 
+    def when(self, at: float | timing.Quantum | None, delay: float | None) -> float | None:
+        """The Unix time of a timed request (None: now); see ``scorch.state.timing``."""
+        return timing.resolve(at, delay, time.time(), self.tempo_grid())
+
+    def tempo_grid(self) -> timing.TempoGrid | None:
+        """The shared tempo's beat grid, for ``at = "next_beat"`` / ``"next_bar"``.
+
+        The seam for the shared tempo (Ableton Link): None until a tempo runs here,
+        so beats are refused with a message, and times and delays work.
+        """
+        return None
+
     def play(self, name: str, synthdef: str, params: dict[str, float] | None = None,
-             node: str | None = None) -> dict[str, Any]:
-        """Start a synth; with ``node`` it is named and restored after restarts."""
+             node: str | None = None, at: float | None = None) -> dict[str, Any]:
+        """Start a synth; with ``node`` it is named and restored after restarts.
+
+        ``at``: scsynth starts it at this Unix time (a timestamped bundle).
+        """
         compiled = self.library.compiled(synthdef)
         self._settled(name, RESTORE_WAIT)
         played: dict[str, Any] = self._ask(name, "nodes.play", synthdef, dict(params or {}),
-                                           node, compiled)
+                                           node, compiled, at)
         if node is not None:
             # Every control starts at its default unless given: the router must know all,
             # and where the node now is.
@@ -345,15 +362,16 @@ class Orchestra:
             self._tell_router(name, node, {**values, **played["params"]}, moved=True)
         return played
 
-    def set(self, name: str, node: str, params: dict[str, float]) -> dict[str, float]:
-        """Set a named node's parameters (kept for restarts)."""
-        values: dict[str, float] = self._ask(name, "nodes.set_params", node, dict(params))
+    def set(self, name: str, node: str, params: dict[str, float],
+            at: float | None = None) -> dict[str, float]:
+        """Set a named node's parameters (kept for restarts); ``at``: at that Unix time."""
+        values: dict[str, float] = self._ask(name, "nodes.set_params", node, dict(params), at)
         self._tell_router(name, node, params)
         return values
 
-    def release(self, name: str, node: str) -> None:
-        """Release a named node."""
-        self._ask(name, "nodes.release", node)
+    def release(self, name: str, node: str, at: float | None = None) -> None:
+        """Release a named node; ``at``: its fade begins at that Unix time."""
+        self._ask(name, "nodes.release", node, at)
         self._tell_router(name, node, None)
 
     def _tell_router(self, name: str, node: str | None, values: dict[str, float] | None,
