@@ -164,6 +164,8 @@ class Config(_Model):
         default_factory=dict, description="the machines of an installation across several "
         "hosts (docs/hosts.md); rooms name theirs with `host`")
     source: Path | None = Field(None, exclude=True, description="the file this was read from")
+    digest: str | None = Field(None, exclude=True,
+                               description="a digest of the file's text, to compare copies")
     host: str | None = Field(None, exclude=True,
                              description="the host this config runs the rooms of (--host)")
     remote: dict[str, RemoteRoom] = Field(
@@ -321,6 +323,12 @@ class Config(_Model):
             update["state_dir"] = self.host_state_path(host)
         return self.model_copy(update=update)
 
+    def voice_slot(self) -> int | None:
+        """Which share of MIDI voice ids this part's router takes (None: no [hosts], all)."""
+        if not self.hosts:
+            return None
+        return 0 if self.host is None else 1 + list(self.hosts).index(self.host)
+
     def listen_address(self) -> str:
         """Where this part's scsynths listen for OSC (loopback unless its host says)."""
         return self.hosts[self.host].listen if self.host is not None else "127.0.0.1"
@@ -357,7 +365,9 @@ def parse_config(text: str, path: Path | str = "config.toml") -> Config:
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: invalid TOML: {err}") from err
     try:
-        config = Config.model_validate({**data, "source": path.resolve()})
+        config = Config.model_validate({
+            **data, "source": path.resolve(),
+            "digest": hashlib.sha256(text.encode()).hexdigest()[:16]})
     except ValidationError as err:
         raise ConfigError(_describe(err, text, path)) from err
     _check_references(config, text, path)

@@ -20,7 +20,8 @@ from scorch.errors import InvalidRequest
 #: Settings of a room that its scsynth was started with: changing one restarts it.
 PROCESS_KEYS = ("port", "inputs", "outputs", "connect")
 #: Tables reload applies itself; a change anywhere else needs a new ``scorch run``.
-LIVE_KEYS = frozenset({"instances", "midi", "watchdog", "source", "hosts", "host", "remote"})
+LIVE_KEYS = frozenset({"instances", "midi", "watchdog", "source", "digest", "hosts", "host",
+                       "remote"})
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pykka
 from pydantic import ValidationError
@@ -38,6 +38,9 @@ from scorch.primitives.patterns import compile_pattern
 from scorch.primitives.sclang_result import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
 from scorch.service.knowledge import Knowledge
+
+if TYPE_CHECKING:
+    from scorch.service.remote_rooms import HostRooms
 from scorch.state import timing
 from scorch.state.events import Event, State
 from scorch.state.view import InstanceView, Snapshot
@@ -77,6 +80,8 @@ class Orchestra:
         self._tree = threading.Event()
         """Set once the actors exist (or the start failed)."""
         self._reload_lock = threading.Lock()
+        self._remote: HostRooms | None = None
+        """Other hosts' rooms, for MIDI routes here that play them (several hosts)."""
         self.knowledge = Knowledge(config)
         """The docs index, the execution history and the snippets (the knowledge ops')."""
 
@@ -105,9 +110,14 @@ class Orchestra:
             view.update(state=State.BOOTING, reason="scorch is starting")
         self._starting = True
         settings = {name: self._settings(name) for name in self.config.instances}
+        if self.config.hosts and self.config.midi.enabled:
+            from scorch.service.remote_rooms import HostRooms
+
+            # Polls nothing until a route asks for a room of another host.
+            self._remote = HostRooms(self.config, self._remote_changed)
         try:
             self._supervisor = Supervisor.start(self.config, self.views, settings,
-                                                self.jack_console).proxy()
+                                                self.jack_console, self._remote).proxy()
             self._proxies = self._supervisor.start_tree().get(timeout=timeout)
             self._router = self._supervisor.router_proxy().get(timeout=ASK)
             self._watchdog = self._supervisor.watchdog_proxy().get(timeout=ASK)
@@ -128,9 +138,18 @@ class Orchestra:
         self.knowledge.start()
         return errors
 
+    def _remote_changed(self) -> None:
+        """Another host's room moved (READY, port, nodes): the router looks again."""
+        router = self._router
+        if router is not None:
+            router.refresh_targets()
+
     def stop(self, timeout: float = 20.0) -> None:
         """Stop everything in reverse order; no process of scorch is left."""
         self.knowledge.stop()
+        remote, self._remote = self._remote, None
+        if remote is not None:
+            remote.close()
         supervisor, self._supervisor = self._supervisor, None
         if supervisor is None:
             return
@@ -161,6 +180,8 @@ class Orchestra:
                 return changes, {}
             settings = {name: self._settings(name, config)
                         for name in (*changes.added, *changes.rooms)}
+            if self._remote is not None:
+                self._remote.update(config)
             for name in changes.added:
                 view = InstanceView(name, config.instances[name].group)
                 view.update(state=State.BOOTING, reason="added by a reload")
@@ -374,6 +395,14 @@ class Orchestra:
         self._ask(name, "nodes.release", node, at)
         self._tell_router(name, node, None)
 
+    def remember(self, name: str, node: str, params: dict[str, float]) -> bool:
+        """Keep values another host's MIDI router sent to a named node (sends nothing)."""
+        if node not in self.view(name).nodes:
+            return False
+        self._proxy(name).nodes.remember_params(node, dict(params))  # a tell: no wait
+        self._tell_router(name, node, params)
+        return True
+
     def _tell_router(self, name: str, node: str | None, values: dict[str, float] | None,
                      moved: bool = False) -> None:
         """Tell MIDI takeover where a node's params are now (None: the node is gone).
@@ -510,7 +539,8 @@ class Orchestra:
         view = self.view(name)
         snap = view.snapshot
         out: dict[str, Any] = {
-            "name": snap.name, "group": snap.group, "state": str(snap.state),
+            "name": snap.name, "group": snap.group, "host": self.config.host,
+            "state": str(snap.state),
             "since": snap.since, "port": snap.port, "lang_port": snap.lang_port,
             "pids": {"scsynth": snap.scsynth_pid, "sclang": snap.sclang_pid},
             "sclang": snap.sclang_state,
