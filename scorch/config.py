@@ -171,6 +171,9 @@ class Config(_Model):
     remote: dict[str, RemoteRoom] = Field(
         default_factory=dict, exclude=True,
         description="rooms other hosts run (set by for_host): MIDI routes may play them")
+    whole_state: Path | None = Field(
+        None, exclude=True, description="the whole installation's state folder (set by "
+        "for_host): every host's folder is found from it")
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Config:
@@ -265,16 +268,14 @@ class Config(_Model):
         return AudioConfig.model_validate({**self.audio.model_dump(), **override})
 
     def host_state_path(self, host: str | None) -> Path:
-        """The state folder of a host's ``scorch run`` (None: the one without ``--host``).
-
-        Asked of the whole config (as read), not of one host's part.
-        """
+        """The state folder of a host's ``scorch run`` (None: the one without ``--host``)."""
+        base = self.whole_state if self.whole_state is not None else self.state_path()
         if host is None:
-            return self.state_path()
+            return base
         found = self.hosts[host]
         if found.state_dir is not None:
             return self.resolve_path(found.state_dir)
-        return self.state_path() / "hosts" / host
+        return base / "hosts" / host
 
     def parts(self) -> list[str | None]:
         """The hosts that run rooms, in config order (None: rooms without a host)."""
@@ -316,6 +317,7 @@ class Config(_Model):
             "keys": tuple(r for r in self.midi.keys if self.route_host(r) == host)})
         update: dict[str, Any] = {
             "instances": rooms, "midi": midi, "host": host,
+            "whole_state": self.host_state_path(None),
             "remote": {name: RemoteRoom(host=inst.host, group=inst.group)
                        for name, inst in self.instances.items() if inst.host != host}}
         if host is not None:

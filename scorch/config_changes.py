@@ -21,7 +21,7 @@ from scorch.errors import InvalidRequest
 PROCESS_KEYS = ("port", "inputs", "outputs", "connect")
 #: Tables reload applies itself; a change anywhere else needs a new ``scorch run``.
 LIVE_KEYS = frozenset({"instances", "midi", "watchdog", "source", "digest", "hosts", "host",
-                       "remote"})
+                       "remote", "whole_state"})
 
 
 @dataclass(frozen=True)

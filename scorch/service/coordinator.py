@@ -89,6 +89,9 @@ class Coordinator:
         if plan.one:
             return self._first(op, parsed, plan.hosts, timeout)
         answers, failures = self._fan(op, parsed, plan.hosts, timeout)
+        if name == "list_instances":
+            for host, answer in answers.items():
+                self.links[host].keep_rows(answer.get("instances") or [])
         for error in failures.values():
             if not isinstance(error, Unavailable):
                 raise error  # the host refused the request itself: say why

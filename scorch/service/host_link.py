@@ -166,12 +166,19 @@ class HostLink:
         return answer
 
     def reconcile(self, timeout: float = PING_TIMEOUT) -> None:
-        """Read the host's rooms again (after it came back), and how it differs from the config."""
+        """Read the host's rooms (again, once it is back), and how it differs from the config."""
+        first = self.view.reconciled_at is None
         self.ping(timeout)
         listed = self.call("list_instances", {}, timeout)
-        self._set(rows=tuple(listed.get("instances") or ()), reconciled_at=time.time())
-        log.info("host %s: CONNECTED again; rooms: %s", self.label, ", ".join(
-            f"{row['name']} {row['state']}" for row in listed.get("instances") or ()))
+        self.keep_rows(listed.get("instances") or [])
+        self._set(reconciled_at=time.time())
+        log.log(logging.DEBUG if first else logging.INFO, "host %s: rooms read%s: %s",
+                self.label, "" if first else " again", ", ".join(
+                    f"{row['name']} {row['state']}" for row in listed.get("instances") or ()))
+
+    def keep_rows(self, rows: list[dict[str, Any]]) -> None:
+        """Keep the host's rooms as its ``list_instances`` gave them (shown while it is away)."""
+        self._set(rows=tuple(rows))
 
     def reach(self, timeout: float = CONNECT_TIMEOUT) -> None:
         """Make sure the host answers now (one try); raise why it does not."""
@@ -262,18 +269,11 @@ class HostLink:
             return
 
     def _try_once(self) -> None:
-        was = self.view.state
         try:
             self.ping(CONNECT_TIMEOUT)
+            self.reconcile()
         except ScorchError as err:
             raise _Lost(str(err)) from err
-        if was != HostState.CONNECTING:
-            try:
-                self.reconcile()
-            except ScorchError as err:
-                raise _Lost(str(err)) from err
-        else:
-            self._set(reconciled_at=time.time())
 
     def close(self) -> None:
         """Close the channel (the host goes on)."""
