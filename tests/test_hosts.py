@@ -1,4 +1,4 @@
-"""Two hosts on one machine (``transport = "local"``): two real ``scorch run --host``, one coordinator.
+"""Two hosts on one machine (``transport = "local"``): two ``scorch run --host``, a coordinator.
 
 Each host is its own ``scorch run`` with its own state directory, control
 socket and JACK server; the coordinator (the CLI, an MCP client, or a
