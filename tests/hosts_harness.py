@@ -409,3 +409,10 @@ def namespaces(count: int) -> Iterator[list[Namespace]]:
 def jack(host: str) -> str:
     """The JACK server name of a test host (fixed names: JACK's registry holds 8)."""
     return jack_name(f"h-{host}")
+
+
+def free_tcp_port(address: str = "127.0.0.1") -> int:
+    """A TCP port free on ``address`` now (for an sshd of a test)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((address, 0))
+        return int(sock.getsockname()[1])
