@@ -1,4 +1,4 @@
-"""A host reached over ssh: a real sshd on loopback, ``ssh HOST scorch bridge``, a real ``scorch run``.
+"""A host reached over ssh: a real sshd on loopback, ``ssh HOST scorch bridge``, ``scorch run``.
 
 The sshd is the test's own (its port, host key and authorized_keys in a tmp
 dir); the coordinator reaches it with the system's ssh client and the keys
@@ -158,7 +158,7 @@ def test_scorch_run_down_is_not_running_sshd_down_unreachable_and_both_come_back
         far.sshd.stop()  # the listener and every session: the machine is gone for ssh
         assert link.wait_for(HostState.UNREACHABLE, 3.0), link.view
         started = time.monotonic()
-        with pytest.raises(HostUnreachable, match="UNREACHABLE since .* retried in the"):
+        with pytest.raises(HostUnreachable, match=r"UNREACHABLE since .* retried in the"):
             coordinator.call("console", {"instance": "attic"})
         assert time.monotonic() - started < 0.5  # known down: no timeout waited out
         status = coordinator.call("status", {"instance": "attic"})
