@@ -163,7 +163,8 @@ class Sshd:
             (directory / "id_ed25519.pub").read_text())
         self.known_hosts = directory / f"known_hosts-{port}"
         public = (directory / "host_key.pub").read_text().split()
-        self.known_hosts.write_text(f"[{address}]:{port} {public[0]} {public[1]}\n")
+        where = address if port == 22 else f"[{address}]:{port}"  # as ssh looks it up
+        self.known_hosts.write_text(f"{where} {public[0]} {public[1]}\n")
         config = directory / f"sshd_config-{port}"
         config.write_text(textwrap.dedent(f"""\
             Port {port}
@@ -225,7 +226,7 @@ class Sshd:
 
 
 def _ip(*args: str, netns: str | None = None) -> subprocess.CompletedProcess[str]:
-    argv = ["ip", *args] if netns is None else ["ip", "netns", "exec", netns, *args]
+    argv = ["ip", *args] if netns is None else ["ip", "netns", "exec", netns, "ip", *args]
     return subprocess.run(argv, capture_output=True, text=True, timeout=30)
 
 

@@ -39,7 +39,11 @@ class Far:
         self.path = directory / "config.toml"
         self.path.write_text(self.text(self.sshd.identity))
         self.config: Config = load_config(self.path)
-        self.run = self.start()
+        try:
+            self.run = self.start()
+        except BaseException:
+            self.sshd.stop()
+            raise
 
     def text(self, identity: Path) -> str:
         table = self.sshd.host_table("far", self.path, jack("far"))
@@ -57,7 +61,11 @@ class Far:
 
     def start(self) -> ScorchRun:
         run = ScorchRun(self.path, "far", self.directory / "far.log")
-        run.wait_serving(self.config.host_state_path("far"))
+        try:
+            run.wait_serving(self.config.host_state_path("far"))
+        except BaseException:
+            run.stop()
+            raise
         return run
 
     def scorch(self, *args: str, config: Path | None = None,
