@@ -429,7 +429,7 @@ def _check_hosts(config: Config, lines: dict[tuple[str, ...], int], path: Path) 
             raise fail((*loc, "instance"), f"{route.instance!r} plays rooms on several hosts "
                        f"({found}): say which host the controller is plugged into with "
                        "`host = \"NAME\"`")
-    jacks: dict[tuple[str, str], str] = {}
+    jacks: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
     for part in config.parts():
         label = "the rooms without a host" if part is None else f"host {part!r}"
         loc = ("hosts", part, "audio") if part is not None else ("audio",)
@@ -445,9 +445,11 @@ def _check_hosts(config: Config, lines: dict[tuple[str, ...], int], path: Path) 
             continue  # a server scorch joins, not one it runs
         key = (config.machine(part), audio.jack_server)
         if key in jacks:
-            raise fail(loc, f"{label} and {jacks[key]} would both run the JACK server "
+            other, other_loc = jacks[key]
+            where = loc if part is not None else other_loc  # a host's table, where there is one
+            raise fail(where, f"{other} and {label} would both run the JACK server "
                        f"{audio.jack_server!r} on {key[0]}: give one its own jack_server")
-        jacks[key] = label
+        jacks[key] = (label, loc)
 
 
 def _where(path: Path, lines: dict[tuple[str, ...], int], loc: tuple[str, ...]) -> str:
