@@ -100,7 +100,7 @@ def test_timed_operations_take_at_or_delay_but_not_both(name: str) -> None:
     assert op.parse({**base, "delay": 0.5}).delay == 0.5
     for bad in ({"at": 1.0, "delay": 1.0}, {"at": "soon"}, {"at": math.inf},
                 {"delay": -1}, {"delay": 4000}, {"at": "1795441215"}):
-        with pytest.raises(InvalidRequest, match="at|delay"):
+        with pytest.raises(InvalidRequest, match=r"at|delay"):
             op.parse({**base, **bad})
 
 
