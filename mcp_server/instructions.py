@@ -33,6 +33,10 @@ How to work:
    docs(query="stereo reverb") to find the class. history finds code run earlier (and
    the sound it made); snippet lists starters (patterns, effects, a MIDI responder...)
    to show or run, and keeps code you save.
+10. To start things together (on several instances, even on several hosts), give play,
+   set, release or execute the same `at` (a Unix time) or one `delay` in one call: the
+   server does it then, sample-accurately. With several hosts, list_instances shows each
+   instance's host and each host's state; rooms of an UNREACHABLE host are UNKNOWN.
 
 An instance that is RESTARTING comes back by itself within seconds: wait and retry.
 A FAILED instance used up its restart budget: read events and console, fix the cause,

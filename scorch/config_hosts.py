@@ -41,7 +41,7 @@ class AudioOverride(_Model):
 
 
 def _address(value: str) -> str:
-    if value.startswith("-") or not _ADDRESS.match(value):
+    if value.startswith("-") or not _ADDRESS.fullmatch(value):
         raise ValueError(f"expected a host name or an IP address, found {value[:80]!r}")
     return value
 
@@ -91,7 +91,7 @@ class HostConfig(_Model):
     @classmethod
     def _options(cls, options: dict[str, str]) -> dict[str, str]:
         for key, value in options.items():
-            if not _SSH_OPTION.match(key):
+            if not _SSH_OPTION.fullmatch(key):
                 raise ValueError(f"an ssh option name is letters and digits "
                                  f"(ConnectTimeout), found {key[:80]!r}")
             if any(c in value for c in "\n\r\x00") or len(value) > 500:
