@@ -16,7 +16,7 @@ from actors.instance import Instance, InstanceProxy, InstanceSettings
 from actors.jack import Jack, JackProxy
 from actors.keeper import Keeper
 from actors.midi_router import MidiRouter, MidiRouterProxy
-from actors.targets import OrchestraTargets, RemoteRooms
+from actors.targets import OrchestraTargets, RemoteRooms, SceneCue
 from actors.watchdog import Watchdog, WatchdogProxy
 from scorch.config import Config
 from scorch.config_changes import ConfigChanges
@@ -36,8 +36,11 @@ class Supervisor(pykka.ThreadingActor):
 
     def __init__(self, config: Config, views: dict[str, InstanceView],
                  settings: dict[str, InstanceSettings], jack_console: Console,
+                 on_scene: SceneCue = lambda kind, scene, instance, value: None,
                  remote: RemoteRooms | None = None) -> None:
         super().__init__()
+        self.on_scene = on_scene
+        """Where MIDI scene routes send their cues (must not block: the MIDI thread calls)."""
         self.config = config
         self.remote = remote
         """Other hosts' rooms, for MIDI routes that play them (None: none)."""
@@ -146,7 +149,8 @@ class Supervisor(pykka.ThreadingActor):
             return
         # rtmidi's JACK backend joins scorch's server (or the one named), never autostarting one.
         uses_jack = self.owns_jack() or self.config.audio.driver == "jack"
-        targets = OrchestraTargets(self.config, self.views, self.instances, self.remote)
+        targets = OrchestraTargets(self.config, self.views, self.instances, self.on_scene,
+                                   self.remote)
         try:
             router = MidiRouter.start(
                 self.config.midi, targets, self.config.state_path(),

@@ -8,6 +8,7 @@ instance actor, so the router never waits.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from actors.instance import InstanceProxy
@@ -15,6 +16,9 @@ from scorch.config import Config
 from scorch.primitives.scsynth import local_address
 from scorch.state.events import State
 from scorch.state.view import InstanceView
+
+SceneCue = Callable[[str, str, str, float], None]
+"""(kind, scene, instance selector, value): ``recall`` with seconds, ``morph`` with a position."""
 
 
 class Targets(Protocol):
@@ -43,6 +47,10 @@ class Targets(Protocol):
 
     def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
         """Record a value in the desired state; must not block and must be thread-safe."""
+        ...
+
+    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
+        """Cue a scene from a MIDI route (MIDI callback thread): must not block."""
         ...
 
 
@@ -74,10 +82,13 @@ class OrchestraTargets:
     """
 
     def __init__(self, config: Config, views: dict[str, InstanceView],
-                 proxies: dict[str, InstanceProxy], remote: RemoteRooms | None = None) -> None:
+                 proxies: dict[str, InstanceProxy],
+                 on_scene: SceneCue = lambda kind, scene, instance, value: None,
+                 remote: RemoteRooms | None = None) -> None:
         self._config = config
         self._views = views
         self._proxies = proxies
+        self._on_scene = on_scene
         self._remote = remote
         self._host = local_address(config.listen_address())
 
@@ -113,3 +124,7 @@ class OrchestraTargets:
                 self._remote.param_changed(instance, node, param, value)
             return
         self._proxies[instance].nodes.remember_params(node, {param: value})
+
+    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
+        """Hand a scene cue to whoever conducts scenes (it queues it and returns)."""
+        self._on_scene(kind, scene, instance, value)

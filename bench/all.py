@@ -6,7 +6,8 @@ import subprocess
 import sys
 
 BENCHMARKS = ("bench.boot", "bench.chaos", "bench.chaos_phases", "bench.midi_latency",
-              "bench.mcp_roundtrip", "bench.knowledge", "bench.tool_fuzz", "bench.execute_diff")
+              "bench.mcp_roundtrip", "bench.knowledge", "bench.tool_fuzz", "bench.execute_diff",
+              "bench.memory")
 
 
 def main() -> int:

@@ -28,7 +28,7 @@ from typing import Any
 import psutil
 
 import actors.processes
-from bench.chaos import node_value
+from bench.chaos import WIDE_OPEN, node_value
 from bench.report import write_section
 from scorch.config import parse_config
 from scorch.errors import ScorchError
@@ -53,14 +53,7 @@ jack_server = "scorch-bench-phases"
 enabled = false
 [docs]
 build = "on-demand"
-[watchdog]
-interval = 0.1
-missed = 5
-max_restarts = 1000
-period = 60
-backoff_min = 0.05
-backoff_max = 0.5
-stable_after = 1
+{WIDE_OPEN}
 [instances.{ROOM}]
 synthdefs = ["sine"]
 [instances.{ROOM}.nodes.tone]

@@ -33,7 +33,15 @@ How to work:
    docs(query="stereo reverb") to find the class. history finds code run earlier (and
    the sound it made); snippet lists starters (patterns, effects, a MIDI responder...)
    to show or run, and keeps code you save.
-10. To start things together (on several instances, even on several hosts), give play,
+10. Samples: buffer(action="search", query=...) finds sound files in the configured sample
+   folders; buffer(action="load", instance, path) loads one (it comes back after crashes
+   under the same bufnum); play it with synthdef "sampler" (mono) or "sampler_stereo"
+   and params {"bufnum": N, "loop": 1}.
+11. session(action="save", name) keeps the whole state (nodes, params, buffers, MIDI
+   routes); session(action="diff") shows what a load would change, "load" applies only
+   that. scene saves the params of named nodes; recall it, or morph toward it with
+   position 0..1 or over seconds.
+12. To start things together (on several instances, even on several hosts), give play,
    set, release or execute the same `at` (a Unix time) or one `delay` in one call: the
    server does it then, sample-accurately. With several hosts, list_instances shows each
    instance's host and each host's state; rooms of an UNREACHABLE host are UNKNOWN.

@@ -27,18 +27,10 @@ from scorch.primitives.synthdef_library import SynthDefLibrary
 from scorch.service.orchestra import Orchestra
 from scorch.state.events import Kind
 from tests.conftest import MakeConfig, node_exists
+from tests.harness import ONE_ROOM
 
 pytestmark = pytest.mark.integration
 
-ROOM = """
-[midi]
-enabled = false
-[instances.room]
-synthdefs = ["sine"]
-[instances.room.nodes.hum]
-synthdef = "sine"
-params = { freq = 220, amp = 0.001 }
-"""
 QUICK = """
 [watchdog]
 interval = 0.1
@@ -68,7 +60,7 @@ def orchestra(make_config: MakeConfig,
     made: list[Orchestra] = []
 
     def make(tag: str, watchdog: str = QUICK) -> Orchestra:
-        config: Config = make_config(ROOM, watchdog=watchdog, tag=tag)
+        config: Config = make_config(ONE_ROOM, watchdog=watchdog, tag=tag)
         made.append(Orchestra(config, library))
         return made[-1]
 
@@ -118,28 +110,20 @@ def messages(orch: Orchestra, kind: Kind) -> list[str]:
     return [e.message for e in orch.events("room") if e.kind == kind]
 
 
-def test_scsynth_killed_while_sclang_attaches_is_restarted_without_waiting_out_the_attach(
-        orchestra: Callable[..., Orchestra], monkeypatch: pytest.MonkeyPatch) -> None:
-    orch = orchestra("ph-attach-kill")
+@pytest.mark.parametrize(("sig", "said"), [
+    (signal.SIGKILL, "killed by SIGKILL while sclang attached"),
+    (signal.SIGSTOP, "stopped (SIGSTOP) while sclang attached")])
+def test_scsynth_lost_while_sclang_attaches_is_restarted_without_waiting_out_the_attach(
+        orchestra: Callable[..., Orchestra], monkeypatch: pytest.MonkeyPatch,
+        sig: signal.Signals, said: str) -> None:
+    orch = orchestra(f"ph-attach-{sig.name.lower()}")
     at = once(monkeypatch, sclang_protocol, "attach",
-              lambda: os.kill(child("scsynth").pid, signal.SIGKILL))
+              lambda: os.kill(child("scsynth").pid, sig))
     orch.start()
     assert at, "the fault was not injected"
     assert_back(orch, at[0])
     crashed = messages(orch, Kind.CRASHED)
-    assert any("killed by SIGKILL while sclang attached" in m for m in crashed), crashed
-
-
-def test_scsynth_stopped_while_sclang_attaches_is_killed_and_restarted(
-        orchestra: Callable[..., Orchestra], monkeypatch: pytest.MonkeyPatch) -> None:
-    orch = orchestra("ph-attach-stop")
-    at = once(monkeypatch, sclang_protocol, "attach",
-              lambda: os.kill(child("scsynth").pid, signal.SIGSTOP))
-    orch.start()
-    assert at
-    assert_back(orch, at[0])
-    crashed = messages(orch, Kind.CRASHED)
-    assert any("stopped (SIGSTOP) while sclang attached" in m for m in crashed), crashed
+    assert any(said in m for m in crashed), crashed
 
 
 def test_sclang_killed_while_starting_is_started_again(
