@@ -7,7 +7,7 @@ import sys
 
 BENCHMARKS = ("bench.boot", "bench.chaos", "bench.chaos_phases", "bench.midi_latency",
               "bench.mcp_roundtrip", "bench.knowledge", "bench.tool_fuzz", "bench.execute_diff",
-              "bench.memory")
+              "bench.memory", "bench.hosts")
 
 
 def main() -> int:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from functools import partial
@@ -49,10 +49,10 @@ class Coordinator:
 
     mode = "coordinator"
 
-    def __init__(self, config: Config, *, watch: bool = False, only: list[str | None] | None = None,
-                 opener: Opener = open_channel) -> None:
+    def __init__(self, config: Config, *, watch: bool = False,
+                 only: Sequence[str | None] | None = None, opener: Opener = open_channel) -> None:
         self.config = config
-        self.parts: list[str | None] = only if only is not None else config.parts()
+        self.parts: list[str | None] = list(only) if only is not None else config.parts()
         self.links: dict[str | None, HostLink] = {}
         for part in self.parts:
             host = config.hosts.get(part) if part is not None else None
