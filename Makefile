@@ -4,6 +4,8 @@
 VENV   := .venv
 STAMP  := $(VENV)/.installed
 CONFIG ?= config.toml
+# supercollider-server also brings libsndfile, which the soundfile wheel falls back on
+# where it bundles none; numpy, scipy, pyloudnorm and matplotlib come as wheels.
 # openssh-server/-client, iproute2 and nftables: the tests of several hosts run a private sshd,
 # network namespaces and veth pairs, and cut or thin their links (docs/hosts.md).
 APT_PACKAGES := supercollider-server supercollider-language jackd2 \

@@ -20,7 +20,8 @@ from actors.targets import OrchestraTargets, RemoteRooms, SceneCue
 from actors.watchdog import Watchdog, WatchdogProxy
 from scorch.config import Config
 from scorch.config_changes import ConfigChanges
-from scorch.errors import ScorchError
+from scorch.errors import BootError, ScorchError
+from scorch.primitives.audio_driver import AudioChoice, choose
 from scorch.primitives.console import Console
 from scorch.state.view import InstanceView
 
@@ -55,10 +56,45 @@ class Supervisor(pykka.ThreadingActor):
         self._jack_keeper: Keeper | None = None
         self._jack_alive: Callable[[], bool] | None = None
         self._stopping = False
+        self.audio: AudioChoice | None = None
+        """The driver that runs (``auto`` resolved), once :meth:`start_tree` chose it."""
 
     def owns_jack(self) -> bool:
         """True when scorch runs its own jackd (dummy or ALSA driver)."""
         return self.config.audio.driver in ("dummy", "alsa")
+
+    def _use(self, audio: AudioChoice) -> None:
+        """Run with ``audio``: the config the children see names the driver that runs."""
+        self.audio = audio
+        self.config = self._resolved(self.config)
+
+    def _resolved(self, config: Config) -> Config:
+        """``config`` naming the driver that runs (a reload cannot change [audio])."""
+        if self.audio is None:
+            return config
+        return config.model_copy(update={"audio": config.audio.model_copy(update={
+            "driver": self.audio.driver, "jack_server": self.audio.server,
+            "device": self.audio.device})})
+
+    def audio_choice(self) -> AudioChoice | None:
+        """The driver the installation runs with, and why."""
+        return self.audio
+
+    def _start_jack(self) -> None:
+        """Start the private jackd; a sound card ``auto`` chose that fails falls back to dummy."""
+        me = self.actor_ref.proxy()
+        self.jack = Jack.start(self.config, self.jack_console,
+                               lambda how: me.jack_crashed(how)).proxy()
+        try:
+            self.jack.start_server().get(timeout=ASK_TIMEOUT)
+        except BootError as err:
+            assert self.audio is not None
+            if self.audio.asked != "auto" or self.audio.driver != "alsa":
+                raise
+            self.jack.actor_ref.stop()
+            self._use(self.audio.without_card(str(err).splitlines()[0]))
+            log.warning("audio: %s", self.audio.describe())
+            self._start_jack()
 
     def start_tree(self) -> dict[str, InstanceProxy]:
         """Start JACK, then every instance (each boots in its own thread), the watchdog and MIDI.
@@ -67,11 +103,13 @@ class Supervisor(pykka.ThreadingActor):
         their views, so a caller waits there (one instance failing does not
         stop the others) while calls to the rest go through.
         """
-        me = self.actor_ref.proxy()
+        audio = self.config.audio
+        self._use(choose(audio.driver, audio.jack_server, audio.device))
+        assert self.audio is not None
+        log.info("audio: %s", self.audio.describe())
         if self.owns_jack():
-            self.jack = Jack.start(self.config, self.jack_console,
-                                   lambda how: me.jack_crashed(how)).proxy()
-            self.jack.start_server().get(timeout=ASK_TIMEOUT)
+            self._start_jack()
+            assert self.jack is not None
             self._jack_alive = self.jack.alive_check().get(timeout=ASK_TIMEOUT)
             self._jack_keeper = self._keep_jack()
         for name, inst_config in self.config.instances.items():
@@ -84,8 +122,10 @@ class Supervisor(pykka.ThreadingActor):
         return dict(self.instances)
 
     def _wired(self, settings: InstanceSettings) -> InstanceSettings:
-        """An instance's settings, told where to report changes and how to see JACK."""
-        settings = replace(settings, on_changed=self.actor_ref.proxy().instance_changed)
+        """An instance's settings, told where to report changes, the JACK server that runs
+        and how to see it."""
+        settings = replace(settings, on_changed=self.actor_ref.proxy().instance_changed,
+                           audio=self.config.audio)
         if self._jack_alive is not None:
             settings = replace(settings, jack_alive=self._jack_alive)
         return settings
@@ -105,7 +145,7 @@ class Supervisor(pykka.ThreadingActor):
         changed rooms take their new config, then MIDI and the watchdog restart
         when what they watch changed. Returns the rooms a change failed for, and why.
         """
-        self.config = config
+        self.config = self._resolved(config)
         self.settings.update(settings)
         for name in changes.removed:
             proxy = self.instances.pop(name)

@@ -51,6 +51,7 @@ params = {{ freq = {110 * (i + 1)}, amp = 0.01 }}
     return f"""
 state_dir = "{state}"
 [audio]
+driver = "dummy"
 jack_server = "scorch-bench-chaos"
 {WIDE_OPEN}
 {rooms}"""

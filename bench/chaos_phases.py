@@ -48,6 +48,7 @@ def config_text(state: Path) -> str:
     return f"""
 state_dir = "{state}"
 [audio]
+driver = "dummy"
 jack_server = "scorch-bench-phases"
 [midi]
 enabled = false

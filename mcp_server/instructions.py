@@ -41,7 +41,11 @@ How to work:
    routes); session(action="diff") shows what a load would change, "load" applies only
    that. scene saves the params of named nodes; recall it, or morph toward it with
    position 0..1 or over seconds.
-12. To start things together (on several instances, even on several hosts), give play,
+12. To hear what you made, listen(instance, seconds): a picture (waveform over a
+    spectrogram) and numbers (pitch with note name, loudness, clipping, onsets) with one
+    sentence. listen(instance, node=NAME) hears one named node alone. render plays a
+    SynthDef or a Score offline, with no room; record keeps a room's sound in a file.
+13. To start things together (on several instances, even on several hosts), give play,
    set, release or execute the same `at` (a Unix time) or one `delay` in one call: the
    server does it then, sample-accurately. With several hosts, list_instances shows each
    instance's host and each host's state; rooms of an UNREACHABLE host are UNKNOWN.

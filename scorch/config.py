@@ -52,15 +52,20 @@ class _Model(BaseModel):
 class AudioConfig(_Model):
     """The ``[audio]`` table: where the instances' sound goes."""
 
-    driver: Literal["dummy", "jack", "alsa"] = Field(
-        "dummy",
-        description="dummy: scorch runs a headless jackd; jack: use a running JACK server; "
-        "alsa: scorch runs jackd on a sound card",
+    driver: Literal["auto", "dummy", "jack", "alsa"] = Field(
+        "auto",
+        description="auto: join a running JACK server ($JACK_DEFAULT_SERVER, else 'default'), "
+        "else run jackd on the first sound card, else headless; dummy: scorch runs a headless "
+        "jackd; jack: use the running JACK server `jack_server`; alsa: scorch runs jackd on "
+        "`device`",
     )
-    jack_server: str = Field("scorch", pattern=r"^[A-Za-z0-9_.-]+$", description="JACK server name")
+    jack_server: str = Field("scorch", pattern=r"^[A-Za-z0-9_.-]+$",
+                             description="JACK server name: scorch's own, or the one to join "
+                             "with driver = 'jack'")
     sample_rate: int = Field(48000, ge=8000, le=192000)
     period: int = Field(64, ge=16, le=8192, description="JACK frames per period")
-    device: str | None = Field(None, description="ALSA device for driver = 'alsa', e.g. 'hw:0'")
+    device: str | None = Field(None, description="ALSA device for driver = 'alsa', e.g. 'hw:0' "
+                               "(with 'auto': the card to use when no JACK server runs)")
 
     @field_validator("period")
     @classmethod

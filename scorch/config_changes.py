@@ -4,10 +4,10 @@
 removed; a room whose process settings changed (port, inputs, outputs, JACK
 connections) restarted with its desired state kept; nodes from the config
 added, their params set, replaced when their SynthDef changed, or released;
-SynthDefs added; the MIDI router re-read; the watchdog re-timed. A room whose
-config did not change is not touched. What cannot change under a running
-installation ([audio], state_dir, any other table) refuses the whole reload,
-so a reload is applied entirely or not at all.
+SynthDefs added; the MIDI router re-read; the watchdog re-timed; [samples]
+taken. A room whose config did not change is not touched. What cannot change
+under a running installation ([audio], state_dir, any other table) refuses
+the whole reload, so a reload is applied entirely or not at all.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from scorch.errors import InvalidRequest
 #: Settings of a room that its scsynth was started with: changing one restarts it.
 PROCESS_KEYS = ("port", "inputs", "outputs", "connect")
 #: Tables reload applies itself; a change anywhere else needs a new ``scorch run``.
-LIVE_KEYS = frozenset({"instances", "midi", "watchdog", "source", "digest", "hosts", "host",
-                       "remote", "whole_state"})
+LIVE_KEYS = frozenset({"instances", "midi", "watchdog", "samples", "source", "digest", "hosts",
+                       "host", "remote", "whole_state"})
 
 
 @dataclass(frozen=True)
@@ -67,9 +67,12 @@ class ConfigChanges:
     rooms: dict[str, RoomChanges] = field(default_factory=dict)
     midi: bool = False
     watchdog: bool = False
+    samples: bool = False
+    """[samples] is read at each load and search: nothing to do but say so."""
 
     def __bool__(self) -> bool:
-        return bool(self.removed or self.added or self.rooms or self.midi or self.watchdog)
+        return bool(self.removed or self.added or self.rooms or self.midi or self.watchdog
+                    or self.samples)
 
     def summary(self) -> list[str]:
         """One line per change, for the operator."""
@@ -94,6 +97,8 @@ class ConfigChanges:
         if self.watchdog:
             lines.append("watchdog: new timing now; new restart policy from each room's next "
                          "boot")
+        if self.samples:
+            lines.append("samples: folders and size limit apply from the next load")
         return lines or ["nothing changed"]
 
 
@@ -119,6 +124,7 @@ def config_changes(old: Config, new: Config) -> ConfigChanges:
         midi=(old.midi != new.midi or old.instances.keys() != new.instances.keys()
               or old.remote != new.remote or old.hosts != new.hosts),
         watchdog=old.watchdog != new.watchdog,
+        samples=old.samples != new.samples,
     )
 
 

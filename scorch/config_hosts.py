@@ -33,7 +33,7 @@ class _Model(BaseModel):
 class AudioOverride(_Model):
     """``[hosts.NAME.audio]``: keys of ``[audio]`` that differ on that host."""
 
-    driver: Literal["dummy", "jack", "alsa"] | None = None
+    driver: Literal["auto", "dummy", "jack", "alsa"] | None = None
     jack_server: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+$")
     sample_rate: int | None = Field(None, ge=8000, le=192000)
     period: int | None = Field(None, ge=16, le=8192)

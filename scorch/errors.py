@@ -39,6 +39,10 @@ class SessionFileError(InvalidRequest):
     """A session file that cannot be read as a session (file:line in the message)."""
 
 
+class AudioFileError(InvalidRequest):
+    """A file that cannot be read, or repaired, as audio (the message names it and why)."""
+
+
 class ConfigError(ScorchError):
     """The configuration file is missing, unreadable or invalid (file:line in the message)."""
 
@@ -108,6 +112,10 @@ class SnippetExists(InvalidRequest):
     """A saved snippet already has that name and replacing it was not asked for."""
 
 
+class RecordingNotFound(NotFound):
+    """No recording by that name; the message lists the recordings there are."""
+
+
 # --- the installation cannot do it now -------------------------------------------
 
 
@@ -160,6 +168,10 @@ class BootTimeout(BootError):
 
 class PortInUse(BootError):
     """The UDP port asked for is taken by another program."""
+
+
+class CaptureError(ScorchError):
+    """Sound could not be captured or rendered to a file (unwritable folder, full disk...)."""
 
 
 class SynthDefError(ScorchError):

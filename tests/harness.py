@@ -95,7 +95,8 @@ def jack_server(base: str, slots: int = 4, timeout: float = 10.0) -> Iterator[st
         if _running(name):
             tried.append(f"{name}: held by another server")
             continue
-        config = Config.model_validate({"audio": {"jack_server": name}, "instances": {"t": {}}})
+        config = Config.model_validate({"audio": {"driver": "dummy", "jack_server": name},
+                                        "instances": {"t": {}}})
         options = jackd_options(config)
         proc = ManagedProcess("jackd", options.argv(), console, env=options.env())
         proc.start()
@@ -214,6 +215,7 @@ def two_rooms(state_dir: Path, jack_server: str) -> str:
     return f"""
 state_dir = "{state_dir}"
 [audio]
+driver = "dummy"
 jack_server = "{jack_server}"
 [docs]
 build = "on-demand"

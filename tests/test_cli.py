@@ -37,6 +37,7 @@ def write_config(tmp_path: Path, tag: str) -> Path:
     path.write_text(textwrap.dedent(f"""
         state_dir = "{tmp_path / 'state'}"
         [audio]
+        driver = "dummy"
         jack_server = "{jack_name(tag)}"
         [docs]
         build = "on-demand"

@@ -43,7 +43,8 @@ BAD = [
     pytest.param("[instances.a]\nport = 57110\n[instances.b]\nport = 57110\n",
                  ["'a' and 'b' both use port 57110"], id="duplicate-port"),
     pytest.param('[audio]\ndriver = "pulse"\n[instances.a]\n',
-                 ["cfg.toml:2", "audio.driver", "'dummy', 'jack' or 'alsa'", "found 'pulse'"],
+                 ["cfg.toml:2", "audio.driver", "'auto', 'dummy', 'jack' or 'alsa'",
+                  "found 'pulse'"],
                  id="bad-driver"),
     pytest.param('[audio]\ndriver = "alsa"\n[instances.a]\n',
                  ["audio", "needs device = 'hw:N'"], id="alsa-without-device"),
@@ -144,7 +145,7 @@ def test_good_config_parses_with_defaults_and_groups(tmp_path: Path) -> None:
 
 def test_the_embedded_default_and_the_example_installation_are_valid() -> None:
     default = load_config(DEFAULT_CONFIG)
-    assert default.audio.driver == "dummy"
+    assert default.audio.driver == "auto"
     assert len(default.instances) == 1
     example = load_config(REPO_ROOT / "examples" / "installation.toml")
     assert len(example.instances) >= 3

@@ -116,7 +116,7 @@ def test_play_of_a_synthdef_freed_on_the_server_sends_it_again(
 
 def test_malformed_json_rpc_lines_get_json_rpc_errors_over_real_stdio(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
-    config.write_text(f'state_dir = "{tmp_path / "state"}"\n[audio]\n'
+    config.write_text(f'state_dir = "{tmp_path / "state"}"\n[audio]\ndriver = "dummy"\n'
                       f'jack_server = "{jack_name("rpc")}"\n[midi]\nenabled = false\n'
                       "[instances.room]\n")
     proc = subprocess.Popen([sys.executable, "-m", "scorch.cli.main", "mcp", "--config",

@@ -25,6 +25,8 @@ from scorch.service.orchestra import Orchestra
 from scorch.service.transport import ssh_argv
 
 TEXT = """
+[audio]
+driver = "dummy"
 [hosts.a]
 transport = "local"
 [hosts.b]

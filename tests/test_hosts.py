@@ -38,6 +38,7 @@ def config_text(state: Path, jack: str) -> str:
     return textwrap.dedent(f"""
         state_dir = "{state}"
         [audio]
+        driver = "dummy"
         jack_server = "{jack}"
         [docs]
         build = "on-demand"

@@ -63,6 +63,7 @@ class Machines:
         text = textwrap.dedent(f"""
             state_dir = "{self.directory / 'state'}"
             [audio]
+            driver = "dummy"
             jack_server = "{jack_name('hn')}"
             [docs]
             build = "on-demand"

@@ -51,6 +51,7 @@ class Far:
         return textwrap.dedent(f"""
             state_dir = "{self.directory / 'state'}"
             [audio]
+            driver = "dummy"
             jack_server = "{jack_name('hs')}"
             [docs]
             build = "on-demand"

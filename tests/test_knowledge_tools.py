@@ -75,6 +75,7 @@ def orchestra(tmp_path_factory: pytest.TempPathFactory, data_home: Path) -> Iter
     config = parse_config(f"""
 state_dir = "{state}"
 [audio]
+driver = "dummy"
 jack_server = "{jack_name("knowledge")}"
 [instances.alpha]
 group = "rooms"

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import select
+import queue
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -41,26 +42,36 @@ class Session:
             [*SCORCH, str(config)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True,
             env={**os.environ, "XDG_CACHE_HOME": str(cache)})
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
 
     def send(self, *messages: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
         self.proc.stdin.flush()
 
-    def answers(self, count: int, timeout: float = 60.0) -> list[dict[str, Any]]:
+    def _read(self) -> None:
         assert self.proc.stdout is not None
-        out = []
+        for line in self.proc.stdout:
+            self.lines.put(line)
+
+    def answers(self, count: int, timeout: float = 60.0) -> list[dict[str, Any]]:
         deadline = time.monotonic() + timeout
+        out = []
         while len(out) < count:
-            ready, _, _ = select.select([self.proc.stdout], [], [], deadline - time.monotonic())
-            assert ready, f"only {len(out)} of {count} answers came"
-            out.append(json.loads(self.proc.stdout.readline()))
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+                out.append(json.loads(line))
+            except queue.Empty:
+                raise AssertionError(f"only {len(out)} of {count} answers came") from None
         return out
 
     def nothing_more(self, within: float) -> bool:
-        assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], within)
-        return not ready
+        try:
+            self.lines.get(timeout=within)
+        except queue.Empty:
+            return True
+        return False
 
     def close(self) -> str:
         assert self.proc.stdin is not None and self.proc.stderr is not None
@@ -95,6 +106,7 @@ def config(tmp_path: Path) -> Path:
     path.write_text(textwrap.dedent(f"""
         state_dir = "{tmp_path / 'state'}"
         [audio]
+        driver = "dummy"
         jack_server = "{jack_name('early')}"
         [midi]
         enabled = false

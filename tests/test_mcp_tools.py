@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
 TOOLS = {"list_instances", "execute", "stop", "status", "instance", "console", "wait_for",
          "synthdefs", "play", "set", "release", "midi", "events", "docs", "history", "snippet",
-         "buffer", "session", "scene"}
+         "buffer", "session", "scene", "record", "listen", "render"}
 
 
 @pytest.fixture(scope="module")

@@ -39,6 +39,7 @@ def config_text(state: Path, tag: str, extra_rooms: str = "", lobby_extra: str =
     return textwrap.dedent(f"""
         state_dir = "{state}"
         [audio]
+        driver = "dummy"
         jack_server = "{jack_name(tag)}"
         [midi]
         backend = "jack"

@@ -26,7 +26,7 @@ from scorch.primitives import sclang_protocol
 from scorch.primitives.synthdef_library import SynthDefLibrary
 from scorch.service.orchestra import Orchestra
 from scorch.state.events import Kind
-from tests.conftest import MakeConfig, node_exists
+from tests.conftest import MakeConfig, node_exists, orchestra_ports, orphan_segments
 from tests.harness import ONE_ROOM
 
 pytestmark = pytest.mark.integration
@@ -70,6 +70,8 @@ def orchestra(make_config: MakeConfig,
     left = [p for p in psutil.Process().children(recursive=True)
             if p.pid not in before and p.status() != psutil.STATUS_ZOMBIE]
     assert not left, f"left running: {[(p.pid, p.name()) for p in left]}"
+    ports = {port for orch in made for port in orchestra_ports(orch)}
+    assert not orphan_segments(ports), "shared memory left by a dead scsynth"
 
 
 def once(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str,

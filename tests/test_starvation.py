@@ -58,6 +58,7 @@ def running(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
     config.write_text(textwrap.dedent(f"""
         state_dir = "{tmp_path / 'state'}"
         [audio]
+        driver = "dummy"
         jack_server = "{jack_name('flood')}"
         """) + ONE_ROOM + WATCHDOG)
     proc = subprocess.Popen([*SCORCH, "run", "--config", str(config)], stdout=subprocess.PIPE,

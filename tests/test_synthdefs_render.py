@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from scorch.audio.analysis import read_audio
 from scorch.primitives.osc import encode_bundle, encode_message
 from scorch.primitives.process import DIE_WITH_PARENT
 from scorch.primitives.synthdef_library import DEFAULT_DIRECTORY, SynthDefInfo, SynthDefLibrary
-from tests.wav import read_float_wav
 
 pytestmark = pytest.mark.integration
 
@@ -154,8 +154,7 @@ def _render(
         os.killpg(proc.pid, 9)
         out, _ = proc.communicate()
     log = out.decode(errors="replace")
-    wav = read_float_wav(wav_path)
-    audio = np.frombuffer(wav.samples, dtype=np.float32).reshape(-1, wav.channels)
+    audio, _ = read_audio(wav_path)
     dumps = [chunk for chunk in log.split("NODE TREE")[1:]]
     render = Render(info.name, freq, _render_length(info), audio.astype(np.float64), dumps, log,
                     proc.returncode)
@@ -323,8 +322,7 @@ def test_a_sound_never_released_fails_the_checks(library: SynthDefLibrary, tmp_p
     subprocess.run(["scsynth", "-D", "0", "-i", "0", "-o", "2", "-N", str(path), "_",
                     str(tmp_path / "stuck.wav"), str(SAMPLE_RATE), "WAV", "float"],
                    capture_output=True, timeout=60, check=True)
-    wav = read_float_wav(tmp_path / "stuck.wav")
-    audio = np.frombuffer(wav.samples, dtype=np.float32).reshape(-1, 2).astype(np.float64)
+    audio = read_audio(tmp_path / "stuck.wav")[0].astype(np.float64)
     stuck = Render("sine", None, _render_length(info), audio, [], "", 0)
     found = problems(info, [stuck])
     assert any("still sounding" in p for p in found)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scorch.config import Config
+from scorch.primitives.audio_driver import choose, sound_cards
 from scorch.primitives.netports import udp_port_free
 
 APT = ("sudo apt-get install -y --no-install-recommends "
@@ -58,6 +59,7 @@ def run_checks(config: Config | None = None) -> list[Check]:
     checks.append(_midi_check())
     checks.append(clock_check(config is not None and bool(config.hosts)))
     if config is not None:
+        checks.append(_audio_check(config))
         for name, inst in config.instances.items():
             if inst.port is None:
                 continue
@@ -79,6 +81,19 @@ def _midi_check() -> Check:
     if platform.system() == "Linux":
         detail += "; ALSA sequencer " + ("present" if seq else "absent (JACK MIDI still works)")
     return Check("midi", bool(apis), detail)
+
+
+def _audio_check(config: Config) -> Check:
+    """Which driver the installation would run with now, as ``scorch run`` would choose it."""
+    audio = config.audio
+    if shutil.which("jack_wait") is None:
+        return Check("audio", False, "jack_wait not found (it comes with JACK)", install_hint())
+    choice = choose(audio.driver, audio.jack_server, audio.device)
+    cards = ", ".join(f"{c.device} {c.id}" for c in sound_cards()) or "none"
+    detail = f"{choice.describe()}; sound cards: {cards}"
+    if choice.driver == "dummy":
+        detail += "; the rooms play, but no sound comes out of this machine"
+    return Check("audio", True, detail)
 
 
 #: Clocks of hosts whose rooms play together should agree within this (a 64-frame block at

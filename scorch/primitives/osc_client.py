@@ -49,6 +49,25 @@ class _Waiter:
         self.reply: OscMessage | None = None
 
 
+class Expected:
+    """A message someone waits for (see :meth:`OscClient.expect`)."""
+
+    def __init__(self, client: OscClient, waiter: _Waiter) -> None:
+        self._client = client
+        self._waiter = waiter
+
+    def wait(self, timeout: float) -> OscMessage | None:
+        """The message once it came (within ``timeout`` seconds), else None; stays armed."""
+        if self._waiter.event.wait(timeout):
+            self._client._forget(self._waiter)
+            return self._waiter.reply
+        return None
+
+    def cancel(self) -> None:
+        """Stop waiting."""
+        self._client._forget(self._waiter)
+
+
 class OscClient:
     """Send OSC to one scsynth and route its replies to whoever waits for them."""
 
@@ -112,6 +131,21 @@ class OscClient:
         if waiter.reply.address == Reply.FAIL:
             raise OscFailure(f"{command}: {' '.join(str(a) for a in waiter.reply.args[1:])}")
         return waiter.reply
+
+    def expect(self, reply: str, match: Match | None = None) -> Expected:
+        """Start waiting for a message now, before sending what causes it (or without sending).
+
+        Call :meth:`Expected.cancel` when it is no longer wanted, or it keeps its place.
+        """
+        waiter = _Waiter(lambda msg: msg.address == reply and (match is None or match(msg)))
+        with self._lock:
+            self._waiters.append(waiter)
+        return Expected(self, waiter)
+
+    def _forget(self, waiter: _Waiter) -> None:
+        with self._lock:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
 
     def status(self, timeout: float = 1.0) -> ServerStatus:
         """Ask for ``/status`` and return the reply's fields."""

@@ -6,6 +6,7 @@ never a sleep.
 
 from __future__ import annotations
 
+import os
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,11 @@ READY = r"SuperCollider 3 server ready"
 #: (``-l 4``), so sclang keeps id 0 and its node ids across restarts.
 SCORCH_CLIENT = 3
 FATAL = r"failed to open UDP socket|could not initialize audio|\[scorch\] scsynth exited"
+#: Where a room's outputs go when its config names no ports: scsynth takes a value
+#: without a colon as a pattern and connects its outputs, in order, to the input
+#: ports whose names contain it; "playback_" is the hardware outputs of jackd
+#: (system:playback_1...) and of PipeWire's JACK (DEVICE:playback_FL...).
+DEFAULT_OUTPUTS = "playback_"
 SHARED_MEMORY = Path("/dev/shm")
 
 
@@ -58,10 +64,17 @@ class ScsynthOptions:
         return local_address(self.bind)
 
     def env(self) -> dict[str, str]:
-        """JACK server, no autostarted server, and where the outputs connect."""
+        """JACK server, no autostarted server, and where the outputs connect.
+
+        Without ``connect`` the outputs go to the hardware outputs (scsynth alone
+        connects nothing), unless this process's own ``SC_JACK_DEFAULT_OUTPUTS``
+        says otherwise.
+        """
         env = {**jack_env(self.jack_server), **self.extra_env}
         if self.connect:
             env["SC_JACK_DEFAULT_OUTPUTS"] = ",".join(self.connect)
+        elif "SC_JACK_DEFAULT_OUTPUTS" not in os.environ:
+            env["SC_JACK_DEFAULT_OUTPUTS"] = DEFAULT_OUTPUTS
         return env
 
 
@@ -123,7 +136,8 @@ class Scsynth:
             proc.stop(grace=0.5)
             detail = "\n".join(x.text for x in console.since(mark, source="scsynth")[-8:])
             if line is not None and "address in use" in line.text:
-                raise port_in_use(options.name, options.port)
+                raise port_in_use(options.name, options.port)  # the segment is the holder's
+            remove_shared_memory(options.port)
             if line is None:
                 raise BootTimeout(f"instance {options.name!r}: scsynth did not say it was "
                                   f"ready within {timeout:g} s:\n{detail}")
@@ -138,6 +152,7 @@ class Scsynth:
         except OscTimeout as err:
             osc.close()
             proc.stop(grace=0.5)
+            remove_shared_memory(options.port)
             raise BootTimeout(f"instance {options.name!r}: scsynth printed ready but did not "
                               f"answer /status: {err}") from err
         try:
@@ -145,6 +160,7 @@ class Scsynth:
         except (OscTimeout, OscFailure) as err:
             osc.close()
             proc.stop(grace=0.5)
+            remove_shared_memory(options.port)
             raise BootTimeout(f"instance {options.name!r}: scsynth refused node "
                               f"notifications: {err}") from err
         osc.send(commands.g_new(DEFAULT_GROUP))
@@ -163,6 +179,12 @@ class Scsynth:
             self.process.signal_group(signal.SIGKILL)
             self.process.stop(grace=1.0)
         self.osc.close()
-        # A killed scsynth leaves its 8 MB shared-memory segment behind; it is
-        # named after the port, which only this (now dead) scsynth held.
-        (SHARED_MEMORY / f"SuperColliderServer_{self.port}").unlink(missing_ok=True)
+        remove_shared_memory(self.port)
+
+
+def remove_shared_memory(port: int) -> None:
+    """Remove the 8 MB shared-memory segment a killed scsynth on ``port`` left behind.
+
+    It is named after the port, which only that (now dead) scsynth held.
+    """
+    (SHARED_MEMORY / f"SuperColliderServer_{port}").unlink(missing_ok=True)

@@ -20,6 +20,7 @@ import inspect
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -50,6 +51,15 @@ class Result(BaseModel):
     def text(self) -> str:
         """The result for a terminal; JSON unless a result renders itself better."""
         return self.model_dump_json(indent=2)
+
+    def images(self) -> list[Path]:
+        """PNG files that show the result; none unless a result has pictures.
+
+        MCP sends each as image content beside the structured content (the files
+        are on the host that runs the rooms, where the MCP server runs too); the
+        CLI prints their paths with the result.
+        """
+        return []
 
 
 A = TypeVar("A", bound=Args)

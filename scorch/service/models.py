@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from scorch.primitives.audio_driver import AudioChoice
+
 
 class ServerFields(BaseModel):
     """scsynth's own ``/status.reply``."""
@@ -18,6 +20,23 @@ class ServerFields(BaseModel):
     peak_cpu: float
     nominal_sample_rate: float
     actual_sample_rate: float
+
+
+class AudioStatus(BaseModel):
+    """The audio driver the installation runs with (``auto`` resolved at start), and why."""
+
+    asked: str = Field(description="the config's driver: auto, jack, alsa or dummy")
+    driver: str = Field(description="what runs: jack (joined a running JACK server), alsa "
+                        "(scorch's jackd on a sound card) or dummy (headless, no sound out)")
+    server: str = Field(description="the JACK server every room is a client of")
+    device: str | None = Field(description="the sound card, for alsa")
+    summary: str
+
+    @classmethod
+    def of(cls, choice: AudioChoice) -> AudioStatus:
+        """The API form of the driver choice."""
+        return cls(asked=choice.asked, driver=choice.driver, server=choice.server,
+                   device=choice.device, summary=choice.describe())
 
 
 class HostInfo(BaseModel):

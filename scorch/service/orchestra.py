@@ -38,6 +38,7 @@ from scorch.errors import (
     ScorchError,
     SessionNotFound,
 )
+from scorch.primitives.audio_driver import AudioChoice
 from scorch.primitives.console import Console, ConsoleLine
 from scorch.primitives.patterns import compile_pattern
 from scorch.primitives.samples import MB, resolve_sample, search_samples
@@ -55,6 +56,7 @@ from scorch.service.sessions import (
     parse,
     render,
 )
+from scorch.service.studio import Studio
 from scorch.state import timing
 from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT, BufferState
 
@@ -109,6 +111,11 @@ class Orchestra:
         """Other hosts' rooms, for MIDI routes here that play them (several hosts)."""
         self.knowledge = Knowledge(config)
         """The docs index, the execution history and the snippets (the knowledge ops')."""
+        self.audio: AudioChoice | None = None
+        """The audio driver that runs (``auto`` resolved) and why, once started."""
+        self.studio = Studio(config.state_path(), self.views, self.library,
+                             config.audio.sample_rate)
+        """Recordings, listening and renders."""
 
     # --- lifecycle -----------------------------------------------------------
 
@@ -151,6 +158,7 @@ class Orchestra:
             self._router = self._supervisor.router_proxy().get(timeout=ASK)
             self._watchdog = self._supervisor.watchdog_proxy().get(timeout=ASK)
             self.midi_error = self._supervisor.midi_status().get(timeout=ASK)
+            self.audio = self._supervisor.audio_choice().get(timeout=ASK)
         except Exception as err:
             self.start_error = f"scorch could not start: {err}"
             for view in self.views.values():
@@ -215,6 +223,10 @@ class Orchestra:
         supervisor, self._supervisor = self._supervisor, None
         if supervisor is None:
             return
+        try:
+            self.studio.close()  # recordings end cleanly while their scsynth still runs
+        except Exception:
+            log.exception("recordings did not stop cleanly")
         try:
             supervisor.stop_all(timeout).get(timeout=timeout * 3)
         finally:

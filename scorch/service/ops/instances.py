@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from scorch.errors import ScorchError
 from scorch.service.api import DESTROY, READ, Args, Result, operation
 from scorch.service.fields import Selector
-from scorch.service.models import HostInfo, InstanceState, InstanceStatus, plain
+from scorch.service.models import AudioStatus, HostInfo, InstanceState, InstanceStatus, plain
 
 if TYPE_CHECKING:
     from scorch.service.orchestra import Orchestra
@@ -88,9 +88,11 @@ def list_instances(orch: Orchestra, args: NoArgs) -> InstanceList:
 
 
 class StatusOutput(Result):
-    """Full status of each instance named."""
+    """Full status of each instance named, and the audio driver they run on."""
 
     instances: list[InstanceStatus]
+    audio: AudioStatus | None = Field(
+        None, description="the audio driver in use and why (None before the start)")
     hosts: list[HostInfo] = Field(default_factory=list, description="several hosts: each "
                                   "host and its state (CONNECTED, UNREACHABLE...)")
 
@@ -105,7 +107,8 @@ class StatusOutput(Result):
 
 def _statuses(orch: Orchestra, names: list[str]) -> StatusOutput:
     return StatusOutput(instances=[
-        InstanceStatus.from_status(orch.status(name), orch.nodes(name)) for name in names])
+        InstanceStatus.from_status(orch.status(name), orch.nodes(name)) for name in names],
+        audio=AudioStatus.of(orch.audio) if orch.audio is not None else None)
 
 
 class StatusArgs(Args):
@@ -117,7 +120,8 @@ class StatusArgs(Args):
 @operation(access=READ, command="status", positional=("instance",))
 def status(orch: Orchestra, args: StatusArgs) -> StatusOutput:
     """Full status of instances: state and since when, scsynth's live CPU and counts,
-    process ids, restart budget, last crash, and named nodes with their values."""
+    process ids, restart budget, last crash, and named nodes with their values; and the
+    audio driver (a sound card, a joined JACK server, or headless without sound out)."""
     return _statuses(orch, orch.resolve(args.instance))
 
 
