@@ -59,7 +59,7 @@ class MidiRouter(pykka.ThreadingActor):
     """Route MIDI ports to instances: control routes move parameters, key routes play."""
 
     def __init__(self, config: MidiConfig, targets: Targets, state_dir: Path,
-                 jack_server: str | None = None) -> None:
+                 jack_server: str | None = None, voice_slot: int | None = None) -> None:
         super().__init__()
         self._config = config
         self._targets = targets
@@ -67,7 +67,9 @@ class MidiRouter(pykka.ThreadingActor):
         self._client = config.virtual_port or "scorch"
         self._jack_server = jack_server
         """The JACK server the JACK backend joins (scorch's own), or None for the default."""
-        self._engine = Engine()
+        # Several hosts: each host's router takes its own voice ids, so two routers
+        # playing one room never reuse each other's nodes.
+        self._engine = Engine(voice_slot)
         self._lock = threading.Lock()
         self._sender = OscSender(self._lock, config.coalesce_interval, targets.param_changed,
                                  targets.scene)

@@ -58,6 +58,8 @@ class InstanceSettings:
     boot_timeout: float = 10.0
     sclang_timeout: float = 20.0
     extra_env: dict[str, str] = field(default_factory=dict)
+    listen: str = "127.0.0.1"
+    """The address scsynth listens on (its host's ``listen``)."""
     seed: RoomSpec | None = None
     """What the room played when it was last saved (``--resume``): boot with these nodes and
     buffers instead of the config's nodes."""
@@ -199,7 +201,7 @@ class Processes:
                 name=self.name, port=self.port, jack_server=self._settings.audio.jack_server,
                 inputs=self._config.inputs, outputs=self._config.outputs,
                 connect=self._config.connect, binary=self._settings.scsynth,
-                extra_env=self._settings.extra_env,
+                extra_env=self._settings.extra_env, bind=self._settings.listen,
             )
             try:
                 scsynth = Scsynth.start(options, self._view.console, self._on_exit,
@@ -261,6 +263,7 @@ class Processes:
             timeout=self._settings.sclang_timeout, binary=self._settings.sclang,
             extra_env=self._settings.extra_env, on_server_request=self._on_server_request,
             on_recompiled=self._on_recompiled, abort=scsynth.trouble,
+            server_host=scsynth.host,
         )
         self.sclang = sclang
         self._view.sclang = sclang.session

@@ -16,7 +16,7 @@ from actors.instance import Instance, InstanceProxy, InstanceSettings
 from actors.jack import Jack, JackProxy
 from actors.keeper import Keeper
 from actors.midi_router import MidiRouter, MidiRouterProxy
-from actors.targets import OrchestraTargets, SceneCue
+from actors.targets import OrchestraTargets, RemoteRooms, SceneCue
 from actors.watchdog import Watchdog, WatchdogProxy
 from scorch.config import Config
 from scorch.config_changes import ConfigChanges
@@ -37,11 +37,14 @@ class Supervisor(pykka.ThreadingActor):
 
     def __init__(self, config: Config, views: dict[str, InstanceView],
                  settings: dict[str, InstanceSettings], jack_console: Console,
-                 on_scene: SceneCue = lambda kind, scene, instance, value: None) -> None:
+                 on_scene: SceneCue = lambda kind, scene, instance, value: None,
+                 remote: RemoteRooms | None = None) -> None:
         super().__init__()
         self.on_scene = on_scene
         """Where MIDI scene routes send their cues (must not block: the MIDI thread calls)."""
         self.config = config
+        self.remote = remote
+        """Other hosts' rooms, for MIDI routes that play them (None: none)."""
         self.views = views
         self.settings = settings
         self.jack_console = jack_console
@@ -186,11 +189,13 @@ class Supervisor(pykka.ThreadingActor):
             return
         # rtmidi's JACK backend joins scorch's server (or the one named), never autostarting one.
         uses_jack = self.owns_jack() or self.config.audio.driver == "jack"
-        targets = OrchestraTargets(self.config, self.views, self.instances, self.on_scene)
+        targets = OrchestraTargets(self.config, self.views, self.instances, self.on_scene,
+                                   self.remote)
         try:
             router = MidiRouter.start(
                 self.config.midi, targets, self.config.state_path(),
-                self.config.audio.jack_server if uses_jack else None).proxy()
+                self.config.audio.jack_server if uses_jack else None,
+                self.config.voice_slot()).proxy()
             # on_start runs in the router's thread: a backend that cannot open
             # shows up here as a dead actor (its error is in the log).
             router.ports().get(timeout=ASK_TIMEOUT)

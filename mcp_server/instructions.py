@@ -45,6 +45,10 @@ How to work:
     spectrogram) and numbers (pitch with note name, loudness, clipping, onsets) with one
     sentence. listen(instance, node=NAME) hears one named node alone. render plays a
     SynthDef or a Score offline, with no room; record keeps a room's sound in a file.
+13. To start things together (on several instances, even on several hosts), give play,
+   set, release or execute the same `at` (a Unix time) or one `delay` in one call: the
+   server does it then, sample-accurately. With several hosts, list_instances shows each
+   instance's host and each host's state; rooms of an UNREACHABLE host are UNKNOWN.
 
 An instance that is RESTARTING comes back by itself within seconds: wait and retry.
 A FAILED instance used up its restart budget: read events and console, fix the cause,

@@ -98,9 +98,23 @@ def serve(config_path: Path, front: EarlyFront) -> None:
     """Serve MCP on stdio for the installation of ``config_path`` until the client goes.
 
     ``front`` took the protocol's streams when the process started and may have
-    answered the handshake already (``mcp_server.early``).
+    answered the handshake already (``mcp_server.early``). A config with
+    ``[hosts]``: a coordinator over every host's ``scorch run``, watching them
+    while the session lasts; it never runs a room itself.
     """
     config = load_config(config_path)
+    if config.hosts:
+        from scorch.service.coordinator import Coordinator
+
+        coordinator = Coordinator(config, watch=True)
+        log.info("scorch mcp pid %d: coordinating hosts %s", os.getpid(),
+                 ", ".join(link.label for link in coordinator.links.values()))
+        try:
+            with protocol_streams(front) as (stdin, stdout):
+                anyio.run(_run, build_server(coordinator), stdin, stdout)
+        finally:
+            coordinator.close()
+        return
     running = find_running(config.state_path())
     if running is not None:
         log.info("scorch mcp pid %d: attaching to the running installation at %s",

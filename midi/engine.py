@@ -15,7 +15,7 @@ from midi.assembly import NRPN_CCS, Cc14, Nrpn
 from midi.relative import step
 from midi.routes import EMPTY, ControlTarget, Table
 from midi.takeover import Takeover
-from midi.voices import ChannelKey, Voice, Voices
+from midi.voices import ChannelKey, Voice, Voices, voice_ids
 
 log = logging.getLogger(__name__)
 
@@ -111,11 +111,12 @@ def message_error(data: list[int]) -> str | None:
 class Engine:
     """The router's state: tables, takeover, assemblers, voices, pedal and bend."""
 
-    def __init__(self) -> None:
+    def __init__(self, voice_slot: int | None = None) -> None:
         self.tables: Mapping[str, Table] = {}
         """Port name -> table; replaced whole, never mutated."""
         self.snapshot = Snapshot({}, {})
-        self.voices = Voices()
+        first, span = voice_ids(voice_slot)
+        self.voices = Voices(first=first, span=span)
         self.values: dict[tuple[str, str, str], float] = {}
         """(instance, node, param) -> last value the router set or was told of."""
         self.learn: Callable[[dict[str, object]], None] | None = None

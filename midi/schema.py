@@ -20,6 +20,7 @@ from pydantic import (
 from midi.curves import check_curve
 from scorch.values import (
     Float32,
+    HostName,
     NodeName,
     ParamName,
     RouteId,
@@ -55,6 +56,9 @@ class _Route(_Frozen):
     )
     instance: Selector = Field(description="Instance name, group name or '*' for every "
                                "instance.")
+    host: HostName | None = Field(
+        None, description="With several hosts: the host the controller is plugged into "
+        "(default: the host of the rooms it plays).")
 
 
 class ControlRoute(_Route):

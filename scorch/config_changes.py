@@ -20,7 +20,8 @@ from scorch.errors import InvalidRequest
 #: Settings of a room that its scsynth was started with: changing one restarts it.
 PROCESS_KEYS = ("port", "inputs", "outputs", "connect")
 #: Tables reload applies itself; a change anywhere else needs a new ``scorch run``.
-LIVE_KEYS = frozenset({"instances", "midi", "watchdog", "samples", "source"})
+LIVE_KEYS = frozenset({"instances", "midi", "watchdog", "samples", "source", "digest", "hosts",
+                       "host", "remote", "whole_state"})
 
 
 @dataclass(frozen=True)
@@ -110,22 +111,28 @@ def config_changes(old: Config, new: Config) -> ConfigChanges:
         raise InvalidRequest(f"{tables} changed, which a running installation cannot take: "
                              "restart `scorch run` to apply it (nothing was changed)")
     rooms = {}
+    listen = old.listen_address() != new.listen_address()
     for name in old.instances.keys() & new.instances.keys():
-        room = room_changes(old.instances[name], new.instances[name])
+        room = room_changes(old.instances[name], new.instances[name], listen)
         if room:
             rooms[name] = room
     return ConfigChanges(
         removed=tuple(n for n in old.instances if n not in new.instances),
         added=tuple(n for n in new.instances if n not in old.instances),
         rooms={name: rooms[name] for name in new.instances if name in rooms},
-        midi=old.midi != new.midi or old.instances.keys() != new.instances.keys(),
+        # Routes to other hosts' rooms follow their addresses and groups.
+        midi=(old.midi != new.midi or old.instances.keys() != new.instances.keys()
+              or old.remote != new.remote or old.hosts != new.hosts),
         watchdog=old.watchdog != new.watchdog,
         samples=old.samples != new.samples,
     )
 
 
-def room_changes(old: InstanceConfig, new: InstanceConfig) -> RoomChanges:
-    """How one room's config changed (falsy when it did not)."""
+def room_changes(old: InstanceConfig, new: InstanceConfig, listen: bool = False) -> RoomChanges:
+    """How one room's config changed (falsy when it did not).
+
+    ``listen``: its host's ``listen`` address changed, so its scsynth restarts.
+    """
     if old.synthdefs == "all":
         added: tuple[str, ...] = ()  # it has every one already
     elif new.synthdefs == "all":
@@ -134,7 +141,8 @@ def room_changes(old: InstanceConfig, new: InstanceConfig) -> RoomChanges:
         added = tuple(name for name in new.synthdefs if name not in old.synthdefs)
     return RoomChanges(
         config=new,
-        restart_for=tuple(k for k in PROCESS_KEYS if getattr(old, k) != getattr(new, k)),
+        restart_for=tuple(k for k in PROCESS_KEYS if getattr(old, k) != getattr(new, k))
+        + (("listen",) if listen else ()),
         synthdefs_added=added,
         nodes=node_changes(old.nodes, new.nodes),
         group=old.group != new.group,

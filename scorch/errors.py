@@ -143,6 +143,10 @@ class NotRunning(Unavailable):
     """No ``scorch run`` answers on the control socket of this installation."""
 
 
+class HostUnreachable(Unavailable):
+    """A host of the installation does not answer (down, cut off, or ssh refused)."""
+
+
 class DocsUnavailable(Unavailable):
     """The docs index is still being built, or could not be built (the message says why)."""
 

@@ -80,6 +80,8 @@ BufferName = Annotated[str, Strict(), AfterValidator(name_check("a buffer name")
 SessionName = Annotated[str, Strict(), AfterValidator(name_check("a session name")),
                         _NAME_SCHEMA]
 SceneName = Annotated[str, Strict(), AfterValidator(name_check("a scene name")), _NAME_SCHEMA]
+HostName = Annotated[str, Strict(), AfterValidator(name_check("a host name")), _NAME_SCHEMA]
+"""A host's name in the config (``[hosts.NAME]``), not its network address."""
 
 
 def _selector(value: str) -> str:

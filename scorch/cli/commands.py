@@ -22,17 +22,14 @@ import time
 import types
 import typing
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic.fields import FieldInfo
 
 from scorch.config import find_config, load_config
 from scorch.errors import InvalidRequest, NotRunning, ScorchError
-from scorch.service.api import READ, Operation, Result
+from scorch.service.api import READ, Operation, Result, Service
 from scorch.service.ops import OPERATIONS
-
-if TYPE_CHECKING:
-    from scorch.service.remote import RemoteService
 
 EXIT_FAILED, EXIT_USAGE, EXIT_NOT_RUNNING = 1, 2, 3
 #: Seconds between two looks of ``-f`` and of ``--watch``.
@@ -58,6 +55,8 @@ def _add(sub: argparse._SubParsersAction[argparse.ArgumentParser], op: Operation
         help=f"`scorch {op.command} {same}`: {op.summary}" if fixed else op.summary)
     parser.add_argument("--config", help="the installation's config file")
     parser.add_argument("--json", action="store_true", help="print the answer as JSON")
+    parser.add_argument("--host", help="several hosts: only this [hosts.NAME] (default: "
+                        "every host)")
     for name in op.positional:
         if name in fixed:
             continue
@@ -144,18 +143,35 @@ def _read_file_argument(name: str, value: str) -> str:
 
 def run_command(op: Operation[Any, Any], parsed: argparse.Namespace, command: str,
                 fixed: dict[str, Any]) -> int:
-    """Call the operation on the running installation and print its answer."""
+    """Call the operation on the running installation and print its answer.
+
+    A config with ``[hosts]``: the coordinator asks every host (``--host``: one).
+    """
     from scorch.service.remote import RemoteService
     from scorch.service.wire import find_running
 
     config = load_config(find_config(parsed.config))
-    path = find_running(config.state_path())
-    if path is None:
-        print(f"scorch: no `scorch run` answers for {config.source or 'the default config'} "
-              f"(looked for {config.state_path() / 'control.sock'}); start it with "
-              "`scorch run` or `systemctl start scorch`", file=sys.stderr)
-        return EXIT_NOT_RUNNING
-    service = RemoteService(path)
+    service: Service
+    if config.hosts:
+        from scorch.service.coordinator import Coordinator
+
+        only = None
+        if parsed.host is not None:
+            config.for_host(parsed.host)  # ConfigError names the hosts there are
+            only = [parsed.host]
+        service = Coordinator(config, only=only)
+    elif parsed.host is not None:
+        print(f"scorch {command}: --host {parsed.host}: {config.source or 'the config'} has "
+              "no [hosts] table", file=sys.stderr)
+        return EXIT_USAGE
+    else:
+        path = find_running(config.state_path())
+        if path is None:
+            print(f"scorch: no `scorch run` answers for {config.source or 'the default config'} "
+                  f"(looked for {config.state_path() / 'control.sock'}); start it with "
+                  "`scorch run` or `systemctl start scorch`", file=sys.stderr)
+            return EXIT_NOT_RUNNING
+        service = RemoteService(path)
     try:
         args = {**arguments(op, parsed), **fixed}
         if getattr(parsed, "follow", False):
@@ -173,7 +189,9 @@ def run_command(op: Operation[Any, Any], parsed: argparse.Namespace, command: st
         print(f"scorch {command}: {err}", file=sys.stderr)
         return EXIT_FAILED
     finally:
-        service.close()
+        close = getattr(service, "close", None)
+        if close is not None:
+            close()
 
 
 def _print(result: Result, as_json: bool) -> int:
@@ -184,10 +202,14 @@ def _print(result: Result, as_json: bool) -> int:
     if failure is not None:
         print(failure, file=sys.stderr)
         return EXIT_FAILED
+    hosts = getattr(result, "hosts", None)
+    if hosts and not any(host.state == "CONNECTED" for host in hosts):
+        print("scorch: no host answers (see the hosts above)", file=sys.stderr)
+        return EXIT_NOT_RUNNING
     return 0
 
 
-def _follow(service: RemoteService, op: Operation[Any, Any], args: dict[str, Any],
+def _follow(service: Service, op: Operation[Any, Any], args: dict[str, Any],
             as_json: bool) -> int:
     """Print the answer, then what is new since its cursor, every half second."""
     assert op.cli.follow is not None
@@ -203,7 +225,7 @@ def _follow(service: RemoteService, op: Operation[Any, Any], args: dict[str, Any
         time.sleep(FOLLOW_EVERY)
 
 
-def _watch(service: RemoteService, op: Operation[Any, Any], args: dict[str, Any],
+def _watch(service: Service, op: Operation[Any, Any], args: dict[str, Any],
            as_json: bool) -> int:
     """Print the answer again every second; on a terminal, in place of the last one."""
     clear = "\x1b[H\x1b[2J" if sys.stdout.isatty() else ""

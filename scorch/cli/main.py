@@ -31,8 +31,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from scorch.cli.running import Runner
     from scorch.config import find_config, load_config
 
-    return Runner(load_config(find_config(args.config)), args.boot_timeout,
-                  args.status_every, resume=args.resume).run()
+    config = load_config(find_config(args.config)).for_host(args.host)
+    return Runner(config, args.boot_timeout, args.status_every, resume=args.resume).run()
 
 
 def cmd_service_install(args: argparse.Namespace) -> int:
@@ -41,9 +41,10 @@ def cmd_service_install(args: argparse.Namespace) -> int:
     from scorch.config import find_config, load_config
 
     config_path = find_config(args.config).resolve()
-    load_config(config_path)  # a unit for a config that does not load would only fail later
+    # A unit for a config (or a host) that does not load would only fail later.
+    load_config(config_path).for_host(args.host)
     path = Path(args.output) if args.output else unit_path(args.user, args.name)
-    text = unit_text(scorch_executable(), config_path, args.user)
+    text = unit_text(scorch_executable(), config_path, args.user, args.host)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -53,6 +54,16 @@ def cmd_service_install(args: argparse.Namespace) -> int:
         return 1
     print(next_steps(path, args.user, args.name))
     return 0
+
+
+def cmd_bridge(args: argparse.Namespace) -> int:
+    """Carry the control socket's wire over stdin and stdout (``ssh HOST scorch bridge``)."""
+    from scorch.config import find_config, load_config
+    from scorch.service.bridge import Bridge
+    from scorch.service.wire import socket_path
+
+    config = load_config(find_config(args.config)).for_host(args.host)
+    return Bridge(socket_path(config.state_path()), sys.stdin.buffer, sys.stdout.buffer).run()
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -103,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="start from the last autosaved session (sessions/autosave.toml)")
     run.add_argument("--status-every", type=float, default=0.0,
                      help="print the status table every N seconds (0: only after boot)")
+    run.add_argument("--host", help="run only this [hosts.NAME]'s rooms and MIDI routes "
+                     "(default: the rooms without a host)")
     run.set_defaults(func=cmd_run)
     service = sub.add_parser("service", help="run scorch as a systemd service")
     service_sub = service.add_subparsers(dest="service_command", required=True)
@@ -112,7 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
                          help="a user unit (~/.config/systemd/user), no root needed")
     install.add_argument("--name", default="scorch", help="the unit's name (default: scorch)")
     install.add_argument("--output", help="write the unit here instead")
+    install.add_argument("--host", help="the unit runs `scorch run --host NAME`: this "
+                         "[hosts.NAME]'s rooms")
     install.set_defaults(func=cmd_service_install)
+    bridge = sub.add_parser("bridge", help="the control socket over stdin/stdout, for a "
+                            "coordinator's `ssh HOST scorch bridge`")
+    bridge.add_argument("--config")
+    bridge.add_argument("--host", help="the [hosts.NAME] whose `scorch run` to reach")
+    bridge.set_defaults(func=cmd_bridge)
     doctor = sub.add_parser("doctor", help="check this machine")
     doctor.add_argument("--config")
     doctor.set_defaults(func=cmd_doctor)

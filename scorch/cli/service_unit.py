@@ -19,14 +19,20 @@ WATCHDOG_SEC = 30
 START_TIMEOUT_SEC = 180
 
 
-def unit_text(scorch: Path, config: Path, user: bool) -> str:
-    """The unit file for ``scorch run --config CONFIG``."""
-    command = shlex.join([str(scorch), "run", "--config", str(config)])
+def unit_text(scorch: Path, config: Path, user: bool, host: str | None = None) -> str:
+    """The unit file for ``scorch run --config CONFIG`` (``--host HOST``: that host's rooms)."""
+    argv = [str(scorch), "run", "--config", str(config)]
+    if host is not None:
+        argv += ["--host", host]
+    command = shlex.join(argv)
+    rooms = f"host {host}'s rooms" if host is not None else "rooms"
     lines = [
         "[Unit]",
-        f"Description=scorch: SuperCollider rooms of {config}",
+        f"Description=scorch: SuperCollider {rooms} of {config}",
         "Documentation=file://" + str(Path(__file__).resolve().parents[2] / "docs/operations.md"),
-        "After=network.target sound.target",
+        # Several hosts: chrony's clock first, so timed bundles start together.
+        "After=network-online.target sound.target time-sync.target",
+        "Wants=network-online.target",
         "",
         "[Service]",
         "Type=notify",

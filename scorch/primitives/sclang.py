@@ -84,12 +84,14 @@ class Sclang:
     """A started sclang whose ``s`` is the instance's scsynth."""
 
     def __init__(self, process: ManagedProcess, session: SclangSession, lang_port: int,
-                 name: str, timeout: float) -> None:
+                 name: str, timeout: float, server_host: str = "127.0.0.1") -> None:
         self.process = process
         self.session = session
         self.lang_port = lang_port
         self.name = name
         self.timeout = timeout
+        self.server_host = server_host
+        """The address scsynth listens on, as this machine reaches it."""
 
     @property
     def pid(self) -> int | None:
@@ -102,7 +104,7 @@ class Sclang:
               extra_env: dict[str, str] | None = None,
               on_server_request: Callable[[str], None] = lambda what: None,
               on_recompiled: Callable[[], None] = lambda: None,
-              abort: Abort = lambda: None) -> Sclang:
+              abort: Abort = lambda: None, server_host: str = "127.0.0.1") -> Sclang:
         """Start sclang, install the evaluator and attach ``s`` to scsynth at ``server_port``.
 
         Gives up at once (BootError) when sclang exits or is stopped, or when
@@ -117,7 +119,7 @@ class Sclang:
         proc = ManagedProcess("sclang", argv, console, env={**SCLANG_ENV, **(extra_env or {})},
                               stdin=True, on_output=session.feed, on_exit=on_exit)
         proc.start()
-        sclang = cls(proc, session, lang_port, name, timeout)
+        sclang = cls(proc, session, lang_port, name, timeout, server_host)
 
         def failed(what: str) -> BootError:
             how = proc.describe_exit()
@@ -165,7 +167,8 @@ class Sclang:
             raise BootError(f"the Scorch class did not answer within {self.timeout:g} s "
                             f"(is {CLASSES} in the class library?)")
         try:
-            attached = session.call(lambda reply: protocol.attach(self.name, server_port, reply),
+            attached = session.call(lambda reply: protocol.attach(self.name, server_port, reply,
+                                                                    self.server_host),
                                     ("attached",), self.timeout, trouble)
         except BootError as err:
             raise BootError(f"stopped attaching to scsynth on port {server_port}: {err}") \

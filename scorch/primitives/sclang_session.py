@@ -95,18 +95,20 @@ class SclangSession:
     # --- sending -----------------------------------------------------------------
 
     def submit(self, code: str, timeout: float = DEFAULT_TIMEOUT, *, raw: bool = False,
-               check_only: bool = False) -> tuple[int, Future[ExecuteResult]]:
+               check_only: bool = False, at: float | None = None,
+               ) -> tuple[int, Future[ExecuteResult]]:
         """Send ``code``, allowed ``timeout`` s; return its request number and a result future.
 
         ``raw``: scorch's own code, which the user's preprocessor must not see.
-        ``check_only``: compile without running.
+        ``check_only``: compile without running. ``at``: compile now, run so that
+        scsynth hears it at this Unix time (the value says when it runs).
         """
         wire_id = protocol.new_id()
         number = next(self._numbers)
         future: Future[ExecuteResult] = Future()
         now = time.monotonic()
         data = (protocol.check(wire_id, code) if check_only
-                else protocol.evaluate(wire_id, code, raw=raw))
+                else protocol.evaluate(wire_id, code, raw=raw, at=at))
         with self._lock:
             self._pending[wire_id] = _Request(number, wire_id, Transcript(code), future, now,
                                               now + timeout, echo=not raw)

@@ -48,14 +48,20 @@ class ScsynthOptions:
     binary: str = "scsynth"
     memory_kb: int = 65536
     extra_env: dict[str, str] = field(default_factory=dict)
+    bind: str = "127.0.0.1"
+    """The address scsynth listens on: loopback, unless MIDI on other hosts plays it."""
 
     def argv(self) -> list[str]:
-        """The command line: UDP on loopback only, no password, no synthdefs dir."""
+        """The command line: UDP on ``bind`` (loopback by default), no synthdefs dir."""
         return [
-            self.binary, "-u", str(self.port), "-B", "127.0.0.1", "-R", "0", "-D", "0",
+            self.binary, "-u", str(self.port), "-B", self.bind, "-R", "0", "-D", "0",
             "-l", "4", "-i", str(self.inputs), "-o", str(self.outputs),
             "-m", str(self.memory_kb), "-H", f"scorch-{self.name}",
         ]
+
+    def client_host(self) -> str:
+        """Where this machine's own clients reach it: loopback, unless bound to one address."""
+        return local_address(self.bind)
 
     def env(self) -> dict[str, str]:
         """JACK server, no autostarted server, and where the outputs connect.
@@ -72,6 +78,12 @@ class ScsynthOptions:
         return env
 
 
+def local_address(bind: str) -> str:
+    """The address a client on this machine uses for a server bound to ``bind``."""
+    wildcard_or_loopback = bind in ("0.0.0.0", "::") or bind.startswith("127.") or bind == "::1"
+    return "127.0.0.1" if wildcard_or_loopback else bind
+
+
 def port_in_use(name: str, port: int) -> PortInUse:
     """The error for a busy port: who holds it, and the config key to change."""
     holder = udp_port_holder(port)
@@ -83,10 +95,13 @@ def port_in_use(name: str, port: int) -> PortInUse:
 class Scsynth:
     """A started scsynth that answered ``/status``, with its OSC client and default group."""
 
-    def __init__(self, process: ManagedProcess, osc: OscClient, port: int) -> None:
+    def __init__(self, process: ManagedProcess, osc: OscClient, port: int,
+                 host: str = "127.0.0.1") -> None:
         self.process = process
         self.osc = osc
         self.port = port
+        self.host = host
+        """Where clients on this machine reach it."""
 
     @property
     def pid(self) -> int | None:
@@ -127,7 +142,8 @@ class Scsynth:
                 raise BootTimeout(f"instance {options.name!r}: scsynth did not say it was "
                                   f"ready within {timeout:g} s:\n{detail}")
             raise BootError(f"instance {options.name!r}: scsynth could not start:\n{detail}")
-        osc = OscClient(options.port, name=f"{options.name}-scsynth")
+        osc = OscClient(options.port, host=options.client_host(),
+                        name=f"{options.name}-scsynth")
         clients.append(osc)
         if not proc.alive():
             osc.abandon(f"scsynth {proc.describe_exit()}")
@@ -148,7 +164,7 @@ class Scsynth:
             raise BootTimeout(f"instance {options.name!r}: scsynth refused node "
                               f"notifications: {err}") from err
         osc.send(commands.g_new(DEFAULT_GROUP))
-        return cls(proc, osc, options.port)
+        return cls(proc, osc, options.port, options.client_host())
 
     def stop(self, graceful: bool = True) -> None:
         """``/quit``, then SIGTERM, then SIGKILL; remove what a killed scsynth leaves behind.

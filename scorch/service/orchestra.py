@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pykka
 from pydantic import ValidationError
@@ -57,7 +57,11 @@ from scorch.service.sessions import (
     render,
 )
 from scorch.service.studio import Studio
+from scorch.state import timing
 from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT, BufferState
+
+if TYPE_CHECKING:
+    from scorch.service.remote_rooms import HostRooms
 from scorch.state.events import Event, State
 from scorch.state.session import BufferSpec, Change, NodeSpec, RoomSpec, Session, diff
 from scorch.state.view import InstanceView, Snapshot
@@ -103,6 +107,8 @@ class Orchestra:
         self._autosaved: Session | None = None
         """What the last autosave held (unchanged: not written again)."""
         self._reload_lock = threading.Lock()
+        self._remote: HostRooms | None = None
+        """Other hosts' rooms, for MIDI routes here that play them (several hosts)."""
         self.knowledge = Knowledge(config)
         """The docs index, the execution history and the snippets (the knowledge ops')."""
         self.audio: AudioChoice | None = None
@@ -123,7 +129,8 @@ class Orchestra:
         return InstanceSettings(
             audio=config.audio, watchdog=config.watchdog,
             compiled_synthdef=self.library.compiled, all_synthdefs=self.library.names,
-            startup_code=startup, seed=seed.rooms.get(name) if seed is not None else None,
+            startup_code=startup, listen=config.listen_address(),
+            seed=seed.rooms.get(name) if seed is not None else None,
         )
 
     def start(self, timeout: float = 60.0, seed: Session | None = None) -> dict[str, str | None]:
@@ -138,9 +145,15 @@ class Orchestra:
             view.update(state=State.BOOTING, reason="scorch is starting")
         self._starting = True
         settings = {name: self._settings(name, seed=seed) for name in self.config.instances}
+        if self.config.hosts and self.config.midi.enabled:
+            from scorch.service.remote_rooms import HostRooms
+
+            # Polls nothing until a route asks for a room of another host.
+            self._remote = HostRooms(self.config, self._remote_changed)
         try:
             self._supervisor = Supervisor.start(self.config, self.views, settings,
-                                                self.jack_console, self.scenes.cue).proxy()
+                                                self.jack_console, self.scenes.cue,
+                                                self._remote).proxy()
             self._proxies = self._supervisor.start_tree().get(timeout=timeout)
             self._router = self._supervisor.router_proxy().get(timeout=ASK)
             self._watchdog = self._supervisor.watchdog_proxy().get(timeout=ASK)
@@ -161,6 +174,12 @@ class Orchestra:
         # After the rooms are READY (or given up), so a docs build never slows their boot.
         self.knowledge.start()
         return errors
+
+    def _remote_changed(self) -> None:
+        """Another host's room moved (READY, port, nodes): the router looks again."""
+        router = self._router
+        if router is not None:
+            router.refresh_targets()
 
     def start_autosave(self) -> None:
         """Save the session ``autosave`` every ``[sessions] autosave`` seconds, and at stop.
@@ -198,6 +217,9 @@ class Orchestra:
                 log.exception("the autosave at shutdown failed")
         self.scenes.stop()
         self.knowledge.stop()
+        remote, self._remote = self._remote, None
+        if remote is not None:
+            remote.close()
         supervisor, self._supervisor = self._supervisor, None
         if supervisor is None:
             return
@@ -225,13 +247,15 @@ class Orchestra:
             if supervisor is None or not self._tree.is_set():
                 raise InstanceNotReady("scorch is not running yet; reload once it is")
             if config is None:
-                config = load_config(self.config.source)
+                config = load_config(self.config.source).for_host(self.config.host)
             check_synthdefs(config, set(self.library.names()), self.library.errors)
             changes = config_changes(self.config, config)
             if not changes:
                 return changes, {}
             settings = {name: self._settings(name, config)
                         for name in (*changes.added, *changes.rooms)}
+            if self._remote is not None:
+                self._remote.update(config)
             for name in changes.added:
                 view = InstanceView(name, config.instances[name].group)
                 view.update(state=State.BOOTING, reason="added by a reload")
@@ -346,10 +370,11 @@ class Orchestra:
                     raise
 
     def execute(self, selector: str, code: str, timeout: float = 10.0,
-                check_only: bool = False) -> list[ExecuteResult]:
+                check_only: bool = False, at: float | None = None) -> list[ExecuteResult]:
         """Run code on every instance ``selector`` names; one result each, in order.
 
         ``check_only``: compile the code without running it (a syntax check).
+        ``at``: compile now, and run it so that scsynth hears it at this Unix time.
         """
         names = self.resolve(selector)
         deadline = time.monotonic() + timeout
@@ -358,7 +383,7 @@ class Orchestra:
             try:
                 request_id, future = self._when_settled(
                     name, deadline, partial(self._ask, name, "code.submit", code, timeout,
-                                            check_only))
+                                            check_only, at))
                 submitted.append((name, (request_id, future)))
             except ScorchError as err:
                 submitted.append((name, err))
@@ -403,13 +428,28 @@ class Orchestra:
             self._tell_router(name, None, None)
         return forgotten
 
+    def when(self, at: float | timing.Quantum | None, delay: float | None) -> float | None:
+        """The Unix time of a timed request (None: now); see ``scorch.state.timing``."""
+        return timing.resolve(at, delay, time.time(), self.tempo_grid())
+
+    def tempo_grid(self) -> timing.TempoGrid | None:
+        """The shared tempo's beat grid, for ``at = "next_beat"`` / ``"next_bar"``.
+
+        The seam for the shared tempo (Ableton Link): None until a tempo runs here,
+        so beats are refused with a message, and times and delays work.
+        """
+        return None
+
     def play(self, name: str, synthdef: str, params: dict[str, float] | None = None,
-             node: str | None = None) -> dict[str, Any]:
-        """Start a synth; with ``node`` it is named and restored after restarts."""
+             node: str | None = None, at: float | None = None) -> dict[str, Any]:
+        """Start a synth; with ``node`` it is named and restored after restarts.
+
+        ``at``: scsynth starts it at this Unix time (a timestamped bundle).
+        """
         compiled = self.library.compiled(synthdef)
         self._settled(name, RESTORE_WAIT)
         played: dict[str, Any] = self._ask(name, "nodes.play", synthdef, dict(params or {}),
-                                           node, compiled)
+                                           node, compiled, at)
         if node is not None:
             # Every control starts at its default unless given: the router must know all,
             # and where the node now is.
@@ -417,9 +457,10 @@ class Orchestra:
             self._tell_router(name, node, {**values, **played["params"]}, moved=True)
         return played
 
-    def set(self, name: str, node: str, params: dict[str, float]) -> dict[str, float]:
-        """Set a named node's parameters (kept for restarts)."""
-        values: dict[str, float] = self._ask(name, "nodes.set_params", node, dict(params))
+    def set(self, name: str, node: str, params: dict[str, float],
+            at: float | None = None) -> dict[str, float]:
+        """Set a named node's parameters (kept for restarts); ``at``: at that Unix time."""
+        values: dict[str, float] = self._ask(name, "nodes.set_params", node, dict(params), at)
         self._tell_router(name, node, params)
         return values
 
@@ -432,10 +473,18 @@ class Orchestra:
                     self._router.observe(name, node, params)
         return missing
 
-    def release(self, name: str, node: str) -> None:
-        """Release a named node."""
-        self._ask(name, "nodes.release", node)
+    def release(self, name: str, node: str, at: float | None = None) -> None:
+        """Release a named node; ``at``: its fade begins at that Unix time."""
+        self._ask(name, "nodes.release", node, at)
         self._tell_router(name, node, None)
+
+    def remember(self, name: str, node: str, params: dict[str, float]) -> bool:
+        """Keep values another host's MIDI router sent to a named node (sends nothing)."""
+        if node not in self.view(name).nodes:
+            return False
+        self._proxy(name).nodes.remember_params(node, dict(params))  # a tell: no wait
+        self._tell_router(name, node, params)
+        return True
 
     def _tell_router(self, name: str, node: str | None, values: dict[str, float] | None,
                      moved: bool = False) -> None:
@@ -724,7 +773,8 @@ class Orchestra:
         view = self.view(name)
         snap = view.snapshot
         out: dict[str, Any] = {
-            "name": snap.name, "group": snap.group, "state": str(snap.state),
+            "name": snap.name, "group": snap.group, "host": self.config.host,
+            "state": str(snap.state),
             "since": snap.since, "port": snap.port, "lang_port": snap.lang_port,
             "pids": {"scsynth": snap.scsynth_pid, "sclang": snap.sclang_pid},
             "sclang": snap.sclang_state,

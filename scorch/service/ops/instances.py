@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -10,7 +11,7 @@ from pydantic import BaseModel, Field
 from scorch.errors import ScorchError
 from scorch.service.api import DESTROY, READ, Args, Result, operation
 from scorch.service.fields import Selector
-from scorch.service.models import AudioStatus, InstanceState, InstanceStatus, plain
+from scorch.service.models import AudioStatus, HostInfo, InstanceState, InstanceStatus, plain
 
 if TYPE_CHECKING:
     from scorch.service.orchestra import Orchestra
@@ -27,13 +28,17 @@ class Ping(Result):
     instances: list[str]
     started_at: float | None
     hosted_by: str = Field(description="scorch run or scorch mcp")
+    host: str | None = Field(None, description="the host whose rooms these are (--host)")
+    config_digest: str | None = Field(None, description="a digest of the config file's text")
+    time: float | None = Field(None, description="this host's clock (Unix time) as it answered")
 
 
 @operation(access=READ, tool=False, patience=5.0)
 def ping(orch: Orchestra, args: NoArgs) -> Ping:
     """Say which installation answers: its config file, instances and start time."""
     return Ping(config=str(orch.config.source) if orch.config.source else None,
-                instances=orch.names(), started_at=orch.started_at, hosted_by=orch.hosted_by)
+                instances=orch.names(), started_at=orch.started_at, hosted_by=orch.hosted_by,
+                host=orch.config.host, config_digest=orch.config.digest, time=time.time())
 
 
 class InstanceRow(InstanceState):
@@ -50,13 +55,19 @@ class InstanceList(Result):
     """Every instance of the installation."""
 
     hosted_by: str = Field(description="scorch mcp: this server runs the rooms and stops them "
-                           "when Claude closes; scorch run: they run on their own")
+                           "when Claude closes; scorch run: they run on their own; "
+                           "coordinator: each host's scorch run does")
     instances: list[InstanceRow]
+    hosts: list[HostInfo] = Field(default_factory=list, description="several hosts: each "
+                                  "host and its state (CONNECTED, UNREACHABLE...)")
 
     def text(self) -> str:
-        from scorch.service.status_table import render
+        from scorch.service.status_table import render, render_hosts
 
-        return render([row.model_dump() for row in self.instances])
+        table = render([row.model_dump() for row in self.instances])
+        if not self.hosts:
+            return table
+        return table + "\n\n" + render_hosts([host.model_dump() for host in self.hosts])
 
 
 @operation(access=READ, command="list")
@@ -72,7 +83,7 @@ def list_instances(orch: Orchestra, args: NoArgs) -> InstanceList:
             peak_cpu=server.get("peak_cpu"), synths=server.get("synths"),
             uptime=status["uptime"], restarts=status["restarts_in_window"],
             restart_budget_left=status["restart_budget_left"], reason=status["reason"],
-            nodes=list(status["nodes"])))
+            nodes=list(status["nodes"]), host=status["host"]))
     return InstanceList(hosted_by=orch.hosted_by, instances=rows)
 
 
@@ -82,11 +93,16 @@ class StatusOutput(Result):
     instances: list[InstanceStatus]
     audio: AudioStatus | None = Field(
         None, description="the audio driver in use and why (None before the start)")
+    hosts: list[HostInfo] = Field(default_factory=list, description="several hosts: each "
+                                  "host and its state (CONNECTED, UNREACHABLE...)")
 
     def text(self) -> str:
-        from scorch.service.status_table import describe
+        from scorch.service.status_table import describe, render_hosts
 
-        return "\n\n".join(describe(status.model_dump()) for status in self.instances)
+        blocks = [describe(status.model_dump()) for status in self.instances]
+        if self.hosts:
+            blocks.append(render_hosts([host.model_dump() for host in self.hosts]))
+        return "\n\n".join(blocks)
 
 
 def _statuses(orch: Orchestra, names: list[str]) -> StatusOutput:
