@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -26,7 +28,8 @@ def run(units: int | None) -> tuple[list[Verdict], float, int]:
     """The verdicts, the seconds they took, and how many help units were eligible."""
     eligible = len(help_units())
     corpus = CASES + help_units(units)
-    jack = "scorch-bench-diff"  # the room's own jackd; the bare scsynth joins it
+    # the room's own jackd (the bare scsynth joins it); SCORCH_TEST_JACK keeps runs apart
+    jack = os.environ.get("SCORCH_TEST_JACK", "scorch-bench") + "-diff"
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         text = (f'state_dir = "{folder / "state"}"\n[audio]\njack_server = "{jack}"\n'
@@ -68,11 +71,32 @@ def report(verdicts: list[Verdict], took: float, eligible: int, command: str) ->
         f"| differ without explanation | {len(unexplained)} |",
         f"| time | {took:.0f} s |",
         "",
-        "Where sclang itself varies from run to run, the unit is not counted as a "
-        "difference: random numbers and choices (`rand`, `coin`, `Prand`...), state the "
-        "code changes as it runs (a variable it grows, a buffer it allocates), and the "
-        "PROTECTED CALL STACK sclang prints only for the first error made inside try.",
+        "Every run starts from the same random seed on both sides, so `rand`, `coin` and "
+        "`Prand` give the same numbers and are compared exactly; both sides give what the "
+        "code left running the same 0.1 s before `CmdPeriod`; when either side's sclang "
+        "hangs or dies, both are replaced, so the two interpreters always hold the same "
+        "variables (the bare one keeps its language port, hence its client id). Where "
+        "sclang itself still varies, the unit is named, not counted as a difference:",
+        "",
+        "| why sclang itself varies | units | of which scorch agreed with the first run |",
+        "|---|---|---|",
+        *(f"| {why} | {len(group)} | {sum(v.same for v in group)} |"
+          for why, group in sorted(_varied_by_why(varied).items(), key=lambda kv: -len(kv[1]))),
+        "",
+        "Its two runs differ mostly through state the code changes as it runs (a variable "
+        "it grows, a buffer or node it allocates, a counter such as `UniqueID`), the time, "
+        "and the PROTECTED CALL STACK sclang prints only for the first error made inside try.",
     ]
+    rare = {why: group for why, group in _varied_by_why(varied).items()
+            if not why.startswith("sclang's own")}
+    for why, group in rare.items():
+        lines += ["", f"{why[0].upper()}{why[1:]}: "
+                  + ", ".join(f"{v.unit.source} (`{v.unit.code.splitlines()[0][:60]}`)"
+                              for v in group[:10])]
+    disagreed = [v for v in varied if not v.same and _why(v).startswith("sclang's own")]
+    if disagreed:
+        lines += ["", "Where sclang's own runs differ and scorch differs from the first: "
+                  + "; ".join(f"{v.unit.source}: {v.reason[:120]}" for v in disagreed[:10])]
     reasons = collections.Counter(v.reason.split(":")[0] for v in unexplained)
     if unexplained:
         lines += ["", "Unexplained differences:", ""]
@@ -81,12 +105,35 @@ def report(verdicts: list[Verdict], took: float, eligible: int, command: str) ->
     return "\n".join(lines)
 
 
+def _why(verdict: Verdict) -> str:
+    """The kind of variation in sclang itself that excused a unit."""
+    for start, why in (("sclang itself died", "sclang itself died on it"),
+                       ("sclang itself takes about the time limit",
+                        "takes about the 5 s limit in sclang itself")):
+        if verdict.reason.startswith(start):
+            return why
+    return "sclang's own two runs print different things"
+
+
+def _varied_by_why(varied: list[Verdict]) -> dict[str, list[Verdict]]:
+    groups: dict[str, list[Verdict]] = collections.defaultdict(list)
+    for verdict in varied:
+        groups[_why(verdict)].append(verdict)
+    return groups
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--units", type=int, default=1500, help="help examples to sample")
     parser.add_argument("--all", action="store_true", help="every runnable help example")
+    parser.add_argument("--dump", type=Path, help="write every verdict to this JSON file")
     args = parser.parse_args()
     verdicts, took, eligible = run(None if args.all else args.units)
+    if args.dump:
+        args.dump.write_text(json.dumps([
+            {"unit": v.unit.source, "code": v.unit.code, "same": v.same, "reason": v.reason,
+             "nondeterministic": v.nondeterministic, "bare": v.bare, "scorch": v.scorch,
+             "notes": v.notes} for v in verdicts], indent=1))
     command = ".venv/bin/python -m bench.execute_diff" + (" --all" if args.all else
                                                             f" --units {args.units}")
     text = report(verdicts, took, eligible, command)
