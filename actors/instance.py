@@ -21,6 +21,7 @@ import time
 
 import pykka
 
+from actors.instance_buffers import Buffers
 from actors.instance_code import Code
 from actors.instance_nodes import Nodes
 from actors.keeper import Keeper
@@ -31,7 +32,7 @@ from scorch.errors import BootError, InstanceFailed, InstanceNotReady
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ManagedProcess
 from scorch.primitives.scsynth import Scsynth
-from scorch.state.desired import DesiredState
+from scorch.state.desired import BufferState, DesiredState
 from scorch.state.events import Kind, State
 from scorch.state.view import InstanceView
 
@@ -40,7 +41,7 @@ log = logging.getLogger(__name__)
 #: How long a keeper waits for this actor to start what is down.
 RESTART_ASK = 120.0
 _WARN = (Kind.CRASHED, Kind.HUNG, Kind.FAILED, Kind.DEGRADED, Kind.BOOT_FAILED,
-         Kind.STARTUP_ERROR)
+         Kind.STARTUP_ERROR, Kind.BUFFER_LOST)
 #: States in which scsynth plays (and MIDI, play and set reach it).
 SOUNDING = (State.READY, State.DEGRADED)
 _DOWN = (State.STOPPED, State.STOPPING, State.FAILED)
@@ -65,6 +66,8 @@ class Instance(pykka.ThreadingActor):
         self.nodes = pykka.traversable(Nodes(
             name, self.desired, self.processes, view, self._event,
             lambda: settings.on_changed(name), self._require_ready))
+        self.buffers = pykka.traversable(Buffers(
+            name, self.desired, self.processes, view, self._require_ready))
         self.code = pykka.traversable(Code(
             name, self.processes, self.desired, self._event, self._require_ready,
             lambda how: self._crashed("sclang", how)))
@@ -93,22 +96,33 @@ class Instance(pykka.ThreadingActor):
     # --- lifecycle -----------------------------------------------------------
 
     def on_start(self) -> None:
-        """Load the config's SynthDefs and nodes into the desired state (actor thread)."""
+        """Load the config's SynthDefs and nodes into the desired state (actor thread).
+
+        With a seed (``--resume``) the seed's nodes and buffers take the config nodes'
+        place, so the first boot already plays what was saved.
+        """
         self.nodes.bind(self.actor_ref.proxy().nodes)
         wanted = self.config.synthdefs
         names = self.settings.all_synthdefs() if wanted == "all" else list(wanted)
-        for node in self.config.nodes.values():
-            if node.synthdef not in names:
-                names.append(node.synthdef)
+        seed = self.settings.seed
+        nodes = ({n: (s.synthdef, dict(s.params)) for n, s in seed.nodes.items()}
+                 if seed is not None else
+                 {n: (c.synthdef, dict(c.params)) for n, c in self.config.nodes.items()})
+        for synthdef, _ in nodes.values():
+            if synthdef not in names:
+                names.append(synthdef)
         for name in names:
             try:
                 self.desired.add_synthdef(name, self.settings.compiled_synthdef(name))
             except KeyError as err:
                 self._event(Kind.BOOT_FAILED, f"SynthDef {name!r} from the config: {err}")
-        for node_name, node in self.config.nodes.items():
-            if node.synthdef in self.desired.synthdefs:
-                self.desired.add_node(node_name, node.synthdef, dict(node.params))
+        for node_name, (synthdef, params) in nodes.items():
+            if synthdef in self.desired.synthdefs:
+                self.desired.add_node(node_name, synthdef, params)
+        for buf_name, buf in (seed.buffers.items() if seed is not None else ()):
+            self.desired.buffers[buf_name] = BufferState(buf_name, buf.bufnum, buf.path)
         self.nodes.publish()
+        self.buffers.publish()
 
     def on_stop(self) -> None:
         """Stop both processes when the actor stops (actor thread)."""
@@ -319,7 +333,8 @@ class Instance(pykka.ThreadingActor):
         took = time.monotonic() - started
         if kind == "scsynth" or self._state() != State.READY:
             self._ready(f"{kind} restarted in {took:.2f} s")
-        restored = (f"restored {len(self.desired.synthdefs)} SynthDefs and "
+        restored = (f"restored {len(self.desired.synthdefs)} SynthDefs, "
+                    f"{len(self.desired.buffers)} buffers and "
                     f"{len(self.desired.nodes)} nodes" if kind == "scsynth"
                     else "sclang is back; scsynth played on")
         self._event(Kind.RESTORED, restored, process=kind, nodes=list(self.desired.nodes),
@@ -330,7 +345,7 @@ class Instance(pykka.ThreadingActor):
 
     def _start_scsynth(self) -> None:
         """Start scsynth, restoring onto it and re-attaching a running sclang on the way."""
-        dropped = self.processes.start_scsynth(self.desired, self._reattach)
+        dropped, lost = self.processes.start_scsynth(self.desired, self._reattach)
         sclang_keeper = self._keepers.get("sclang")
         if sclang_keeper is not None:
             sclang_keeper.wake()  # it may have waited for an scsynth to attach to
@@ -338,6 +353,10 @@ class Instance(pykka.ThreadingActor):
             self.nodes.publish()
             self._event(Kind.NODE_ENDED, f"not restored: {', '.join(dropped)} (a value OSC "
                         "cannot carry); they are forgotten", nodes=dropped)
+        if lost:
+            self._event(Kind.BUFFER_LOST, "buffers not restored: " + "; ".join(lost)
+                        + " (tried again at the next restore)", buffers=lost)
+        self.buffers.publish()
 
     def _reattach(self, scsynth: Scsynth) -> None:
         """Between the SynthDefs and the nodes: sclang follows the new scsynth."""

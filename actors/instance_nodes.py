@@ -123,6 +123,26 @@ class Nodes:
         self.publish()
         return dict(state.params)
 
+    def set_many(self, values: dict[str, dict[str, float]]) -> list[str]:
+        """Set params of several named nodes (a scene); return the names this instance lacks."""
+        packets = []
+        for node, params in values.items():
+            current = self.desired.nodes.get(node)
+            if current is not None:
+                packets.append(commands.n_set(current.node_id, params))  # raises before changes
+        lacking = []
+        for node, params in values.items():
+            if node in self.desired.nodes:
+                self.desired.set_params(node, params)
+            else:
+                lacking.append(node)
+        osc = self._processes.osc
+        if osc is not None and self._view.snapshot.state in (State.READY, State.DEGRADED):
+            for packet in packets:
+                osc.send(packet)
+        self.publish()
+        return lacking
+
     def remember_params(self, node: str, params: dict[str, float]) -> None:
         """Keep values someone else already sent (the MIDI router) for later restores."""
         if node in self.desired.nodes:

@@ -32,7 +32,7 @@ from actors.ticker import Ticker
 from midi.engine import Engine, Snapshot
 from midi.ports import MessageCallback
 from midi.routes import Route, RouteEntry, compile_table, resolve_all
-from midi.schema import ControlRoute, MidiConfig
+from midi.schema import ControlRoute, MidiConfig, SceneRoute
 from midi.store import FILENAME, load_routes, save_routes
 
 log = logging.getLogger(__name__)
@@ -69,11 +69,12 @@ class MidiRouter(pykka.ThreadingActor):
         """The JACK server the JACK backend joins (scorch's own), or None for the default."""
         self._engine = Engine()
         self._lock = threading.Lock()
-        self._sender = OscSender(self._lock, config.coalesce_interval, targets.param_changed)
-        self._config_routes = [
-            RouteEntry(r.id or f"config-control-{i}", r, "config")
-            for i, r in enumerate(config.controls)
-        ] + [RouteEntry(r.id or f"config-key-{i}", r, "config") for i, r in enumerate(config.keys)]
+        self._sender = OscSender(self._lock, config.coalesce_interval, targets.param_changed,
+                                 targets.scene)
+        kinds: list[tuple[str, tuple[Route, ...]]] = [
+            ("control", config.controls), ("key", config.keys), ("scene", config.scenes)]
+        self._config_routes = [RouteEntry(r.id or f"config-{kind}-{i}", r, "config")
+                               for kind, routes in kinds for i, r in enumerate(routes)]
         self._runtime_routes: list[RouteEntry] = []
         self._route_errors: dict[str, str] = {}
         self._ports: PortSet | None = None
@@ -135,7 +136,7 @@ class MidiRouter(pykka.ThreadingActor):
                 {
                     "id": entry.id,
                     "origin": entry.origin,
-                    "type": "control" if isinstance(entry.route, ControlRoute) else "key",
+                    "type": _kind(entry.route),
                     "route": entry.route.model_dump(mode="json"),
                     "error": self._route_errors.get(selector),
                 }
@@ -337,6 +338,12 @@ class MidiRouter(pykka.ThreadingActor):
         wanted = [*self._config.inputs, *(e.route.port for e in self._entries())]
         if self._open.rescan(wanted, list(self._config.outputs)):
             self._refresh_targets()
+
+
+def _kind(route: Route) -> str:
+    if isinstance(route, SceneRoute):
+        return "scene"
+    return "control" if isinstance(route, ControlRoute) else "key"
 
 
 #: The typed proxy other actors and the facade hold.

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from midi.coalesce import Coalescer
-from midi.engine import Action, BendVoice, ReleaseVoice, SetParam, StartVoice
+from midi.engine import Action, BendVoice, ReleaseVoice, SceneCue, SetParam, StartVoice
 from scorch.primitives import commands
 
 log = logging.getLogger(__name__)
@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 Address = tuple[str, int]
 #: Called with (instance, node, param, value) for values MIDI changed, from the sender thread.
 Report = Callable[[str, str, str, float], None]
+#: Called with (kind, scene, instance, value) for scene cues, on the callback thread: no waiting.
+Cue = Callable[[str, str, str, float], None]
 
 TIMINGS = 4096
 REPORT_EVERY = 0.02
@@ -40,10 +42,12 @@ _RELEASE_HEAD, _RELEASE_TAIL = _RELEASE[:16], _RELEASE[20:]
 class OscSender:
     """Send the engine's actions to scsynth; hold back and flush what a flood repeats."""
 
-    def __init__(self, lock: threading.Lock, coalesce_interval: float, report: Report) -> None:
+    def __init__(self, lock: threading.Lock, coalesce_interval: float, report: Report,
+                 cue: Cue = lambda kind, scene, instance, value: None) -> None:
         self._lock = lock
         """The router's engine lock: held by :meth:`apply`'s callers."""
         self._report = report
+        self._cue = cue
         self._coalescer: Coalescer[tuple[Address, bytearray]] = Coalescer(coalesce_interval)
         self._dirty: dict[tuple[str, str, str], float] = {}
         self._packets: dict[tuple[Address, int, str], tuple[Address, bytearray]] = {}
@@ -97,6 +101,11 @@ class OscSender:
             elif type(action) is ReleaseVoice:
                 send(_RELEASE_HEAD + _INT32(action.node_id) + _RELEASE_TAIL, action.address)
                 self.sent += 1
+            elif type(action) is SceneCue:
+                try:
+                    self._cue(*action)
+                except Exception:
+                    log.exception("scene cue %s failed", action)
 
     def _set(self, address: Address, node_id: int, param: str, value: float, now: float,
              send: Any) -> None:

@@ -16,7 +16,7 @@ from actors.instance import Instance, InstanceProxy, InstanceSettings
 from actors.jack import Jack, JackProxy
 from actors.keeper import Keeper
 from actors.midi_router import MidiRouter, MidiRouterProxy
-from actors.targets import OrchestraTargets
+from actors.targets import OrchestraTargets, SceneCue
 from actors.watchdog import Watchdog, WatchdogProxy
 from scorch.config import Config
 from scorch.config_changes import ConfigChanges
@@ -35,8 +35,11 @@ class Supervisor(pykka.ThreadingActor):
     """Root of the tree: the JACK server, the instances and the watchdog."""
 
     def __init__(self, config: Config, views: dict[str, InstanceView],
-                 settings: dict[str, InstanceSettings], jack_console: Console) -> None:
+                 settings: dict[str, InstanceSettings], jack_console: Console,
+                 on_scene: SceneCue = lambda kind, scene, instance, value: None) -> None:
         super().__init__()
+        self.on_scene = on_scene
+        """Where MIDI scene routes send their cues (must not block: the MIDI thread calls)."""
         self.config = config
         self.views = views
         self.settings = settings
@@ -143,7 +146,7 @@ class Supervisor(pykka.ThreadingActor):
             return
         # rtmidi's JACK backend joins scorch's server (or the one named), never autostarting one.
         uses_jack = self.owns_jack() or self.config.audio.driver == "jack"
-        targets = OrchestraTargets(self.config, self.views, self.instances)
+        targets = OrchestraTargets(self.config, self.views, self.instances, self.on_scene)
         try:
             router = MidiRouter.start(
                 self.config.midi, targets, self.config.state_path(),

@@ -8,12 +8,16 @@ instance actor, so the router never waits.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from actors.instance import InstanceProxy
 from scorch.config import Config
 from scorch.state.events import State
 from scorch.state.view import InstanceView
+
+SceneCue = Callable[[str, str, str, float], None]
+"""(kind, scene, instance selector, value): ``recall`` with seconds, ``morph`` with a position."""
 
 
 class Targets(Protocol):
@@ -44,15 +48,21 @@ class Targets(Protocol):
         """Record a value in the desired state; must not block and must be thread-safe."""
         ...
 
+    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
+        """Cue a scene from a MIDI route (MIDI callback thread): must not block."""
+        ...
+
 
 class OrchestraTargets:
     """Targets for the MIDI router: where each instance and named node is right now."""
 
     def __init__(self, config: Config, views: dict[str, InstanceView],
-                 proxies: dict[str, InstanceProxy]) -> None:
+                 proxies: dict[str, InstanceProxy],
+                 on_scene: SceneCue = lambda kind, scene, instance, value: None) -> None:
         self._config = config
         self._views = views
         self._proxies = proxies
+        self._on_scene = on_scene
 
     def resolve(self, selector: str) -> list[str]:
         """Instance, group or ``*`` to instance names (KeyError when unknown)."""
@@ -78,3 +88,7 @@ class OrchestraTargets:
         waits on its future), so it is safe from any thread and never blocks.
         """
         self._proxies[instance].nodes.remember_params(node, {param: value})
+
+    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
+        """Hand a scene cue to whoever conducts scenes (it queues it and returns)."""
+        self._on_scene(kind, scene, instance, value)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-BENCHMARKS = ("bench.boot", "bench.chaos", "bench.midi_latency", "bench.mcp_roundtrip",
-              "bench.knowledge")
+BENCHMARKS = ("bench.boot", "bench.chaos", "bench.chaos_phases", "bench.midi_latency",
+              "bench.mcp_roundtrip", "bench.knowledge", "bench.tool_fuzz", "bench.execute_diff",
+              "bench.memory")
 
 
 def main() -> int:

@@ -33,6 +33,14 @@ How to work:
    docs(query="stereo reverb") to find the class. history finds code run earlier (and
    the sound it made); snippet lists starters (patterns, effects, a MIDI responder...)
    to show or run, and keeps code you save.
+10. Samples: buffer(action="search", query=...) finds sound files in the configured sample
+   folders; buffer(action="load", instance, path) loads one (it comes back after crashes
+   under the same bufnum); play it with synthdef "sampler" (mono) or "sampler_stereo"
+   and params {"bufnum": N, "loop": 1}.
+11. session(action="save", name) keeps the whole state (nodes, params, buffers, MIDI
+   routes); session(action="diff") shows what a load would change, "load" applies only
+   that. scene saves the params of named nodes; recall it, or morph toward it with
+   position 0..1 or over seconds.
 
 An instance that is RESTARTING comes back by itself within seconds: wait and retry.
 A FAILED instance used up its restart budget: read events and console, fix the cause,

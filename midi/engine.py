@@ -59,7 +59,18 @@ class ReleaseVoice(NamedTuple):
     node_id: int
 
 
-Action = SetParam | StartVoice | BendVoice | ReleaseVoice
+class SceneCue(NamedTuple):
+    """Recall a scene (``value``: seconds to glide) or morph toward it (``value``: 0..1)."""
+
+    kind: str
+    """``recall`` or ``morph``."""
+    scene: str
+    instance: str
+    """The route's instance selector."""
+    value: float
+
+
+Action = SetParam | StartVoice | BendVoice | ReleaseVoice | SceneCue
 
 #: Builds a NamedTuple from a tuple of all its fields in C: a third of the cost of calling
 #: the class, whose generated ``__new__`` is Python code (this is what ``_make`` does inside).
@@ -152,6 +163,9 @@ class Engine:
             if self.learn is not None:
                 self._learned(port, channel, "aftertouch", 0, data[1])
             return self._controls(table.controls.get(("at", channel, 0)), data[1] / 127.0)
+        if kind == 0xC0:
+            return [SceneCue("recall", r.scene, r.instance, r.seconds)
+                    for r in table.scenes.get(("pc", channel, data[1]), ())]
         return []
 
     def observe(self, instance: str, node: str, param: str, value: float) -> None:
@@ -176,6 +190,9 @@ class Engine:
         targets = table.controls.get(("cc", channel, cc))
         if targets:
             self._controls(targets, value / 127.0, value, actions)
+        if table.scenes:
+            for route in table.scenes.get(("cc", channel, cc), ()):
+                actions.append(SceneCue("morph", route.scene, route.instance, value / 127.0))
         if cc < 64 and table.cc14:
             assembler = self._cc14.get((port, channel))
             if assembler is None:

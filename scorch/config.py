@@ -126,6 +126,25 @@ class WatchdogConfig(_Model):
         return self
 
 
+class SamplesConfig(_Model):
+    """The ``[samples]`` table: where sound files are found, and how large one may be."""
+
+    paths: tuple[Path, ...] = Field(
+        (), description="folders searched for samples and for relative paths, in order "
+        "(relative to the config file)")
+    max_mb: float = Field(256.0, gt=0, le=4096,
+                          description="largest sound file `buffer load` accepts, megabytes")
+
+
+class SessionsConfig(_Model):
+    """The ``[sessions]`` table: saved states of the whole installation."""
+
+    autosave: float = Field(
+        30.0, ge=0, le=86400,
+        description="seconds between autosaves (0: only at shutdown); `scorch run --resume` "
+        "starts from the last one")
+
+
 class HistoryConfig(_Model):
     """The ``[history]`` table: how much of the execution history is kept."""
 
@@ -153,6 +172,8 @@ class Config(_Model):
     instances: dict[InstanceName, InstanceConfig]
     watchdog: WatchdogConfig = WatchdogConfig()
     midi: MidiConfig = MidiConfig()
+    samples: SamplesConfig = SamplesConfig()
+    sessions: SessionsConfig = SessionsConfig()
     history: HistoryConfig = HistoryConfig()
     docs: DocsConfig = DocsConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
@@ -200,6 +221,10 @@ class Config(_Model):
         if path.is_absolute() or self.source is None:
             return path
         return self.source.parent / path
+
+    def sample_folders(self) -> list[Path]:
+        """The ``[samples] paths``, resolved against the config file's folder."""
+        return [self.resolve_path(p) for p in self.samples.paths]
 
     def state_path(self) -> Path:
         """The folder for run-time state (routes, control socket, history, docs index)."""
@@ -254,12 +279,19 @@ def _check_references(config: Config, text: str, path: Path) -> None:
     lines = key_lines(text)
     targets = [("controls", i, r.instance) for i, r in enumerate(config.midi.controls)]
     targets += [("keys", i, r.instance) for i, r in enumerate(config.midi.keys)]
+    targets += [("scenes", i, r.instance) for i, r in enumerate(config.midi.scenes)]
     for table, index, selector in targets:
         try:
             config.resolve(selector)
         except InstanceNotFound as err:
             loc: tuple[str, ...] = ("midi", table, str(index), "instance")
             raise ConfigError(f"{_where(path, lines, loc)}: {'.'.join(loc)}: {err}") from None
+    for index, folder in enumerate(config.samples.paths):
+        if not config.resolve_path(folder).is_dir():
+            loc = ("samples", "paths")
+            raise ConfigError(
+                f"{_where(path, lines, loc)}: samples.paths.{index}: expected an existing "
+                f"folder, found {str(folder)!r} (looked in {config.resolve_path(folder)})")
     for name, inst in config.instances.items():
         if inst.startup is not None and not config.resolve_path(inst.startup).is_file():
             loc = ("instances", name, "startup")

@@ -31,6 +31,14 @@ class CodeRejected(InvalidRequest):
     """Code that cannot be sent to sclang (empty, too large, or with a NUL byte)."""
 
 
+class SampleRejected(InvalidRequest):
+    """A sound file scorch will not load: too large, or not audio scsynth can read."""
+
+
+class SessionFileError(InvalidRequest):
+    """A session file that cannot be read as a session (file:line in the message)."""
+
+
 class ConfigError(ScorchError):
     """The configuration file is missing, unreadable or invalid (file:line in the message)."""
 
@@ -62,6 +70,22 @@ class UnknownSynthDef(NotFound):
 
 class MidiPortNotFound(NotFound):
     """No MIDI port matches a name, or the port went away."""
+
+
+class BufferNotFound(NotFound):
+    """No buffer of that name is loaded on that instance."""
+
+
+class SampleNotFound(NotFound):
+    """A sound file path that names no readable file (here or in the sample folders)."""
+
+
+class SessionNotFound(NotFound):
+    """No saved session of that name."""
+
+
+class SceneNotFound(NotFound):
+    """No saved scene of that name."""
 
 
 class DocNotFound(NotFound):

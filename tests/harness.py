@@ -33,6 +33,17 @@ from scorch.primitives.synthdef_library import SynthDefLibrary
 
 T = TypeVar("T")
 
+#: One room with a named node and no MIDI: what most fault tests play with.
+ONE_ROOM = """
+[midi]
+enabled = false
+[instances.room]
+synthdefs = ["sine"]
+[instances.room.nodes.hum]
+synthdef = "sine"
+params = { freq = 220, amp = 0.001 }
+"""
+
 VOICE_DEF = "scorchtest_voice"
 PARAM_DEF = "scorchtest_param"
 _SOURCES = {

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from scorch.errors import IntrospectionError
-from scorch.knowledge.headless import library_conf_of_the_user
 from scorch.knowledge.introspect import (
     DUMP_SCHEMA,
     ClassRecord,
@@ -25,7 +24,7 @@ from scorch.knowledge.introspect import (
     parse_dump,
 )
 from scorch.primitives.process import spawn
-from scorch.primitives.sclang import CLASSES, SCLANG_ENV
+from scorch.primitives.sclang import CLASSES, SCLANG_ENV, class_library_conf
 
 PLATFORM = {"class_library_dir": "/sc/SCClassLibrary", "system_extension_dir": "/sc/Extensions",
             "user_extension_dir": "/home/x/Extensions", "help_dir": "/sc/HelpSource",
@@ -201,10 +200,10 @@ def test_headless_library_keeps_the_persons_include_and_exclude_paths(
     conf.write_text("includePaths:\n  - /q/SomeQuark\nexcludePaths:\n  - /q/Old\n")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
 
-    text = library_conf_of_the_user().read_text()
+    text = class_library_conf(scorch_classes=False).read_text()
 
     assert text.splitlines()[:4] == ["includePaths:", "  - /q/SomeQuark", "excludePaths:",
                                      "  - /q/Old"]
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nothing"))
-    assert library_conf_of_the_user().read_text().splitlines()[:2] == [
+    assert class_library_conf(scorch_classes=False).read_text().splitlines()[:2] == [
         "includePaths: []", "excludePaths: []"]

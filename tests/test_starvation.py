@@ -31,12 +31,15 @@ from scorch.service.remote import RemoteService
 from scorch.service.wire import find_running, request_line
 from scorch.state.events import Kind
 from tests.conftest import MakeConfig, jack_name, node_exists
+from tests.harness import ONE_ROOM
 
 pytestmark = pytest.mark.integration
 
 SCORCH = [sys.executable, "-m", "scorch.cli.main"]
 FLOOD = 1100
 FD_LIMIT = 256
+#: Seconds each request that keeps a slot busy waits.
+BUSY_FOR = 2.0
 WATCHDOG = """
 [watchdog]
 interval = 0.1
@@ -56,14 +59,7 @@ def running(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
         state_dir = "{tmp_path / 'state'}"
         [audio]
         jack_server = "{jack_name('flood')}"
-        [midi]
-        enabled = false
-        [instances.room]
-        synthdefs = ["sine"]
-        [instances.room.nodes.hum]
-        synthdef = "sine"
-        params = {{ freq = 220, amp = 0.001 }}
-        """) + WATCHDOG)
+        """) + ONE_ROOM + WATCHDOG)
     proc = subprocess.Popen([*SCORCH, "run", "--config", str(config)], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True, preexec_fn=_limited)
     try:
@@ -127,7 +123,7 @@ def test_a_flood_of_held_connections_kills_nothing_and_refuses_clearly(
         # Every slot busy with a request: a newcomer is refused, with the reason.
         busy = []
         wait = request_line(1, "wait_for", {"instance": "room", "pattern": "never-printed",
-                                            "timeout_s": 4})
+                                            "timeout_s": BUSY_FOR})
         for _ in range(MAX_CONNECTIONS):
             sock = _connect(path, deadline)
             sock.sendall(wait)
@@ -141,7 +137,7 @@ def test_a_flood_of_held_connections_kills_nothing_and_refuses_clearly(
     finally:
         for sock in held:
             sock.close()
-    time.sleep(1.0)
+    time.sleep(BUSY_FOR + 0.5)  # the busy requests finish their wait; their slots free up
     after = service.call("status", {"instance": "room"}).model_dump()["instances"][0]
     service.close()
     assert after["state"] == "READY" and after["pids"] == before["pids"]
@@ -154,10 +150,7 @@ def test_a_flood_of_held_connections_kills_nothing_and_refuses_clearly(
 def test_a_process_out_of_descriptors_does_not_make_healthy_rooms_look_hung(
         make_config: MakeConfig, start_orchestra: object) -> None:
     """EMFILE for three times the hang limit: the watchdog could not look, so it kills nothing."""
-    config: Config = make_config("[midi]\nenabled = false\n[instances.room]\n"
-                                 'synthdefs = ["sine"]\n[instances.room.nodes.hum]\n'
-                                 'synthdef = "sine"\nparams = { amp = 0.001 }\n',
-                                 watchdog=WATCHDOG, tag="emfile")
+    config: Config = make_config(ONE_ROOM, watchdog=WATCHDOG, tag="emfile")
     orch: Orchestra = start_orchestra(config)  # type: ignore[operator]
     pids = orch.status("room")["pids"]
     since = orch.views["room"].events.mark()

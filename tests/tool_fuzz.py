@@ -166,6 +166,21 @@ HOSTILE: list[tuple[str, dict[str, Any]]] = [
     ("midi", {"action": "send", "port": "nowhere", "message": {"type": "note_on"}}),
     ("midi", {"action": "unmap", "route_id": "../x"}),
     ("release", {"instance": "room", "node": "ghost"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "/etc/passwd"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "/dev/zero"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "/proc/self/status"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "../../etc/hostname"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "a\x00b.wav"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "/" * 5000}),
+    ("buffer", {"action": "free", "instance": "room", "name": "ghost"}),
+    ("buffer", {"action": "search", "query": "*" * 1000}),
+    ("session", {"action": "load", "name": "../../config"}),
+    ("session", {"action": "diff", "name": "ghost"}),
+    ("session", {"action": "save"}),
+    ("scene", {"action": "morph", "name": "ghost", "position": 1e999}),
+    ("scene", {"action": "morph", "name": "ghost", "position": 0.5, "seconds": 1}),
+    ("scene", {"action": "morph", "name": "ghost", "seconds": 0}),
+    ("scene", {"action": "recall", "name": "ghost", "instance": "nowhere"}),
 ]
 
 

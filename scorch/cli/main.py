@@ -8,8 +8,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from scorch.cli.commands import add_commands
-from scorch.config import find_config, load_config
 from scorch.errors import ConfigError, ScorchError
 
 log = logging.getLogger("scorch")
@@ -26,18 +24,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Boot every instance, print the status table, run until Ctrl-C or SIGTERM.
 
     SIGHUP re-reads the config and applies what changed (as ``scorch reload``).
+    ``--resume`` starts from the last autosaved session instead of the config's nodes.
     Under systemd (``Type=notify``) it tells the manager when it is ready, how
     the rooms are, that it is alive (``WatchdogSec=``), and when it stops.
     """
     from scorch.cli.running import Runner
+    from scorch.config import find_config, load_config
 
     return Runner(load_config(find_config(args.config)), args.boot_timeout,
-                  args.status_every).run()
+                  args.status_every, resume=args.resume).run()
 
 
 def cmd_service_install(args: argparse.Namespace) -> int:
     """Write a systemd unit that runs ``scorch run`` with this config."""
     from scorch.cli.service_unit import next_steps, scorch_executable, unit_path, unit_text
+    from scorch.config import find_config, load_config
 
     config_path = find_config(args.config).resolve()
     load_config(config_path)  # a unit for a config that does not load would only fail later
@@ -57,6 +58,7 @@ def cmd_service_install(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Check binaries, MIDI APIs and ports; print the install command for what is missing."""
     from scorch.cli.doctor import report, run_checks
+    from scorch.config import find_config, load_config
 
     config = None
     try:
@@ -69,16 +71,21 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    """Serve MCP over stdio for Claude Desktop."""
-    from mcp_server.server import serve
+    """Serve MCP over stdio for Claude Desktop (the handshake is answered before the SDK loads)."""
+    from mcp_server.early import EarlyFront
 
-    serve(find_config(args.config))
+    front = EarlyFront().start()
+    from mcp_server.server import serve
+    from scorch.config import find_config
+
+    serve(find_config(args.config), front)
     return 0
 
 
 def cmd_claude_config(args: argparse.Namespace) -> int:
     """Print the Claude Desktop JSON snippet for this checkout."""
     from mcp_server.claude_config import snippet
+    from scorch.config import find_config
 
     print(snippet(find_config(args.config).resolve()))
     return 0
@@ -92,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="boot the installation and keep it running")
     run.add_argument("--config", help="config file (default: ./config.toml, else the embedded one)")
     run.add_argument("--boot-timeout", type=float, default=60.0)
+    run.add_argument("--resume", action="store_true",
+                     help="start from the last autosaved session (sessions/autosave.toml)")
     run.add_argument("--status-every", type=float, default=0.0,
                      help="print the status table every N seconds (0: only after boot)")
     run.set_defaults(func=cmd_run)
@@ -113,13 +122,24 @@ def build_parser() -> argparse.ArgumentParser:
     claude = sub.add_parser("claude-config", help="print the Claude Desktop config snippet")
     claude.add_argument("--config")
     claude.set_defaults(func=cmd_claude_config)
+    from scorch.cli.commands import add_commands  # the operations' commands: pydantic and all
+
     add_commands(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``scorch`` console script."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["mcp"]:
+        # Claude Desktop waits for the handshake: parse nothing else, import nothing more.
+        mcp = argparse.ArgumentParser(prog="scorch mcp")
+        mcp.add_argument("--config")
+        mcp.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+        args = mcp.parse_args(argv[1:])
+        args.func = cmd_mcp
+    else:
+        args = build_parser().parse_args(argv)
     _setup_logging(args.verbose)
     try:
         return int(args.func(args))

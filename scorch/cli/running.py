@@ -31,8 +31,11 @@ STATUS_EVERY = 5.0
 class Runner:
     """One ``scorch run``: the orchestra, its control socket, signals and systemd."""
 
-    def __init__(self, config: Config, boot_timeout: float, status_every: float) -> None:
+    def __init__(self, config: Config, boot_timeout: float, status_every: float,
+                 resume: bool = False) -> None:
         self.config = config
+        self.resume = resume
+        """Start from the last autosave (``scorch run --resume``)."""
         self.boot_timeout = boot_timeout
         self.status_every = status_every
         self.orchestra = Orchestra(config)
@@ -57,10 +60,17 @@ class Runner:
             signal.signal(signum, self._on_signal)
         control: ControlServer | None = None
         try:
-            errors = self.orchestra.start(timeout=self.boot_timeout)
+            seed = self.orchestra.autosaved() if self.resume else None
+            if self.resume and seed is None:
+                log.warning("--resume: no autosave in %s yet; starting from the config",
+                            self.orchestra.sessions.folder)
+            errors = self.orchestra.start(timeout=self.boot_timeout, seed=seed)
             for name, error in errors.items():
                 if error:
                     log.error("instance %r failed to boot: %s", name, error)
+            if seed is not None:
+                self.orchestra.resume(seed)
+            self.orchestra.start_autosave()
             print(self.service.call("list_instances", {}).text(), flush=True)
             control = ControlServer(self.orchestra, self.config.state_path())
             control.start()

@@ -15,7 +15,6 @@ group id, never by name.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import signal
 import subprocess
@@ -24,9 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from scorch.primitives.files import write_atomically
 from scorch.primitives.process import spawn
-from scorch.primitives.sclang import SCLANG_ENV, user_class_paths
+from scorch.primitives.sclang import SCLANG_ENV, class_library_conf
 
 
 @dataclass(frozen=True)
@@ -57,10 +55,11 @@ def run_sclang(
     ``data_home`` becomes ``XDG_DATA_HOME`` (default: the person's own): its
     ``SuperCollider/Extensions`` is the user extension directory sclang compiles.
     ``library_conf`` is the ``sclang_conf.yaml`` given with ``-l`` (default:
-    :func:`library_conf_of_the_user`). Call it from a thread that outlives the
-    run. Raises OSError when sclang cannot be started.
+    ``class_library_conf`` without scorch's classes). Call it from a thread that
+    outlives the run. Raises OSError when sclang cannot be started.
     """
-    conf = library_conf if library_conf is not None else library_conf_of_the_user()
+    conf = library_conf if library_conf is not None else class_library_conf(
+        scorch_classes=False)
     with tempfile.TemporaryDirectory(prefix="scorch-sclang-") as work_str:
         work = Path(work_str)
         path = work / "script.scd"
@@ -83,27 +82,3 @@ def run_sclang(
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
         return SclangRun(out.decode("utf-8", errors="replace"), code, time.monotonic() - started)
-
-
-def library_conf_of_the_user() -> Path:
-    """Return an ``sclang_conf.yaml`` with the person's own include and exclude paths.
-
-    ``-l`` replaces the person's file (which lives in the ``XDG_CONFIG_HOME`` this
-    module hides), so its paths are copied in. Named after its content, so runs
-    share one file.
-    """
-    include, exclude = user_class_paths()
-    lines = ["includePaths:" if include else "includePaths: []", *(f"  - {p}" for p in include),
-             "excludePaths:" if exclude else "excludePaths: []", *(f"  - {p}" for p in exclude),
-             "postInlineWarnings: false"]
-    text = "\n".join(lines) + "\n"
-    digest = hashlib.sha1(text.encode()).hexdigest()[:12]
-    path = Path(tempfile.gettempdir()) / f"scorch-{os.getuid()}" / f"docs_conf-{digest}.yaml"
-    if not path.exists():
-        write_atomically(path, text.encode(), durable=False)
-    return path
-
-
-def sc_string(text: str) -> str:
-    """Return ``text`` as an sclang string literal."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -260,7 +260,8 @@ class ManagedProcess:
         if self._proc is None:
             return None
         self.stopping = True
-        if not self.exited.is_set() and polite is not None:
+        # A stopped process hears nothing polite: straight to the signals.
+        if not self.exited.is_set() and polite is not None and not stopped(self._proc.pid):
             with contextlib.suppress(OSError):
                 polite()
             self.exited.wait(grace)
@@ -268,6 +269,8 @@ class ManagedProcess:
             if self.exited.is_set():
                 break
             self.signal_group(sig)
+            if sig == signal.SIGTERM:
+                self.signal_group(signal.SIGCONT)  # a stopped process handles SIGTERM only then
             self.exited.wait(grace)
         if not self.exited.wait(grace):
             log.error("%s (pid %s) did not exit after SIGKILL", self.name, self._proc.pid)

@@ -58,18 +58,20 @@ def user_class_paths(conf: Path | None = None) -> tuple[list[str], list[str]]:
     return found["includePaths"], found["excludePaths"]
 
 
-def class_library_conf() -> Path:
-    """An ``sclang_conf.yaml`` with the user's include paths plus scorch's classes.
+def class_library_conf(scorch_classes: bool = True) -> Path:
+    """An ``sclang_conf.yaml`` with the user's include paths, plus scorch's classes.
 
     ``-l`` replaces the user's own file, so its paths are copied in. Named after
     its content, so every sclang of this process (and the next) shares one file.
+    Without ``scorch_classes`` it is the user's class library as it is (a headless
+    script must be free to ``0.exit``, which scorch's classes refuse in a room).
     """
     include, exclude = user_class_paths()
-    lines = ["includePaths:", *(f"  - {p}" for p in [*include, str(CLASSES)]),
-             "excludePaths:", *(f"  - {p}" for p in exclude)]
-    if not exclude:
-        lines[-1] = "excludePaths: []"
-    lines.append("postInlineWarnings: false")
+    if scorch_classes:
+        include = [*include, str(CLASSES)]
+    lines = ["includePaths:" if include else "includePaths: []", *(f"  - {p}" for p in include),
+             "excludePaths:" if exclude else "excludePaths: []", *(f"  - {p}" for p in exclude),
+             "postInlineWarnings: false"]
     text = "\n".join(lines) + "\n"
     digest = hashlib.sha1(text.encode()).hexdigest()[:12]
     path = Path(tempfile.gettempdir()) / f"scorch-{os.getuid()}" / f"sclang_conf-{digest}.yaml"
@@ -118,7 +120,8 @@ class Sclang:
         sclang = cls(proc, session, lang_port, name, timeout)
 
         def failed(what: str) -> BootError:
-            ended = "" if proc.alive() else f" ({proc.describe_exit()})"
+            how = proc.describe_exit()
+            ended = "" if proc.alive() or how in what else f" ({how})"
             proc.stop(polite=proc.close_stdin, grace=0.5)
             tail = "\n".join(x.text for x in console.since(mark, source="sclang")[-8:])
             return BootError(f"instance {name!r}: sclang {what}{ended}:\n{tail}")

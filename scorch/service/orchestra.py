@@ -7,11 +7,13 @@ actor; commands go to the actors with a timeout on every ``ask``.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pykka
@@ -19,12 +21,14 @@ from pydantic import ValidationError
 
 from actors.instance import InstanceProxy, InstanceSettings
 from actors.midi_router import MidiRouterProxy
+from actors.processes import load_timeout
 from actors.supervisor import Supervisor, SupervisorProxy
 from actors.watchdog import WatchdogProxy
 from midi.schema import ControlRoute, KeyRoute
 from scorch.config import Config, check_synthdefs, load_config
 from scorch.config_changes import ConfigChanges, config_changes
 from scorch.errors import (
+    BufferNotFound,
     InstanceFailed,
     InstanceNotFound,
     InstanceNotReady,
@@ -32,13 +36,28 @@ from scorch.errors import (
     MidiUnavailable,
     OscTimeout,
     ScorchError,
+    SessionNotFound,
 )
 from scorch.primitives.console import Console, ConsoleLine
 from scorch.primitives.patterns import compile_pattern
+from scorch.primitives.samples import MB, resolve_sample, search_samples
 from scorch.primitives.sclang_result import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
 from scorch.service.knowledge import Knowledge
+from scorch.service.scenes import Conductor
+from scorch.service.sessions import (
+    AUTOSAVE,
+    FOLDER,
+    Autosaver,
+    Reading,
+    SessionStore,
+    canonical_route,
+    parse,
+    render,
+)
+from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT, BufferState
 from scorch.state.events import Event, State
+from scorch.state.session import BufferSpec, Change, NodeSpec, RoomSpec, Session, diff
 from scorch.state.view import InstanceView, Snapshot
 from scorch.values import describe_errors
 
@@ -75,13 +94,20 @@ class Orchestra:
         self._starting = False
         self._tree = threading.Event()
         """Set once the actors exist (or the start failed)."""
+        self.sessions = SessionStore(config.state_path() / FOLDER)
+        self.scenes = Conductor(self.views, self.library, self.resolve, self.set_values,
+                                config.state_path())
+        self._autosaver: Autosaver | None = None
+        self._autosaved: Session | None = None
+        """What the last autosave held (unchanged: not written again)."""
         self._reload_lock = threading.Lock()
         self.knowledge = Knowledge(config)
         """The docs index, the execution history and the snippets (the knowledge ops')."""
 
     # --- lifecycle -----------------------------------------------------------
 
-    def _settings(self, name: str, config: Config | None = None) -> InstanceSettings:
+    def _settings(self, name: str, config: Config | None = None,
+                  seed: Session | None = None) -> InstanceSettings:
         config = config or self.config
         inst = config.instances[name]
         startup = None
@@ -90,23 +116,24 @@ class Orchestra:
         return InstanceSettings(
             audio=config.audio, watchdog=config.watchdog,
             compiled_synthdef=self.library.compiled, all_synthdefs=self.library.names,
-            startup_code=startup,
+            startup_code=startup, seed=seed.rooms.get(name) if seed is not None else None,
         )
 
-    def start(self, timeout: float = 60.0) -> dict[str, str | None]:
+    def start(self, timeout: float = 60.0, seed: Session | None = None) -> dict[str, str | None]:
         """Start JACK and boot every instance in parallel; return boot errors by name.
 
         Calls made meanwhile (from other threads) wait for the tree, then for
-        their instance; ``list_instances`` shows BOOTING.
+        their instance; ``list_instances`` shows BOOTING. ``seed``: a session whose
+        rooms boot with its nodes and buffers in place of the config's nodes.
         """
         marks = {name: view.events.mark() for name, view in self.views.items()}
         for view in self.views.values():
             view.update(state=State.BOOTING, reason="scorch is starting")
         self._starting = True
-        settings = {name: self._settings(name) for name in self.config.instances}
+        settings = {name: self._settings(name, seed=seed) for name in self.config.instances}
         try:
             self._supervisor = Supervisor.start(self.config, self.views, settings,
-                                                self.jack_console).proxy()
+                                                self.jack_console, self.scenes.cue).proxy()
             self._proxies = self._supervisor.start_tree().get(timeout=timeout)
             self._router = self._supervisor.router_proxy().get(timeout=ASK)
             self._watchdog = self._supervisor.watchdog_proxy().get(timeout=ASK)
@@ -127,8 +154,41 @@ class Orchestra:
         self.knowledge.start()
         return errors
 
+    def start_autosave(self) -> None:
+        """Save the session ``autosave`` every ``[sessions] autosave`` seconds, and at stop.
+
+        Started once the installation holds what it should (after a resume), so a
+        start that fails never overwrites the last good autosave.
+        """
+        if self._autosaver is not None:
+            return
+        interval = self.config.sessions.autosave
+        self._autosaver = Autosaver(interval or float("inf"), self.autosave)
+        if interval:
+            self._autosaver.start()
+
+    def autosave(self) -> bool:
+        """Write the autosave session if the state changed since the last; True if written."""
+        session = self.capture_session()
+        if session == self._autosaved:
+            return False
+        self.sessions.write(AUTOSAVE, render(session, AUTOSAVE))
+        self._autosaved = session
+        return True
+
     def stop(self, timeout: float = 20.0) -> None:
-        """Stop everything in reverse order; no process of scorch is left."""
+        """Stop everything in reverse order; no process of scorch is left.
+
+        The autosave session is written first, when autosave runs.
+        """
+        autosaver, self._autosaver = self._autosaver, None
+        if autosaver is not None:
+            autosaver.stop()
+            try:
+                self.autosave()
+            except Exception:
+                log.exception("the autosave at shutdown failed")
+        self.scenes.stop()
         self.knowledge.stop()
         supervisor, self._supervisor = self._supervisor, None
         if supervisor is None:
@@ -351,6 +411,15 @@ class Orchestra:
         self._tell_router(name, node, params)
         return values
 
+    def set_values(self, name: str, values: dict[str, dict[str, float]]) -> list[str]:
+        """Set params of several named nodes of one instance at once; return those it lacks."""
+        missing: list[str] = self._ask(name, "nodes.set_many", values)
+        if self._router is not None:
+            for node, params in values.items():
+                if node not in missing:  # not waited for: a timed morph sends 30 a second
+                    self._router.observe(name, node, params)
+        return missing
+
     def release(self, name: str, node: str) -> None:
         """Release a named node."""
         self._ask(name, "nodes.release", node)
@@ -380,6 +449,157 @@ class Orchestra:
         return {node.name: {"synthdef": node.synthdef, "node_id": node.node_id,
                             "params": dict(node.params)}
                 for node in self.view(name).nodes.values()}
+
+    # --- buffers -------------------------------------------------------------
+
+    def load_buffer(self, selector: str, path: str, name: str | None = None,
+                    bufnum: int | None = None) -> list[dict[str, Any]]:
+        """Read a sound file into a buffer on each instance, under one bufnum on all of them.
+
+        ``path``: absolute, or relative to the ``[samples]`` folders. ``name``: the
+        file's stem by default. A name already loaded keeps its bufnum.
+        """
+        folders = self.config.sample_folders()
+        found = resolve_sample(path, folders, int(self.config.samples.max_mb * MB))
+        name = name or buffer_name(found)
+        names = self.resolve(selector)
+        if bufnum is None:
+            bufnum = self._common_bufnum(names, name)
+        loaded = []
+        for room in names:
+            self._settled(room, RESTORE_WAIT)
+            state = self._ask(room, "buffers.load", name, str(found), bufnum,
+                              timeout=load_timeout([str(found)]) + ASK)
+            loaded.append(buffer_row(room, state))
+        return loaded
+
+    def _common_bufnum(self, names: list[str], name: str) -> int | None:
+        """A bufnum free on every instance (or the one they all give ``name``), else None."""
+        held = {self.views[n].buffers[name].bufnum for n in names
+                if name in self.views[n].buffers}
+        if len(held) == 1 and all(name in self.views[n].buffers for n in names):
+            return held.pop()
+        used = {b.bufnum for n in names for b in self.views[n].buffers.values() if b.name != name}
+        free = [b for b in range(SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_BASE + SAMPLE_BUFFER_COUNT)
+                if b not in used]
+        return free[0] if free else None
+
+    def free_buffer(self, selector: str, name: str) -> list[dict[str, Any]]:
+        """Free buffer ``name`` on every instance of ``selector`` that holds it."""
+        names = [n for n in self.resolve(selector) if name in self.views[n].buffers]
+        if not names:
+            known = sorted({b for n in self.resolve(selector) for b in self.views[n].buffers})
+            raise BufferNotFound(f"no buffer {name!r} on {selector!r}; buffers: "
+                                 f"{', '.join(known) or '(none)'}")
+        return [buffer_row(room, self._ask(room, "buffers.free", name)) for room in names]
+
+    def buffers(self, selector: str = "*") -> list[dict[str, Any]]:
+        """Every loaded buffer of the instances ``selector`` names, by instance then bufnum."""
+        return [buffer_row(room, buf) for room in self.resolve(selector)
+                for buf in sorted(self.views[room].buffers.values(), key=lambda b: b.bufnum)]
+
+    def search_samples(self, query: str, limit: int = 50) -> list[dict[str, Any]]:
+        """Sound files in the ``[samples]`` folders whose path holds every word of ``query``."""
+        folders = self.config.sample_folders()
+        if not folders:
+            raise InvalidRequest("the config has no [samples] paths to search: add "
+                                 '`[samples] paths = ["/folder/of/samples"]`')
+        return [{"path": str(f.path), "relative": f.relative, "folder": str(f.folder),
+                 "megabytes": round(f.size / MB, 3)}
+                for f in search_samples(query, folders, limit)]
+
+    # --- sessions ------------------------------------------------------------
+
+    def capture_session(self) -> Session:
+        """Every room's named nodes and buffers, and the run-time MIDI routes, as they are now."""
+        rooms = {
+            name: RoomSpec(
+                nodes={n.name: NodeSpec(n.synthdef, dict(n.params))
+                       for n in view.nodes.values()},
+                buffers={b.name: BufferSpec(b.path, b.bufnum) for b in view.buffers.values()})
+            for name, view in self.views.items()}
+        if self._router is None:
+            return Session(rooms=rooms, routes_known=False)
+        routes = tuple(canonical_route(r["id"], r["type"], r["route"])
+                       for r in self.midi_routes() if r["origin"] == "runtime")
+        return Session(rooms=rooms, routes=routes)
+
+    def autosaved(self) -> Session | None:
+        """The last autosave, read leniently (sound files are not checked); None if none.
+
+        Boot with it as ``start(seed=...)``, then :meth:`resume` for what a seed
+        cannot carry (MIDI routes, and anything that failed).
+        """
+        try:
+            text, path = self.sessions.read(AUTOSAVE)
+        except SessionNotFound:
+            return None
+        return parse(text, path, Reading(self.config, self.library, check_files=False))
+
+    def resume(self, target: Session | None = None) -> list[tuple[Change, str]] | None:
+        """Bring the installation to ``target`` (default: the last autosave); None if none.
+
+        Sound files that are gone are skipped (reported with the other failures),
+        so one missing sample does not keep an installation from coming back.
+        """
+        target = target if target is not None else self.autosaved()
+        if target is None:
+            return None
+        changes = self.session_diff(target)
+        failed = self.apply_changes(changes)
+        log.info("resumed from the autosave: %d changes left after boot, %d failed",
+                 len(changes), len(failed))
+        for change, error in failed:
+            log.error("resume: %s: %s", change.detail, error)
+        return failed
+
+    def param_defaults(self, synthdef: str) -> dict[str, float]:
+        """A library SynthDef's params at their defaults (none for a SynthDef it lacks)."""
+        if synthdef not in self.library:
+            return {}
+        return {p.name: p.default for p in self.library.info(synthdef).params}
+
+    def session_diff(self, target: Session) -> list[Change]:
+        """What loading ``target`` would change, in order."""
+        current = self.capture_session()
+        if not current.routes_known:
+            target = Session(rooms=target.rooms, routes_known=False)
+        return diff(current, target, self.param_defaults)
+
+    def apply_changes(self, changes: list[Change]) -> list[tuple[Change, str]]:
+        """Carry out ``changes`` in order; return those that failed, with why (the rest apply)."""
+        failed = []
+        for change in changes:
+            try:
+                self._apply(change)
+            except ScorchError as err:
+                failed.append((change, str(err)))
+        return failed
+
+    def _apply(self, change: Change) -> None:
+        room, target = change.instance, change.target
+        if change.action == "free":
+            assert room is not None
+            self._ask(room, "buffers.free", target)
+        elif change.action == "load":
+            assert room is not None and change.path is not None
+            self.load_buffer(room, change.path, target, change.bufnum)
+        elif change.action == "release":
+            assert room is not None
+            self.release(room, target)
+        elif change.action == "play":
+            assert room is not None and change.synthdef is not None
+            self.play(room, change.synthdef, dict(change.params), target)
+        elif change.action == "set":
+            assert room is not None
+            self.set(room, target, dict(change.params))
+        elif change.action == "unmap":
+            self.midi_unmap(target)
+        elif change.action == "map":
+            assert change.route is not None
+            spec = {k: v for k, v in change.route.items() if k != "type"}
+            self._midi().map((KeyRoute if change.route["type"] == "key" else ControlRoute
+                              ).model_validate(spec)).get(timeout=ASK)
 
     # --- SynthDefs -----------------------------------------------------------
 
@@ -546,6 +766,19 @@ class Orchestra:
         names = self.resolve(selector)
         events = [e for name in names for e in self.views[name].events.since(since)]
         return sorted(events, key=lambda e: e.seq)
+
+
+def buffer_name(path: Path) -> str:
+    """A buffer name from a file's stem: letters, digits, _ and - only, starting with a letter."""
+    stem = re.sub(r"[^A-Za-z0-9_-]", "_", path.stem)[:64]
+    return stem if stem[:1].isalpha() else f"s{stem}"[:64]
+
+
+def buffer_row(instance: str, buf: BufferState) -> dict[str, Any]:
+    """One buffer as the API shows it."""
+    return {"instance": instance, "name": buf.name, "bufnum": buf.bufnum, "frames": buf.frames,
+            "channels": buf.channels, "sample_rate": buf.sample_rate,
+            "seconds": round(buf.seconds, 6), "path": buf.path}
 
 
 def _failed(name: str, kind: str, message: str, elapsed: float = 0.0) -> ExecuteResult:
