@@ -58,7 +58,8 @@ def report(verdicts: list[Verdict], took: float, eligible: int, command: str) ->
         "",
         f"`{command}` ({time.strftime('%Y-%m-%d')}): the same code through `execute` and "
         "through a plain sclang fed as the IDE feeds it (`\\x0c`), each unit twice on each "
-        f"side. Units: {cases} hand-made cases of issue 18 and {len(verdicts) - cases} "
+        "side, each run compared with its counterpart. "
+        f"Units: {cases} hand-made cases of issue 18 and {len(verdicts) - cases} "
         f"examples sampled from the {eligible} runnable units of SuperCollider's class help "
         "(units that would touch files, processes, windows, hardware, or the server's own "
         "life are left out). Compared: value, posted lines, error kind, message, line, char.",
@@ -66,8 +67,8 @@ def report(verdicts: list[Verdict], took: float, eligible: int, command: str) ->
         "| what | units |",
         "|---|---|",
         f"| compared | {len(verdicts)} |",
-        f"| agree exactly | {same} |",
-        f"| sclang's own two runs differ (named below) | {len(varied)} |",
+        f"| agree exactly, both runs | {same} |",
+        f"| sclang itself varies, dies or runs out of time (named below) | {len(varied)} |",
         f"| differ without explanation | {len(unexplained)} |",
         f"| time | {took:.0f} s |",
         "",
@@ -75,28 +76,19 @@ def report(verdicts: list[Verdict], took: float, eligible: int, command: str) ->
         "`Prand` give the same numbers and are compared exactly; both sides give what the "
         "code left running the same 0.1 s before `CmdPeriod`; when either side's sclang "
         "hangs or dies, both are replaced, so the two interpreters always hold the same "
-        "variables (the bare one keeps its language port, hence its client id). Where "
-        "sclang itself still varies, the unit is named, not counted as a difference:",
+        "variables (the bare one keeps its language port, hence its client id). A unit whose "
+        "state grows from run to run (a counter, a buffer) agrees when each run agrees with "
+        "its counterpart. Where sclang itself varies, the unit is named, not counted:",
         "",
-        "| why sclang itself varies | units | of which scorch agreed with the first run |",
+        "| why | units | of which scorch still agreed |",
         "|---|---|---|",
         *(f"| {why} | {len(group)} | {sum(v.same for v in group)} |"
           for why, group in sorted(_varied_by_why(varied).items(), key=lambda kv: -len(kv[1]))),
-        "",
-        "Its two runs differ mostly through state the code changes as it runs (a variable "
-        "it grows, a buffer or node it allocates, a counter such as `UniqueID`), the time, "
-        "and the PROTECTED CALL STACK sclang prints only for the first error made inside try.",
     ]
-    rare = {why: group for why, group in _varied_by_why(varied).items()
-            if not why.startswith("sclang's own")}
-    for why, group in rare.items():
-        lines += ["", f"{why[0].upper()}{why[1:]}: "
-                  + ", ".join(f"{v.unit.source} (`{v.unit.code.splitlines()[0][:60]}`)"
-                              for v in group[:10])]
-    disagreed = [v for v in varied if not v.same and _why(v).startswith("sclang's own")]
-    if disagreed:
-        lines += ["", "Where sclang's own runs differ and scorch differs from the first: "
-                  + "; ".join(f"{v.unit.source}: {v.reason[:120]}" for v in disagreed[:10])]
+    for why, group in _varied_by_why(varied).items():
+        lines += ["", f"{why[0].upper()}{why[1:]}:", ""]
+        lines += [f"- {v.unit.source} (`{v.unit.code.splitlines()[0][:50]}`): "
+                  f"{v.reason[:150]}" for v in group[:12]]
     reasons = collections.Counter(v.reason.split(":")[0] for v in unexplained)
     if unexplained:
         lines += ["", "Unexplained differences:", ""]
@@ -112,7 +104,7 @@ def _why(verdict: Verdict) -> str:
                         "takes about the 5 s limit in sclang itself")):
         if verdict.reason.startswith(start):
             return why
-    return "sclang's own two runs print different things"
+    return "sclang's own two runs print different things, and scorch differs"
 
 
 def _varied_by_why(varied: list[Verdict]) -> dict[str, list[Verdict]]:

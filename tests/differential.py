@@ -30,7 +30,7 @@ import tempfile
 import threading
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from scorch.primitives.netports import free_udp_port
@@ -421,6 +421,8 @@ def run_units(orch: object, room: str, bare: BareSclang, units: list[Unit],
                 status = bare.exit_status()
                 notes.append("bare sclang " + ("hung" if status is None
                                                else f"died (exit status {status})"))
+                if status is not None and run.finished:  # died in what the code left running
+                    runs[-1] = replace(run, died=True)
                 bare.restart()
             result, late, scorch_fresh = _scorch_run(orch, room, unit.code, seed, timeout)
             if scorch_fresh:
@@ -462,7 +464,7 @@ def _scorch_run(orch: object, room: str, code: str, seed: str,
 def _judge(unit: Unit, runs: list[BareRun], results: list[tuple[ExecuteResult, list[str]]],
            timeout: float) -> Verdict:
     """The verdict on one unit from both sides' two runs."""
-    result, late = results[0]
+    result = results[0][0]
     for run, (mine, _) in zip(runs, results, strict=True):
         # sclang done, scorch out of time: a real difference, unless the code takes about
         # the time limit in sclang itself (then which side makes it is luck)
@@ -476,9 +478,19 @@ def _judge(unit: Unit, runs: list[BareRun], results: list[tuple[ExecuteResult, l
     if not runs[0].finished and not runs[0].died and _kind(result) == "timeout":
         return Verdict(unit, True, "neither side finished in time", bare=runs[0].text,
                        scorch=_describe(result))
+    # Each run against its counterpart: code that changes state as it runs (a counter, a
+    # buffer) gives different but certain answers run after run, and both must agree.
     # What the bare side printed before it hung or died (a routine the code left running
     # got stuck before sclang read the next chunk) is compared all the same.
-    verdict = compare(unit, [run.text for run in runs], result, late)
+    pairs = [compare(unit, [run.text], mine, late_lines)
+             for run, (mine, late_lines) in zip(runs, results, strict=True)]
+    failing = next((v for v in pairs if not v.same), None)
+    verdict = pairs[0] if failing is None else failing
+    if failing is pairs[1]:
+        verdict.reason = f"second run: {verdict.reason}"
+    # scorch differs, and sclang's own two runs differ too: sclang itself varies
+    verdict.nondeterministic = failing is not None and (
+        normalise(runs[0].text) != normalise(runs[1].text))
     if not verdict.same and not runs[0].finished and result.elapsed >= timeout / 2:
         verdict.nondeterministic = True
         verdict.reason = (f"sclang itself takes about the time limit (scorch took "
@@ -486,6 +498,10 @@ def _judge(unit: Unit, runs: list[BareRun], results: list[tuple[ExecuteResult, l
     elif any(run.died for run in runs):
         verdict.nondeterministic = True
         verdict.reason = f"sclang itself died on it; {verdict.reason or 'the runs agreed'}"
+    elif runs[0].finished != runs[1].finished:
+        verdict.nondeterministic = True
+        verdict.reason = ("sclang itself takes about the time limit: one of its two runs "
+                          f"finished, the other did not; {verdict.reason or 'the runs agreed'}")
     elif not all(run.finished for run in runs):
         verdict.notes.append("compared with what the bare sclang printed before it hung")
     return verdict

@@ -49,3 +49,21 @@ def test_identity_hashes_and_node_ids_are_noise_but_values_are_not() -> None:
     assert normalise("var\txC3288DE0 = 1") == normalise("var\tx715BFB6F = 1")
     assert normalise("Synth('a' : 1000)") == normalise("Synth('a' : 1017)")
     assert normalise("x = 12") != normalise("x = 13")
+
+
+def test_sclang_finishing_one_run_and_not_the_other_is_named() -> None:
+    verdict = judge([BareRun("-> 5\n", True, 4.9), BareRun("", False, 5.0)], FIVE)
+    assert verdict.nondeterministic and "one of its two runs finished" in verdict.reason
+
+
+def test_each_run_is_compared_with_its_counterpart() -> None:
+    one, two = BareRun("-> 1\n", True, 0.01), BareRun("-> 2\n", True, 0.01)
+    counted = [(ExecuteResult(ok=True, value="1"), []), (ExecuteResult(ok=True, value="2"), [])]
+    growing = _judge(UNIT, [one, two], counted, 5.0)  # a counter: certain, and agreed
+    assert growing.same and not growing.nondeterministic
+    off = [(ExecuteResult(ok=True, value="1"), []), (ExecuteResult(ok=True, value="3"), [])]
+    varies = _judge(UNIT, [one, two], off, 5.0)  # sclang's own runs differ: named
+    assert not varies.same and varies.nondeterministic
+    steady = _judge(UNIT, [one, one], off, 5.0)  # sclang steady, scorch not: a difference
+    assert not steady.same and not steady.nondeterministic
+    assert steady.reason.startswith("second run")
