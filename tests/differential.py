@@ -57,7 +57,11 @@ NOISE = [
     (re.compile(r"gc=\d+"), "gc=?"),
     (re.compile(r"temp__\d+"), "temp__N"),
     (re.compile(r"(Synth|Group|Node|RootNode)\(('[^']*' : )?\d+\)"), r"\1(N)"),
-    (re.compile(r"-?\d+\.\d{4,}"), "<float>"),
+    # the wall clock: seconds since 1970 (Date.rawSeconds prints as few decimals as it
+    # needs) and the time of day, which no two runs share
+    (re.compile(r"\b1\d{9}(\.\d+)?\b"), "<epoch seconds>"),
+    (re.compile(r"\b\d\d:\d\d:\d\d\b"), "<hh:mm:ss>"),
+    (re.compile(r"-?\d+\.\d{4,}(e[-+]?\d+)?"), "<float>"),
 ]
 
 

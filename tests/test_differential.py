@@ -67,3 +67,10 @@ def test_each_run_is_compared_with_its_counterpart() -> None:
     steady = _judge(UNIT, [one, one], off, 5.0)  # sclang steady, scorch not: a difference
     assert not steady.same and not steady.nondeterministic
     assert steady.reason.startswith("second run")
+
+
+def test_the_wall_clock_is_noise() -> None:
+    assert normalise("1795444580.293\n-> Mon Nov 23 14:36:20 2026") == normalise(
+        "1795444580.1906\n-> Mon Nov 23 14:36:21 2026")
+    assert normalise("-> 1.8346999999252e-05") == normalise("-> 5.7179999999324e-06")
+    assert normalise("-> 1795") != normalise("-> 1796")
