@@ -101,7 +101,9 @@ def _why(verdict: Verdict) -> str:
     """The kind of variation in sclang itself that excused a unit."""
     for start, why in (("sclang itself died", "sclang itself died on it"),
                        ("sclang itself takes about the time limit",
-                        "takes about the 5 s limit in sclang itself")):
+                        "takes about the 5 s limit in sclang itself"),
+                       ("sclang itself finished one of its two runs",
+                        "sclang itself finished one of its two runs, not the other")):
         if verdict.reason.startswith(start):
             return why
     return "sclang's own two runs print different things, and scorch differs"

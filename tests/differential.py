@@ -404,9 +404,11 @@ def run_units(orch: object, room: str, bare: BareSclang, units: list[Unit],
             print(f"  {index}/{len(units)} units", flush=True)
         if verdicts and not bare.alive():  # it died a moment after the last unit's end
             status = bare.exit_status()
-            verdicts[-1].nondeterministic = True
-            verdicts[-1].reason = (f"sclang itself died on it (exit status {status}), after it "
-                                   f"returned; {verdicts[-1].reason or 'the runs agreed'}")
+            verdicts[-1].notes.append(f"bare sclang died after it (exit status {status})")
+            if not verdicts[-1].same:
+                verdicts[-1].nondeterministic = True
+                verdicts[-1].reason = (f"sclang itself died on it (exit status {status}), "
+                                       f"after it returned; {verdicts[-1].reason}")
             bare.restart()
             restart_room_sclang(orch, room)
         runs: list[BareRun] = []
@@ -499,13 +501,13 @@ def _judge(unit: Unit, runs: list[BareRun], results: list[tuple[ExecuteResult, l
         verdict.nondeterministic = True
         verdict.reason = (f"sclang itself takes about the time limit (scorch took "
                           f"{result.elapsed:.2f} s of {timeout:g}); {verdict.reason}")
-    elif any(run.died for run in runs):
+    elif failing is not None and any(run.died for run in runs):
         verdict.nondeterministic = True
-        verdict.reason = f"sclang itself died on it; {verdict.reason or 'the runs agreed'}"
-    elif runs[0].finished != runs[1].finished:
+        verdict.reason = f"sclang itself died on it; {verdict.reason}"
+    elif failing is not None and runs[0].finished != runs[1].finished:
         verdict.nondeterministic = True
-        verdict.reason = ("sclang itself takes about the time limit: one of its two runs "
-                          f"finished, the other did not; {verdict.reason or 'the runs agreed'}")
+        verdict.reason = ("sclang itself finished one of its two runs and not the other (slow "
+                          f"code near the time limit, or a race with a routine); {verdict.reason}")
     elif not all(run.finished for run in runs):
         verdict.notes.append("compared with what the bare sclang printed before it hung")
     return verdict

@@ -39,10 +39,12 @@ def test_what_sclang_printed_before_it_hung_is_compared() -> None:
     assert judge([BareRun("", False, 5.0)] * 2, TIMEOUT).same  # neither side finished
 
 
-def test_a_unit_sclang_itself_dies_on_is_named() -> None:
+def test_a_unit_sclang_itself_dies_on_is_named_unless_scorch_agreed_anyway() -> None:
     died = BareRun("", False, 0.1, died=True)
     verdict = judge([died, died], FIVE)
     assert verdict.nondeterministic and verdict.reason.startswith("sclang itself died")
+    printed = BareRun("-> 5\n", True, 0.1, died=True)  # died in what the code left running
+    assert judge([printed, printed], FIVE).same
 
 
 def test_identity_hashes_and_node_ids_are_noise_but_values_are_not() -> None:
@@ -51,9 +53,11 @@ def test_identity_hashes_and_node_ids_are_noise_but_values_are_not() -> None:
     assert normalise("x = 12") != normalise("x = 13")
 
 
-def test_sclang_finishing_one_run_and_not_the_other_is_named() -> None:
+def test_sclang_finishing_one_run_and_not_the_other_is_named_where_they_differ() -> None:
     verdict = judge([BareRun("-> 5\n", True, 4.9), BareRun("", False, 5.0)], FIVE)
-    assert verdict.nondeterministic and "one of its two runs finished" in verdict.reason
+    assert verdict.nondeterministic and "finished one of its two runs" in verdict.reason
+    raced = [BareRun("-> 5\n", True, 0.1), BareRun("-> 5\n", False, 5.0)]
+    assert judge(raced, FIVE).same  # the routine hung it before or after its marker
 
 
 def test_each_run_is_compared_with_its_counterpart() -> None:
