@@ -24,7 +24,8 @@ from scorch.primitives.process import DIE_WITH_PARENT
 from scorch.primitives.sclang import SCLANG_ENV
 from scorch.service.orchestra import Orchestra
 
-JACK = "scorch-bench-boot"
+#: Its own JACK server; SCORCH_TEST_JACK keeps two checkouts' runs apart, as in the tests.
+JACK = os.environ.get("SCORCH_TEST_JACK", "scorch-bench") + "-boot"
 
 
 def config_text(state: Path, rooms: int) -> str:

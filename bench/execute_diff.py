@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -26,7 +28,8 @@ def run(units: int | None) -> tuple[list[Verdict], float, int]:
     """The verdicts, the seconds they took, and how many help units were eligible."""
     eligible = len(help_units())
     corpus = CASES + help_units(units)
-    jack = "scorch-bench-diff"  # the room's own jackd; the bare scsynth joins it
+    # the room's own jackd (the bare scsynth joins it); SCORCH_TEST_JACK keeps runs apart
+    jack = os.environ.get("SCORCH_TEST_JACK", "scorch-bench") + "-diff"
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         text = (f'state_dir = "{folder / "state"}"\n[audio]\n'
@@ -56,7 +59,8 @@ def report(verdicts: list[Verdict], took: float, eligible: int, command: str) ->
         "",
         f"`{command}` ({time.strftime('%Y-%m-%d')}): the same code through `execute` and "
         "through a plain sclang fed as the IDE feeds it (`\\x0c`), each unit twice on each "
-        f"side. Units: {cases} hand-made cases of issue 18 and {len(verdicts) - cases} "
+        "side, each run compared with its counterpart. "
+        f"Units: {cases} hand-made cases of issue 18 and {len(verdicts) - cases} "
         f"examples sampled from the {eligible} runnable units of SuperCollider's class help "
         "(units that would touch files, processes, windows, hardware, or the server's own "
         "life are left out). Compared: value, posted lines, error kind, message, line, char.",
@@ -64,16 +68,28 @@ def report(verdicts: list[Verdict], took: float, eligible: int, command: str) ->
         "| what | units |",
         "|---|---|",
         f"| compared | {len(verdicts)} |",
-        f"| agree exactly | {same} |",
-        f"| sclang's own two runs differ (named below) | {len(varied)} |",
+        f"| agree exactly, both runs | {same} |",
+        f"| sclang itself varies, dies or runs out of time (named below) | {len(varied)} |",
         f"| differ without explanation | {len(unexplained)} |",
         f"| time | {took:.0f} s |",
         "",
-        "Where sclang itself varies from run to run, the unit is not counted as a "
-        "difference: random numbers and choices (`rand`, `coin`, `Prand`...), state the "
-        "code changes as it runs (a variable it grows, a buffer it allocates), and the "
-        "PROTECTED CALL STACK sclang prints only for the first error made inside try.",
+        "Every run starts from the same random seed on both sides, so `rand`, `coin` and "
+        "`Prand` give the same numbers and are compared exactly; both sides give what the "
+        "code left running the same 0.1 s before `CmdPeriod`; when either side's sclang "
+        "hangs or dies, both are replaced, so the two interpreters always hold the same "
+        "variables (the bare one keeps its language port, hence its client id). A unit whose "
+        "state grows from run to run (a counter, a buffer) agrees when each run agrees with "
+        "its counterpart. Where sclang itself varies, the unit is named, not counted:",
+        "",
+        "| why | units | of which scorch still agreed |",
+        "|---|---|---|",
+        *(f"| {why} | {len(group)} | {sum(v.same for v in group)} |"
+          for why, group in sorted(_varied_by_why(varied).items(), key=lambda kv: -len(kv[1]))),
     ]
+    for why, group in _varied_by_why(varied).items():
+        lines += ["", f"{why[0].upper()}{why[1:]}:", ""]
+        lines += [f"- {v.unit.source} (`{v.unit.code.splitlines()[0][:50]}`): "
+                  f"{v.reason[:150]}" for v in group[:12]]
     reasons = collections.Counter(v.reason.split(":")[0] for v in unexplained)
     if unexplained:
         lines += ["", "Unexplained differences:", ""]
@@ -82,12 +98,37 @@ def report(verdicts: list[Verdict], took: float, eligible: int, command: str) ->
     return "\n".join(lines)
 
 
+def _why(verdict: Verdict) -> str:
+    """The kind of variation in sclang itself that excused a unit."""
+    for start, why in (("sclang itself died", "sclang itself died on it"),
+                       ("sclang itself takes about the time limit",
+                        "takes about the 5 s limit in sclang itself"),
+                       ("sclang itself finished one of its two runs",
+                        "sclang itself finished one of its two runs, not the other")):
+        if verdict.reason.startswith(start):
+            return why
+    return "sclang's own two runs print different things, and scorch differs"
+
+
+def _varied_by_why(varied: list[Verdict]) -> dict[str, list[Verdict]]:
+    groups: dict[str, list[Verdict]] = collections.defaultdict(list)
+    for verdict in varied:
+        groups[_why(verdict)].append(verdict)
+    return groups
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--units", type=int, default=1500, help="help examples to sample")
     parser.add_argument("--all", action="store_true", help="every runnable help example")
+    parser.add_argument("--dump", type=Path, help="write every verdict to this JSON file")
     args = parser.parse_args()
     verdicts, took, eligible = run(None if args.all else args.units)
+    if args.dump:
+        args.dump.write_text(json.dumps([
+            {"unit": v.unit.source, "code": v.unit.code, "same": v.same, "reason": v.reason,
+             "nondeterministic": v.nondeterministic, "bare": v.bare, "scorch": v.scorch,
+             "notes": v.notes} for v in verdicts], indent=1))
     command = ".venv/bin/python -m bench.execute_diff" + (" --all" if args.all else
                                                             f" --units {args.units}")
     text = report(verdicts, took, eligible, command)

@@ -21,7 +21,8 @@ How to work:
 5. When execute fails, the error names the line and character in YOUR code with the
    source around it: fix that line and run again. A runtime error shows the receiver
    and the call stack. Code that runs too long is stopped (timeout_s) and sclang is
-   restarted; the sound on scsynth goes on.
+   restarted; the sound on scsynth goes on. Code that returned but left a routine that
+   holds sclang busy gives its value, and left_running says so.
 6. Asynchronous output (a routine posting later, a server message) lands in the console:
    read it with console, or block until a line matches with wait_for (pass the last seq
    you saw as `since` so a line printed in between is not missed).

@@ -7,10 +7,14 @@ room. Compared: the value, the posted lines (less what the code left running
 posted after it returned, which scorch puts in the console), the error's kind,
 message, line and character.
 
-What sclang itself does differently from run to run (random numbers, times,
-addresses) is found by running the bare side twice: such a unit is named
-nondeterministic, not counted as a difference. Node ids and temporary SynthDef
-names come from each client's own range and are normalised on both sides.
+Both sides start every run from the same random seed, give what the code left
+running the same time before ``CmdPeriod``, and are replaced together when
+either hangs or dies, so they hold the same state. What sclang itself still
+does differently from run to run (times, counters, state the code grows) is
+found by running the bare side twice: such a unit is named nondeterministic,
+not counted as a difference; so is a unit on which sclang itself dies or takes
+about the time limit. Node ids, temporary SynthDef names and identity hashes
+differ between processes and are normalised on both sides.
 Used by tests/test_execute_diff.py (a fast subset) and bench/execute_diff.py.
 """
 
@@ -25,12 +29,15 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+import zlib
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from scorch.primitives.netports import free_udp_port
 from scorch.primitives.process import spawn
 from scorch.primitives.sclang import SCLANG_ENV
 from scorch.primitives.sclang_result import ExecuteResult
+from scorch.state.events import Kind
 
 HELP = Path("/usr/share/SuperCollider/HelpSource")
 #: Units that would reach beyond the test: processes, files, the server's own life,
@@ -45,10 +52,16 @@ UNSAFE = re.compile(
     r"|Env\(.*\)\.test|\.test\b|Tdef|Pdef|Ndef|ProxySpace|~\w+\s*=.*\.play")
 NOISE = [
     (re.compile(r"0x[0-9a-f]{6,}"), "0x?"),
+    # SynthDesc:makeMsgFunc names its variable after the desc's identity hash (an address)
+    (re.compile(r"\bx[0-9A-F]{8}\b"), "x<hash>"),
     (re.compile(r"gc=\d+"), "gc=?"),
     (re.compile(r"temp__\d+"), "temp__N"),
     (re.compile(r"(Synth|Group|Node|RootNode)\(('[^']*' : )?\d+\)"), r"\1(N)"),
-    (re.compile(r"-?\d+\.\d{4,}"), "<float>"),
+    # the wall clock: seconds since 1970 (Date.rawSeconds prints as few decimals as it
+    # needs) and the time of day, which no two runs share
+    (re.compile(r"\b1\d{9}(\.\d+)?\b"), "<epoch seconds>"),
+    (re.compile(r"\b\d\d:\d\d:\d\d\b"), "<hh:mm:ss>"),
+    (re.compile(r"-?\d+\.\d{4,}(e[-+]?\d+)?"), "<float>"),
 ]
 
 
@@ -59,6 +72,17 @@ class Unit:
     source: str
     """Where it comes from: a help file and its block, or ``case:NAME``."""
     code: str
+
+
+@dataclass(frozen=True)
+class BareRun:
+    """What a bare sclang printed for one evaluation."""
+
+    text: str
+    finished: bool
+    """False: it did not get to the end in time (stuck, or dead)."""
+    elapsed: float
+    died: bool = False
 
 
 @dataclass
@@ -140,6 +164,11 @@ class BareSclang:
 
     def __init__(self, server_port: int, name: str, timeout: float = 20.0) -> None:
         self._port, self._name, self._timeout = server_port, name, timeout
+        # One language port for this sclang and every one that replaces it: scsynth knows
+        # a client by its address, so a restarted sclang is the same client (id 0) again,
+        # as scorch's restarted sclang is; a new port would make it client 1, and every
+        # buffer number and node id after a restart would differ from scorch's.
+        self._lang_port = free_udp_port()
         self._start()
 
     def _start(self) -> None:
@@ -148,8 +177,8 @@ class BareSclang:
         env = {**SCLANG_ENV, "XDG_CONFIG_HOME": f"{self._home.name}/config",
                "XDG_DATA_HOME": f"{self._home.name}/data"}
         # stderr apart, as scorch keeps it: it is library noise (ALSA), not posted text.
-        self._proc = spawn(["sclang", "-i", "scorchbare"], env=env, stdin=True,
-                           stderr_apart=True)
+        self._proc = spawn(["sclang", "-i", "scorchbare", "-u", str(self._lang_port)], env=env,
+                           stdin=True, stderr_apart=True)
         self._buffer = bytearray()
         self._after_marker = 0
         """Where the last marker's line ends (its newline may still be on its way)."""
@@ -189,23 +218,40 @@ class BareSclang:
         """True while this sclang runs."""
         return self._proc.poll() is None
 
-    def run(self, code: str, timeout: float = 5.0) -> str | None:
+    def run(self, code: str, timeout: float = 5.0, prelude: str = "") -> str | None:
         """Evaluate ``code`` as the IDE does; return what sclang printed (None: no end)."""
+        done = self.evaluate(code, timeout, prelude)
+        return done.text if done.finished else None
+
+    def evaluate(self, code: str, timeout: float = 5.0, prelude: str = "") -> BareRun:
+        """Evaluate ``code`` as the IDE does: what sclang printed, whether it got to the end.
+
+        ``prelude``: code run silently just before (a random seed), printing nothing.
+        """
         marker = f"@@bare-{secrets.token_hex(4)}@@".encode()
         with self._changed:
             start = max(len(self._buffer), self._after_marker)
         assert self._proc.stdin is not None
+        silent = (prelude.encode() + b"\x1b") if prelude else b""
+        started = time.monotonic()
         try:
-            self._proc.stdin.write(code.encode() + b"\x0c" + b'"' + marker + b'".postln;\x1b')
+            self._proc.stdin.write(silent + code.encode() + b"\x0c" + b'"' + marker
+                                   + b'".postln;\x1b')
             self._proc.stdin.flush()
         except BrokenPipeError:
-            return None
+            return BareRun("", False, 0.0, died=True)
         at = self._wait_for(marker, timeout, start)
-        if at is None:
-            return None
+        elapsed = time.monotonic() - started
         with self._changed:
+            if at is None:  # hung (or died): what it printed up to then
+                return BareRun(bytes(self._buffer[start:]).decode(errors="replace"), False,
+                               elapsed, died=self._proc.poll() is not None)
             self._after_marker = at + len(marker) + 1
-            return bytes(self._buffer[start:at]).decode(errors="replace")
+            return BareRun(bytes(self._buffer[start:at]).decode(errors="replace"), True, elapsed)
+
+    def exit_status(self) -> int | None:
+        """sclang's exit status once it ended (negative: the signal that ended it)."""
+        return self._proc.poll()
 
     def restart(self) -> None:
         """Close this sclang and start a new one on the same server, in its place."""
@@ -309,6 +355,36 @@ def _wait_for_sclang(orch: object, room: str, timeout: float = 30.0) -> None:
         time.sleep(0.05)
 
 
+def _sclang_pid(orch: object, room: str) -> int | None:
+    return orch.views[room].snapshot.sclang_pid  # type: ignore[attr-defined, no-any-return]
+
+
+def _wait_for_new_sclang(orch: object, room: str, old: int | None,
+                         timeout: float = 30.0) -> None:
+    """After a timed-out request: wait until scorch replaced sclang ``old`` and it is up."""
+    deadline = time.monotonic() + timeout
+    while _sclang_pid(orch, room) in (old, None) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _wait_for_sclang(orch, room, max(0.0, deadline - time.monotonic()))
+
+
+def restart_room_sclang(orch: object, room: str) -> None:
+    """Give the room a fresh sclang the way scorch makes one: a request that times out."""
+    pid = _sclang_pid(orch, room)
+    orch.execute_one(room, "loop { }", 0.3)  # type: ignore[attr-defined]
+    _wait_for_new_sclang(orch, room, pid)
+
+
+def seed_for(unit: Unit) -> int:
+    """The random seed both sides start a unit's run with (the same every run)."""
+    return zlib.crc32(unit.source.encode()) & 0x3FFFFFFF
+
+
+#: Seconds each side is given, after the code returned, for what it left running (both
+#: sides the same: a routine that sets a variable a moment later must do so on both).
+SETTLE = 0.1
+
+
 def run_units(orch: object, room: str, bare: BareSclang, units: list[Unit],
               timeout: float = 5.0, progress: bool = False) -> list[Verdict]:
     """Run each unit twice on each side, in step; compare the first runs.
@@ -316,36 +392,126 @@ def run_units(orch: object, room: str, bare: BareSclang, units: list[Unit],
     Both sides run every unit twice, so code that changes state (allocates a
     buffer, adds a function) has the same history on both; the bare side's two
     runs tell what sclang itself does differently from one run to the next.
+    Every run starts from the same random seed on both sides (``rand``,
+    ``coin``, ``Prand`` give the same numbers); both sides give what the code
+    left running the same time before ``CmdPeriod``; and when one side's
+    sclang had to be replaced (code that hung it), the other's is replaced
+    too: the two interpreters always hold the same variables.
     """
     verdicts: list[Verdict] = []
     for index, unit in enumerate(units):
         if progress and index % 100 == 0:
             print(f"  {index}/{len(units)} units", flush=True)
-        if not bare.alive():
-            verdicts[-1].nondeterministic = True
-            verdicts[-1].reason = "sclang itself died on it (the bare one, restarted)"
+        if verdicts and not bare.alive():  # it died a moment after the last unit's end
+            status = bare.exit_status()
+            verdicts[-1].notes.append(f"bare sclang died after it (exit status {status})")
+            if not verdicts[-1].same:
+                verdicts[-1].nondeterministic = True
+                verdicts[-1].reason = (f"sclang itself died on it (exit status {status}), "
+                                       f"after it returned; {verdicts[-1].reason}")
             bare.restart()
-        runs = []
-        results = []
+            restart_room_sclang(orch, room)
+        runs: list[BareRun] = []
+        results: list[tuple[ExecuteResult, list[str]]] = []
+        notes: list[str] = []
+        since = orch.views[room].events.mark()  # type: ignore[attr-defined]
+        seed = f"thisThread.randSeed = {seed_for(unit)}"
         for _ in range(2):
-            run = bare.run(unit.code, timeout)
+            run = bare.evaluate(unit.code, timeout, prelude=seed)
             runs.append(run)
-            if run is None:  # stuck in the code (a loop): a new one, as scorch does on its side
+            bare_fresh = not run.finished
+            if run.finished:
+                time.sleep(SETTLE)
+                bare_fresh = bare.run("CmdPeriod.run; 1", timeout) is None
+            if bare_fresh:  # stuck in the code (a loop) or in what it left running, or dead
+                status = bare.exit_status()
+                notes.append("bare sclang " + ("hung" if status is None
+                                               else f"died (exit status {status})"))
+                if status is not None and run.finished:  # died in what the code left running
+                    runs[-1] = replace(run, died=True)
                 bare.restart()
-            else:
-                bare.run("CmdPeriod.run; 1", timeout)
-            _wait_for_sclang(orch, room)
-            result = orch.execute_one(room, unit.code, timeout)  # type: ignore[attr-defined]
-            time.sleep(0.1)  # what the code left running posts now, into the console
-            notes = {f"after #{result.request}", f"error after #{result.request}"}
-            late = [line.text for line in orch.console(  # type: ignore[attr-defined]
-                room, since=result.console_since or 0) if line.note in notes]
-            orch.execute_one(room, "CmdPeriod.run; 1", timeout)  # type: ignore[attr-defined]
+            result, late, scorch_fresh = _scorch_run(orch, room, unit.code, seed, timeout)
+            if scorch_fresh:
+                notes.append(f"scorch's sclang restarted ({_kind(result) or 'after the code'})")
+            if bare_fresh and not scorch_fresh:
+                restart_room_sclang(orch, room)
+            elif scorch_fresh and not bare_fresh:
+                bare.restart()
             results.append((result, late))
-        result, late = results[0]
-        if any(run is None for run in runs):
-            verdicts.append(Verdict(unit, True, "sclang itself did not finish in time",
-                                    nondeterministic=True))
-            continue
-        verdicts.append(compare(unit, [r for r in runs if r is not None], result, late))
+        notes += [f"scorch: {event.message}"  # a crash is sclang's, or scorch's to explain
+                  for event in orch.events(room, since)  # type: ignore[attr-defined]
+                  if event.kind == Kind.CRASHED]
+        verdicts.append(_judge(unit, runs, results, timeout))
+        verdicts[-1].notes += notes
     return verdicts
+
+
+def _scorch_run(orch: object, room: str, code: str, seed: str,
+                timeout: float) -> tuple[ExecuteResult, list[str], bool]:
+    """One run on scorch's side: its result, what it left running posted, and whether
+    scorch's sclang was replaced meanwhile (it timed out, or died)."""
+    _wait_for_sclang(orch, room)
+    pid = _sclang_pid(orch, room)
+    execute = orch.execute_one  # type: ignore[attr-defined]
+    execute(room, f"{seed}; nil", timeout)
+    result: ExecuteResult = execute(room, code, timeout)
+    time.sleep(SETTLE)  # what the code left running posts now, into the console
+    notes_of = {f"after #{result.request}", f"error after #{result.request}"}
+    late = [line.text for line in orch.console(  # type: ignore[attr-defined]
+        room, since=result.console_since or 0) if line.note in notes_of]
+    stop = execute(room, "CmdPeriod.run; 1", timeout)
+    if {_kind(result), _kind(stop)} & {"timeout", "interrupted", "unavailable"}:
+        _wait_for_new_sclang(orch, room, pid)  # being replaced: it was stuck, or died
+    else:
+        _wait_for_sclang(orch, room)
+    return result, late, _sclang_pid(orch, room) != pid
+
+
+def _judge(unit: Unit, runs: list[BareRun], results: list[tuple[ExecuteResult, list[str]]],
+           timeout: float) -> Verdict:
+    """The verdict on one unit from both sides' two runs."""
+    result = results[0][0]
+    for run, (mine, _) in zip(runs, results, strict=True):
+        # sclang done, scorch out of time: a real difference, unless the code takes about
+        # the time limit in sclang itself (then which side makes it is luck)
+        if run.finished and _kind(mine) == "timeout":
+            if run.elapsed >= timeout / 2:
+                return Verdict(unit, True, f"sclang itself takes about the time limit "
+                               f"({run.elapsed:.2f} s of {timeout:g})", nondeterministic=True,
+                               bare=run.text, scorch=_describe(mine))
+            return Verdict(unit, False, f"scorch timed out; sclang took {run.elapsed:.2f} s",
+                           bare=run.text, scorch=_describe(mine))
+    if not runs[0].finished and not runs[0].died and _kind(result) == "timeout":
+        return Verdict(unit, True, "neither side finished in time", bare=runs[0].text,
+                       scorch=_describe(result))
+    # Each run against its counterpart: code that changes state as it runs (a counter, a
+    # buffer) gives different but certain answers run after run, and both must agree.
+    # What the bare side printed before it hung or died (a routine the code left running
+    # got stuck before sclang read the next chunk) is compared all the same.
+    pairs = [compare(unit, [run.text], mine, late_lines)
+             for run, (mine, late_lines) in zip(runs, results, strict=True)]
+    failing = next((v for v in pairs if not v.same), None)
+    verdict = pairs[0] if failing is None else failing
+    if failing is pairs[1]:
+        verdict.reason = f"second run: {verdict.reason}"
+    # scorch differs, and sclang's own two runs differ too: sclang itself varies
+    verdict.nondeterministic = failing is not None and (
+        normalise(runs[0].text) != normalise(runs[1].text))
+    if not verdict.same and not runs[0].finished and result.elapsed >= timeout / 2:
+        verdict.nondeterministic = True
+        verdict.reason = (f"sclang itself takes about the time limit (scorch took "
+                          f"{result.elapsed:.2f} s of {timeout:g}); {verdict.reason}")
+    elif failing is not None and any(run.died for run in runs):
+        verdict.nondeterministic = True
+        verdict.reason = f"sclang itself died on it; {verdict.reason}"
+    elif failing is not None and runs[0].finished != runs[1].finished:
+        verdict.nondeterministic = True
+        verdict.reason = ("sclang itself finished one of its two runs and not the other (slow "
+                          f"code near the time limit, or a race with a routine); {verdict.reason}")
+    elif not all(run.finished for run in runs):
+        verdict.notes.append("compared with what the bare sclang printed before it hung")
+    return verdict
+
+
+def _kind(result: ExecuteResult) -> str | None:
+    return result.error.kind if result.error is not None else None

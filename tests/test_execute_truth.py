@@ -17,9 +17,12 @@ import pytest
 
 from scorch.config import Config
 from scorch.primitives.sclang_result import ExecuteResult
+from scorch.primitives.synthdef_library import SynthDefLibrary
 from scorch.service.orchestra import Orchestra
 from scorch.state.events import Kind
 from tests.conftest import MakeConfig, node_exists
+from tests.differential import BareSclang, Unit, compare
+from tests.harness import Scsynth
 
 pytestmark = pytest.mark.integration
 
@@ -68,6 +71,35 @@ def room(tmp_path_factory: pytest.TempPathFactory,
         yield orch
     finally:
         orch.stop()
+
+
+@pytest.fixture(scope="module")
+def bare(room: Orchestra, tmp_path_factory: pytest.TempPathFactory,
+         library: SynthDefLibrary) -> Iterator[BareSclang]:
+    """A plain sclang, fed as the IDE feeds it, on its own scsynth beside the room's."""
+    from tests.conftest import jack_name
+
+    defs = tmp_path_factory.mktemp("bare-defs")
+    (defs / "sine.scsyndef").write_bytes(library.compiled("sine"))
+    server = Scsynth(jack_name("truth"), defs, "bare")
+    try:
+        sclang = BareSclang(server.port, "room")
+        try:
+            yield sclang
+        finally:
+            sclang.close()
+    finally:
+        server.close()
+
+
+def agrees(room: Orchestra, bare: BareSclang, code: str) -> ExecuteResult:
+    """Run ``code`` on both sides; assert that execute tells what the bare sclang printed."""
+    printed = bare.run(code)
+    assert printed is not None, "the bare sclang did not finish"
+    result = run(room, code)
+    verdict = compare(Unit("case", code), [printed], result, late=[])
+    assert verdict.same, f"{verdict.reason}\nbare sclang printed:\n{printed}"
+    return result
 
 
 def run(orch: Orchestra, code: str, timeout: float = 10.0) -> ExecuteResult:
@@ -178,6 +210,57 @@ def test_a_top_level_return_ends_the_request_as_aborted(room: Orchestra) -> None
     result = run(room, "{ |a| ^a }.value(1); ^2")
     assert not result.ok and result.error is not None and result.error.kind == "aborted"
     assert value(room, "1 + 1") == "2"  # and the next request is fine
+
+
+@pytest.mark.parametrize("code", ["/*", "1 + 1 /* an open comment", '"abc" /*'])
+def test_what_the_compiler_says_is_posted_where_sclang_prints_it(
+        room: Orchestra, bare: BareSclang, code: str) -> None:
+    result = agrees(room, bare, code)
+    assert result.warnings and result.warnings[0].startswith("Open ended comment")
+
+
+def test_a_parse_error_after_a_compiler_warning_agrees(room: Orchestra, bare: BareSclang) -> None:
+    result = agrees(room, bare, "(\nvar x; x = 3;\n/* never closed")
+    assert result.error is not None and result.error.kind == "parse"
+    assert result.posted == ("Open ended comment started on line 3 of interpreted text",)
+
+
+def test_what_the_users_preprocessor_posts_is_the_requests(
+        room: Orchestra, bare: BareSclang) -> None:
+    install = 'thisProcess.interpreter.preProcessor = { |code| "preprocessed".postln; code }; 1'
+    try:
+        agrees(room, bare, install)
+        assert agrees(room, bare, '"from the code".postln; 2').posted == (
+            "preprocessed", "from the code")
+        assert agrees(room, bare, "3 /* open").posted[:2] == (
+            "preprocessed", "Open ended comment started on line 1 of interpreted text")
+    finally:
+        bare.run("thisProcess.interpreter.preProcessor = nil")
+        run(room, "thisProcess.interpreter.preProcessor = nil")
+
+
+def test_a_routine_that_holds_sclang_after_the_code_returned_leaves_the_value(
+        room: Orchestra, bare: BareSclang) -> None:
+    """sclang prints the value, then may run the routine before reading its next input.
+
+    Whether the routine or the next chunk of input comes first is sclang's own race
+    (about half the time each here): both outcomes must tell the value, and the stuck
+    one must come up within a few tries.
+    """
+    code = ("fork { var t = Main.elapsedTime; while { Main.elapsedTime - t < 2.5 } { } }; "
+            '"returned".postln; 5')
+    for _ in range(20):
+        printed = bare.run(code)
+        assert printed is not None
+        result = run(room, code, timeout=2.0)  # answered half a second before
+        verdict = compare(Unit("case", code), [printed], result, late=[])
+        assert verdict.same, f"{verdict.reason}\nbare sclang printed:\n{printed}"
+        assert result.ok and result.value == "5" and result.posted == ("returned",)
+        assert value(room, "6") == "6"  # sclang is free again, and the room goes on
+        if result.late is not None and "stayed busy" in result.late:
+            break
+    else:
+        pytest.fail("the routine never ran before the request's closing chunk")
 
 
 # --- 7: sclang stays registered with its scsynth --------------------------------------

@@ -239,3 +239,46 @@ def test_check_only_compiles_without_running() -> None:
     result = future.result(timeout=1)
     assert result.error is not None and result.error.kind == "parse"
     assert result.error.line == 4
+
+
+def test_the_compilers_words_are_posted_where_sclang_prints_them_and_are_warnings() -> None:
+    fake = Fake()
+    _, future = fake.session.submit("1 /* x")
+    rid = fake.wire_id()
+    fake.session.feed(record(rid, "prepare") + b"from the preprocessor\n"
+                      + record(rid, "compile")
+                      + b"Open ended comment started on line 1 of interpreted text\n"
+                      + record(rid, "start") + b"from the code\n" + record(rid, "value", "1")
+                      + record(rid, "end", "ok") + record(rid, "done"))
+    result = future.result(timeout=1)
+    assert result.posted == ("from the preprocessor",
+                             "Open ended comment started on line 1 of interpreted text",
+                             "from the code")
+    assert result.warnings == ("Open ended comment started on line 1 of interpreted text",)
+
+
+def test_a_parse_errors_report_is_the_error_and_what_came_before_it_is_posted() -> None:
+    fake = Fake()
+    _, future = fake.session.submit(SYNTAX_CODE)
+    rid = fake.wire_id()
+    fake.session.feed(record(rid, "compile") + b"WARNING: first\n" + SYNTAX_OUTPUT.encode()
+                      + record(rid, "end", "parse") + record(rid, "done"))
+    result = future.result(timeout=1)
+    assert result.error is not None and (result.error.line, result.error.char) == (4, 2)
+    assert result.posted == ("WARNING: first",) and result.warnings == ("WARNING: first",)
+
+
+def test_a_request_whose_closing_record_never_comes_is_answered_with_its_value() -> None:
+    fake = Fake()
+    _, future = fake.session.submit("fork { loop { } }; 5", timeout=0.5)
+    rid = fake.wire_id()
+    fake.session.feed(record(rid, "compile") + record(rid, "start")
+                      + record(rid, "value", "5") + record(rid, "end", "ok"))
+    result = future.result(timeout=2)
+    assert 0.3 < result.elapsed < 0.5  # answered before its deadline, not at it
+    assert result.ok and result.value == "5"
+    assert result.late is not None and "stayed busy" in result.late
+    assert fake.session.is_pending(1)  # until its closing record, if ever
+    fake.session.feed(record(rid, "done"))  # sclang got free after all: nothing breaks
+    assert not fake.session.is_pending(1) and future.result().value == "5"
+    assert ("-> 5", "") in [(line.text, line.note) for line in fake.console.tail(3)]

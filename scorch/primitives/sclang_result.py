@@ -19,6 +19,7 @@ KEEP_POSTED = 64 * 1024
 MAX_FRAMES = 12
 
 _PARSE_POSITION = re.compile(r"^\s*line (\d+) char (\d+):", re.M)
+_ERROR_LINE = re.compile(rb"^ERROR:", re.M)
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,10 @@ class ExecuteResult:
     value: str | None = None
     """Exactly what sclang prints after ``-> ``, when the code returned."""
     posted: tuple[str, ...] = ()
-    """Lines the code posted while it ran; a last line without newline is kept as is."""
+    """What sclang printed for the request before its value, in order: what the code (and
+    the user's preprocessor) posted, and what the compiler said about the code (an
+    open-ended comment, a warning), which are also in ``warnings``. A last line without
+    newline is kept as is. A parse error's own report is ``error``, not posted."""
     error: SclangError | None = None
     elapsed: float = 0.0
     """Seconds from sending the code to its end."""
@@ -94,6 +98,8 @@ class Transcript:
     def __init__(self, code: str) -> None:
         self.code = code
         self.compile_output = bytearray()
+        self.compile_at: int | None = None
+        """Where in the posts the compiler spoke (after what the preprocessor posted)."""
         self.head = bytearray()
         self.tail = bytearray()
         self.dropped = 0
@@ -118,6 +124,18 @@ class Transcript:
                 del self.tail[:cut]
                 self.dropped += cut
 
+    def compiling(self) -> None:
+        """The compiler starts: what it prints goes after the posts so far."""
+        self.compile_at = len(self.head)
+
+    def compiler_said(self) -> bytes:
+        """What the compiler printed, less a parse error's own report (that is the error)."""
+        text = bytes(self.compile_output)
+        if self.status == "parse":
+            found = _ERROR_LINE.search(text)
+            text = text[:found.start()] if found else b""
+        return text
+
     def record(self, name: str, payload: bytes) -> None:
         """Take one of the request's records."""
         text = payload.decode(errors="replace")
@@ -135,23 +153,25 @@ class Transcript:
             self.error[name[len("error-"):]] = text
 
     def posted_lines(self) -> list[str]:
-        """The posted text as lines (a last line without newline included)."""
-        text = bytes(self.head)
+        """The posted text as lines (a last line without newline included), with what the
+        compiler said where sclang prints it: after the preprocessor's posts, before the code's."""
+        at = len(self.head) if self.compile_at is None else self.compile_at
+        text = bytes(self.head[:at]) + self.compiler_said() + bytes(self.head[at:])
         if self.dropped:
             text += f"\n... ({self.dropped} bytes not kept) ...\n".encode()
         text += bytes(self.tail)
-        lines = text.decode(errors="replace").split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        return lines
+        return list(_lines(text.decode(errors="replace")))
 
     def result(self, elapsed: float, instance: str, request: int) -> ExecuteResult:
         """The request's result, once its closing record arrived."""
         posted = tuple(self.posted_lines())
         compiler = self.compile_output.decode(errors="replace")
-        warnings = tuple(line for line in (*compiler.splitlines(), *posted)
-                         if line.startswith("WARNING:") or line.startswith("Open ended "))
         error = self._error(compiler)
+        # what the compiler says about code that compiles is a warning, whatever its words
+        said = _lines(self.compiler_said().decode(errors="replace"))
+        warnings = tuple(line for line in said if line.strip()) + tuple(
+            line for line in _lines(bytes(self.head + self.tail).decode(errors="replace"))
+            if line.startswith("WARNING:"))
         value = None
         if error is None and self.value is not None:
             value = self.value.decode(errors="replace")
@@ -189,6 +209,14 @@ class Transcript:
             call_stack=tuple(user[:MAX_FRAMES]), library_frames=tuple(library[:MAX_FRAMES]),
             protected_call_stack=tuple(_frame_text(f.partition("\t")[2])
                                        for f in self.protected[:MAX_FRAMES]))
+
+
+def _lines(text: str) -> tuple[str, ...]:
+    """``text`` as lines: a last line without newline kept, no empty line after the last."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return tuple(lines)
 
 
 def _receiver(text: str, cls: str | None) -> str:

@@ -32,6 +32,10 @@ Writer = Callable[[bytes], None]
 DEFAULT_TIMEOUT = 30.0
 #: Seconds between looks at an attach's abort condition while it waits.
 ABORT_POLL = 0.05
+#: A request that returned but whose closing record has not come (something the code
+#: left running holds the interpreter) is answered this long before its deadline, at
+#: most a quarter of its time, so the caller, waiting to the same deadline, gets it.
+STUCK_MARGIN = 0.5
 WELCOME = b"*** Welcome to SuperCollider"
 
 
@@ -50,6 +54,9 @@ class _Request:
     console_since: int = 0
     late_lines: int = 0
     late_error: str | None = None
+    ended_at: float = 0.0
+    answered: bool = False
+    """Answered before its closing record: the code returned, then sclang got stuck."""
 
 
 @dataclass
@@ -89,6 +96,9 @@ class SclangSession:
         self.async_errors: deque[dict[str, str]] = deque(maxlen=50)
         """The latest errors in things left running: their fields, and ``after``."""
         self._lock = threading.RLock()
+        self._stuck = threading.Condition(self._lock)
+        self._watcher: threading.Thread | None = None
+        """Runs while a request that returned waits for its closing record."""
         self.last_pong = time.monotonic()
         """``time.monotonic()`` when sclang last sent scorch a record."""
 
@@ -193,9 +203,55 @@ class SclangSession:
                         done.append(finished)
                 else:
                     self._text(event)
+            if any(p.phase == "end" and not p.answered for p in self._pending.values()):
+                if self._watcher is None:
+                    self._watcher = threading.Thread(target=self._watch_stuck, daemon=True,
+                                                     name=f"sclang-stuck-{self.instance}")
+                    self._watcher.start()
+                else:
+                    self._stuck.notify()  # a new one may be due sooner
         for request, result in done:  # outside the lock: callbacks may call back
             request.future.set_result(result)
         return []
+
+    def _watch_stuck(self) -> None:
+        """Answer requests that returned but whose closing record does not come in time.
+
+        sclang runs what the code scheduled (a routine, a pattern) between two
+        chunks of input; when that never yields, the request's closing chunk is
+        never read. The code did return, and sclang printed its value: the caller
+        gets the value, told that what the code left running holds sclang (the
+        watchdog restarts sclang if it stays stuck), not a timeout of the code.
+        """
+        while True:
+            answered: list[tuple[_Request, ExecuteResult]] = []
+            with self._stuck:
+                waiting = [p for p in self._pending.values()
+                           if p.phase == "end" and not p.answered]
+                if not waiting:
+                    self._watcher = None
+                    return
+                now = time.monotonic()
+                for request in waiting:
+                    if now >= _answer_by(request):
+                        answered.append((request, self._answer_stuck(request, now)))
+                if not answered:
+                    self._stuck.wait(min(_answer_by(p) for p in waiting) - now)
+            for request, result in answered:
+                if not request.future.done():
+                    request.future.set_result(result)
+
+    def _answer_stuck(self, request: _Request, now: float) -> ExecuteResult:
+        request.answered = True
+        self._flush_partial()
+        result = self._result(request)
+        stuck = (f"the code returned, then sclang stayed busy for "
+                 f"{now - request.ended_at:.1f} s without reading its next input: something "
+                 "the code left running (a routine, a pattern, a scheduled function) has not "
+                 "yielded; if it never does, the watchdog restarts sclang (the sound on "
+                 f"scsynth goes on). What it posts is in the console, marked "
+                 f"'after #{request.number}' (console since={request.console_since})")
+        return replace(result, late=stuck if result.late is None else f"{stuck}; {result.late}")
 
     def _text(self, text: bytes) -> None:
         request = self._current
@@ -252,14 +308,19 @@ class SclangSession:
         if request is None:
             return None
         name = record.name
-        if name == "compile":
+        if name == "prepare":  # the user's preprocessor runs: what it posts is the request's
+            request.phase = "start"
+            self._current = request
+        elif name == "compile":
             request.phase = "compile"
+            request.transcript.compiling()
             self._current = request
         elif name == "start":
             request.phase = "start"
         elif name == "end":
             request.transcript.record(name, record.payload)
             request.phase = "end"
+            request.ended_at = time.monotonic()
             self._flush_partial()
             self._current = None
             self._last = request.number
@@ -270,12 +331,18 @@ class SclangSession:
             request.transcript.record(name, record.payload)
         return None
 
-    def _finish(self, request: _Request) -> tuple[_Request, ExecuteResult]:
+    def _finish(self, request: _Request) -> tuple[_Request, ExecuteResult] | None:
         del self._pending[request.wire_id]
+        if request.answered:  # answered while sclang was stuck after the code returned
+            return None
         if self._current is request:  # ended without its end record: aborted
             self._flush_partial()
             self._current = None
             self._last = request.number
+        return request, self._result(request)
+
+    def _result(self, request: _Request) -> ExecuteResult:
+        """The request's result as it stands, echoed to the console as sclang would."""
         if not request.console_since:
             request.console_since = self._console.mark()
         result = request.transcript.result(time.monotonic() - request.sent_at, self.instance,
@@ -285,8 +352,7 @@ class SclangSession:
                 self._console.append("sclang", line)
         elif request.echo and result.error is not None and result.error.kind == "runtime":
             self._console.append("sclang", f"ERROR: {result.error.message.splitlines()[0]}")
-        return request, replace(result, late=_late(request),
-                                console_since=request.console_since)
+        return replace(result, late=_late(request), console_since=request.console_since)
 
     def _session_record(self, record: Record) -> None:
         name, text = record.name, record.payload.decode(errors="replace")
@@ -313,6 +379,11 @@ class SclangSession:
             self._dump_ending = False
         elif key not in ("frame", "protected"):
             self._async.fields[key] = text
+
+
+def _answer_by(request: _Request) -> float:
+    """When a request stuck after returning is answered: just before its deadline."""
+    return request.deadline - min(STUCK_MARGIN, (request.deadline - request.sent_at) / 4)
 
 
 def _late(request: _Request) -> str | None:

@@ -28,7 +28,7 @@ Scorch {
 		var interp = thisProcess.interpreter, func, result, string;
 		thisProcess.mainThread.exceptionHandler = this;
 		active = id;
-		if(raw.not) { interp.preProcessor !? { code = interp.preProcessor.value(code, interp) } };
+		this.prepare(id, code, raw) !? { |prepared| code = prepared };
 		this.emit(id, "compile", "");
 		func = interp.compile(code);
 		if(func.isNil) {
@@ -66,12 +66,21 @@ Scorch {
 			(target - Main.elapsedTime).round(0.001))
 	}
 
+	// The user's preprocessor, as interpretPrintCmdLine runs it; what it posts is the
+	// request's (`prepare` opens the posts). nil: no preprocessor (or scorch's own code).
+	*prepare { |id, code, raw|
+		var pre = thisProcess.interpreter.preProcessor;
+		if(raw or: { pre.isNil }) { ^nil };
+		this.emit(id, "prepare", "");
+		^pre.value(code, thisProcess.interpreter)
+	}
+
 	// Compile without running: only the compiler's messages and `end` parse|ok.
 	*check { |id, code, raw = false|
 		var interp = thisProcess.interpreter, func;
 		thisProcess.mainThread.exceptionHandler = this;
 		active = id;
-		if(raw.not) { interp.preProcessor !? { code = interp.preProcessor.value(code, interp) } };
+		this.prepare(id, code, raw) !? { |prepared| code = prepared };
 		this.emit(id, "compile", "");
 		func = interp.compile(code);
 		active = nil;
