@@ -59,6 +59,10 @@ class AudioConfig(_Model):
     sample_rate: int = Field(48000, ge=8000, le=192000)
     period: int = Field(64, ge=16, le=8192, description="JACK frames per period")
     device: str | None = Field(None, description="ALSA device for driver = 'alsa', e.g. 'hw:0'")
+    realtime: bool = Field(
+        False, description="run scorch's jackd with realtime scheduling (-R; needs realtime "
+        "rights): on a loaded machine a JACK client without it misses cycles, and JACK drops "
+        "the MIDI of the cycles it missed")
 
     @field_validator("period")
     @classmethod
