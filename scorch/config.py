@@ -28,6 +28,7 @@ from pydantic import (
 from midi.schema import MidiConfig
 from scorch.errors import ConfigError, InstanceNotFound
 from scorch.state.restart_policy import Backoff, RestartIntensity
+from scorch.state.tempo import INSTALLATION, MAX_BPM, MIN_BPM, Timeline
 from scorch.values import (
     Float32,
     GroupName,
@@ -130,12 +131,32 @@ class WatchdogConfig(_Model):
         return self
 
 
+class GroupTempo(_Model):
+    """A ``[tempo.groups.NAME]`` table: a group that plays at its own tempo."""
+
+    bpm: float = Field(ge=MIN_BPM, le=MAX_BPM, description="beats per minute")
+    beats_per_bar: int = Field(4, ge=1, le=64, description="beats in a bar (the bar phase)")
+
+
+class TempoConfig(_Model):
+    """The ``[tempo]`` table: one beat grid for every room, MIDI clock and Link."""
+
+    bpm: float = Field(120.0, ge=MIN_BPM, le=MAX_BPM, description="beats per minute at start")
+    beats_per_bar: int = Field(4, ge=1, le=64, description="beats in a bar: the bar phase "
+                               "and Link's quantum")
+    link: bool = Field(False, description="join an Ableton Link session through the rooms' "
+                       "sclang LinkClock: tempo and phase shared with every Link peer")
+    groups: dict[GroupName, GroupTempo] = Field(
+        default_factory=dict, description="groups with a tempo of their own (not on Link)")
+
+
 class Config(_Model):
     """A whole installation."""
 
     audio: AudioConfig = AudioConfig()
     instances: dict[InstanceName, InstanceConfig]
     watchdog: WatchdogConfig = WatchdogConfig()
+    tempo: TempoConfig = TempoConfig()
     midi: MidiConfig = MidiConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     source: Path | None = Field(None, exclude=True, description="the file this was read from")
@@ -175,6 +196,22 @@ class Config(_Model):
         if selector in groups:
             return groups[selector]
         raise InstanceNotFound(selector, list(self.instances), list(groups))
+
+    def tempo_scope(self, instance_or_group: str | None) -> str:
+        """The tempo an instance or group plays at: its group's own, else the installation's."""
+        if instance_or_group is None:
+            return INSTALLATION
+        group = instance_or_group
+        if instance_or_group in self.instances:
+            group = self.instances[instance_or_group].group or ""
+        return group if group in self.tempo.groups else INSTALLATION
+
+    def timelines(self, now: float) -> dict[str, Timeline]:
+        """The beat grids at start: the installation's and each group's own, beat 0 now."""
+        out = {INSTALLATION: Timeline(self.tempo.bpm, self.tempo.beats_per_bar, 0.0, now)}
+        for group, own in self.tempo.groups.items():
+            out[group] = Timeline(own.bpm, own.beats_per_bar, 0.0, now)
+        return out
 
     def resolve_path(self, path: Path) -> Path:
         """Resolve a path from the config relative to the config file's folder."""
@@ -242,6 +279,17 @@ def _check_references(config: Config, text: str, path: Path) -> None:
         except InstanceNotFound as err:
             loc: tuple[str, ...] = ("midi", table, str(index), "instance")
             raise ConfigError(f"{_where(path, lines, loc)}: {'.'.join(loc)}: {err}") from None
+    groups = config.groups()
+    for group in config.tempo.groups:
+        if group not in groups:
+            loc = ("tempo", "groups", group)
+            raise ConfigError(f"{_where(path, lines, loc)}: {'.'.join(loc)}: no instance is in "
+                              f"group {group!r}; groups: {', '.join(groups) or 'none'}")
+    for index, clock in enumerate(config.midi.clock_out):
+        if clock.group is not None and clock.group not in groups:
+            loc = ("midi", "clock_out", str(index), "group")
+            raise ConfigError(f"{_where(path, lines, loc)}: {'.'.join(loc)}: no instance is in "
+                              f"group {clock.group!r}; groups: {', '.join(groups) or 'none'}")
     for name, inst in config.instances.items():
         if inst.startup is not None and not config.resolve_path(inst.startup).is_file():
             loc = ("instances", name, "startup")
