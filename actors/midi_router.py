@@ -22,6 +22,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -29,16 +30,20 @@ from typing import Any
 import mido
 import pykka
 
+from actors.midi_clock import ClockOut
 from actors.midi_ports import PortSet
 from actors.midi_sender import OscSender
 from actors.targets import Targets
 from actors.ticker import Ticker
 from midi.batch import Message, coalesce, recover
+from midi.clock import CLOCK_MESSAGES, ClockFollower, ClockReading
 from midi.engine import Engine, Snapshot
-from midi.ports import InputPort
-from midi.routes import Route, RouteEntry, compile_table, resolve_all
+from midi.ports import InputPort, OutputPort
+from midi.routes import Route, RouteEntry, compile_table, port_matches, resolve_all
+from midi.schema import ClockOut as ClockOutConfig
 from midi.schema import ControlRoute, MidiConfig
 from midi.store import FILENAME, load_routes, save_routes
+from scorch.state.tempo import INSTALLATION, TempoView
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +76,18 @@ class MidiRouter(pykka.ThreadingActor):
     """Route MIDI ports to instances: control routes move parameters, key routes play."""
 
     def __init__(self, config: MidiConfig, targets: Targets, state_dir: Path,
-                 jack_server: str | None = None) -> None:
+                 jack_server: str | None = None, tempo: TempoView | None = None,
+                 on_clock: Callable[[ClockReading], None] | None = None,
+                 tempo_scope: Callable[[str | None], str] = lambda group: INSTALLATION) -> None:
         super().__init__()
         self._config = config
+        self._tempo = tempo
+        """The tempo MIDI clock out follows (None: no clock out)."""
+        self._on_clock = on_clock
+        """Told what the clock-in port's clock says (from the input thread: a tell)."""
+        self._tempo_scope = tempo_scope
+        self._clocks: list[ClockOut] = []
+        self._follower = ClockFollower()
         self._targets = targets
         self._store = Path(state_dir) / FILENAME
         self._client = config.virtual_port or "scorch"
@@ -124,12 +138,21 @@ class MidiRouter(pykka.ThreadingActor):
         self._rescanner = Ticker(self._config.rescan_interval, me.rescan,
                                  "midi-router-rescan").start()
         self._watcher = Ticker(WATCH_INTERVAL, me.watch, "midi-router-watch").start()
+        if self._tempo is not None and self._config.clock_out:
+            scopes: dict[str, list[ClockOutConfig]] = {}
+            for clock in self._config.clock_out:
+                scopes.setdefault(self._tempo_scope(clock.group), []).append(clock)
+            self._clocks = [ClockOut(scope, clocks, self._tempo, self._clock_output).start()
+                            for scope, clocks in scopes.items()]
 
     def on_stop(self) -> None:
         """Stop the threads, close every port, flush what is held back."""
         for ticker in (self._rescanner, self._watcher):
             if ticker is not None:
                 ticker.stop()
+        for clock in self._clocks:
+            clock.stop()
+        self._clocks = []
         self._halt.set()
         if self._poller is not None:
             self._poller.join(timeout=2.0)
@@ -275,7 +298,22 @@ class MidiRouter(pykka.ThreadingActor):
             "coalesced": sender.coalesced,
             "voices": len(self._engine.voices),
             "hot_path_us": {"p50": pick(0.5), "p99": pick(0.99), "max": pick(1.0)},
+            "clock_in": self._clock_in_state(),
+            "clock_out": {clock.scope: {"ticks": clock.stats.ticks, "late": clock.stats.late}
+                          for clock in self._clocks},
         }
+
+    def clock_lateness(self) -> dict[str, list[float]]:
+        """Seconds after its time each of the last ticks of each clock left (benchmarks)."""
+        return {clock.scope: list(clock.stats.lateness) for clock in self._clocks}
+
+    def _clock_in_state(self) -> dict[str, Any] | None:
+        if self._config.clock_in is None:
+            return None
+        with self._lock:
+            follower = self._follower
+            return {"port": self._config.clock_in, "ticks": follower.ticks_seen,
+                    "bpm": follower.bpm(), "playing": follower.playing}
 
     def rescan(self) -> None:
         """Look for ports that came or went (the rescan thread tells this)."""
@@ -322,9 +360,43 @@ class MidiRouter(pykka.ThreadingActor):
     def _take(self, port: InputPort, start: int) -> bool:
         """Take what ``port`` queued and act on it (router lock held); True if anything."""
         batch = port.take()
+        if not batch:
+            return False
+        if port.timing:
+            batch = self._clock_in(batch, start)
         if batch:
             self._handle(port.name, batch, start)
-        return bool(batch)
+        return True
+
+    def _clock_in(self, batch: list[Message], start: int) -> list[Message]:
+        """Feed the clock-in port's clock messages to the follower; return the others.
+
+        A message's time is the poll's minus rtmidi's delta times of those after it.
+        """
+        times = [0.0] * len(batch)
+        at = start * 1e-9
+        for i in range(len(batch) - 1, -1, -1):
+            times[i] = at
+            at -= batch[i][1]
+        rest: list[Message] = []
+        for (data, delta), when in zip(batch, times, strict=True):
+            if data and data[0] in CLOCK_MESSAGES:
+                reading = self._follower.feed(data, when)
+                if reading is not None and self._on_clock is not None:
+                    self._on_clock(reading)
+            else:
+                rest.append((data, delta))
+        return rest
+
+    def _clock_output(self, pattern: str) -> OutputPort | None:
+        """The open output a clock sends to (clock threads; a dict read is atomic)."""
+        ports = self._ports
+        if ports is None:
+            return None
+        for name, port in list(ports.outputs.items()):
+            if port_matches(pattern, name):
+                return port
+        return None
 
     def _handle(self, name: str, batch: list[Message], start: int) -> None:
         """Run a batch of one port's messages through the engine and send (router lock held)."""

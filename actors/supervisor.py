@@ -7,10 +7,12 @@ crashes are handled by its actor; the supervisor only handles what is shared.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import replace
 
 import pykka
 
+from actors.conductor import Conductor, ConductorProxy
 from actors.instance import Instance, InstanceProxy, InstanceSettings
 from actors.jack import Jack, JackProxy
 from actors.keeper import Keeper
@@ -19,6 +21,7 @@ from actors.targets import OrchestraTargets
 from actors.watchdog import Watchdog, WatchdogProxy
 from scorch.config import Config
 from scorch.primitives.console import Console
+from scorch.state.tempo import TempoView
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -27,7 +30,7 @@ ASK_TIMEOUT = 30.0
 
 
 class Supervisor(pykka.ThreadingActor):
-    """Root of the tree: the JACK server, the instances and the watchdog."""
+    """Root of the tree: the JACK server, the instances, the watchdog, tempo and MIDI."""
 
     def __init__(self, config: Config, views: dict[str, InstanceView],
                  settings: dict[str, InstanceSettings], jack_console: Console) -> None:
@@ -40,6 +43,9 @@ class Supervisor(pykka.ThreadingActor):
         self.instances: dict[str, InstanceProxy] = {}
         self.watchdog: WatchdogProxy | None = None
         self.router: MidiRouterProxy | None = None
+        self.tempo = TempoView(config.timelines(time.monotonic()))
+        """The installation's beat grid (and groups'), read by clocks and the facade."""
+        self.conductor: ConductorProxy | None = None
         self.midi_error: str | None = "MIDI is not started"
         self._jack_keeper: Keeper | None = None
         self._stopping = False
@@ -76,6 +82,10 @@ class Supervisor(pykka.ThreadingActor):
             {name: (self.views[name], proxy) for name, proxy in self.instances.items()},
             wd.interval, wd.missed, wd.busy_limit,
         ).proxy()
+        midi = self.config.midi
+        self.conductor = Conductor.start(
+            self.config, self.views, self.tempo,
+            midi.clock_in if midi.enabled else None).proxy()
         self._start_router()
         return dict(self.instances)
 
@@ -87,10 +97,13 @@ class Supervisor(pykka.ThreadingActor):
         # rtmidi's JACK backend joins scorch's server (or the one named), never autostarting one.
         uses_jack = self.owns_jack() or self.config.audio.driver == "jack"
         targets = OrchestraTargets(self.config, self.views, self.instances)
+        conductor = self.conductor
         try:
             router = MidiRouter.start(
                 self.config.midi, targets, self.config.state_path(),
-                self.config.audio.jack_server if uses_jack else None).proxy()
+                self.config.audio.jack_server if uses_jack else None, self.tempo,
+                None if conductor is None else conductor.follow_clock,
+                self.config.tempo_scope).proxy()
             # on_start runs in the router's thread: a backend that cannot open
             # shows up here as a dead actor (its error is in the log).
             router.ports().get(timeout=ASK_TIMEOUT)
@@ -106,14 +119,21 @@ class Supervisor(pykka.ThreadingActor):
         """The MIDI router, when MIDI runs."""
         return self.router
 
+    def conductor_proxy(self) -> ConductorProxy | None:
+        """The tempo's owner, once the tree is started."""
+        return self.conductor
+
     def midi_status(self) -> str | None:
         """Why MIDI is off, or None when it runs."""
         return self.midi_error
 
     def instance_changed(self, name: str) -> None:
-        """An instance is READY again, or its nodes changed: the router re-reads where they are."""
+        """An instance is READY again, or its nodes changed: the router re-reads where they are,
+        and the conductor gives a new sclang the tempo at once."""
         if self.router is not None:
             self.router.refresh_targets()
+        if self.conductor is not None:
+            self.conductor.tick()
 
     def jack_pid(self) -> int | None:
         """The pid of scorch's own jackd, if it runs."""
@@ -165,10 +185,13 @@ class Supervisor(pykka.ThreadingActor):
         self._stopping = True
         if self._jack_keeper is not None:
             self._jack_keeper.halt()
-        for name, child in (("MIDI router", self.router), ("watchdog", self.watchdog)):
+        children = (("MIDI router", self.router), ("conductor", self.conductor),
+                    ("watchdog", self.watchdog))
+        for name, child in children:
             if child is not None:
                 _stop(name, child.actor_ref.stop(block=False), timeout)
         self.router = None
+        self.conductor = None
         self.watchdog = None
         stops = {name: proxy.actor_ref.stop(block=False) for name, proxy in self.instances.items()}
         for name, future in stops.items():

@@ -2,9 +2,10 @@
 
 Run with ``python -m bench.midi_hotpath`` (a few seconds). It builds a router
 (not started: no ports, no helper threads) with the same routes as
-``bench.midi_latency``, and times what a wake does with one queued message (the
-router's lock, the engine, the datagram) with raw MIDI bytes, so what it shows is the CPU cost per message. A UDP socket
-stands in for scsynth and is drained between batches, outside the timing.
+``bench.midi_latency``, and times what the input thread does with one queued
+message (the router's lock, the engine, the datagram) with raw MIDI bytes, so
+what it shows is the CPU cost per message. A UDP socket stands in for scsynth
+and is drained between batches, outside the timing.
 
 The baseline, timed the same way in the same run, is the least a Python
 callback can do: pack one float into a cached ``/n_set`` and ``sendto``.
@@ -51,8 +52,8 @@ def make_router(listener: tuple[str, int], state_dir: Path, coalesce: float) -> 
     return router
 
 
-def wake_path(router: Any) -> Callable[[str, list[int]], None]:
-    """What one wake does with one queued message: lock, engine, send (no backend)."""
+def input_path(router: Any) -> Callable[[str, list[int]], None]:
+    """What the input thread does with one queued message: lock, engine, send."""
     clock, lock, handle = time.monotonic_ns, router._lock, router._handle
 
     def call(port: str, data: list[int]) -> None:
@@ -126,7 +127,7 @@ def run(count: int, coalesce: float) -> dict[str, dict[str, float]]:
     figures: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as state:
         router = make_router(address, Path(state), coalesce)
-        callback = wake_path(router)
+        callback = input_path(router)
         try:
             for mode in ("gc on", "gc off", "gc frozen"):
                 gc.collect()
@@ -161,7 +162,7 @@ def profile(count: int, coalesce: float) -> None:
     listener.setblocking(False)
     with tempfile.TemporaryDirectory() as state:
         router = make_router(listener.getsockname(), Path(state), coalesce)
-        callback = wake_path(router)
+        callback = input_path(router)
         messages = cc_stream(count)
         profiler = cProfile.Profile()
         profiler.enable()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 
 import rtmidi
 
@@ -164,10 +165,12 @@ class InputPort:
 
 
 class OutputPort:
-    """One open output port, found by name."""
+    """One open output port, found by name; any thread may send (one at a time)."""
 
     def __init__(self, api: int, name: str, client: str, jack_server: str | None = None) -> None:
         self.name = name
+        self._lock = threading.Lock()
+        """rtmidi writes a message into one ring buffer per port: one writer at a time."""
         with client_environment(jack_server):
             self._midi: rtmidi.MidiOut | None = rtmidi.MidiOut(api, name=client)
             try:
@@ -182,13 +185,15 @@ class OutputPort:
 
     def send(self, data: list[int] | bytes) -> None:
         """Send one message's bytes."""
-        if self._midi is None:
-            raise MidiPortNotFound(f"MIDI output {self.name!r} is closed")
-        self._midi.send_message(data)
+        with self._lock:
+            if self._midi is None:
+                raise MidiPortNotFound(f"MIDI output {self.name!r} is closed")
+            self._midi.send_message(data)
 
     def close(self) -> None:
         """Release the rtmidi client."""
-        midi, self._midi = self._midi, None
+        with self._lock:
+            midi, self._midi = self._midi, None
         if midi is not None:
             midi.close_port()
             midi.delete()

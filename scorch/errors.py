@@ -87,6 +87,10 @@ class NotRunning(Unavailable):
     """No ``scorch run`` answers on the control socket of this installation."""
 
 
+class TempoUnavailable(Unavailable):
+    """The tempo is not kept now: scorch is starting, stopped, or could not start."""
+
+
 # --- processes -----------------------------------------------------------------
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorch.state.tempo import Timeline, TempoView, check_bpm
+from scorch.state.tempo import TempoView, Timeline, check_bpm
 
 
 def test_beats_and_times_follow_the_tempo_from_the_anchor():
@@ -40,8 +40,9 @@ def test_the_transport_starts_on_the_next_bar_and_continues_on_the_next_sixteent
     line = Timeline(120.0, 4, beat=0.0, at=0.0)
     stopped = line.stopped(1.1)  # beat 2.2
     assert not stopped.playing and stopped.song_position(5.0) == pytest.approx(2.2)
-    resumed = stopped.started(2.0)  # beat 4.0: on a sixteenth already
-    assert resumed.playing and resumed.song_position(resumed.time_at(4.0)) == pytest.approx(2.2)
+    resumed = stopped.started(2.0)  # beat 4.0, and a start needs LEAD: on 4.25
+    # From the sixteenth it stopped in: what a song position pointer can say.
+    assert resumed.playing and resumed.song_position(resumed.time_at(4.25)) == pytest.approx(2.0)
     again = line.stopped(0.0).started(0.3, position=0.0)  # beat 0.6: from the top on bar 2
     assert again.song_position(again.time_at(4.0)) == 0.0
     assert again.song_position(again.time_at(5.0)) == 1.0

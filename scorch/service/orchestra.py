@@ -17,10 +17,12 @@ from typing import Any
 import pykka
 from pydantic import ValidationError
 
+from actors.conductor import ConductorProxy
 from actors.instance import InstanceProxy, InstanceSettings
 from actors.midi_router import MidiRouterProxy
 from actors.supervisor import Supervisor, SupervisorProxy
 from midi.schema import ControlRoute, KeyRoute
+from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.config import Config, check_synthdefs
 from scorch.errors import (
     InstanceFailed,
@@ -30,8 +32,11 @@ from scorch.errors import (
     MidiUnavailable,
     OscTimeout,
     ScorchError,
+    TempoUnavailable,
 )
+from scorch.primitives import commands
 from scorch.primitives.console import Console, ConsoleLine
+from scorch.primitives.node_tree import tree_synths
 from scorch.primitives.patterns import compile_pattern
 from scorch.primitives.sclang_result import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
@@ -61,6 +66,7 @@ class Orchestra:
         self._supervisor: SupervisorProxy | None = None
         self._proxies: dict[str, InstanceProxy] = {}
         self._router: MidiRouterProxy | None = None
+        self._conductor: ConductorProxy | None = None
         self.midi_error: str | None = "MIDI is not started"
         """Why MIDI is off, or None while the router runs."""
         self.started_at: float | None = None
@@ -99,6 +105,7 @@ class Orchestra:
                                                 self.jack_console).proxy()
             self._proxies = self._supervisor.start_tree().get(timeout=timeout)
             self._router = self._supervisor.router_proxy().get(timeout=ASK)
+            self._conductor = self._supervisor.conductor_proxy().get(timeout=ASK)
             self.midi_error = self._supervisor.midi_status().get(timeout=ASK)
         except Exception as err:
             self.start_error = f"scorch could not start: {err}"
@@ -124,6 +131,7 @@ class Orchestra:
             supervisor.actor_ref.stop(timeout=timeout)
             self._proxies = {}
             self._router = None
+            self._conductor = None
 
     def __enter__(self) -> Orchestra:
         return self
@@ -412,9 +420,68 @@ class Orchestra:
         stats: dict[str, Any] = self._midi().stats().get(timeout=ASK)
         return stats
 
-    def midi_panic(self) -> int:
-        """All notes off everywhere: release every voice, lift pedals, all-notes-off out."""
-        return self._midi().panic().get(timeout=ASK)  # type: ignore[no-any-return]
+    def midi_panic(self) -> dict[str, Any]:
+        """All notes off everywhere: release every voice, lift pedals, all-notes-off out.
+
+        Then every room's scsynth is asked which synths run in the MIDI voices' node id
+        range, and each gets ``gate 0``: voices the router no longer knows (a router
+        restarted, a release lost) are released too.
+        """
+        released = 0
+        if self._router is not None:
+            released = self._router.panic().get(timeout=ASK)
+        swept: dict[str, int | None] = {}
+        for name, view in self.views.items():
+            osc = view.osc
+            if osc is None:
+                continue
+            try:
+                reply = osc.request(commands.Cmd.G_QUERY_TREE, 0, 0,
+                                    reply=commands.Reply.QUERY_TREE, timeout=2.0)
+            except ScorchError as err:
+                log.warning("panic: %s did not list its synths: %s", name, err)
+                swept[name] = None
+                continue
+            voices = [node for node, _ in tree_synths(reply.args)
+                      if FIRST_NODE_ID <= node < FIRST_NODE_ID + NODE_ID_SPAN]
+            for node in voices:
+                osc.send(commands.release(node))
+            swept[name] = len(voices)
+        return {"released": released, "voices_in_rooms": swept,
+                "midi": self.midi_error or "on"}
+
+    # --- tempo ---------------------------------------------------------------
+
+    def _tempo_scope(self, group: str | None) -> str:
+        """The tempo scope of a group or room (checked), or the installation's."""
+        if group is None:
+            return ""
+        self.resolve(group)  # InstanceNotFound names the known ones
+        return self.config.tempo_scope(group)
+
+    def _tempo_owner(self) -> ConductorProxy:
+        if self._starting:
+            self._tree.wait(RESTORE_WAIT)
+        if self._conductor is None:
+            raise TempoUnavailable(
+                f"the tempo is not running: {self.start_error or 'scorch is not started'}")
+        return self._conductor
+
+    def tempo(self, group: str | None = None) -> dict[str, Any]:
+        """The beat grid of the installation (or of a group with its own tempo) now."""
+        scope = self._tempo_scope(group)
+        return self._tempo_owner().state(scope).get(timeout=ASK)  # type: ignore[no-any-return]
+
+    def set_tempo(self, group: str | None, bpm: float | None = None, beat: float | None = None,
+                  transport: str | None = None) -> dict[str, Any]:
+        """Set the tempo, move the beat, or start/stop/continue the transport."""
+        scope = self._tempo_scope(group)
+        if group is not None and scope == "":
+            raise InvalidRequest(f"{group!r} plays at the installation's tempo: leave group out "
+                                 f"to change that, or add [tempo.groups.<group>] to the config")
+        owner = self._tempo_owner()
+        return owner.set(scope, bpm, beat, transport).get(  # type: ignore[no-any-return]
+            timeout=ASK)
 
     # --- reading -------------------------------------------------------------
 

@@ -19,6 +19,9 @@ from dataclasses import dataclass, replace
 
 #: Ableton Link's range, and a sane one for MIDI clock.
 MIN_BPM, MAX_BPM = 20.0, 999.0
+#: Seconds a start or continue lies ahead at least: a MIDI clock thread stops looking
+#: at the tempo a moment before each tick, and must see the start before its first one.
+LEAD = 0.005
 INSTALLATION = ""
 """The scope of the installation's own tempo (groups use their name)."""
 
@@ -74,12 +77,13 @@ class Timeline:
         """The transport running from ``position`` (None: where it stopped).
 
         From the start it begins on the next bar line; continuing, on the next
-        sixteenth: a MIDI device counts from the clock tick after start or continue,
+        sixteenth, from the sixteenth it stopped in (a song position pointer counts
+        sixteenths): a MIDI device counts from the clock tick after start or continue,
         and the rooms' bars line up with the device's.
         """
-        position = self.position if position is None else position
+        position = math.floor(self.position * 4 + 1e-9) / 4 if position is None else position
         unit = self.beats_per_bar if position == 0 else 0.25
-        begin = math.ceil(self.beat_at(t) / unit - 1e-9) * unit
+        begin = math.ceil(self.beat_at(t + LEAD) / unit - 1e-9) * unit
         return replace(self, playing=True, start=begin - position, position=position)
 
 
