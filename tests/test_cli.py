@@ -169,6 +169,11 @@ def test_operation_commands_reach_the_running_installation(tmp_path: Path) -> No
                         "--json")
         assert played.returncode == 0 and '"node": "hum"' in played.stdout
         assert '"hum"' in scorch("status", "attic", "--json").stdout
+        tempo = scorch("tempo", "96", "--json")
+        assert tempo.returncode == 0 and '"bpm": 96.0' in tempo.stdout, tempo.stderr
+        assert '"bpm": 96.0' in scorch("tempo", "--json").stdout
+        panic = scorch("midi", "panic", "--json")
+        assert panic.returncode == 0 and '"panic": true' in panic.stdout, panic.stderr
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0

@@ -20,7 +20,7 @@ from tests.harness import two_rooms
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
 TOOLS = {"list_instances", "execute", "stop", "status", "instance", "console", "wait_for",
-         "synthdefs", "play", "set", "release", "midi", "events"}
+         "synthdefs", "play", "set", "release", "midi", "tempo", "events"}
 
 
 @pytest.fixture(scope="module")
