@@ -4,14 +4,19 @@
 VENV   := .venv
 STAMP  := $(VENV)/.installed
 CONFIG ?= config.toml
-APT_PACKAGES := supercollider-server supercollider-language jackd2
+# supercollider-server also brings libsndfile, which the soundfile wheel falls back on
+# where it bundles none; numpy, scipy, pyloudnorm and matplotlib come as wheels.
+# openssh-server/-client, iproute2 and nftables: the tests of several hosts run a private sshd,
+# network namespaces and veth pairs, and cut or thin their links (docs/hosts.md).
+APT_PACKAGES := supercollider-server supercollider-language jackd2 \
+                openssh-server openssh-client iproute2 nftables
 
 .PHONY: run test bench lint system-deps clean
 
 run: $(STAMP)
 	$(VENV)/bin/scorch run --config $(CONFIG)
 
-test: $(STAMP)
+test: system-deps $(STAMP)
 	$(VENV)/bin/lint-imports --no-logo
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
@@ -25,6 +30,10 @@ lint: $(STAMP)
 system-deps:
 	@missing=""; \
 	for bin in scsynth sclang jackd; do command -v $$bin >/dev/null || missing="yes"; done; \
+	if [ "$$(uname)" = Linux ]; then \
+	  for bin in ssh ip tc nft; do command -v $$bin >/dev/null || missing="yes"; done; \
+	  [ -x /usr/sbin/sshd ] || missing="yes"; \
+	fi; \
 	if [ -n "$$missing" ]; then \
 	  if command -v apt-get >/dev/null; then \
 	    SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \

@@ -160,6 +160,15 @@ class Conductor(pykka.ThreadingActor):
             else:
                 self._tell_rooms(INSTALLATION)
 
+    def reconfigure(self, config: Config) -> None:
+        """A reloaded config: rooms came, went or changed group ([tempo] itself cannot change
+        under a running installation). Rooms whose tempo scope changed are told again."""
+        old, self._config = self._config, config
+        for name in list(self._told):
+            if name not in config.instances or old.tempo_scope(name) != config.tempo_scope(name):
+                del self._told[name]
+        self.tick()
+
     # -- every tick (the ticker tells) -----------------------------------------------------
 
     def tick(self) -> None:

@@ -21,15 +21,18 @@ import time
 
 import pykka
 
+from actors.instance_buffers import Buffers
 from actors.instance_code import Code
 from actors.instance_nodes import Nodes
 from actors.keeper import Keeper
 from actors.processes import InstanceSettings, Processes
 from scorch.config import InstanceConfig
+from scorch.config_changes import RoomChanges
 from scorch.errors import BootError, InstanceFailed, InstanceNotReady
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ManagedProcess
-from scorch.state.desired import DesiredState
+from scorch.primitives.scsynth import Scsynth
+from scorch.state.desired import BufferState, DesiredState
 from scorch.state.events import Kind, State
 from scorch.state.view import InstanceView
 
@@ -38,7 +41,7 @@ log = logging.getLogger(__name__)
 #: How long a keeper waits for this actor to start what is down.
 RESTART_ASK = 120.0
 _WARN = (Kind.CRASHED, Kind.HUNG, Kind.FAILED, Kind.DEGRADED, Kind.BOOT_FAILED,
-         Kind.STARTUP_ERROR)
+         Kind.STARTUP_ERROR, Kind.BUFFER_LOST)
 #: States in which scsynth plays (and MIDI, play and set reach it).
 SOUNDING = (State.READY, State.DEGRADED)
 _DOWN = (State.STOPPED, State.STOPPING, State.FAILED)
@@ -63,6 +66,8 @@ class Instance(pykka.ThreadingActor):
         self.nodes = pykka.traversable(Nodes(
             name, self.desired, self.processes, view, self._event,
             lambda: settings.on_changed(name), self._require_ready))
+        self.buffers = pykka.traversable(Buffers(
+            name, self.desired, self.processes, view, self._require_ready))
         self.code = pykka.traversable(Code(
             name, self.processes, self.desired, self._event, self._require_ready,
             lambda how: self._crashed("sclang", how)))
@@ -91,22 +96,33 @@ class Instance(pykka.ThreadingActor):
     # --- lifecycle -----------------------------------------------------------
 
     def on_start(self) -> None:
-        """Load the config's SynthDefs and nodes into the desired state (actor thread)."""
+        """Load the config's SynthDefs and nodes into the desired state (actor thread).
+
+        With a seed (``--resume``) the seed's nodes and buffers take the config nodes'
+        place, so the first boot already plays what was saved.
+        """
         self.nodes.bind(self.actor_ref.proxy().nodes)
         wanted = self.config.synthdefs
         names = self.settings.all_synthdefs() if wanted == "all" else list(wanted)
-        for node in self.config.nodes.values():
-            if node.synthdef not in names:
-                names.append(node.synthdef)
+        seed = self.settings.seed
+        nodes = ({n: (s.synthdef, dict(s.params)) for n, s in seed.nodes.items()}
+                 if seed is not None else
+                 {n: (c.synthdef, dict(c.params)) for n, c in self.config.nodes.items()})
+        for synthdef, _ in nodes.values():
+            if synthdef not in names:
+                names.append(synthdef)
         for name in names:
             try:
                 self.desired.add_synthdef(name, self.settings.compiled_synthdef(name))
             except KeyError as err:
                 self._event(Kind.BOOT_FAILED, f"SynthDef {name!r} from the config: {err}")
-        for node_name, node in self.config.nodes.items():
-            if node.synthdef in self.desired.synthdefs:
-                self.desired.add_node(node_name, node.synthdef, dict(node.params))
+        for node_name, (synthdef, params) in nodes.items():
+            if synthdef in self.desired.synthdefs:
+                self.desired.add_node(node_name, synthdef, params)
+        for buf_name, buf in (seed.buffers.items() if seed is not None else ()):
+            self.desired.buffers[buf_name] = BufferState(buf_name, buf.bufnum, buf.path)
         self.nodes.publish()
+        self.buffers.publish()
 
     def on_stop(self) -> None:
         """Stop both processes when the actor stops (actor thread)."""
@@ -140,10 +156,15 @@ class Instance(pykka.ThreadingActor):
         self._keepers["scsynth"].start()
         try:
             self.processes.start_sclang()
-        except Exception as err:  # the sound plays; sclang's keeper tries again
+        except Exception as err:  # sclang's keeper tries again
             self._event(Kind.BOOT_FAILED, f"sclang: {_reason(err)}", process="sclang")
             self.view.update(sclang_state="restarting")
             self._keepers["sclang"].start(fault=_reason(err))
+            scsynth = self.processes.scsynth
+            trouble = scsynth.trouble() if scsynth is not None else "scsynth is gone"
+            if trouble is not None:  # the fault was scsynth's: restart it, then sclang
+                self._scsynth_fault(trouble)
+                return
             self._ready(f"scsynth ready in {time.monotonic() - started:.2f} s; sclang not yet")
             return
         self._keepers["sclang"].start()
@@ -168,6 +189,44 @@ class Instance(pykka.ThreadingActor):
         self.processes.stop()
         self._set_state(State.STOPPED)
         self._event(Kind.STOPPED, "stopped")
+
+    def reconfigure(self, config: InstanceConfig, settings: InstanceSettings,
+                    room: RoomChanges) -> None:
+        """Take a reloaded config: SynthDefs and nodes now, a restart if scsynth's own
+        settings changed (its desired state comes back with it), the rest from next boot."""
+        self.config, self.settings = config, settings
+        self.processes.reconfigure(config, settings)
+        if room.group:
+            self.view.update(group=config.group)
+        names = (self.settings.all_synthdefs() if "all" in room.synthdefs_added
+                 else list(room.synthdefs_added))
+        sounding = self._state() in SOUNDING
+        for name in names:
+            compiled = self.settings.compiled_synthdef(name)
+            if sounding:
+                self.nodes.load_synthdef(name, compiled)
+            else:
+                self.desired.add_synthdef(name, compiled)
+        nodes = room.nodes
+        for name in (*nodes.removed, *nodes.replaced):
+            if name in self.desired.nodes:
+                self.nodes.release(name)
+        for name, node in nodes.changed.items():
+            if name in self.desired.nodes:
+                self.nodes.set_params(name, dict(node.params))
+        for name, node in {**nodes.replaced, **nodes.added}.items():
+            compiled = self.settings.compiled_synthdef(node.synthdef)
+            if sounding:
+                self.nodes.play(node.synthdef, dict(node.params), name, compiled)
+            else:
+                self.desired.add_synthdef(node.synthdef, compiled)
+                self.desired.add_node(name, node.synthdef, dict(node.params))
+        self.nodes.publish()
+        if room.restart_for and sounding:
+            self._event(Kind.BOOTING, f"restarting for the reloaded config "
+                        f"({', '.join(room.restart_for)} changed)")
+            self._shutdown()
+            self.boot()
 
     # --- supervision ---------------------------------------------------------
 
@@ -239,6 +298,13 @@ class Instance(pykka.ThreadingActor):
             self.processes.stop_scsynth()  # sclang stays: it re-attaches to the new scsynth
         self._fault(kind, f"{kind} {how}")
 
+    def _scsynth_fault(self, trouble: str) -> None:
+        """scsynth failed while sclang attached to it: a crash of scsynth (killed if stopped)."""
+        scsynth = self.processes.scsynth
+        if scsynth is not None and scsynth.process.alive():
+            scsynth.process.signal_group(signal.SIGKILL)  # stopped: it would never answer
+        self._crashed("scsynth", f"{trouble.removeprefix('scsynth ')} while sclang attached")
+
     def retrying(self, kind: str, delay: float, attempt: int, failure: str) -> None:
         """A keeper waits ``delay`` seconds before restart ``attempt`` (keeper's tell)."""
         if self._state() in _DOWN:
@@ -267,7 +333,8 @@ class Instance(pykka.ThreadingActor):
         took = time.monotonic() - started
         if kind == "scsynth" or self._state() != State.READY:
             self._ready(f"{kind} restarted in {took:.2f} s")
-        restored = (f"restored {len(self.desired.synthdefs)} SynthDefs and "
+        restored = (f"restored {len(self.desired.synthdefs)} SynthDefs, "
+                    f"{len(self.desired.buffers)} buffers and "
                     f"{len(self.desired.nodes)} nodes" if kind == "scsynth"
                     else "sclang is back; scsynth played on")
         self._event(Kind.RESTORED, restored, process=kind, nodes=list(self.desired.nodes),
@@ -278,21 +345,30 @@ class Instance(pykka.ThreadingActor):
 
     def _start_scsynth(self) -> None:
         """Start scsynth, restoring onto it and re-attaching a running sclang on the way."""
-        dropped = self.processes.start_scsynth(self.desired, self._reattach)
+        dropped, lost = self.processes.start_scsynth(self.desired, self._reattach)
+        sclang_keeper = self._keepers.get("sclang")
+        if sclang_keeper is not None:
+            sclang_keeper.wake()  # it may have waited for an scsynth to attach to
         if dropped:
             self.nodes.publish()
             self._event(Kind.NODE_ENDED, f"not restored: {', '.join(dropped)} (a value OSC "
                         "cannot carry); they are forgotten", nodes=dropped)
+        if lost:
+            self._event(Kind.BUFFER_LOST, "buffers not restored: " + "; ".join(lost)
+                        + " (tried again at the next restore)", buffers=lost)
+        self.buffers.publish()
 
-    def _reattach(self, port: int) -> None:
+    def _reattach(self, scsynth: Scsynth) -> None:
         """Between the SynthDefs and the nodes: sclang follows the new scsynth."""
         sclang = self.processes.sclang
         if sclang is None or not sclang.process.alive():
             return
         try:
-            sclang.reattach(port)
-        except BootError as err:  # sclang's fault, not scsynth's: restart sclang alone
-            self._crashed("sclang", f"did not re-attach ({err})")
+            sclang.reattach(scsynth.port, scsynth.trouble)
+        except BootError as err:
+            if scsynth.trouble() is not None:
+                raise  # scsynth's fault: its start fails and is retried; sclang waits for it
+            self._crashed("sclang", f"did not re-attach ({err})")  # sclang's: restart it alone
 
     def give_up(self, kind: str, reason: str) -> None:
         """A keeper spent its restart budget.

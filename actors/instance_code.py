@@ -33,12 +33,15 @@ class Code:
         """Tells the actor that sclang failed, and how (its keeper restarts it)."""
 
     def submit(self, code: str, timeout: float, check_only: bool = False,
-               ) -> tuple[int, Future[ExecuteResult]]:
-        """Send code to sclang; return the request number and a future for the result."""
+               at: float | None = None) -> tuple[int, Future[ExecuteResult]]:
+        """Send code to sclang; return the request number and a future for the result.
+
+        ``at``: a Unix time scsynth hears the code's messages at (scheduled in sclang).
+        """
         self._require_ready(need_sclang=True)
         session = self._processes.session
         assert session is not None
-        return session.submit(code, timeout, check_only=check_only)
+        return session.submit(code, timeout, check_only=check_only, at=at)
 
     def execute_timed_out(self, request: int, timeout: float) -> None:
         """A caller gave up on a request: sclang is stuck, so restart it (scsynth plays on)."""

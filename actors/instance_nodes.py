@@ -63,12 +63,14 @@ class Nodes:
         return osc
 
     def play(self, synthdef: str, params: dict[str, float], name: str | None,
-             compiled: bytes | None = None) -> dict[str, object]:
+             compiled: bytes | None = None, at: float | None = None) -> dict[str, object]:
         """Start a synth; with ``name`` it is a persistent node restored after restarts.
 
         All or nothing: the node is recorded only once scsynth said it started
         (``/n_go``); a replaced node is freed only then. ``compiled``: the SynthDef's
-        bytes, loaded first when the instance does not have it yet.
+        bytes, loaded first when the instance does not have it yet. ``at``: a bundle
+        that scsynth starts at this Unix time (a node it replaces ends then too); the
+        node is recorded at once, as scheduled.
         """
         self._require_ready()
         if synthdef not in self.desired.synthdefs and compiled is not None:
@@ -77,6 +79,8 @@ class Nodes:
             node = NodeState("", synthdef, self.desired.unnamed_id(), dict(params))
         else:
             node = self.desired.new_node(name, synthdef, params)
+        if at is not None:
+            return self._schedule(node, name, at)
         self._start(node)
         if name is None:
             return {"synthdef": synthdef, "node": None, "node_id": node.node_id,
@@ -86,6 +90,19 @@ class Nodes:
             self._osc().send(commands.n_free(old.node_id))
         self.publish()
         return {"synthdef": synthdef, "node": name, "node_id": node.node_id,
+                "params": dict(node.params)}
+
+    def _schedule(self, node: NodeState, name: str | None, at: float) -> dict[str, object]:
+        """Send the node's start in a bundle for ``at``; keep it (it is scheduled)."""
+        packets = [new_node_message(node)]  # raises before anything is sent or recorded
+        old = self.desired.nodes.get(name) if name is not None else None
+        if old is not None:
+            packets.append(commands.n_free(old.node_id))
+        self._osc().send(commands.at(at, *packets))
+        if name is not None:
+            self.desired.keep(node)
+            self.publish()
+        return {"synthdef": node.synthdef, "node": name, "node_id": node.node_id,
                 "params": dict(node.params)}
 
     def _start(self, node: NodeState) -> None:
@@ -109,8 +126,12 @@ class Nodes:
                 raise InvalidRequest(f"instance {self.name!r}: scsynth did not start "
                                      f"{node.synthdef!r}: {err}") from err
 
-    def set_params(self, node: str, params: dict[str, float]) -> dict[str, float]:
-        """Set a named node's parameters: on scsynth while it plays, in the desired state always."""
+    def set_params(self, node: str, params: dict[str, float],
+                   at: float | None = None) -> dict[str, float]:
+        """Set a named node's parameters: on scsynth while it plays, in the desired state always.
+
+        ``at``: scsynth sets them at this Unix time (the desired state at once).
+        """
         current = self.desired.nodes.get(node)
         if current is None:
             raise NodeNotFound(f"instance {self.name!r} has no node {node!r}; named nodes: "
@@ -119,9 +140,29 @@ class Nodes:
         state = self.desired.set_params(node, params)
         osc = self._processes.osc
         if osc is not None and self._view.snapshot.state in (State.READY, State.DEGRADED):
-            osc.send(packet)
+            osc.send(packet if at is None else commands.at(at, packet))
         self.publish()
         return dict(state.params)
+
+    def set_many(self, values: dict[str, dict[str, float]]) -> list[str]:
+        """Set params of several named nodes (a scene); return the names this instance lacks."""
+        packets = []
+        for node, params in values.items():
+            current = self.desired.nodes.get(node)
+            if current is not None:
+                packets.append(commands.n_set(current.node_id, params))  # raises before changes
+        lacking = []
+        for node, params in values.items():
+            if node in self.desired.nodes:
+                self.desired.set_params(node, params)
+            else:
+                lacking.append(node)
+        osc = self._processes.osc
+        if osc is not None and self._view.snapshot.state in (State.READY, State.DEGRADED):
+            for packet in packets:
+                osc.send(packet)
+        self.publish()
+        return lacking
 
     def remember_params(self, node: str, params: dict[str, float]) -> None:
         """Keep values someone else already sent (the MIDI router) for later restores."""
@@ -129,15 +170,19 @@ class Nodes:
             self.desired.set_params(node, params)
             self.publish()
 
-    def release(self, node: str) -> None:
-        """Release a named node (gate 0, then free after its release) and forget it."""
+    def release(self, node: str, at: float | None = None) -> None:
+        """Release a named node (gate 0, then free after its release) and forget it.
+
+        ``at``: scsynth closes the gate at this Unix time; the node is forgotten at once.
+        """
         state = self.desired.remove_node(node)
         if state is None:
             raise NodeNotFound(f"instance {self.name!r} has no node {node!r}")
         osc = self._processes.osc
         if osc is not None:
             # gate 0 lets sustained sounds fade; /n_free later would cut the tail.
-            osc.send(commands.release(state.node_id))
+            packet = commands.release(state.node_id)
+            osc.send(packet if at is None else commands.at(at, packet))
         self.publish()
 
     def load_synthdef(self, name: str, compiled: bytes) -> None:

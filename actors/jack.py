@@ -17,6 +17,12 @@ from scorch.primitives.process import ManagedProcess
 
 log = logging.getLogger(__name__)
 
+#: What jackd prints when its name is registered to a server (live, or killed and unreaped).
+STALE = "server already active"
+STALE_RETRY = 0.25
+_BANNER = ("jackdmp ", "Copyright ", "jackdmp comes with", "This is free software",
+           "under certain conditions")
+
 
 def jackd_options(config: Config) -> JackdOptions:
     """The private jackd the audio config asks for, with enough ports for every room."""
@@ -45,19 +51,44 @@ class Jack(pykka.ThreadingActor):
         self.console = console
         self._on_crash = on_crash
         self._proc: ManagedProcess | None = None
+        self._serving: ManagedProcess | None = None
+        """The jackd that accepted clients: only its exit is a crash (a failed start raises)."""
 
     def start_server(self, timeout: float = 10.0) -> int:
-        """Start jackd and wait until clients can connect; return its pid."""
+        """Start jackd and wait until clients can connect; return its pid.
+
+        A jackd of the same name that was killed (SIGKILL, or its parent's death) stays
+        registered as "already active" until its process is reaped, which a container's
+        init may do seconds later: while no server answers, the start is tried again.
+        """
         started = time.monotonic()
+        deadline = started + timeout
         options = jackd_options(self.config)
-        proc = ManagedProcess("jackd", options.argv(), self.console, env=options.env(),
-                              on_exit=self._exited)
-        proc.start()
-        self._proc = proc
-        if not wait_for_server(self.audio.jack_server, timeout, proc.alive):
-            tail = "\n".join(line.text for line in self.console.tail(8, source="jackd"))
+        while True:
+            proc = ManagedProcess("jackd", options.argv(), self.console, env=options.env(),
+                                  on_exit=self._exited)
+            proc.start()
+            self._proc = proc
+            if wait_for_server(self.audio.jack_server, deadline - time.monotonic(), proc.alive):
+                self._serving = proc
+                if not proc.alive():  # it died between answering and here: nobody was told
+                    self._serving = None
+                    raise BootError(f"jackd (server {self.audio.jack_server!r}) exited right "
+                                    f"after it started ({proc.describe_exit()})")
+                break
+            lines = [line.text for line in self.console.tail(20, source="jackd")]
+            # jackd's banner says nothing; its reason ("Too many servers already active")
+            # comes first, as it writes stderr before stdout's banner is flushed.
+            tail = "\n".join([line for line in lines if not line.startswith(_BANNER)][-8:])
             proc.stop(grace=0.5)
             self._proc = None
+            answers = wait_for_server(self.audio.jack_server, 0.01, lambda: True)
+            stale = any(STALE in line for line in lines) and not answers
+            if stale and time.monotonic() + STALE_RETRY < deadline:
+                log.info("jackd %r: a killed server of that name is still registered; "
+                         "trying again", self.audio.jack_server)
+                time.sleep(STALE_RETRY)
+                continue
             if not proc.alive() and proc.returncode is not None:
                 raise BootError(f"jackd (server {self.audio.jack_server!r}) could not start "
                                 f"({proc.describe_exit()}):\n{tail}")
@@ -69,7 +100,7 @@ class Jack(pykka.ThreadingActor):
         return proc.pid
 
     def _exited(self, proc: ManagedProcess, code: int) -> None:
-        if not proc.stopping:
+        if not proc.stopping and proc is self._serving:
             self._on_crash(proc.describe_exit())
 
     def pid(self) -> int | None:

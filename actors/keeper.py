@@ -33,6 +33,9 @@ from scorch.state.restart_policy import Backoff, RestartIntensity
 
 log = logging.getLogger(__name__)
 
+#: Seconds between looks at whether a thing that cannot start yet now can.
+STARTABLE_POLL = 1.0
+
 
 class Fault(Exception):
     """The supervised thing is down: it crashed, or it could not be started."""
@@ -160,8 +163,9 @@ class Keeper:
         self._watch(time.monotonic() + self._backoff.stable_after)
 
     def _wait_until_startable(self) -> None:
+        # Woken when what it waits for is back; looks again every second all the same.
         while not self._can_start() and not self._halt.is_set():
-            self._signal.wait()
+            self._signal.wait(STARTABLE_POLL)
             self._signal.clear()
 
     def _watch(self, stable_at: float | None) -> None:

@@ -41,7 +41,7 @@ from midi.engine import Engine, Snapshot
 from midi.ports import InputPort, OutputPort
 from midi.routes import Route, RouteEntry, compile_table, port_matches, resolve_all
 from midi.schema import ClockOut as ClockOutConfig
-from midi.schema import ControlRoute, MidiConfig
+from midi.schema import ControlRoute, MidiConfig, SceneRoute
 from midi.store import FILENAME, load_routes, save_routes
 from scorch.state.tempo import INSTALLATION, TempoView
 
@@ -76,7 +76,8 @@ class MidiRouter(pykka.ThreadingActor):
     """Route MIDI ports to instances: control routes move parameters, key routes play."""
 
     def __init__(self, config: MidiConfig, targets: Targets, state_dir: Path,
-                 jack_server: str | None = None, tempo: TempoView | None = None,
+                 jack_server: str | None = None, voice_slot: int | None = None,
+                 tempo: TempoView | None = None,
                  on_clock: Callable[[ClockReading], None] | None = None,
                  tempo_scope: Callable[[str | None], str] = lambda group: INSTALLATION) -> None:
         super().__init__()
@@ -93,13 +94,16 @@ class MidiRouter(pykka.ThreadingActor):
         self._client = config.virtual_port or "scorch"
         self._jack_server = jack_server
         """The JACK server the JACK backend joins (scorch's own), or None for the default."""
-        self._engine = Engine()
+        # Several hosts: each host's router takes its own voice ids, so two routers
+        # playing one room never reuse each other's nodes.
+        self._engine = Engine(voice_slot)
         self._lock = threading.Lock()
-        self._sender = OscSender(self._lock, config.coalesce_interval, targets.param_changed)
-        self._config_routes = [
-            RouteEntry(r.id or f"config-control-{i}", r, "config")
-            for i, r in enumerate(config.controls)
-        ] + [RouteEntry(r.id or f"config-key-{i}", r, "config") for i, r in enumerate(config.keys)]
+        self._sender = OscSender(self._lock, config.coalesce_interval, targets.param_changed,
+                                 targets.scene)
+        kinds: list[tuple[str, tuple[Route, ...]]] = [
+            ("control", config.controls), ("key", config.keys), ("scene", config.scenes)]
+        self._config_routes = [RouteEntry(r.id or f"config-{kind}-{i}", r, "config")
+                               for kind, routes in kinds for i, r in enumerate(routes)]
         self._runtime_routes: list[RouteEntry] = []
         self._route_errors: dict[str, str] = {}
         self._ports: PortSet | None = None
@@ -186,7 +190,7 @@ class MidiRouter(pykka.ThreadingActor):
                 {
                     "id": entry.id,
                     "origin": entry.origin,
-                    "type": "control" if isinstance(entry.route, ControlRoute) else "key",
+                    "type": _kind(entry.route),
                     "route": entry.route.model_dump(mode="json"),
                     "error": self._route_errors.get(selector),
                 }
@@ -507,6 +511,12 @@ class MidiRouter(pykka.ThreadingActor):
         if released:
             log.warning("released %d MIDI voices started from %s", released,
                         ", ".join(repr(p.name) for p in gone))
+
+
+def _kind(route: Route) -> str:
+    if isinstance(route, SceneRoute):
+        return "scene"
+    return "control" if isinstance(route, ControlRoute) else "key"
 
 
 #: The typed proxy other actors and the facade hold.

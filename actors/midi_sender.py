@@ -24,7 +24,15 @@ from collections.abc import Callable
 from typing import Any
 
 from midi.coalesce import Coalescer
-from midi.engine import Action, BendVoice, ReleaseVoice, SetParam, StartVoice, VoiceParam
+from midi.engine import (
+    Action,
+    BendVoice,
+    ReleaseVoice,
+    SceneCue,
+    SetParam,
+    StartVoice,
+    VoiceParam,
+)
 from scorch.primitives import commands
 
 log = logging.getLogger(__name__)
@@ -32,6 +40,8 @@ log = logging.getLogger(__name__)
 Address = tuple[str, int]
 #: Called with (instance, node, param, value) for values MIDI changed, from the sender thread.
 Report = Callable[[str, str, str, float], None]
+#: Called with (kind, scene, instance, value) for scene cues, on the callback thread: no waiting.
+Cue = Callable[[str, str, str, float], None]
 
 TIMINGS = 4096
 REPORT_EVERY = 0.02
@@ -49,10 +59,12 @@ _RELEASE_HEAD, _RELEASE_TAIL = _RELEASE[:16], _RELEASE[20:]
 class OscSender:
     """Send the engine's actions to scsynth; hold back and flush what a flood repeats."""
 
-    def __init__(self, lock: threading.Lock, coalesce_interval: float, report: Report) -> None:
+    def __init__(self, lock: threading.Lock, coalesce_interval: float, report: Report,
+                 cue: Cue = lambda kind, scene, instance, value: None) -> None:
         self._lock = lock
         """The router's engine lock: held by :meth:`apply`'s callers."""
         self._report = report
+        self._cue = cue
         self._coalescer: Coalescer[tuple[Address, bytearray]] = Coalescer(coalesce_interval)
         self._dirty: dict[tuple[str, str, str], float] = {}
         self._packets: dict[tuple[Address, int, str], tuple[Address, bytearray]] = {}
@@ -123,6 +135,11 @@ class OscSender:
                 self.sent += 1
             elif type(action) is VoiceParam:
                 self._set(action.address, action.node_id, action.param, action.value, now, send)
+            elif type(action) is SceneCue:
+                try:
+                    self._cue(*action)
+                except Exception:
+                    log.exception("scene cue %s failed", action)
 
     def _set(self, address: Address, node_id: int, param: str, value: float, now: float,
              send: Any) -> None:

@@ -8,12 +8,15 @@ the OSC client and the sclang session) for readers in other threads.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from scorch.config import AudioConfig, InstanceConfig, WatchdogConfig
-from scorch.errors import BootTimeout, OscError, OscTimeout, PortInUse
+from scorch.errors import BootError, BootTimeout, OscError, OscTimeout, PortInUse
+from scorch.primitives import commands
 from scorch.primitives.netports import free_udp_port, udp_port_free
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ExitCallback
@@ -26,6 +29,7 @@ from scorch.state.desired import (
     DesiredState,
     new_node_message,
 )
+from scorch.state.session import RoomSpec
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -54,6 +58,11 @@ class InstanceSettings:
     boot_timeout: float = 10.0
     sclang_timeout: float = 20.0
     extra_env: dict[str, str] = field(default_factory=dict)
+    listen: str = "127.0.0.1"
+    """The address scsynth listens on (its host's ``listen``)."""
+    seed: RoomSpec | None = None
+    """What the room played when it was last saved (``--resume``): boot with these nodes and
+    buffers instead of the config's nodes."""
 
 
 def restore_synthdefs(osc: OscClient, desired: DesiredState) -> None:
@@ -61,6 +70,47 @@ def restore_synthdefs(osc: OscClient, desired: DesiredState) -> None:
     for packet in desired.synthdef_messages():
         osc.send(packet)
     osc.sync(timeout=5.0)
+
+
+def load_timeout(paths: list[str]) -> float:
+    """Seconds scsynth may take to read these files: a base, plus 50 MB/s at worst."""
+    total = 0
+    for path in paths:
+        with contextlib.suppress(OSError):
+            total += os.stat(path).st_size
+    return 5.0 + total / (50 * 1024 * 1024)
+
+
+def restore_buffers(osc: OscClient, desired: DesiredState) -> list[str]:
+    """Load every buffer again under its bufnum; wait for ``/synced``, then ask ``/b_info``.
+
+    Returns what could not be restored (a file gone or changed), one line each; those
+    buffers stay in ``desired`` (the file may come back) and are tried at every restore.
+    """
+    buffers = list(desired.buffers.values())
+    if not buffers:
+        return []
+    for packet in desired.buffer_messages():
+        osc.send(packet)
+    osc.sync(timeout=load_timeout([b.path for b in buffers]))
+    reply = osc.exchange(commands.b_query(*(b.bufnum for b in buffers)), commands.Cmd.B_QUERY,
+                         commands.Reply.B_INFO, timeout=2.0)
+    args = [float(a) for a in reply.args]  # type: ignore[arg-type]
+    info = {int(args[i]): (int(args[i + 1]), int(args[i + 2]), args[i + 3])
+            for i in range(0, len(args) - 3, 4)}
+    problems = []
+    for buf in buffers:
+        frames, channels, rate = info.get(buf.bufnum, (0, 0, 0.0))
+        if not frames:
+            problems.append(f"{buf.name} (bufnum {buf.bufnum}): {buf.path} could not be read")
+        elif not buf.frames:  # seeded from a session: its size is learnt now
+            buf.frames, buf.channels, buf.sample_rate = frames, channels, rate
+        elif (frames, channels) != (buf.frames, buf.channels):
+            problems.append(f"{buf.name} (bufnum {buf.bufnum}): {buf.path} changed on disk: "
+                            f"{frames} frames x {channels} channels, was "
+                            f"{buf.frames} x {buf.channels}")
+            buf.frames, buf.channels, buf.sample_rate = frames, channels, rate
+    return problems
 
 
 def restore_nodes(osc: OscClient, desired: DesiredState) -> list[str]:
@@ -106,6 +156,12 @@ class Processes:
         self.port: int | None = config.port
         self._lang_port: int | None = None
 
+    def reconfigure(self, config: InstanceConfig, settings: InstanceSettings) -> None:
+        """Start the next processes with these settings (the running ones are left alone)."""
+        self._config, self._settings = config, settings
+        if config.port is not None:
+            self.port = config.port
+
     @property
     def osc(self) -> OscClient | None:
         """The running scsynth's OSC client."""
@@ -128,12 +184,15 @@ class Processes:
         return free_udp_port()
 
     def start_scsynth(self, desired: DesiredState,
-                      between: Callable[[int], None] = lambda port: None) -> list[str]:
+                      between: Callable[[Scsynth], None] = lambda scsynth: None,
+                      ) -> tuple[list[str], list[str]]:
         """Start scsynth and restore ``desired`` onto it; a busy auto port is picked again.
 
-        ``between(port)`` runs after the SynthDefs and before the nodes: the place to
-        re-attach a running sclang, so the restored nodes' ``/n_go`` reach it.
-        Returns the nodes the restore had to drop (see :func:`restore_nodes`).
+        SynthDefs first, then buffers, then ``between(scsynth)``, then the nodes (which
+        may play the buffers). ``between`` is the place to re-attach a running sclang, so
+        the restored nodes' ``/n_go`` reach it. Returns the nodes the restore had to drop
+        (see :func:`restore_nodes`) and the buffers it could not load
+        (:func:`restore_buffers`).
         """
         fixed = self._config.port is not None
         for attempt in range(1 if fixed else PORT_TRIES):
@@ -142,7 +201,7 @@ class Processes:
                 name=self.name, port=self.port, jack_server=self._settings.audio.jack_server,
                 inputs=self._config.inputs, outputs=self._config.outputs,
                 connect=self._config.connect, binary=self._settings.scsynth,
-                extra_env=self._settings.extra_env,
+                extra_env=self._settings.extra_env, bind=self._settings.listen,
             )
             try:
                 scsynth = Scsynth.start(options, self._view.console, self._on_exit,
@@ -154,7 +213,8 @@ class Processes:
                 self.port = None
         try:
             restore_synthdefs(scsynth.osc, desired)
-            between(scsynth.port)
+            lost = restore_buffers(scsynth.osc, desired)
+            between(scsynth)
             dropped = restore_nodes(scsynth.osc, desired)
         except OscTimeout as err:
             scsynth.stop()
@@ -168,7 +228,7 @@ class Processes:
         self.scsynth = scsynth
         self._view.osc = scsynth.osc
         self._view.update(port=scsynth.port, scsynth_pid=scsynth.pid)
-        return dropped
+        return dropped, lost
 
     def _node_ended(self, node_id: int, osc: OscClient) -> None:
         # Every synth's end is announced; only named nodes matter (MIDI voices, the
@@ -192,14 +252,18 @@ class Processes:
         # address, so a new one would take another of its 4 login slots each time.
         if self._lang_port is None or not udp_port_free(self._lang_port):
             self._lang_port = free_udp_port()
-        assert self.port is not None
+        scsynth = self.scsynth
+        if scsynth is None:
+            raise BootError(f"instance {self.name!r}: sclang needs its scsynth, which is "
+                            "not running")
         self._view.update(sclang_state="starting", lang_port=self._lang_port)
         sclang = Sclang.start(
-            name=self.name, lang_port=self._lang_port, server_port=self.port,
+            name=self.name, lang_port=self._lang_port, server_port=scsynth.port,
             console=self._view.console, on_exit=self._on_exit,
             timeout=self._settings.sclang_timeout, binary=self._settings.sclang,
             extra_env=self._settings.extra_env, on_server_request=self._on_server_request,
-            on_recompiled=self._on_recompiled,
+            on_recompiled=self._on_recompiled, abort=scsynth.trouble,
+            server_host=scsynth.host,
         )
         self.sclang = sclang
         self._view.sclang = sclang.session

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 import pykka
@@ -17,9 +18,12 @@ from actors.instance import Instance, InstanceProxy, InstanceSettings
 from actors.jack import Jack, JackProxy
 from actors.keeper import Keeper
 from actors.midi_router import MidiRouter, MidiRouterProxy
-from actors.targets import OrchestraTargets
+from actors.targets import OrchestraTargets, RemoteRooms, SceneCue
 from actors.watchdog import Watchdog, WatchdogProxy
 from scorch.config import Config
+from scorch.config_changes import ConfigChanges
+from scorch.errors import BootError, ScorchError
+from scorch.primitives.audio_driver import AudioChoice, choose
 from scorch.primitives.console import Console
 from scorch.state.tempo import TempoView
 from scorch.state.view import InstanceView
@@ -27,15 +31,23 @@ from scorch.state.view import InstanceView
 log = logging.getLogger(__name__)
 
 ASK_TIMEOUT = 30.0
+#: Seconds a room may take to take a reloaded config (a restart included).
+RECONFIGURE_TIMEOUT = 90.0
 
 
 class Supervisor(pykka.ThreadingActor):
     """Root of the tree: the JACK server, the instances, the watchdog, tempo and MIDI."""
 
     def __init__(self, config: Config, views: dict[str, InstanceView],
-                 settings: dict[str, InstanceSettings], jack_console: Console) -> None:
+                 settings: dict[str, InstanceSettings], jack_console: Console,
+                 on_scene: SceneCue = lambda kind, scene, instance, value: None,
+                 remote: RemoteRooms | None = None) -> None:
         super().__init__()
+        self.on_scene = on_scene
+        """Where MIDI scene routes send their cues (must not block: the MIDI thread calls)."""
         self.config = config
+        self.remote = remote
+        """Other hosts' rooms, for MIDI routes that play them (None: none)."""
         self.views = views
         self.settings = settings
         self.jack_console = jack_console
@@ -48,11 +60,47 @@ class Supervisor(pykka.ThreadingActor):
         self.conductor: ConductorProxy | None = None
         self.midi_error: str | None = "MIDI is not started"
         self._jack_keeper: Keeper | None = None
+        self._jack_alive: Callable[[], bool] | None = None
         self._stopping = False
+        self.audio: AudioChoice | None = None
+        """The driver that runs (``auto`` resolved), once :meth:`start_tree` chose it."""
 
     def owns_jack(self) -> bool:
         """True when scorch runs its own jackd (dummy or ALSA driver)."""
         return self.config.audio.driver in ("dummy", "alsa")
+
+    def _use(self, audio: AudioChoice) -> None:
+        """Run with ``audio``: the config the children see names the driver that runs."""
+        self.audio = audio
+        self.config = self._resolved(self.config)
+
+    def _resolved(self, config: Config) -> Config:
+        """``config`` naming the driver that runs (a reload cannot change [audio])."""
+        if self.audio is None:
+            return config
+        return config.model_copy(update={"audio": config.audio.model_copy(update={
+            "driver": self.audio.driver, "jack_server": self.audio.server,
+            "device": self.audio.device})})
+
+    def audio_choice(self) -> AudioChoice | None:
+        """The driver the installation runs with, and why."""
+        return self.audio
+
+    def _start_jack(self) -> None:
+        """Start the private jackd; a sound card ``auto`` chose that fails falls back to dummy."""
+        me = self.actor_ref.proxy()
+        self.jack = Jack.start(self.config, self.jack_console,
+                               lambda how: me.jack_crashed(how)).proxy()
+        try:
+            self.jack.start_server().get(timeout=ASK_TIMEOUT)
+        except BootError as err:
+            assert self.audio is not None
+            if self.audio.asked != "auto" or self.audio.driver != "alsa":
+                raise
+            self.jack.actor_ref.stop()
+            self._use(self.audio.without_card(str(err).splitlines()[0]))
+            log.warning("audio: %s", self.audio.describe())
+            self._start_jack()
 
     def start_tree(self) -> dict[str, InstanceProxy]:
         """Start JACK, then every instance (each boots in its own thread), the watchdog and MIDI.
@@ -61,32 +109,92 @@ class Supervisor(pykka.ThreadingActor):
         their views, so a caller waits there (one instance failing does not
         stop the others) while calls to the rest go through.
         """
-        me = self.actor_ref.proxy()
-        jack_alive = None
+        audio = self.config.audio
+        self._use(choose(audio.driver, audio.jack_server, audio.device))
+        assert self.audio is not None
+        log.info("audio: %s", self.audio.describe())
         if self.owns_jack():
-            self.jack = Jack.start(self.config, self.jack_console,
-                                   lambda how: me.jack_crashed(how)).proxy()
-            self.jack.start_server().get(timeout=ASK_TIMEOUT)
-            jack_alive = self.jack.alive_check().get(timeout=ASK_TIMEOUT)
+            self._start_jack()
+            assert self.jack is not None
+            self._jack_alive = self.jack.alive_check().get(timeout=ASK_TIMEOUT)
             self._jack_keeper = self._keep_jack()
         for name, inst_config in self.config.instances.items():
-            settings = replace(self.settings[name], on_changed=me.instance_changed)
-            if jack_alive is not None:
-                settings = replace(settings, jack_alive=jack_alive)
-            self.instances[name] = Instance.start(name, inst_config, settings,
-                                                  self.views[name]).proxy()
+            self.instances[name] = Instance.start(
+                name, inst_config, self._wired(self.settings[name]), self.views[name]).proxy()
         for proxy in self.instances.values():
             proxy.boot()  # all at once: each boots in its own actor's thread
+        self._start_watchdog()
+        self._start_conductor()
+        self._start_router()
+        return dict(self.instances)
+
+    def _wired(self, settings: InstanceSettings) -> InstanceSettings:
+        """An instance's settings, told where to report changes, the JACK server that runs
+        and how to see it."""
+        settings = replace(settings, on_changed=self.actor_ref.proxy().instance_changed,
+                           audio=self.config.audio)
+        if self._jack_alive is not None:
+            settings = replace(settings, jack_alive=self._jack_alive)
+        return settings
+
+    def _start_watchdog(self) -> None:
         wd = self.config.watchdog
         self.watchdog = Watchdog.start(
             {name: (self.views[name], proxy) for name, proxy in self.instances.items()},
             wd.interval, wd.missed, wd.busy_limit,
         ).proxy()
+
+    def _start_conductor(self) -> None:
         midi = self.config.midi
         self.conductor = Conductor.start(
             self.config, self.views, self.tempo,
             midi.clock_in if midi.enabled else None).proxy()
-        self._start_router()
+
+    def apply(self, config: Config, changes: ConfigChanges,
+              settings: dict[str, InstanceSettings]) -> dict[str, str]:
+        """Apply a reloaded config's changes (see ``scorch.config_changes``).
+
+        Rooms removed stop, rooms added boot (their views are in place already),
+        changed rooms take their new config, then MIDI and the watchdog restart
+        when what they watch changed. Returns the rooms a change failed for, and why.
+        """
+        self.config = self._resolved(config)
+        self.settings.update(settings)
+        for name in changes.removed:
+            proxy = self.instances.pop(name)
+            _stop(f"instance {name!r}", proxy.actor_ref.stop(block=False), ASK_TIMEOUT)
+        for name in changes.added:
+            self.instances[name] = Instance.start(
+                name, config.instances[name], self._wired(settings[name]),
+                self.views[name]).proxy()
+            self.instances[name].boot()
+        failed: dict[str, str] = {}
+        for name, room in changes.rooms.items():
+            try:
+                self.instances[name].reconfigure(
+                    config.instances[name], self._wired(settings[name]), room,
+                ).get(timeout=RECONFIGURE_TIMEOUT)
+            except (ScorchError, pykka.Timeout) as err:
+                failed[name] = str(err) or type(err).__name__
+        if changes.watchdog or changes.added or changes.removed:
+            if self.watchdog is not None:
+                _stop("watchdog", self.watchdog.actor_ref.stop(block=False), ASK_TIMEOUT)
+            self._start_watchdog()
+        if self.conductor is not None:  # rooms came, went or changed group: their tempo
+            self.conductor.reconfigure(self.config)
+        if changes.midi:
+            if self.router is not None:
+                _stop("MIDI router", self.router.actor_ref.stop(block=False), ASK_TIMEOUT)
+                self.router = None
+            self._start_router()
+        return failed
+
+    def watchdog_proxy(self) -> WatchdogProxy | None:
+        """The watchdog actor (health checks ask it directly, not through this actor)."""
+        return self.watchdog
+
+    def instance_proxies(self) -> dict[str, InstanceProxy]:
+        """The instance actors, by name."""
         return dict(self.instances)
 
     def _start_router(self) -> None:
@@ -96,14 +204,16 @@ class Supervisor(pykka.ThreadingActor):
             return
         # rtmidi's JACK backend joins scorch's server (or the one named), never autostarting one.
         uses_jack = self.owns_jack() or self.config.audio.driver == "jack"
-        targets = OrchestraTargets(self.config, self.views, self.instances)
+        targets = OrchestraTargets(self.config, self.views, self.instances, self.on_scene,
+                                   self.remote)
         conductor = self.conductor
         try:
             router = MidiRouter.start(
                 self.config.midi, targets, self.config.state_path(),
-                self.config.audio.jack_server if uses_jack else None, self.tempo,
-                None if conductor is None else conductor.follow_clock,
-                self.config.tempo_scope).proxy()
+                self.config.audio.jack_server if uses_jack else None,
+                self.config.voice_slot(), tempo=self.tempo,
+                on_clock=None if conductor is None else conductor.follow_clock,
+                tempo_scope=self.config.tempo_scope).proxy()
             # on_start runs in the router's thread: a backend that cannot open
             # shows up here as a dead actor (its error is in the log).
             router.ports().get(timeout=ASK_TIMEOUT)
@@ -122,6 +232,10 @@ class Supervisor(pykka.ThreadingActor):
     def conductor_proxy(self) -> ConductorProxy | None:
         """The tempo's owner, once the tree is started."""
         return self.conductor
+
+    def tempo_view(self) -> TempoView:
+        """The beat grids, for readers in any thread (the conductor replaces them)."""
+        return self.tempo
 
     def midi_status(self) -> str | None:
         """Why MIDI is off, or None when it runs."""

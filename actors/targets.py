@@ -8,12 +8,17 @@ instance actor, so the router never waits.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from actors.instance import InstanceProxy
 from scorch.config import Config
+from scorch.primitives.scsynth import local_address
 from scorch.state.events import State
 from scorch.state.view import InstanceView
+
+SceneCue = Callable[[str, str, str, float], None]
+"""(kind, scene, instance selector, value): ``recall`` with seconds, ``morph`` with a position."""
 
 
 class Targets(Protocol):
@@ -44,29 +49,66 @@ class Targets(Protocol):
         """Record a value in the desired state; must not block and must be thread-safe."""
         ...
 
+    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
+        """Cue a scene from a MIDI route (MIDI callback thread): must not block."""
+        ...
+
+
+class RemoteRooms(Protocol):
+    """Rooms other hosts run, as this host's router sees them (the service layer's).
+
+    Answered from what was last learned of them, never waiting on the network:
+    the router asks from its actor thread, and reports from its sender thread.
+    """
+
+    def endpoint(self, instance: str) -> tuple[str, int] | None:
+        """The room's scsynth on its host's address while it is READY, else None."""
+        ...
+
+    def node_id(self, instance: str, node: str) -> int | None:
+        """The id of a named node there, None if unknown."""
+        ...
+
+    def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
+        """Have the room's host keep a value this router sent (for its restores)."""
+        ...
+
 
 class OrchestraTargets:
-    """Targets for the MIDI router: where each instance and named node is right now."""
+    """Targets for the MIDI router: where each instance and named node is right now.
+
+    Rooms of other hosts (several hosts) are reached through ``remote``: the
+    router sends them OSC over the LAN, straight to their scsynth.
+    """
 
     def __init__(self, config: Config, views: dict[str, InstanceView],
-                 proxies: dict[str, InstanceProxy]) -> None:
+                 proxies: dict[str, InstanceProxy],
+                 on_scene: SceneCue = lambda kind, scene, instance, value: None,
+                 remote: RemoteRooms | None = None) -> None:
         self._config = config
         self._views = views
         self._proxies = proxies
+        self._on_scene = on_scene
+        self._remote = remote
+        self._host = local_address(config.listen_address())
 
     def resolve(self, selector: str) -> list[str]:
-        """Instance, group or ``*`` to instance names (KeyError when unknown)."""
-        return self._config.resolve(selector)
+        """Instance, group or ``*`` to instance names, of every host (KeyError when unknown)."""
+        return self._config.resolve_everywhere(selector)
 
     def endpoint(self, instance: str) -> tuple[str, int] | None:
         """scsynth's address while the instance is READY."""
+        if instance not in self._views:
+            return self._remote.endpoint(instance) if self._remote is not None else None
         snap = self._views[instance].snapshot
         if snap.state not in (State.READY, State.DEGRADED) or snap.port is None:
             return None
-        return ("127.0.0.1", snap.port)
+        return (self._host, snap.port)
 
     def node_id(self, instance: str, node: str) -> int | None:
         """The scsynth id of a named persistent node."""
+        if instance not in self._views:
+            return self._remote.node_id(instance, node) if self._remote is not None else None
         found = self._views[instance].nodes.get(node)
         return found.node_id if found is not None else None
 
@@ -77,4 +119,12 @@ class OrchestraTargets:
         call only puts a message in the instance actor's thread-safe inbox (no one
         waits on its future), so it is safe from any thread and never blocks.
         """
+        if instance not in self._proxies:
+            if self._remote is not None:
+                self._remote.param_changed(instance, node, param, value)
+            return
         self._proxies[instance].nodes.remember_params(node, {param: value})
+
+    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
+        """Hand a scene cue to whoever conducts scenes (it queues it and returns)."""
+        self._on_scene(kind, scene, instance, value)

@@ -7,7 +7,6 @@ instances' thread-safe links, so a busy instance actor never delays a check.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 
@@ -18,7 +17,7 @@ from actors.ticker import Ticker
 from scorch.primitives import commands
 from scorch.primitives.process import cpu_seconds, stopped
 from scorch.state.events import State
-from scorch.state.health import HealthPolicy
+from scorch.state.health import HealthPolicy, Pings
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -28,6 +27,8 @@ STATUS = commands.status()
 #: sclang gets more slack than scsynth: garbage collection and class-library
 #: work can hold the interpreter for a moment without anything being wrong.
 SCLANG_SLACK = 2.0
+#: Seconds between two log lines about checks that failed, per instance.
+LOG_EVERY = 10.0
 
 
 class Watchdog(pykka.ThreadingActor):
@@ -41,8 +42,11 @@ class Watchdog(pykka.ThreadingActor):
         self.sclang_policy = HealthPolicy(interval * SCLANG_SLACK, missed, busy_limit)
         self.interval = interval
         self._ticker: Ticker | None = None
-        # Per instance and process: the object watched and since when.
-        self._watched: dict[tuple[str, str], tuple[object, float]] = {}
+        # Per instance and process: the object watched and the pings it owes.
+        self._watched: dict[tuple[str, str], tuple[object, Pings]] = {}
+        self._complained: dict[str, float] = {}
+        self.last_tick = time.monotonic()
+        """When the last check began (the supervisor's health looks at it)."""
         self._reported: dict[tuple[str, str], int] = {}
         # Per instance: scsynth's pid, its CPU seconds, and when they last grew.
         self._cpu: dict[str, tuple[int | None, float, float]] = {}
@@ -57,11 +61,11 @@ class Watchdog(pykka.ThreadingActor):
         if self._ticker is not None:
             self._ticker.stop()
 
-    def _since(self, key: tuple[str, str], link: object, now: float) -> float:
+    def _pings(self, key: tuple[str, str], link: object) -> Pings:
+        """The pings to the process behind ``link`` (a new link starts afresh)."""
         watched = self._watched.get(key)
         if watched is None or watched[0] is not link:
-            self._watched[key] = (link, now)
-            return now
+            watched = self._watched[key] = (link, Pings())
         return watched[1]
 
     def _progress(self, name: str, pid: int | None, now: float) -> float | None:
@@ -76,42 +80,70 @@ class Watchdog(pykka.ThreadingActor):
         return seen[2]
 
     def tick(self) -> None:
-        """Ping every READY instance and report processes silent for too long."""
-        now = time.monotonic()
+        """Ping every READY instance and report processes silent for too long.
+
+        A check that fails (out of file descriptors, a process gone mid-look) is
+        logged and skipped: a ping that was not sent counts for nothing.
+        """
+        self.last_tick = time.monotonic()
         for name, (view, proxy) in self.instances.items():
-            if view.snapshot.state not in (State.READY, State.DEGRADED):
-                self._watched.pop((name, "scsynth"), None)
-                self._watched.pop((name, "sclang"), None)
-                continue
-            osc = view.osc
-            if osc is not None:
-                since = self._since((name, "scsynth"), osc, now)
-                progress = self._progress(name, view.snapshot.scsynth_pid, now)
-                if self.scsynth_policy.hung(now, osc.last_heard, since, progress):
-                    self._report(name, "scsynth", view.snapshot.scsynth_pid, proxy,
-                                 self.scsynth_policy.silent_for(now, osc.last_heard, since))
-                else:
-                    osc.send(STATUS)
-            session = view.sclang
-            if session is not None:
-                since = self._since((name, "sclang"), session, now)
-                if session.busy() and not stopped(view.snapshot.sclang_pid):
-                    # Evaluating code within its time is not hanging; a stopped
-                    # process is never busy, whatever it was doing.
-                    self._watched[(name, "sclang")] = (session, now)
-                elif self.sclang_policy.hung(now, session.last_pong, since):
-                    self._report(name, "sclang", view.snapshot.sclang_pid, proxy,
-                                 self.sclang_policy.silent_for(now, session.last_pong, since))
-                else:
-                    with contextlib.suppress(OSError):
-                        session.ping()
+            try:
+                self._check(name, view, proxy)
+            except Exception as err:  # the watchdog must outlive any one check
+                self._could_not_look(name, err)
+
+    def ticked_at(self) -> float:
+        """``time.monotonic()`` of the last check."""
+        return self.last_tick
+
+    def _check(self, name: str, view: InstanceView, proxy: InstanceProxy) -> None:
+        if view.snapshot.state not in (State.READY, State.DEGRADED):
+            self._watched.pop((name, "scsynth"), None)
+            self._watched.pop((name, "sclang"), None)
+            return
+        osc = view.osc
+        if osc is not None:
+            pings = self._pings((name, "scsynth"), osc)
+            pings.heard(osc.last_heard)
+            now = time.monotonic()
+            progress = self._progress(name, view.snapshot.scsynth_pid, now)
+            if self.scsynth_policy.hung(now, pings, progress):
+                self._report(name, "scsynth", view.snapshot.scsynth_pid, proxy,
+                             self.scsynth_policy.silent_for(now, pings), pings.unanswered)
+            else:
+                osc.send(STATUS)
+                pings.record(now)  # before any reply to it: a reply is always newer
+        session = view.sclang
+        if session is not None:
+            pings = self._pings((name, "sclang"), session)
+            pings.heard(session.last_pong)
+            now = time.monotonic()
+            if session.busy() and not stopped(view.snapshot.sclang_pid):
+                # Evaluating code within its time is not hanging; a stopped
+                # process is never busy, whatever it was doing.
+                pings.clear()
+            elif self.sclang_policy.hung(now, pings):
+                self._report(name, "sclang", view.snapshot.sclang_pid, proxy,
+                             self.sclang_policy.silent_for(now, pings), pings.unanswered)
+            else:
+                session.ping()
+                pings.record(now)
+
+    def _could_not_look(self, name: str, err: Exception) -> None:
+        now = time.monotonic()
+        if now - self._complained.get(name, -LOG_EVERY) >= LOG_EVERY:
+            self._complained[name] = now
+            log.warning("[%s] the watchdog could not check it (%s: %s); the time it could "
+                        "not look counts as unknown, not as silence", name,
+                        type(err).__name__, err)
 
     def _report(self, name: str, kind: str, pid: int | None, proxy: InstanceProxy,
-                silent: float) -> None:
+                silent: float, unanswered: int) -> None:
         if pid is None or self._reported.get((name, kind)) == pid:
             return  # already reported; the instance is handling it
         self._reported[(name, kind)] = pid
-        log.warning("[%s] %s (pid %d) silent for %.2f s: hung", name, kind, pid, silent)
+        log.warning("[%s] %s (pid %d) answered none of %d pings over %.2f s: hung", name,
+                    kind, pid, unanswered, silent)
         proxy.hung(kind, pid, silent)
 
 

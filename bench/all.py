@@ -5,7 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
-BENCHMARKS = ("bench.boot", "bench.chaos", "bench.midi_latency", "bench.mcp_roundtrip")
+BENCHMARKS = ("bench.boot", "bench.chaos", "bench.chaos_phases", "bench.midi_latency",
+              "bench.mcp_roundtrip", "bench.knowledge", "bench.tool_fuzz", "bench.execute_diff",
+              "bench.memory", "bench.audio_analysis", "bench.audio_listen", "bench.audio_render",
+              "bench.audio_record", "bench.hosts")
 
 
 def main() -> int:

@@ -29,7 +29,7 @@ JACK = "scorch-bench-boot"
 
 def config_text(state: Path, rooms: int) -> str:
     body = "".join(f"\n[instances.room{i}]\nsynthdefs = [\"sine\"]\n" for i in range(rooms))
-    return f'state_dir = "{state}"\n[audio]\njack_server = "{JACK}"\n{body}'
+    return f'state_dir = "{state}"\n[audio]\ndriver = "dummy"\njack_server = "{JACK}"\n{body}'
 
 
 def boot_once(tmp: Path, rooms: int) -> float:

@@ -26,6 +26,15 @@ from scorch.service.orchestra import Orchestra
 from scorch.state.events import Kind
 
 ROOMS = ("north", "south", "east", "west")
+#: Fast health checks and a restart budget opened wide: every fault is a recovery to time.
+WIDE_OPEN = """[watchdog]
+interval = 0.1
+missed = 5
+max_restarts = 1000
+period = 60
+backoff_min = 0.05
+backoff_max = 0.5
+stable_after = 1"""
 
 
 def config_text(state: Path) -> str:
@@ -42,15 +51,9 @@ params = {{ freq = {110 * (i + 1)}, amp = 0.01 }}
     return f"""
 state_dir = "{state}"
 [audio]
+driver = "dummy"
 jack_server = "scorch-bench-chaos"
-[watchdog]
-interval = 0.1
-missed = 5
-max_restarts = 1000
-period = 60
-backoff_min = 0.05
-backoff_max = 0.5
-stable_after = 1
+{WIDE_OPEN}
 {rooms}"""
 
 

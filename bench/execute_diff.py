@@ -29,7 +29,8 @@ def run(units: int | None) -> tuple[list[Verdict], float, int]:
     jack = "scorch-bench-diff"  # the room's own jackd; the bare scsynth joins it
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        text = (f'state_dir = "{folder / "state"}"\n[audio]\njack_server = "{jack}"\n'
+        text = (f'state_dir = "{folder / "state"}"\n[audio]\n'
+                f'driver = "dummy"\njack_server = "{jack}"\n'
                 "[midi]\nenabled = false\n[instances.room]\n")
         orch = Orchestra(parse_config(text, folder / "config.toml"))
         orch.start()

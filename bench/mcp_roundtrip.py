@@ -79,10 +79,15 @@ async def measure(config: Path, samples: int) -> dict[str, list[float]]:
 
 
 async def start_up(config: Path) -> tuple[float, float]:
-    """Seconds from spawning ``scorch mcp`` to its initialize answer, and to every room READY."""
+    """Seconds from spawning ``scorch mcp`` to its initialize answer, and to every room READY.
+
+    The handshake cache lives beside the config: the first start of a run is cold
+    (the SDK answers and fills it), the next ones warm.
+    """
     params = StdioServerParameters(
         command=SCORCH, args=["mcp", "--config", str(config)],
-        env={"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp")})
+        env={"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp"),
+             "XDG_CACHE_HOME": str(config.parent / "cache")})
     with open(os.devnull, "w") as quiet:
         sys.stderr.flush()
         saved = os.dup(2)
@@ -147,15 +152,20 @@ def report(figures: dict[str, dict[str, list[float]]], samples: int,
             goal = GOALS[tool]
             verdict = "met" if statistics.median(values) < goal else "MISSED"
             lines.append(f"| {mode} | {tool} | {summary(values)} | < {goal:g} ms: {verdict} |")
-    initialized = sorted(a for a, _ in starts)
-    ready = sorted(b for _, b in starts)
+    cold, warm = starts[0], starts[1:]
+    initialized = sorted(a for a, _ in warm)
+    ready = sorted(b for _, b in warm)
     lines += [
         "",
-        f"Start-up, hosted ({len(starts)} runs): spawn of `scorch mcp` to its `initialize`"
-        f" answer median {statistics.median(initialized):.2f} s (max {initialized[-1]:.2f});"
-        f" to both rooms READY in `list_instances` median {statistics.median(ready):.2f} s"
-        f" (max {ready[-1]:.2f}). The rooms boot in the background: Claude Desktop's"
-        " handshake never waits for them.",
+        f"Start-up, hosted: spawn of `scorch mcp` to its `initialize` answer: cold (no "
+        f"handshake cache yet, the first start after an install or upgrade) {cold[0]:.2f} s; "
+        f"warm ({len(warm)} runs) median {statistics.median(initialized) * 1000:.0f} ms "
+        f"(max {initialized[-1] * 1000:.0f} ms; goal < 300 ms: "
+        f"{'met' if statistics.median(initialized) < 0.3 else 'MISSED'}). To both rooms READY"
+        f" in `list_instances`: cold {cold[1]:.2f} s, warm median "
+        f"{statistics.median(ready):.2f} s. The handshake is answered before the MCP SDK "
+        "loads (`mcp_server/early.py`), with the SDK's own answers from an earlier start; "
+        "the rooms boot in the background.",
         "",
         "`execute` is `\"1\"` on alpha: sclang's evaluation is a fraction of a millisecond;"
         " the rest is JSON-RPC over pipes, the MCP SDK's validation of arguments and"
@@ -173,7 +183,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="scorch-bench-mcp-") as folder:
         config = write_config(Path(folder))
-        starts = [anyio.run(start_up, config) for _ in range(3)]
+        starts = [anyio.run(start_up, config) for _ in range(4)]
         figures = {"hosted": anyio.run(measure, config, args.samples),
                    "attached": attached(config, args.samples)}
     section = report(figures, args.samples, starts)

@@ -120,6 +120,9 @@ class NullTargets:
     def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
         return None
 
+    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
+        return None
+
 
 def baseline(bpm: float, seconds: float, stop: Any) -> None:
     """Sleep until each tick's time, then send it: a bare Python loop through rtmidi."""

@@ -63,6 +63,9 @@ class ListenerTargets:
     def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
         self.applied[param] = value
 
+    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
+        return None
+
 
 def _player(conn: Any, jack: str) -> None:
     """The hardware and scsynth's socket, in their own process (as they are in real life).

@@ -28,6 +28,27 @@ How to work:
 7. stop silences an instance like Cmd-Period (named nodes are forgotten). instance
    boots, quits or restarts one. events shows crashes, restarts and recoveries.
 8. midi lists ports and routes and maps controllers to node params, when MIDI is on.
+9. Before writing code with a class you are not sure of, ask docs(name="Pan2") for its
+   methods with the argument names and defaults this machine's class library uses, or
+   docs(query="stereo reverb") to find the class. history finds code run earlier (and
+   the sound it made); snippet lists starters (patterns, effects, a MIDI responder...)
+   to show or run, and keeps code you save.
+10. Samples: buffer(action="search", query=...) finds sound files in the configured sample
+   folders; buffer(action="load", instance, path) loads one (it comes back after crashes
+   under the same bufnum); play it with synthdef "sampler" (mono) or "sampler_stereo"
+   and params {"bufnum": N, "loop": 1}.
+11. session(action="save", name) keeps the whole state (nodes, params, buffers, MIDI
+   routes); session(action="diff") shows what a load would change, "load" applies only
+   that. scene saves the params of named nodes; recall it, or morph toward it with
+   position 0..1 or over seconds.
+12. To hear what you made, listen(instance, seconds): a picture (waveform over a
+    spectrogram) and numbers (pitch with note name, loudness, clipping, onsets) with one
+    sentence. listen(instance, node=NAME) hears one named node alone. render plays a
+    SynthDef or a Score offline, with no room; record keeps a room's sound in a file.
+13. To start things together (on several instances, even on several hosts), give play,
+   set, release or execute the same `at` (a Unix time) or one `delay` in one call: the
+   server does it then, sample-accurately. With several hosts, list_instances shows each
+   instance's host and each host's state; rooms of an UNREACHABLE host are UNKNOWN.
 
 An instance that is RESTARTING comes back by itself within seconds: wait and retry.
 A FAILED instance used up its restart budget: read events and console, fix the cause,

@@ -24,6 +24,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
+from mcp_server.early import EarlyFront
 from mcp_server.instructions import INSTRUCTIONS
 from mcp_server.stdio import protocol_streams
 from mcp_server.tools import register
@@ -88,13 +89,32 @@ def _start(orchestra: Orchestra, service: LocalService) -> None:
     for name, error in errors.items():
         if error:
             log.error("instance %r failed to boot: %s", name, error)
+    orchestra.start_autosave()
     log.info("scorch mcp pid %d: hosting %s: %s", os.getpid(), orchestra.config.source,
              ", ".join(orchestra.names()))
 
 
-def serve(config_path: Path) -> None:
-    """Serve MCP on stdio for the installation of ``config_path`` until the client goes."""
+def serve(config_path: Path, front: EarlyFront) -> None:
+    """Serve MCP on stdio for the installation of ``config_path`` until the client goes.
+
+    ``front`` took the protocol's streams when the process started and may have
+    answered the handshake already (``mcp_server.early``). A config with
+    ``[hosts]``: a coordinator over every host's ``scorch run``, watching them
+    while the session lasts; it never runs a room itself.
+    """
     config = load_config(config_path)
+    if config.hosts:
+        from scorch.service.coordinator import Coordinator
+
+        coordinator = Coordinator(config, watch=True)
+        log.info("scorch mcp pid %d: coordinating hosts %s", os.getpid(),
+                 ", ".join(link.label for link in coordinator.links.values()))
+        try:
+            with protocol_streams(front) as (stdin, stdout):
+                anyio.run(_run, build_server(coordinator), stdin, stdout)
+        finally:
+            coordinator.close()
+        return
     running = find_running(config.state_path())
     if running is not None:
         log.info("scorch mcp pid %d: attaching to the running installation at %s",
@@ -103,7 +123,7 @@ def serve(config_path: Path) -> None:
     else:
         local = LocalService()
         server = build_server(local, hosting_lifespan(local, config))
-    with protocol_streams() as (stdin, stdout):
+    with protocol_streams(front) as (stdin, stdout):
         anyio.run(_run, server, stdin, stdout)
 
 

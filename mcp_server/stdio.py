@@ -1,9 +1,11 @@
-"""The protocol's own streams: private file descriptors, lines read without a thread.
+"""The protocol's own streams, as the SDK reads and writes them, behind the early front.
 
-Only the protocol reaches stdout: file descriptor 1 points at stderr for the
-whole run (children, stray prints, C libraries), and the protocol writes to a
-private duplicate of the real stdout. stdin is read without a thread, so a
-signal's cancel ends the read at once.
+Only the protocol reaches stdout: :class:`~mcp_server.early.EarlyFront` moved
+it to private file descriptors before anything else ran (fd 1 points at stderr
+for the whole run: children, stray prints, C libraries). The SDK reads the
+client's lines from the front's pipe, without a thread, so a signal's cancel
+ends the read at once; it writes through the front, past the filter that drops
+its answers to what the front answered early.
 
 A line that is not JSON-RPC is answered as JSON-RPC 2.0 says (-32700 parse
 error, -32600 invalid request) here, before the SDK sees it: the SDK drops such
@@ -17,7 +19,6 @@ import errno
 import json
 import logging
 import os
-import stat
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -26,6 +27,8 @@ import anyio
 import anyio.to_thread
 from mcp_types import jsonrpc_message_adapter
 from pydantic import ValidationError
+
+from mcp_server.early import AnswerFilter, EarlyFront
 
 log = logging.getLogger(__name__)
 
@@ -72,31 +75,33 @@ class _PipeLines:
 
 
 class _Writer:
-    """The async text writer stdio_server expects, on the private stdout duplicate."""
+    """The async text writer stdio_server expects: the front's stream, past its filter."""
 
-    def __init__(self, fd: int) -> None:
-        self._file = open(fd, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    def __init__(self, front: EarlyFront, answers: AnswerFilter) -> None:
+        self._front = front
+        self._answers = answers
         self._lock = threading.Lock()  # the SDK and error answers write from two tasks
 
-    def _write(self, text: str, flush: bool) -> None:
+    def _write(self, text: str) -> None:
         with self._lock:
-            self._file.write(text)
-            if flush:
-                self._file.flush()
+            passed = self._answers.passes(text)
+            if passed:
+                self._front.write(passed)
 
     async def write(self, text: str) -> None:
-        await anyio.to_thread.run_sync(self._write, text, False)
+        await anyio.to_thread.run_sync(self._write, text)
 
     async def flush(self) -> None:
-        await anyio.to_thread.run_sync(self._write, "", True)
+        """Nothing to do: every whole line is written at once."""
 
 
 class _Checked:
     """The lines the SDK reads, less the malformed ones, which are answered here."""
 
-    def __init__(self, lines: Any, writer: _Writer) -> None:
+    def __init__(self, lines: Any, writer: _Writer, answers: AnswerFilter) -> None:
         self._lines = lines
         self._writer = writer
+        self._answers = answers
 
     def __aiter__(self) -> _Checked:
         return self
@@ -107,6 +112,7 @@ class _Checked:
                 continue
             answer = error_answer(line)
             if answer is None:
+                self._answers.saw(line)
                 return str(line)
             log.info("answered a malformed JSON-RPC line: %s", answer["error"]["message"])
             await self._writer.write(json.dumps(answer) + "\n")
@@ -138,26 +144,11 @@ def _error(request_id: str | int | None, code: int, message: str) -> dict[str, A
 
 
 @contextlib.contextmanager
-def protocol_streams() -> Iterator[tuple[Any, Any]]:
-    """Move the protocol to private fds; point fd 0 at /dev/null and fd 1 at stderr."""
-    wire_in = os.dup(0)
-    wire_out = os.dup(1)
-    os.set_inheritable(wire_in, False)
-    os.set_inheritable(wire_out, False)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    os.dup2(2, 1)
+def protocol_streams(front: EarlyFront) -> Iterator[tuple[Any, Any]]:
+    """The SDK's streams: lines from the front's pipe, answers through the front."""
+    answers = AnswerFilter(front)
+    writer = _Writer(front, answers)
     try:
-        readable = stat.S_ISFIFO(os.fstat(wire_in).st_mode) or stat.S_ISSOCK(
-            os.fstat(wire_in).st_mode)
-        lines: Any = _PipeLines(wire_in) if readable else anyio.wrap_file(
-            open(wire_in, encoding="utf-8", errors="replace", closefd=False))  # noqa: SIM115
-        writer = _Writer(wire_out)
-        yield _Checked(lines, writer), writer
+        yield _Checked(_PipeLines(front.sdk_in), writer, answers), writer
     finally:
-        os.set_blocking(wire_in, True)
-        os.dup2(wire_in, 0)
-        os.dup2(wire_out, 1)
-        os.close(wire_in)
-        os.close(wire_out)
+        os.close(front.sdk_in)

@@ -5,6 +5,9 @@ descriptions and constraints), its result model the tool's output schema, its
 docstring the description and its access the annotations. A call goes to the
 service (in this process or a running ``scorch run``).
 
+A result with pictures (``Result.images()``: listen, render) is answered with
+each as image content, beside its structured content and its one-line text.
+
 Every failure a person can act on becomes a tool error whose text says what went
 wrong and what is known (the instance names, the state and since when, the
 argument at fault); anything else is logged with its traceback and reported
@@ -13,6 +16,7 @@ without taking the server down.
 
 from __future__ import annotations
 
+import base64
 import inspect
 import logging
 from collections.abc import Callable
@@ -20,7 +24,7 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import Field
 from pydantic_core import PydanticUndefined
 
@@ -53,11 +57,33 @@ def call(service: Service, name: str, arguments: dict[str, Any]) -> Result:
     return result
 
 
-def tool_function(op: Operation[Any, Any], service: Service) -> Callable[..., Result]:
+def with_images(result: Result) -> Result | CallToolResult:
+    """The result as MCP sends it: its pictures as image content, when it has any.
+
+    The structured content stays the result's own fields; the text beside the
+    pictures is the result's own short text. A picture that cannot be read is
+    left out (its path is still in the result).
+    """
+    images = []
+    for path in result.images():
+        try:
+            data = path.read_bytes()
+        except OSError as err:
+            log.warning("picture %s not sent: %s", path, err.strerror)
+            continue
+        images.append(ImageContent(data=base64.b64encode(data).decode("ascii"),
+                                   mime_type="image/png"))
+    if not images:
+        return result
+    return CallToolResult(content=[TextContent(text=result.text()), *images],
+                          structured_content=result.model_dump(mode="json"))
+
+
+def tool_function(op: Operation[Any, Any], service: Service) -> Callable[..., Any]:
     """A function whose signature is the operation's arguments, as the MCP SDK reads tools."""
 
-    def run(**arguments: Any) -> Result:
-        return call(service, op.name, arguments)
+    def run(**arguments: Any) -> Result | CallToolResult:
+        return with_images(call(service, op.name, arguments))
 
     parameters = []
     for name, field in op.args.model_fields.items():

@@ -18,7 +18,7 @@ from midi.assembly import NRPN_CCS, Cc14, Nrpn
 from midi.relative import step
 from midi.routes import EMPTY, ControlTarget, KeyTarget, Table
 from midi.takeover import Takeover
-from midi.voices import ChannelKey, Voice, Voices
+from midi.voices import ChannelKey, Voice, Voices, voice_ids
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,18 @@ class VoiceParam(NamedTuple):
     value: float
 
 
-Action = SetParam | StartVoice | BendVoice | ReleaseVoice | VoiceParam
+class SceneCue(NamedTuple):
+    """Recall a scene (``value``: seconds to glide) or morph toward it (``value``: 0..1)."""
+
+    kind: str
+    """``recall`` or ``morph``."""
+    scene: str
+    instance: str
+    """The route's instance selector."""
+    value: float
+
+
+Action = SetParam | StartVoice | BendVoice | ReleaseVoice | VoiceParam | SceneCue
 
 #: Builds a NamedTuple from a tuple of all its fields in C: a third of the cost of calling
 #: the class, whose generated ``__new__`` is Python code (this is what ``_make`` does inside).
@@ -117,11 +128,12 @@ def message_error(data: list[int]) -> str | None:
 class Engine:
     """The router's state: tables, takeover, assemblers, voices, pedal and bend."""
 
-    def __init__(self) -> None:
+    def __init__(self, voice_slot: int | None = None) -> None:
         self.tables: Mapping[str, Table] = {}
         """Port name -> table; replaced whole, never mutated."""
         self.snapshot = Snapshot({}, {})
-        self.voices = Voices()
+        first, span = voice_ids(voice_slot)
+        self.voices = Voices(first=first, span=span)
         self.values: dict[tuple[str, str, str], float] = {}
         """(instance, node, param) -> last value the router set or was told of."""
         self.learn: Callable[[dict[str, object]], None] | None = None
@@ -183,6 +195,9 @@ class Engine:
             if table.keys and _mpe(table):
                 self._per_note(self._pressure, "pressure", (port, channel), data[1], actions)
             return actions
+        if kind == 0xC0:
+            return [SceneCue("recall", r.scene, r.instance, r.seconds)
+                    for r in table.scenes.get(("pc", channel, data[1]), ())]
         return []
 
     def observe(self, instance: str, node: str, param: str, value: float) -> None:
@@ -233,6 +248,9 @@ class Engine:
         targets = table.controls.get(("cc", channel, cc))
         if targets:
             self._controls(targets, value / 127.0, value, actions)
+        if table.scenes:
+            for route in table.scenes.get(("cc", channel, cc), ()):
+                actions.append(SceneCue("morph", route.scene, route.instance, value / 127.0))
         if cc < 64 and table.cc14:
             assembler = self._cc14.get((port, channel))
             if assembler is None:

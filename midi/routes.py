@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import NamedTuple
 
 from midi.curves import Curve, make_curve
-from midi.schema import ControlRoute, KeyRoute
+from midi.schema import ControlRoute, KeyRoute, SceneRoute
 
-Route = ControlRoute | KeyRoute
+Route = ControlRoute | KeyRoute | SceneRoute
 
 
 class RouteEntry(NamedTuple):
@@ -74,6 +75,9 @@ class KeyTarget(_Target):
 
 #: (kind, channel 0..15, number): kind is cc, cc14, nrpn, pb or at.
 ControlKey = tuple[str, int, int]
+#: (kind, channel 0..15, number): kind is pc (program change) or cc.
+SceneKey = tuple[str, int, int]
+_NO_SCENES: Mapping[SceneKey, tuple[SceneRoute, ...]] = MappingProxyType({})
 
 
 class Table(NamedTuple):
@@ -85,6 +89,8 @@ class Table(NamedTuple):
     """Some route wants 14-bit CC assembly."""
     nrpn: bool
     """Some route wants NRPN assembly."""
+    scenes: Mapping[SceneKey, tuple[SceneRoute, ...]] = _NO_SCENES
+    """Scene routes by program change or CC."""
 
 
 EMPTY = Table({}, (), False, False)
@@ -115,12 +121,19 @@ def compile_table(
     """Build the table of ``port_name`` from ``entries``, with selectors already resolved."""
     controls: dict[ControlKey, list[ControlTarget]] = {}
     keys: list[KeyTarget] = []
+    scenes: dict[SceneKey, list[SceneRoute]] = {}
     for entry in entries:
         route = entry.route
         if not port_matches(route.port, port_name):
             continue
         instances = resolved.get(route.instance, ())
-        if isinstance(route, ControlRoute):
+        if isinstance(route, SceneRoute):
+            kind, number = ("pc", route.program) if route.program is not None else (
+                "cc", route.cc)
+            assert number is not None, "checked by SceneRoute"
+            for channel in _channels(route.channel):
+                scenes.setdefault((kind, channel, number), []).append(route)
+        elif isinstance(route, ControlRoute):
             curve = make_curve(route.curve, *route.range)
             target = ControlTarget(entry.id, instances, route, curve)
             kind, number = _control_key(route)
@@ -136,6 +149,7 @@ def compile_table(
         tuple(keys),
         any(key[0] == "cc14" for key in controls),
         any(key[0] == "nrpn" for key in controls),
+        {key: tuple(routes) for key, routes in scenes.items()} if scenes else _NO_SCENES,
     )
 
 

@@ -21,9 +21,11 @@ from midi.curves import check_curve
 from scorch.values import (
     Float32,
     GroupName,
+    HostName,
     NodeName,
     ParamName,
     RouteId,
+    SceneName,
     Selector,
     SynthDefName,
     Text,
@@ -56,6 +58,9 @@ class _Route(_Frozen):
     )
     instance: Selector = Field(description="Instance name, group name or '*' for every "
                                "instance.")
+    host: HostName | None = Field(
+        None, description="With several hosts: the host the controller is plugged into "
+        "(default: the host of the rooms it plays).")
 
 
 class ControlRoute(_Route):
@@ -211,6 +216,34 @@ class ClockOut(_Frozen):
         True, description="Send start, stop, continue and song position as well as the clock.")
 
 
+class SceneRoute(_Route):
+    """Recall a scene on a program change, or morph toward it with a control."""
+
+    instance: Selector = Field("*", description="Rooms the scene acts on; '*' (default) is "
+                               "every room the scene holds.")
+    scene: SceneName = Field(description="A scene saved with the scene tool.")
+    program: int | None = Field(
+        None, ge=0, le=127, description="Program change number 0-127 that recalls the scene "
+        "(many devices show it as 1-128)."
+    )
+    cc: int | None = Field(
+        None, ge=0, le=127, description="Control change whose position (0-127) is the morph "
+        "position from the state when it first moved toward the scene (0) to the scene (127)."
+    )
+    seconds: float = Field(0.0, ge=0, le=3600, description="program: glide to the scene over "
+                           "this many seconds instead of at once.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> SceneRoute:
+        if (self.program is None) == (self.cc is None):
+            raise ValueError("a scene route needs exactly one of program (recall) and cc "
+                             "(morph)")
+        if self.cc is not None and self.seconds:
+            raise ValueError("seconds applies to program (a timed recall); a cc morphs as "
+                             "it moves")
+        return self
+
+
 class MidiConfig(_Frozen):
     """The ``[midi]`` section: backend, ports, hotplug and routes."""
 
@@ -246,10 +279,12 @@ class MidiConfig(_Frozen):
     clock_in: PortPattern | None = Field(
         None, description="Input whose MIDI clock drives the installation's tempo (smoothed), "
         "with its start, stop and song position.")
+    scenes: tuple[SceneRoute, ...] = Field((), description="[[midi.scenes]] routes.")
 
     @model_validator(mode="after")
     def _unique_ids(self) -> MidiConfig:
-        routes: tuple[ControlRoute | KeyRoute, ...] = (*self.controls, *self.keys)
+        routes: tuple[ControlRoute | KeyRoute | SceneRoute, ...] = (
+            *self.controls, *self.keys, *self.scenes)
         ids = [r.id for r in routes if r.id is not None]
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:

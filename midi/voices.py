@@ -14,6 +14,16 @@ from dataclasses import dataclass, field
 
 FIRST_NODE_ID = 2**29
 NODE_ID_SPAN = 2**26
+#: Routers that may play one room (one per host) each take a 16th of the span.
+ROUTER_SLOTS = 16
+
+
+def voice_ids(slot: int | None) -> tuple[int, int]:
+    """The first voice id and the span of router ``slot`` (None: the whole span)."""
+    if slot is None:
+        return FIRST_NODE_ID, NODE_ID_SPAN
+    span = NODE_ID_SPAN // ROUTER_SLOTS
+    return FIRST_NODE_ID + (slot % ROUTER_SLOTS) * span, span
 
 #: (port name, channel 0..15): the scope of the sustain pedal and the bend wheel.
 ChannelKey = tuple[str, int]
@@ -50,6 +60,10 @@ class Voice:
 class Voices:
     """Every sounding voice, indexed by key and by route, oldest first."""
 
+    first: int = FIRST_NODE_ID
+    """The first node id of this router's voices."""
+    span: int = NODE_ID_SPAN
+    """How many ids it wraps within (routers of several hosts playing one room do not meet)."""
     _next: int = 0
     _by_key: dict[tuple[str, int, int], list[Voice]] = field(default_factory=dict)
     _by_group: dict[tuple[str, str], list[Voice]] = field(default_factory=dict)
@@ -57,8 +71,8 @@ class Voices:
 
     def new_id(self) -> int:
         """Return the next voice node id, wrapping within the voices' span."""
-        node_id = FIRST_NODE_ID + self._next
-        self._next = (self._next + 1) % NODE_ID_SPAN
+        node_id = self.first + self._next
+        self._next = (self._next + 1) % self.span
         return node_id
 
     def note_on(self, voice: Voice, limit: int) -> list[Voice]:

@@ -31,6 +31,18 @@ class CodeRejected(InvalidRequest):
     """Code that cannot be sent to sclang (empty, too large, or with a NUL byte)."""
 
 
+class SampleRejected(InvalidRequest):
+    """A sound file scorch will not load: too large, or not audio scsynth can read."""
+
+
+class SessionFileError(InvalidRequest):
+    """A session file that cannot be read as a session (file:line in the message)."""
+
+
+class AudioFileError(InvalidRequest):
+    """A file that cannot be read, or repaired, as audio (the message names it and why)."""
+
+
 class ConfigError(ScorchError):
     """The configuration file is missing, unreadable or invalid (file:line in the message)."""
 
@@ -64,6 +76,46 @@ class MidiPortNotFound(NotFound):
     """No MIDI port matches a name, or the port went away."""
 
 
+class BufferNotFound(NotFound):
+    """No buffer of that name is loaded on that instance."""
+
+
+class SampleNotFound(NotFound):
+    """A sound file path that names no readable file (here or in the sample folders)."""
+
+
+class SessionNotFound(NotFound):
+    """No saved session of that name."""
+
+
+class SceneNotFound(NotFound):
+    """No saved scene of that name."""
+
+
+class DocNotFound(NotFound):
+    """No class or help page has that name; the message names the closest ones."""
+
+
+class UnknownSnippet(NotFound):
+    """No snippet, built-in or saved, has that name."""
+
+
+class InvalidSnippet(InvalidRequest):
+    """A snippet's name, tag, description or code breaks the rules."""
+
+
+class ReadOnlySnippet(InvalidRequest):
+    """The snippet is one of scorch's built-ins, which cannot be changed or deleted."""
+
+
+class SnippetExists(InvalidRequest):
+    """A saved snippet already has that name and replacing it was not asked for."""
+
+
+class RecordingNotFound(NotFound):
+    """No recording by that name; the message lists the recordings there are."""
+
+
 # --- the installation cannot do it now -------------------------------------------
 
 
@@ -83,12 +135,28 @@ class MidiUnavailable(Unavailable):
     """MIDI is off: disabled in the config, or no MIDI backend could be opened."""
 
 
+class ControlBusy(Unavailable):
+    """The control socket serves its most connections at once; try again shortly."""
+
+
 class NotRunning(Unavailable):
     """No ``scorch run`` answers on the control socket of this installation."""
 
 
 class TempoUnavailable(Unavailable):
     """The tempo is not kept now: scorch is starting, stopped, or could not start."""
+
+
+class HostUnreachable(Unavailable):
+    """A host of the installation does not answer (down, cut off, or ssh refused)."""
+
+
+class DocsUnavailable(Unavailable):
+    """The docs index is still being built, or could not be built (the message says why)."""
+
+
+class HistoryUnavailable(Unavailable):
+    """The execution history's database cannot be opened or read."""
 
 
 # --- processes -----------------------------------------------------------------
@@ -106,8 +174,16 @@ class PortInUse(BootError):
     """The UDP port asked for is taken by another program."""
 
 
+class CaptureError(ScorchError):
+    """Sound could not be captured or rendered to a file (unwritable folder, full disk...)."""
+
+
 class SynthDefError(ScorchError):
     """A SynthDef library file failed to compile or breaks the metadata convention."""
+
+
+class IntrospectionError(ScorchError):
+    """sclang's class library could not be dumped, or its dump could not be read."""
 
 
 # --- the wire ------------------------------------------------------------------
@@ -119,6 +195,10 @@ class OscError(ScorchError, ValueError):
 
 class OscTimeout(ScorchError, TimeoutError):
     """scsynth sent no matching reply in time."""
+
+
+class ServerGone(OscTimeout):
+    """The scsynth a reply was awaited from exited: no reply will come."""
 
 
 class OscFailure(ScorchError):

@@ -76,6 +76,12 @@ ParamName = Annotated[str, Strict(), AfterValidator(name_check("a param name")),
 SynthDefName = Annotated[str, Strict(), AfterValidator(name_check("a SynthDef name")),
                          _NAME_SCHEMA]
 RouteId = Annotated[str, Strict(), AfterValidator(name_check("a route id")), _NAME_SCHEMA]
+BufferName = Annotated[str, Strict(), AfterValidator(name_check("a buffer name")), _NAME_SCHEMA]
+SessionName = Annotated[str, Strict(), AfterValidator(name_check("a session name")),
+                        _NAME_SCHEMA]
+SceneName = Annotated[str, Strict(), AfterValidator(name_check("a scene name")), _NAME_SCHEMA]
+HostName = Annotated[str, Strict(), AfterValidator(name_check("a host name")), _NAME_SCHEMA]
+"""A host's name in the config (``[hosts.NAME]``), not its network address."""
 
 
 def _selector(value: str) -> str:

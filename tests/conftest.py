@@ -11,12 +11,14 @@ import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from scorch.config import Config, parse_config
 from scorch.errors import OscFailure
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import pid_alive
+from scorch.primitives.scsynth import SHARED_MEMORY
 from scorch.primitives.synthdef_library import SynthDefLibrary
 from scorch.service.orchestra import Orchestra
 
@@ -79,10 +81,15 @@ def make_config(tmp_path: Path) -> MakeConfig:
     """Build a Config from TOML for the instances, with its own JACK server and state dir."""
 
     def make(instances: str, *, watchdog: str = "", extra: str = "", tag: str = "t") -> Config:
+        # [docs] on-demand: a test that wants the docs index asks for it; the others do not
+        # pay for a build in every fresh state directory.
         text = textwrap.dedent(f"""
             state_dir = "{tmp_path / 'state'}"
             [audio]
+            driver = "dummy"
             jack_server = "{jack_name(tag)}"
+            [docs]
+            build = "on-demand"
             """) + textwrap.dedent(instances) + textwrap.dedent(watchdog) + textwrap.dedent(extra)
         path = tmp_path / "config.toml"
         path.write_text(text)
@@ -91,9 +98,22 @@ def make_config(tmp_path: Path) -> MakeConfig:
     return make
 
 
+def orchestra_ports(orch: Orchestra) -> set[int]:
+    """Every port an orchestra's scsynths were READY on (from the READY events)."""
+    return {int(e.details["port"]) for view in orch.views.values()
+            for e in view.events.since() if e.details.get("port")}
+
+
+def orphan_segments(ports: set[int]) -> list[str]:
+    """scsynth shared-memory segments of ``ports`` that no process holds: a dead one's."""
+    held = {conn.laddr.port for conn in psutil.net_connections(kind="udp") if conn.laddr}
+    return sorted(f"SuperColliderServer_{port}" for port in ports - held
+                  if (SHARED_MEMORY / f"SuperColliderServer_{port}").exists())
+
+
 @pytest.fixture
 def start_orchestra(library: SynthDefLibrary) -> Iterator[Callable[[Config], Orchestra]]:
-    """Start orchestras; stop them after the test and assert no process is left."""
+    """Start orchestras; stop them after the test and assert no process, no segment is left."""
     started: list[Orchestra] = []
     seen: set[int] = set()
 
@@ -110,3 +130,5 @@ def start_orchestra(library: SynthDefLibrary) -> Iterator[Callable[[Config], Orc
         orch.stop()
     left = [pid for pid in seen if pid_alive(pid)]
     assert not left, f"processes left after stop: {left}"
+    ports = {port for orch in started for port in orchestra_ports(orch)}
+    assert not orphan_segments(ports), "shared memory left by a dead scsynth"

@@ -301,6 +301,14 @@ def _describe(result: ExecuteResult) -> str:
     return f"value {result.value!r}, posted {list(result.posted)!r}"
 
 
+def _wait_for_sclang(orch: object, room: str, timeout: float = 30.0) -> None:
+    """Wait until the room's sclang is up (scorch restarts it after code that timed out)."""
+    deadline = time.monotonic() + timeout
+    view = orch.views[room]  # type: ignore[attr-defined]
+    while view.snapshot.sclang_state != "ready" and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def run_units(orch: object, room: str, bare: BareSclang, units: list[Unit],
               timeout: float = 5.0, progress: bool = False) -> list[Verdict]:
     """Run each unit twice on each side, in step; compare the first runs.
@@ -320,8 +328,13 @@ def run_units(orch: object, room: str, bare: BareSclang, units: list[Unit],
         runs = []
         results = []
         for _ in range(2):
-            runs.append(bare.run(unit.code, timeout))
-            bare.run("CmdPeriod.run; 1", timeout)
+            run = bare.run(unit.code, timeout)
+            runs.append(run)
+            if run is None:  # stuck in the code (a loop): a new one, as scorch does on its side
+                bare.restart()
+            else:
+                bare.run("CmdPeriod.run; 1", timeout)
+            _wait_for_sclang(orch, room)
             result = orch.execute_one(room, unit.code, timeout)  # type: ignore[attr-defined]
             time.sleep(0.1)  # what the code left running posts now, into the console
             notes = {f"after #{result.request}", f"error after #{result.request}"}

@@ -33,6 +33,17 @@ from scorch.primitives.synthdef_library import SynthDefLibrary
 
 T = TypeVar("T")
 
+#: One room with a named node and no MIDI: what most fault tests play with.
+ONE_ROOM = """
+[midi]
+enabled = false
+[instances.room]
+synthdefs = ["sine"]
+[instances.room.nodes.hum]
+synthdef = "sine"
+params = { freq = 220, amp = 0.001 }
+"""
+
 VOICE_DEF = "scorchtest_voice"
 PARAM_DEF = "scorchtest_param"
 MPE_DEF = "scorchtest_mpe"
@@ -98,8 +109,8 @@ def jack_server(base: str, slots: int = 4, timeout: float = 10.0, realtime: bool
         if _running(name):
             tried.append(f"{name}: held by another server")
             continue
-        config = Config.model_validate({"audio": {"jack_server": name, "realtime": realtime,
-                                                  "period": period},
+        config = Config.model_validate({"audio": {"driver": "dummy", "jack_server": name,
+                                                  "realtime": realtime, "period": period},
                                         "instances": {"t": {}}})
         options = jackd_options(config)
         proc = ManagedProcess("jackd", options.argv(), console, env=options.env())
@@ -219,7 +230,10 @@ def two_rooms(state_dir: Path, jack_server: str) -> str:
     return f"""
 state_dir = "{state_dir}"
 [audio]
+driver = "dummy"
 jack_server = "{jack_server}"
+[docs]
+build = "on-demand"
 [instances.alpha]
 group = "rooms"
 synthdefs = ["sine"]

@@ -37,7 +37,10 @@ def write_config(tmp_path: Path, tag: str) -> Path:
     path.write_text(textwrap.dedent(f"""
         state_dir = "{tmp_path / 'state'}"
         [audio]
+        driver = "dummy"
         jack_server = "{jack_name(tag)}"
+        [docs]
+        build = "on-demand"
         [instances.lobby]
         group = "ground"
         synthdefs = ["sine"]
@@ -149,9 +152,9 @@ def test_operation_commands_reach_the_running_installation(tmp_path: Path) -> No
         assert proc.stdout is not None
         assert "READY" in "".join(proc.stdout.readline() for _ in range(4))
 
-        def scorch(*args: str) -> subprocess.CompletedProcess[str]:
+        def scorch(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
             return subprocess.run([*SCORCH, *args, *argv], capture_output=True, text=True,
-                                  timeout=60)
+                                  timeout=timeout)
 
         listed = scorch("list")
         assert listed.returncode == 0 and "lobby" in listed.stdout and "READY" in listed.stdout
@@ -169,6 +172,13 @@ def test_operation_commands_reach_the_running_installation(tmp_path: Path) -> No
                         "--json")
         assert played.returncode == 0 and '"node": "hum"' in played.stdout
         assert '"hum"' in scorch("status", "attic", "--json").stdout
+        # The first call builds the index (niced: slow on a busy machine), then answers.
+        docs = scorch("docs", "SinOsc", "--timeout-s", "110", timeout=180)
+        assert docs.returncode == 0, docs.stderr
+        assert "SinOsc.ar(freq: 440, phase: 0, mul: 1, add: 0)" in docs.stdout
+        found = scorch("history", "from the shell")
+        assert found.returncode == 0 and "\"from the shell\".postln; 6 * 7" in found.stdout
+        assert "lobby" in found.stdout and "-> 42" in found.stdout
         tempo = scorch("tempo", "96", "--json")
         assert tempo.returncode == 0 and '"bpm": 96.0' in tempo.stdout, tempo.stderr
         assert '"bpm": 96.0' in scorch("tempo", "--json").stdout

@@ -43,7 +43,8 @@ BAD = [
     pytest.param("[instances.a]\nport = 57110\n[instances.b]\nport = 57110\n",
                  ["'a' and 'b' both use port 57110"], id="duplicate-port"),
     pytest.param('[audio]\ndriver = "pulse"\n[instances.a]\n',
-                 ["cfg.toml:2", "audio.driver", "'dummy', 'jack' or 'alsa'", "found 'pulse'"],
+                 ["cfg.toml:2", "audio.driver", "'auto', 'dummy', 'jack' or 'alsa'",
+                  "found 'pulse'"],
                  id="bad-driver"),
     pytest.param('[audio]\ndriver = "alsa"\n[instances.a]\n',
                  ["audio", "needs device = 'hw:N'"], id="alsa-without-device"),
@@ -79,8 +80,43 @@ BAD = [
                  ["cfg.toml:2", "instances.a.startup", "expected an existing .scd file",
                   "missing.scd"], id="startup-missing"),
     pytest.param("[instances.a\n", ["cfg.toml: invalid TOML", "line 1"], id="broken-toml"),
+    pytest.param('[instances.a]\n[samples]\npaths = ["no-such-folder"]\n',
+                 ["cfg.toml:3", "samples.paths.0", "expected an existing folder",
+                  "no-such-folder"], id="samples-folder-missing"),
+    pytest.param("[instances.a]\n[samples]\nmax_mb = 0\n",
+                 ["cfg.toml:3", "samples.max_mb", "greater than 0"], id="samples-limit"),
+    pytest.param("[instances.a]\n[sessions]\nautosave = -1\n",
+                 ["cfg.toml:3", "sessions.autosave", "greater than or equal to 0"],
+                 id="autosave-negative"),
+    pytest.param('[instances.a]\n[[midi.scenes]]\nscene = "calm"\n',
+                 ["cfg.toml:2", "midi.scenes.0", "exactly one of program (recall) and cc"],
+                 id="scene-without-source"),
+    pytest.param('[instances.a]\n[[midi.scenes]]\nscene = "calm"\ncc = 1\nseconds = 2\n',
+                 ["cfg.toml:2", "seconds applies to program"], id="scene-cc-seconds"),
+    pytest.param('[instances.a]\n[[midi.scenes]]\nscene = "calm"\nprogram = 128\n',
+                 ["cfg.toml:4", "midi.scenes.0.program", "less than or equal to 127"],
+                 id="scene-program-range"),
+    pytest.param('[instances.a]\n[[midi.scenes]]\nscene = "two words"\nprogram = 1\n',
+                 ["cfg.toml:3", "midi.scenes.0.scene", "a scene name must be"],
+                 id="scene-name"),
+    pytest.param('[instances.a]\n[[midi.scenes]]\nscene = "calm"\nprogram = 1\n'
+                 'instance = "b"\n',
+                 ["cfg.toml:5", "midi.scenes.0.instance", "no instance or group named 'b'"],
+                 id="scene-instance"),
     pytest.param('[instances.a]\nsynthdefs = "some"\n',
                  ["cfg.toml:2", "instances.a.synthdefs"], id="synthdefs-not-list"),
+    pytest.param("[instances.a]\n[history]\nmax_rows = 10\n",
+                 ["cfg.toml:3", "history.max_rows", "greater than or equal to 100", "found 10"],
+                 id="history-too-few-rows"),
+    pytest.param("[instances.a]\n[history]\nmax_age_days = 0\n",
+                 ["cfg.toml:3", "history.max_age_days", "greater than 0", "found 0"],
+                 id="history-no-age"),
+    pytest.param("[instances.a]\n[history]\nmax_age = 7\n",
+                 ["cfg.toml:3", "history.max_age", "unknown key", "did you mean 'max_age_days'"],
+                 id="typo-history"),
+    pytest.param('[instances.a]\n[docs]\nbuild = "later"\n',
+                 ["cfg.toml:3", "docs.build", "'background' or 'on-demand'", "found 'later'"],
+                 id="docs-build"),
     # issue 15: tempo, MIDI clock, MPE, max_hold
     pytest.param("[instances.a]\n[tempo]\nbpm = 1500\n",
                  ["cfg.toml:3", "tempo.bpm", "less than or equal to 999", "found 1500"],
@@ -150,11 +186,13 @@ def test_good_config_parses_with_defaults_and_groups(tmp_path: Path) -> None:
     assert config.groups() == {"ground": ["lobby", "gallery"]}
     assert config.instances["gallery"].nodes["pad"].params == {"freq": 220.0}
     assert config.watchdog.max_restarts == 5
+    assert (config.history.max_age_days, config.history.max_rows) == (30.0, 100_000)
+    assert config.docs.build == "background" and config.docs.help_dir is None
 
 
 def test_the_embedded_default_and_the_example_installation_are_valid() -> None:
     default = load_config(DEFAULT_CONFIG)
-    assert default.audio.driver == "dummy"
+    assert default.audio.driver == "auto"
     assert len(default.instances) == 1
     example = load_config(REPO_ROOT / "examples" / "installation.toml")
     assert len(example.instances) >= 3

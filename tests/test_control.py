@@ -300,6 +300,7 @@ def test_a_long_call_does_not_hold_up_other_callers(
 REAL = """
 state_dir = "{state}"
 [audio]
+driver = "dummy"
 jack_server = "{jack}"
 [midi]
 enabled = false

@@ -8,7 +8,12 @@ import pytest
 
 from scorch.errors import InvalidRequest
 from scorch.primitives.osc import decode_message
-from scorch.state.desired import PERSISTENT_NODE_BASE, DesiredState
+from scorch.state.desired import (
+    PERSISTENT_NODE_BASE,
+    SAMPLE_BUFFER_BASE,
+    BufferState,
+    DesiredState,
+)
 
 
 def test_nodes_get_ids_above_every_sclang_login_range() -> None:
@@ -40,16 +45,19 @@ def test_desired_state_round_trips_through_versioned_json() -> None:
     state = DesiredState(startup_code="s.boot")
     state.add_synthdef("sine", b"SCgf\x00\x01")
     state.add_node("pad", "sine", {"freq": 220.0})
+    state.buffers["kick"] = BufferState("kick", SAMPLE_BUFFER_BASE, "/s/kick.wav", 4800, 1, 48000)
     data = state.to_json()
-    assert data["version"] == 1
+    assert data["version"] == 2
     again = DesiredState.from_json(json.loads(json.dumps(data)))
     assert again.synthdefs == state.synthdefs and again.startup_code == "s.boot"
     assert again.nodes["pad"] == state.nodes["pad"]
+    assert again.buffers == state.buffers and again.buffers["kick"].seconds == 0.1
     assert again.new_node("b", "sine", {}).node_id > state.nodes["pad"].node_id
 
 
 @pytest.mark.parametrize(("data", "problem"), [
-    ({"version": 2}, "version 2"),
+    ({"version": 3}, "version 3"),
+    ({"version": 2, "buffers": {"kick": {"path": "/k.wav"}}}, "KeyError"),
     ({"version": 1, "nodes": {"pad": {"node_id": 1}}}, "KeyError"),
     ({"version": 1, "synthdefs": {"x": "not base64!"}}, "does not fit"),
 ])
@@ -69,6 +77,22 @@ def test_node_messages_carry_the_last_parameter_values() -> None:
     assert msg.args[0] == "sine" and msg.args[1] == PERSISTENT_NODE_BASE
     assert dict(zip(msg.args[4::2], msg.args[5::2], strict=True)) == {
         "freq": 330.0, "amp": 0.20000000298023224}
+
+
+def test_a_version_1_document_reads_as_a_state_without_buffers() -> None:
+    state = DesiredState.from_json({"version": 1, "nodes": {
+        "pad": {"synthdef": "sine", "node_id": PERSISTENT_NODE_BASE, "params": {}}}})
+    assert list(state.nodes) == ["pad"] and state.buffers == {}
+
+
+def test_free_bufnums_start_at_scorchs_quarter_and_skip_those_in_use() -> None:
+    state = DesiredState()
+    assert state.free_bufnums()[:2] == [SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_BASE + 1]
+    state.buffers["a"] = BufferState("a", SAMPLE_BUFFER_BASE, "/a.wav")
+    assert state.free_bufnums()[0] == SAMPLE_BUFFER_BASE + 1
+    assert state.by_bufnum(SAMPLE_BUFFER_BASE) is state.buffers["a"]
+    (packet,) = state.buffer_messages()
+    assert decode_message(packet).args == (SAMPLE_BUFFER_BASE, "/a.wav", 0, -1)
 
 
 def test_synthdefs_are_restored_before_nodes() -> None:

@@ -30,7 +30,8 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory,
              library: SynthDefLibrary) -> Iterator[list[Verdict]]:
     folder = tmp_path_factory.mktemp("diff")
     jack = jack_name("diff")
-    text = (f'state_dir = "{folder / "state"}"\n[audio]\njack_server = "{jack}"\n'
+    text = (f'state_dir = "{folder / "state"}"\n[audio]\n'
+            f'driver = "dummy"\njack_server = "{jack}"\n'
             "[midi]\nenabled = false\n[instances.room]\n")
     orch = Orchestra(parse_config(text, folder / "config.toml"), library)
     try:

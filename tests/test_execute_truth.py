@@ -59,7 +59,8 @@ def room(tmp_path_factory: pytest.TempPathFactory,
 
     folder = tmp_path_factory.mktemp("truth")
     (folder / "startup.scd").write_text(STARTUP)
-    text = (f'state_dir = "{folder / "state"}"\n[audio]\njack_server = "{jack_name("truth")}"\n'
+    text = (f'state_dir = "{folder / "state"}"\n[audio]\n'
+            f'driver = "dummy"\njack_server = "{jack_name("truth")}"\n'
             "[midi]\nenabled = false\n" + ROOM.format(startup=folder / "startup.scd") + WATCHDOG)
     orch = Orchestra(parse_config(text, folder / "config.toml"), library)  # type: ignore[arg-type]
     try:

@@ -20,7 +20,8 @@ from tests.harness import two_rooms
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
 TOOLS = {"list_instances", "execute", "stop", "status", "instance", "console", "wait_for",
-         "synthdefs", "play", "set", "release", "midi", "tempo", "events"}
+         "synthdefs", "play", "set", "release", "midi", "events", "docs", "history", "snippet",
+         "buffer", "session", "scene", "record", "listen", "render", "tempo"}
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +86,8 @@ async def test_every_tool_is_listed_with_a_description_params_and_annotations(
 
 async def test_instructions_teach_the_workflow(client: Client) -> None:
     assert client.instructions == INSTRUCTIONS
-    for word in ("list_instances", "synthdefs", "execute", "line", "name", "set"):
+    for word in ("list_instances", "synthdefs", "execute", "line", "name", "set", "docs",
+                 "history", "snippet"):
         assert word in INSTRUCTIONS
 
 
@@ -330,3 +332,38 @@ async def test_a_service_without_an_orchestra_explains_why_on_every_call() -> No
     async with Client(build_server(service)) as session:
         for tool, args in (("list_instances", {}), ("status", {"instance": "*"})):
             assert "jackd exited" in await fails(session, tool, **args)
+
+
+# --- memory: buffers, sessions, scenes ---------------------------------------
+
+
+async def test_session_scene_and_buffer_tools_through_mcp(client: Client,
+                                                          orchestra: Orchestra) -> None:
+    await call(client, "play", instance="beta", synthdef="sine", name="memo",
+               params={"freq": 330, "amp": 0.01})
+    try:
+        saved = await call(client, "session", action="save", name="mcp")
+        assert saved["path"].endswith("sessions/mcp.toml")
+        await call(client, "set", instance="beta", node="memo", params={"freq": 660})
+        shown = await call(client, "session", action="diff", name="mcp")
+        assert [c["detail"] for c in shown["changes"]] == ["set memo: freq 660 -> 330"]
+        await call(client, "scene", action="save", name="low", instance="beta")
+        await call(client, "set", instance="beta", node="memo", params={"freq": 1320})
+        half = await call(client, "scene", action="morph", name="low", position=0.5)
+        assert half["values"]["beta"]["memo"]["freq"] == pytest.approx(660 * 2**0.5)
+        node_id = orchestra.nodes("beta")["memo"]["node_id"]
+        assert scsynth_param(orchestra.views["beta"].snapshot.port or 0, node_id,
+                             "freq") == pytest.approx(660 * 2**0.5, rel=1e-6)
+        loaded = await call(client, "session", action="load", name="mcp")
+        assert [c["error"] for c in loaded["changes"]] == [None]
+        assert (await call(client, "buffer", action="list"))["buffers"] == []
+        assert "no session 'nope'" in await fails(client, "session", action="load",
+                                                  name="nope")
+        assert "a scene name must be" in await fails(client, "scene", action="recall",
+                                                     name="no way")
+        assert "no [samples] paths" in await fails(client, "buffer", action="search",
+                                                   query="kick")
+    finally:
+        await call(client, "release", instance="beta", node="memo")
+        await call(client, "session", action="delete", name="mcp")
+        await call(client, "scene", action="delete", name="low")

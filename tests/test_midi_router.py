@@ -44,6 +44,7 @@ class FakeTargets:
         self.down: set[str] = set()
         self.desired: dict[tuple[str, str, str], float] = {}
         self.reported = threading.Event()
+        self.cues: list[tuple[str, str, str, float]] = []
 
     def resolve(self, selector: str) -> list[str]:
         if selector in ("*", "both"):
@@ -61,6 +62,9 @@ class FakeTargets:
     def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
         self.desired[(instance, node, param)] = value
         self.reported.set()
+
+    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
+        self.cues.append((kind, scene, instance, value))
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.integration
 THREE_ROOMS = """
 state_dir = "{state}"
 [audio]
+driver = "dummy"
 jack_server = "{jack}"
 [midi]
 enabled = false
@@ -160,6 +161,7 @@ def test_busy_port_at_boot_is_a_clear_error_naming_the_port(
     text = f"""
 state_dir = "{tmp_path / 'state'}"
 [audio]
+driver = "dummy"
 jack_server = "{jack_name('busy')}"
 [midi]
 enabled = false
@@ -200,6 +202,7 @@ def test_outputs_connect_to_the_playback_ports_each_room_names(
     text = f"""
 state_dir = "{tmp_path / 'state'}"
 [audio]
+driver = "dummy"
 jack_server = "{server}"
 [midi]
 enabled = false

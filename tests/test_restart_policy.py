@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import contextlib
 
+import pytest
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
 
-from scorch.state.health import HealthPolicy
+from scorch.state.health import HealthPolicy, Pings
 from scorch.state.restart_policy import Backoff, RestartIntensity
 
 
@@ -60,19 +61,46 @@ def test_first_wait_is_quick_and_waits_grow_to_the_maximum() -> None:
     assert max(slept) <= 1.0 + 1e-9
 
 
-def test_health_hung_only_after_the_limit_counting_from_when_watching_began() -> None:
+def _pinged(*times: float) -> Pings:
+    pings = Pings()
+    for t in times:
+        pings.record(t)
+    return pings
+
+
+def test_hung_only_after_missed_pings_over_the_limit() -> None:
     h = HealthPolicy(interval=0.25, missed=4)
     assert h.limit == 1.0
-    assert not h.hung(now=10.5, last_heard=0.0, watched_since=10.0)
-    assert h.hung(now=11.1, last_heard=0.0, watched_since=10.0)
-    assert not h.hung(now=11.1, last_heard=10.9, watched_since=10.0)
+    pings = _pinged(10.0, 10.25, 10.5, 10.75, 11.0)
+    assert not h.hung(now=10.9, pings=pings)  # silent 0.9 s: within the limit
+    assert h.hung(now=11.1, pings=pings)
+    assert h.silent_for(11.1, pings) == pytest.approx(1.1)
+    pings.heard(10.9)  # a reply came: only the ping after it is owed
+    assert pings.unanswered == 1 and not h.hung(now=11.1, pings=pings)
+
+
+def test_time_the_watchdog_could_not_look_is_not_silence() -> None:
+    h = HealthPolicy(interval=0.1, missed=5)
+    # Answered at 10.0, then the watchdog was blind (EMFILE, a delayed thread) for
+    # 60 s: its first ping after is the only one owed, so nothing is hung.
+    pings = _pinged(9.9, 10.0)
+    pings.heard(10.0)
+    pings.record(70.0)
+    assert not h.hung(now=70.05, pings=pings)
+    # Even long after one lone ping, too few pings went unanswered to tell.
+    assert not h.hung(now=75.0, pings=pings)
+    # Pings that really went out, unanswered, over the limit: hung.
+    for t in (70.1, 70.2, 70.3, 70.4, 70.5):
+        pings.record(t)
+    assert h.hung(now=70.55, pings=pings)
 
 
 def test_a_silent_process_still_using_cpu_is_busy_until_the_busy_limit() -> None:
     h = HealthPolicy(interval=0.1, missed=5, busy_limit=10.0)
+    pings = _pinged(*(10.0 + i / 10 for i in range(111)))  # 10.0 .. 21.0, none answered
     # Silent for 2 s but its CPU time grew just now: working, not hung.
-    assert not h.hung(now=12.0, last_heard=10.0, watched_since=0.0, last_progress=11.9)
+    assert not h.hung(now=12.0, pings=pings, last_progress=11.9)
     # Silent and its CPU time stood still for longer than the limit: stopped or deadlocked.
-    assert h.hung(now=12.0, last_heard=10.0, watched_since=0.0, last_progress=11.0)
+    assert h.hung(now=12.0, pings=pings, last_progress=11.0)
     # Working, but silent past the busy limit: hung all the same (a runaway loop).
-    assert h.hung(now=21.0, last_heard=10.0, watched_since=0.0, last_progress=20.9)
+    assert h.hung(now=21.0, pings=pings, last_progress=20.9)

@@ -263,7 +263,8 @@ def test_the_shipped_library_loads_without_errors_and_covers_every_category(
     library = SynthDefLibrary(cache_dir=tmp_path / "cache")
 
     assert library.errors == {}
-    assert {info.category for info in library.all()} == {"drums", "bass", "pad", "lead", "fx"}
+    assert {info.category for info in library.all()} == {"drums", "bass", "pad", "lead", "fx",
+                                                          "sampler"}
     for info in library.all():
         for common in ("out", "amp"):
             assert common in [p.name for p in info.params], (info.name, common)

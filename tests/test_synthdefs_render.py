@@ -18,11 +18,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import soundfile as sf
 
+from scorch.audio.analysis import read_audio
 from scorch.primitives.osc import encode_bundle, encode_message
 from scorch.primitives.process import DIE_WITH_PARENT
 from scorch.primitives.synthdef_library import DEFAULT_DIRECTORY, SynthDefInfo, SynthDefLibrary
-from tests.wav import read_float_wav
 
 pytestmark = pytest.mark.integration
 
@@ -38,6 +39,10 @@ MAX_PEAK_DB = 0.0
 TAIL = 0.1  # seconds that must be silent at the end of the render
 PITCH_TOLERANCE = 0.05
 FX_SOURCE = "snare"
+#: Samplers play a looped sine of this pitch from a WAV file (mono or stereo, as they read).
+SAMPLE_TONE = 440.0
+SAMPLE_BUFNUM = 768
+SAMPLE_CHANNELS = {"sampler": 1, "sampler_stereo": 2}
 
 README = DEFAULT_DIRECTORY / "README.md"
 TABLE_START = "<!-- render-table:start -->"
@@ -74,6 +79,22 @@ def _packet(time: float, *messages: bytes) -> bytes:
     return struct.pack(">i", len(bundle)) + bundle
 
 
+def sampled(info: SynthDefInfo) -> bool:
+    """A sampler: it plays a buffer (``bufnum``), and its pitch follows its ``rate``."""
+    return any(p.name == "bufnum" for p in info.params)
+
+
+def sample_file(workdir: Path, channels: int) -> Path:
+    """A 1 s WAV of a sine at SAMPLE_TONE (a whole number of cycles: it loops seamlessly)."""
+    path = workdir / f"tone-{channels}ch.wav"
+    if not path.exists():
+        t = np.arange(SAMPLE_RATE) / SAMPLE_RATE
+        tone = 0.5 * np.sin(2 * np.pi * SAMPLE_TONE * t)
+        sf.write(path, np.repeat(tone[:, None], channels, axis=1), SAMPLE_RATE,
+                 subtype="FLOAT")
+    return path
+
+
 def _render_length(info: SynthDefInfo) -> float:
     if not info.sustained:
         return PERCUSSIVE_LENGTH
@@ -82,10 +103,16 @@ def _render_length(info: SynthDefInfo) -> float:
 
 
 def _score(
-    library: SynthDefLibrary, info: SynthDefInfo, freq: float | None, *, release: bool = True
+    library: SynthDefLibrary, info: SynthDefInfo, freq: float | None, *, release: bool = True,
+    sample: Path | None = None,
 ) -> bytes:
-    args: list[str | float] = ["freq", freq] if freq is not None else []
+    args: list[str | float] = ["freq", freq] if freq is not None and info.pitched else []
     events: list[tuple[float, list[bytes]]] = []
+    if sample is not None:
+        # The sampler loops the tone at the rate that gives ``freq``.
+        rate = (freq or SAMPLE_TONE) / SAMPLE_TONE
+        args = ["bufnum", SAMPLE_BUFNUM, "loop", 1, "rate", rate]
+        events.append((0.0, [encode_message("/b_allocRead", SAMPLE_BUFNUM, str(sample))]))
     if info.category == "fx":
         events.append((0.0, [encode_message("/d_recv", library.compiled(info.name)),
                              encode_message("/d_recv", library.compiled(FX_SOURCE))]))
@@ -114,7 +141,8 @@ def _render(
     tag = f"{info.name}-{freq:g}" if freq is not None else info.name
     score_path = workdir / f"{tag}.osc"
     wav_path = workdir / f"{tag}.wav"
-    score_path.write_bytes(_score(library, info, freq))
+    sample = sample_file(workdir, SAMPLE_CHANNELS[info.name]) if sampled(info) else None
+    score_path.write_bytes(_score(library, info, freq, sample=sample))
     argv = ["scsynth", "-D", "0", "-i", "0", "-o", "2",
             "-N", str(score_path), "_", str(wav_path), str(SAMPLE_RATE), "WAV", "float"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -126,8 +154,7 @@ def _render(
         os.killpg(proc.pid, 9)
         out, _ = proc.communicate()
     log = out.decode(errors="replace")
-    wav = read_float_wav(wav_path)
-    audio = np.frombuffer(wav.samples, dtype=np.float32).reshape(-1, wav.channels)
+    audio, _ = read_audio(wav_path)
     dumps = [chunk for chunk in log.split("NODE TREE")[1:]]
     render = Render(info.name, freq, _render_length(info), audio.astype(np.float64), dumps, log,
                     proc.returncode)
@@ -242,7 +269,7 @@ def problems(info: SynthDefInfo, renders: list[Render]) -> list[str]:
             elif abs(render.pitch / render.freq - 1) > PITCH_TOLERANCE:
                 found.append(f"{label}: measured pitch {render.pitch:.1f} Hz")
     pitched = [r for r in renders if r.pitch is not None and r.freq is not None]
-    if info.pitched and len(pitched) == 2:
+    if (info.pitched or sampled(info)) and len(pitched) == 2:
         want = pitched[1].freq / pitched[0].freq  # type: ignore[operator]
         got = pitched[1].pitch / pitched[0].pitch  # type: ignore[operator]
         if abs(got / want - 1) > PITCH_TOLERANCE:
@@ -260,10 +287,14 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> SynthDefLibrary:
 def renders(library: SynthDefLibrary, tmp_path_factory: pytest.TempPathFactory) -> Renders:
     """Render every SynthDef (twice for pitched ones) in parallel."""
     workdir = tmp_path_factory.mktemp("renders")
+    for channels in set(SAMPLE_CHANNELS.values()):
+        sample_file(workdir, channels)  # before the threads: each only reads it
     jobs: list[tuple[SynthDefInfo, float | None]] = []
     for info in library.all():
         if info.pitched:
             jobs += [(info, info.param("freq").default), (info, second_freq(info))]
+        elif sampled(info):  # rate 1 and 2: the tone, then an octave up
+            jobs += [(info, SAMPLE_TONE), (info, 2 * SAMPLE_TONE)]
         else:
             jobs.append((info, None))
     result = Renders(errors=library.errors)
@@ -291,8 +322,7 @@ def test_a_sound_never_released_fails_the_checks(library: SynthDefLibrary, tmp_p
     subprocess.run(["scsynth", "-D", "0", "-i", "0", "-o", "2", "-N", str(path), "_",
                     str(tmp_path / "stuck.wav"), str(SAMPLE_RATE), "WAV", "float"],
                    capture_output=True, timeout=60, check=True)
-    wav = read_float_wav(tmp_path / "stuck.wav")
-    audio = np.frombuffer(wav.samples, dtype=np.float32).reshape(-1, 2).astype(np.float64)
+    audio = read_audio(tmp_path / "stuck.wav")[0].astype(np.float64)
     stuck = Render("sine", None, _render_length(info), audio, [], "", 0)
     found = problems(info, [stuck])
     assert any("still sounding" in p for p in found)

@@ -58,7 +58,8 @@ class Target:
 @contextmanager
 def fuzz_target(folder: Path, jack_server: str, library: SynthDefLibrary) -> Iterator[Target]:
     """Boot the room in ``folder`` and connect a client in a blocking portal; stop both after."""
-    text = f'state_dir = "{folder / "state"}"\n[audio]\njack_server = "{jack_server}"\n'
+    text = (f'state_dir = "{folder / "state"}"\n[audio]\ndriver = "dummy"\n'
+            f'jack_server = "{jack_server}"\n')
     orch = Orchestra(parse_config(text + ROOM, folder / "config.toml"), library)
     try:
         if orch.start() != {"room": None}:
@@ -83,15 +84,18 @@ def fuzz_target(folder: Path, jack_server: str, library: SynthDefLibrary) -> Ite
 
 #: Seconds any generated wait may ask for (the schema allows up to 300).
 MAX_WAIT = 1.0
+#: Arguments that are lengths of time to wait for or to render, capped like timeouts.
+_DURATIONS = ("seconds", "duration")
 #: Seconds one call may take before it counts as a hang.
 HANG = 60.0
 
 
 def capped(schema: dict[str, Any]) -> dict[str, Any]:
-    """A tool's schema with its timeouts capped at MAX_WAIT (a run must stay short)."""
+    """A tool's schema with its timeouts and durations capped at MAX_WAIT (a run must stay
+    short)."""
     schema = copy.deepcopy(schema)
     for name, prop in schema.get("properties", {}).items():
-        if name.startswith("timeout"):
+        if name.startswith("timeout") or name in _DURATIONS:
             for option in [prop, *prop.get("anyOf", [])]:
                 if option.get("type") == "number":
                     option["maximum"] = min(option.get("maximum", MAX_WAIT), MAX_WAIT)
@@ -166,6 +170,21 @@ HOSTILE: list[tuple[str, dict[str, Any]]] = [
     ("midi", {"action": "send", "port": "nowhere", "message": {"type": "note_on"}}),
     ("midi", {"action": "unmap", "route_id": "../x"}),
     ("release", {"instance": "room", "node": "ghost"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "/etc/passwd"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "/dev/zero"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "/proc/self/status"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "../../etc/hostname"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "a\x00b.wav"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "/" * 5000}),
+    ("buffer", {"action": "free", "instance": "room", "name": "ghost"}),
+    ("buffer", {"action": "search", "query": "*" * 1000}),
+    ("session", {"action": "load", "name": "../../config"}),
+    ("session", {"action": "diff", "name": "ghost"}),
+    ("session", {"action": "save"}),
+    ("scene", {"action": "morph", "name": "ghost", "position": 1e999}),
+    ("scene", {"action": "morph", "name": "ghost", "position": 0.5, "seconds": 1}),
+    ("scene", {"action": "morph", "name": "ghost", "seconds": 0}),
+    ("scene", {"action": "recall", "name": "ghost", "instance": "nowhere"}),
 ]
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import platform
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from scorch.config import Config
+from scorch.primitives.audio_driver import choose, sound_cards
 from scorch.primitives.netports import udp_port_free
 
 APT = ("sudo apt-get install -y --no-install-recommends "
@@ -55,7 +57,9 @@ def run_checks(config: Config | None = None) -> list[Check]:
         else:
             checks.append(Check(binary, True, f"{path}: {_version([path, version_flag])}"))
     checks.append(_midi_check())
+    checks.append(clock_check(config is not None and bool(config.hosts)))
     if config is not None:
+        checks.append(_audio_check(config))
         for name, inst in config.instances.items():
             if inst.port is None:
                 continue
@@ -77,6 +81,84 @@ def _midi_check() -> Check:
     if platform.system() == "Linux":
         detail += "; ALSA sequencer " + ("present" if seq else "absent (JACK MIDI still works)")
     return Check("midi", bool(apis), detail)
+
+
+def _audio_check(config: Config) -> Check:
+    """Which driver the installation would run with now, as ``scorch run`` would choose it."""
+    audio = config.audio
+    if shutil.which("jack_wait") is None:
+        return Check("audio", False, "jack_wait not found (it comes with JACK)", install_hint())
+    choice = choose(audio.driver, audio.jack_server, audio.device)
+    cards = ", ".join(f"{c.device} {c.id}" for c in sound_cards()) or "none"
+    detail = f"{choice.describe()}; sound cards: {cards}"
+    if choice.driver == "dummy":
+        detail += "; the rooms play, but no sound comes out of this machine"
+    return Check("audio", True, detail)
+
+
+#: Clocks of hosts whose rooms play together should agree within this (a 64-frame block at
+#: 48 kHz is 1.3 ms): chrony on a LAN keeps them within a few tens of microseconds.
+CLOCK_LIMIT = 0.001
+CHRONY_FIX = ("sudo apt-get install -y chrony; then see docs/hosts.md (\"Clocks\") to make one "
+              "host the others' server")
+_SYSTEM_TIME = re.compile(r"^System time\s*:\s*([0-9.eE+-]+) seconds (fast|slow) of NTP time",
+                          re.MULTILINE)
+_LEAP = re.compile(r"^Leap status\s*:\s*(.+?)\s*$", re.MULTILINE)
+_REFERENCE = re.compile(r"^Reference ID\s*:\s*(.+?)\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Tracking:
+    """What ``chronyc tracking`` says of this machine's clock."""
+
+    offset: float
+    """Seconds this clock is ahead of NTP time (negative: behind)."""
+    leap: str
+    """``Normal``, or ``Not synchronised`` while chrony has no source."""
+    reference: str
+
+
+def parse_tracking(text: str) -> Tracking | None:
+    """``chronyc tracking``'s report, or None when it is not one."""
+    found, leap = _SYSTEM_TIME.search(text), _LEAP.search(text)
+    if found is None or leap is None:
+        return None
+    offset = float(found.group(1)) * (1 if found.group(2) == "fast" else -1)
+    reference = _REFERENCE.search(text)
+    return Tracking(offset, leap.group(1), reference.group(1) if reference else "?")
+
+
+def clock_check(several_hosts: bool, chronyc: str | None = None) -> Check:
+    """This clock's offset from NTP time as chrony sees it, or how to get chrony.
+
+    Only an installation across several hosts needs it: there a missing or
+    unsynchronised chrony fails the check; on one host it is only said.
+    """
+    chronyc = chronyc or shutil.which("chronyc")
+    if chronyc is None:
+        return Check("clock", not several_hosts, "chronyc not found: this clock's offset is "
+                     "not known" + (" (rooms on several hosts start together only if their "
+                                    "clocks agree)" if several_hosts else ""),
+                     CHRONY_FIX if several_hosts else "")
+    try:
+        done = subprocess.run([chronyc, "-n", "tracking"], capture_output=True, text=True,
+                              timeout=5, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return Check("clock", not several_hosts, f"chronyc tracking failed: {err}", CHRONY_FIX)
+    tracking = parse_tracking(done.stdout)
+    if tracking is None:
+        said = (done.stderr or done.stdout).strip().splitlines()
+        return Check("clock", not several_hosts,
+                     f"chronyc tracking: {said[0] if said else 'no answer'}",
+                     "start chrony: sudo systemctl enable --now chrony")
+    synced = tracking.leap != "Not synchronised"
+    ok = synced and abs(tracking.offset) <= CLOCK_LIMIT
+    detail = (f"offset {tracking.offset * 1000:+.3f} ms from NTP time (source "
+              f"{tracking.reference}, leap status {tracking.leap})")
+    fix = "" if ok else ("chrony has no source yet: `chronyc sources` shows why" if not synced
+                         else f"more than {CLOCK_LIMIT * 1000:g} ms: wait for chrony to "
+                         "converge, or give it a nearer server (docs/hosts.md)")
+    return Check("clock", ok or not several_hosts, detail, fix)
 
 
 def report(checks: list[Check]) -> str:

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
-import threading
 from collections.abc import Sequence
-from types import FrameType
+from pathlib import Path
 
-from scorch.cli.commands import add_commands
-from scorch.config import find_config, load_config
 from scorch.errors import ConfigError, ScorchError
 
 log = logging.getLogger("scorch")
@@ -25,52 +21,55 @@ def _setup_logging(verbose: bool) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Boot every instance, print the status table, run until Ctrl-C or SIGTERM."""
-    from scorch.primitives.process import pid_alive
-    from scorch.service.control_socket import ControlServer
-    from scorch.service.local import LocalService
-    from scorch.service.orchestra import Orchestra
+    """Boot every instance, print the status table, run until Ctrl-C or SIGTERM.
 
-    config = load_config(find_config(args.config))
-    stop = threading.Event()
+    SIGHUP re-reads the config and applies what changed (as ``scorch reload``).
+    ``--resume`` starts from the last autosaved session instead of the config's nodes.
+    Under systemd (``Type=notify``) it tells the manager when it is ready, how
+    the rooms are, that it is alive (``WatchdogSec=``), and when it stops.
+    """
+    from scorch.cli.running import Runner
+    from scorch.config import find_config, load_config
 
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        log.info("%s: stopping", signal.Signals(signum).name)
-        stop.set()
+    config = load_config(find_config(args.config)).for_host(args.host)
+    return Runner(config, args.boot_timeout, args.status_every, resume=args.resume).run()
 
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    orchestra = Orchestra(config)
-    service = LocalService(orchestra)
-    control: ControlServer | None = None
-    left: list[int] = []
+
+def cmd_service_install(args: argparse.Namespace) -> int:
+    """Write a systemd unit that runs ``scorch run`` with this config."""
+    from scorch.cli.service_unit import next_steps, scorch_executable, unit_path, unit_text
+    from scorch.config import find_config, load_config
+
+    config_path = find_config(args.config).resolve()
+    # A unit for a config (or a host) that does not load would only fail later.
+    load_config(config_path).for_host(args.host)
+    path = Path(args.output) if args.output else unit_path(args.user, args.name)
+    text = unit_text(scorch_executable(), config_path, args.user, args.host)
     try:
-        errors = orchestra.start(timeout=args.boot_timeout)
-        for name, error in errors.items():
-            if error:
-                log.error("instance %r failed to boot: %s", name, error)
-        print(service.call("list_instances", {}).text(), flush=True)
-        control = ControlServer(orchestra, config.state_path())
-        control.start()
-        log.info("running %s; control socket %s; Ctrl-C stops", config.source, control.path)
-        while not stop.wait(args.status_every or None):
-            print(service.call("list_instances", {}).text(), flush=True)
-    finally:
-        if control is not None:
-            control.stop()
-        started = [pid for pid in orchestra.pids().values() if pid]
-        orchestra.stop()
-        left = [pid for pid in started if pid_alive(pid)]
-        if left:
-            log.error("stopped, but these processes are still running: %s", left)
-        else:
-            log.info("stopped; none of its %d processes is left", len(started))
-    return 1 if left else 0
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        print(f"scorch: cannot write {path}: {err.strerror}"
+              + ("; use --user, or run with sudo" if not args.user else ""), file=sys.stderr)
+        return 1
+    print(next_steps(path, args.user, args.name))
+    return 0
+
+
+def cmd_bridge(args: argparse.Namespace) -> int:
+    """Carry the control socket's wire over stdin and stdout (``ssh HOST scorch bridge``)."""
+    from scorch.config import find_config, load_config
+    from scorch.service.bridge import Bridge
+    from scorch.service.wire import socket_path
+
+    config = load_config(find_config(args.config)).for_host(args.host)
+    return Bridge(socket_path(config.state_path()), sys.stdin.buffer, sys.stdout.buffer).run()
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Check binaries, MIDI APIs and ports; print the install command for what is missing."""
     from scorch.cli.doctor import report, run_checks
+    from scorch.config import find_config, load_config
 
     config = None
     try:
@@ -83,16 +82,21 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    """Serve MCP over stdio for Claude Desktop."""
-    from mcp_server.server import serve
+    """Serve MCP over stdio for Claude Desktop (the handshake is answered before the SDK loads)."""
+    from mcp_server.early import EarlyFront
 
-    serve(find_config(args.config))
+    front = EarlyFront().start()
+    from mcp_server.server import serve
+    from scorch.config import find_config
+
+    serve(find_config(args.config), front)
     return 0
 
 
 def cmd_claude_config(args: argparse.Namespace) -> int:
     """Print the Claude Desktop JSON snippet for this checkout."""
     from mcp_server.claude_config import snippet
+    from scorch.config import find_config
 
     print(snippet(find_config(args.config).resolve()))
     return 0
@@ -106,9 +110,29 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="boot the installation and keep it running")
     run.add_argument("--config", help="config file (default: ./config.toml, else the embedded one)")
     run.add_argument("--boot-timeout", type=float, default=60.0)
+    run.add_argument("--resume", action="store_true",
+                     help="start from the last autosaved session (sessions/autosave.toml)")
     run.add_argument("--status-every", type=float, default=0.0,
                      help="print the status table every N seconds (0: only after boot)")
+    run.add_argument("--host", help="run only this [hosts.NAME]'s rooms and MIDI routes "
+                     "(default: the rooms without a host)")
     run.set_defaults(func=cmd_run)
+    service = sub.add_parser("service", help="run scorch as a systemd service")
+    service_sub = service.add_subparsers(dest="service_command", required=True)
+    install = service_sub.add_parser("install", help="write a systemd unit for this config")
+    install.add_argument("--config", help="the installation's config file")
+    install.add_argument("--user", action="store_true",
+                         help="a user unit (~/.config/systemd/user), no root needed")
+    install.add_argument("--name", default="scorch", help="the unit's name (default: scorch)")
+    install.add_argument("--output", help="write the unit here instead")
+    install.add_argument("--host", help="the unit runs `scorch run --host NAME`: this "
+                         "[hosts.NAME]'s rooms")
+    install.set_defaults(func=cmd_service_install)
+    bridge = sub.add_parser("bridge", help="the control socket over stdin/stdout, for a "
+                            "coordinator's `ssh HOST scorch bridge`")
+    bridge.add_argument("--config")
+    bridge.add_argument("--host", help="the [hosts.NAME] whose `scorch run` to reach")
+    bridge.set_defaults(func=cmd_bridge)
     doctor = sub.add_parser("doctor", help="check this machine")
     doctor.add_argument("--config")
     doctor.set_defaults(func=cmd_doctor)
@@ -118,13 +142,24 @@ def build_parser() -> argparse.ArgumentParser:
     claude = sub.add_parser("claude-config", help="print the Claude Desktop config snippet")
     claude.add_argument("--config")
     claude.set_defaults(func=cmd_claude_config)
+    from scorch.cli.commands import add_commands  # the operations' commands: pydantic and all
+
     add_commands(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``scorch`` console script."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["mcp"]:
+        # Claude Desktop waits for the handshake: parse nothing else, import nothing more.
+        mcp = argparse.ArgumentParser(prog="scorch mcp")
+        mcp.add_argument("--config")
+        mcp.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+        args = mcp.parse_args(argv[1:])
+        args.func = cmd_mcp
+    else:
+        args = build_parser().parse_args(argv)
     _setup_logging(args.verbose)
     try:
         return int(args.func(args))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 
-from scorch.primitives.osc import OscArg, encode_message
+from scorch.primitives.osc import OscArg, encode_bundle, encode_message, timetag
 
 ROOT_NODE = 0
 """The root group every scsynth has."""
@@ -71,6 +71,15 @@ class AddAction(enum.IntEnum):
 def controls(params: Mapping[str, float]) -> list[OscArg]:
     """Controls as scsynth takes them: name, value, name, value... (values as float32)."""
     return [arg for key, value in params.items() for arg in (key, float(value))]
+
+
+def at(when: float, *packets: bytes) -> bytes:
+    """``packets`` in one bundle that scsynth runs at Unix time ``when`` (at once if past).
+
+    scsynth maps the time tag to a sample of its own audio clock, so servers on
+    hosts whose clocks agree (chrony) start such bundles within one audio block.
+    """
+    return encode_bundle(timetag(when), packets)
 
 
 def status() -> bytes:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from scorch.errors import OscError, OscFailure, OscTimeout
+from scorch.errors import OscError, OscFailure, OscTimeout, ServerGone
 from scorch.primitives import commands
 from scorch.primitives.commands import Cmd, Reply
 from scorch.primitives.osc import OscArg, OscMessage, decode_packet, encode_message
@@ -49,6 +49,25 @@ class _Waiter:
         self.reply: OscMessage | None = None
 
 
+class Expected:
+    """A message someone waits for (see :meth:`OscClient.expect`)."""
+
+    def __init__(self, client: OscClient, waiter: _Waiter) -> None:
+        self._client = client
+        self._waiter = waiter
+
+    def wait(self, timeout: float) -> OscMessage | None:
+        """The message once it came (within ``timeout`` seconds), else None; stays armed."""
+        if self._waiter.event.wait(timeout):
+            self._client._forget(self._waiter)
+            return self._waiter.reply
+        return None
+
+    def cancel(self) -> None:
+        """Stop waiting."""
+        self._client._forget(self._waiter)
+
+
 class OscClient:
     """Send OSC to one scsynth and route its replies to whoever waits for them."""
 
@@ -61,6 +80,7 @@ class OscClient:
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._sync_ids = itertools.count(1)
+        self._gone: str | None = None
         self.last_heard = 0.0
         """``time.monotonic()`` of the last packet from scsynth: any reply is a sign of life."""
         self.last_status: ServerStatus | None = None
@@ -94,6 +114,8 @@ class OscClient:
 
         waiter = _Waiter(matches)
         with self._lock:
+            if self._gone is not None:
+                raise ServerGone(f"no {reply}: {self._gone}")
             self._waiters.append(waiter)
         try:
             self.send(packet)
@@ -104,10 +126,26 @@ class OscClient:
             with self._lock:
                 if waiter in self._waiters:
                     self._waiters.remove(waiter)
-        assert waiter.reply is not None
+        if waiter.reply is None:
+            raise ServerGone(f"no {reply}: {self._gone}")
         if waiter.reply.address == Reply.FAIL:
             raise OscFailure(f"{command}: {' '.join(str(a) for a in waiter.reply.args[1:])}")
         return waiter.reply
+
+    def expect(self, reply: str, match: Match | None = None) -> Expected:
+        """Start waiting for a message now, before sending what causes it (or without sending).
+
+        Call :meth:`Expected.cancel` when it is no longer wanted, or it keeps its place.
+        """
+        waiter = _Waiter(lambda msg: msg.address == reply and (match is None or match(msg)))
+        with self._lock:
+            self._waiters.append(waiter)
+        return Expected(self, waiter)
+
+    def _forget(self, waiter: _Waiter) -> None:
+        with self._lock:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
 
     def status(self, timeout: float = 1.0) -> ServerStatus:
         """Ask for ``/status`` and return the reply's fields."""
@@ -157,6 +195,13 @@ class OscClient:
                             waiter.reply = msg
                             waiter.event.set()
                             break
+
+    def abandon(self, reason: str) -> None:
+        """The scsynth behind this client is gone: end every wait now, and refuse new ones."""
+        with self._lock:
+            self._gone = reason
+            for waiter in self._waiters:
+                waiter.event.set()
 
     def close(self) -> None:
         """Stop the receive thread and close the socket."""

@@ -94,6 +94,10 @@ class LineSplitter:
         return [partial.decode(errors="replace").rstrip("\r")] if partial else []
 
 
+#: What ``_status`` says when the OS could not be asked (out of file descriptors).
+_UNKNOWN = "unknown"
+
+
 def _status(pid: int | None) -> str | None:
     if pid is None:
         return None
@@ -101,10 +105,12 @@ def _status(pid: int | None) -> str | None:
         return str(psutil.Process(pid).status())
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return None
+    except OSError:  # EMFILE: not knowing is not news of a death or a stop
+        return _UNKNOWN
 
 
 def pid_alive(pid: int | None) -> bool:
-    """True if ``pid`` runs and is not a zombie."""
+    """True if ``pid`` runs and is not a zombie (or the OS cannot say right now)."""
     return _status(pid) not in (None, psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
 
 
@@ -114,7 +120,7 @@ def cpu_seconds(pid: int | None) -> float | None:
         return None
     try:
         times = psutil.Process(pid).cpu_times()
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
+    except (psutil.NoSuchProcess, psutil.AccessDenied, OSError):
         return None
     return float(times.user + times.system)
 
@@ -254,7 +260,8 @@ class ManagedProcess:
         if self._proc is None:
             return None
         self.stopping = True
-        if not self.exited.is_set() and polite is not None:
+        # A stopped process hears nothing polite: straight to the signals.
+        if not self.exited.is_set() and polite is not None and not stopped(self._proc.pid):
             with contextlib.suppress(OSError):
                 polite()
             self.exited.wait(grace)
@@ -262,6 +269,8 @@ class ManagedProcess:
             if self.exited.is_set():
                 break
             self.signal_group(sig)
+            if sig == signal.SIGTERM:
+                self.signal_group(signal.SIGCONT)  # a stopped process handles SIGTERM only then
             self.exited.wait(grace)
         if not self.exited.wait(grace):
             log.error("%s (pid %s) did not exit after SIGKILL", self.name, self._proc.pid)

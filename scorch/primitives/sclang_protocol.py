@@ -17,6 +17,7 @@ sclang string literal, newlines and all, so error lines match the user's code.
 
 from __future__ import annotations
 
+import math
 import re
 import secrets
 from collections.abc import Callable
@@ -70,9 +71,17 @@ def install(token: str, reply_id: str) -> bytes:
     return _chunk(f'Scorch.install("{token}", "{reply_id}")')
 
 
-def evaluate(request_id: str, code: str, raw: bool = False) -> bytes:
-    """Run ``code`` (``raw``: without the user's preprocessor), then the closing chunk."""
+def evaluate(request_id: str, code: str, raw: bool = False, at: float | None = None) -> bytes:
+    """Run ``code`` (``raw``: without the user's preprocessor), then the closing chunk.
+
+    ``at`` (Unix time): compile it now, and run it on sclang's SystemClock so that
+    what it sends reaches scsynth stamped ``at`` (``Scorch.schedule``).
+    """
     flag = "true" if raw else "false"
+    if at is not None:
+        if not math.isfinite(at):
+            raise ValueError(f"at must be a finite time, found {at!r}")
+        flag += f", {float(at)!r}"
     return (_chunk(f'Scorch.eval("{request_id}", {sc_string(code)}, {flag})')
             + _chunk(f'Scorch.done("{request_id}")'))
 
@@ -83,9 +92,11 @@ def check(request_id: str, code: str) -> bytes:
             + _chunk(f'Scorch.done("{request_id}")'))
 
 
-def attach(name: str, port: int, request_id: str) -> bytes:
-    """Make ``s`` a ScorchServer for the scsynth on ``port``; answered by ``attached``."""
-    return _chunk(f'Scorch.attach(\\{name}, {port}, "{request_id}")')
+def attach(name: str, port: int, request_id: str, host: str = "127.0.0.1") -> bytes:
+    """Make ``s`` a ScorchServer for the scsynth on ``host:port``; answered by ``attached``."""
+    if not re.fullmatch(r"[0-9A-Fa-f.:]{2,45}", host):
+        raise ValueError(f"not an IP address: {host!r}")
+    return _chunk(f'Scorch.attach(\\{name}, {port}, "{request_id}", "{host}")')
 
 
 def reattach(port: int, request_id: str) -> bytes:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 
-from scorch.errors import InstanceNotReady
+from scorch.errors import BootError, InstanceNotReady
 from scorch.primitives import sclang_protocol as protocol
 from scorch.primitives.console import Console
 from scorch.primitives.sclang_protocol import Record, RecordStream
@@ -30,6 +30,8 @@ Writer = Callable[[bytes], None]
 
 #: How long code sent without a timeout (startup code, restores) may take.
 DEFAULT_TIMEOUT = 30.0
+#: Seconds between looks at an attach's abort condition while it waits.
+ABORT_POLL = 0.05
 WELCOME = b"*** Welcome to SuperCollider"
 
 
@@ -93,18 +95,20 @@ class SclangSession:
     # --- sending -----------------------------------------------------------------
 
     def submit(self, code: str, timeout: float = DEFAULT_TIMEOUT, *, raw: bool = False,
-               check_only: bool = False) -> tuple[int, Future[ExecuteResult]]:
+               check_only: bool = False, at: float | None = None,
+               ) -> tuple[int, Future[ExecuteResult]]:
         """Send ``code``, allowed ``timeout`` s; return its request number and a result future.
 
         ``raw``: scorch's own code, which the user's preprocessor must not see.
-        ``check_only``: compile without running.
+        ``check_only``: compile without running. ``at``: compile now, run so that
+        scsynth hears it at this Unix time (the value says when it runs).
         """
         wire_id = protocol.new_id()
         number = next(self._numbers)
         future: Future[ExecuteResult] = Future()
         now = time.monotonic()
         data = (protocol.check(wire_id, code) if check_only
-                else protocol.evaluate(wire_id, code, raw=raw))
+                else protocol.evaluate(wire_id, code, raw=raw, at=at))
         with self._lock:
             self._pending[wire_id] = _Request(number, wire_id, Transcript(code), future, now,
                                               now + timeout, echo=not raw)
@@ -118,21 +122,30 @@ class SclangSession:
         return number, future
 
     def call(self, build: Callable[[str], bytes], answers: tuple[str, ...],
-             timeout: float) -> Record | None:
-        """Send what ``build(id)`` makes and wait for a record named in ``answers``."""
+             timeout: float, abort: Callable[[], str | None] | None = None) -> Record | None:
+        """Send what ``build(id)`` makes and wait for a record named in ``answers``.
+
+        Returns None when ``timeout`` passes first. ``abort`` is asked every
+        :data:`ABORT_POLL` seconds while waiting: when it names a reason (the
+        scsynth this attaches to died), the wait ends at once with a BootError.
+        """
         wait_id = protocol.new_id()
         event: threading.Event = threading.Event()
         got: list[Record] = []
         with self._lock:
             self._waits[wait_id] = (event, got)
+        deadline = time.monotonic() + timeout
         try:
             self._write(build(wait_id))
-            while event.wait(timeout):
-                with self._lock:
-                    found = next((r for r in got if r.name in answers), None)
-                    event.clear()
-                if found is not None:
-                    return found
+            while (remaining := deadline - time.monotonic()) > 0:
+                if event.wait(min(remaining, ABORT_POLL) if abort else remaining):
+                    with self._lock:
+                        found = next((r for r in got if r.name in answers), None)
+                        event.clear()
+                    if found is not None:
+                        return found
+                if abort is not None and (reason := abort()) is not None:
+                    raise BootError(reason)
             return None
         finally:
             with self._lock:

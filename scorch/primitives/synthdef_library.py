@@ -41,7 +41,7 @@ from scorch.primitives.sclang import SCLANG_ENV
 from scorch.primitives.warps import WARP_ALIASES
 
 #: The categories a SynthDef may declare in ``metadata.category``.
-CATEGORIES = ("drums", "bass", "pad", "lead", "fx")
+CATEGORIES = ("drums", "bass", "pad", "lead", "fx", "sampler")
 
 #: Controls that are bus numbers: a spec and a description are optional for these.
 BUS_CONTROLS = ("out", "in")

@@ -19,7 +19,8 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -51,6 +52,15 @@ class Result(BaseModel):
         """The result for a terminal; JSON unless a result renders itself better."""
         return self.model_dump_json(indent=2)
 
+    def images(self) -> list[Path]:
+        """PNG files that show the result; none unless a result has pictures.
+
+        MCP sends each as image content beside the structured content (the files
+        are on the host that runs the rooms, where the MCP server runs too); the
+        CLI prints their paths with the result.
+        """
+        return []
+
 
 A = TypeVar("A", bound=Args)
 R = TypeVar("R", bound=Result)
@@ -70,6 +80,21 @@ CHANGE = Access(read_only=False, destructive=False, idempotent=False)
 SET = Access(read_only=False, destructive=False, idempotent=True)
 DESTROY = Access(read_only=False, destructive=True, idempotent=False)
 SILENCE = Access(read_only=False, destructive=True, idempotent=True)
+
+
+@dataclass(frozen=True)
+class CliForm:
+    """What the operator's command adds to the derived one (see ``scorch/cli/commands.py``)."""
+
+    short: Mapping[str, str] = field(default_factory=dict)
+    """One-letter options by argument name: ``{"lines": "n"}`` gives ``-n``."""
+    follow: str | None = None
+    """The argument that takes the previous answer's ``cursor``: ``-f`` follows."""
+    aliases: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """More commands for the same operation with some arguments fixed:
+    ``{"boot": {"action": "boot"}}`` makes ``scorch boot ROOM``."""
+    files: tuple[str, ...] = ()
+    """Text arguments that may be ``-`` (read stdin) or the path of a file to read."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +118,8 @@ class Operation(Generic[A, R]):
     """The argument holding the operation's own timeout, added to ``patience``."""
     tool: bool
     """False for operations Claude has no use for (the control socket's ``ping``)."""
+    cli: CliForm = field(default_factory=lambda: CliForm())
+    """How the operator's command line spells it, beyond the derived form."""
 
     @property
     def summary(self) -> str:
@@ -123,8 +150,14 @@ OPERATIONS: dict[str, Operation[Any, Any]] = {}
 def operation(*, access: Access, name: str | None = None, command: str | None = None,
               positional: tuple[str, ...] = (), patience: float = 30.0,
               waits: str | None = None, tool: bool = True,
+              short: Mapping[str, str] | None = None, follow: str | None = None,
+              aliases: Mapping[str, Mapping[str, Any]] | None = None,
+              files: tuple[str, ...] = (),
               ) -> Callable[[Callable[[Orchestra, A], R]], Callable[[Orchestra, A], R]]:
-    """Register ``run(orchestra, args) -> result`` as an operation (its name by default)."""
+    """Register ``run(orchestra, args) -> result`` as an operation (its name by default).
+
+    ``short``, ``follow``, ``aliases`` and ``files`` shape its command (:class:`CliForm`).
+    """
 
     def register(run: Callable[[Orchestra, A], R]) -> Callable[[Orchestra, A], R]:
         op_name = name or run.__name__
@@ -133,13 +166,16 @@ def operation(*, access: Access, name: str | None = None, command: str | None = 
         params = list(inspect.signature(run).parameters.values())
         args_type = _resolve(run, params[1].annotation)
         result_type = _resolve(run, inspect.signature(run).return_annotation)
-        for field in positional:
-            if field not in args_type.model_fields:
-                raise ValueError(f"{op_name}: positional {field!r} is not an argument")
+        cli = CliForm(short=short or {}, follow=follow, aliases=aliases or {}, files=files)
+        named = [*positional, *cli.short, *([follow] if follow else []), *files,
+                 *(key for fixed in cli.aliases.values() for key in fixed)]
+        for arg in named:
+            if arg not in args_type.model_fields:
+                raise ValueError(f"{op_name}: {arg!r} is not an argument")
         OPERATIONS[op_name] = Operation(
             name=op_name, doc=inspect.cleandoc(run.__doc__ or op_name), args=args_type,
             result=result_type, run=run, access=access, command=command,
-            positional=positional, patience=patience, waits=waits, tool=tool)
+            positional=positional, patience=patience, waits=waits, tool=tool, cli=cli)
         return run
 
     return register

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, Strict
+from pydantic import AfterValidator, Field, Strict, model_validator
 
 from scorch import values
 from scorch.errors import InvalidRequest
@@ -67,6 +67,29 @@ ExecuteTimeout = Annotated[Seconds, Field(
 
 WaitTimeout = Annotated[Seconds, Field(le=120, description="Seconds to wait")]
 
+At = Annotated[Annotated[float, Strict(), Field(allow_inf_nan=False)]
+               | Literal["next_beat", "next_bar"] | None, Field(
+    description="When scsynth does it: a Unix time in seconds (as time.time() gives; hosts "
+    "keep their clocks in step with chrony), or next_beat / next_bar of the shared tempo. "
+    "Rooms given the same time start together, on any host. Omitted: now")]
+
+Delay = Annotated[Annotated[float, Strict(), Field(ge=0, le=3600, allow_inf_nan=False)]
+                  | None, Field(description="Seconds from now (instead of at); every room "
+                                "of one call gets the same time")]
+
+
+
+class TimedArgs(Args):
+    """Arguments of a request that may happen later: ``at`` or ``delay``."""
+
+    at: At = None
+    delay: Delay = None
+
+    @model_validator(mode="after")
+    def _one_time(self) -> TimedArgs:
+        if self.at is not None and self.delay is not None:
+            raise ValueError("give at or delay, not both")
+        return self
 
 
 class SelectorArgs(Args):

@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from scorch.primitives.audio_driver import AudioChoice
+
 
 class ServerFields(BaseModel):
     """scsynth's own ``/status.reply``."""
@@ -18,6 +20,47 @@ class ServerFields(BaseModel):
     peak_cpu: float
     nominal_sample_rate: float
     actual_sample_rate: float
+
+
+class AudioStatus(BaseModel):
+    """The audio driver the installation runs with (``auto`` resolved at start), and why."""
+
+    asked: str = Field(description="the config's driver: auto, jack, alsa or dummy")
+    driver: str = Field(description="what runs: jack (joined a running JACK server), alsa "
+                        "(scorch's jackd on a sound card) or dummy (headless, no sound out)")
+    server: str = Field(description="the JACK server every room is a client of")
+    device: str | None = Field(description="the sound card, for alsa")
+    summary: str
+
+    @classmethod
+    def of(cls, choice: AudioChoice) -> AudioStatus:
+        """The API form of the driver choice."""
+        return cls(asked=choice.asked, driver=choice.driver, server=choice.server,
+                   device=choice.device, summary=choice.describe())
+
+
+class HostInfo(BaseModel):
+    """One host of an installation across several, as the coordinator sees it now."""
+
+    name: str | None = Field(description="the [hosts.NAME]; null: the rooms without a host "
+                             "(this machine's own `scorch run`)")
+    transport: str = Field(description="ssh or local")
+    address: str
+    state: str = Field(description="CONNECTED (its scorch run answers), NOT_RUNNING (the "
+                       "host answers, no scorch run does), UNREACHABLE (no answer: down, cut "
+                       "off, ssh refused) or CONNECTING (first contact)")
+    since: float = Field(description="Unix time the state began")
+    reason: str | None = Field(description="why it is not CONNECTED")
+    rooms: list[str] = Field(description="the rooms the config puts there")
+    last_seen: float | None = Field(description="Unix time it last answered")
+    rtt_ms: float | None = Field(description="round trip of its last ping, ms")
+    clock_offset_ms: float | None = Field(
+        description="its clock minus this one's, estimated from the last ping (+- rtt/2); "
+        "chrony keeps it under a millisecond on a LAN")
+    reconciled_at: float | None = Field(
+        description="Unix time its rooms were last read again after it came back")
+    warnings: list[str] = Field(default_factory=list, description="where the host and this "
+                                "config disagree (another config file, other rooms)")
 
 
 class NodeInfo(BaseModel):
@@ -39,6 +82,8 @@ class InstanceState(BaseModel):
     port: int | None = Field(description="scsynth UDP port")
     uptime: float | None = Field(description="seconds since the instance became READY")
     restart_budget_left: int
+    host: str | None = Field(None, description="the host that runs it (several hosts); null: "
+                             "this machine")
 
 
 class InstanceStatus(InstanceState):

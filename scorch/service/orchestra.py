@@ -7,12 +7,14 @@ actor; commands go to the actors with a timeout on every ``ask``.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from functools import partial
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pykka
 from pydantic import ValidationError
@@ -20,11 +22,15 @@ from pydantic import ValidationError
 from actors.conductor import ConductorProxy
 from actors.instance import InstanceProxy, InstanceSettings
 from actors.midi_router import MidiRouterProxy
+from actors.processes import load_timeout
 from actors.supervisor import Supervisor, SupervisorProxy
+from actors.watchdog import WatchdogProxy
 from midi.schema import ControlRoute, KeyRoute
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
-from scorch.config import Config, check_synthdefs
+from scorch.config import Config, check_synthdefs, load_config
+from scorch.config_changes import ConfigChanges, config_changes
 from scorch.errors import (
+    BufferNotFound,
     InstanceFailed,
     InstanceNotFound,
     InstanceNotReady,
@@ -32,15 +38,38 @@ from scorch.errors import (
     MidiUnavailable,
     OscTimeout,
     ScorchError,
+    SessionNotFound,
     TempoUnavailable,
 )
 from scorch.primitives import commands
+from scorch.primitives.audio_driver import AudioChoice
 from scorch.primitives.console import Console, ConsoleLine
 from scorch.primitives.node_tree import tree_synths
 from scorch.primitives.patterns import compile_pattern
+from scorch.primitives.samples import MB, resolve_sample, search_samples
 from scorch.primitives.sclang_result import ExecuteResult, SclangError
 from scorch.primitives.synthdef_library import SynthDefInfo, SynthDefLibrary
+from scorch.service.knowledge import Knowledge
+from scorch.service.scenes import Conductor
+from scorch.service.sessions import (
+    AUTOSAVE,
+    FOLDER,
+    Autosaver,
+    Reading,
+    SessionStore,
+    canonical_route,
+    parse,
+    render,
+)
+from scorch.service.studio import Studio
+from scorch.state import timing
+from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT, BufferState
+
+if TYPE_CHECKING:
+    from scorch.service.remote_rooms import HostRooms
 from scorch.state.events import Event, State
+from scorch.state.tempo import TempoView
+from scorch.state.session import BufferSpec, Change, NodeSpec, RoomSpec, Session, diff
 from scorch.state.view import InstanceView, Snapshot
 from scorch.values import describe_errors
 
@@ -48,6 +77,8 @@ log = logging.getLogger(__name__)
 
 ASK = 15.0  # seconds any ask to an actor may take before the call gives up
 RESTORE_WAIT = 10.0  # seconds a call waits for a booting or restoring instance
+HEALTH_ASK = 2.0  # seconds the health check waits, and the least lateness it forgives
+RELOAD_TIMEOUT = 300.0  # seconds a reload may take (rooms restarted, one after another)
 
 
 class Orchestra:
@@ -67,6 +98,8 @@ class Orchestra:
         self._proxies: dict[str, InstanceProxy] = {}
         self._router: MidiRouterProxy | None = None
         self._conductor: ConductorProxy | None = None
+        self._tempo: TempoView | None = None
+        self._watchdog: WatchdogProxy | None = None
         self.midi_error: str | None = "MIDI is not started"
         """Why MIDI is off, or None while the router runs."""
         self.started_at: float | None = None
@@ -75,38 +108,67 @@ class Orchestra:
         self._starting = False
         self._tree = threading.Event()
         """Set once the actors exist (or the start failed)."""
+        self.sessions = SessionStore(config.state_path() / FOLDER)
+        self.scenes = Conductor(self.views, self.library, self.resolve, self.set_values,
+                                config.state_path())
+        self._autosaver: Autosaver | None = None
+        self._autosaved: Session | None = None
+        """What the last autosave held (unchanged: not written again)."""
+        self._reload_lock = threading.Lock()
+        self._remote: HostRooms | None = None
+        """Other hosts' rooms, for MIDI routes here that play them (several hosts)."""
+        self.knowledge = Knowledge(config)
+        """The docs index, the execution history and the snippets (the knowledge ops')."""
+        self.audio: AudioChoice | None = None
+        """The audio driver that runs (``auto`` resolved) and why, once started."""
+        self.studio = Studio(config.state_path(), self.views, self.library,
+                             config.audio.sample_rate)
+        """Recordings, listening and renders."""
 
     # --- lifecycle -----------------------------------------------------------
 
-    def _settings(self, name: str) -> InstanceSettings:
-        inst = self.config.instances[name]
+    def _settings(self, name: str, config: Config | None = None,
+                  seed: Session | None = None) -> InstanceSettings:
+        config = config or self.config
+        inst = config.instances[name]
         startup = None
         if inst.startup is not None:
-            startup = self.config.resolve_path(inst.startup).read_text()
+            startup = config.resolve_path(inst.startup).read_text()
         return InstanceSettings(
-            audio=self.config.audio, watchdog=self.config.watchdog,
+            audio=config.audio, watchdog=config.watchdog,
             compiled_synthdef=self.library.compiled, all_synthdefs=self.library.names,
-            startup_code=startup,
+            startup_code=startup, listen=config.listen_address(),
+            seed=seed.rooms.get(name) if seed is not None else None,
         )
 
-    def start(self, timeout: float = 60.0) -> dict[str, str | None]:
+    def start(self, timeout: float = 60.0, seed: Session | None = None) -> dict[str, str | None]:
         """Start JACK and boot every instance in parallel; return boot errors by name.
 
         Calls made meanwhile (from other threads) wait for the tree, then for
-        their instance; ``list_instances`` shows BOOTING.
+        their instance; ``list_instances`` shows BOOTING. ``seed``: a session whose
+        rooms boot with its nodes and buffers in place of the config's nodes.
         """
         marks = {name: view.events.mark() for name, view in self.views.items()}
         for view in self.views.values():
             view.update(state=State.BOOTING, reason="scorch is starting")
         self._starting = True
-        settings = {name: self._settings(name) for name in self.config.instances}
+        settings = {name: self._settings(name, seed=seed) for name in self.config.instances}
+        if self.config.hosts and self.config.midi.enabled:
+            from scorch.service.remote_rooms import HostRooms
+
+            # Polls nothing until a route asks for a room of another host.
+            self._remote = HostRooms(self.config, self._remote_changed)
         try:
             self._supervisor = Supervisor.start(self.config, self.views, settings,
-                                                self.jack_console).proxy()
+                                                self.jack_console, self.scenes.cue,
+                                                self._remote).proxy()
             self._proxies = self._supervisor.start_tree().get(timeout=timeout)
             self._router = self._supervisor.router_proxy().get(timeout=ASK)
             self._conductor = self._supervisor.conductor_proxy().get(timeout=ASK)
+            self._tempo = self._supervisor.tempo_view().get(timeout=ASK)
+            self._watchdog = self._supervisor.watchdog_proxy().get(timeout=ASK)
             self.midi_error = self._supervisor.midi_status().get(timeout=ASK)
+            self.audio = self._supervisor.audio_choice().get(timeout=ASK)
         except Exception as err:
             self.start_error = f"scorch could not start: {err}"
             for view in self.views.values():
@@ -117,14 +179,64 @@ class Orchestra:
         self._tree.set()
         self.started_at = time.time()
         deadline = time.monotonic() + timeout
-        return {name: view.wait_settled(marks[name], deadline - time.monotonic())
-                for name, view in self.views.items()}
+        errors = {name: view.wait_settled(marks[name], deadline - time.monotonic())
+                  for name, view in self.views.items()}
+        # After the rooms are READY (or given up), so a docs build never slows their boot.
+        self.knowledge.start()
+        return errors
+
+    def _remote_changed(self) -> None:
+        """Another host's room moved (READY, port, nodes): the router looks again."""
+        router = self._router
+        if router is not None:
+            router.refresh_targets()
+
+    def start_autosave(self) -> None:
+        """Save the session ``autosave`` every ``[sessions] autosave`` seconds, and at stop.
+
+        Started once the installation holds what it should (after a resume), so a
+        start that fails never overwrites the last good autosave.
+        """
+        if self._autosaver is not None:
+            return
+        interval = self.config.sessions.autosave
+        self._autosaver = Autosaver(interval or float("inf"), self.autosave)
+        if interval:
+            self._autosaver.start()
+
+    def autosave(self) -> bool:
+        """Write the autosave session if the state changed since the last; True if written."""
+        session = self.capture_session()
+        if session == self._autosaved:
+            return False
+        self.sessions.write(AUTOSAVE, render(session, AUTOSAVE))
+        self._autosaved = session
+        return True
 
     def stop(self, timeout: float = 20.0) -> None:
-        """Stop everything in reverse order; no process of scorch is left."""
+        """Stop everything in reverse order; no process of scorch is left.
+
+        The autosave session is written first, when autosave runs.
+        """
+        autosaver, self._autosaver = self._autosaver, None
+        if autosaver is not None:
+            autosaver.stop()
+            try:
+                self.autosave()
+            except Exception:
+                log.exception("the autosave at shutdown failed")
+        self.scenes.stop()
+        self.knowledge.stop()
+        remote, self._remote = self._remote, None
+        if remote is not None:
+            remote.close()
         supervisor, self._supervisor = self._supervisor, None
         if supervisor is None:
             return
+        try:
+            self.studio.close()  # recordings end cleanly while their scsynth still runs
+        except Exception:
+            log.exception("recordings did not stop cleanly")
         try:
             supervisor.stop_all(timeout).get(timeout=timeout * 3)
         finally:
@@ -132,6 +244,63 @@ class Orchestra:
             self._proxies = {}
             self._router = None
             self._conductor = None
+            self._tempo = None
+            self._watchdog = None
+
+    def reload(self, config: Config | None = None) -> tuple[ConfigChanges, dict[str, str]]:
+        """Re-read the config file (or take ``config``) and apply what changed.
+
+        A config that does not validate, or changes what a running installation
+        cannot take, raises and changes nothing. Returns the changes and the rooms
+        a change failed for (the rest are applied).
+        """
+        with self._reload_lock:
+            supervisor = self._supervisor
+            if supervisor is None or not self._tree.is_set():
+                raise InstanceNotReady("scorch is not running yet; reload once it is")
+            if config is None:
+                config = load_config(self.config.source).for_host(self.config.host)
+            check_synthdefs(config, set(self.library.names()), self.library.errors)
+            changes = config_changes(self.config, config)
+            if not changes:
+                return changes, {}
+            settings = {name: self._settings(name, config)
+                        for name in (*changes.added, *changes.rooms)}
+            if self._remote is not None:
+                self._remote.update(config)
+            for name in changes.added:
+                view = InstanceView(name, config.instances[name].group)
+                view.update(state=State.BOOTING, reason="added by a reload")
+                self.views[name] = view
+            failed = supervisor.apply(config, changes, settings).get(
+                timeout=RELOAD_TIMEOUT)
+            self.config = config
+            for name in changes.removed:
+                self.views.pop(name, None)
+            self._proxies = supervisor.instance_proxies().get(timeout=ASK)
+            self._router = supervisor.router_proxy().get(timeout=ASK)
+            self._watchdog = supervisor.watchdog_proxy().get(timeout=ASK)
+            self.midi_error = supervisor.midi_status().get(timeout=ASK)
+            log.info("reloaded %s: %s", config.source or "the config",
+                     "; ".join(changes.summary()))
+            return changes, failed
+
+    def health(self) -> str | None:
+        """Why scorch's own machinery is not healthy, or None (systemd's watchdog asks).
+
+        Healthy: the supervisor lives and the watchdog checked the rooms lately.
+        Asked of the watchdog directly, so a supervisor busy with a reload is fine.
+        """
+        supervisor, watchdog = self._supervisor, self._watchdog
+        if supervisor is None or watchdog is None or not supervisor.actor_ref.is_alive():
+            return "not running"
+        try:
+            ticked = watchdog.ticked_at().get(timeout=HEALTH_ASK)
+        except (pykka.Timeout, pykka.ActorDeadError):
+            return "the watchdog does not answer"
+        late = time.monotonic() - ticked
+        limit = max(HEALTH_ASK, 4 * self.config.watchdog.interval)
+        return f"the watchdog last checked {late:.1f} s ago" if late > limit else None
 
     def __enter__(self) -> Orchestra:
         return self
@@ -213,10 +382,11 @@ class Orchestra:
                     raise
 
     def execute(self, selector: str, code: str, timeout: float = 10.0,
-                check_only: bool = False) -> list[ExecuteResult]:
+                check_only: bool = False, at: float | None = None) -> list[ExecuteResult]:
         """Run code on every instance ``selector`` names; one result each, in order.
 
         ``check_only``: compile the code without running it (a syntax check).
+        ``at``: compile now, and run it so that scsynth hears it at this Unix time.
         """
         names = self.resolve(selector)
         deadline = time.monotonic() + timeout
@@ -225,7 +395,7 @@ class Orchestra:
             try:
                 request_id, future = self._when_settled(
                     name, deadline, partial(self._ask, name, "code.submit", code, timeout,
-                                            check_only))
+                                            check_only, at))
                 submitted.append((name, (request_id, future)))
             except ScorchError as err:
                 submitted.append((name, err))
@@ -270,13 +440,35 @@ class Orchestra:
             self._tell_router(name, None, None)
         return forgotten
 
+    def when(self, at: float | timing.Quantum | None, delay: float | None) -> float | None:
+        """The Unix time of a timed request (None: now); see ``scorch.state.timing``."""
+        return timing.resolve(at, delay, time.time(), self.tempo_grid())
+
+    def tempo_grid(self) -> timing.TempoGrid | None:
+        """The installation's beat grid in Unix time, for ``at = "next_beat"`` / ``"next_bar"``.
+
+        None until the tempo runs (scorch is starting): beats are refused with a message,
+        times and delays work. With Link the grid is the Link session's, so the next bar
+        is the same moment on every host.
+        """
+        view = self._tempo
+        if view is None:
+            return None
+        line = view.get()
+        mono, wall = time.monotonic(), time.time()
+        return timing.TempoGrid(line.bpm, line.beats_per_bar,
+                                wall - line.beat_at(mono) * 60.0 / line.bpm)
+
     def play(self, name: str, synthdef: str, params: dict[str, float] | None = None,
-             node: str | None = None) -> dict[str, Any]:
-        """Start a synth; with ``node`` it is named and restored after restarts."""
+             node: str | None = None, at: float | None = None) -> dict[str, Any]:
+        """Start a synth; with ``node`` it is named and restored after restarts.
+
+        ``at``: scsynth starts it at this Unix time (a timestamped bundle).
+        """
         compiled = self.library.compiled(synthdef)
         self._settled(name, RESTORE_WAIT)
         played: dict[str, Any] = self._ask(name, "nodes.play", synthdef, dict(params or {}),
-                                           node, compiled)
+                                           node, compiled, at)
         if node is not None:
             # Every control starts at its default unless given: the router must know all,
             # and where the node now is.
@@ -284,16 +476,34 @@ class Orchestra:
             self._tell_router(name, node, {**values, **played["params"]}, moved=True)
         return played
 
-    def set(self, name: str, node: str, params: dict[str, float]) -> dict[str, float]:
-        """Set a named node's parameters (kept for restarts)."""
-        values: dict[str, float] = self._ask(name, "nodes.set_params", node, dict(params))
+    def set(self, name: str, node: str, params: dict[str, float],
+            at: float | None = None) -> dict[str, float]:
+        """Set a named node's parameters (kept for restarts); ``at``: at that Unix time."""
+        values: dict[str, float] = self._ask(name, "nodes.set_params", node, dict(params), at)
         self._tell_router(name, node, params)
         return values
 
-    def release(self, name: str, node: str) -> None:
-        """Release a named node."""
-        self._ask(name, "nodes.release", node)
+    def set_values(self, name: str, values: dict[str, dict[str, float]]) -> list[str]:
+        """Set params of several named nodes of one instance at once; return those it lacks."""
+        missing: list[str] = self._ask(name, "nodes.set_many", values)
+        if self._router is not None:
+            for node, params in values.items():
+                if node not in missing:  # not waited for: a timed morph sends 30 a second
+                    self._router.observe(name, node, params)
+        return missing
+
+    def release(self, name: str, node: str, at: float | None = None) -> None:
+        """Release a named node; ``at``: its fade begins at that Unix time."""
+        self._ask(name, "nodes.release", node, at)
         self._tell_router(name, node, None)
+
+    def remember(self, name: str, node: str, params: dict[str, float]) -> bool:
+        """Keep values another host's MIDI router sent to a named node (sends nothing)."""
+        if node not in self.view(name).nodes:
+            return False
+        self._proxy(name).nodes.remember_params(node, dict(params))  # a tell: no wait
+        self._tell_router(name, node, params)
+        return True
 
     def _tell_router(self, name: str, node: str | None, values: dict[str, float] | None,
                      moved: bool = False) -> None:
@@ -319,6 +529,157 @@ class Orchestra:
         return {node.name: {"synthdef": node.synthdef, "node_id": node.node_id,
                             "params": dict(node.params)}
                 for node in self.view(name).nodes.values()}
+
+    # --- buffers -------------------------------------------------------------
+
+    def load_buffer(self, selector: str, path: str, name: str | None = None,
+                    bufnum: int | None = None) -> list[dict[str, Any]]:
+        """Read a sound file into a buffer on each instance, under one bufnum on all of them.
+
+        ``path``: absolute, or relative to the ``[samples]`` folders. ``name``: the
+        file's stem by default. A name already loaded keeps its bufnum.
+        """
+        folders = self.config.sample_folders()
+        found = resolve_sample(path, folders, int(self.config.samples.max_mb * MB))
+        name = name or buffer_name(found)
+        names = self.resolve(selector)
+        if bufnum is None:
+            bufnum = self._common_bufnum(names, name)
+        loaded = []
+        for room in names:
+            self._settled(room, RESTORE_WAIT)
+            state = self._ask(room, "buffers.load", name, str(found), bufnum,
+                              timeout=load_timeout([str(found)]) + ASK)
+            loaded.append(buffer_row(room, state))
+        return loaded
+
+    def _common_bufnum(self, names: list[str], name: str) -> int | None:
+        """A bufnum free on every instance (or the one they all give ``name``), else None."""
+        held = {self.views[n].buffers[name].bufnum for n in names
+                if name in self.views[n].buffers}
+        if len(held) == 1 and all(name in self.views[n].buffers for n in names):
+            return held.pop()
+        used = {b.bufnum for n in names for b in self.views[n].buffers.values() if b.name != name}
+        free = [b for b in range(SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_BASE + SAMPLE_BUFFER_COUNT)
+                if b not in used]
+        return free[0] if free else None
+
+    def free_buffer(self, selector: str, name: str) -> list[dict[str, Any]]:
+        """Free buffer ``name`` on every instance of ``selector`` that holds it."""
+        names = [n for n in self.resolve(selector) if name in self.views[n].buffers]
+        if not names:
+            known = sorted({b for n in self.resolve(selector) for b in self.views[n].buffers})
+            raise BufferNotFound(f"no buffer {name!r} on {selector!r}; buffers: "
+                                 f"{', '.join(known) or '(none)'}")
+        return [buffer_row(room, self._ask(room, "buffers.free", name)) for room in names]
+
+    def buffers(self, selector: str = "*") -> list[dict[str, Any]]:
+        """Every loaded buffer of the instances ``selector`` names, by instance then bufnum."""
+        return [buffer_row(room, buf) for room in self.resolve(selector)
+                for buf in sorted(self.views[room].buffers.values(), key=lambda b: b.bufnum)]
+
+    def search_samples(self, query: str, limit: int = 50) -> list[dict[str, Any]]:
+        """Sound files in the ``[samples]`` folders whose path holds every word of ``query``."""
+        folders = self.config.sample_folders()
+        if not folders:
+            raise InvalidRequest("the config has no [samples] paths to search: add "
+                                 '`[samples] paths = ["/folder/of/samples"]`')
+        return [{"path": str(f.path), "relative": f.relative, "folder": str(f.folder),
+                 "megabytes": round(f.size / MB, 3)}
+                for f in search_samples(query, folders, limit)]
+
+    # --- sessions ------------------------------------------------------------
+
+    def capture_session(self) -> Session:
+        """Every room's named nodes and buffers, and the run-time MIDI routes, as they are now."""
+        rooms = {
+            name: RoomSpec(
+                nodes={n.name: NodeSpec(n.synthdef, dict(n.params))
+                       for n in view.nodes.values()},
+                buffers={b.name: BufferSpec(b.path, b.bufnum) for b in view.buffers.values()})
+            for name, view in self.views.items()}
+        if self._router is None:
+            return Session(rooms=rooms, routes_known=False)
+        routes = tuple(canonical_route(r["id"], r["type"], r["route"])
+                       for r in self.midi_routes() if r["origin"] == "runtime")
+        return Session(rooms=rooms, routes=routes)
+
+    def autosaved(self) -> Session | None:
+        """The last autosave, read leniently (sound files are not checked); None if none.
+
+        Boot with it as ``start(seed=...)``, then :meth:`resume` for what a seed
+        cannot carry (MIDI routes, and anything that failed).
+        """
+        try:
+            text, path = self.sessions.read(AUTOSAVE)
+        except SessionNotFound:
+            return None
+        return parse(text, path, Reading(self.config, self.library, check_files=False))
+
+    def resume(self, target: Session | None = None) -> list[tuple[Change, str]] | None:
+        """Bring the installation to ``target`` (default: the last autosave); None if none.
+
+        Sound files that are gone are skipped (reported with the other failures),
+        so one missing sample does not keep an installation from coming back.
+        """
+        target = target if target is not None else self.autosaved()
+        if target is None:
+            return None
+        changes = self.session_diff(target)
+        failed = self.apply_changes(changes)
+        log.info("resumed from the autosave: %d changes left after boot, %d failed",
+                 len(changes), len(failed))
+        for change, error in failed:
+            log.error("resume: %s: %s", change.detail, error)
+        return failed
+
+    def param_defaults(self, synthdef: str) -> dict[str, float]:
+        """A library SynthDef's params at their defaults (none for a SynthDef it lacks)."""
+        if synthdef not in self.library:
+            return {}
+        return {p.name: p.default for p in self.library.info(synthdef).params}
+
+    def session_diff(self, target: Session) -> list[Change]:
+        """What loading ``target`` would change, in order."""
+        current = self.capture_session()
+        if not current.routes_known:
+            target = Session(rooms=target.rooms, routes_known=False)
+        return diff(current, target, self.param_defaults)
+
+    def apply_changes(self, changes: list[Change]) -> list[tuple[Change, str]]:
+        """Carry out ``changes`` in order; return those that failed, with why (the rest apply)."""
+        failed = []
+        for change in changes:
+            try:
+                self._apply(change)
+            except ScorchError as err:
+                failed.append((change, str(err)))
+        return failed
+
+    def _apply(self, change: Change) -> None:
+        room, target = change.instance, change.target
+        if change.action == "free":
+            assert room is not None
+            self._ask(room, "buffers.free", target)
+        elif change.action == "load":
+            assert room is not None and change.path is not None
+            self.load_buffer(room, change.path, target, change.bufnum)
+        elif change.action == "release":
+            assert room is not None
+            self.release(room, target)
+        elif change.action == "play":
+            assert room is not None and change.synthdef is not None
+            self.play(room, change.synthdef, dict(change.params), target)
+        elif change.action == "set":
+            assert room is not None
+            self.set(room, target, dict(change.params))
+        elif change.action == "unmap":
+            self.midi_unmap(target)
+        elif change.action == "map":
+            assert change.route is not None
+            spec = {k: v for k, v in change.route.items() if k != "type"}
+            self._midi().map((KeyRoute if change.route["type"] == "key" else ControlRoute
+                              ).model_validate(spec)).get(timeout=ASK)
 
     # --- SynthDefs -----------------------------------------------------------
 
@@ -490,7 +851,8 @@ class Orchestra:
         view = self.view(name)
         snap = view.snapshot
         out: dict[str, Any] = {
-            "name": snap.name, "group": snap.group, "state": str(snap.state),
+            "name": snap.name, "group": snap.group, "host": self.config.host,
+            "state": str(snap.state),
             "since": snap.since, "port": snap.port, "lang_port": snap.lang_port,
             "pids": {"scsynth": snap.scsynth_pid, "sclang": snap.sclang_pid},
             "sclang": snap.sclang_state,
@@ -544,6 +906,19 @@ class Orchestra:
         names = self.resolve(selector)
         events = [e for name in names for e in self.views[name].events.since(since)]
         return sorted(events, key=lambda e: e.seq)
+
+
+def buffer_name(path: Path) -> str:
+    """A buffer name from a file's stem: letters, digits, _ and - only, starting with a letter."""
+    stem = re.sub(r"[^A-Za-z0-9_-]", "_", path.stem)[:64]
+    return stem if stem[:1].isalpha() else f"s{stem}"[:64]
+
+
+def buffer_row(instance: str, buf: BufferState) -> dict[str, Any]:
+    """One buffer as the API shows it."""
+    return {"instance": instance, "name": buf.name, "bufnum": buf.bufnum, "frames": buf.frames,
+            "channels": buf.channels, "sample_rate": buf.sample_rate,
+            "seconds": round(buf.seconds, 6), "path": buf.path}
 
 
 def _failed(name: str, kind: str, message: str, elapsed: float = 0.0) -> ExecuteResult:

@@ -1,7 +1,8 @@
-"""Render instance rows as a plain-text table for the terminal."""
+"""Render instances for the terminal: a table of rows, and one instance in full."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,17 +15,90 @@ def row(instance: dict[str, Any]) -> tuple[str, ...]:
     synths = instance.get("synths")
     state = instance["state"]
     if instance.get("reason") and state != "READY":
-        state += f" ({instance['reason']})"
+        reason = instance["reason"]
+        state += f" ({reason if len(reason) <= 80 else reason[:77] + '...'})"
     return (instance["name"], instance.get("group") or "-", state,
             str(instance.get("port") or "-"), f"{cpu:.1f}" if cpu is not None else "-",
             str(synths) if synths is not None else "-", str(instance.get("restarts", 0)))
 
 
 def render(instances: Sequence[dict[str, Any]]) -> str:
-    """A fixed-width table with a header line."""
-    rows = [COLUMNS, *(row(s) for s in instances)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
+    """A fixed-width table with a header line (a host column when rooms have hosts)."""
+    if any(s.get("host") for s in instances):
+        return _table(("instance", "host", *COLUMNS[1:]),
+                      [(r[0], s.get("host") or "-", *r[1:])
+                       for s, r in ((s, row(s)) for s in instances)])
+    return _table(COLUMNS, [row(s) for s in instances])
+
+
+HOST_COLUMNS = ("host", "transport", "address", "state", "rtt ms", "clock ms", "rooms")
+
+
+def render_hosts(hosts: Sequence[dict[str, Any]]) -> str:
+    """The hosts of an installation: state, round trip, clock offset, and what is wrong."""
+    rows = []
+    notes = []
+    for host in hosts:
+        name = host.get("name") or "(this machine)"
+        state = host["state"]
+        if host.get("reason") and state != "CONNECTED":
+            state += f" ({host['reason'][:120]})"
+        rtt, offset = host.get("rtt_ms"), host.get("clock_offset_ms")
+        rows.append((name, host["transport"], host["address"], state,
+                     f"{rtt:.1f}" if rtt is not None else "-",
+                     f"{offset:+.1f}" if offset is not None else "-",
+                     ", ".join(host.get("rooms") or []) or "-"))
+        notes += [f"{name}: {warning}" for warning in host.get("warnings") or []]
+    return "\n".join([_table(HOST_COLUMNS, rows), *notes])
+
+
+def _table(columns: Sequence[str], body: Sequence[Sequence[str]]) -> str:
+    rows = [tuple(columns), *(tuple(r) for r in body)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(columns))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
              for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{days}d"] if days else []
+    parts += [f"{hours}h"] if hours or days else []
+    return " ".join([*parts, f"{minutes}m {secs:02d}s"])
+
+
+def describe(status: dict[str, Any]) -> str:
+    """One instance's full status as a few lines for an operator."""
+    since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status["since"]))
+    head = f"{status['name']}  {status['state']} since {since}"
+    if status.get("uptime") is not None:
+        head += f" (up {_duration(status['uptime'])})"
+    head += f"  port {status.get('port') or '-'}"
+    if status.get("host"):
+        head += f"  host {status['host']}"
+    if status.get("group"):
+        head += f"  group {status['group']}"
+    lines = [head]
+    if status.get("reason"):
+        lines.append(f"  why: {status['reason']}")
+    pids = status.get("pids") or {}
+    server = status.get("server")
+    scsynth = f"  scsynth pid {pids.get('scsynth') or '-'}"
+    if server:
+        scsynth += (f"  cpu {server['avg_cpu']:.1f} % (peak {server['peak_cpu']:.1f})  "
+                    f"synths {server['synths']}  ugens {server['ugens']}")
+    lines.append(scsynth)
+    lines.append(f"  sclang  pid {pids.get('sclang') or '-'}  {status.get('sclang', '-')}")
+    restarts = (f"  restarts {status.get('restarts_in_window', 0)} in the window, "
+                f"{status.get('restart_budget_left', 0)} left")
+    if status.get("last_crash"):
+        restarts += f"; last crash: {status['last_crash']}"
+    lines.append(restarts)
+    for name, node in (status.get("nodes") or {}).items():
+        params = ", ".join(f"{k} {v:g}" for k, v in node["params"].items())
+        lines.append(f"  node {name} ({node['synthdef']} #{node['node_id']}): {params}")
     return "\n".join(lines)

@@ -6,6 +6,9 @@ The wire is newline-delimited JSON, one request and one answer per line::
 
     -> {"id": 1, "method": "status", "args": {"instance": "lobby"}}
     <- {"id": 1, "result": {...}}   or   {"id": 1, "error": {"type": ..., "message": ...}}
+
+A line with ``"closed": true`` (and ``"id": null``) is the server's last on that
+connection: too many connections, or a request too large.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 SOCKET_NAME = "control.sock"
-MAX_LINE = 16 * 1024 * 1024  # bytes in one request or reply: code and consoles are small
+MAX_LINE = 16 * 1024 * 1024  # bytes in one reply: consoles and results are small
+MAX_REQUEST = 8 * 1024 * 1024  # bytes in one request line
 
 
 def socket_path(state_dir: Path) -> Path:

@@ -23,8 +23,15 @@ PERSISTENT_NODE_BASE = 2**30
 #: play can wait for its own node's /n_go.
 UNNAMED_NODE_BASE = 2**30 + 2**29
 UNNAMED_NODE_SPAN = 2**28
+#: Buffers scorch loads samples into. scsynth has 1024 (its ``-b`` default) and sclang,
+#: client 0 of 4 logins, allocates only in the first quarter; the last quarter belongs to
+#: client 3, scorch's own. Samples take its lower 192; recordings take from the top down.
+SAMPLE_BUFFER_BASE = 768
+SAMPLE_BUFFER_COUNT = 192
 #: The shape of :meth:`DesiredState.to_json`; bump it when the shape changes.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: Versions :meth:`DesiredState.from_json` still reads (1 had no buffers).
+READABLE_VERSIONS = (1, 2)
 
 
 @dataclass
@@ -38,11 +45,32 @@ class NodeState:
 
 
 @dataclass
+class BufferState:
+    """A sound file loaded into a buffer: loaded again under the same bufnum after a restart.
+
+    ``frames``, ``channels`` and ``sample_rate`` are what scsynth's ``/b_info`` said.
+    """
+
+    name: str
+    bufnum: int
+    path: str
+    frames: int = 0
+    channels: int = 0
+    sample_rate: float = 0.0
+
+    @property
+    def seconds(self) -> float:
+        """The sound's length at its own sample rate."""
+        return self.frames / self.sample_rate if self.sample_rate > 0 else 0.0
+
+
+@dataclass
 class DesiredState:
-    """SynthDefs, named nodes and startup code one instance should have."""
+    """SynthDefs, buffers, named nodes and startup code one instance should have."""
 
     synthdefs: dict[str, bytes] = field(default_factory=dict)
     nodes: dict[str, NodeState] = field(default_factory=dict)
+    buffers: dict[str, BufferState] = field(default_factory=dict)
     startup_code: str | None = None
     _next_id: int = PERSISTENT_NODE_BASE
     _next_unnamed: int = 0
@@ -95,6 +123,20 @@ class DesiredState:
         self.nodes.clear()
         return gone
 
+    def free_bufnums(self) -> list[int]:
+        """scorch's sample buffers no recorded buffer uses, lowest first."""
+        used = {b.bufnum for b in self.buffers.values()}
+        return [n for n in range(SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_BASE + SAMPLE_BUFFER_COUNT)
+                if n not in used]
+
+    def by_bufnum(self, bufnum: int) -> BufferState | None:
+        """The buffer recorded under ``bufnum``, if any."""
+        return next((b for b in self.buffers.values() if b.bufnum == bufnum), None)
+
+    def buffer_messages(self) -> list[bytes]:
+        """``/b_allocRead`` for every buffer: send ``/sync`` after them, before the nodes."""
+        return [commands.b_alloc_read(b.bufnum, b.path) for b in self.buffers.values()]
+
     def synthdef_messages(self) -> list[bytes]:
         """``/d_recv`` for every SynthDef: send ``/sync`` after them, before the nodes."""
         return [commands.d_recv(data) for data in self.synthdefs.values()]
@@ -112,6 +154,9 @@ class DesiredState:
             "nodes": {node.name: {"synthdef": node.synthdef, "node_id": node.node_id,
                                   "params": dict(node.params)}
                       for node in self.nodes.values()},
+            "buffers": {b.name: {"bufnum": b.bufnum, "path": b.path, "frames": b.frames,
+                                 "channels": b.channels, "sample_rate": b.sample_rate}
+                        for b in self.buffers.values()},
             "startup_code": self.startup_code,
             "next_node_id": self._next_id,
         }
@@ -120,9 +165,9 @@ class DesiredState:
     def from_json(cls, data: dict[str, Any]) -> DesiredState:
         """Read what :meth:`to_json` wrote; InvalidRequest says what does not fit."""
         version = data.get("version") if isinstance(data, dict) else None
-        if version != FORMAT_VERSION:
+        if version not in READABLE_VERSIONS:
             raise InvalidRequest(f"desired state of format version {version!r}: this scorch "
-                                 f"reads version {FORMAT_VERSION}")
+                                 f"reads versions {', '.join(map(str, READABLE_VERSIONS))}")
         try:
             state = cls(startup_code=data.get("startup_code"),
                         _next_id=int(data.get("next_node_id", PERSISTENT_NODE_BASE)))
@@ -132,6 +177,10 @@ class DesiredState:
                 params = {str(k): float(v) for k, v in node.get("params", {}).items()}
                 state.nodes[str(name)] = NodeState(str(name), str(node["synthdef"]),
                                                    int(node["node_id"]), params)
+            for name, buf in data.get("buffers", {}).items():
+                state.buffers[str(name)] = BufferState(
+                    str(name), int(buf["bufnum"]), str(buf["path"]), int(buf.get("frames", 0)),
+                    int(buf.get("channels", 0)), float(buf.get("sample_rate", 0.0)))
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise InvalidRequest(f"desired state does not fit format version "
                                  f"{FORMAT_VERSION}: {type(err).__name__}: {err}") from err

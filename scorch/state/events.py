@@ -41,6 +41,7 @@ class Kind(enum.StrEnum):
     NODE_ENDED = "NODE_ENDED"
     DEGRADED = "DEGRADED"
     SERVER_REQUEST = "SERVER_REQUEST"
+    BUFFER_LOST = "BUFFER_LOST"
 
 
 @dataclass(frozen=True)

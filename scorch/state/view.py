@@ -15,7 +15,7 @@ from typing import Any
 from scorch.primitives.console import Console
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.sclang_session import SclangSession
-from scorch.state.desired import NodeState
+from scorch.state.desired import BufferState, NodeState
 from scorch.state.events import EventLog, Kind, State
 
 
@@ -54,6 +54,8 @@ class InstanceView:
         """The session of the running sclang (None while it is down)."""
         self.nodes: dict[str, NodeState] = {}
         """Named persistent nodes as last published (replaced whole on change, never mutated)."""
+        self.buffers: dict[str, BufferState] = {}
+        """Loaded sample buffers as last published (replaced whole on change, never mutated)."""
 
     @property
     def name(self) -> str:

@@ -24,7 +24,7 @@ Scorch {
 		("@@scorch:" ++ id ++ ":" ++ name ++ ":" ++ payload.size ++ "@@" ++ payload ++ "\n").post;
 	}
 
-	*eval { |id, code, raw = false|
+	*eval { |id, code, raw = false, at|
 		var interp = thisProcess.interpreter, func, result, string;
 		thisProcess.mainThread.exceptionHandler = this;
 		active = id;
@@ -37,7 +37,7 @@ Scorch {
 		};
 		interp.cmdLine = code;
 		this.emit(id, "start", "");
-		result = func.value;
+		result = if(at.isNil) { func.value } { this.schedule(func, at) };
 		thisProcess.nowExecutingPath = nil;  // as interpretPrintCmdLine does
 		string = result.asString;  // exactly what sclang prints after "-> "
 		active = nil;
@@ -48,6 +48,22 @@ Scorch {
 		this.emit(id, "value", string);
 		this.emit(id, "end", "ok");
 		interp.codeDump.value(code, result, func, interp);
+	}
+
+	// Run `func` so that scsynth hears it at the wall-clock time `when` (Unix seconds): on
+	// the SystemClock s.latency before `when`, inside a bundle stamped `when`. Its own
+	// messages and the first events of the patterns it starts (which add s.latency too)
+	// then reach scsynth at `when`. Its value and errors come later, on the console.
+	*schedule { |func, when|
+		var server = Server.default, lead = server.latency ? 0.2;
+		var offset = Date.getDate.rawSeconds - Main.elapsedTime;  // wall = elapsed + offset
+		var target = when - offset, runAt = max(thisThread.seconds, target - lead);
+		SystemClock.schedAbs(runAt, {
+			server.makeBundle(max(0, target - thisThread.seconds), func);
+			nil
+		});
+		^"scheduled: runs at % (in % s)".format(when.asStringPrec(17),
+			(target - Main.elapsedTime).round(0.001))
 	}
 
 	// Compile without running: only the compiler's messages and `end` parse|ok.
@@ -71,8 +87,8 @@ Scorch {
 	}
 
 	// Attach the default server to scsynth on `port` (once per sclang start or recompile).
-	*attach { |name, port, id|
-		Server.default = Server.named[name] ?? { ScorchServer.remote(name, NetAddr("127.0.0.1", port)) };
+	*attach { |name, port, id, host = "127.0.0.1"|
+		Server.default = Server.named[name] ?? { ScorchServer.remote(name, NetAddr(host, port)) };
 		Server.default.addr.port = port;
 		thisProcess.interpreter.s = Server.default;
 		Server.default.aliveThreadPeriod = 0.02;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, Field
@@ -15,6 +16,7 @@ from scorch.service.fields import (
     Pattern,
     Selector,
     SelectorArgs,
+    TimedArgs,
     WaitTimeout,
 )
 from scorch.values import Flag
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
     from scorch.service.orchestra import Orchestra
 
 
-class ExecuteArgs(Args):
+class ExecuteArgs(TimedArgs):
     """Code and where to run it."""
 
     instance: Selector
@@ -99,6 +101,8 @@ class ExecuteOutput(Result):
     """One outcome per instance the selector named."""
 
     results: list[ExecuteOutcome]
+    at: float | None = Field(None, description="the Unix time scsynth hears the code's "
+                             "messages (it was compiled now and runs then); null: now")
 
     def failure(self) -> str | None:
         """Each instance's error with line, char and source, or None when all went well."""
@@ -125,14 +129,42 @@ class ExecuteOutput(Result):
         return "\n".join(lines)
 
 
-@operation(access=DESTROY, command="exec", positional=("instance", "code"), waits="timeout_s")
+@operation(access=DESTROY, command="exec", positional=("instance", "code"), waits="timeout_s",
+           files=("code",))
 def execute(orch: Orchestra, args: ExecuteArgs) -> ExecuteOutput:
     """Run SuperCollider code in an instance's sclang and return the value of the last
     expression and what it posted. With a group or "*", the code runs on each instance
     and there is one result per instance. An error comes back as a tool error with the
-    line, character and source context of the problem in your code."""
-    results = orch.execute(args.instance, args.code, args.timeout_s, check_only=args.check_only)
-    return ExecuteOutput(results=[ExecuteOutcome.of(r) for r in results])
+    line, character and source context of the problem in your code.
+
+    With at or delay the code is compiled now (a syntax error comes back at once) and
+    run by sclang's SystemClock s.latency before that time, inside s.bind: the
+    messages it sends, and the first events of the patterns it starts, reach scsynth
+    at that time on every room and host. Its value then says when it runs; what it
+    posts or throws later is on the console."""
+    when = None if args.check_only else orch.when(args.at, args.delay)
+    return run_code(orch, args.instance, args.code, args.timeout_s, check_only=args.check_only,
+                    at=when)
+
+
+def run_code(orch: Orchestra, selector: str, code: str, timeout: float,
+             check_only: bool = False, at: float | None = None) -> ExecuteOutput:
+    """Run code as ``execute`` does, and keep each instance's outcome in the history.
+
+    A syntax check (``check_only``) ran nothing and is not kept. Keeping never
+    fails the call: the history logs what it could not write. ``at``: a Unix time
+    (see ``execute``).
+    """
+    started = time.time()
+    results = orch.execute(selector, code, timeout, check_only=check_only, at=at)
+    output = ExecuteOutput(results=[ExecuteOutcome.of(r) for r in results], at=at)
+    if not check_only:
+        for outcome in output.results:
+            orch.knowledge.record(started, outcome.instance, code, outcome.value or "",
+                                  "\n".join(outcome.posted),
+                                  outcome.error.text if outcome.error else None,
+                                  outcome.elapsed_ms)
+    return output
 
 
 class StopOutput(Result):

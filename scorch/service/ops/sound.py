@@ -9,7 +9,14 @@ from pydantic import BaseModel, Field
 from scorch.errors import InvalidRequest, NodeNotFound
 from scorch.primitives.synthdef_library import ParamSpec, SynthDefInfo
 from scorch.service.api import CHANGE, DESTROY, SET, Args, Result, operation
-from scorch.service.fields import InstanceName, NodeName, Params, Selector, SynthDefName
+from scorch.service.fields import (
+    InstanceName,
+    NodeName,
+    Params,
+    Selector,
+    SynthDefName,
+    TimedArgs,
+)
 
 if TYPE_CHECKING:
     from scorch.service.orchestra import Orchestra
@@ -92,7 +99,7 @@ def synthdefs(orch: Orchestra, args: SynthDefsArgs) -> SynthDefsOutput:
     return SynthDefsOutput(action="load", synthdefs=described, loaded_on=loaded)
 
 
-class PlayArgs(Args):
+class PlayArgs(TimedArgs):
     """A SynthDef to start, where, with which values."""
 
     instance: InstanceName
@@ -112,22 +119,25 @@ class PlayOutput(Result):
     node_id: int | None = None
     params: dict[str, float]
     warnings: list[str] = Field(description="values outside the param's spec range")
+    at: float | None = Field(None, description="the Unix time scsynth starts it; null: now")
 
 
 @operation(access=CHANGE, command="play", positional=("instance", "synthdef"))
 def play(orch: Orchestra, args: PlayArgs) -> PlayOutput:
     """Start a synth from the library on one instance. Give it a name for anything you
-    will adjust later (set) or stop (release); unnamed synths are fire-and-forget."""
+    will adjust later (set) or stop (release); unnamed synths are fire-and-forget.
+    With at or delay it starts then, sample-accurately, in step with other rooms."""
     orch.view(args.instance)
     params = dict(args.params or {})
     warnings = _check_params(orch.library.info(args.synthdef), params)
-    played = orch.play(args.instance, args.synthdef, params, args.name)
+    when = orch.when(args.at, args.delay)
+    played = orch.play(args.instance, args.synthdef, params, args.name, at=when)
     return PlayOutput(instance=args.instance, synthdef=args.synthdef, node=args.name,
                       node_id=played.get("node_id"), params=played["params"],
-                      warnings=warnings)
+                      warnings=warnings, at=when)
 
 
-class SetArgs(Args):
+class SetArgs(TimedArgs):
     """New values for a named node."""
 
     instance: InstanceName
@@ -142,21 +152,25 @@ class SetOutput(Result):
     node: str
     params: dict[str, float]
     warnings: list[str]
+    at: float | None = Field(None, description="the Unix time scsynth sets them; null: now")
 
 
 @operation(name="set", access=SET, command="set", positional=("instance", "node"))
 def set_params(orch: Orchestra, args: SetArgs) -> SetOutput:
-    """Change params of a named node while it plays; the values are kept for restarts."""
+    """Change params of a named node while it plays; the values are kept for restarts.
+    With at or delay scsynth sets them then."""
     nodes = orch.nodes(args.instance)
     if args.node not in nodes:
         raise NodeNotFound(f"instance {args.instance!r} has no node {args.node!r}; named "
                            f"nodes: {', '.join(nodes) or '(none)'}")
     warnings = _check_params(orch.library.info(nodes[args.node]["synthdef"]), args.params)
-    values = orch.set(args.instance, args.node, dict(args.params))
-    return SetOutput(instance=args.instance, node=args.node, params=values, warnings=warnings)
+    when = orch.when(args.at, args.delay)
+    values = orch.set(args.instance, args.node, dict(args.params), at=when)
+    return SetOutput(instance=args.instance, node=args.node, params=values, warnings=warnings,
+                     at=when)
 
 
-class ReleaseArgs(Args):
+class ReleaseArgs(TimedArgs):
     """A named node to release."""
 
     instance: InstanceName
@@ -169,13 +183,16 @@ class ReleaseOutput(Result):
     instance: str
     node: str
     released: bool
+    at: float | None = Field(None, description="the Unix time its fade begins; null: now")
 
 
 @operation(access=DESTROY, command="release", positional=("instance", "node"))
 def release(orch: Orchestra, args: ReleaseArgs) -> ReleaseOutput:
-    """Release a named node: it fades out over its release time and is forgotten."""
-    orch.release(args.instance, args.node)
-    return ReleaseOutput(instance=args.instance, node=args.node, released=True)
+    """Release a named node: it fades out over its release time and is forgotten.
+    With at or delay the fade begins then."""
+    when = orch.when(args.at, args.delay)
+    orch.release(args.instance, args.node, at=when)
+    return ReleaseOutput(instance=args.instance, node=args.node, released=True, at=when)
 
 
 def _check_params(info: SynthDefInfo, params: dict[str, float]) -> list[str]:
@@ -188,3 +205,27 @@ def _check_params(info: SynthDefInfo, params: dict[str, float]) -> list[str]:
     return [f"{name}={value:g} is outside {spec.minval:g}..{spec.maxval:g} {spec.units}".rstrip()
             for name, value in params.items()
             if not (spec := known[name]).minval <= value <= spec.maxval]
+
+
+class RememberArgs(Args):
+    """Values another host already sent to a named node."""
+
+    instance: InstanceName
+    node: NodeName
+    params: Annotated[Params, Field(min_length=1)]
+
+
+class RememberOutput(Result):
+    """The values kept."""
+
+    instance: str
+    node: str
+    kept: bool = Field(description="false: the node is not there (any more)")
+
+
+@operation(access=SET, tool=False, patience=5.0)
+def remember(orch: Orchestra, args: RememberArgs) -> RememberOutput:
+    """Keep values that a MIDI router on another host already sent to a named node, so
+    this room's restores bring them back (nothing is sent to scsynth)."""
+    kept = orch.remember(args.instance, args.node, dict(args.params))
+    return RememberOutput(instance=args.instance, node=args.node, kept=kept)

@@ -1,0 +1,233 @@
+"""Answer the MCP handshake before the SDK is loaded: ``initialize`` within milliseconds.
+
+Importing the MCP SDK takes most of a second (its pydantic models), and Claude
+Desktop shows the server as starting until ``initialize`` is answered. So
+``scorch mcp`` starts here, with the standard library only:
+
+- the protocol moves to private file descriptors (fd 1 then points at stderr,
+  fd 0 at /dev/null), and a thread reads the client's lines;
+- ``initialize`` (or the modern ``server/discover``) and ``tools/list`` are
+  answered at once from the handshake cache: the SDK's own answers from an
+  earlier start, kept under a key made of scorch's sources and the SDK's
+  version, so they are what the SDK would say;
+- every line also goes on, in order, through a pipe to the SDK once it runs,
+  so its session sees the whole handshake; its answers to what was answered
+  already are dropped (:class:`AnswerFilter`), and compared: a difference
+  refreshes the cache and is logged.
+
+Without a cache entry (the first start after an upgrade) the SDK answers
+itself, and its answers fill the cache for the next start.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Whose sources decide what the handshake says.
+SOURCES = ("mcp_server", "scorch")
+#: Where a modern-era request names its protocol version.
+VERSION_META = "io.modelcontextprotocol/protocolVersion"
+
+
+def cache_dir() -> Path:
+    """Where handshake answers are kept (per user)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "scorch"
+
+
+def cache_key() -> str:
+    """A digest of everything the answers come from: scorch's sources, the SDK, Python."""
+    digest = hashlib.sha256(sys.version.encode())
+    for package in SOURCES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            stat = path.stat()
+            digest.update(f"{path.relative_to(ROOT)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    for entry in sys.path:
+        folder = Path(entry or ".")
+        for dist in sorted(folder.glob("mcp*.dist-info")) if folder.is_dir() else ():
+            digest.update(dist.name.encode())
+    return digest.hexdigest()[:32]
+
+
+class HandshakeCache:
+    """The SDK's answers to ``initialize`` (per protocol version) and ``tools/list``."""
+
+    def __init__(self, folder: Path | None = None, key: str | None = None) -> None:
+        self.path = (folder or cache_dir()) / f"handshake-{key or cache_key()}.json"
+        try:
+            self.answers: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.answers = {}
+
+    @staticmethod
+    def slot(message: dict[str, Any]) -> str | None:
+        """The cache slot of a request, or None for one that is never cached.
+
+        The classic handshake is ``initialize``; the modern one ``server/discover``
+        (the SDK's own client probes it first). Each is kept per protocol version.
+        """
+        method, params = message.get("method"), message.get("params") or {}
+        if not isinstance(params, dict):
+            return None
+        meta = params.get("_meta")
+        meta = meta if isinstance(meta, dict) else {}
+        version = params.get("protocolVersion") or meta.get(VERSION_META)
+        if not isinstance(version, str | type(None)):
+            return None
+        if method == "initialize" and version:
+            return f"initialize {version}"
+        if method == "server/discover" and version:
+            return f"server/discover {version}"
+        if method == "tools/list" and not params.get("cursor"):
+            return f"tools/list {version}" if version else "tools/list"
+        return None
+
+    def get(self, slot: str) -> Any:
+        """The cached result for ``slot``, or None."""
+        return self.answers.get(slot)
+
+    def put(self, slot: str, result: Any) -> None:
+        """Keep the SDK's result for ``slot`` (written at once, atomically)."""
+        if self.answers.get(slot) == result:
+            return
+        self.answers[slot] = result
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_suffix(f".{os.getpid()}.tmp")
+        try:
+            partial.write_text(json.dumps(self.answers), encoding="utf-8")
+            os.replace(partial, self.path)
+        except OSError as err:
+            log.warning("could not keep the handshake answers in %s: %s", self.path, err)
+
+
+class EarlyFront:
+    """The protocol's streams from the first millisecond, and the handshake answered early."""
+
+    def __init__(self, cache: HandshakeCache | None = None) -> None:
+        self.cache = cache or HandshakeCache()
+        self.wire_in = os.dup(0)
+        self.wire_out = os.dup(1)
+        for fd in (self.wire_in, self.wire_out):
+            os.set_inheritable(fd, False)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.dup2(2, 1)  # stray prints and children write to stderr, never to the protocol
+        self.sdk_in, self._to_sdk = os.pipe()
+        self.answered: dict[Any, tuple[str, Any]] = {}
+        """Request ids answered here, with their slot and result."""
+        self._write_lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, name="mcp-early", daemon=True)
+
+    def start(self) -> EarlyFront:
+        """Begin reading the client's lines."""
+        self._thread.start()
+        return self
+
+    def write(self, text: str) -> None:
+        """Write protocol text to the client (the SDK's writer shares this lock)."""
+        with self._write_lock:
+            data = text.encode()
+            while data:
+                data = data[os.write(self.wire_out, data):]
+
+    def _read(self) -> None:
+        buffer = b""
+        try:
+            while chunk := os.read(self.wire_in, 65536):
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    self._early(line)
+                    _write_all(self._to_sdk, line + b"\n")
+            if buffer:
+                _write_all(self._to_sdk, buffer)
+        except OSError as err:
+            log.debug("the client's stream ended: %s", err)
+        finally:
+            os.close(self._to_sdk)
+
+    def _early(self, line: bytes) -> None:
+        """Answer ``line`` here when it is a cached handshake request."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or "id" not in message:
+            return
+        slot = HandshakeCache.slot(message)
+        result = self.cache.get(slot) if slot else None
+        if slot is None or result is None:
+            return
+        self.answered[_id_key(message["id"])] = (slot, result)
+        self.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + "\n")
+        log.info("answered %s early, from the handshake cache", slot)
+
+
+class AnswerFilter:
+    """Sits on the SDK's output: drops its answers to what was answered early, keeps the rest.
+
+    It also learns: the SDK's answers to cacheable requests are kept for the next
+    start, and one that differs from the early answer refreshes the cache.
+    """
+
+    def __init__(self, front: EarlyFront) -> None:
+        self.front = front
+        self.asked: dict[Any, str] = {}
+        """Cacheable requests the SDK will answer: id -> slot (see :meth:`saw`)."""
+        self._pending = ""
+
+    def saw(self, line: str) -> None:
+        """A request on its way to the SDK (its answer may be worth keeping)."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return
+        if isinstance(message, dict) and "id" in message and "method" in message:
+            slot = HandshakeCache.slot(message)
+            if slot is not None:
+                self.asked[_id_key(message["id"])] = slot
+
+    def passes(self, text: str) -> str:
+        """What of the SDK's ``text`` goes to the client (whole lines are judged)."""
+        self._pending += text
+        *lines, self._pending = self._pending.split("\n")
+        return "".join(line + "\n" for line in lines if self._keep(line))
+
+    def _keep(self, line: str) -> bool:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return True
+        if not isinstance(message, dict) or "result" not in message:
+            return True
+        key = _id_key(message.get("id"))
+        slot = self.asked.pop(key, None)
+        if slot is not None:
+            self.front.cache.put(slot, message["result"])
+        early = self.front.answered.pop(key, None)
+        if early is None:
+            return True
+        if early[1] != message["result"]:
+            log.warning("the handshake cache answered %s differently from the SDK; it is "
+                        "refreshed for the next start", early[0])
+        return False
+
+
+def _id_key(request_id: Any) -> str:
+    return json.dumps(request_id)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data):]

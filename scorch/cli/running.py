@@ -1,0 +1,157 @@
+"""``scorch run``'s main loop: boot, serve the control socket, reload on SIGHUP, tell systemd.
+
+The loop wakes for a signal, for the systemd watchdog (at half its limit) and
+for the status it prints; reloads run in their own thread, so the loop keeps
+telling systemd that scorch is alive while rooms restart.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from types import FrameType
+
+from scorch.config import Config
+from scorch.errors import ScorchError
+from scorch.primitives.process import pid_alive
+from scorch.primitives.systemd import Notifier
+from scorch.service.control_socket import ControlServer
+from scorch.service.local import LocalService
+from scorch.service.orchestra import Orchestra
+from scorch.state.events import State
+
+log = logging.getLogger("scorch")
+
+#: Seconds between two looks at the rooms for systemd's STATUS line.
+STATUS_EVERY = 5.0
+
+
+class Runner:
+    """One ``scorch run``: the orchestra, its control socket, signals and systemd."""
+
+    def __init__(self, config: Config, boot_timeout: float, status_every: float,
+                 resume: bool = False) -> None:
+        self.config = config
+        self.resume = resume
+        """Start from the last autosave (``scorch run --resume``)."""
+        self.boot_timeout = boot_timeout
+        self.status_every = status_every
+        self.orchestra = Orchestra(config)
+        self.service = LocalService(self.orchestra)
+        self.notifier = Notifier()
+        self._wake = threading.Event()
+        self._stop = False
+        self._reload = False
+        self._reloading: threading.Thread | None = None
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if signum == signal.SIGHUP:
+            self._reload = True
+        else:
+            log.info("%s: stopping", signal.Signals(signum).name)
+            self._stop = True
+        self._wake.set()
+
+    def run(self) -> int:
+        """Run until stopped; 1 if a process of scorch's was left running, else 0."""
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, self._on_signal)
+        control: ControlServer | None = None
+        try:
+            seed = self.orchestra.autosaved() if self.resume else None
+            if self.resume and seed is None:
+                log.warning("--resume: no autosave in %s yet; starting from the config",
+                            self.orchestra.sessions.folder)
+            errors = self.orchestra.start(timeout=self.boot_timeout, seed=seed)
+            for name, error in errors.items():
+                if error:
+                    log.error("instance %r failed to boot: %s", name, error)
+            if seed is not None:
+                self.orchestra.resume(seed)
+            self.orchestra.start_autosave()
+            print(self.service.call("list_instances", {}).text(), flush=True)
+            control = ControlServer(self.orchestra, self.config.state_path())
+            control.start()
+            self.notifier.ready(self.rooms_status())
+            log.info("running %s; control socket %s; Ctrl-C stops", self.config.source,
+                     control.path)
+            self._loop()
+        finally:
+            self.notifier.stopping()
+            if control is not None:
+                control.stop()
+            left = self._stop_orchestra()
+            self.notifier.close()
+        return 1 if left else 0
+
+    def _loop(self) -> None:
+        periods = [p for p in (self.status_every, self.notifier.watchdog_every) if p]
+        if self.notifier.enabled:
+            periods.append(STATUS_EVERY)
+        every = min(periods, default=None)
+        next_print = time.monotonic() + self.status_every if self.status_every else None
+        last_status = ""
+        while not self._stop:
+            self._wake.wait(every)
+            self._wake.clear()
+            if self._stop:
+                return
+            if self._reload:
+                self._reload = False
+                self._start_reload()
+            if self.notifier.watchdog_every:
+                problem = self.orchestra.health()
+                if problem is None:
+                    self.notifier.watchdog()
+                else:
+                    log.error("not telling systemd's watchdog that scorch is alive: %s",
+                              problem)
+            status = self.rooms_status()
+            if status != last_status:
+                self.notifier.status(status)
+                last_status = status
+            if next_print is not None and time.monotonic() >= next_print:
+                print(self.service.call("list_instances", {}).text(), flush=True)
+                next_print = time.monotonic() + self.status_every
+
+    def _start_reload(self) -> None:
+        if self._reloading is not None and self._reloading.is_alive():
+            log.warning("SIGHUP: a reload is already under way; this one is skipped")
+            return
+        self._reloading = threading.Thread(target=self._reload_now, name="reload", daemon=True)
+        self._reloading.start()
+
+    def _reload_now(self) -> None:
+        self.notifier.reloading()
+        try:
+            changes, failed = self.orchestra.reload()
+        except ScorchError as err:
+            log.error("SIGHUP: the config was not reloaded, nothing changed:\n%s", err)
+        else:
+            log.info("SIGHUP: reloaded: %s", "; ".join(changes.summary()))
+            for name, why in failed.items():
+                log.error("reload: room %r: %s", name, why)
+        finally:
+            self.notifier.ready(self.rooms_status())
+            self._wake.set()
+
+    def rooms_status(self) -> str:
+        """``3/4 rooms READY; restarts 2; lobby FAILED`` for systemd's STATUS line."""
+        rows = self.orchestra.instances()
+        ready = sum(row["state"] in (State.READY, State.DEGRADED) for row in rows)
+        restarts = sum(row["restarts_in_window"] for row in rows)
+        down = [f"{row['name']} {row['state']}" for row in rows
+                if row["state"] not in (State.READY, State.DEGRADED)]
+        return "; ".join([f"{ready}/{len(rows)} rooms READY", f"restarts {restarts}", *down])
+
+    def _stop_orchestra(self) -> list[int]:
+        started = [pid for pid in self.orchestra.pids().values() if pid]
+        self.orchestra.stop()
+        left = [pid for pid in started if pid_alive(pid)]
+        if left:
+            log.error("stopped, but these processes are still running: %s", left)
+        else:
+            log.info("stopped; none of its %d processes is left", len(started))
+        return left

@@ -1,0 +1,89 @@
+"""Hear a sound file: measure it and draw it, at once, and keep the first call cheap.
+
+The analysis and the picture (``scorch.audio``) run side by side, the analysis
+in a helper thread, so a listen costs the longer of the two, not their sum.
+Their libraries (numpy, scipy, soundfile, pyloudnorm, matplotlib) load on first
+use; :func:`warm_up` loads them in the background as soon as a capture starts,
+so the first answer does not wait for them, and ``scorch run`` never pays for
+them unless someone listens.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import Future
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scorch.primitives.files import write_atomically
+
+if TYPE_CHECKING:
+    from scorch.audio.report import SoundReport
+
+log = logging.getLogger(__name__)
+
+#: At most this much of a file is heard (a three-hour recording stays cheap).
+MAX_FILE_SECONDS = 120.0
+
+_warm = threading.Lock()
+_warmed = False
+
+
+def warm_up() -> None:
+    """Load the analysis and drawing libraries in a background thread, once per process."""
+    global _warmed
+    with _warm:
+        if _warmed:
+            return
+        _warmed = True
+    threading.Thread(target=_warm_up, name="audio-warm-up", daemon=True).start()
+
+
+def _warm_up() -> None:
+    try:
+        import numpy as np
+
+        from scorch.audio.analysis import analyse
+        from scorch.audio.picture import picture
+
+        tone = np.sin(np.arange(4800) * 0.0576).astype(np.float32)
+        analyse(tone, 48000)
+        picture(tone, 48000, "warm-up")
+    except Exception:  # a failure here shows up, with its cause, on the first real call
+        log.debug("audio warm-up failed", exc_info=True)
+
+
+def hear(audio: Path, picture: Path, label: str) -> SoundReport:
+    """Measure ``audio`` and draw it to ``picture`` (PNG) titled ``label``."""
+    from scorch.audio.analysis import analyse, read_audio
+    from scorch.audio.picture import picture as draw
+
+    samples, rate = read_audio(audio, MAX_FILE_SECONDS)
+    measured: Future[SoundReport] = Future()
+
+    def measure() -> None:
+        try:
+            measured.set_result(analyse(samples, rate))
+        except BaseException as err:
+            measured.set_exception(err)
+
+    helper = threading.Thread(target=measure, name="audio-analysis", daemon=True)
+    helper.start()
+    png = draw(samples, rate, label)
+    write_atomically(picture, png, durable=False)
+    return measured.result()
+
+
+def prune(folder: Path, keep: int) -> None:
+    """Keep the ``keep`` newest files of each kind in ``folder`` (listens are not recordings)."""
+    def age(path: Path) -> float:
+        try:
+            return path.stat().st_mtime
+        except OSError:  # removed meanwhile by another listen's prune
+            return 0.0
+
+    for pattern in ("*.wav", "*.png"):
+        files = sorted(folder.glob(pattern), key=age, reverse=True)
+        for old in files[keep:]:
+            old.unlink(missing_ok=True)

@@ -1,0 +1,159 @@
+"""A session: the desired state of every room at one moment, and what loading one changes.
+
+Pure data and logic, no files and no processes: the service layer reads and writes
+session files (``scorch/service/sessions.py``) and applies the changes that
+:func:`diff` computes, in the order it lists them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The shape of a session file; bump it when the shape changes.
+SESSION_VERSION = 1
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """A named node: its SynthDef and the values it was given (the rest at their defaults)."""
+
+    synthdef: str
+    params: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    """A sound file in a buffer, under its bufnum."""
+
+    path: str
+    bufnum: int
+
+
+@dataclass(frozen=True)
+class RoomSpec:
+    """What one room plays: buffers and named nodes by name."""
+
+    nodes: Mapping[str, NodeSpec] = field(default_factory=dict)
+    buffers: Mapping[str, BufferSpec] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Session:
+    """Every room's state and the run-time MIDI routes (as JSON values, with their ids)."""
+
+    rooms: Mapping[str, RoomSpec] = field(default_factory=dict)
+    routes: tuple[Mapping[str, Any], ...] = ()
+    """Each a route's fields plus ``id`` and ``type`` (control, key)."""
+    routes_known: bool = True
+    """False when the routes could not be read (MIDI off): they are then left alone."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One step of loading a session, with what it needs to be carried out."""
+
+    action: str
+    """free, load, release, play, set, unmap or map."""
+    instance: str | None
+    """The room (None for a MIDI route)."""
+    target: str
+    """The buffer, node or route id."""
+    detail: str
+    """What changes, for a person."""
+    synthdef: str | None = None
+    params: Mapping[str, float] = field(default_factory=dict)
+    path: str | None = None
+    bufnum: int | None = None
+    route: Mapping[str, Any] | None = None
+
+
+Defaults = Callable[[str], Mapping[str, float]]
+"""A SynthDef's params at their defaults, by name."""
+
+
+def _same(a: float, b: float) -> bool:
+    # Values pass through float32 on scsynth: compare at that precision.
+    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+
+
+def _values(values: Mapping[str, float]) -> str:
+    return ", ".join(f"{k}={v:g}" for k, v in values.items()) or "defaults"
+
+
+def diff(current: Session, target: Session, defaults: Defaults) -> list[Change]:
+    """What turns ``current`` into ``target``, in the order to apply it.
+
+    Buffers are freed and loaded before nodes start (a node may play a buffer), a
+    changed bufnum is freed before another buffer takes it, and a node whose
+    SynthDef differs is played again under its name (which replaces it). Params a
+    side leaves out are at their SynthDef's defaults.
+    """
+    changes: list[Change] = []
+    rooms = list(dict.fromkeys([*current.rooms, *target.rooms]))
+    empty = RoomSpec()
+    for room in rooms:
+        now, want = current.rooms.get(room, empty), target.rooms.get(room, empty)
+        for name, buf in now.buffers.items():
+            wanted = want.buffers.get(name)
+            if wanted is None or wanted.bufnum != buf.bufnum:
+                changes.append(Change("free", room, name, f"free buffer {name} "
+                                      f"(bufnum {buf.bufnum}, {buf.path})", bufnum=buf.bufnum))
+    for room in rooms:
+        now, want = current.rooms.get(room, empty), target.rooms.get(room, empty)
+        for name, buf in want.buffers.items():
+            if now.buffers.get(name) != buf:
+                changes.append(Change("load", room, name, f"load {buf.path} into buffer {name} "
+                                      f"(bufnum {buf.bufnum})", path=buf.path, bufnum=buf.bufnum))
+    for room in rooms:
+        now, want = current.rooms.get(room, empty), target.rooms.get(room, empty)
+        for name, node in now.nodes.items():
+            if name not in want.nodes:
+                changes.append(Change("release", room, name,
+                                      f"release node {name} ({node.synthdef})"))
+        for name, node in want.nodes.items():
+            old = now.nodes.get(name)
+            if old is None or old.synthdef != node.synthdef:
+                was = f" (was {old.synthdef})" if old is not None else ""
+                changes.append(Change("play", room, name, f"play node {name}: {node.synthdef}"
+                                      f"{was} with {_values(node.params)}",
+                                      synthdef=node.synthdef, params=dict(node.params)))
+                continue
+            base = defaults(node.synthdef)
+            moved: dict[str, float] = {}
+            for param in dict.fromkeys([*old.params, *node.params]):
+                before = old.params.get(param, base.get(param))
+                after = node.params.get(param, base.get(param))
+                if after is not None and (before is None or not _same(before, after)):
+                    moved[param] = after
+            if moved:
+                before_text = {p: old.params.get(p, base.get(p, math.nan)) for p in moved}
+                text = ", ".join(f"{p} {before_text[p]:g} -> {v:g}" for p, v in moved.items())
+                changes.append(Change("set", room, name, f"set {name}: {text}", params=moved))
+    if current.routes_known and target.routes_known:
+        changes += _route_changes(current.routes, target.routes)
+    return changes
+
+
+def _route_changes(current: tuple[Mapping[str, Any], ...],
+                   target: tuple[Mapping[str, Any], ...]) -> list[Change]:
+    now = {str(r["id"]): r for r in current}
+    want = {str(r["id"]): r for r in target}
+    changes = [Change("unmap", None, rid, f"unmap MIDI route {rid}")
+               for rid in now if rid not in want]
+    for rid, route in want.items():
+        if now.get(rid) != route:
+            verb = "replace" if rid in now else "map"
+            changes.append(Change("map", None, rid, f"{verb} MIDI route {rid}: {_route(route)}",
+                                  route=route))
+    return changes
+
+
+def _route(route: Mapping[str, Any]) -> str:
+    source = next((f"{k} {route[k]}" for k in ("cc", "nrpn") if route.get(k) is not None),
+                  "keys" if route.get("type") == "key" else "control")
+    where = f"{route.get('instance')}"
+    what = route.get("synthdef") or f"{route.get('node')}.{route.get('param')}"
+    return f"{source} on {route.get('port', '*')} -> {where} {what}"

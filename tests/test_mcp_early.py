@@ -1,0 +1,163 @@
+"""The handshake answered before the SDK loads (issue 19: initialize at once, from spawn).
+
+Differential: the early answers must be the SDK's own. A cold start lets the
+SDK answer and fills the cache; a warm start answers early; both are compared,
+and the session must still work (the SDK saw the whole handshake) with exactly
+one answer per request.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from mcp_server.early import AnswerFilter, HandshakeCache
+from tests.conftest import jack_name
+
+SCORCH = [sys.executable, "-m", "scorch.cli.main", "mcp", "--config"]
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "t", "version": "1"}}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+TOOLS = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+
+
+class Session:
+    """``scorch mcp`` over raw pipes: lines in, lines out, stderr kept."""
+
+    def __init__(self, config: Path, cache: Path) -> None:
+        self.proc = subprocess.Popen(
+            [*SCORCH, str(config)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True,
+            env={**os.environ, "XDG_CACHE_HOME": str(cache)})
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def send(self, *messages: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+        self.proc.stdin.flush()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+
+    def answers(self, count: int, timeout: float = 60.0) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + timeout
+        out = []
+        while len(out) < count:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+                out.append(json.loads(line))
+            except queue.Empty:
+                raise AssertionError(f"only {len(out)} of {count} answers came") from None
+        return out
+
+    def nothing_more(self, within: float) -> bool:
+        try:
+            self.lines.get(timeout=within)
+        except queue.Empty:
+            return True
+        return False
+
+    def close(self) -> str:
+        assert self.proc.stdin is not None and self.proc.stderr is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        finally:
+            if self.proc.poll() is None:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        return self.proc.stderr.read().decode()
+
+
+def handshake(config: Path, cache: Path) -> tuple[dict[Any, Any], str]:
+    """Initialize, tools/list and a tool call; the answers by id, and the log."""
+    session = Session(config, cache)
+    try:
+        session.send(INITIALIZE, INITIALIZED, TOOLS)
+        got = {a["id"]: a for a in session.answers(2)}
+        session.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                      "params": {"name": "synthdefs", "arguments": {"action": "list"}}})
+        got.update({a["id"]: a for a in session.answers(1)})
+        assert session.nothing_more(1.0), "a request was answered twice"
+    finally:
+        log = session.close()
+    return got, log
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(textwrap.dedent(f"""
+        state_dir = "{tmp_path / 'state'}"
+        [audio]
+        driver = "dummy"
+        jack_server = "{jack_name('early')}"
+        [midi]
+        enabled = false
+        [docs]
+        build = "on-demand"
+        [instances.room]
+        """))
+    return path
+
+
+@pytest.mark.integration
+def test_a_warm_start_answers_the_handshake_early_with_the_sdks_own_answers(
+        config: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cold, cold_log = handshake(config, cache)
+    assert "from the handshake cache" not in cold_log
+    assert list(cache.glob("scorch/handshake-*.json")), "the SDK's answers were not kept"
+    warm, warm_log = handshake(config, cache)
+    assert "answered initialize 2025-06-18 early" in warm_log
+    assert "answered tools/list early" in warm_log
+    assert warm[1]["result"] == cold[1]["result"]
+    assert warm[2]["result"] == cold[2]["result"]
+    assert "result" in warm[3] and not warm[3]["result"].get("isError")
+    assert "differently" not in warm_log
+
+
+@pytest.mark.integration
+def test_a_stale_cache_is_set_right_by_the_sdk(config: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    sdk, _ = handshake(config, cache)
+    (stored,) = cache.glob("scorch/handshake-*.json")
+    answers = json.loads(stored.read_text())
+    answers["tools/list"] = {"tools": []}
+    stored.write_text(json.dumps(answers))
+    _, log = handshake(config, cache)
+    assert "answered tools/list differently from the SDK" in log
+    assert json.loads(stored.read_text())["tools/list"] == sdk[2]["result"]
+
+
+def test_the_filter_drops_only_answers_given_early_and_keeps_partial_lines(
+        tmp_path: Path) -> None:
+    front = SimpleNamespace(cache=HandshakeCache(tmp_path, key="k"),
+                            answered={"1": ("initialize 2025-06-18", {"v": 1})})
+    answers = AnswerFilter(front)  # type: ignore[arg-type]
+    answers.saw(json.dumps(TOOLS))
+    first = answers.passes('{"jsonrpc": "2.0", "id": 1, "result": {"v": 1}}\n{"jsonrpc": "2.0",')
+    assert first == ""  # the early one dropped; the next line is not whole yet
+    rest = answers.passes(' "id": 2, "result": {"tools": ["x"]}}\n')
+    assert json.loads(rest) == {"jsonrpc": "2.0", "id": 2, "result": {"tools": ["x"]}}
+    assert front.cache.get("tools/list") == {"tools": ["x"]}
+    assert answers.passes('{"jsonrpc": "2.0", "id": 1, "result": {"v": 1}}\n') != ""  # once
+    assert HandshakeCache.slot({"method": "tools/list", "params": {"cursor": "c"}}) is None
+    assert HandshakeCache.slot({"method": "server/discover", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}) == "server/discover 2026-07-28"
