@@ -17,11 +17,8 @@ the position where it stopped.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import logging
 import math
-import os
 import sys
 import threading
 import time
@@ -32,6 +29,7 @@ from midi.clock import CONTINUE, PPQN, START, STOP, TICK, song_position
 from midi.ports import OutputPort
 from midi.schema import ClockOut as ClockOutConfig
 from scorch.errors import MidiPortNotFound
+from scorch.primitives.thread_timing import tighten_current_thread
 from scorch.state.tempo import TempoView, Timeline
 
 log = logging.getLogger(__name__)
@@ -43,7 +41,6 @@ JUMP = 0.5
 #: Python's thread switch interval while a clock runs: a tick waits at most this long for
 #: the GIL (the default, 5 ms, would be jitter a device hears).
 SWITCH_INTERVAL = 0.0005
-_PR_SET_TIMERSLACK = 29
 
 #: Finds the open output for a clock's port pattern (None: not there now).
 Lookup = Callable[[str], OutputPort | None]
@@ -185,13 +182,7 @@ class ClockOut:
 
 
 def _tighten_timing() -> None:
-    """Give this thread a 1 ns timer slack and, where allowed, realtime priority (Linux)."""
+    """The clock thread: a short switch interval for the process, a precise sleep for it."""
     if sys.getswitchinterval() > SWITCH_INTERVAL:
         sys.setswitchinterval(SWITCH_INTERVAL)
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_TIMERSLACK, 1, 0, 0, 0)
-    with contextlib.suppress(OSError, AttributeError, PermissionError):
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+    tighten_current_thread()

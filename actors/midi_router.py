@@ -43,6 +43,7 @@ from midi.routes import Route, RouteEntry, compile_table, port_matches, resolve_
 from midi.schema import ClockOut as ClockOutConfig
 from midi.schema import ControlRoute, MidiConfig, SceneRoute
 from midi.store import FILENAME, load_routes, save_routes
+from scorch.primitives.thread_timing import tighten_current_thread
 from scorch.state.tempo import INSTALLATION, TempoView
 
 log = logging.getLogger(__name__)
@@ -350,6 +351,7 @@ class MidiRouter(pykka.ThreadingActor):
 
     def _poll(self) -> None:
         """Take what the inputs queued and act on it, until the router stops (input thread)."""
+        tighten_current_thread()
         clock, lock, sleep = time.monotonic_ns, self._lock, time.sleep
         last = clock()
         idle_after = int(IDLE_AFTER * 1e9)

@@ -68,8 +68,8 @@ from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT, Buffer
 if TYPE_CHECKING:
     from scorch.service.remote_rooms import HostRooms
 from scorch.state.events import Event, State
-from scorch.state.tempo import TempoView
 from scorch.state.session import BufferSpec, Change, NodeSpec, RoomSpec, Session, diff
+from scorch.state.tempo import TempoView
 from scorch.state.view import InstanceView, Snapshot
 from scorch.values import describe_errors
 
