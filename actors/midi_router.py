@@ -408,11 +408,14 @@ class MidiRouter(pykka.ThreadingActor):
         """Run a batch of one port's messages through the engine and send (router lock held)."""
         engine, counts = self._engine, self._counts
         counts["received"] += len(batch)
-        batch = recover(batch)
-        if len(batch) > 1 and engine.learn is None:
-            thinned = coalesce(batch, engine.tables.get(name))
-            counts["thinned"] += len(batch) - len(thinned)
-            batch = thinned
+        if len(batch) > 1:  # one message (the usual case between floods) needs neither
+            batch = recover(batch)
+            if engine.learn is None:
+                thinned = coalesce(batch, engine.tables.get(name))
+                counts["thinned"] += len(batch) - len(thinned)
+                batch = thinned
+        elif batch[0][0][:1] == [0xF0]:
+            batch = recover(batch)
         handle, apply, now = engine.handle, self._sender.apply, start * 1e-9
         sent = False
         for data, _delta in batch:
