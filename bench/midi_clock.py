@@ -2,10 +2,11 @@
 
 Run with ``python -m bench.midi_clock`` (about a minute). It starts a private
 jackd, a receiver in its own process (a JACK client written with JACK-Client, as
-a synth or drum machine's driver would be: each tick's time is its frame,
-``last_frame_time + offset``, turned into the system's time by JACK's own
-``jack_frames_to_time``: the dummy driver's frame count alone stalls when its
-thread is late, which is not the sender's jitter), and scorch's MIDI router
+a synth or drum machine's driver would be: each tick's time is the start of
+the cycle it arrived in, as ``jack_get_cycle_times`` gives it on the system's
+monotonic clock, plus its frame offset into the cycle. The dummy driver's frame
+count alone is no clock: it stalls when the driver's thread is late, and JACK's
+frame-to-time estimate wanders with it), and scorch's MIDI router
 with a ``[[midi.clock_out]]`` to that receiver, following a tempo view. For each
 tempo the receiver collects the ticks; then the same for the baseline in the
 same run: the least a Python program can do, a loop that sleeps until each
@@ -51,24 +52,29 @@ def _receiver(conn: Any, jack: str) -> None:
 
     client = jackclient.Client("clockrx", servername=jack, no_start_server=True)
     port = client.midi_inports.register("in")
-    # JACK-Client does not wrap jack_frames_to_time: call it on the same libjack.
+    # JACK-Client does not wrap jack_get_cycle_times: call it on the same libjack.
     libjack = ctypes.CDLL(ctypes.util.find_library("jack") or "libjack.so.0")
-    libjack.jack_frames_to_time.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
-    libjack.jack_frames_to_time.restype = ctypes.c_uint64
+    cycle_times = libjack.jack_get_cycle_times
+    cycle_times.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32),
+                            ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64),
+                            ctypes.POINTER(ctypes.c_float)]
     handle = int(jackclient._ffi.cast("uintptr_t", client._ptr))
-    frames_to_time = libjack.jack_frames_to_time
-    stamps: list[int] = []
+    frames, start, end, period = (ctypes.c_uint32(), ctypes.c_uint64(), ctypes.c_uint64(),
+                                  ctypes.c_float())
+    stamps: list[float] = []
     recording = [False]
+    block = client.blocksize
 
     @client.set_process_callback
     def process(_frames: int) -> None:
         if not recording[0]:
             return
-        base = client.last_frame_time
+        cycle_times(handle, frames, start, end, period)
         for offset, data in port.incoming_midi_events():
             if bytes(data) == b"\xf8":
-                # The event's frame on JACK's clock, in microseconds of the system's.
-                stamps.append(frames_to_time(handle, base + offset))
+                # When this cycle began (the driver's wake-up, microseconds on the system's
+                # monotonic clock), plus the event's offset into it.
+                stamps.append(start.value + offset * period.value / block)
 
     client.activate()
     conn.send(("ready", client.samplerate, client.blocksize))
@@ -175,7 +181,8 @@ def run(tempos: list[float], seconds: float, period: int, realtime: bool) -> dic
             "backend": "jack", "virtual_port": "", "inputs": [],
             "clock_out": [{"port": "clockrx", "transport": False}]})
         with tempfile.TemporaryDirectory() as state:
-            router = MidiRouter.start(config, NullTargets(), Path(state), jack, tempo).proxy()
+            router = MidiRouter.start(config, NullTargets(), Path(state), jack,
+                                      tempo=tempo).proxy()
             try:
                 deadline = time.monotonic() + 10
                 while "clockrx:in" not in router.ports().get(timeout=5)["outputs"]:
@@ -210,7 +217,8 @@ def report(runs: list[dict[str, Any]], seconds: float) -> str:
         f"`python -m bench.midi_clock` on this machine ({time.strftime('%Y-%m-%d')}, "
         f"{os.cpu_count()} CPUs shared with other test runs). scorch's router sends "
         "`[[midi.clock_out]]` to a JACK MIDI receiver in another process (a JACK-Client "
-        "program: each tick's time is its frame in JACK's timeline, to the sample); the "
+        "program: each tick's time is the start of its cycle on the monotonic clock, from "
+        "`jack_get_cycle_times`, plus its frame offset); the "
         "baseline, in the same run and to the same receiver, is a bare Python loop that "
         "sleeps until each tick is due and sends it through rtmidi. "
         f"{seconds:g} s of ticks per tempo. Jitter is each tick's distance from the grid "
