@@ -36,7 +36,8 @@ def jackd_options(config: Config) -> JackdOptions:
                 playback = max(playback, int(match.group(1)))
     return JackdOptions(server=audio.jack_server, driver=audio.driver,
                         sample_rate=audio.sample_rate, period=audio.period, device=audio.device,
-                        capture=max(2, capture), playback=max(2, playback))
+                        capture=max(2, capture), playback=max(2, playback),
+                        realtime=audio.realtime)
 
 
 class Jack(pykka.ThreadingActor):

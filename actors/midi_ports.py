@@ -9,10 +9,9 @@ later, or plugged back, are picked up on the next rescan.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
-from midi.ports import InputPort, MessageCallback, OutputPort, find_port, open_scanners, own_port
+from midi.ports import InputPort, OutputPort, find_port, open_scanners, own_port
 from midi.routes import port_matches
 from scorch.errors import MidiPortNotFound
 
@@ -23,11 +22,11 @@ class PortSet:
     """Open MIDI inputs and outputs of one backend (router actor thread only)."""
 
     def __init__(self, backend: str, client: str, jack_server: str | None,
-                 callback: Callable[[], MessageCallback]) -> None:
+                 clock_in: str | None = None) -> None:
         self._client = client
         self._jack_server = jack_server
-        self._callback = callback
-        """Makes the callback each opened input calls (from the backend's thread)."""
+        self._clock_in = clock_in
+        """The input whose clock, start, stop and song position are let through."""
         self.backend, self._api, self._scan_in, self._scan_out = open_scanners(
             backend, client, jack_server)
         self.inputs: dict[str, InputPort] = {}
@@ -37,39 +36,47 @@ class PortSet:
 
     def open_virtual(self, name: str) -> None:
         """Open scorch's own input port that other software can play."""
-        self.inputs[name] = InputPort.virtual(self._api, name, self._callback(),
-                                              self._jack_server)
+        self.inputs[name] = InputPort.virtual(self._api, name, self._jack_server)
         self.virtual = name
 
     def available(self) -> dict[str, list[str]]:
         """Every input and output the system offers now."""
         return {"inputs": self._scan_in.get_ports(), "outputs": self._scan_out.get_ports()}
 
-    def rescan(self, wanted_inputs: list[str], wanted_outputs: list[str]) -> bool:
-        """Open what matches ``wanted_*`` and close what went away; True if inputs changed."""
+    def gone(self) -> list[InputPort]:
+        """Remove and return the open inputs that are no longer there (not yet closed).
+
+        One listing of the ports: cheap enough to run several times a second, so a
+        keyboard unplugged with keys held is noticed at once.
+        """
+        available = set(self._scan_in.get_ports())
+        return [self.inputs.pop(name) for name in list(self.inputs)
+                if name != self.virtual and name not in available]
+
+    def rescan(self, wanted_inputs: list[str], wanted_outputs: list[str]) -> list[InputPort]:
+        """Open what matches ``wanted_*``; return the inputs that went away (not yet closed).
+
+        The caller closes those once it has taken what they still hold.
+        """
         available = [p for p in self._scan_in.get_ports() if not own_port(p, self._client)]
-        changed = False
-        for name in list(self.inputs):
-            if name != self.virtual and name not in available:
-                log.warning("MIDI input %r disappeared", name)
-                self.inputs.pop(name).close()
-                changed = True
+        gone = [self.inputs.pop(name) for name in list(self.inputs)
+                if name != self.virtual and name not in available]
         for name in available:
             if name in self.inputs or not any(port_matches(p, name) for p in wanted_inputs):
                 continue
             try:
+                timing = self._clock_in is not None and port_matches(self._clock_in, name)
                 self.inputs[name] = InputPort(self._api, name, f"{self._client}-in",
-                                              self._callback(), self._jack_server)
+                                              self._jack_server, timing)
             except (MidiPortNotFound, RuntimeError) as err:
                 log.warning("MIDI input %r not opened: %s", name, err)
                 continue
-            log.info("MIDI input %r opened", name)
-            changed = True
+            log.info("MIDI input %r opened%s", name, " (clock in)" if timing else "")
         self.missing["inputs"] = sorted(
             {p for p in wanted_inputs
              if p != "*" and not any(port_matches(p, n) for n in available)})
         self._rescan_outputs(wanted_outputs)
-        return changed
+        return gone
 
     def _rescan_outputs(self, wanted: list[str]) -> None:
         available = self._outputs_available()

@@ -2,11 +2,15 @@
 
 Two paths, two kinds of thread:
 
-- The hot path runs in the MIDI backend's callback thread: raw bytes go through
-  :class:`midi.engine.Engine` under one lock and out of a UDP socket at once
-  (:class:`~actors.midi_sender.OscSender`). Nothing on it goes through the
-  actor's mailbox (that would add a thread hop per message); it reads route
-  tables the actor swaps in whole.
+- The hot path runs in the router's input thread: rtmidi queues each input's
+  messages in C (:class:`midi.ports.InputPort`; no backend thread ever runs
+  Python), and the input thread takes them every :data:`POLL_ACTIVE` seconds
+  (:data:`POLL_IDLE` after a quiet second), recovers what a broken SysEx
+  swallowed, thins out controller values a later one replaces (:mod:`midi.batch`),
+  and runs the rest through :class:`midi.engine.Engine` under one lock and out
+  of a UDP socket at once (:class:`~actors.midi_sender.OscSender`). Nothing on
+  it goes through the actor's mailbox (that would add a thread hop per message);
+  it reads route tables the actor swaps in whole.
 - Everything else runs in the actor's own thread: opening and closing ports on
   hotplug (:class:`~actors.midi_ports.PortSet`), route changes, learning, and
   asking the targets where the instances are.
@@ -18,6 +22,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -25,15 +30,21 @@ from typing import Any
 import mido
 import pykka
 
+from actors.midi_clock import ClockOut
 from actors.midi_ports import PortSet
 from actors.midi_sender import OscSender
 from actors.targets import Targets
 from actors.ticker import Ticker
+from midi.batch import Message, coalesce, recover
+from midi.clock import CLOCK_MESSAGES, ClockFollower, ClockReading
 from midi.engine import Engine, Snapshot
-from midi.ports import MessageCallback
-from midi.routes import Route, RouteEntry, compile_table, resolve_all
+from midi.ports import InputPort, OutputPort
+from midi.routes import Route, RouteEntry, compile_table, port_matches, resolve_all
+from midi.schema import ClockOut as ClockOutConfig
 from midi.schema import ControlRoute, MidiConfig, SceneRoute
 from midi.store import FILENAME, load_routes, save_routes
+from scorch.primitives.thread_timing import tighten_current_thread
+from scorch.state.tempo import INSTALLATION, TempoView
 
 log = logging.getLogger(__name__)
 
@@ -53,15 +64,32 @@ _SEND_KINDS = {
 #: What panic sends on every channel of every output: sustain off, all notes off.
 _PANIC = [mido.Message("control_change", channel=channel, control=control, value=0).bytes()
           for channel in range(16) for control in (64, 123)]
+#: Seconds between two looks for inputs that went away and voices past their max_hold.
+WATCH_INTERVAL = 0.1
+#: Seconds between two looks at the inputs' queues while MIDI comes in, and after
+#: IDLE_AFTER seconds without any (a first note then waits a millisecond on average).
+POLL_ACTIVE = 0.0005
+POLL_IDLE = 0.002
+IDLE_AFTER = 1.0
 
 
 class MidiRouter(pykka.ThreadingActor):
     """Route MIDI ports to instances: control routes move parameters, key routes play."""
 
     def __init__(self, config: MidiConfig, targets: Targets, state_dir: Path,
-                 jack_server: str | None = None, voice_slot: int | None = None) -> None:
+                 jack_server: str | None = None, voice_slot: int | None = None,
+                 tempo: TempoView | None = None,
+                 on_clock: Callable[[ClockReading], None] | None = None,
+                 tempo_scope: Callable[[str | None], str] = lambda group: INSTALLATION) -> None:
         super().__init__()
         self._config = config
+        self._tempo = tempo
+        """The tempo MIDI clock out follows (None: no clock out)."""
+        self._on_clock = on_clock
+        """Told what the clock-in port's clock says (from the input thread: a tell)."""
+        self._tempo_scope = tempo_scope
+        self._clocks: list[ClockOut] = []
+        self._follower = ClockFollower()
         self._targets = targets
         self._store = Path(state_dir) / FILENAME
         self._client = config.virtual_port or "scorch"
@@ -80,9 +108,15 @@ class MidiRouter(pykka.ThreadingActor):
         self._runtime_routes: list[RouteEntry] = []
         self._route_errors: dict[str, str] = {}
         self._ports: PortSet | None = None
+        self._inputs: tuple[InputPort, ...] = ()
+        """The open inputs, for the input thread (replaced whole by the actor)."""
         self._rescanner: Ticker | None = None
+        self._watcher: Ticker | None = None
+        self._halt = threading.Event()
+        self._poller: threading.Thread | None = None
         self._learners: list[Future[dict[str, Any] | None]] = []
-        self._counts = {"received": 0, "handled": 0, "rescans": 0}
+        self._counts = {"received": 0, "thinned": 0, "handled": 0, "rescans": 0,
+                        "ports_gone": 0, "released_gone": 0, "released_max_hold": 0}
 
     @property
     def _open(self) -> PortSet:
@@ -94,30 +128,49 @@ class MidiRouter(pykka.ThreadingActor):
     def on_start(self) -> None:
         """Open the backend and ports, load run-time routes, start the helper threads."""
         self._runtime_routes = load_routes(self._store)
+        self._sender.start()  # before any port: the input thread sends through it
         self._ports = PortSet(self._config.backend, self._client, self._jack_server,
-                              self._callback)
+                              self._config.clock_in)
         if self._config.virtual_port:
             self._ports.open_virtual(self._config.virtual_port)
+            self._inputs = tuple(self._ports.inputs.values())
         self._refresh_targets()
         self._rescan()
-        self._sender.start()
+        self._poller = threading.Thread(target=self._poll, name="midi-router-input",
+                                        daemon=True)
+        self._poller.start()
         me = self.actor_ref.proxy()
         self._rescanner = Ticker(self._config.rescan_interval, me.rescan,
                                  "midi-router-rescan").start()
+        self._watcher = Ticker(WATCH_INTERVAL, me.watch, "midi-router-watch").start()
+        if self._tempo is not None and self._config.clock_out:
+            scopes: dict[str, list[ClockOutConfig]] = {}
+            for clock in self._config.clock_out:
+                scopes.setdefault(self._tempo_scope(clock.group), []).append(clock)
+            self._clocks = [ClockOut(scope, clocks, self._tempo, self._clock_output).start()
+                            for scope, clocks in scopes.items()]
 
     def on_stop(self) -> None:
-        """Stop the threads, flush what is held back, close every port."""
-        if self._rescanner is not None:
-            self._rescanner.stop()
+        """Stop the threads, close every port, flush what is held back."""
+        for ticker in (self._rescanner, self._watcher):
+            if ticker is not None:
+                ticker.stop()
+        for clock in self._clocks:
+            clock.stop()
+        self._clocks = []
+        self._halt.set()
+        if self._poller is not None:
+            self._poller.join(timeout=2.0)
         with self._lock:
             learners, self._learners = self._learners, []
             self._engine.learn = None
         for learner in learners:
             learner.set_result(None)  # its done callback cancels its timer
-        self._sender.stop()
         if self._ports is not None:
+            self._inputs = ()
             self._ports.close()
             self._ports = None
+        self._sender.stop()
 
     def on_failure(self, *_exc: object) -> None:
         """Close the ports even when the actor dies of an exception."""
@@ -242,6 +295,7 @@ class MidiRouter(pykka.ThreadingActor):
 
         return {
             **self._counts,
+            "queued": sum(p.taken for p in self._inputs),
             "sent": sender.sent,
             "errors": self._engine.errors,
             "notes_on": self._engine.notes[0],
@@ -249,7 +303,22 @@ class MidiRouter(pykka.ThreadingActor):
             "coalesced": sender.coalesced,
             "voices": len(self._engine.voices),
             "hot_path_us": {"p50": pick(0.5), "p99": pick(0.99), "max": pick(1.0)},
+            "clock_in": self._clock_in_state(),
+            "clock_out": {clock.scope: {"ticks": clock.stats.ticks, "late": clock.stats.late}
+                          for clock in self._clocks},
         }
+
+    def clock_lateness(self) -> dict[str, list[float]]:
+        """Seconds after its time each of the last ticks of each clock left (benchmarks)."""
+        return {clock.scope: list(clock.stats.lateness) for clock in self._clocks}
+
+    def _clock_in_state(self) -> dict[str, Any] | None:
+        if self._config.clock_in is None:
+            return None
+        with self._lock:
+            follower = self._follower
+            return {"port": self._config.clock_in, "ticks": follower.ticks_seen,
+                    "bpm": follower.bpm(), "playing": follower.playing}
 
     def rescan(self) -> None:
         """Look for ports that came or went (the rescan thread tells this)."""
@@ -261,25 +330,102 @@ class MidiRouter(pykka.ThreadingActor):
             # may well succeed (a port that vanished mid-open, an orchestra mid-restart).
             log.exception("MIDI rescan failed")
 
+    def watch(self) -> None:
+        """Release the voices of inputs that went away and those past max_hold (ticker)."""
+        try:
+            gone = self._open.gone()
+            if gone:
+                self._retire(gone)
+                self._refresh_targets()
+            with self._lock:
+                actions = self._engine.expire(self._engine.clock())
+                if actions:
+                    self._sender.apply(actions, time.monotonic_ns() * 1e-9)
+            if actions:
+                self._counts["released_max_hold"] += len(actions)
+                log.warning("released %d MIDI voices held past their max_hold", len(actions))
+        except Exception:
+            log.exception("MIDI watch failed")  # told, not asked: the next tick tries again
+
     # -- hot path (MIDI callback threads) ------------------------------------------
 
-    def _callback(self) -> MessageCallback:
-        # Bind what the callback needs once: it runs thousands of times a second.
-        engine, lock, counts = self._engine, self._lock, self._counts
-        sender = self._sender
-        apply, record, clock = sender.apply, sender.time, time.monotonic_ns
-
-        def on_message(port: str, data: list[int]) -> None:
-            start = clock()
+    def _poll(self) -> None:
+        """Take what the inputs queued and act on it, until the router stops (input thread)."""
+        tighten_current_thread()
+        clock, lock, sleep = time.monotonic_ns, self._lock, time.sleep
+        last = clock()
+        idle_after = int(IDLE_AFTER * 1e9)
+        while not self._halt.is_set():
+            now = clock()
             with lock:
-                counts["received"] += 1
-                actions = engine.handle(port, data)
-                if actions:
-                    apply(actions, start * 1e-9)
-                    record(start)
-                counts["handled"] += 1
+                for port in self._inputs:
+                    if self._take(port, now):
+                        last = now
+            sleep(POLL_ACTIVE if now - last < idle_after else POLL_IDLE)
 
-        return on_message
+    def _take(self, port: InputPort, start: int) -> bool:
+        """Take what ``port`` queued and act on it (router lock held); True if anything."""
+        batch = port.take()
+        if not batch:
+            return False
+        if port.timing:
+            batch = self._clock_in(batch, start)
+        if batch:
+            self._handle(port.name, batch, start)
+        return True
+
+    def _clock_in(self, batch: list[Message], start: int) -> list[Message]:
+        """Feed the clock-in port's clock messages to the follower; return the others.
+
+        A message's time is the poll's minus rtmidi's delta times of those after it.
+        """
+        times = [0.0] * len(batch)
+        at = start * 1e-9
+        for i in range(len(batch) - 1, -1, -1):
+            times[i] = at
+            at -= batch[i][1]
+        rest: list[Message] = []
+        for (data, delta), when in zip(batch, times, strict=True):
+            if data and data[0] in CLOCK_MESSAGES:
+                reading = self._follower.feed(data, when)
+                if reading is not None and self._on_clock is not None:
+                    self._on_clock(reading)
+            else:
+                rest.append((data, delta))
+        return rest
+
+    def _clock_output(self, pattern: str) -> OutputPort | None:
+        """The open output a clock sends to (clock threads; a dict read is atomic)."""
+        ports = self._ports
+        if ports is None:
+            return None
+        for name, port in list(ports.outputs.items()):
+            if port_matches(pattern, name):
+                return port
+        return None
+
+    def _handle(self, name: str, batch: list[Message], start: int) -> None:
+        """Run a batch of one port's messages through the engine and send (router lock held)."""
+        engine, counts = self._engine, self._counts
+        counts["received"] += len(batch)
+        if len(batch) > 1:  # one message (the usual case between floods) needs neither
+            batch = recover(batch)
+            if engine.learn is None:
+                thinned = coalesce(batch, engine.tables.get(name))
+                counts["thinned"] += len(batch) - len(thinned)
+                batch = thinned
+        elif batch[0][0][:1] == [0xF0]:
+            batch = recover(batch)
+        handle, apply, now = engine.handle, self._sender.apply, start * 1e-9
+        sent = False
+        for data, _delta in batch:
+            actions = handle(name, data)
+            if actions:
+                apply(actions, now)
+                sent = True
+        counts["handled"] += len(batch)
+        if sent:
+            self._sender.time(start)
 
     def _learned(self, event: dict[str, object]) -> None:
         """Hand the first moved control to every learner (called with the lock held)."""
@@ -338,8 +484,38 @@ class MidiRouter(pykka.ThreadingActor):
     def _rescan(self) -> None:
         self._counts["rescans"] += 1
         wanted = [*self._config.inputs, *(e.route.port for e in self._entries())]
-        if self._open.rescan(wanted, list(self._config.outputs)):
+        if self._config.clock_in is not None:
+            wanted.append(self._config.clock_in)
+        outputs = [*self._config.outputs, *(c.port for c in self._config.clock_out)]
+        before = set(self._open.inputs)
+        gone = self._open.rescan(wanted, outputs)
+        if gone:
+            self._retire(gone)
+        if gone or set(self._open.inputs) != before:
+            self._inputs = tuple(self._open.inputs.values())
             self._refresh_targets()
+
+    def _retire(self, gone: list[InputPort]) -> None:
+        """Close inputs that went away; release every voice they started."""
+        self._inputs = tuple(self._open.inputs.values())
+        for port in gone:
+            log.warning("MIDI input %r disappeared", port.name)
+            port.stop()
+        released = 0
+        with self._lock:
+            for port in gone:
+                start = time.monotonic_ns()
+                self._take(port, start)  # what it sent before it went, note-offs among it
+                port.closed = True
+                actions = self._engine.drop_port(port.name)
+                self._sender.apply(actions, start * 1e-9)
+                released += len(actions)
+                port.close()
+        self._counts["ports_gone"] += len(gone)
+        self._counts["released_gone"] += released
+        if released:
+            log.warning("released %d MIDI voices started from %s", released,
+                        ", ".join(repr(p.name) for p in gone))
 
 
 def _kind(route: Route) -> str:

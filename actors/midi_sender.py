@@ -5,10 +5,16 @@ router's engine lock: each action becomes one datagram to scsynth, with no
 thread hop. Values a flood would repeat are held back by the coalescer and sent
 by the sender thread when due; that thread also reports applied values to the
 desired state in batches, so a callback never waits on the orchestra.
+
+A release that would reach scsynth within :data:`MIN_GATE` of its voice's
+``/s_new`` waits until then: scsynth applies the commands of one audio period
+together, and a synth whose gate is 0 before it first runs never starts its
+envelope, so it never ends (a silent synth left for good by a short note).
 """
 
 from __future__ import annotations
 
+import heapq
 import logging
 import socket
 import struct
@@ -18,7 +24,15 @@ from collections.abc import Callable
 from typing import Any
 
 from midi.coalesce import Coalescer
-from midi.engine import Action, BendVoice, ReleaseVoice, SceneCue, SetParam, StartVoice
+from midi.engine import (
+    Action,
+    BendVoice,
+    ReleaseVoice,
+    SceneCue,
+    SetParam,
+    StartVoice,
+    VoiceParam,
+)
 from scorch.primitives import commands
 
 log = logging.getLogger(__name__)
@@ -31,6 +45,9 @@ Cue = Callable[[str, str, str, float], None]
 
 TIMINGS = 4096
 REPORT_EVERY = 0.02
+#: Seconds a voice's gate stays open at least: above one audio period of scsynth (21 ms
+#: at 1024 frames and 48 kHz), so the synth has run with its gate open before it closes.
+MIN_GATE = 0.025
 
 _FLOAT_INTO = struct.Struct(">f").pack_into
 _INT32 = struct.Struct(">i").pack
@@ -53,6 +70,12 @@ class OscSender:
         self._packets: dict[tuple[Address, int, str], tuple[Address, bytearray]] = {}
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+        self._started: dict[int, float] = {}
+        """Voice node id -> when its ``/s_new`` went out, while younger than MIN_GATE."""
+        self._deferred: list[tuple[float, int, Address]] = []
+        """Releases waiting for MIN_GATE: a heap of (due, node id, address)."""
+        self.deferred = 0
+        """Releases that waited for their voice's gate to have been open MIN_GATE."""
         self._halt = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -97,10 +120,21 @@ class OscSender:
             elif type(action) is StartVoice:
                 send(commands.s_new(action.synthdef, action.node_id, commands.AddAction.HEAD,
                                     commands.DEFAULT_GROUP, action.args), action.address)
+                self._started[action.node_id] = now
                 self.sent += 1
             elif type(action) is ReleaseVoice:
+                started = self._started.pop(action.node_id, None)
+                if started is not None and now - started < MIN_GATE:
+                    heapq.heappush(self._deferred,
+                                   (started + MIN_GATE, action.node_id, action.address))
+                    self.deferred += 1
+                    if not self._wake.is_set():
+                        self._wake.set()
+                    continue
                 send(_RELEASE_HEAD + _INT32(action.node_id) + _RELEASE_TAIL, action.address)
                 self.sent += 1
+            elif type(action) is VoiceParam:
+                self._set(action.address, action.node_id, action.param, action.value, now, send)
             elif type(action) is SceneCue:
                 try:
                     self._cue(*action)
@@ -157,6 +191,16 @@ class OscSender:
             for address, packet in ready:
                 self._socket.sendto(packet, address)
             self.sent += len(ready)
+            deferred = self._deferred
+            while deferred and deferred[0][0] <= now:
+                _, node_id, address = heapq.heappop(deferred)
+                self._socket.sendto(_RELEASE_HEAD + _INT32(node_id) + _RELEASE_TAIL, address)
+                self.sent += 1
+            if deferred and (next_due is None or deferred[0][0] < next_due):
+                next_due = deferred[0][0]
+            if report and self._started:
+                young = now - MIN_GATE  # older starts no longer hold a release back
+                self._started = {n: t for n, t in self._started.items() if t > young}
             if report and self._dirty:
                 dirty, self._dirty = self._dirty, {}
         if dirty:  # outside the lock: the callback never waits on the orchestra

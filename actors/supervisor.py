@@ -7,11 +7,13 @@ crashes are handled by its actor; the supervisor only handles what is shared.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import replace
 
 import pykka
 
+from actors.conductor import Conductor, ConductorProxy
 from actors.instance import Instance, InstanceProxy, InstanceSettings
 from actors.jack import Jack, JackProxy
 from actors.keeper import Keeper
@@ -23,6 +25,7 @@ from scorch.config_changes import ConfigChanges
 from scorch.errors import BootError, ScorchError
 from scorch.primitives.audio_driver import AudioChoice, choose
 from scorch.primitives.console import Console
+from scorch.state.tempo import TempoView
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -33,7 +36,7 @@ RECONFIGURE_TIMEOUT = 90.0
 
 
 class Supervisor(pykka.ThreadingActor):
-    """Root of the tree: the JACK server, the instances and the watchdog."""
+    """Root of the tree: the JACK server, the instances, the watchdog, tempo and MIDI."""
 
     def __init__(self, config: Config, views: dict[str, InstanceView],
                  settings: dict[str, InstanceSettings], jack_console: Console,
@@ -52,6 +55,9 @@ class Supervisor(pykka.ThreadingActor):
         self.instances: dict[str, InstanceProxy] = {}
         self.watchdog: WatchdogProxy | None = None
         self.router: MidiRouterProxy | None = None
+        self.tempo = TempoView(config.timelines(time.monotonic()))
+        """The installation's beat grid (and groups'), read by clocks and the facade."""
+        self.conductor: ConductorProxy | None = None
         self.midi_error: str | None = "MIDI is not started"
         self._jack_keeper: Keeper | None = None
         self._jack_alive: Callable[[], bool] | None = None
@@ -118,6 +124,7 @@ class Supervisor(pykka.ThreadingActor):
         for proxy in self.instances.values():
             proxy.boot()  # all at once: each boots in its own actor's thread
         self._start_watchdog()
+        self._start_conductor()
         self._start_router()
         return dict(self.instances)
 
@@ -136,6 +143,12 @@ class Supervisor(pykka.ThreadingActor):
             {name: (self.views[name], proxy) for name, proxy in self.instances.items()},
             wd.interval, wd.missed, wd.busy_limit,
         ).proxy()
+
+    def _start_conductor(self) -> None:
+        midi = self.config.midi
+        self.conductor = Conductor.start(
+            self.config, self.views, self.tempo,
+            midi.clock_in if midi.enabled else None).proxy()
 
     def apply(self, config: Config, changes: ConfigChanges,
               settings: dict[str, InstanceSettings]) -> dict[str, str]:
@@ -167,6 +180,8 @@ class Supervisor(pykka.ThreadingActor):
             if self.watchdog is not None:
                 _stop("watchdog", self.watchdog.actor_ref.stop(block=False), ASK_TIMEOUT)
             self._start_watchdog()
+        if self.conductor is not None:  # rooms came, went or changed group: their tempo
+            self.conductor.reconfigure(self.config)
         if changes.midi:
             if self.router is not None:
                 _stop("MIDI router", self.router.actor_ref.stop(block=False), ASK_TIMEOUT)
@@ -191,11 +206,14 @@ class Supervisor(pykka.ThreadingActor):
         uses_jack = self.owns_jack() or self.config.audio.driver == "jack"
         targets = OrchestraTargets(self.config, self.views, self.instances, self.on_scene,
                                    self.remote)
+        conductor = self.conductor
         try:
             router = MidiRouter.start(
                 self.config.midi, targets, self.config.state_path(),
                 self.config.audio.jack_server if uses_jack else None,
-                self.config.voice_slot()).proxy()
+                self.config.voice_slot(), tempo=self.tempo,
+                on_clock=None if conductor is None else conductor.follow_clock,
+                tempo_scope=self.config.tempo_scope).proxy()
             # on_start runs in the router's thread: a backend that cannot open
             # shows up here as a dead actor (its error is in the log).
             router.ports().get(timeout=ASK_TIMEOUT)
@@ -211,14 +229,25 @@ class Supervisor(pykka.ThreadingActor):
         """The MIDI router, when MIDI runs."""
         return self.router
 
+    def conductor_proxy(self) -> ConductorProxy | None:
+        """The tempo's owner, once the tree is started."""
+        return self.conductor
+
+    def tempo_view(self) -> TempoView:
+        """The beat grids, for readers in any thread (the conductor replaces them)."""
+        return self.tempo
+
     def midi_status(self) -> str | None:
         """Why MIDI is off, or None when it runs."""
         return self.midi_error
 
     def instance_changed(self, name: str) -> None:
-        """An instance is READY again, or its nodes changed: the router re-reads where they are."""
+        """An instance is READY again, or its nodes changed: the router re-reads where they are,
+        and the conductor gives a new sclang the tempo at once."""
         if self.router is not None:
             self.router.refresh_targets()
+        if self.conductor is not None:
+            self.conductor.tick()
 
     def jack_pid(self) -> int | None:
         """The pid of scorch's own jackd, if it runs."""
@@ -270,10 +299,13 @@ class Supervisor(pykka.ThreadingActor):
         self._stopping = True
         if self._jack_keeper is not None:
             self._jack_keeper.halt()
-        for name, child in (("MIDI router", self.router), ("watchdog", self.watchdog)):
+        children = (("MIDI router", self.router), ("conductor", self.conductor),
+                    ("watchdog", self.watchdog))
+        for name, child in children:
             if child is not None:
                 _stop(name, child.actor_ref.stop(block=False), timeout)
         self.router = None
+        self.conductor = None
         self.watchdog = None
         stops = {name: proxy.actor_ref.stop(block=False) for name, proxy in self.instances.items()}
         for name, future in stops.items():

@@ -2,9 +2,10 @@
 
 Run with ``python -m bench.midi_hotpath`` (a few seconds). It builds a router
 (not started: no ports, no helper threads) with the same routes as
-``bench.midi_latency``, takes the callback rtmidi would call, and times each call
-with raw MIDI bytes, so what it shows is the CPU cost per message. A UDP socket
-stands in for scsynth and is drained between batches, outside the timing.
+``bench.midi_latency``, and times what the input thread does with one queued
+message (the router's lock, the engine, the datagram) with raw MIDI bytes, so
+what it shows is the CPU cost per message. A UDP socket stands in for scsynth
+and is drained between batches, outside the timing.
 
 The baseline, timed the same way in the same run, is the least a Python
 callback can do: pack one float into a cached ``/n_set`` and ``sendto``.
@@ -49,6 +50,18 @@ def make_router(listener: tuple[str, int], state_dir: Path, coalesce: float) -> 
     router._engine.tables = {PORT: compile_table(PORT, entries, resolved)}
     router._engine.snapshot = Snapshot({"bench": listener}, {("bench", "n"): NODE})
     return router
+
+
+def input_path(router: Any) -> Callable[[str, list[int]], None]:
+    """What the input thread does with one queued message: lock, engine, send."""
+    clock, lock, handle = time.monotonic_ns, router._lock, router._handle
+
+    def call(port: str, data: list[int]) -> None:
+        start = clock()
+        with lock:
+            handle(port, [(data, 0.0)], start)
+
+    return call
 
 
 def cc_stream(count: int) -> list[list[int]]:
@@ -114,7 +127,7 @@ def run(count: int, coalesce: float) -> dict[str, dict[str, float]]:
     figures: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as state:
         router = make_router(address, Path(state), coalesce)
-        callback = router._callback()
+        callback = input_path(router)
         try:
             for mode in ("gc on", "gc off", "gc frozen"):
                 gc.collect()
@@ -149,7 +162,7 @@ def profile(count: int, coalesce: float) -> None:
     listener.setblocking(False)
     with tempfile.TemporaryDirectory() as state:
         router = make_router(listener.getsockname(), Path(state), coalesce)
-        callback = router._callback()
+        callback = input_path(router)
         messages = cc_stream(count)
         profiler = cProfile.Profile()
         profiler.enable()

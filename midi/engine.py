@@ -7,13 +7,16 @@ one lock (several ports may call at once) and sends the actions itself.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from midi.assembly import NRPN_CCS, Cc14, Nrpn
 from midi.relative import step
-from midi.routes import EMPTY, ControlTarget, Table
+from midi.routes import EMPTY, ControlTarget, KeyTarget, Table
 from midi.takeover import Takeover
 from midi.voices import ChannelKey, Voice, Voices, voice_ids
 
@@ -21,6 +24,11 @@ log = logging.getLogger(__name__)
 
 Address = tuple[str, int]
 SUSTAIN_CC = 64
+TIMBRE_CC = 74
+#: MPE Configuration Message: RPN 6 on a zone's master channel sets its number of channels.
+MCM_RPN = 6
+#: Master channel (0-based) of each MPE zone; members count from the next one inwards.
+ZONE_MASTER = {"lower": 0, "upper": 15}
 
 
 class SetParam(NamedTuple):
@@ -59,6 +67,15 @@ class ReleaseVoice(NamedTuple):
     node_id: int
 
 
+class VoiceParam(NamedTuple):
+    """``/n_set node_id param value`` on one sounding voice: MPE pressure, timbre (coalescable)."""
+
+    address: Address
+    node_id: int
+    param: str
+    value: float
+
+
 class SceneCue(NamedTuple):
     """Recall a scene (``value``: seconds to glide) or morph toward it (``value``: 0..1)."""
 
@@ -70,7 +87,7 @@ class SceneCue(NamedTuple):
     value: float
 
 
-Action = SetParam | StartVoice | BendVoice | ReleaseVoice | SceneCue
+Action = SetParam | StartVoice | BendVoice | ReleaseVoice | VoiceParam | SceneCue
 
 #: Builds a NamedTuple from a tuple of all its fields in C: a third of the cost of calling
 #: the class, whose generated ``__new__`` is Python code (this is what ``_make`` does inside).
@@ -124,10 +141,21 @@ class Engine:
         self.errors = 0
         self.notes = [0, 0]
         """Note-ons and note-offs handled (to check that none is lost)."""
+        self.clock: Callable[[], float] = time.monotonic
+        """Seconds, for ``max_hold`` deadlines (tests set their own)."""
         self._takeover: dict[tuple[str, str], Takeover] = {}
         self._cc14: dict[ChannelKey, Cc14] = {}
         self._nrpn: dict[ChannelKey, Nrpn] = {}
         self._bend: dict[ChannelKey, float] = {}
+        self._pressure: dict[ChannelKey, float] = {}
+        """MPE: each member channel's last pressure, 0..1 (a note starts with it)."""
+        self._timbre: dict[ChannelKey, float] = {}
+        """MPE: each member channel's last CC 74, 0..1."""
+        self._zones: dict[tuple[str, str], int] = {}
+        """MPE: (port, zone) -> member channels, when an MCM changed it from 15."""
+        self._deadlines: list[tuple[float, int, Voice]] = []
+        """``max_hold``: a heap of (deadline, order, voice); released voices are skipped."""
+        self._order = itertools.count()
 
     def handle(self, port: str, data: list[int]) -> list[Action]:
         """Return the actions one MIDI message from ``port`` causes."""
@@ -163,7 +191,10 @@ class Engine:
         if kind == 0xD0:
             if self.learn is not None:
                 self._learned(port, channel, "aftertouch", 0, data[1])
-            return self._controls(table.controls.get(("at", channel, 0)), data[1] / 127.0)
+            actions = self._controls(table.controls.get(("at", channel, 0)), data[1] / 127.0)
+            if table.keys and _mpe(table):
+                self._per_note(self._pressure, "pressure", (port, channel), data[1], actions)
+            return actions
         if kind == 0xC0:
             return [SceneCue("recall", r.scene, r.instance, r.seconds)
                     for r in table.scenes.get(("pc", channel, data[1]), ())]
@@ -180,7 +211,31 @@ class Engine:
 
     def panic(self) -> list[Action]:
         """Release every voice and lift every pedal."""
+        self._deadlines.clear()
         return self._release(self.voices.clear())
+
+    def drop_port(self, port: str) -> list[Action]:
+        """Release every voice an input started and forget its state: the input went away."""
+        for states in (self._cc14, self._nrpn, self._bend, self._pressure, self._timbre):
+            for key in [k for k in states if k[0] == port]:
+                del states[key]
+        for zone in [k for k in self._zones if k[0] == port]:
+            del self._zones[zone]
+        return self._release(self.voices.drop_port(port))
+
+    def expire(self, now: float) -> list[Action]:
+        """Release the voices held past their route's ``max_hold``."""
+        deadlines = self._deadlines
+        released = []
+        while deadlines and deadlines[0][0] <= now:
+            voice = heapq.heappop(deadlines)[2]
+            if self.voices.release(voice):
+                released.append(voice)
+        return self._release(released)
+
+    def next_deadline(self) -> float | None:
+        """When the next held voice reaches its ``max_hold`` (None: no voice has one)."""
+        return self._deadlines[0][0] if self._deadlines else None
 
     # -- controls -----------------------------------------------------------
 
@@ -188,6 +243,8 @@ class Engine:
         actions: list[Action] = []
         if cc == SUSTAIN_CC:
             actions += self._release(self.voices.pedal((port, channel), value >= 64))
+        elif cc == TIMBRE_CC and table.keys and _mpe(table):
+            self._per_note(self._timbre, "timbre", (port, channel), value, actions)
         targets = table.controls.get(("cc", channel, cc))
         if targets:
             self._controls(targets, value / 127.0, value, actions)
@@ -203,11 +260,13 @@ class Engine:
                 targets = table.controls.get(("cc14", channel, assembled[0]))
                 if targets:
                     self._controls(targets, assembled[1] / 16383.0, 0, actions)
-        if cc in NRPN_CCS and (table.nrpn or self.learn is not None):
+        if cc in NRPN_CCS and (table.nrpn or self.learn is not None or _mpe(table)):
             nrpn = self._nrpn.get((port, channel))
             if nrpn is None:
                 nrpn = self._nrpn[(port, channel)] = Nrpn()
             entry = nrpn.feed(cc, value)
+            if entry is not None and entry.rpn and entry.number == MCM_RPN and not entry.fine:
+                self._configure_zone(port, channel, entry.value >> 7)
             if entry is not None and not entry.rpn:
                 if self.learn is not None:
                     self._learned(port, channel, "nrpn", entry.number, entry.value)
@@ -283,10 +342,18 @@ class Engine:
 
     def _note_on(self, table: Table, channel: ChannelKey, note: int, velocity: int) -> list[Action]:
         actions: list[Action] = []
-        bend = self._bend.get(channel, 0.0)
         for target in table.keys:
             route = target.route
-            if channel[1] not in target.channels or not (route.notes[0] <= note <= route.notes[1]):
+            if not (route.notes[0] <= note <= route.notes[1]):
+                continue
+            zone: ChannelKey | None = None
+            if route.mpe is not None:
+                zone = self._zone_master(channel, route.mpe)
+                if zone is None:
+                    continue
+                if zone == channel:
+                    zone = None  # a note on the master channel is an ordinary voice
+            elif channel[1] not in target.channels:
                 continue
             amp = target.velocity.map(velocity / 127.0)
             pitch = note + route.transpose
@@ -295,27 +362,71 @@ class Engine:
                 if address is None:
                     log.info("note %d for %s dropped: instance not running", note, instance)
                     continue
-                voice = Voice(
-                    self.voices.new_id(), address, instance, target.route_id, channel, note,
-                    pitch, route.bend_range, route.sustain,
-                )
+                voice = self._voice(target, instance, address, channel, note, pitch, zone)
                 actions += self._release(self.voices.note_on(voice, route.voices))
-                args: list[str | float] = [
-                    "freq", midicps(pitch + bend * route.bend_range), "amp", amp, "gate", 1.0
-                ]
+                args: list[str | float] = ["freq", self._freq(voice), "amp", amp, "gate", 1.0]
+                if zone is not None:
+                    args += ["pressure", self._pressure.get(channel, 0.0),
+                             "timbre", self._timbre.get(channel, 0.5)]
                 for name, value in route.params.items():
                     args += [name, value]
                 actions.append(StartVoice(address, voice.node_id, route.synthdef, tuple(args)))
         return actions
 
+    def _voice(self, target: KeyTarget, instance: str, address: Address, channel: ChannelKey,
+               note: int, pitch: float, zone: ChannelKey | None) -> Voice:
+        route = target.route
+        voice = Voice(
+            self.voices.new_id(), address, instance, target.route_id, channel, note, pitch,
+            route.bend_range if zone is None else route.mpe_bend_range, route.sustain,
+            zone=zone, zone_bend_range=route.bend_range if zone is not None else 0.0,
+        )
+        if route.max_hold is not None:
+            voice.deadline = self.clock() + route.max_hold
+            heapq.heappush(self._deadlines, (voice.deadline, next(self._order), voice))
+        return voice
+
+    def _freq(self, voice: Voice) -> float:
+        """The voice's frequency with its channel's bend (and its MPE zone's)."""
+        pitch = voice.pitch + self._bend.get(voice.channel, 0.0) * voice.bend_range
+        if voice.zone is not None:
+            pitch += self._bend.get(voice.zone, 0.0) * voice.zone_bend_range
+        return midicps(pitch)
+
+    def _zone_master(self, channel: ChannelKey, zone: str) -> ChannelKey | None:
+        """The master channel of ``zone`` if ``channel`` belongs to it (as master or member)."""
+        port, number = channel
+        master = ZONE_MASTER[zone]
+        members = self._zones.get((port, zone), 15)
+        if members == 0:
+            return None
+        distance = number - master if zone == "lower" else master - number
+        return (port, master) if 0 <= distance <= members else None
+
+    def _configure_zone(self, port: str, channel: int, members: int) -> None:
+        """An MPE Configuration Message on a master channel: that zone's size (0: off)."""
+        for zone, master in ZONE_MASTER.items():
+            if channel == master:
+                self._zones[(port, zone)] = min(members, 15)
+                log.info("MPE %s zone on %s: %d member channels", zone, port, min(members, 15))
+
+    def _per_note(self, states: dict[ChannelKey, float], param: str, channel: ChannelKey,
+                  value: int, actions: list[Action]) -> None:
+        """MPE pressure or timbre on a member channel: to the voices of that channel only."""
+        level = value / 127.0
+        states[channel] = level
+        for voice in self.voices.sounding(channel):
+            if voice.zone is not None:
+                actions.append(VoiceParam(voice.address, voice.node_id, param, level))
+
     def _bend_wheel(self, table: Table, channel: ChannelKey, value: int) -> list[Action]:
         # The centre 8192 is exactly 0 and 0.5; each half scales to its own end.
         bend = (value - 8192) / (8192.0 if value <= 8192 else 8191.0)
         self._bend[channel] = bend
-        actions: list[Action] = [
-            BendVoice(v.address, v.node_id, midicps(v.pitch + bend * v.bend_range))
-            for v in self.voices.sounding(channel)
-        ]
+        voices = self.voices.sounding(channel)
+        if table.keys and _mpe(table):
+            voices += self.voices.in_zone(channel)  # a master channel bends its whole zone
+        actions: list[Action] = [BendVoice(v.address, v.node_id, self._freq(v)) for v in voices]
         actions += self._controls(table.controls.get(("pb", channel[1], 0)), (bend + 1.0) / 2.0)
         return actions
 
@@ -330,3 +441,8 @@ class Engine:
                 {"port": port, "channel": channel + 1, "kind": kind, "number": number,
                  "value": value}
             )
+
+
+def _mpe(table: Table) -> bool:
+    """True when some key route of ``table`` is an MPE zone."""
+    return any(target.route.mpe is not None for target in table.keys)

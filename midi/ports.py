@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
+import threading
 
 import rtmidi
 
+from midi.batch import Message
 from scorch.errors import MidiBackendError, MidiPortNotFound
 from scorch.primitives.jackd import client_environment
 
@@ -31,9 +32,6 @@ _AUTO_ORDER = {
     "darwin": ("coremidi", "jack"),
     "win32": ("winmm",),
 }
-
-#: Called from the backend's thread with (port name, message bytes).
-MessageCallback = Callable[[str, list[int]], None]
 
 
 def own_port(name: str, client_prefix: str) -> bool:
@@ -85,59 +83,94 @@ def find_port(names: list[str], pattern: str) -> str:
     raise MidiPortNotFound(f"no MIDI port matches {pattern!r}; ports are: {names}")
 
 
+#: rtmidi's queue per input, in messages: 0.8 s of a 20,000 messages/s flood.
+QUEUE_SIZE = 16384
+
 class InputPort:
-    """One open input: an rtmidi client connected to the port called ``name``."""
+    """One open input whose messages rtmidi queues in C; the router takes them from Python.
 
-    def __init__(self, api: int, name: str, client: str, callback: MessageCallback,
-                 jack_server: str | None = None) -> None:
+    No callback: the backend's thread (JACK's realtime process thread, ALSA's or
+    CoreMIDI's input thread) never runs Python. A callback needs the GIL, and while
+    another thread holds it a JACK client misses its cycle and JACK drops that cycle's
+    events, so under a flood a bare callback loses messages. Worse, libjack cancels its
+    process thread asynchronously when a client closes: a callback caught waiting for
+    the GIL dies holding the GIL's own mutex, and the whole process hangs. So rtmidi
+    keeps what arrives in its lock-free queue of :data:`QUEUE_SIZE`, and the router's
+    poll thread takes it (:meth:`take`).
+    """
+
+    def __init__(self, api: int, name: str, client: str, jack_server: str | None = None,
+                 timing: bool = False) -> None:
         self.name = name
+        self.timing = timing
+        """Clock, start, stop and song position reach the router (the clock-in port)."""
+        self.taken = 0
+        """Messages taken from the queue."""
+        self.closed = False
         with client_environment(jack_server):
-            self._midi: rtmidi.MidiIn | None = rtmidi.MidiIn(api, name=client)
-            self._open(name, callback)
+            self._midi: rtmidi.MidiIn | None = rtmidi.MidiIn(api, name=client,
+                                                             queue_size_limit=QUEUE_SIZE)
+            try:
+                ports = self._midi.get_ports()
+                if name not in ports:
+                    raise MidiPortNotFound(f"MIDI input {name!r} went away before it was opened")
+                self._listen(timing)
+                self._midi.open_port(ports.index(name), "in")
+            except BaseException:
+                self.close()
+                raise
 
-    def _open(self, name: str, callback: MessageCallback) -> None:
+    def _listen(self, timing: bool) -> None:
         assert self._midi is not None
-        try:
-            ports = self._midi.get_ports()
-            if name not in ports:
-                raise MidiPortNotFound(f"MIDI input {name!r} went away before it was opened")
-            # Sysex, clock and active sensing are dropped in C++: a sysex flood costs nothing.
-            self._midi.ignore_types(sysex=True, timing=True, active_sense=True)
-            self._midi.set_callback(lambda event, _data: callback(name, event[0]))
-            self._midi.open_port(ports.index(name), "in")
-        except BaseException:
-            self.close()
-            raise
+        # SysEx is let through: after one without its F7, rtmidi hands over what follows
+        # as more SysEx (midi.batch.recover gets the messages back). Active sensing is not.
+        self._midi.ignore_types(sysex=False, timing=not timing, active_sense=True)
 
     @classmethod
-    def virtual(cls, api: int, name: str, callback: MessageCallback,
-                jack_server: str | None = None) -> InputPort:
+    def virtual(cls, api: int, name: str, jack_server: str | None = None) -> InputPort:
         """Open scorch's own input that other software can play."""
         port = cls.__new__(cls)
-        port.name = name
+        port.name, port.timing, port.taken, port.closed = name, False, 0, False
         with client_environment(jack_server):
-            port._midi = rtmidi.MidiIn(api, name=name)
-            port._midi.ignore_types(sysex=True, timing=True, active_sense=True)
-            port._midi.set_callback(lambda event, _data: callback(name, event[0]))
+            port._midi = rtmidi.MidiIn(api, name=name, queue_size_limit=QUEUE_SIZE)
+            port._listen(False)
             port._midi.open_virtual_port(name)
         return port
 
+    def take(self) -> list[Message]:
+        """Return every message queued so far, oldest first (one thread at a time)."""
+        midi = self._midi
+        if midi is None or self.closed:
+            return []
+        taken: list[Message] = []
+        get = midi.get_message
+        while (message := get()) is not None:
+            taken.append(message)
+        if taken:
+            self.taken += len(taken)
+        return taken
+
+    def stop(self) -> None:
+        """Stop receiving (what is queued can still be taken)."""
+        if self._midi is not None:
+            self._midi.close_port()
+
     def close(self) -> None:
-        """Stop callbacks and release the rtmidi client (and its JACK/ALSA client)."""
+        """Release the rtmidi client (and its JACK/ALSA client); nothing can be taken after."""
+        self.closed = True
         midi, self._midi = self._midi, None
         if midi is not None:
-            # Port first: once it is gone the backend's thread stops calling back, so the
-            # callback is never dropped while it runs.
             midi.close_port()
-            midi.cancel_callback()
             midi.delete()
 
 
 class OutputPort:
-    """One open output port, found by name."""
+    """One open output port, found by name; any thread may send (one at a time)."""
 
     def __init__(self, api: int, name: str, client: str, jack_server: str | None = None) -> None:
         self.name = name
+        self._lock = threading.Lock()
+        """rtmidi writes a message into one ring buffer per port: one writer at a time."""
         with client_environment(jack_server):
             self._midi: rtmidi.MidiOut | None = rtmidi.MidiOut(api, name=client)
             try:
@@ -152,13 +185,15 @@ class OutputPort:
 
     def send(self, data: list[int] | bytes) -> None:
         """Send one message's bytes."""
-        if self._midi is None:
-            raise MidiPortNotFound(f"MIDI output {self.name!r} is closed")
-        self._midi.send_message(data)
+        with self._lock:
+            if self._midi is None:
+                raise MidiPortNotFound(f"MIDI output {self.name!r} is closed")
+            self._midi.send_message(data)
 
     def close(self) -> None:
         """Release the rtmidi client."""
-        midi, self._midi = self._midi, None
+        with self._lock:
+            midi, self._midi = self._midi, None
         if midi is not None:
             midi.close_port()
             midi.delete()

@@ -20,6 +20,7 @@ from pydantic import (
 from midi.curves import check_curve
 from scorch.values import (
     Float32,
+    GroupName,
     HostName,
     NodeName,
     ParamName,
@@ -34,6 +35,7 @@ Backend = Literal["auto", "alsa", "jack", "coremidi", "winmm"]
 Takeover = Literal["immediate", "pickup", "scale"]
 Relative = Literal["twos_complement", "signed_bit", "binary_offset"]
 Curve = str | float
+Zone = Literal["lower", "upper"]
 
 
 PortPattern = Annotated[Text, Field(min_length=1, max_length=200)]
@@ -153,6 +155,22 @@ class KeyRoute(_Route):
     params: dict[ParamName, Float32] = Field(
         default_factory=dict, description="Other controls sent with every /s_new."
     )
+    max_hold: float | None = Field(
+        None, gt=0, le=86400,
+        description="Seconds after which a voice is released even if its key is still down "
+        "(a safety net for a note-off that never comes); omitted: no limit.",
+    )
+    mpe: Zone | None = Field(
+        None,
+        description="MPE zone: lower (master channel 1, notes on 2 and up) or upper (master "
+        "16, notes on 15 and down). Each note's own pitch bend, pressure and CC 74 reach its "
+        "voice as freq, pressure and timbre.",
+    )
+    mpe_bend_range: float = Field(
+        48.0, ge=0, le=96,
+        description="MPE: semitones of a note's own pitch bend (bend_range is the master "
+        "channel's).",
+    )
 
     @field_validator("notes")
     @classmethod
@@ -175,7 +193,27 @@ class KeyRoute(_Route):
     @model_validator(mode="after")
     def _velocity_curve(self) -> KeyRoute:
         check_curve(self.velocity_curve, self.amp)
+        if self.mpe is not None:
+            if self.channel is not None:
+                raise ValueError(f"an MPE zone chooses its channels: drop channel = "
+                                 f"{self.channel} (mpe = {self.mpe!r})")
+            taken = {"pressure", "timbre"} & set(self.params)
+            if taken:
+                raise ValueError(f"params {sorted(taken)} are set by the router from each MPE "
+                                 "note; remove them")
         return self
+
+
+class ClockOut(_Frozen):
+    """One ``[[midi.clock_out]]``: MIDI clock (24 per beat) with transport to an output."""
+
+    port: PortPattern = Field(description="Case-insensitive substring of the output port's "
+                              "name.")
+    group: GroupName | None = Field(
+        None, description="Follow this group's own tempo ([tempo.groups.NAME]); omitted: the "
+        "installation's.")
+    transport: bool = Field(
+        True, description="Send start, stop, continue and song position as well as the clock.")
 
 
 class SceneRoute(_Route):
@@ -236,6 +274,11 @@ class MidiConfig(_Frozen):
     )
     controls: tuple[ControlRoute, ...] = Field((), description="[[midi.controls]] routes.")
     keys: tuple[KeyRoute, ...] = Field((), description="[[midi.keys]] routes.")
+    clock_out: tuple[ClockOut, ...] = Field(
+        (), description="[[midi.clock_out]]: outputs that get MIDI clock from the tempo.")
+    clock_in: PortPattern | None = Field(
+        None, description="Input whose MIDI clock drives the installation's tempo (smoothed), "
+        "with its start, stop and song position.")
     scenes: tuple[SceneRoute, ...] = Field((), description="[[midi.scenes]] routes.")
 
     @model_validator(mode="after")
@@ -246,4 +289,9 @@ class MidiConfig(_Frozen):
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise ValueError(f"route ids must be unique, repeated: {dupes}")
+        ports = [c.port.lower() for c in self.clock_out]
+        twice = sorted({p for p in ports if ports.count(p) > 1})
+        if twice:
+            raise ValueError(f"[[midi.clock_out]] names the port {twice[0]!r} twice: one clock "
+                             "per output")
         return self

@@ -48,6 +48,12 @@ class Voice:
     """The route lets the sustain pedal hold this voice."""
     held: bool = True
     """The key is still down."""
+    zone: ChannelKey | None = None
+    """MPE: the zone's master channel, whose pedal and bend reach this voice too."""
+    zone_bend_range: float = 0.0
+    """MPE: semitones of the master channel's bend (``bend_range`` is the note's own)."""
+    deadline: float | None = None
+    """``max_hold``: when the voice is released even if its key is still down."""
 
 
 @dataclass
@@ -94,7 +100,7 @@ class Voices:
             if not voice.held:
                 continue
             voice.held = False
-            if not (voice.sustainable and channel in self._pedal):
+            if not self._sustained(voice):
                 self._remove(voice)
                 released.append(voice)
         return released
@@ -105,7 +111,8 @@ class Voices:
             self._pedal.add(channel)
             return []
         self._pedal.discard(channel)
-        released = [v for v in self.sounding(channel) if not v.held]
+        released = [v for v in self.sounding(channel) + self.in_zone(channel)
+                    if not v.held and not self._sustained(v)]
         for voice in released:
             self._remove(voice)
         return released
@@ -113,6 +120,26 @@ class Voices:
     def sounding(self, channel: ChannelKey) -> list[Voice]:
         """Return the voices started from ``channel``, held or sustained."""
         return [v for v in self if v.channel == channel]
+
+    def in_zone(self, master: ChannelKey) -> list[Voice]:
+        """Return the MPE voices of the zone whose master channel is ``master``."""
+        return [v for v in self if v.zone == master]
+
+    def release(self, voice: Voice) -> bool:
+        """Forget ``voice`` (``max_hold``); False if it was already released."""
+        group = self._by_group.get((voice.route_id, voice.instance), ())
+        if voice not in group:
+            return False
+        self._remove(voice)
+        return True
+
+    def drop_port(self, port: str) -> list[Voice]:
+        """Forget every voice and pedal of an input that went away; return the voices."""
+        voices = [v for v in self if v.channel[0] == port]
+        for voice in voices:
+            self._remove(voice)
+        self._pedal = {channel for channel in self._pedal if channel[0] != port}
+        return voices
 
     def clear(self) -> list[Voice]:
         """Forget every voice and pedal; return the voices to release (panic)."""
@@ -128,6 +155,10 @@ class Voices:
 
     def __len__(self) -> int:
         return sum(len(group) for group in self._by_group.values())
+
+    def _sustained(self, voice: Voice) -> bool:
+        return voice.sustainable and (
+            voice.channel in self._pedal or (voice.zone is not None and voice.zone in self._pedal))
 
     def _remove(self, voice: Voice) -> None:
         key = (*voice.channel, voice.note)

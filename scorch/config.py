@@ -29,6 +29,7 @@ from midi.schema import ControlRoute, KeyRoute, MidiConfig
 from scorch.config_hosts import HostConfig, RemoteRoom
 from scorch.errors import ConfigError, InstanceNotFound
 from scorch.state.restart_policy import Backoff, RestartIntensity
+from scorch.state.tempo import INSTALLATION, MAX_BPM, MIN_BPM, Timeline
 from scorch.values import (
     Float32,
     GroupName,
@@ -66,6 +67,10 @@ class AudioConfig(_Model):
     period: int = Field(64, ge=16, le=8192, description="JACK frames per period")
     device: str | None = Field(None, description="ALSA device for driver = 'alsa', e.g. 'hw:0' "
                                "(with 'auto': the card to use when no JACK server runs)")
+    realtime: bool = Field(
+        False, description="run scorch's jackd with realtime scheduling (-R; needs realtime "
+        "rights): on a loaded machine a JACK client without it misses cycles, and JACK drops "
+        "the MIDI of the cycles it missed")
 
     @field_validator("period")
     @classmethod
@@ -172,6 +177,23 @@ class DocsConfig(_Model):
         "docs call")
     help_dir: Path | None = Field(None, description="the HelpSource folder; default: the one "
                                   "sclang reports, else the usual install locations")
+class GroupTempo(_Model):
+    """A ``[tempo.groups.NAME]`` table: a group that plays at its own tempo."""
+
+    bpm: float = Field(ge=MIN_BPM, le=MAX_BPM, description="beats per minute")
+    beats_per_bar: int = Field(4, ge=1, le=64, description="beats in a bar (the bar phase)")
+
+
+class TempoConfig(_Model):
+    """The ``[tempo]`` table: one beat grid for every room, MIDI clock and Link."""
+
+    bpm: float = Field(120.0, ge=MIN_BPM, le=MAX_BPM, description="beats per minute at start")
+    beats_per_bar: int = Field(4, ge=1, le=64, description="beats in a bar: the bar phase "
+                               "and Link's quantum")
+    link: bool = Field(False, description="join an Ableton Link session through the rooms' "
+                       "sclang LinkClock: tempo and phase shared with every Link peer")
+    groups: dict[GroupName, GroupTempo] = Field(
+        default_factory=dict, description="groups with a tempo of their own (not on Link)")
 
 
 class Config(_Model):
@@ -180,6 +202,7 @@ class Config(_Model):
     audio: AudioConfig = AudioConfig()
     instances: dict[InstanceName, InstanceConfig]
     watchdog: WatchdogConfig = WatchdogConfig()
+    tempo: TempoConfig = TempoConfig()
     midi: MidiConfig = MidiConfig()
     samples: SamplesConfig = SamplesConfig()
     sessions: SessionsConfig = SessionsConfig()
@@ -261,6 +284,21 @@ class Config(_Model):
         if selector in groups:
             return groups[selector]
         raise InstanceNotFound(selector, list(rooms), list(groups))
+    def tempo_scope(self, instance_or_group: str | None) -> str:
+        """The tempo an instance or group plays at: its group's own, else the installation's."""
+        if instance_or_group is None:
+            return INSTALLATION
+        group = instance_or_group
+        if instance_or_group in self.instances:
+            group = self.instances[instance_or_group].group or ""
+        return group if group in self.tempo.groups else INSTALLATION
+
+    def timelines(self, now: float) -> dict[str, Timeline]:
+        """The beat grids at start: the installation's and each group's own, beat 0 now."""
+        out = {INSTALLATION: Timeline(self.tempo.bpm, self.tempo.beats_per_bar, 0.0, now)}
+        for group, own in self.tempo.groups.items():
+            out[group] = Timeline(own.bpm, own.beats_per_bar, 0.0, now)
+        return out
 
     def resolve_path(self, path: Path) -> Path:
         """Resolve a path from the config relative to the config file's folder."""
@@ -423,6 +461,17 @@ def _check_references(config: Config, text: str, path: Path) -> None:
             raise ConfigError(
                 f"{_where(path, lines, loc)}: samples.paths.{index}: expected an existing "
                 f"folder, found {str(folder)!r} (looked in {config.resolve_path(folder)})")
+    groups = config.groups()
+    for group in config.tempo.groups:
+        if group not in groups:
+            loc = ("tempo", "groups", group)
+            raise ConfigError(f"{_where(path, lines, loc)}: {'.'.join(loc)}: no instance is in "
+                              f"group {group!r}; groups: {', '.join(groups) or 'none'}")
+    for index, clock in enumerate(config.midi.clock_out):
+        if clock.group is not None and clock.group not in groups:
+            loc = ("midi", "clock_out", str(index), "group")
+            raise ConfigError(f"{_where(path, lines, loc)}: {'.'.join(loc)}: no instance is in "
+                              f"group {clock.group!r}; groups: {', '.join(groups) or 'none'}")
     for name, inst in config.instances.items():
         if inst.startup is not None and not config.resolve_path(inst.startup).is_file():
             loc = ("instances", name, "startup")

@@ -143,6 +143,10 @@ class NotRunning(Unavailable):
     """No ``scorch run`` answers on the control socket of this installation."""
 
 
+class TempoUnavailable(Unavailable):
+    """The tempo is not kept now: scorch is starting, stopped, or could not start."""
+
+
 class HostUnreachable(Unavailable):
     """A host of the installation does not answer (down, cut off, or ssh refused)."""
 

@@ -46,6 +46,7 @@ params = { freq = 220, amp = 0.001 }
 
 VOICE_DEF = "scorchtest_voice"
 PARAM_DEF = "scorchtest_param"
+MPE_DEF = "scorchtest_mpe"
 _SOURCES = {
     VOICE_DEF: """SynthDef(\\%s, { |out=0, freq=440, amp=0.1, gate=1|
   Out.ar(out, SinOsc.ar(freq) * amp * EnvGen.kr(Env.asr(0.001, 1, 0.005), gate, doneAction: 2))
@@ -54,6 +55,18 @@ _SOURCES = {
   specs: (freq: ControlSpec(20, 20000, \\exp, 0, 440, "Hz"), amp: ControlSpec(0, 1, \\amp, 0, 0.1),
           gate: ControlSpec(0, 1, \\lin, 1, 1)),
   descriptions: (freq: "Pitch", amp: "Level", gate: "Held while 1")
+))
+""",
+    MPE_DEF: """SynthDef(\\%s, { |out=0, freq=440, amp=0.1, gate=1, pressure=0, timbre=0.5|
+  Out.ar(out, LPF.ar(Saw.ar(freq), 200 + (timbre * 8000)) * amp * (0.2 + pressure)
+    * EnvGen.kr(Env.asr(0.001, 1, 0.005), gate, doneAction: 2))
+}, metadata: (
+  description: "Test MPE voice: pressure and timbre per note", category: \\lead,
+  specs: (freq: ControlSpec(20, 20000, \\exp, 0, 440, "Hz"), amp: ControlSpec(0, 1, \\amp, 0, 0.1),
+          gate: ControlSpec(0, 1, \\lin, 1, 1), pressure: ControlSpec(0, 1, \\lin, 0, 0),
+          timbre: ControlSpec(0, 1, \\lin, 0, 0.5)),
+  descriptions: (freq: "Pitch", amp: "Level", gate: "Held while 1", pressure: "Key pressure",
+                 timbre: "Brightness (CC 74)")
 ))
 """,
     PARAM_DEF: """SynthDef(\\%s, { |out=0, cutoff=1000, level=0.5, gain=0|
@@ -79,7 +92,8 @@ def _running(server: str) -> bool:
 
 
 @contextmanager
-def jack_server(base: str, slots: int = 4, timeout: float = 10.0) -> Iterator[str]:
+def jack_server(base: str, slots: int = 4, timeout: float = 10.0, realtime: bool = False,
+                period: int = 64) -> Iterator[str]:
     """Run a private dummy-driver jackd named ``base-N`` until the block ends.
 
     The names come from a small fixed set, not from the pid: JACK keeps a
@@ -95,7 +109,8 @@ def jack_server(base: str, slots: int = 4, timeout: float = 10.0) -> Iterator[st
         if _running(name):
             tried.append(f"{name}: held by another server")
             continue
-        config = Config.model_validate({"audio": {"driver": "dummy", "jack_server": name},
+        config = Config.model_validate({"audio": {"driver": "dummy", "jack_server": name,
+                                                  "realtime": realtime, "period": period},
                                         "instances": {"t": {}}})
         options = jackd_options(config)
         proc = ManagedProcess("jackd", options.argv(), console, env=options.env())

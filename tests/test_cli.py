@@ -179,6 +179,11 @@ def test_operation_commands_reach_the_running_installation(tmp_path: Path) -> No
         found = scorch("history", "from the shell")
         assert found.returncode == 0 and "\"from the shell\".postln; 6 * 7" in found.stdout
         assert "lobby" in found.stdout and "-> 42" in found.stdout
+        tempo = scorch("tempo", "96", "--json")
+        assert tempo.returncode == 0 and '"bpm": 96.0' in tempo.stdout, tempo.stderr
+        assert '"bpm": 96.0' in scorch("tempo", "--json").stdout
+        panic = scorch("midi", "panic", "--json")
+        assert panic.returncode == 0 and '"panic": true' in panic.stdout, panic.stderr
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0

@@ -117,6 +117,42 @@ BAD = [
     pytest.param('[instances.a]\n[docs]\nbuild = "later"\n',
                  ["cfg.toml:3", "docs.build", "'background' or 'on-demand'", "found 'later'"],
                  id="docs-build"),
+    # issue 15: tempo, MIDI clock, MPE, max_hold
+    pytest.param("[instances.a]\n[tempo]\nbpm = 1500\n",
+                 ["cfg.toml:3", "tempo.bpm", "less than or equal to 999", "found 1500"],
+                 id="tempo-too-fast"),
+    pytest.param("[instances.a]\n[tempo]\nbmp = 90\n",
+                 ["cfg.toml:3", "tempo.bmp", "did you mean 'bpm'"], id="tempo-typo"),
+    pytest.param('[instances.a]\n[tempo]\nlink = "maybe"\n',
+                 ["cfg.toml:3", "tempo.link", "valid boolean"], id="tempo-link-not-bool"),
+    pytest.param('[instances.a]\ngroup = "g"\n[tempo.groups.h]\nbpm = 90\n',
+                 ["cfg.toml:3", "tempo.groups.h", "no instance is in group 'h'", "groups: g"],
+                 id="tempo-unknown-group"),
+    pytest.param('[instances.a]\ngroup = "g"\n[tempo.groups.g]\nbeats_per_bar = 3\n',
+                 ["cfg.toml:3", "tempo.groups.g.bpm", "this key is required"],
+                 id="group-tempo-without-bpm"),
+    pytest.param('[instances.a]\n[[midi.clock_out]]\nport = "tr8"\ngroup = "nope"\n',
+                 ["cfg.toml:4", "midi.clock_out.0.group", "no instance is in group 'nope'"],
+                 id="clock-out-unknown-group"),
+    pytest.param('[instances.a]\n[[midi.clock_out]]\nport = "TR8"\n'
+                 '[[midi.clock_out]]\nport = "tr8"\n',
+                 ["cfg.toml:2", "midi", "names the port 'tr8' twice"], id="clock-out-twice"),
+    pytest.param('[instances.a]\n[[midi.clock_out]]\nprt = "tr8"\n',
+                 ["cfg.toml:3", "midi.clock_out.0.prt", "did you mean 'port'"],
+                 id="clock-out-typo"),
+    pytest.param('[instances.a]\n[midi]\nclock_in = ""\n',
+                 ["cfg.toml:3", "midi.clock_in", "at least 1"], id="clock-in-empty"),
+    pytest.param('[instances.a]\n[[midi.keys]]\ninstance = "a"\nsynthdef = "sine"\n'
+                 'mpe = "middle"\n',
+                 ["cfg.toml:5", "midi.keys.0.mpe", "'lower' or 'upper'", "found 'middle'"],
+                 id="mpe-zone"),
+    pytest.param('[instances.a]\n[[midi.keys]]\ninstance = "a"\nsynthdef = "sine"\n'
+                 'mpe = "lower"\nchannel = 2\n',
+                 ["cfg.toml:2", "midi.keys.0", "an MPE zone chooses its channels"],
+                 id="mpe-with-channel"),
+    pytest.param('[instances.a]\n[[midi.keys]]\ninstance = "a"\nsynthdef = "sine"\n'
+                 "max_hold = 0\n",
+                 ["cfg.toml:5", "midi.keys.0.max_hold", "greater than 0"], id="max-hold-zero"),
 ]
 
 
@@ -129,6 +165,17 @@ def test_bad_config_error_names_file_line_key_and_problem(
     message = str(caught.value)
     for part in expected:
         assert part in message, f"{part!r} not in:\n{message}"
+
+
+def test_tempo_scopes_follow_groups_with_their_own_tempo(tmp_path: Path) -> None:
+    config = parse_config(GOOD + '[instances.attic]\ngroup = "top"\n[tempo]\nbpm = 96\n'
+                          "[tempo.groups.top]\nbpm = 70\nbeats_per_bar = 3\n",
+                          tmp_path / "cfg.toml")
+    assert config.tempo.bpm == 96 and config.tempo.link is False
+    assert config.tempo_scope("attic") == "top" == config.tempo_scope("top")
+    assert config.tempo_scope("lobby") == "" == config.tempo_scope("ground")
+    lines = config.timelines(10.0)
+    assert (lines[""].bpm, lines["top"].bpm, lines["top"].beats_per_bar) == (96, 70, 3)
 
 
 def test_good_config_parses_with_defaults_and_groups(tmp_path: Path) -> None:

@@ -26,8 +26,11 @@ from scorch.config import parse_config
         ('[audio]\ndriver = "alsa"\ndevice = "hw:1"\n[instances.a]\n',
          ["jackd", "-n", "scorch", "-r", "-d", "alsa", "-d", "hw:1",
           "-r", "48000", "-p", "64"]),
+        ('[audio]\nrealtime = true\n[instances.a]\n',
+         ["jackd", "-n", "scorch", "-R", "-d", "dummy", "-C", "2", "-P", "2",
+          "-r", "48000", "-p", "64"]),
     ],
-    ids=["default", "many-rooms", "connect-beyond-outputs", "alsa"],
+    ids=["default", "many-rooms", "connect-beyond-outputs", "alsa", "realtime"],
 )
 def test_jackd_argv(toml: str, expected: list[str], tmp_path: Path) -> None:
     assert jackd_options(parse_config(toml, tmp_path / "c.toml")).argv() == expected

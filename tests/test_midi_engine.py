@@ -11,6 +11,7 @@ from midi.engine import (
     SetParam,
     Snapshot,
     StartVoice,
+    VoiceParam,
     message_error,
     midicps,
 )
@@ -225,3 +226,91 @@ def test_learn_reports_the_first_control_or_note(messages, learned):
         engine.handle(PORT, data)
     engine.handle(PORT, [0xB0, 1, 1])
     assert seen == [{"port": PORT, **learned}]
+
+
+# -- issue 15: inputs that go away, max_hold, MPE ----------------------------------------
+
+
+def test_an_input_that_goes_away_releases_every_voice_it_started():
+    engine = engine_with(keys())
+    starts = [engine.handle(PORT, [0x90, note, 100])[0] for note in (60, 64, 67)]
+    engine.handle(PORT, [0xE0, 0, 127])
+    released = engine.drop_port(PORT)
+    assert sorted(a.node_id for a in released) == sorted(s.node_id for s in starts)
+    assert all(isinstance(a, ReleaseVoice) for a in released)
+    assert len(engine.voices) == 0
+    # The bend went with it: a voice started after it is plugged back is in tune.
+    (start,) = engine.handle(PORT, [0x90, 69, 100])
+    assert start.args[1] == pytest.approx(440.0)
+
+
+def test_max_hold_releases_a_held_voice_at_its_deadline_and_only_once():
+    now = [100.0]
+    engine = engine_with(keys(max_hold=2.5))
+    engine.clock = lambda: now[0]
+    (held,) = engine.handle(PORT, [0x90, 60, 100])
+    now[0] = 101.0
+    (later,) = engine.handle(PORT, [0x90, 62, 100])
+    assert engine.next_deadline() == 102.5
+    assert engine.expire(102.4) == []
+    assert engine.expire(102.5) == [ReleaseVoice(A, held.node_id)]
+    assert engine.handle(PORT, [0x80, 60, 0]) == []  # the key comes up later: nothing left
+    assert engine.handle(PORT, [0x80, 62, 0]) == [ReleaseVoice(A, later.node_id)]
+    assert engine.expire(200.0) == []  # released by its key: not again
+
+
+def test_routes_without_max_hold_never_expire():
+    engine = engine_with(keys())
+    engine.handle(PORT, [0x90, 60, 100])
+    assert engine.next_deadline() is None
+    assert engine.expire(1e12) == []
+
+
+def mpe_engine(zone: str = "lower", **fields):
+    return engine_with(keys(mpe=zone, bend_range=2, mpe_bend_range=48, **fields))
+
+
+def test_an_mpe_note_bends_alone_and_its_neighbour_stays():
+    engine = mpe_engine()
+    (low,) = engine.handle(PORT, [0x91, 60, 100])  # member channel 2
+    (high,) = engine.handle(PORT, [0x92, 64, 100])  # member channel 3
+    (bend,) = engine.handle(PORT, [0xE1, 0x7F, 0x7F])  # channel 2 bends all the way up
+    assert bend == BendVoice(A, low.node_id, pytest.approx(midicps(60 + 48)))
+    # The master channel bends the whole zone by its own range, on top of each note's own.
+    bends = engine.handle(PORT, [0xE0, 0x7F, 0x7F])
+    assert {b.node_id: round(b.freq, 3) for b in bends} == {
+        low.node_id: round(midicps(60 + 48 + 2), 3), high.node_id: round(midicps(64 + 2), 3)}
+
+
+def test_mpe_pressure_and_timbre_reach_only_their_notes_voice():
+    engine = mpe_engine()
+    engine.handle(PORT, [0xB1, 74, 127])  # initial timbre before the note-on
+    (low,) = engine.handle(PORT, [0x91, 60, 100])
+    (high,) = engine.handle(PORT, [0x92, 64, 100])
+    assert dict(zip(low.args[::2], low.args[1::2], strict=True))["timbre"] == 1.0
+    assert dict(zip(high.args[::2], high.args[1::2], strict=True))["timbre"] == 0.5
+    assert engine.handle(PORT, [0xD2, 127]) == [VoiceParam(A, high.node_id, "pressure", 1.0)]
+    assert engine.handle(PORT, [0xB1, 74, 0]) == [VoiceParam(A, low.node_id, "timbre", 0.0)]
+
+
+def test_mpe_zones_take_their_own_channels_and_an_mcm_resizes_them():
+    lower = mpe_engine("lower")
+    assert lower.handle(PORT, [0x9F, 60, 100])  # member 15 of a 15-channel lower zone
+    upper = mpe_engine("upper")
+    assert upper.handle(PORT, [0x9E, 60, 100])  # channel 15: first member of the upper zone
+    assert upper.handle(PORT, [0x90, 61, 100])  # channel 1: its last member
+    # MCM: RPN 6 on the master channel, data entry 3 -> members 2, 3 and 4 only.
+    for cc, value in ((101, 0), (100, 6), (6, 3)):
+        lower.handle(PORT, [0xB0, cc, value])
+    assert lower.handle(PORT, [0x93, 62, 100])
+    assert lower.handle(PORT, [0x94, 63, 100]) == []
+    for cc, value in ((101, 0), (100, 6), (6, 0)):  # a zone of 0 channels is off
+        lower.handle(PORT, [0xB0, cc, value])
+    assert lower.handle(PORT, [0x91, 64, 100]) == []
+
+
+def test_an_mpe_route_cannot_also_name_a_channel_or_take_the_per_note_params():
+    with pytest.raises(ValueError, match="chooses its channels"):
+        keys(mpe="lower", channel=2)
+    with pytest.raises(ValueError, match="pressure"):
+        keys(mpe="upper", params={"pressure": 1.0})

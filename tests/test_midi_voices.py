@@ -77,3 +77,36 @@ def test_clear_returns_every_voice_and_lifts_the_pedal():
     assert voices.clear() == [a]
     b, _ = play(voices, 62)
     assert voices.note_off(CH, 62) == [b]
+
+
+def test_an_input_that_goes_away_takes_its_voices_and_pedals_with_it():
+    voices = Voices()
+    play(voices, 60)
+    other = Voice(voices.new_id(), ("127.0.0.1", 57110), "a", "r", ("other", 0), 61, 61, 2.0,
+                  True)
+    voices.note_on(other, 3)
+    voices.pedal(CH, True)
+    dropped = voices.drop_port("keys")
+    assert [v.note for v in dropped] == [60]
+    assert list(voices) == [other]
+    play(voices, 62)
+    assert [v.note for v in voices.note_off(CH, 62)] == [62]  # the pedal went with the port
+
+
+def test_release_forgets_a_voice_once():
+    voices = Voices()
+    voice, _ = play(voices, 60)
+    assert voices.release(voice) is True
+    assert voices.release(voice) is False
+    assert len(voices) == 0
+
+
+def test_an_mpe_zone_masters_pedal_holds_its_member_voices():
+    voices = Voices()
+    member = Voice(voices.new_id(), ("127.0.0.1", 57110), "a", "r", ("keys", 3), 60, 60, 48.0,
+                   True, zone=("keys", 0))
+    voices.note_on(member, 3)
+    voices.pedal(("keys", 0), True)
+    assert voices.note_off(("keys", 3), 60) == []
+    assert voices.in_zone(("keys", 0)) == [member]
+    assert voices.pedal(("keys", 0), False) == [member]

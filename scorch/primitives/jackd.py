@@ -39,11 +39,13 @@ class JackdOptions:
     """Capture ports of the dummy driver."""
     playback: int = 2
     """Playback ports of the dummy driver."""
+    realtime: bool = False
+    """``-R``: the server's and its clients' process threads run at realtime priority."""
     binary: str = "jackd"
 
     def argv(self) -> list[str]:
-        """The command line: realtime off (``-r``), the driver, rate and period."""
-        argv = [self.binary, "-n", self.server, "-r"]
+        """The command line: realtime (``-R``) or not (``-r``), the driver, rate and period."""
+        argv = [self.binary, "-n", self.server, "-R" if self.realtime else "-r"]
         if self.driver == "alsa":
             assert self.device is not None
             argv += ["-d", "alsa", "-d", self.device]

@@ -104,6 +104,11 @@ def reattach(port: int, request_id: str) -> bytes:
     return _chunk(f'Scorch.reattach(Server.default, {port}, "{request_id}")')
 
 
+def scorch_call(code: str) -> bytes:
+    """Run one of scorch's own class methods silently (it answers with a record, if any)."""
+    return _chunk(code)
+
+
 def ping(token: str) -> bytes:
     """Ask for a ``pong`` record: answered only while the interpreter runs."""
     return _chunk(f'Scorch.emit("{token}", "pong", "")')

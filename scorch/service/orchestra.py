@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any
 import pykka
 from pydantic import ValidationError
 
+from actors.conductor import ConductorProxy
 from actors.instance import InstanceProxy, InstanceSettings
 from actors.midi_router import MidiRouterProxy
 from actors.processes import load_timeout
 from actors.supervisor import Supervisor, SupervisorProxy
 from actors.watchdog import WatchdogProxy
 from midi.schema import ControlRoute, KeyRoute
+from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.config import Config, check_synthdefs, load_config
 from scorch.config_changes import ConfigChanges, config_changes
 from scorch.errors import (
@@ -37,9 +39,12 @@ from scorch.errors import (
     OscTimeout,
     ScorchError,
     SessionNotFound,
+    TempoUnavailable,
 )
+from scorch.primitives import commands
 from scorch.primitives.audio_driver import AudioChoice
 from scorch.primitives.console import Console, ConsoleLine
+from scorch.primitives.node_tree import tree_synths
 from scorch.primitives.patterns import compile_pattern
 from scorch.primitives.samples import MB, resolve_sample, search_samples
 from scorch.primitives.sclang_result import ExecuteResult, SclangError
@@ -64,6 +69,7 @@ if TYPE_CHECKING:
     from scorch.service.remote_rooms import HostRooms
 from scorch.state.events import Event, State
 from scorch.state.session import BufferSpec, Change, NodeSpec, RoomSpec, Session, diff
+from scorch.state.tempo import TempoView
 from scorch.state.view import InstanceView, Snapshot
 from scorch.values import describe_errors
 
@@ -91,6 +97,8 @@ class Orchestra:
         self._supervisor: SupervisorProxy | None = None
         self._proxies: dict[str, InstanceProxy] = {}
         self._router: MidiRouterProxy | None = None
+        self._conductor: ConductorProxy | None = None
+        self._tempo: TempoView | None = None
         self._watchdog: WatchdogProxy | None = None
         self.midi_error: str | None = "MIDI is not started"
         """Why MIDI is off, or None while the router runs."""
@@ -156,6 +164,8 @@ class Orchestra:
                                                 self._remote).proxy()
             self._proxies = self._supervisor.start_tree().get(timeout=timeout)
             self._router = self._supervisor.router_proxy().get(timeout=ASK)
+            self._conductor = self._supervisor.conductor_proxy().get(timeout=ASK)
+            self._tempo = self._supervisor.tempo_view().get(timeout=ASK)
             self._watchdog = self._supervisor.watchdog_proxy().get(timeout=ASK)
             self.midi_error = self._supervisor.midi_status().get(timeout=ASK)
             self.audio = self._supervisor.audio_choice().get(timeout=ASK)
@@ -233,6 +243,8 @@ class Orchestra:
             supervisor.actor_ref.stop(timeout=timeout)
             self._proxies = {}
             self._router = None
+            self._conductor = None
+            self._tempo = None
             self._watchdog = None
 
     def reload(self, config: Config | None = None) -> tuple[ConfigChanges, dict[str, str]]:
@@ -433,12 +445,19 @@ class Orchestra:
         return timing.resolve(at, delay, time.time(), self.tempo_grid())
 
     def tempo_grid(self) -> timing.TempoGrid | None:
-        """The shared tempo's beat grid, for ``at = "next_beat"`` / ``"next_bar"``.
+        """The installation's beat grid in Unix time, for ``at = "next_beat"`` / ``"next_bar"``.
 
-        The seam for the shared tempo (Ableton Link): None until a tempo runs here,
-        so beats are refused with a message, and times and delays work.
+        None until the tempo runs (scorch is starting): beats are refused with a message,
+        times and delays work. With Link the grid is the Link session's, so the next bar
+        is the same moment on every host.
         """
-        return None
+        view = self._tempo
+        if view is None:
+            return None
+        line = view.get()
+        mono, wall = time.monotonic(), time.time()
+        return timing.TempoGrid(line.bpm, line.beats_per_bar,
+                                wall - line.beat_at(mono) * 60.0 / line.bpm)
 
     def play(self, name: str, synthdef: str, params: dict[str, float] | None = None,
              node: str | None = None, at: float | None = None) -> dict[str, Any]:
@@ -762,9 +781,68 @@ class Orchestra:
         stats: dict[str, Any] = self._midi().stats().get(timeout=ASK)
         return stats
 
-    def midi_panic(self) -> int:
-        """All notes off everywhere: release every voice, lift pedals, all-notes-off out."""
-        return self._midi().panic().get(timeout=ASK)  # type: ignore[no-any-return]
+    def midi_panic(self) -> dict[str, Any]:
+        """All notes off everywhere: release every voice, lift pedals, all-notes-off out.
+
+        Then every room's scsynth is asked which synths run in the MIDI voices' node id
+        range, and each gets ``gate 0``: voices the router no longer knows (a router
+        restarted, a release lost) are released too.
+        """
+        released = 0
+        if self._router is not None:
+            released = self._router.panic().get(timeout=ASK)
+        swept: dict[str, int | None] = {}
+        for name, view in self.views.items():
+            osc = view.osc
+            if osc is None:
+                continue
+            try:
+                reply = osc.request(commands.Cmd.G_QUERY_TREE, 0, 0,
+                                    reply=commands.Reply.QUERY_TREE, timeout=2.0)
+            except ScorchError as err:
+                log.warning("panic: %s did not list its synths: %s", name, err)
+                swept[name] = None
+                continue
+            voices = [node for node, _ in tree_synths(reply.args)
+                      if FIRST_NODE_ID <= node < FIRST_NODE_ID + NODE_ID_SPAN]
+            for node in voices:
+                osc.send(commands.release(node))
+            swept[name] = len(voices)
+        return {"released": released, "voices_in_rooms": swept,
+                "midi": self.midi_error or "on"}
+
+    # --- tempo ---------------------------------------------------------------
+
+    def _tempo_scope(self, group: str | None) -> str:
+        """The tempo scope of a group or room (checked), or the installation's."""
+        if group is None:
+            return ""
+        self.resolve(group)  # InstanceNotFound names the known ones
+        return self.config.tempo_scope(group)
+
+    def _tempo_owner(self) -> ConductorProxy:
+        if self._starting:
+            self._tree.wait(RESTORE_WAIT)
+        if self._conductor is None:
+            raise TempoUnavailable(
+                f"the tempo is not running: {self.start_error or 'scorch is not started'}")
+        return self._conductor
+
+    def tempo(self, group: str | None = None) -> dict[str, Any]:
+        """The beat grid of the installation (or of a group with its own tempo) now."""
+        scope = self._tempo_scope(group)
+        return self._tempo_owner().state(scope).get(timeout=ASK)  # type: ignore[no-any-return]
+
+    def set_tempo(self, group: str | None, bpm: float | None = None, beat: float | None = None,
+                  transport: str | None = None) -> dict[str, Any]:
+        """Set the tempo, move the beat, or start/stop/continue the transport."""
+        scope = self._tempo_scope(group)
+        if group is not None and scope == "":
+            raise InvalidRequest(f"{group!r} plays at the installation's tempo: leave group out "
+                                 f"to change that, or add [tempo.groups.<group>] to the config")
+        owner = self._tempo_owner()
+        return owner.set(scope, bpm, beat, transport).get(  # type: ignore[no-any-return]
+            timeout=ASK)
 
     # --- reading -------------------------------------------------------------
 

@@ -68,7 +68,7 @@ def _act(orch: Orchestra, args: MidiArgs) -> Any:
     if action == "send":
         orch.midi_send(_need(args.port, "port", action), _need(args.message, "message", action))
         return {"sent": True}
-    return {"panic": True, "released": orch.midi_panic()}
+    return {"panic": True, **orch.midi_panic()}
 
 
 def _need(value: Any, key: str, action: str) -> Any:

@@ -1,0 +1,128 @@
+"""The installation's beat grid: a tempo, which beat falls when, and a transport.
+
+A :class:`Timeline` is a value: the tempo and one (beat, time) pair fix every
+other beat's time, so changing the tempo re-anchors at "now" and the beat runs
+on without a jump (phase is kept). Times are ``time.monotonic()`` seconds. The
+transport (playing or stopped, song position) is what MIDI clock devices follow;
+the grid itself always runs, as rooms' clocks and Link do.
+
+:class:`TempoView` holds the current timelines (the installation's, and each
+group's own) behind a lock, for readers in any thread: the MIDI clock thread,
+the tempo operation, the rooms.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, replace
+
+#: Ableton Link's range, and a sane one for MIDI clock.
+MIN_BPM, MAX_BPM = 20.0, 999.0
+#: Seconds a start or continue lies ahead at least: a MIDI clock thread stops looking
+#: at the tempo a moment before each tick, and must see the start before its first one.
+LEAD = 0.005
+INSTALLATION = ""
+"""The scope of the installation's own tempo (groups use their name)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """The beat grid at one moment, and the transport."""
+
+    bpm: float
+    beats_per_bar: int = 4
+    beat: float = 0.0
+    """The grid's beat at ``at``."""
+    at: float = 0.0
+    """A ``time.monotonic()`` time."""
+    playing: bool = True
+    start: float = 0.0
+    """While playing: the grid beat at which the song position was 0."""
+    position: float = 0.0
+    """While stopped: the song position (in beats) where it stopped."""
+
+    def beat_at(self, t: float) -> float:
+        """The grid's beat at time ``t``."""
+        return self.beat + (t - self.at) * self.bpm / 60.0
+
+    def time_at(self, beat: float) -> float:
+        """The time at which the grid reaches ``beat``."""
+        return self.at + (beat - self.beat) * 60.0 / self.bpm
+
+    def bar_phase(self, t: float) -> float:
+        """Beats into the current bar at ``t`` (0 <= phase < beats_per_bar)."""
+        return self.beat_at(t) % self.beats_per_bar
+
+    def song_position(self, t: float) -> float:
+        """The transport's position in beats at ``t``."""
+        return self.beat_at(t) - self.start if self.playing else self.position
+
+    def with_tempo(self, bpm: float, t: float) -> Timeline:
+        """The same grid from ``t`` on at ``bpm``: the beat runs on without a jump."""
+        return replace(self, bpm=bpm, beat=self.beat_at(t), at=t)
+
+    def with_beat(self, beat: float, t: float) -> Timeline:
+        """The grid moved so that ``beat`` falls at ``t``; the song position runs on."""
+        shift = beat - self.beat_at(t)
+        return replace(self, beat=beat, at=t, start=self.start + shift)
+
+    def stopped(self, t: float) -> Timeline:
+        """The transport stopped at ``t``, its position kept."""
+        if not self.playing:
+            return self
+        return replace(self, playing=False, position=self.song_position(t))
+
+    def started(self, t: float, position: float | None = None) -> Timeline:
+        """The transport running from ``position`` (None: where it stopped).
+
+        From the start it begins on the next bar line; continuing, on the next
+        sixteenth, from the sixteenth it stopped in (a song position pointer counts
+        sixteenths): a MIDI device counts from the clock tick after start or continue,
+        and the rooms' bars line up with the device's.
+        """
+        position = math.floor(self.position * 4 + 1e-9) / 4 if position is None else position
+        unit = self.beats_per_bar if position == 0 else 0.25
+        begin = math.ceil(self.beat_at(t + LEAD) / unit - 1e-9) * unit
+        return replace(self, playing=True, start=begin - position, position=position)
+
+
+def check_bpm(bpm: float) -> float:
+    """Return ``bpm`` if it is a tempo scorch plays; ValueError saying the range if not."""
+    if not (MIN_BPM <= bpm <= MAX_BPM) or math.isnan(bpm):
+        raise ValueError(f"a tempo is {MIN_BPM:g} to {MAX_BPM:g} bpm, got {bpm:g}")
+    return bpm
+
+
+class TempoView:
+    """The current timeline of each scope, safe to read and replace from any thread."""
+
+    def __init__(self, timelines: dict[str, Timeline]) -> None:
+        self._timelines = dict(timelines)
+        self._changed = threading.Condition()
+        self.version = 0
+        """Counts replacements: a reader that saw version N knows when N+1 is there."""
+
+    def get(self, scope: str = INSTALLATION) -> Timeline:
+        """The timeline of ``scope`` (KeyError for a scope without its own tempo)."""
+        with self._changed:
+            return self._timelines[scope]
+
+    def scopes(self) -> list[str]:
+        """Every scope with a tempo: the installation's first, then groups'."""
+        with self._changed:
+            return list(self._timelines)
+
+    def put(self, scope: str, timeline: Timeline) -> None:
+        """Replace the timeline of ``scope`` and wake whoever waits for a change."""
+        with self._changed:
+            self._timelines[scope] = timeline
+            self.version += 1
+            self._changed.notify_all()
+
+    def wait(self, version: int, timeout: float) -> int:
+        """Wait until the version is past ``version`` or ``timeout`` passes; return it."""
+        with self._changed:
+            if self.version == version:
+                self._changed.wait(timeout)
+            return self.version
