@@ -68,7 +68,7 @@ _PANIC = [mido.Message("control_change", channel=channel, control=control, value
 WATCH_INTERVAL = 0.1
 #: Seconds between two looks at the inputs' queues while MIDI comes in, and after
 #: IDLE_AFTER seconds without any (a first note then waits a millisecond on average).
-POLL_ACTIVE = 0.0005
+POLL_ACTIVE = 0.00025
 POLL_IDLE = 0.002
 IDLE_AFTER = 1.0
 

@@ -330,7 +330,7 @@ def report(runs: list[dict], hot: dict, hot_count: int) -> str:
         "process, as they would in real life. Everything is measured twice: with jackd as the "
         "tests run it (no realtime scheduling) and with `[audio] realtime = true` (`jackd -R`), "
         "as a stage machine runs it. The router takes what rtmidi queued from its input thread "
-        "(every 0.5 ms while MIDI flows); no JACK thread runs Python.",
+        "(every 0.25 ms while MIDI flows); no JACK thread runs Python.",
         "",
         "End-to-end latency, JACK MIDI port to OSC datagram at a UDP listener, samples of the "
         "two interleaved in one run:",
