@@ -3,7 +3,8 @@
 Each sound is played once at its defaults through a non-realtime score: drums
 and plucks on their own, sustained sounds with ``gate 0`` at 1.5 s, effects fed
 by a snare on a private bus. Pitched sounds are played a second time an octave
-away and their pitch is measured. The figures go to ``synthdefs/README.md``.
+away and their pitch is measured. With SCORCH_WRITE_RENDER_TABLE=1 the figures go
+to ``synthdefs/README.md``.
 """
 
 from __future__ import annotations
@@ -329,8 +330,13 @@ def test_a_sound_never_released_fails_the_checks(library: SynthDefLibrary, tmp_p
     assert measure_pitch(audio, expected=440.0, sustained=True) == pytest.approx(440, rel=0.02)
 
 
-def test_figures_are_written_to_the_readme(library: SynthDefLibrary, renders: Renders) -> None:
-    """Write the render figures between the README's markers; fail if any sound failed."""
+def test_every_render_sounds_right_and_the_figures_can_go_to_the_readme(
+        library: SynthDefLibrary, renders: Renders) -> None:
+    """Fail if any sound failed; with SCORCH_WRITE_RENDER_TABLE=1, write the figures too.
+
+    Noise-based sounds change by a dB between runs: a plain test run leaves the
+    checkout as it was.
+    """
     rows = ["| SynthDef | category | render s | RMS dBFS | peak dBFS | sounds until s "
             "| freq Hz -> measured Hz | result |",
             "|---|---|---|---|---|---|---|---|"]
@@ -351,6 +357,6 @@ def test_figures_are_written_to_the_readme(library: SynthDefLibrary, renders: Re
     text = README.read_text(encoding="utf-8")
     start, end = text.index(TABLE_START) + len(TABLE_START), text.index(TABLE_END)
     updated = text[:start] + "\n" + table + "\n" + text[end:]
-    if updated != text:
+    if updated != text and os.environ.get("SCORCH_WRITE_RENDER_TABLE") == "1":
         README.write_text(updated, encoding="utf-8")
     assert failed == []
