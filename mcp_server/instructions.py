@@ -39,7 +39,7 @@ How to work:
    under the same bufnum); play it with synthdef "sampler" (mono) or "sampler_stereo"
    and params {"bufnum": N, "loop": 1}.
 11. session(action="save", name) keeps the whole state (nodes, params, buffers, MIDI
-   routes); session(action="diff") shows what a load would change, "load" applies only
+   routes, tempo); session(action="diff") shows what a load would change, "load" applies only
    that. scene saves the params of named nodes; recall it, or morph toward it with
    position 0..1 or over seconds.
 12. To hear what you made, listen(instance, seconds): a picture (waveform over a

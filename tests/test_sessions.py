@@ -106,6 +106,18 @@ def test_routes_are_unmapped_mapped_and_replaced_by_id_unless_unknown() -> None:
     assert diff(Session(routes=(a,), routes_known=False), want, defaults) == []
 
 
+def test_a_tempo_is_set_where_both_sides_know_its_scope() -> None:
+    now = Session(tempos={"": 120.0, "ground": 90.0})
+    want = Session(tempos={"": 96.0, "ground": 90.0, "gone": 70.0})
+    (change,) = diff(now, want, defaults)
+    assert (change.action, change.target, change.scope, change.bpm) == (
+        "tempo", "installation", "", 96.0)
+    assert change.detail == "tempo of installation: 120 -> 96 bpm"
+    # A scope the installation does not set (a MIDI clock drives it) or a file without one.
+    assert diff(Session(tempos={"ground": 90.0}), want, defaults) == []
+    assert diff(now, Session(), defaults) == []
+
+
 # --- the file -------------------------------------------------------------------------------
 
 
@@ -127,6 +139,7 @@ def test_a_session_written_reads_back_as_itself(reading: Reading, tmp_path: Path
         {"lobby": room({"drone": NodeSpec("sine", {"freq": 110.0, "amp": 0.125})},
                        {"kick": BufferSpec(str(tmp_path / "s" / "kick.wav"), 770)}),
          "attic": room()},
+        tempos={"": 96.5},
         routes=({"id": "knob", "type": "control", "port": "*", "instance": "lobby", "cc": 74,
                  "node": "drone", "param": "freq", "range": [100.0, 800.0], "curve": "exp",
                  "takeover": "pickup", "pitchbend": False, "aftertouch": False,
@@ -136,6 +149,7 @@ def test_a_session_written_reads_back_as_itself(reading: Reading, tmp_path: Path
     assert text.startswith("# scorch session 'evening'")
     again = parse(text, tmp_path / "evening.toml", reading)
     assert again.rooms == session.rooms
+    assert again.tempos == {"": 96.5}
     assert [dict(r) for r in again.routes] == [dict(r) for r in session.routes]
 
 
@@ -151,7 +165,12 @@ HEAD = "version = 1\n"
 @pytest.mark.parametrize(("text", "expected"), [
     pytest.param("version = 1\n[rooms.lobby\n", ["x.toml: invalid TOML", "line 2"],
                  id="not-toml"),
-    pytest.param("version = 2\n", ["x.toml:1: version", "1"], id="version"),
+    pytest.param("version = 3\n", ["x.toml:1: version", "1 or 2"], id="version"),
+    pytest.param(HEAD + "[tempo]\nbpm = 5\n", ["x.toml:3: tempo.bpm", "greater than or equal "
+                                              "to 20"], id="tempo-slow"),
+    pytest.param(HEAD + "[tempo.groups.ground]\nbpm = 90\n",
+                 ["x.toml:2: tempo.groups.ground: group 'ground' has no tempo of its own"],
+                 id="tempo-group"),
     pytest.param("[rooms.lobby]\n", ["version: this key is required"], id="no-version"),
     pytest.param(HEAD + "[rooms.kitchen]\n",
                  ["x.toml:2: rooms.kitchen: no instance 'kitchen'", "lobby, attic"],
@@ -274,17 +293,22 @@ def test_a_session_saved_changed_and_loaded_brings_the_params_back(
     assert path.parent == orch.config.state_path() / "sessions"
     assert 'params = { freq = 220.0, amp = 0.01 }' in path.read_text()
 
+    assert "[tempo]\nbpm = 120.0" in path.read_text()
+
     api.call("set", {"instance": "lobby", "node": "drone", "params": {"freq": 330, "pan": 0.5}})
     api.call("play", {"instance": "attic", "synthdef": "sine", "name": "hum",
                       "params": {"amp": 0.01}})
+    api.call("tempo", {"bpm": 96.0})
     shown = api.call("session", {"action": "diff", "name": "evening"})
     assert [(c.action, c.instance, c.target) for c in shown.changes] == [  # type: ignore[attr-defined]
-        ("set", "lobby", "drone"), ("release", "attic", "hum")]
+        ("set", "lobby", "drone"), ("release", "attic", "hum"), ("tempo", None, "installation")]
     assert "freq 330 -> 220" in shown.changes[0].detail  # type: ignore[attr-defined]
     assert node_param(osc, drone, "freq") == 330  # diff applied nothing
+    assert orch.tempo()["bpm"] == 96.0
 
     loaded = api.call("session", {"action": "load", "name": "evening"})
-    assert loaded.failure() is None and len(loaded.changes) == 2  # type: ignore[attr-defined]
+    assert loaded.failure() is None and len(loaded.changes) == 3  # type: ignore[attr-defined]
+    assert orch.tempo()["bpm"] == 120.0
     assert node_param(osc, drone, "freq") == 220  # the same node, set back
     assert node_param(osc, drone, "pan") == 0  # back to its default
     assert "hum" not in orch.nodes("attic")

@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     from scorch.service.remote_rooms import HostRooms
 from scorch.state.events import Event, State
 from scorch.state.session import BufferSpec, Change, NodeSpec, RoomSpec, Session, diff
-from scorch.state.tempo import TempoView
+from scorch.state.tempo import INSTALLATION, TempoView
 from scorch.state.view import InstanceView, Snapshot
 from scorch.values import describe_errors
 
@@ -598,11 +598,22 @@ class Orchestra:
                        for n in view.nodes.values()},
                 buffers={b.name: BufferSpec(b.path, b.bufnum) for b in view.buffers.values()})
             for name, view in self.views.items()}
+        tempos = self._capture_tempos()
         if self._router is None:
-            return Session(rooms=rooms, routes_known=False)
+            return Session(rooms=rooms, routes_known=False, tempos=tempos)
         routes = tuple(canonical_route(r["id"], r["type"], r["route"])
                        for r in self.midi_routes() if r["origin"] == "runtime")
-        return Session(rooms=rooms, routes=routes)
+        return Session(rooms=rooms, routes=routes, tempos=tempos)
+
+    def _capture_tempos(self) -> dict[str, float]:
+        """bpm by tempo scope, leaving out one that follows a MIDI clock coming in."""
+        conductor = self._conductor
+        if conductor is None:
+            return {}
+        scopes = [INSTALLATION] if self.config.midi.clock_in is None else []
+        scopes += list(self.config.tempo.groups)
+        return {scope: float(conductor.state(scope).get(timeout=ASK)["bpm"])
+                for scope in scopes}
 
     def autosaved(self) -> Session | None:
         """The last autosave, read leniently (sound files are not checked); None if none.
@@ -643,7 +654,7 @@ class Orchestra:
         """What loading ``target`` would change, in order."""
         current = self.capture_session()
         if not current.routes_known:
-            target = Session(rooms=target.rooms, routes_known=False)
+            target = Session(rooms=target.rooms, routes_known=False, tempos=target.tempos)
         return diff(current, target, self.param_defaults)
 
     def apply_changes(self, changes: list[Change]) -> list[tuple[Change, str]]:
@@ -673,6 +684,9 @@ class Orchestra:
         elif change.action == "set":
             assert room is not None
             self.set(room, target, dict(change.params))
+        elif change.action == "tempo":
+            assert change.bpm is not None and change.scope is not None
+            self.set_tempo(change.scope or None, bpm=change.bpm)
         elif change.action == "unmap":
             self.midi_unmap(target)
         elif change.action == "map":

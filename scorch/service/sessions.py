@@ -28,9 +28,11 @@ from scorch.primitives.synthdef_library import SynthDefLibrary
 from scorch.primitives.toml_text import toml_table, toml_value
 from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT
 from scorch.state.session import SESSION_VERSION, BufferSpec, NodeSpec, RoomSpec, Session
+from scorch.state.tempo import INSTALLATION, MAX_BPM, MIN_BPM
 from scorch.values import (
     BufferName,
     Float32,
+    GroupName,
     InstanceName,
     NodeName,
     ParamName,
@@ -80,11 +82,25 @@ class MidiDoc(_Model):
     routes: list[dict[str, Any]] = Field(default_factory=list)
 
 
-class SessionDoc(_Model):
-    """A whole session file."""
+class GroupTempoDoc(_Model):
+    """``[tempo.groups.GROUP]``: a group with a tempo of its own."""
 
-    version: Literal[1]
+    bpm: Annotated[float, Field(ge=MIN_BPM, le=MAX_BPM)]
+
+
+class TempoDoc(_Model):
+    """``[tempo]``: the installation's bpm (left out: left alone) and the groups' own."""
+
+    bpm: Annotated[float | None, Field(ge=MIN_BPM, le=MAX_BPM)] = None
+    groups: dict[GroupName, GroupTempoDoc] = Field(default_factory=dict)
+
+
+class SessionDoc(_Model):
+    """A whole session file (version 1 has no tempo; it still reads)."""
+
+    version: Literal[1, 2]
     saved_at: str | None = None
+    tempo: TempoDoc = TempoDoc()
     rooms: dict[InstanceName, RoomDoc] = Field(default_factory=dict)
     midi: MidiDoc = MidiDoc()
 
@@ -113,6 +129,11 @@ def render(session: Session, name: str, saved_at: float | None = None) -> str:
         f"version = {SESSION_VERSION}\n"
         f"saved_at = {toml_value(stamp)}\n"
     ]
+    tempos = dict(session.tempos)
+    if INSTALLATION in tempos:
+        parts.append(toml_table("tempo", {"bpm": tempos.pop(INSTALLATION)}))
+    for group, bpm in tempos.items():
+        parts.append(toml_table(f"tempo.groups.{group}", {"bpm": bpm}))
     for room, spec in session.rooms.items():
         if not spec.nodes and not spec.buffers:
             parts.append(toml_table(f"rooms.{room}", {}))
@@ -223,9 +244,17 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
     ids = [r["id"] for r in routes]
     for rid in sorted({i for i in ids if ids.count(i) > 1}):
         problem(("midi", "routes"), f"route id {rid!r} appears more than once")
+    tempos = {INSTALLATION: doc.tempo.bpm} if doc.tempo.bpm is not None else {}
+    for group, gdoc in doc.tempo.groups.items():
+        if group not in config.tempo.groups:
+            problem(("tempo", "groups", group), f"group {group!r} has no tempo of its own in "
+                    f"this installation; groups with one: "
+                    f"{', '.join(config.tempo.groups) or '(none)'}")
+            continue
+        tempos[group] = gdoc.bpm
     if problems:
         raise SessionFileError("\n".join(problems))
-    return Session(rooms=rooms, routes=tuple(routes))
+    return Session(rooms=rooms, routes=tuple(routes), tempos=tempos)
 
 
 def _located(err: ValidationError, prefix: tuple[str, ...]) -> ValidationError:

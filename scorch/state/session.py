@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-#: The shape of a session file; bump it when the shape changes.
-SESSION_VERSION = 1
+#: The shape of a session file; bump it when the shape changes (2: tempo).
+SESSION_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,9 @@ class Session:
     """Each a route's fields plus ``id`` and ``type`` (control, key)."""
     routes_known: bool = True
     """False when the routes could not be read (MIDI off): they are then left alone."""
+    tempos: Mapping[str, float] = field(default_factory=dict)
+    """bpm by tempo scope ("" the installation's, else a group's own). A scope left out
+    is left alone: one that follows a MIDI clock coming in, or a file saved without."""
 
 
 @dataclass(frozen=True)
@@ -56,11 +59,11 @@ class Change:
     """One step of loading a session, with what it needs to be carried out."""
 
     action: str
-    """free, load, release, play, set, unmap or map."""
+    """free, load, release, play, set, tempo, unmap or map."""
     instance: str | None
     """The room (None for a MIDI route)."""
     target: str
-    """The buffer, node or route id."""
+    """The buffer, node or route id, or the tempo's scope ("installation" or a group)."""
     detail: str
     """What changes, for a person."""
     synthdef: str | None = None
@@ -68,6 +71,9 @@ class Change:
     path: str | None = None
     bufnum: int | None = None
     route: Mapping[str, Any] | None = None
+    bpm: float | None = None
+    scope: str | None = None
+    """A tempo change's scope ("" the installation's, else a group's)."""
 
 
 Defaults = Callable[[str], Mapping[str, float]]
@@ -132,6 +138,12 @@ def diff(current: Session, target: Session, defaults: Defaults) -> list[Change]:
                 before_text = {p: old.params.get(p, base.get(p, math.nan)) for p in moved}
                 text = ", ".join(f"{p} {before_text[p]:g} -> {v:g}" for p, v in moved.items())
                 changes.append(Change("set", room, name, f"set {name}: {text}", params=moved))
+    for scope, bpm in target.tempos.items():
+        now_bpm = current.tempos.get(scope)
+        if now_bpm is not None and not _same(now_bpm, bpm):
+            name = scope or "installation"
+            changes.append(Change("tempo", None, name, f"tempo of {name}: {now_bpm:g} -> "
+                                  f"{bpm:g} bpm", bpm=bpm, scope=scope))
     if current.routes_known and target.routes_known:
         changes += _route_changes(current.routes, target.routes)
     return changes

@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 class ChangeOut(BaseModel):
     """One step of loading a session."""
 
-    action: str = Field(description="free, load, release, play, set, unmap or map")
+    action: str = Field(description="free, load, release, play, set, tempo, unmap or map")
     instance: str | None
-    target: str = Field(description="the buffer, node or MIDI route id")
+    target: str = Field(description="the buffer, node or MIDI route id, or the tempo's scope")
     detail: str
     error: str | None = Field(None, description="why it failed, when it did")
 
@@ -46,9 +46,9 @@ class SessionArgs(Args):
     """One session action and its session's name."""
 
     action: Annotated[Literal["save", "load", "list", "diff", "delete"], Field(
-        description="save: write the whole state (every room's nodes, params, buffers and "
-        "the MIDI routes) under a name; load: change only what differs; diff: show what "
-        "load would change; list: saved sessions; delete: remove one")] = "list"
+        description="save: write the whole state (every room's nodes, params, buffers, "
+        "the MIDI routes and the tempo) under a name; load: change only what differs; "
+        "diff: show what load would change; list: saved sessions; delete: remove one")] = "list"
     name: Annotated[SessionName | None, Field(
         description='The session ("autosave" is the one kept every few seconds)')] = None
 
