@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import time
 
 import rtmidi
 
@@ -85,6 +86,9 @@ def find_port(names: list[str], pattern: str) -> str:
 
 #: rtmidi's queue per input, in messages: 0.8 s of a 20,000 messages/s flood.
 QUEUE_SIZE = 16384
+#: Seconds a new output's connection needs to take effect: JACK swaps in a new graph
+#: at a cycle's start, and a message written in the cycle before is dropped.
+CONNECT_SETTLE = 0.02
 
 class InputPort:
     """One open input whose messages rtmidi queues in C; the router takes them from Python.
@@ -182,12 +186,16 @@ class OutputPort:
             except BaseException:
                 self.close()
                 raise
+        self._settled_at = time.monotonic() + CONNECT_SETTLE
 
     def send(self, data: list[int] | bytes) -> None:
         """Send one message's bytes."""
         with self._lock:
             if self._midi is None:
                 raise MidiPortNotFound(f"MIDI output {self.name!r} is closed")
+            early = self._settled_at - time.monotonic()
+            if early > 0:  # only in the port's first moments
+                time.sleep(early)
             self._midi.send_message(data)
 
     def close(self) -> None:
