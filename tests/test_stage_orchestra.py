@@ -27,6 +27,7 @@ from scorch.primitives.jackd import client_environment
 from scorch.service.local import LocalService
 from scorch.service.orchestra import Orchestra
 from tests.harness import wait_for
+from tests.test_midi_orchestra import Device
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -107,22 +108,6 @@ class ClockReceiver:
         self._thread.join(2)
         self._midi.close_port()
         self._midi.delete()
-
-
-class Keys:
-    """A keyboard on a JACK virtual port."""
-
-    def __init__(self, jack: str, port: str) -> None:
-        with client_environment(jack):
-            self.midi = rtmidi.MidiOut(rtmidi.API_UNIX_JACK, name="scorchtest-hw")
-            self.midi.open_virtual_port(port)
-
-    def send(self, *data: int) -> None:
-        self.midi.send_message(list(data))
-
-    def close(self) -> None:
-        self.midi.close_port()
-        self.midi.delete()
 
 
 @pytest.fixture(scope="module")
@@ -219,7 +204,7 @@ async def test_panic_releases_the_keys_voices_and_voices_nobody_knows(
     osc = stage.views["lobby"].osc
     assert osc is not None
     base = osc.status().synths
-    keys = Keys(stage.config.audio.jack_server, "scorchtest-stagekeys")
+    keys = Device("scorchtest-stagekeys", stage.config.audio.jack_server)
     try:
         deadline = time.monotonic() + 10
         while osc.status().synths < base + 2:  # the first notes may beat the connection
