@@ -1,6 +1,6 @@
 """Chaos in every phase: faults injected while a room boots, restores, re-attaches, runs code.
 
-Run: ``.venv/bin/python -m bench.chaos_phases [--repeats 5]``. One room with a
+Run: ``.venv/bin/python -m bench.chaos_phases [--repeats 5] [--only TEXT]``. One room with a
 named node; each phase is entered on purpose (a restart, a crash) and its
 fault injected at the exact step, from the thread in that step: a wrapper
 around the step (the attach record being built, the restore being sent)
@@ -168,6 +168,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--only", default="", help="run only the phases whose name holds this "
+                        "text (the figures are then not written)")
     args = parser.parse_args()
     trap = Trap()
     for owner, attr in ((sclang_protocol, "attach"), (sclang_protocol, "install"),
@@ -220,6 +222,7 @@ def main() -> int:
                           kill("scsynth", but=lambda: frozenset(seen))), crash_scsynth),
         ("code: sclang SIGKILL while it runs code", None, long_code),
     ]
+    phases = [p for p in phases if args.only in p[0]]
     results = [Phase(name) for name, _, _ in phases]
     freq = 300.0
     try:
@@ -227,6 +230,8 @@ def main() -> int:
             for (_, arm, enter), phase in zip(phases, results, strict=True):
                 freq += 1.0
                 run_phase(orch, trap, phase, freq, arm, enter)
+                if phase.times:
+                    print(f"{phase.name}: {phase.times[-1] * 1000:.0f} ms", file=sys.stderr)
                 seen.update(p for p in orch.pids().values() if p)
         for pid in orch.status(ROOM)["pids"].values():
             os.kill(pid, signal.SIGSTOP)
@@ -238,7 +243,7 @@ def main() -> int:
     left = sorted(pid for pid in seen if pid_alive(pid))
     section = report(results, args.repeats, shutdown, left)
     print(section)
-    if not args.no_write:
+    if not args.no_write and not args.only:
         write_section(section)
     ok = all(p.recovered == p.injected and p.lost == 0 for p in results) and not left
     return 0 if ok else 1
