@@ -165,6 +165,7 @@ def _spectrogram(mono: NDArray[np.float64], sample_rate: int,
                  ) -> tuple[NDArray[np.float64], tuple[float, float, float, float]]:
     """The spectrogram's rows (dB, log-spaced) and where they lie (time and log10 Hz)."""
     import numpy as np
+    import scipy.fft
 
     # 4096 at 48 kHz (11.7 Hz bins), shorter for a short sound so it fills the width.
     size = 1 << int(np.log2(min(0.085 * sample_rate, max(len(mono) / 4, 256))) + 0.5)
@@ -175,8 +176,10 @@ def _spectrogram(mono: NDArray[np.float64], sample_rate: int,
     count = 1 + (len(signal) - size) // hop
     strides = (signal.strides[0] * hop, signal.strides[0])
     frames = np.lib.stride_tricks.as_strided(signal, (count, size), strides, writeable=False)
-    window = np.hanning(size)
-    amplitude = np.abs(np.fft.rfft(frames * window, axis=1)) * 2 / window.sum()
+    window = np.hanning(size).astype(np.float32)
+    # float32 is plenty for a picture of 100 dB and halves the FFT's time (scipy keeps it).
+    spectrum = scipy.fft.rfft(frames.astype(np.float32) * window, axis=1, overwrite_x=True)
+    amplitude = np.abs(spectrum).astype(np.float64) * 2 / float(window.sum())
     nyquist = sample_rate / 2
     rows = _log_rows((amplitude**2).T, sample_rate / size, nyquist)
     # Each column shows its window's centre: the first and last half window stay blank.
