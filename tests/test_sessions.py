@@ -222,6 +222,49 @@ def test_every_problem_of_a_file_is_listed_at_once(reading: Reading, tmp_path: P
     assert "x.toml:2: rooms.kitchen" in message and "x.toml:4: rooms.lobby.nodes.a" in message
 
 
+def test_a_resume_leaves_out_what_the_installation_no_longer_has(
+        reading: Reading, tmp_path: Path) -> None:
+    text = HEAD + textwrap.dedent("""
+        [tempo]
+        bpm = 96
+        [tempo.groups.gone]
+        bpm = 90
+        [rooms.kitchen.nodes.pad]
+        synthdef = "sine"
+        [rooms.lobby.nodes.drone]
+        synthdef = "sine"
+        params = { freq = 110, fre = 2 }
+        [rooms.lobby.nodes.old]
+        synthdef = "sinus"
+        [rooms.lobby.buffers.k]
+        path = "kick.wav"
+        bufnum = 768
+        [rooms.lobby.buffers.j]
+        path = "kick.wav"
+        bufnum = 768
+        """)
+    with pytest.raises(SessionFileError):  # a session load is strict
+        parse(text, tmp_path / "x.toml", reading)
+    lenient = Reading(reading.config, reading.library, check_files=False, lenient=True)
+    session = parse(text, tmp_path / "x.toml", lenient)
+    assert session.rooms == {"lobby": room({"drone": NodeSpec("sine", {"freq": 110.0})},
+                                           {"k": BufferSpec("kick.wav", 768)})}
+    assert session.tempos == {"": 96.0}
+
+
+def test_an_unreadable_autosave_is_set_aside_and_the_installation_starts_anyway(
+        tmp_path: Path) -> None:
+    config = parse_config(f'state_dir = "{tmp_path / "state"}"\n[instances.lobby]\n',
+                          tmp_path / "config.toml")
+    orch = Orchestra(config)  # not started: reading the autosave needs no room
+    folder = config.state_path() / "sessions"
+    folder.mkdir(parents=True)
+    (folder / "autosave.toml").write_text("version = 1\n[rooms.lobby\n")
+    assert orch.autosaved() is None
+    assert not (folder / "autosave.toml").exists()
+    assert (folder / "autosave-unreadable.toml").read_text().startswith("version = 1")
+
+
 @settings(max_examples=150, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(max_size=300))

@@ -159,6 +159,10 @@ class Reading:
     library: SynthDefLibrary
     check_files: bool = True
     """Check that every buffer's sound file is there (off for --resume: load what can be)."""
+    lenient: bool = False
+    """Leave out, with a warning, what this installation cannot take (a room, group,
+    SynthDef or param it no longer has) instead of refusing the file: for --resume,
+    after the config changed."""
 
 
 def parse(text: str, path: Path, reading: Reading) -> Session:
@@ -193,11 +197,13 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
                     f"{', '.join(config.instances)}")
             continue
         bufnums: dict[int, str] = {}
+        buffers: dict[str, BufferSpec] = {}
         for bname, bdoc in rdoc.buffers.items():
             loc = ("rooms", room, "buffers", bname)
             if bdoc.bufnum in bufnums:
                 problem((*loc, "bufnum"), f"bufnum {bdoc.bufnum} is also buffer "
                         f"{bufnums[bdoc.bufnum]!r}'s")
+                continue
             bufnums[bdoc.bufnum] = bname
             if reading.check_files:
                 try:
@@ -205,6 +211,9 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
                                    int(config.samples.max_mb * MB))
                 except (SampleNotFound, SessionFileError, ValueError) as err:
                     problem((*loc, "path"), str(err))
+                    continue
+            buffers[bname] = BufferSpec(bdoc.path, bdoc.bufnum)
+        nodes: dict[str, NodeSpec] = {}
         for nname, ndoc in rdoc.nodes.items():
             loc = ("rooms", room, "nodes", nname)
             try:
@@ -217,9 +226,9 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
                 if param not in known:
                     problem((*loc, "params", param), f"SynthDef {ndoc.synthdef!r} has no param "
                             f"{param!r}; its params: {', '.join(known)}")
-        rooms[room] = RoomSpec(
-            nodes={n: NodeSpec(d.synthdef, dict(d.params)) for n, d in rdoc.nodes.items()},
-            buffers={n: BufferSpec(d.path, d.bufnum) for n, d in rdoc.buffers.items()})
+            nodes[nname] = NodeSpec(ndoc.synthdef, {p: v for p, v in ndoc.params.items()
+                                                    if p in known})
+        rooms[room] = RoomSpec(nodes=nodes, buffers=buffers)
     routes = []
     for index, raw in enumerate(doc.midi.routes):
         loc = ("midi", "routes", str(index))
@@ -244,6 +253,7 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
     ids = [r["id"] for r in routes]
     for rid in sorted({i for i in ids if ids.count(i) > 1}):
         problem(("midi", "routes"), f"route id {rid!r} appears more than once")
+    routes = [r for index, r in enumerate(routes) if ids.index(r["id"]) == index]  # the first
     tempos = {INSTALLATION: doc.tempo.bpm} if doc.tempo.bpm is not None else {}
     for group, gdoc in doc.tempo.groups.items():
         if group not in config.tempo.groups:
@@ -252,8 +262,10 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
                     f"{', '.join(config.tempo.groups) or '(none)'}")
             continue
         tempos[group] = gdoc.bpm
-    if problems:
+    if problems and not reading.lenient:
         raise SessionFileError("\n".join(problems))
+    for left_out in problems:
+        log.warning("left out of the session: %s", left_out)
     return Session(rooms=rooms, routes=tuple(routes), tempos=tempos)
 
 
