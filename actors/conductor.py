@@ -164,6 +164,10 @@ class Conductor(pykka.ThreadingActor):
         """A reloaded config: rooms came, went or changed group ([tempo] itself cannot change
         under a running installation). Rooms whose tempo scope changed are told again."""
         old, self._config = self._config, config
+        midi = config.midi
+        self._clock_in = midi.clock_in if midi.enabled else None  # [midi] reloads live
+        if self._clock_in is None:
+            self._external = None
         for name in list(self._told):
             if name not in config.instances or old.tempo_scope(name) != config.tempo_scope(name):
                 del self._told[name]

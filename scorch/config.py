@@ -383,8 +383,13 @@ class Config(_Model):
         midi = self.midi.model_copy(update={
             "controls": tuple(r for r in self.midi.controls if self.route_host(r) == host),
             "keys": tuple(r for r in self.midi.keys if self.route_host(r) == host)})
+        # A group's own tempo runs where its rooms are: a host without them neither keeps
+        # nor saves it.
+        local_groups = {inst.group for inst in rooms.values()}
+        tempo = self.tempo.model_copy(update={"groups": {
+            g: own for g, own in self.tempo.groups.items() if g in local_groups}})
         update: dict[str, Any] = {
-            "instances": rooms, "midi": midi, "host": host,
+            "instances": rooms, "midi": midi, "host": host, "tempo": tempo,
             "whole_state": self.host_state_path(None),
             "remote": {name: RemoteRoom(host=inst.host, group=inst.group)
                        for name, inst in self.instances.items() if inst.host != host}}

@@ -59,6 +59,8 @@ def test_an_operation_goes_to_the_hosts_of_the_rooms_it_names(config: Config) ->
     assert plan(config, "status").hosts == ("a", "b")  # "*" by default
     assert plan(config, "instance", name="z", action="restart").hosts == ("b",)
     assert plan(config, "reload").hosts == ("a", "b")
+    assert plan(config, "tempo", bpm=100.0).hosts == ("a", "b")
+    assert plan(config, "tempo", bpm=100.0, group="z").hosts == ("b",)  # where its rooms are
     assert not plan(config, "reload").one
     assert plan(config, "docs", name="SinOsc").one
     assert plan(config, "synthdefs").one

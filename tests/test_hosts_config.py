@@ -99,6 +99,13 @@ def test_each_host_runs_its_rooms_routes_audio_and_state(config: Config) -> None
     assert parse("[instances.a]\n").voice_slot() is None
 
 
+def test_a_groups_own_tempo_runs_only_on_the_hosts_of_its_rooms() -> None:
+    config = parse(INSTALLATION + "[tempo.groups.ground]\nbpm = 90\n")
+    assert list(config.for_host("lobby-pi").tempo.groups) == ["ground"]
+    assert config.for_host("cellar").tempo.groups == {}
+    assert config.for_host("cellar").tempo.bpm == config.tempo.bpm
+
+
 def test_every_host_finds_the_others_state_from_its_own_part(config: Config) -> None:
     for part in config.parts():
         view = config.for_host(part)

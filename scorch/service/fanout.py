@@ -25,8 +25,9 @@ from scorch.config import Config
 
 #: Operations any one host answers alike: the first that answers does.
 ONE_HOST = frozenset({"docs", "synthdefs", "snippet"})
-#: The argument naming rooms, when it is not ``instance``.
-ROOM_ARGUMENT = {"instance": "name"}
+#: The argument naming rooms, when it is not ``instance`` (a group's own tempo is set
+#: where the group's rooms are).
+ROOM_ARGUMENT = {"instance": "name", "tempo": "group"}
 
 Host = str | None
 Answer = dict[str, Any]
