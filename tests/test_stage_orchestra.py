@@ -22,6 +22,7 @@ from mcp import Client
 from mcp_server.server import build_server
 from midi.clock import CONTINUE, SONG_POSITION, START, STOP, TICK
 from midi.voices import FIRST_NODE_ID
+from scorch.errors import InvalidRequest
 from scorch.primitives.commands import s_new
 from scorch.primitives.jackd import client_environment
 from scorch.service.local import LocalService
@@ -196,6 +197,15 @@ async def test_a_group_with_its_own_tempo_is_set_alone_and_others_are_refused(
     assert "known instances" in await fails(client, "tempo", group="cellar")
     assert "less than or equal to 999" in await fails(client, "tempo", bpm=5000.0)
     assert "transport" in await fails(client, "tempo", transport="pause")
+    # A bar of the group's own grid (3 beats at 80 bpm), not the installation's.
+    when = stage.when("next_bar", None, "attic")
+    state, now = stage.tempo("attic"), time.time()
+    assert when is not None and now < when <= now + 3 * 60.0 / 80.0 + 0.01
+    bar = (state["beat"] + (when - now) * 80.0 / 60.0) % 3
+    assert min(bar, 3 - bar) == pytest.approx(0, abs=1e-3)
+    with pytest.raises(InvalidRequest, match="different tempos"):
+        stage.when("next_bar", None, "*")
+    assert stage.when(None, 0.5, "*") == pytest.approx(time.time() + 0.5, abs=0.05)
 
 
 async def test_panic_releases_the_keys_voices_and_voices_nobody_knows(

@@ -38,6 +38,7 @@ from scorch.errors import (
     MidiUnavailable,
     OscTimeout,
     ScorchError,
+    SessionFileError,
     SessionNotFound,
     TempoUnavailable,
 )
@@ -395,7 +396,7 @@ class Orchestra:
             try:
                 request_id, future = self._when_settled(
                     name, deadline, partial(self._ask, name, "code.submit", code, timeout,
-                                            check_only, at))
+                                            check_only, at, deadline))
                 submitted.append((name, (request_id, future)))
             except ScorchError as err:
                 submitted.append((name, err))
@@ -440,21 +441,37 @@ class Orchestra:
             self._tell_router(name, None, None)
         return forgotten
 
-    def when(self, at: float | timing.Quantum | None, delay: float | None) -> float | None:
-        """The Unix time of a timed request (None: now); see ``scorch.state.timing``."""
-        return timing.resolve(at, delay, time.time(), self.tempo_grid())
+    def when(self, at: float | timing.Quantum | None, delay: float | None,
+             selector: str | None = None) -> float | None:
+        """The Unix time of a timed request to ``selector``'s rooms (None: now).
 
-    def tempo_grid(self) -> timing.TempoGrid | None:
-        """The installation's beat grid in Unix time, for ``at = "next_beat"`` / ``"next_bar"``.
+        A beat or bar is on the grid those rooms play at: a group's own tempo, or the
+        installation's; rooms on different grids have no common next bar (refused).
+        See ``scorch.state.timing``.
+        """
+        scope = INSTALLATION
+        if isinstance(at, str) and selector is not None:
+            scopes = {self.config.tempo_scope(room) for room in self.resolve(selector)}
+            if len(scopes) > 1:
+                raise InvalidRequest(
+                    f"{selector!r} spans rooms at different tempos ("
+                    f"{', '.join(sorted(s or 'the installation' for s in scopes))}): "
+                    f"{at} is not one moment for them; time them apart, or give a time")
+            scope = scopes.pop()
+        return timing.resolve(at, delay, time.time(), self.tempo_grid(scope))
 
-        None until the tempo runs (scorch is starting): beats are refused with a message,
-        times and delays work. With Link the grid is the Link session's, so the next bar
-        is the same moment on every host.
+    def tempo_grid(self, scope: str = INSTALLATION) -> timing.TempoGrid | None:
+        """A beat grid in Unix time, for ``at = "next_beat"`` / ``"next_bar"``.
+
+        The installation's, or a group's own (``scope``). None until the tempo runs
+        (scorch is starting): beats are refused with a message, times and delays
+        work. With Link the installation's grid is the Link session's, so the next
+        bar is the same moment on every host.
         """
         view = self._tempo
         if view is None:
             return None
-        line = view.get()
+        line = view.get(scope)
         mono, wall = time.monotonic(), time.time()
         return timing.TempoGrid(line.bpm, line.beats_per_bar,
                                 wall - line.beat_at(mono) * 60.0 / line.bpm)
@@ -610,22 +627,37 @@ class Orchestra:
         conductor = self._conductor
         if conductor is None:
             return {}
-        scopes = [INSTALLATION] if self.config.midi.clock_in is None else []
-        scopes += list(self.config.tempo.groups)
-        return {scope: float(conductor.state(scope).get(timeout=ASK)["bpm"])
-                for scope in scopes}
+        tempos = {}
+        for scope in [INSTALLATION, *self.config.tempo.groups]:
+            state = conductor.state(scope).get(timeout=ASK)
+            if state["source"] != "midi clock in":
+                tempos[scope] = float(state["bpm"])
+        return tempos
 
     def autosaved(self) -> Session | None:
-        """The last autosave, read leniently (sound files are not checked); None if none.
+        """The last autosave, read leniently; None if there is none or it cannot be read.
 
-        Boot with it as ``start(seed=...)``, then :meth:`resume` for what a seed
-        cannot carry (MIDI routes, and anything that failed).
+        Sound files are not checked, and what this installation no longer has (a
+        room, a group, a SynthDef or param taken out of the config since) is left
+        out with a warning: an installation always comes back. A file that cannot
+        be read at all is set aside as ``autosave-unreadable.toml`` (``session diff``
+        of it names its mistakes), with an error in the log, so the next autosave
+        does not destroy it. Boot with the session as
+        ``start(seed=...)``, then :meth:`resume` for what a seed cannot carry (MIDI
+        routes, the tempo, and anything that failed).
         """
         try:
             text, path = self.sessions.read(AUTOSAVE)
+            return parse(text, path, Reading(self.config, self.library, check_files=False,
+                                             lenient=True))
         except SessionNotFound:
             return None
-        return parse(text, path, Reading(self.config, self.library, check_files=False))
+        except SessionFileError as err:
+            aside = self.sessions.path(f"{AUTOSAVE}-unreadable")
+            self.sessions.path(AUTOSAVE).replace(aside)
+            log.error("--resume: the autosave cannot be read; set aside as %s; starting from "
+                      "the config: %s", aside, err)
+            return None
 
     def resume(self, target: Session | None = None) -> list[tuple[Change, str]] | None:
         """Bring the installation to ``target`` (default: the last autosave); None if none.
@@ -637,6 +669,10 @@ class Orchestra:
         if target is None:
             return None
         changes = self.session_diff(target)
+        if self.config.tempo.link:
+            # The Link session's tempo is its peers' too: coming back must not pull it to
+            # what it was here before the stop (a `session load` does set it).
+            changes = [c for c in changes if not (c.action == "tempo" and c.scope == INSTALLATION)]
         failed = self.apply_changes(changes)
         log.info("resumed from the autosave: %d changes left after boot, %d failed",
                  len(changes), len(failed))

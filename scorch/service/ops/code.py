@@ -142,7 +142,7 @@ def execute(orch: Orchestra, args: ExecuteArgs) -> ExecuteOutput:
     messages it sends, and the first events of the patterns it starts, reach scsynth
     at that time on every room and host. Its value then says when it runs; what it
     posts or throws later is on the console."""
-    when = None if args.check_only else orch.when(args.at, args.delay)
+    when = None if args.check_only else orch.when(args.at, args.delay, args.instance)
     return run_code(orch, args.instance, args.code, args.timeout_s, check_only=args.check_only,
                     at=when)
 

@@ -130,7 +130,7 @@ def play(orch: Orchestra, args: PlayArgs) -> PlayOutput:
     orch.view(args.instance)
     params = dict(args.params or {})
     warnings = _check_params(orch.library.info(args.synthdef), params)
-    when = orch.when(args.at, args.delay)
+    when = orch.when(args.at, args.delay, args.instance)
     played = orch.play(args.instance, args.synthdef, params, args.name, at=when)
     return PlayOutput(instance=args.instance, synthdef=args.synthdef, node=args.name,
                       node_id=played.get("node_id"), params=played["params"],
@@ -164,7 +164,7 @@ def set_params(orch: Orchestra, args: SetArgs) -> SetOutput:
         raise NodeNotFound(f"instance {args.instance!r} has no node {args.node!r}; named "
                            f"nodes: {', '.join(nodes) or '(none)'}")
     warnings = _check_params(orch.library.info(nodes[args.node]["synthdef"]), args.params)
-    when = orch.when(args.at, args.delay)
+    when = orch.when(args.at, args.delay, args.instance)
     values = orch.set(args.instance, args.node, dict(args.params), at=when)
     return SetOutput(instance=args.instance, node=args.node, params=values, warnings=warnings,
                      at=when)
@@ -190,7 +190,7 @@ class ReleaseOutput(Result):
 def release(orch: Orchestra, args: ReleaseArgs) -> ReleaseOutput:
     """Release a named node: it fades out over its release time and is forgotten.
     With at or delay the fade begins then."""
-    when = orch.when(args.at, args.delay)
+    when = orch.when(args.at, args.delay, args.instance)
     orch.release(args.instance, args.node, at=when)
     return ReleaseOutput(instance=args.instance, node=args.node, released=True, at=when)
 
