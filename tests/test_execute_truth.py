@@ -206,6 +206,22 @@ def test_check_only_compiles_and_runs_nothing(room: Orchestra) -> None:
     assert bad.error is not None and bad.error.kind == "parse" and bad.error.line == 1
 
 
+def test_a_failing_preprocessor_under_check_only_shows_no_frame_of_scorchs(
+        room: Orchestra) -> None:
+    run(room, 'thisProcess.interpreter.preProcessor = { |code| if(code == "1") { nil.foo }; '
+              'code }; 1')
+    try:
+        failed = room.execute("room", "1", 5.0, check_only=True)[0]
+        error = failed.error
+        assert error is not None and error.kind == "runtime", error
+        assert "foo" in error.message
+        frames = error.call_stack + error.library_frames
+        assert not any("Scorch" in frame or "Interpreter" in frame for frame in frames), frames
+        assert len(error.call_stack) == 1, error.call_stack  # the preprocessor's function
+    finally:
+        run(room, "thisProcess.interpreter.preProcessor = nil")
+
+
 def test_a_top_level_return_ends_the_request_as_aborted(room: Orchestra) -> None:
     result = run(room, "{ |a| ^a }.value(1); ^2")
     assert not result.ok and result.error is not None and result.error.kind == "aborted"
@@ -252,6 +268,9 @@ def test_a_routine_that_holds_sclang_after_the_code_returned_leaves_the_value(
     for _ in range(20):
         printed = bare.run(code)
         assert printed is not None
+        # sclang runs routines on a realtime thread (as root here): two spinning at once
+        # would take both cores and starve this test of the CPU. Let the bare one finish.
+        assert bare.run("nil", timeout=10.0) is not None
         result = run(room, code, timeout=2.0)  # answered half a second before
         verdict = compare(Unit("case", code), [printed], result, late=[])
         assert verdict.same, f"{verdict.reason}\nbare sclang printed:\n{printed}"

@@ -229,6 +229,31 @@ def test_server_requests_and_errors_in_things_left_running_are_told() -> None:
     assert notes == ["error", "error", "error", ""]
 
 
+def test_what_code_run_later_posts_and_throws_is_its_own_not_the_request_open_then() -> None:
+    fake = Fake()
+    token = fake.session.token
+    later, scheduled = fake.session.submit("nil.foo", at=2e9)
+    rid = fake.wire_id()
+    fake.session.feed(record(rid, "compile") + record(rid, "start")
+                      + record(rid, "value", "scheduled: runs at 2000000000")
+                      + record(rid, "end", "ok") + record(rid, "done"))
+    assert scheduled.result(timeout=1).ok
+    now, future = fake.session.submit("fork { 1.wait }; 2")
+    other = fake.wire_id()
+    fake.session.feed(record(other, "compile") + record(other, "start")
+                      + record(other, "value", "2") + record(other, "end", "ok"))
+    # Request `now` has returned, not closed; the code run later begins and fails.
+    fake.session.feed(record(token, "running", rid) + b"from later\n"
+                      + record(token, "async-string", "ERROR: Message 'foo' not understood.")
+                      + record(token, "async-end"))
+    fake.session.feed(record(other, "done"))
+    result = future.result(timeout=1)
+    assert result.request == now and result.late is None  # nothing of `later` is its
+    assert fake.session.async_errors[-1]["after"] == str(later)
+    assert ("from later", f"after #{later}") in [(line.text, line.note)
+                                                 for line in fake.console.tail(5)]
+
+
 def test_check_only_compiles_without_running() -> None:
     fake = Fake()
     _, future = fake.session.submit("1 +", check_only=True)

@@ -36,6 +36,8 @@ ABORT_POLL = 0.05
 #: left running holds the interpreter) is answered this long before its deadline, at
 #: most a quarter of its time, so the caller, waiting to the same deadline, gets it.
 STUCK_MARGIN = 0.5
+#: Requests run later (``at``) remembered until they begin; older ones are forgotten.
+MAX_SCHEDULED = 256
 WELCOME = b"*** Welcome to SuperCollider"
 
 
@@ -85,6 +87,8 @@ class SclangSession:
         self._pending: dict[str, _Request] = {}
         self._current: _Request | None = None
         self._last = 0
+        self._scheduled: dict[str, int] = {}
+        """Requests run later (``at``), by wire id: their number, until they begin."""
         """The number of the last request that returned (for console notes)."""
         self._waits: dict[str, tuple[threading.Event, list[Record]]] = {}
         self._async: _AsyncError | None = None
@@ -122,6 +126,10 @@ class SclangSession:
         with self._lock:
             self._pending[wire_id] = _Request(number, wire_id, Transcript(code), future, now,
                                               now + timeout, echo=not raw)
+            if at is not None and not check_only:
+                self._scheduled[wire_id] = number
+                while len(self._scheduled) > MAX_SCHEDULED:  # the oldest never ran (a restart)
+                    del self._scheduled[next(iter(self._scheduled))]
         try:
             self._write(data)
         except OSError as err:
@@ -291,7 +299,7 @@ class SclangSession:
         if self._current is not None or not self._last:
             return ""
         for request in self._pending.values():
-            if request.phase == "end":
+            if request.phase == "end" and request.number == self._last:
                 request.late_lines += 1
         return f"after #{self._last}"
 
@@ -358,6 +366,10 @@ class SclangSession:
         name, text = record.name, record.payload.decode(errors="replace")
         if name == "installed":
             self.installed = True
+        elif name == "running":  # code run later (``at``) begins: what follows is its
+            number = self._scheduled.pop(text, None)
+            if number is not None and self._current is None:
+                self._last = number
         elif name == "server-request":
             self._on_server_request(text)
         elif name.startswith("async-"):
@@ -373,7 +385,7 @@ class SclangSession:
             message = error.fields.get("string", "").removeprefix("ERROR: ").split("\n", 1)[0]
             self.async_errors.append({**error.fields, "after": str(error.after)})
             for request in self._pending.values():
-                if request.phase == "end":
+                if request.phase == "end" and request.number == error.after:
                     request.late_error = message
             self._dump_note = f"error after #{error.after}" if error.after else "error"
             self._dump_ending = False

@@ -37,7 +37,7 @@ Scorch {
 		};
 		interp.cmdLine = code;
 		this.emit(id, "start", "");
-		result = if(at.isNil) { func.value } { this.schedule(func, at) };
+		result = if(at.isNil) { func.value } { this.schedule(func, at, id) };
 		thisProcess.nowExecutingPath = nil;  // as interpretPrintCmdLine does
 		string = result.asString;  // exactly what sclang prints after "-> "
 		active = nil;
@@ -53,12 +53,14 @@ Scorch {
 	// Run `func` so that scsynth hears it at the wall-clock time `when` (Unix seconds): on
 	// the SystemClock s.latency before `when`, inside a bundle stamped `when`. Its own
 	// messages and the first events of the patterns it starts (which add s.latency too)
-	// then reach scsynth at `when`. Its value and errors come later, on the console.
-	*schedule { |func, when|
+	// then reach scsynth at `when`. Its value and errors come later, on the console, told
+	// as request `id`'s (a `running` record says when it begins).
+	*schedule { |func, when, id|
 		var server = Server.default, lead = server.latency ? 0.2;
 		var offset = Date.getDate.rawSeconds - Main.elapsedTime;  // wall = elapsed + offset
 		var target = when - offset, runAt = max(thisThread.seconds, target - lead);
 		SystemClock.schedAbs(runAt, {
+			this.emit(token ? "none", "running", id ? "");
 			server.makeBundle(max(0, target - thisThread.seconds), func);
 			nil
 		});
@@ -199,9 +201,11 @@ Scorch {
 	}
 
 	// Frames of the failing code, innermost first, as "user|library<TAB>description".
-	// Left out: the error machinery down to Object:throw, and Scorch:eval and below.
+	// Left out: the error machinery down to Object:throw, and Scorch:eval (or :check, where
+	// a user's preprocessor may fail) and below.
 	*frames { |trace, skipThrow|
-		var out = Array.new, f = trace, def, n = 0, stop = this.class.findMethod(\eval);
+		var out = Array.new, f = trace, def, n = 0;
+		var stops = [this.class.findMethod(\eval), this.class.findMethod(\check)];
 		var seenThrow = false;
 		if(skipThrow) {
 			while { f.notNil and: { seenThrow.not } and: { n < 20 } } {
@@ -212,7 +216,7 @@ Scorch {
 			if(seenThrow.not) { f = trace };
 		};
 		n = 0;
-		while { f.notNil and: { f.functionDef !== stop } and: { n < frameLimit } } {
+		while { f.notNil and: { stops.includes(f.functionDef).not } and: { n < frameLimit } } {
 			out = out.add(this.describeFrame(f));
 			f = f.caller; n = n + 1;
 		};
