@@ -7,6 +7,7 @@ actor's thread.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 
@@ -15,6 +16,9 @@ from scorch.errors import BootError
 from scorch.primitives.sclang_result import ExecuteResult
 from scorch.state.desired import DesiredState
 from scorch.state.events import Kind
+
+#: The least time a request is given, even when its caller's deadline is (nearly) past.
+MIN_LEFT = 0.05
 
 Event = Callable[..., None]
 
@@ -33,14 +37,21 @@ class Code:
         """Tells the actor that sclang failed, and how (its keeper restarts it)."""
 
     def submit(self, code: str, timeout: float, check_only: bool = False,
-               at: float | None = None) -> tuple[int, Future[ExecuteResult]]:
+               at: float | None = None, deadline: float | None = None,
+               ) -> tuple[int, Future[ExecuteResult]]:
         """Send code to sclang; return the request number and a future for the result.
 
         ``at``: a Unix time scsynth hears the code's messages at (scheduled in sclang).
+        ``deadline``: the caller's (``time.monotonic()``), when it gives up: the time
+        left then, not ``timeout`` again, is the request's, so that an answer due just
+        before it (code that returned while a routine holds sclang) reaches the caller
+        even when this ask waited in the mailbox or for a restore.
         """
         self._require_ready(need_sclang=True)
         session = self._processes.session
         assert session is not None
+        if deadline is not None:
+            timeout = max(MIN_LEFT, min(timeout, deadline - time.monotonic()))
         return session.submit(code, timeout, check_only=check_only, at=at)
 
     def execute_timed_out(self, request: int, timeout: float) -> None:
