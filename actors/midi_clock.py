@@ -176,7 +176,8 @@ class ClockOut:
         try:
             for message in messages:
                 port.send(message)
-        except (MidiPortNotFound, RuntimeError) as err:  # closed under us by a rescan
+        except (MidiPortNotFound, RuntimeError, OSError, ValueError) as err:
+            # closed under us by a rescan, or the device's driver failed: try again next tick
             log.debug("MIDI clock to %s: %s", device.config.port, err)
             device.playing = False
 

@@ -71,6 +71,8 @@ WATCH_INTERVAL = 0.1
 POLL_ACTIVE = 0.00025
 POLL_IDLE = 0.002
 IDLE_AFTER = 1.0
+#: Nanoseconds between two logs of a failing MIDI input batch.
+ERROR_LOG_EVERY_NS = 5_000_000_000
 
 
 class MidiRouter(pykka.ThreadingActor):
@@ -116,7 +118,9 @@ class MidiRouter(pykka.ThreadingActor):
         self._poller: threading.Thread | None = None
         self._learners: list[Future[dict[str, Any] | None]] = []
         self._counts = {"received": 0, "thinned": 0, "handled": 0, "rescans": 0,
-                        "ports_gone": 0, "released_gone": 0, "released_max_hold": 0}
+                        "ports_gone": 0, "released_gone": 0, "released_max_hold": 0,
+                        "input_errors": 0}
+        self._input_error_logged = 0
 
     @property
     def _open(self) -> PortSet:
@@ -159,16 +163,28 @@ class MidiRouter(pykka.ThreadingActor):
             clock.stop()
         self._clocks = []
         self._halt.set()
+        poller_stopped = True
         if self._poller is not None:
             self._poller.join(timeout=2.0)
+            poller_stopped = not self._poller.is_alive()
         with self._lock:
             learners, self._learners = self._learners, []
             self._engine.learn = None
+            # A router that stops (a reload, shutdown) leaves no voice sounding: its
+            # successor knows none of them, so their note-offs would match nothing.
+            released = self._engine.panic()
+            if released:
+                self._sender.apply(released, time.monotonic_ns() * 1e-9)
+                log.info("MIDI router stopping: released %d voices", len(released))
         for learner in learners:
             learner.set_result(None)  # its done callback cancels its timer
         if self._ports is not None:
-            self._inputs = ()
-            self._ports.close()
+            with self._lock:  # never while the input thread takes from them
+                self._inputs = ()
+                if poller_stopped:
+                    self._ports.close()
+                else:  # deleting an rtmidi port in use would crash the process: leak it
+                    log.error("MIDI input thread did not stop; its ports are left open")
             self._ports = None
         self._sender.stop()
 
@@ -297,6 +313,7 @@ class MidiRouter(pykka.ThreadingActor):
             **self._counts,
             "queued": sum(p.taken for p in self._inputs),
             "sent": sender.sent,
+            "send_errors": sender.send_errors,
             "errors": self._engine.errors,
             "notes_on": self._engine.notes[0],
             "notes_off": self._engine.notes[1],
@@ -357,10 +374,17 @@ class MidiRouter(pykka.ThreadingActor):
         idle_after = int(IDLE_AFTER * 1e9)
         while not self._halt.is_set():
             now = clock()
-            with lock:
-                for port in self._inputs:
-                    if self._take(port, now):
-                        last = now
+            try:
+                with lock:
+                    for port in self._inputs:
+                        if self._take(port, now):
+                            last = now
+            except Exception:  # never the end of MIDI input: log, and take the next batch
+                self._counts["input_errors"] += 1
+                if now - self._input_error_logged > ERROR_LOG_EVERY_NS:
+                    self._input_error_logged = now
+                    log.exception("MIDI input failed (%d so far); going on",
+                                  self._counts["input_errors"])
             sleep(POLL_ACTIVE if now - last < idle_after else POLL_IDLE)
 
     def _take(self, port: InputPort, start: int) -> bool:

@@ -48,6 +48,8 @@ REPORT_EVERY = 0.02
 #: Seconds a voice's gate stays open at least: above one audio period of scsynth (21 ms
 #: at 1024 frames and 48 kHz), so the synth has run with its gate open before it closes.
 MIN_GATE = 0.025
+#: Seconds between two warnings about datagrams one address refused.
+ERROR_LOG_EVERY = 5.0
 
 _FLOAT_INTO = struct.Struct(">f").pack_into
 _INT32 = struct.Struct(">i").pack
@@ -83,6 +85,9 @@ class OscSender:
         """Nanoseconds from callback to datagram sent, the last :data:`TIMINGS` messages."""
         self.timed = 0
         self.sent = 0
+        self.send_errors = 0
+        """Datagrams the network refused (a host unreachable): counted, logged, never fatal."""
+        self._error_logged: dict[Address, float] = {}
 
     @property
     def coalesced(self) -> int:
@@ -107,7 +112,7 @@ class OscSender:
 
     def apply(self, actions: list[Action], now: float) -> None:
         """Send ``actions``."""
-        send = self._socket.sendto
+        send = self._send
         for action in actions:
             if type(action) is SetParam:
                 instance, node, param, value, address, node_id = action
@@ -141,6 +146,19 @@ class OscSender:
                 except Exception:
                     log.exception("scene cue %s failed", action)
 
+    def _send(self, packet: bytes | bytearray, address: Address) -> None:
+        """One datagram. A network that refuses it (a host unreachable, a full buffer) loses
+        that one message, not the thread: the next note, and the other rooms, go on."""
+        try:
+            self._socket.sendto(packet, address)
+        except OSError as err:
+            self.send_errors += 1
+            now = time.monotonic()
+            if now - self._error_logged.get(address, -ERROR_LOG_EVERY) >= ERROR_LOG_EVERY:
+                self._error_logged[address] = now
+                log.warning("MIDI to %s:%d: %s (%d datagrams lost so far)", address[0],
+                            address[1], err, self.send_errors)
+
     def _set(self, address: Address, node_id: int, param: str, value: float, now: float,
              send: Any) -> None:
         """Send ``/n_set node_id param value`` now, or leave it to the coalescer."""
@@ -173,7 +191,11 @@ class OscSender:
             self._wake.clear()  # before looking, so a value held back from now on wakes us
             now = time.monotonic_ns() * 1e-9  # the callback's clock
             report = now >= next_report
-            next_due = self._flush(now, report)
+            try:
+                next_due = self._flush(now, report)
+            except Exception:  # a report that failed: held-back releases must still go out
+                log.exception("MIDI sender: flush failed; going on")
+                next_due = now + REPORT_EVERY
             if report:
                 next_report = now + REPORT_EVERY
             wait = next_report - now if next_due is None else min(next_due, next_report) - now
@@ -189,12 +211,12 @@ class OscSender:
         with self._lock:
             ready, next_due = self._coalescer.due(now)
             for address, packet in ready:
-                self._socket.sendto(packet, address)
+                self._send(packet, address)
             self.sent += len(ready)
             deferred = self._deferred
             while deferred and deferred[0][0] <= now:
                 _, node_id, address = heapq.heappop(deferred)
-                self._socket.sendto(_RELEASE_HEAD + _INT32(node_id) + _RELEASE_TAIL, address)
+                self._send(_RELEASE_HEAD + _INT32(node_id) + _RELEASE_TAIL, address)
                 self.sent += 1
             if deferred and (next_due is None or deferred[0][0] < next_due):
                 next_due = deferred[0][0]

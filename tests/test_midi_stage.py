@@ -179,6 +179,28 @@ def test_a_keyboard_unplugged_with_three_keys_held_releases_them_within_half_a_s
     assert after["released_gone"] == 3
 
 
+def test_a_router_that_stops_with_keys_held_and_the_pedal_down_leaves_no_voice(
+    jack, lobby, targets, start
+):
+    """A reload that restarts MIDI, or shutdown: the next router would know none of them."""
+    router = start(targets, keys=[{"port": "reloadkeys", "instance": "lobby",
+                                   "synthdef": VOICE_DEF}])
+    keyboard = Hardware("keys", client="reloadkeys")
+    try:
+        wait_for(lambda: keyboard.name in router.ports().get(timeout=ASK)["inputs"])
+        probe(router, lambda m: keyboard.send(*m))
+        before = lobby.synths()
+        keyboard.send(0xB0, 64, 127)  # sustain pedal down
+        for note in (60, 64):
+            keyboard.send(0x90, note, 100)
+        keyboard.send(0x80, 64, 0)  # sustained by the pedal
+        wait_for(lambda: lobby.synths() == before + 2)
+        router.actor_ref.stop(timeout=ASK)
+        wait_for(lambda: lobby.synths() == before, timeout=2.0)
+    finally:
+        keyboard.unplug()
+
+
 def test_max_hold_releases_a_voice_whose_key_stays_down(jack, lobby, targets, start):
     router = start(targets, keys=[{"port": "holdkeys", "instance": "lobby",
                                    "synthdef": VOICE_DEF, "max_hold": 0.4}])
