@@ -37,7 +37,7 @@ from scorch.primitives import sclang_protocol as protocol
 from scorch.primitives.sclang_result import ExecuteResult
 from scorch.primitives.sclang_session import SclangSession
 from scorch.state.events import State
-from scorch.state.tempo import INSTALLATION, TempoView, Timeline, check_bpm
+from scorch.state.tempo import INSTALLATION, TempoView, Timeline, check_bpm, follow_external
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -142,19 +142,11 @@ class Conductor(pykka.ThreadingActor):
         self._external = reading
         if reading.bpm is None:
             return
-        line = self.tempo.get(INSTALLATION)
-        old_bpm = line.bpm
-        line = replace(line, bpm=check_bpm(min(max(reading.bpm, 20.0), 999.0)),
-                       beat=reading.position if reading.playing else line.beat_at(reading.at),
-                       at=reading.at)
-        if reading.playing and not line.playing:
-            line = replace(line, playing=True, start=0.0)
-        elif not reading.playing and line.playing:
-            line = replace(line, playing=False, position=reading.position)
-        elif reading.playing:
-            line = replace(line, start=0.0)
+        old = self.tempo.get(INSTALLATION)
+        bpm = check_bpm(min(max(reading.bpm, 20.0), 999.0))
+        line = follow_external(old, bpm, reading.at, reading.playing, reading.position)
         self.tempo.put(INSTALLATION, line)
-        if abs(line.bpm - old_bpm) > BPM_NOISE:
+        if abs(line.bpm - old.bpm) > BPM_NOISE or line.start != old.start:
             if self._link:
                 self._to_link(line.bpm, None)
             else:

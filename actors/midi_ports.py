@@ -17,6 +17,11 @@ from scorch.errors import MidiPortNotFound
 
 log = logging.getLogger(__name__)
 
+#: What opening or listing a port can raise: a port gone since it was listed
+#: (rtmidi's InvalidPortError is a ValueError), the driver failing (its SystemError is
+#: an OSError), or no such port.
+OPEN_ERRORS = (MidiPortNotFound, RuntimeError, OSError, ValueError)
+
 
 class PortSet:
     """Open MIDI inputs and outputs of one backend (router actor thread only)."""
@@ -68,14 +73,17 @@ class PortSet:
                 timing = self._clock_in is not None and port_matches(self._clock_in, name)
                 self.inputs[name] = InputPort(self._api, name, f"{self._client}-in",
                                               self._jack_server, timing)
-            except (MidiPortNotFound, RuntimeError) as err:
+            except OPEN_ERRORS as err:
                 log.warning("MIDI input %r not opened: %s", name, err)
                 continue
             log.info("MIDI input %r opened%s", name, " (clock in)" if timing else "")
         self.missing["inputs"] = sorted(
             {p for p in wanted_inputs
              if p != "*" and not any(port_matches(p, n) for n in available)})
-        self._rescan_outputs(wanted_outputs)
+        try:
+            self._rescan_outputs(wanted_outputs)
+        except OPEN_ERRORS as err:  # the inputs that went away must still be retired
+            log.warning("MIDI outputs not rescanned: %s", err)
         return gone
 
     def _rescan_outputs(self, wanted: list[str]) -> None:
@@ -90,7 +98,7 @@ class PortSet:
                 continue
             try:
                 self._open_output(find_port(available, pattern))
-            except (MidiPortNotFound, RuntimeError):
+            except OPEN_ERRORS:
                 missing.append(pattern)
         self.missing["outputs"] = missing
 

@@ -31,7 +31,7 @@ import mido
 import pykka
 
 from actors.midi_clock import ClockOut
-from actors.midi_ports import PortSet
+from actors.midi_ports import OPEN_ERRORS, PortSet
 from actors.midi_sender import OscSender
 from actors.targets import Targets
 from actors.ticker import Ticker
@@ -512,7 +512,11 @@ class MidiRouter(pykka.ThreadingActor):
             wanted.append(self._config.clock_in)
         outputs = [*self._config.outputs, *(c.port for c in self._config.clock_out)]
         before = set(self._open.inputs)
-        gone = self._open.rescan(wanted, outputs)
+        try:
+            gone = self._open.rescan(wanted, outputs)
+        except OPEN_ERRORS as err:  # the ports could not even be listed: the next rescan
+            log.warning("MIDI ports not rescanned: %s", err)
+            return
         if gone:
             self._retire(gone)
         if gone or set(self._open.inputs) != before:

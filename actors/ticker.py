@@ -12,7 +12,10 @@ class Ticker:
     """Call ``tell`` every ``interval`` seconds until stopped or the actor is gone.
 
     ``tell`` should only put a message in the actor's inbox (a proxy call whose
-    future nobody waits on): the work then runs in the actor's own thread.
+    future nobody waits on): the work then runs in the actor's own thread. While
+    that tick is still queued or running, the next ones are skipped, so a slow tick
+    (a busy sclang asked for Link's peers) never piles up ticks in front of the
+    actor's other messages.
     """
 
     def __init__(self, interval: float, tell: Callable[[], object], name: str) -> None:
@@ -31,8 +34,16 @@ class Ticker:
         self._halt.set()
 
     def _run(self) -> None:
+        pending: object = None
         while not self._halt.wait(self.interval):
+            if isinstance(pending, pykka.Future):
+                try:
+                    pending.get(timeout=0)
+                except pykka.Timeout:
+                    continue  # the last tick still runs: no pile of ticks behind a slow one
+                except Exception:  # the tick failed; its method logs what went wrong
+                    pass
             try:
-                self._tell()
+                pending = self._tell()
             except pykka.ActorDeadError:
                 return

@@ -29,6 +29,9 @@ TIMBRE_CC = 74
 MCM_RPN = 6
 #: Master channel (0-based) of each MPE zone; members count from the next one inwards.
 ZONE_MASTER = {"lower": 0, "upper": 15}
+#: ``max_hold`` deadlines of released voices are dropped once they outnumber the
+#: sounding voices twice over, plus this many (a rebuild then costs little per note).
+COMPACT_AFTER = 256
 
 
 class SetParam(NamedTuple):
@@ -383,7 +386,14 @@ class Engine:
         )
         if route.max_hold is not None:
             voice.deadline = self.clock() + route.max_hold
-            heapq.heappush(self._deadlines, (voice.deadline, next(self._order), voice))
+            deadlines = self._deadlines
+            if len(deadlines) > 2 * len(self.voices) + COMPACT_AFTER:
+                # Voices released by their key stay in the heap until their deadline:
+                # with a long max_hold, every note played would be kept for that long.
+                live = {id(v) for v in self.voices}
+                deadlines[:] = [d for d in deadlines if id(d[2]) in live]
+                heapq.heapify(deadlines)
+            heapq.heappush(deadlines, (voice.deadline, next(self._order), voice))
         return voice
 
     def _freq(self, voice: Voice) -> float:

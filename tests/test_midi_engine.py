@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from midi import engine as engine_module
 from midi.engine import (
     BendVoice,
     Engine,
@@ -257,6 +258,20 @@ def test_max_hold_releases_a_held_voice_at_its_deadline_and_only_once():
     assert engine.handle(PORT, [0x80, 60, 0]) == []  # the key comes up later: nothing left
     assert engine.handle(PORT, [0x80, 62, 0]) == [ReleaseVoice(A, later.node_id)]
     assert engine.expire(200.0) == []  # released by its key: not again
+
+
+def test_notes_played_and_released_do_not_pile_up_until_their_max_hold():
+    now = [0.0]
+    engine = engine_with(keys(max_hold=86400.0))  # a day: the longest hold allowed
+    engine.clock = lambda: now[0]
+    (held,) = engine.handle(PORT, [0x90, 40, 100])  # one key stays down all along
+    for i in range(20_000):
+        now[0] += 0.05
+        engine.handle(PORT, [0x90, 60 + i % 12, 100])
+        engine.handle(PORT, [0x80, 60 + i % 12, 0])
+    assert len(engine._deadlines) <= 2 * len(engine.voices) + engine_module.COMPACT_AFTER + 1
+    now[0] = 86401.0
+    assert engine.expire(now[0]) == [ReleaseVoice(A, held.node_id)]  # still kept
 
 
 def test_routes_without_max_hold_never_expire():

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorch.state.tempo import TempoView, Timeline, check_bpm
+from scorch.state.tempo import TempoView, Timeline, check_bpm, follow_external
 
 
 def test_beats_and_times_follow_the_tempo_from_the_anchor():
@@ -74,3 +74,32 @@ def test_a_reader_waiting_on_the_view_wakes_when_a_timeline_is_replaced():
     assert view.wait(view.version, 0.01) == view.version  # nothing new: times out
     with pytest.raises(KeyError):
         view.get("nogroup")
+
+
+def test_a_clock_coming_in_starts_near_the_grids_beat_not_back_at_beat_zero():
+    # An hour at 120 bpm: the grid is at beat 7200.3 when the drum machine starts.
+    line = Timeline(120.0, 4, beat=7200.3, at=0.0, playing=False)
+    started = follow_external(line, 120.0, at=0.0, playing=True, position=0.0)
+    assert started.beat == pytest.approx(7200.0)  # the nearest bar line: 0.3 beats back
+    assert started.song_position(0.0) == pytest.approx(0.0)
+    # Each later beat of the clock is the anchor plus its song position.
+    later = follow_external(started, 120.0, at=2.5, playing=True, position=5.0)
+    assert later.beat == pytest.approx(7205.0) and later.song_position(2.5) == 5.0
+    # The song restarts while playing (the grid is at 7206): anchored again on the nearest
+    # bar line, half a bar away at most, not 7206 beats back.
+    again = follow_external(later, 120.0, at=3.0, playing=True, position=0.0)
+    assert again.beat in (pytest.approx(7204.0), pytest.approx(7208.0))
+    assert again.bar_phase(3.0) == pytest.approx(0.0)
+    assert again.song_position(3.0) == pytest.approx(0.0)
+    # Stopped: the grid runs on, the position is kept.
+    stopped = follow_external(again, 120.0, at=4.0, playing=False, position=2.0)
+    assert not stopped.playing and stopped.song_position(4.0) == 2.0
+    assert stopped.beat_at(4.0) == pytest.approx(again.beat_at(4.0))
+
+
+@given(st.floats(0, 1e6), st.floats(0, 1000), st.integers(1, 16))
+def test_a_start_moves_the_grid_by_at_most_half_a_bar(beat, position, bar):
+    line = Timeline(100.0, bar, beat=beat, at=0.0, playing=False)
+    started = follow_external(line, 100.0, at=0.0, playing=True, position=position)
+    assert abs(started.beat - beat) <= bar / 2 + 1e-6 * max(1.0, beat)
+    assert started.song_position(0.0) == pytest.approx(position, abs=1e-6 * max(1.0, beat))

@@ -87,6 +87,35 @@ class Timeline:
         return replace(self, playing=True, start=begin - position, position=position)
 
 
+#: A clock coming in whose position is this far from the grid's has jumped: anchor again.
+REANCHOR_BEATS = 1.0
+
+
+def follow_external(line: Timeline, bpm: float, at: float, playing: bool,
+                    position: float) -> Timeline:
+    """The grid following a MIDI clock coming in: its tempo, transport and song position.
+
+    The grid runs on: a start anchors the song's position on the grid beat nearest
+    the grid's own with the same bar phase (at most half a bar away), and while the
+    clock plays each beat is that anchor plus its position. So the rooms' clocks,
+    which keep the grid's beat, move by at most half a bar when a drum machine
+    starts, not back to beat 0 after an hour of playing.
+    """
+    beat = line.beat_at(at)
+    if not playing:
+        stopped = replace(line, bpm=bpm, beat=beat, at=at)
+        return replace(stopped, playing=False, position=position) if line.playing else stopped
+    start = line.start
+    if not line.playing or abs(beat - start - position) > REANCHOR_BEATS:
+        # started, or the song jumped (a restart, a song position pointer while playing)
+        bar = line.beats_per_bar
+        anchor = beat - (beat - position) % bar  # the latest grid beat in the song's bar phase
+        if beat - anchor > bar / 2:
+            anchor += bar
+        start = anchor - position
+    return replace(line, bpm=bpm, beat=start + position, at=at, playing=True, start=start)
+
+
 def check_bpm(bpm: float) -> float:
     """Return ``bpm`` if it is a tempo scorch plays; ValueError saying the range if not."""
     if not (MIN_BPM <= bpm <= MAX_BPM) or math.isnan(bpm):
