@@ -19,6 +19,7 @@ Two paths, two kinds of thread:
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 import uuid
@@ -99,7 +100,9 @@ class MidiRouter(pykka.ThreadingActor):
         """The JACK server the JACK backend joins (scorch's own), or None for the default."""
         # Several hosts: each host's router takes its own voice ids, so two routers
         # playing one room never reuse each other's nodes.
-        self._engine = Engine(voice_slot)
+        # A router started again (a reload) must not reuse the ids of voices the last one
+        # released and that still fade out: start somewhere else in the span.
+        self._engine = Engine(voice_slot, voice_offset=random.randrange(2**24))
         self._lock = threading.Lock()
         self._sender = OscSender(self._lock, config.coalesce_interval, targets.param_changed,
                                  targets.scene)

@@ -131,12 +131,14 @@ def message_error(data: list[int]) -> str | None:
 class Engine:
     """The router's state: tables, takeover, assemblers, voices, pedal and bend."""
 
-    def __init__(self, voice_slot: int | None = None) -> None:
+    def __init__(self, voice_slot: int | None = None, voice_offset: int = 0) -> None:
+        """``voice_offset``: where in its id span the first voice starts (a router started
+        again gives its voices ids the last one's, still releasing, are unlikely to hold)."""
         self.tables: Mapping[str, Table] = {}
         """Port name -> table; replaced whole, never mutated."""
         self.snapshot = Snapshot({}, {})
         first, span = voice_ids(voice_slot)
-        self.voices = Voices(first=first, span=span)
+        self.voices = Voices(first=first, span=span, _next=voice_offset % span)
         self.values: dict[tuple[str, str, str], float] = {}
         """(instance, node, param) -> last value the router set or was told of."""
         self.learn: Callable[[dict[str, object]], None] | None = None

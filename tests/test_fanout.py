@@ -95,6 +95,16 @@ def test_answers_are_joined_in_config_order_and_logs_by_time(config: Config) -> 
                                            ("b", {"changes": ["room y: node n added"]})],
                           config)
     assert merged["changes"] == ["a: nothing changed", "b: room y: node n added"]
+    tempo = {"action": "tempo", "instance": None, "target": "installation",
+             "detail": "tempo of installation: 120 -> 96 bpm"}
+    merged = fanout.merge("session", None, [
+        ("a", {"action": "diff", "changes": [tempo]}),
+        ("b", {"action": "diff", "changes": [tempo, {"action": "set", "instance": "y",
+                                                     "target": "n", "detail": "set n"}]})],
+        config)
+    assert [c["detail"] for c in merged["changes"]] == [
+        "a: tempo of installation: 120 -> 96 bpm", "b: tempo of installation: 120 -> 96 bpm",
+        "set n"]
 
 
 class Served:

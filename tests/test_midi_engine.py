@@ -18,6 +18,7 @@ from midi.engine import (
 )
 from midi.routes import RouteEntry, compile_table
 from midi.schema import ControlRoute, KeyRoute
+from midi.voices import voice_ids
 
 PORT = "hw:nanoKONTROL2 MIDI 1"
 A = ("127.0.0.1", 57110)
@@ -329,3 +330,9 @@ def test_an_mpe_route_cannot_also_name_a_channel_or_take_the_per_note_params():
         keys(mpe="lower", channel=2)
     with pytest.raises(ValueError, match="pressure"):
         keys(mpe="upper", params={"pressure": 1.0})
+
+
+def test_a_router_started_again_starts_its_voice_ids_elsewhere_in_its_span():
+    first, span = voice_ids(3)
+    assert Engine(3, voice_offset=5).voices.new_id() == first + 5
+    assert Engine(3, voice_offset=span + 7).voices.new_id() == first + 7  # within the span

@@ -312,3 +312,6 @@ def test_the_service_unit_runs_scorch_as_a_watched_notify_service(tmp_path: Path
         assert line in unit.splitlines()
     # the path with a space is quoted, so systemd reads one argument
     assert f"--config '{config.resolve()}'" in unit
+    assert "--resume" not in unit
+    resumed = unit_text(Path("/x/scorch"), config.resolve(), True, resume=True)
+    assert f"ExecStart=/x/scorch run --config '{config.resolve()}' --resume" in resumed

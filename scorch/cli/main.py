@@ -44,7 +44,7 @@ def cmd_service_install(args: argparse.Namespace) -> int:
     # A unit for a config (or a host) that does not load would only fail later.
     load_config(config_path).for_host(args.host)
     path = Path(args.output) if args.output else unit_path(args.user, args.name)
-    text = unit_text(scorch_executable(), config_path, args.user, args.host)
+    text = unit_text(scorch_executable(), config_path, args.user, args.host, args.resume)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     install.add_argument("--output", help="write the unit here instead")
     install.add_argument("--host", help="the unit runs `scorch run --host NAME`: this "
                          "[hosts.NAME]'s rooms")
+    install.add_argument("--resume", action="store_true",
+                         help="every start comes back from the last autosave (what was "
+                         "played, loaded and mapped at run time), not from the config alone")
     install.set_defaults(func=cmd_service_install)
     bridge = sub.add_parser("bridge", help="the control socket over stdin/stdout, for a "
                             "coordinator's `ssh HOST scorch bridge`")

@@ -19,11 +19,18 @@ WATCHDOG_SEC = 30
 START_TIMEOUT_SEC = 180
 
 
-def unit_text(scorch: Path, config: Path, user: bool, host: str | None = None) -> str:
-    """The unit file for ``scorch run --config CONFIG`` (``--host HOST``: that host's rooms)."""
+def unit_text(scorch: Path, config: Path, user: bool, host: str | None = None,
+              resume: bool = False) -> str:
+    """The unit file for ``scorch run --config CONFIG`` (``--host HOST``: that host's rooms).
+
+    ``resume``: every start (after a crash, a power cut, a restart) comes back from
+    the last autosave: what was played, loaded and mapped at run time is kept.
+    """
     argv = [str(scorch), "run", "--config", str(config)]
     if host is not None:
         argv += ["--host", host]
+    if resume:
+        argv.append("--resume")
     command = shlex.join(argv)
     rooms = f"host {host}'s rooms" if host is not None else "rooms"
     lines = [

@@ -160,8 +160,19 @@ def _midi(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) -> 
     return {**merged, "result": {label(host): answer.get("result") for host, answer in answers}}
 
 
+def _session(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) -> Answer:
+    """A change that names no room (a tempo, a MIDI route) says whose host it is."""
+    if len(answers) == 1:
+        return merged
+    changes = [{**change, "detail": f"{label(host)}: {change['detail']}"}
+               if change.get("instance") is None else change
+               for host, answer in answers for change in answer.get("changes") or []]
+    return {**merged, "changes": changes}
+
+
 _MERGES: dict[str, Callable[[Answer, Sequence[tuple[Host, Answer]], Any], Answer]] = {
     "logs": _logs, "history": _history, "events": _events, "reload": _reload, "midi": _midi,
+    "session": _session,
 }
 
 
