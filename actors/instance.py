@@ -415,8 +415,8 @@ class Instance(pykka.ThreadingActor):
     def server_request(self, what: str) -> None:
         """Carry out ``s.reboot`` from code (restart scsynth, restore, re-attach); note others.
 
-        ``s.quit``, ``Server.killAll`` and ``0.exit`` were refused in sclang, which
-        told the user why; they are recorded here.
+        ``s.quit``, ``0.exit`` and the class library's kill of every scsynth on the
+        machine were refused in sclang, which told the user why; they are recorded here.
         """
         verb = what.split(" ", 1)[0]
         self._event(Kind.SERVER_REQUEST, f"code asked: {what}", request=what)
