@@ -9,12 +9,8 @@ from typing import Any
 import pytest
 
 from scorch.errors import SynthDefError, UnknownSynthDef
-from scorch.primitives.synthdef_library import (
-    DEFAULT_DIRECTORY,
-    SynthDefLibrary,
-    _parse_record,
-    _summarise,
-)
+from scorch.primitives.synthdef_compiler import _summarise
+from scorch.primitives.synthdef_library import DEFAULT_DIRECTORY, SynthDefLibrary, _parse_record
 
 
 def _spec(minval: float, maxval: float, warp: str = "linear", default: float = 0,
