@@ -36,6 +36,7 @@ from actors.midi_ports import OPEN_ERRORS, PortSet
 from actors.midi_sender import OscSender
 from actors.targets import Targets
 from actors.ticker import Ticker
+from midi.actions import Address
 from midi.batch import Message, coalesce, recover
 from midi.clock import CLOCK_MESSAGES, ClockFollower, ClockReading
 from midi.engine import Engine, Snapshot
@@ -49,7 +50,6 @@ from scorch.state.tempo import INSTALLATION, TempoView
 
 log = logging.getLogger(__name__)
 
-Address = tuple[str, int]
 _SEND_KINDS = {
     "note_on": "note_on",
     "note_off": "note_off",

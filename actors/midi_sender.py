@@ -23,9 +23,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from midi.coalesce import Coalescer
-from midi.engine import (
+from midi.actions import (
     Action,
+    Address,
     BendVoice,
     ReleaseVoice,
     SceneCue,
@@ -33,11 +33,11 @@ from midi.engine import (
     StartVoice,
     VoiceParam,
 )
+from midi.coalesce import Coalescer
 from scorch.primitives import commands
 
 log = logging.getLogger(__name__)
 
-Address = tuple[str, int]
 #: Called with (instance, node, param, value) for values MIDI changed, from the sender thread.
 Report = Callable[[str, str, str, float], None]
 #: Called with (kind, scene, instance, value) for scene cues, on the callback thread: no waiting.

@@ -14,6 +14,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from midi.actions import (
+    Action,
+    Address,
+    BendVoice,
+    ReleaseVoice,
+    SceneCue,
+    SetParam,
+    StartVoice,
+    VoiceParam,
+)
 from midi.assembly import NRPN_CCS, Cc14, Nrpn
 from midi.relative import step
 from midi.routes import EMPTY, ControlTarget, KeyTarget, Table
@@ -22,7 +32,6 @@ from midi.voices import ChannelKey, Voice, Voices, voice_ids
 
 log = logging.getLogger(__name__)
 
-Address = tuple[str, int]
 SUSTAIN_CC = 64
 TIMBRE_CC = 74
 #: MPE Configuration Message: RPN 6 on a zone's master channel sets its number of channels.
@@ -33,64 +42,6 @@ ZONE_MASTER = {"lower": 0, "upper": 15}
 #: sounding voices twice over, plus this many (a rebuild then costs little per note).
 COMPACT_AFTER = 256
 
-
-class SetParam(NamedTuple):
-    """Set a named persistent node's parameter (coalescable per node and param)."""
-
-    instance: str
-    node: str
-    param: str
-    value: float
-    address: Address | None
-    """None while the instance is not running: the value only goes to desired state."""
-    node_id: int | None
-
-
-class StartVoice(NamedTuple):
-    """``/s_new synthdef node_id 0 1 *args``: a key's voice at the head of group 1."""
-
-    address: Address
-    node_id: int
-    synthdef: str
-    args: tuple[str | float, ...]
-
-
-class BendVoice(NamedTuple):
-    """``/n_set node_id freq hz`` on a sounding voice (coalescable)."""
-
-    address: Address
-    node_id: int
-    freq: float
-
-
-class ReleaseVoice(NamedTuple):
-    """``/n_set node_id gate 0``."""
-
-    address: Address
-    node_id: int
-
-
-class VoiceParam(NamedTuple):
-    """``/n_set node_id param value`` on one sounding voice: MPE pressure, timbre (coalescable)."""
-
-    address: Address
-    node_id: int
-    param: str
-    value: float
-
-
-class SceneCue(NamedTuple):
-    """Recall a scene (``value``: seconds to glide) or morph toward it (``value``: 0..1)."""
-
-    kind: str
-    """``recall`` or ``morph``."""
-    scene: str
-    instance: str
-    """The route's instance selector."""
-    value: float
-
-
-Action = SetParam | StartVoice | BendVoice | ReleaseVoice | VoiceParam | SceneCue
 
 #: Builds a NamedTuple from a tuple of all its fields in C: a third of the cost of calling
 #: the class, whose generated ``__new__`` is Python code (this is what ``_make`` does inside).

@@ -5,14 +5,10 @@ from __future__ import annotations
 import pytest
 
 from midi import engine as engine_module
+from midi.actions import BendVoice, ReleaseVoice, SetParam, StartVoice, VoiceParam
 from midi.engine import (
-    BendVoice,
     Engine,
-    ReleaseVoice,
-    SetParam,
     Snapshot,
-    StartVoice,
-    VoiceParam,
     message_error,
     midicps,
 )

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from actors.midi_sender import OscSender
-from midi.engine import ReleaseVoice, StartVoice
+from midi.actions import ReleaseVoice, StartVoice
 from scorch.primitives.osc import decode_message
 
 REFUSED = ("127.0.0.1", 0)

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import rtmidi
 
-from midi.engine import Engine, SceneCue
+from midi.actions import SceneCue
+from midi.engine import Engine
 from midi.routes import RouteEntry, compile_table
 from midi.schema import SceneRoute
 from scorch.config import Config

@@ -1,0 +1,71 @@
+"""What the MIDI engine asks the router to send: one small immutable action each.
+
+The engine (:mod:`midi.engine`) returns them; the router's sender
+(``actors.midi_sender``) turns each into an OSC datagram to an instance's scsynth.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+Address = tuple[str, int]
+"""A scsynth's host and UDP port."""
+
+
+class SetParam(NamedTuple):
+    """Set a named persistent node's parameter (coalescable per node and param)."""
+
+    instance: str
+    node: str
+    param: str
+    value: float
+    address: Address | None
+    """None while the instance is not running: the value only goes to desired state."""
+    node_id: int | None
+
+
+class StartVoice(NamedTuple):
+    """``/s_new synthdef node_id 0 1 *args``: a key's voice at the head of group 1."""
+
+    address: Address
+    node_id: int
+    synthdef: str
+    args: tuple[str | float, ...]
+
+
+class BendVoice(NamedTuple):
+    """``/n_set node_id freq hz`` on a sounding voice (coalescable)."""
+
+    address: Address
+    node_id: int
+    freq: float
+
+
+class ReleaseVoice(NamedTuple):
+    """``/n_set node_id gate 0``."""
+
+    address: Address
+    node_id: int
+
+
+class VoiceParam(NamedTuple):
+    """``/n_set node_id param value`` on one sounding voice: MPE pressure, timbre (coalescable)."""
+
+    address: Address
+    node_id: int
+    param: str
+    value: float
+
+
+class SceneCue(NamedTuple):
+    """Recall a scene (``value``: seconds to glide) or morph toward it (``value``: 0..1)."""
+
+    kind: str
+    """``recall`` or ``morph``."""
+    scene: str
+    instance: str
+    """The route's instance selector."""
+    value: float
+
+
+Action = SetParam | StartVoice | BendVoice | ReleaseVoice | VoiceParam | SceneCue
