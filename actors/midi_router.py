@@ -1,19 +1,11 @@
 """The MIDI router actor: owns the MIDI ports and sends OSC straight to scsynth.
 
-Two paths, two kinds of thread:
-
-- The hot path runs in the router's input thread: rtmidi queues each input's
-  messages in C (:class:`midi.ports.InputPort`; no backend thread ever runs
-  Python), and the input thread takes them every :data:`POLL_ACTIVE` seconds
-  (:data:`POLL_IDLE` after a quiet second), recovers what a broken SysEx
-  swallowed, thins out controller values a later one replaces (:mod:`midi.batch`),
-  and runs the rest through :class:`midi.engine.Engine` under one lock and out
-  of a UDP socket at once (:class:`~actors.midi_sender.OscSender`). Nothing on
-  it goes through the actor's mailbox (that would add a thread hop per message);
-  it reads route tables the actor swaps in whole.
-- Everything else runs in the actor's own thread: opening and closing ports on
-  hotplug (:class:`~actors.midi_ports.PortSet`), route changes, learning, and
-  asking the targets where the instances are.
+Two paths, two kinds of thread. The hot path is the input thread's
+(:class:`~actors.midi_input.MidiInput`): from rtmidi's queues through the engine
+and out of the sender, never through the actor's mailbox; it reads route tables
+the actor swaps in whole. Everything else runs in the actor's own thread: opening
+and closing ports on hotplug (:class:`~actors.midi_ports.PortSet`), route changes,
+learning, and asking the targets where the instances are.
 """
 
 from __future__ import annotations
@@ -32,20 +24,18 @@ import mido
 import pykka
 
 from actors.midi_clock import ClockOut
+from actors.midi_input import MidiInput
 from actors.midi_ports import OPEN_ERRORS, PortSet
 from actors.midi_sender import OscSender
-from actors.targets import Targets
+from actors.targets import Targets, where_targets_are
 from actors.ticker import Ticker
-from midi.actions import Address
-from midi.batch import Message, coalesce, recover
-from midi.clock import CLOCK_MESSAGES, ClockFollower, ClockReading
-from midi.engine import Engine, Snapshot
+from midi.clock import ClockReading
+from midi.engine import Engine
 from midi.ports import InputPort, OutputPort
 from midi.routes import Route, RouteEntry, compile_table, port_matches, resolve_all
 from midi.schema import ClockOut as ClockOutConfig
 from midi.schema import ControlRoute, MidiConfig, SceneRoute
 from midi.store import FILENAME, load_routes, save_routes
-from scorch.primitives.thread_timing import tighten_current_thread
 from scorch.state.tempo import INSTALLATION, TempoView
 
 log = logging.getLogger(__name__)
@@ -67,13 +57,6 @@ _PANIC = [mido.Message("control_change", channel=channel, control=control, value
           for channel in range(16) for control in (64, 123)]
 #: Seconds between two looks for inputs that went away and voices past their max_hold.
 WATCH_INTERVAL = 0.1
-#: Seconds between two looks at the inputs' queues while MIDI comes in, and after
-#: IDLE_AFTER seconds without any (a first note then waits a millisecond on average).
-POLL_ACTIVE = 0.00025
-POLL_IDLE = 0.002
-IDLE_AFTER = 1.0
-#: Nanoseconds between two logs of a failing MIDI input batch.
-ERROR_LOG_EVERY_NS = 5_000_000_000
 
 
 class MidiRouter(pykka.ThreadingActor):
@@ -88,11 +71,8 @@ class MidiRouter(pykka.ThreadingActor):
         self._config = config
         self._tempo = tempo
         """The tempo MIDI clock out follows (None: no clock out)."""
-        self._on_clock = on_clock
-        """Told what the clock-in port's clock says (from the input thread: a tell)."""
         self._tempo_scope = tempo_scope
         self._clocks: list[ClockOut] = []
-        self._follower = ClockFollower()
         self._targets = targets
         self._store = Path(state_dir) / FILENAME
         self._client = config.virtual_port or "scorch"
@@ -113,17 +93,14 @@ class MidiRouter(pykka.ThreadingActor):
         self._runtime_routes: list[RouteEntry] = []
         self._route_errors: dict[str, str] = {}
         self._ports: PortSet | None = None
-        self._inputs: tuple[InputPort, ...] = ()
-        """The open inputs, for the input thread (replaced whole by the actor)."""
         self._rescanner: Ticker | None = None
         self._watcher: Ticker | None = None
-        self._halt = threading.Event()
-        self._poller: threading.Thread | None = None
         self._learners: list[Future[dict[str, Any] | None]] = []
         self._counts = {"received": 0, "thinned": 0, "handled": 0, "rescans": 0,
                         "ports_gone": 0, "released_gone": 0, "released_max_hold": 0,
                         "input_errors": 0}
-        self._input_error_logged = 0
+        self._input = MidiInput(self._lock, self._engine, self._sender, self._counts,
+                                on_clock)
 
     @property
     def _open(self) -> PortSet:
@@ -140,12 +117,10 @@ class MidiRouter(pykka.ThreadingActor):
                               self._config.clock_in)
         if self._config.virtual_port:
             self._ports.open_virtual(self._config.virtual_port)
-            self._inputs = tuple(self._ports.inputs.values())
+            self._input.ports = tuple(self._ports.inputs.values())
         self._refresh_targets()
         self._rescan()
-        self._poller = threading.Thread(target=self._poll, name="midi-router-input",
-                                        daemon=True)
-        self._poller.start()
+        self._input.start()
         me = self.actor_ref.proxy()
         self._rescanner = Ticker(self._config.rescan_interval, me.rescan,
                                  "midi-router-rescan").start()
@@ -165,11 +140,7 @@ class MidiRouter(pykka.ThreadingActor):
         for clock in self._clocks:
             clock.stop()
         self._clocks = []
-        self._halt.set()
-        poller_stopped = True
-        if self._poller is not None:
-            self._poller.join(timeout=2.0)
-            poller_stopped = not self._poller.is_alive()
+        input_stopped = self._input.stop()
         with self._lock:
             learners, self._learners = self._learners, []
             self._engine.learn = None
@@ -183,8 +154,8 @@ class MidiRouter(pykka.ThreadingActor):
             learner.set_result(None)  # its done callback cancels its timer
         if self._ports is not None:
             with self._lock:  # never while the input thread takes from them
-                self._inputs = ()
-                if poller_stopped:
+                self._input.ports = ()
+                if input_stopped:
                     self._ports.close()
                 else:  # deleting an rtmidi port in use would crash the process: leak it
                     log.error("MIDI input thread did not stop; its ports are left open")
@@ -314,7 +285,7 @@ class MidiRouter(pykka.ThreadingActor):
 
         return {
             **self._counts,
-            "queued": sum(p.taken for p in self._inputs),
+            "queued": sum(p.taken for p in self._input.ports),
             "sent": sender.sent,
             "send_errors": sender.send_errors,
             "errors": self._engine.errors,
@@ -336,7 +307,7 @@ class MidiRouter(pykka.ThreadingActor):
         if self._config.clock_in is None:
             return None
         with self._lock:
-            follower = self._follower
+            follower = self._input.follower
             return {"port": self._config.clock_in, "ticks": follower.ticks_seen,
                     "bpm": follower.bpm(), "playing": follower.playing}
 
@@ -367,59 +338,7 @@ class MidiRouter(pykka.ThreadingActor):
         except Exception:
             log.exception("MIDI watch failed")  # told, not asked: the next tick tries again
 
-    # -- hot path (MIDI callback threads) ------------------------------------------
-
-    def _poll(self) -> None:
-        """Take what the inputs queued and act on it, until the router stops (input thread)."""
-        tighten_current_thread()
-        clock, lock, sleep = time.monotonic_ns, self._lock, time.sleep
-        last = clock()
-        idle_after = int(IDLE_AFTER * 1e9)
-        while not self._halt.is_set():
-            now = clock()
-            try:
-                with lock:
-                    for port in self._inputs:
-                        if self._take(port, now):
-                            last = now
-            except Exception:  # never the end of MIDI input: log, and take the next batch
-                self._counts["input_errors"] += 1
-                if now - self._input_error_logged > ERROR_LOG_EVERY_NS:
-                    self._input_error_logged = now
-                    log.exception("MIDI input failed (%d so far); going on",
-                                  self._counts["input_errors"])
-            sleep(POLL_ACTIVE if now - last < idle_after else POLL_IDLE)
-
-    def _take(self, port: InputPort, start: int) -> bool:
-        """Take what ``port`` queued and act on it (router lock held); True if anything."""
-        batch = port.take()
-        if not batch:
-            return False
-        if port.timing:
-            batch = self._clock_in(batch, start)
-        if batch:
-            self._handle(port.name, batch, start)
-        return True
-
-    def _clock_in(self, batch: list[Message], start: int) -> list[Message]:
-        """Feed the clock-in port's clock messages to the follower; return the others.
-
-        A message's time is the poll's minus rtmidi's delta times of those after it.
-        """
-        times = [0.0] * len(batch)
-        at = start * 1e-9
-        for i in range(len(batch) - 1, -1, -1):
-            times[i] = at
-            at -= batch[i][1]
-        rest: list[Message] = []
-        for (data, delta), when in zip(batch, times, strict=True):
-            if data and data[0] in CLOCK_MESSAGES:
-                reading = self._follower.feed(data, when)
-                if reading is not None and self._on_clock is not None:
-                    self._on_clock(reading)
-            else:
-                rest.append((data, delta))
-        return rest
+    # -- called from other threads ------------------------------------------------
 
     def _clock_output(self, pattern: str) -> OutputPort | None:
         """The open output a clock sends to (clock threads; a dict read is atomic)."""
@@ -430,29 +349,6 @@ class MidiRouter(pykka.ThreadingActor):
             if port_matches(pattern, name):
                 return port
         return None
-
-    def _handle(self, name: str, batch: list[Message], start: int) -> None:
-        """Run a batch of one port's messages through the engine and send (router lock held)."""
-        engine, counts = self._engine, self._counts
-        counts["received"] += len(batch)
-        if len(batch) > 1:  # one message (the usual case between floods) needs neither
-            batch = recover(batch)
-            if engine.learn is None:
-                thinned = coalesce(batch, engine.tables.get(name))
-                counts["thinned"] += len(batch) - len(thinned)
-                batch = thinned
-        elif batch[0][0][:1] == [0xF0]:
-            batch = recover(batch)
-        handle, apply, now = engine.handle, self._sender.apply, start * 1e-9
-        sent = False
-        for data, _delta in batch:
-            actions = handle(name, data)
-            if actions:
-                apply(actions, now)
-                sent = True
-        counts["handled"] += len(batch)
-        if sent:
-            self._sender.time(start)
 
     def _learned(self, event: dict[str, object]) -> None:
         """Hand the first moved control to every learner (called with the lock held)."""
@@ -488,25 +384,11 @@ class MidiRouter(pykka.ThreadingActor):
             if self._route_errors.get(selector) != message:
                 log.error("MIDI route to %r: %s", selector, message)
         self._route_errors = errors
-        endpoints: dict[str, Address] = {}
-        nodes: dict[tuple[str, str], int] = {}
-        for instance in {i for names in resolved.values() for i in names}:
-            address = self._targets.endpoint(instance)
-            if address is None:
-                continue
-            endpoints[instance] = address
-            for entry in entries:
-                route = entry.route
-                if isinstance(route, ControlRoute) and instance in resolved.get(
-                    route.instance, ()
-                ):
-                    node_id = self._targets.node_id(instance, route.node)
-                    if node_id is not None:
-                        nodes[(instance, route.node)] = node_id
+        snapshot = where_targets_are(entries, resolved, self._targets)
         tables = {name: compile_table(name, entries, resolved) for name in self._open.inputs}
         with self._lock:  # one swap, so a message sees old or new, never half
             self._engine.tables = tables
-            self._engine.snapshot = Snapshot(endpoints, nodes)
+            self._engine.snapshot = snapshot
 
     def _rescan(self) -> None:
         self._counts["rescans"] += 1
@@ -523,12 +405,12 @@ class MidiRouter(pykka.ThreadingActor):
         if gone:
             self._retire(gone)
         if gone or set(self._open.inputs) != before:
-            self._inputs = tuple(self._open.inputs.values())
+            self._input.ports = tuple(self._open.inputs.values())
             self._refresh_targets()
 
     def _retire(self, gone: list[InputPort]) -> None:
         """Close inputs that went away; release every voice they started."""
-        self._inputs = tuple(self._open.inputs.values())
+        self._input.ports = tuple(self._open.inputs.values())
         for port in gone:
             log.warning("MIDI input %r disappeared", port.name)
             port.stop()
@@ -536,7 +418,7 @@ class MidiRouter(pykka.ThreadingActor):
         with self._lock:
             for port in gone:
                 start = time.monotonic_ns()
-                self._take(port, start)  # what it sent before it went, note-offs among it
+                self._input.take(port, start)  # what it sent before it went, note-offs too
                 port.closed = True
                 actions = self._engine.drop_port(port.name)
                 self._sender.apply(actions, start * 1e-9)

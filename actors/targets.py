@@ -8,10 +8,14 @@ instance actor, so the router never waits.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from actors.instance import InstanceProxy
+from midi.actions import Address
+from midi.engine import Snapshot
+from midi.routes import RouteEntry
+from midi.schema import ControlRoute
 from scorch.config import Config
 from scorch.primitives.scsynth import local_address
 from scorch.state.events import State
@@ -128,3 +132,22 @@ class OrchestraTargets:
     def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
         """Hand a scene cue to whoever conducts scenes (it queues it and returns)."""
         self._on_scene(kind, scene, instance, value)
+
+
+def where_targets_are(entries: list[RouteEntry], resolved: Mapping[str, tuple[str, ...]],
+                      targets: Targets) -> Snapshot:
+    """The scsynth address of every READY instance the routes play, and their nodes' ids."""
+    endpoints: dict[str, Address] = {}
+    nodes: dict[tuple[str, str], int] = {}
+    for instance in {i for names in resolved.values() for i in names}:
+        address = targets.endpoint(instance)
+        if address is None:
+            continue
+        endpoints[instance] = address
+        for entry in entries:
+            route = entry.route
+            if isinstance(route, ControlRoute) and instance in resolved.get(route.instance, ()):
+                node_id = targets.node_id(instance, route.node)
+                if node_id is not None:
+                    nodes[(instance, route.node)] = node_id
+    return Snapshot(endpoints, nodes)
