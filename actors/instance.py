@@ -26,8 +26,8 @@ from actors.instance_code import Code
 from actors.instance_nodes import Nodes
 from actors.keeper import Keeper
 from actors.processes import InstanceSettings, Processes
-from scorch.config import InstanceConfig
 from scorch.config_changes import RoomChanges
+from scorch.config_tables import InstanceConfig
 from scorch.errors import BootError, InstanceFailed, InstanceNotReady
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ManagedProcess

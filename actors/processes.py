@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from scorch.config import AudioConfig, InstanceConfig, WatchdogConfig
+from scorch.config_tables import AudioConfig, InstanceConfig, WatchdogConfig
 from scorch.errors import BootError, BootTimeout, OscError, OscTimeout, PortInUse
 from scorch.primitives import commands
 from scorch.primitives.netports import free_udp_port, udp_port_free

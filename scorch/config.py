@@ -9,191 +9,40 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
-import re
 import tomllib
-import types
-import typing
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Any
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
-    field_validator,
     model_validator,
 )
 
 from midi.schema import ControlRoute, KeyRoute, MidiConfig
 from scorch.config_hosts import HostConfig, RemoteRoom
+from scorch.config_lines import fields_at, key_lines, located
+from scorch.config_tables import (
+    AudioConfig,
+    DocsConfig,
+    HistoryConfig,
+    InstanceConfig,
+    SamplesConfig,
+    SessionsConfig,
+    TempoConfig,
+    WatchdogConfig,
+    _Model,
+)
 from scorch.errors import ConfigError, InstanceNotFound
-from scorch.state.restart_policy import Backoff, RestartIntensity
-from scorch.state.tempo import INSTALLATION, MAX_BPM, MIN_BPM, Timeline
+from scorch.state.tempo import INSTALLATION, Timeline
 from scorch.values import (
-    Float32,
-    GroupName,
     HostName,
     InstanceName,
-    NodeName,
-    ParamName,
     describe_errors,
 )
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = REPO_ROOT / "config.toml"
-
-Port = Annotated[int, Field(ge=1024, le=65535)]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class AudioConfig(_Model):
-    """The ``[audio]`` table: where the instances' sound goes."""
-
-    driver: Literal["auto", "dummy", "jack", "alsa"] = Field(
-        "auto",
-        description="auto: join a running JACK server ($JACK_DEFAULT_SERVER, else 'default'), "
-        "else run jackd on the first sound card, else headless; dummy: scorch runs a headless "
-        "jackd; jack: use the running JACK server `jack_server`; alsa: scorch runs jackd on "
-        "`device`",
-    )
-    jack_server: str = Field("scorch", pattern=r"^[A-Za-z0-9_.-]+$",
-                             description="JACK server name: scorch's own, or the one to join "
-                             "with driver = 'jack'")
-    sample_rate: int = Field(48000, ge=8000, le=192000)
-    period: int = Field(64, ge=16, le=8192, description="JACK frames per period")
-    device: str | None = Field(None, description="ALSA device for driver = 'alsa', e.g. 'hw:0' "
-                               "(with 'auto': the card to use when no JACK server runs)")
-    realtime: bool = Field(
-        False, description="run scorch's jackd with realtime scheduling (-R; needs realtime "
-        "rights): on a loaded machine a JACK client without it misses cycles, and JACK drops "
-        "the MIDI of the cycles it missed")
-
-    @field_validator("period")
-    @classmethod
-    def _power_of_two(cls, value: int) -> int:
-        if value & (value - 1):
-            raise ValueError(f"period must be a power of two (64, 128, 256...), found {value}")
-        return value
-
-    @model_validator(mode="after")
-    def _device_for_alsa(self) -> AudioConfig:
-        if self.driver == "alsa" and not self.device:
-            raise ValueError("driver = 'alsa' needs device = 'hw:N' (see `aplay -l`)")
-        return self
-
-
-class NodeConfig(_Model):
-    """A named persistent synth that the instance plays from boot."""
-
-    synthdef: str
-    params: dict[ParamName, Float32] = Field(default_factory=dict)
-
-
-class InstanceConfig(_Model):
-    """One ``[instances.NAME]`` table: a scsynth plus its sclang."""
-
-    port: Port | None = Field(None, description="scsynth UDP port; omitted picks a free one")
-    outputs: int = Field(2, ge=0, le=128)
-    inputs: int = Field(0, ge=0, le=128)
-    group: GroupName | None = None
-    connect: tuple[str, ...] = Field((), description="JACK playback ports for the outputs")
-    synthdefs: tuple[str, ...] | Literal["all"] = ()
-    startup: Path | None = Field(None, description=".scd file run after boot")
-    nodes: dict[NodeName, NodeConfig] = Field(default_factory=dict)
-    host: HostName | None = Field(None, description="the [hosts.NAME] that runs this room; "
-                                  "none: this machine")
-
-
-class WatchdogConfig(_Model):
-    """The ``[watchdog]`` table: health checks and restart policy."""
-
-    interval: float = Field(0.5, gt=0, le=60, description="seconds between health pings")
-    missed: int = Field(4, ge=1, le=100, description="missed replies before a process is hung")
-    busy_limit: float = Field(
-        30.0, gt=0, description="silence allowed from a process still using CPU (scsynth "
-        "computing a large buffer answers nothing until done), seconds",
-    )
-    max_restarts: int = Field(5, ge=0, description="restarts allowed within `period`")
-    period: float = Field(60.0, gt=0, description="restart intensity window, seconds")
-    backoff_min: float = Field(0.05, ge=0, description="first retry delay, seconds")
-    backoff_max: float = Field(10.0, gt=0, description="longest retry delay, seconds")
-    stable_after: float = Field(30.0, ge=0, description="READY this long resets the backoff")
-
-    def backoff(self) -> Backoff:
-        """The waits between restarts this table describes."""
-        return Backoff(self.backoff_min, self.backoff_max, self.stable_after)
-
-    def intensity(self) -> RestartIntensity:
-        """A fresh restart count under this table's limit (each supervised thing has its own)."""
-        return RestartIntensity(self.max_restarts, self.period)
-
-    @model_validator(mode="after")
-    def _bounds(self) -> WatchdogConfig:
-        if self.backoff_min > self.backoff_max:
-            raise ValueError(
-                f"backoff_min ({self.backoff_min}) is larger than backoff_max ({self.backoff_max})"
-            )
-        return self
-
-
-class SamplesConfig(_Model):
-    """The ``[samples]`` table: where sound files are found, and how large one may be."""
-
-    paths: tuple[Path, ...] = Field(
-        (), description="folders searched for samples and for relative paths, in order "
-        "(relative to the config file)")
-    max_mb: float = Field(256.0, gt=0, le=4096,
-                          description="largest sound file `buffer load` accepts, megabytes")
-
-
-class SessionsConfig(_Model):
-    """The ``[sessions]`` table: saved states of the whole installation."""
-
-    autosave: float = Field(
-        30.0, ge=0, le=86400,
-        description="seconds between autosaves (0: only at shutdown); `scorch run --resume` "
-        "starts from the last one")
-
-
-class HistoryConfig(_Model):
-    """The ``[history]`` table: how much of the execution history is kept."""
-
-    max_age_days: float = Field(30.0, gt=0, le=36500,
-                                description="executions older than this are forgotten, days")
-    max_rows: int = Field(100_000, ge=100, le=10_000_000,
-                          description="at most this many executions are kept (the newest)")
-
-
-class DocsConfig(_Model):
-    """The ``[docs]`` table: the SuperCollider docs index behind the ``docs`` tool."""
-
-    build: Literal["background", "on-demand"] = Field(
-        "background", description="background: check the index (and rebuild it if SuperCollider "
-        "or its class library changed) once the rooms are READY; on-demand: at the first "
-        "docs call")
-    help_dir: Path | None = Field(None, description="the HelpSource folder; default: the one "
-                                  "sclang reports, else the usual install locations")
-class GroupTempo(_Model):
-    """A ``[tempo.groups.NAME]`` table: a group that plays at its own tempo."""
-
-    bpm: float = Field(ge=MIN_BPM, le=MAX_BPM, description="beats per minute")
-    beats_per_bar: int = Field(4, ge=1, le=64, description="beats in a bar (the bar phase)")
-
-
-class TempoConfig(_Model):
-    """The ``[tempo]`` table: one beat grid for every room, MIDI clock and Link."""
-
-    bpm: float = Field(120.0, ge=MIN_BPM, le=MAX_BPM, description="beats per minute at start")
-    beats_per_bar: int = Field(4, ge=1, le=64, description="beats in a bar: the bar phase "
-                               "and Link's quantum")
-    link: bool = Field(False, description="join an Ableton Link session through the rooms' "
-                       "sclang LinkClock: tempo and phase shared with every Link peer")
-    groups: dict[GroupName, GroupTempo] = Field(
-        default_factory=dict, description="groups with a tempo of their own (not on Link)")
 
 
 class Config(_Model):
@@ -459,29 +308,29 @@ def _check_references(config: Config, text: str, path: Path) -> None:
             config.resolve(selector)
         except InstanceNotFound as err:
             loc: tuple[str, ...] = ("midi", table, str(index), "instance")
-            raise ConfigError(f"{_where(path, lines, loc)}: {'.'.join(loc)}: {err}") from None
+            raise ConfigError(f"{located(path, lines, loc)}: {'.'.join(loc)}: {err}") from None
     for index, folder in enumerate(config.samples.paths):
         if not config.resolve_path(folder).is_dir():
             loc = ("samples", "paths")
             raise ConfigError(
-                f"{_where(path, lines, loc)}: samples.paths.{index}: expected an existing "
+                f"{located(path, lines, loc)}: samples.paths.{index}: expected an existing "
                 f"folder, found {str(folder)!r} (looked in {config.resolve_path(folder)})")
     groups = config.groups()
     for group in config.tempo.groups:
         if group not in groups:
             loc = ("tempo", "groups", group)
-            raise ConfigError(f"{_where(path, lines, loc)}: {'.'.join(loc)}: no instance is in "
+            raise ConfigError(f"{located(path, lines, loc)}: {'.'.join(loc)}: no instance is in "
                               f"group {group!r}; groups: {', '.join(groups) or 'none'}")
     for index, clock in enumerate(config.midi.clock_out):
         if clock.group is not None and clock.group not in groups:
             loc = ("midi", "clock_out", str(index), "group")
-            raise ConfigError(f"{_where(path, lines, loc)}: {'.'.join(loc)}: no instance is in "
+            raise ConfigError(f"{located(path, lines, loc)}: {'.'.join(loc)}: no instance is in "
                               f"group {clock.group!r}; groups: {', '.join(groups) or 'none'}")
     for name, inst in config.instances.items():
         if inst.startup is not None and not config.resolve_path(inst.startup).is_file():
             loc = ("instances", name, "startup")
             raise ConfigError(
-                f"{_where(path, lines, loc)}: {'.'.join(loc)}: expected an existing .scd file, "
+                f"{located(path, lines, loc)}: {'.'.join(loc)}: expected an existing .scd file, "
                 f"found {str(inst.startup)!r} (looked in {config.resolve_path(inst.startup)})"
             )
     _check_hosts(config, lines, path)
@@ -491,7 +340,7 @@ def _check_hosts(config: Config, lines: dict[tuple[str, ...], int], path: Path) 
     """Rooms and routes name hosts that exist; parts of one machine do not share a JACK."""
 
     def fail(loc: tuple[str, ...], why: str) -> ConfigError:
-        return ConfigError(f"{_where(path, lines, loc)}: {'.'.join(loc)}: {why}")
+        return ConfigError(f"{located(path, lines, loc)}: {'.'.join(loc)}: {why}")
 
     def unknown(host: str) -> str:
         near = difflib.get_close_matches(host, list(config.hosts), n=1)
@@ -543,85 +392,10 @@ def _check_hosts(config: Config, lines: dict[tuple[str, ...], int], path: Path) 
         jacks[key] = (label, loc)
 
 
-def _where(path: Path, lines: dict[tuple[str, ...], int], loc: tuple[str, ...]) -> str:
-    for end in range(len(loc), 0, -1):
-        if loc[:end] in lines:
-            return f"{path}:{lines[loc[:end]]}"
-    return str(path)
-
-
 def _describe(err: ValidationError, text: str, path: Path) -> str:
     lines = key_lines(text)
-    return "\n".join(describe_errors(err, where=lambda loc: _where(path, lines, loc),
-                                      known=_fields_at, noun="key"))
-
-
-def _unwrap(annotation: Any) -> Any:
-    """Find the model class inside Optional/Union/Annotated/containers, if any."""
-    origin = typing.get_origin(annotation)
-    if origin is Annotated:
-        return _unwrap(typing.get_args(annotation)[0])
-    if origin in (Union, types.UnionType):
-        for arg in typing.get_args(annotation):
-            found = _unwrap(arg)
-            if found is not None:
-                return found
-    is_model = isinstance(annotation, type) and issubclass(annotation, BaseModel)
-    return annotation if is_model else None
-
-
-def _fields_at(loc: tuple[str, ...]) -> list[str]:
-    """The valid keys of the table at ``loc`` (walking models, dicts and lists)."""
-    annotation: Any = Config
-    for part in loc:
-        model = _unwrap(annotation)
-        if model is not None and part in model.model_fields:
-            annotation = model.model_fields[part].annotation
-            continue
-        origin = typing.get_origin(annotation)
-        args = typing.get_args(annotation)
-        if origin is dict:
-            annotation = args[1]
-        elif origin in (tuple, list):
-            annotation = args[0]
-        else:
-            model = _unwrap(annotation)
-            if model is None:
-                return []
-            annotation = model
-    model = _unwrap(annotation)
-    if model is None:
-        return []
-    return [name for name, field in model.model_fields.items() if not field.exclude]
-
-
-_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?")
-_KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+|\"[^\"]*\")\s*=")
-
-
-def key_lines(text: str) -> dict[tuple[str, ...], int]:
-    """Map key paths to the 1-based line that defines them (tables and keys)."""
-    lines: dict[tuple[str, ...], int] = {}
-    table: tuple[str, ...] = ()
-    array_counts: dict[tuple[str, ...], int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        header = _HEADER.match(line)
-        if header:
-            parts = tuple(p.strip().strip('"') for p in header.group(2).split("."))
-            if header.group(1) == "[[":
-                index = array_counts.get(parts, 0)
-                array_counts[parts] = index + 1
-                table = (*parts, str(index))
-            else:
-                table = parts
-            lines.setdefault(table, number)
-            for end in range(1, len(table)):
-                lines.setdefault(table[:end], number)
-            continue
-        key = _KEY.match(line)
-        if key:
-            lines.setdefault((*table, key.group(1).strip('"')), number)
-    return lines
+    return "\n".join(describe_errors(err, where=lambda loc: located(path, lines, loc),
+                                      known=lambda loc: fields_at(Config, loc), noun="key"))
 
 
 def check_synthdefs(config: Config, known: set[str], failed: dict[str, str]) -> None:
@@ -645,6 +419,6 @@ def check_synthdefs(config: Config, known: set[str], failed: dict[str, str]) -> 
                 hint = (f"did you mean {near[0]!r}?" if near
                         else f"known: {', '.join(sorted(known))}")
                 why = f"no SynthDef {synthdef!r} in synthdefs/; {hint}"
-            problems.append(f"{_where(path, lines, loc)}: {'.'.join(loc)}: {why}")
+            problems.append(f"{located(path, lines, loc)}: {'.'.join(loc)}: {why}")
     if problems:
         raise ConfigError("\n".join(problems))

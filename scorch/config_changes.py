@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scorch.config import Config, InstanceConfig, NodeConfig
+from scorch.config import Config
+from scorch.config_tables import InstanceConfig, NodeConfig
 from scorch.errors import InvalidRequest
 
 #: Settings of a room that its scsynth was started with: changing one restarts it.

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from scorch.config import DEFAULT_CONFIG, REPO_ROOT, key_lines, load_config, parse_config
+from scorch.config import DEFAULT_CONFIG, REPO_ROOT, load_config, parse_config
+from scorch.config_lines import key_lines
 from scorch.errors import ConfigError
 
 GOOD = """

@@ -20,7 +20,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from midi.schema import ControlRoute, KeyRoute
-from scorch.config import Config, key_lines
+from scorch.config import Config
+from scorch.config_lines import key_lines, located
 from scorch.errors import SampleNotFound, SessionFileError, SessionNotFound, UnknownSynthDef
 from scorch.primitives.files import write_atomically
 from scorch.primitives.samples import MB, resolve_sample
@@ -174,10 +175,7 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
     lines = key_lines(text)
 
     def where(loc: tuple[str, ...]) -> str:
-        for end in range(len(loc), 0, -1):
-            if loc[:end] in lines:
-                return f"{path}:{lines[loc[:end]]}"
-        return str(path)
+        return located(path, lines, loc)
 
     try:
         doc = SessionDoc.model_validate(data)
