@@ -36,7 +36,7 @@ from scorch.errors import InvalidRequest, ScorchError
 from scorch.primitives import sclang_protocol as protocol
 from scorch.primitives.sclang_result import ExecuteResult
 from scorch.primitives.sclang_session import SclangSession
-from scorch.state.events import State
+from scorch.state.events import SOUNDING
 from scorch.state.tempo import INSTALLATION, TempoView, Timeline, check_bpm, follow_external
 from scorch.state.view import InstanceView
 
@@ -50,7 +50,6 @@ LINK_ASK = 0.5
 #: tempo in bpm, phase in seconds.
 BPM_NOISE = 0.005
 PHASE_NOISE = 0.003
-_SOUNDING = (State.READY, State.DEGRADED)
 
 
 class Conductor(pykka.ThreadingActor):
@@ -203,7 +202,7 @@ class Conductor(pykka.ThreadingActor):
     def _session(self, name: str) -> SclangSession | None:
         view = self._views[name]
         snap = view.snapshot
-        if snap.state not in _SOUNDING or snap.sclang_state != "ready":
+        if snap.state not in SOUNDING or snap.sclang_state != "ready":
             return None
         return view.sclang
 

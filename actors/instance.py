@@ -28,12 +28,12 @@ from actors.keeper import Keeper
 from actors.processes import InstanceSettings, Processes
 from scorch.config_changes import RoomChanges
 from scorch.config_tables import InstanceConfig
-from scorch.errors import BootError, InstanceFailed, InstanceNotReady
+from scorch.errors import BootError
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.process import ManagedProcess
 from scorch.primitives.scsynth import Scsynth
 from scorch.state.desired import BufferState, DesiredState
-from scorch.state.events import Kind, State
+from scorch.state.events import SOUNDING, Kind, State
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -42,8 +42,6 @@ log = logging.getLogger(__name__)
 RESTART_ASK = 120.0
 _WARN = (Kind.CRASHED, Kind.HUNG, Kind.FAILED, Kind.DEGRADED, Kind.BOOT_FAILED,
          Kind.STARTUP_ERROR, Kind.BUFFER_LOST)
-#: States in which scsynth plays (and MIDI, play and set reach it).
-SOUNDING = (State.READY, State.DEGRADED)
 _DOWN = (State.STOPPED, State.STOPPING, State.FAILED)
 
 __all__ = ["Instance", "InstanceProxy", "InstanceSettings"]
@@ -198,30 +196,8 @@ class Instance(pykka.ThreadingActor):
         self.processes.reconfigure(config, settings)
         if room.group:
             self.view.update(group=config.group)
-        names = (self.settings.all_synthdefs() if "all" in room.synthdefs_added
-                 else list(room.synthdefs_added))
         sounding = self._state() in SOUNDING
-        for name in names:
-            compiled = self.settings.compiled_synthdef(name)
-            if sounding:
-                self.nodes.load_synthdef(name, compiled)
-            else:
-                self.desired.add_synthdef(name, compiled)
-        nodes = room.nodes
-        for name in (*nodes.removed, *nodes.replaced):
-            if name in self.desired.nodes:
-                self.nodes.release(name)
-        for name, node in nodes.changed.items():
-            if name in self.desired.nodes:
-                self.nodes.set_params(name, dict(node.params))
-        for name, node in {**nodes.replaced, **nodes.added}.items():
-            compiled = self.settings.compiled_synthdef(node.synthdef)
-            if sounding:
-                self.nodes.play(node.synthdef, dict(node.params), name, compiled)
-            else:
-                self.desired.add_synthdef(node.synthdef, compiled)
-                self.desired.add_node(name, node.synthdef, dict(node.params))
-        self.nodes.publish()
+        self.nodes.reconfigure(settings, room, sounding)
         if room.restart_for and sounding:
             self._event(Kind.BOOTING, f"restarting for the reloaded config "
                         f"({', '.join(room.restart_for)} changed)")
@@ -439,39 +415,12 @@ class Instance(pykka.ThreadingActor):
     def _on_recompiled(self) -> None:
         """sclang recompiled its class library (reader thread): its ``s`` is gone."""
         with contextlib.suppress(pykka.ActorDeadError):
-            self.actor_ref.proxy().sclang_recompiled()
-
-    def sclang_recompiled(self) -> None:
-        """Install the evaluator and attach ``s`` again after a recompile."""
-        sclang, port = self.processes.sclang, self.processes.port
-        if sclang is None or port is None:
-            return
-        try:
-            sclang.install_and_attach(port)
-        except (BootError, OSError) as err:
-            self._crashed("sclang", f"did not come back after a recompile ({err})")
-            return
-        self._event(Kind.RESTORED, "sclang recompiled its class library and attached again",
-                    process="sclang")
+            self.actor_ref.proxy().code.recompiled()
 
     # --- code ----------------------------------------------------------------
 
     def _require_ready(self, need_sclang: bool = False) -> None:
-        snap = self.view.snapshot
-        if snap.state == State.FAILED:
-            raise InstanceFailed(f"instance {self.name!r} is FAILED: {snap.reason}; "
-                                 "boot it again once the cause is fixed")
-        if snap.state not in SOUNDING:
-            raise InstanceNotReady(
-                f"instance {self.name!r} is {snap.state} (since {time.ctime(snap.since)})"
-                + ("; it comes back by itself, try again in a moment"
-                   if snap.state in (State.RESTARTING, State.BOOTING) else ""))
-        if need_sclang and self.processes.session is None:
-            if snap.sclang_state == "failed":
-                raise InstanceNotReady(f"instance {self.name!r}: {snap.reason}; its sound "
-                                       "plays on, and `instance restart` brings sclang back")
-            raise InstanceNotReady(f"instance {self.name!r}: sclang is "
-                                   f"{snap.sclang_state}; the sound goes on, try again shortly")
+        self.view.snapshot.require_ready(self.processes.session is not None, need_sclang)
 
     def silence(self, stop_routines: bool) -> list[str]:
         """Free every node (and with ``stop_routines``, run CmdPeriod in sclang first)."""

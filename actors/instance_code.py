@@ -96,3 +96,16 @@ class Code:
             session.submit(
                 "SynthDescLib.global.synthDescs.do { |d| d.def !? { |def| def.send(s) } };",
                 timeout=5.0, raw=True)
+
+    def recompiled(self) -> None:
+        """Install the evaluator and attach ``s`` again after sclang recompiled its library."""
+        sclang, port = self._processes.sclang, self._processes.port
+        if sclang is None or port is None:
+            return
+        try:
+            sclang.install_and_attach(port)
+        except (BootError, OSError) as err:
+            self._crashed(f"did not come back after a recompile ({err})")
+            return
+        self._event(Kind.RESTORED, "sclang recompiled its class library and attached again",
+                    process="sclang")

@@ -17,7 +17,8 @@ from typing import Any
 
 import pykka
 
-from actors.processes import Processes
+from actors.processes import InstanceSettings, Processes
+from scorch.config_changes import RoomChanges
 from scorch.errors import InvalidRequest, NodeNotFound, OscFailure, OscTimeout
 from scorch.primitives import commands
 from scorch.primitives.osc_client import OscClient
@@ -50,6 +51,33 @@ class Nodes:
     def bind(self, proxy: Any) -> None:
         """The proxy to this object through its actor (for timers that call back)."""
         self._me = proxy
+
+    def reconfigure(self, settings: InstanceSettings, room: RoomChanges,
+                    sounding: bool) -> None:
+        """A reloaded config's SynthDefs and nodes: now while scsynth plays, else at boot."""
+        names = (settings.all_synthdefs() if "all" in room.synthdefs_added
+                 else list(room.synthdefs_added))
+        for name in names:
+            compiled = settings.compiled_synthdef(name)
+            if sounding:
+                self.load_synthdef(name, compiled)
+            else:
+                self.desired.add_synthdef(name, compiled)
+        nodes = room.nodes
+        for name in (*nodes.removed, *nodes.replaced):
+            if name in self.desired.nodes:
+                self.release(name)
+        for name, node in nodes.changed.items():
+            if name in self.desired.nodes:
+                self.set_params(name, dict(node.params))
+        for name, node in {**nodes.replaced, **nodes.added}.items():
+            compiled = settings.compiled_synthdef(node.synthdef)
+            if sounding:
+                self.play(node.synthdef, dict(node.params), name, compiled)
+            else:
+                self.desired.add_synthdef(node.synthdef, compiled)
+                self.desired.add_node(name, node.synthdef, dict(node.params))
+        self.publish()
 
     def publish(self) -> None:
         """Show the named nodes and their values to readers (a copy: they read it unlocked)."""

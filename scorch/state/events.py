@@ -24,6 +24,10 @@ class State(enum.StrEnum):
     STOPPING = "STOPPING"
 
 
+#: States in which scsynth plays (and MIDI, play and set reach it).
+SOUNDING = (State.READY, State.DEGRADED)
+
+
 class Kind(enum.StrEnum):
     """What happened."""
 

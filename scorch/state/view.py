@@ -12,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from scorch.errors import InstanceFailed, InstanceNotReady
 from scorch.primitives.console import Console
 from scorch.primitives.osc_client import OscClient
 from scorch.primitives.sclang_session import SclangSession
 from scorch.state.desired import BufferState, NodeState
-from scorch.state.events import EventLog, Kind, State
+from scorch.state.events import SOUNDING, EventLog, Kind, State
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,23 @@ class Snapshot:
     restart_budget_left: int = 0
     last_crash: str = ""
     nodes: tuple[str, ...] = ()
+
+    def require_ready(self, sclang_attached: bool, need_sclang: bool = False) -> None:
+        """Raise what a request finds when the instance cannot take it, saying why."""
+        if self.state == State.FAILED:
+            raise InstanceFailed(f"instance {self.name!r} is FAILED: {self.reason}; "
+                                 "boot it again once the cause is fixed")
+        if self.state not in SOUNDING:
+            raise InstanceNotReady(
+                f"instance {self.name!r} is {self.state} (since {time.ctime(self.since)})"
+                + ("; it comes back by itself, try again in a moment"
+                   if self.state in (State.RESTARTING, State.BOOTING) else ""))
+        if need_sclang and not sclang_attached:
+            if self.sclang_state == "failed":
+                raise InstanceNotReady(f"instance {self.name!r}: {self.reason}; its sound "
+                                       "plays on, and `instance restart` brings sclang back")
+            raise InstanceNotReady(f"instance {self.name!r}: sclang is "
+                                   f"{self.sclang_state}; the sound goes on, try again shortly")
 
 
 class InstanceView:
