@@ -41,7 +41,7 @@ def _float32(value: float) -> float:
     return value
 
 
-def _no_nul(text: str) -> str:
+def no_nul(text: str) -> str:
     if "\x00" in text:
         raise ValueError(f"must not contain a NUL byte (at character {text.index(chr(0)) + 1})")
     return text
@@ -92,7 +92,7 @@ Selector = Annotated[str, Strict(), AfterValidator(_selector), WithJsonSchema(
     {"type": "string", "pattern": r"^(\*|[A-Za-z][A-Za-z0-9_-]{0,63})$", "maxLength": 64})]
 """An instance name, a group name, or ``*`` for every instance."""
 
-Text = Annotated[str, Strict(), AfterValidator(_no_nul)]
+Text = Annotated[str, Strict(), AfterValidator(no_nul)]
 """Any text without a NUL byte (bounded where it is used)."""
 
 Flag = Annotated[bool, Strict()]
