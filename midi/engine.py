@@ -340,7 +340,8 @@ class Engine:
         if route.max_hold is not None:
             voice.deadline = self.clock() + route.max_hold
             deadlines = self._deadlines
-            if len(deadlines) > 2 * len(self.voices) + COMPACT_AFTER:
+            if len(deadlines) > COMPACT_AFTER and \
+                    len(deadlines) > 2 * len(self.voices) + COMPACT_AFTER:
                 # Voices released by their key stay in the heap until their deadline:
                 # with a long max_hold, every note played would be kept for that long.
                 live = {id(v) for v in self.voices}
