@@ -245,8 +245,8 @@ def test_a_resume_leaves_out_what_the_installation_no_longer_has(
         """)
     with pytest.raises(SessionFileError):  # a session load is strict
         parse(text, tmp_path / "x.toml", reading)
-    lenient = Reading(reading.config, reading.library, check_files=False, lenient=True)
-    session = parse(text, tmp_path / "x.toml", lenient)
+    resume = Reading(reading.config, reading.library, resume=True)
+    session = parse(text, tmp_path / "x.toml", resume)
     assert session.rooms == {"lobby": room({"drone": NodeSpec("sine", {"freq": 110.0})},
                                            {"k": BufferSpec("kick.wav", 768)})}
     assert session.tempos == {"": 96.0}

@@ -648,8 +648,7 @@ class Orchestra:
         """
         try:
             text, path = self.sessions.read(AUTOSAVE)
-            return parse(text, path, Reading(self.config, self.library, check_files=False,
-                                             lenient=True))
+            return parse(text, path, Reading(self.config, self.library, resume=True))
         except SessionNotFound:
             return None
         except SessionFileError as err:

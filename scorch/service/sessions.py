@@ -158,12 +158,11 @@ class Reading:
 
     config: Config
     library: SynthDefLibrary
-    check_files: bool = True
-    """Check that every buffer's sound file is there (off for --resume: load what can be)."""
-    lenient: bool = False
-    """Leave out, with a warning, what this installation cannot take (a room, group,
-    SynthDef or param it no longer has) instead of refusing the file: for --resume,
-    after the config changed."""
+    resume: bool = False
+    """For --resume: sound files are not checked (what fails to load is reported with
+    the other failures), and what this installation cannot take (a room, group,
+    SynthDef or param it no longer has) is left out with a warning instead of refusing
+    the file."""
 
 
 def parse(text: str, path: Path, reading: Reading) -> Session:
@@ -203,7 +202,7 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
                         f"{bufnums[bdoc.bufnum]!r}'s")
                 continue
             bufnums[bdoc.bufnum] = bname
-            if reading.check_files:
+            if not reading.resume:
                 try:
                     resolve_sample(bdoc.path, config.sample_folders(),
                                    int(config.samples.max_mb * MB))
@@ -260,7 +259,7 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
                     f"{', '.join(config.tempo.groups) or '(none)'}")
             continue
         tempos[group] = gdoc.bpm
-    if problems and not reading.lenient:
+    if problems and not reading.resume:
         raise SessionFileError("\n".join(problems))
     for left_out in problems:
         log.warning("left out of the session: %s", left_out)
