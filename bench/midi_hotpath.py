@@ -54,7 +54,7 @@ def make_router(listener: tuple[str, int], state_dir: Path, coalesce: float) -> 
 
 def input_path(router: Any) -> Callable[[str, list[int]], None]:
     """What the input thread does with one queued message: lock, engine, send."""
-    clock, lock, handle = time.monotonic_ns, router._lock, router._handle
+    clock, lock, handle = time.monotonic_ns, router._lock, router._input._handle
 
     def call(port: str, data: list[int]) -> None:
         start = clock()
