@@ -31,11 +31,11 @@ import pykka
 
 from actors.ticker import Ticker
 from midi.clock import ClockReading
-from scorch.config import Config
+from scorch.config.installation import Config
 from scorch.errors import InvalidRequest, ScorchError
-from scorch.primitives import sclang_protocol as protocol
-from scorch.primitives.sclang_result import ExecuteResult
-from scorch.primitives.sclang_session import SclangSession
+from scorch.primitives.sclang import protocol
+from scorch.primitives.sclang.result import ExecuteResult
+from scorch.primitives.sclang.session import SclangSession
 from scorch.state.events import SOUNDING
 from scorch.state.tempo import INSTALLATION, TempoView, Timeline, check_bpm, follow_external
 from scorch.state.view import InstanceView

@@ -9,11 +9,11 @@ from collections.abc import Callable
 
 import pykka
 
-from scorch.config import Config
+from scorch.config.installation import Config
 from scorch.errors import BootError, BootTimeout
 from scorch.primitives.console import Console
-from scorch.primitives.jackd import JackdOptions, wait_for_server
-from scorch.primitives.process import ManagedProcess
+from scorch.primitives.system.jackd import JackdOptions, wait_for_server
+from scorch.primitives.system.process import ManagedProcess
 
 log = logging.getLogger(__name__)
 

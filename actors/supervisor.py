@@ -14,17 +14,17 @@ from dataclasses import replace
 import pykka
 
 from actors.conductor import Conductor, ConductorProxy
-from actors.instance import Instance, InstanceProxy, InstanceSettings
+from actors.instance.actor import Instance, InstanceProxy, InstanceSettings
 from actors.jack import Jack, JackProxy
 from actors.keeper import Keeper
-from actors.midi_router import MidiRouter, MidiRouterProxy
-from actors.targets import OrchestraTargets, RemoteRooms, SceneCue
+from actors.router.actor import MidiRouter, MidiRouterProxy
+from actors.router.targets import OrchestraTargets, RemoteRooms, SceneCue
 from actors.watchdog import Watchdog, WatchdogProxy
-from scorch.config import Config
-from scorch.config_changes import ConfigChanges
+from scorch.config.changes import ConfigChanges
+from scorch.config.installation import Config
 from scorch.errors import BootError, ScorchError
-from scorch.primitives.audio_driver import AudioChoice, choose
 from scorch.primitives.console import Console
+from scorch.primitives.system.audio_driver import AudioChoice, choose
 from scorch.state.tempo import TempoView
 from scorch.state.view import InstanceView
 
@@ -152,7 +152,7 @@ class Supervisor(pykka.ThreadingActor):
 
     def apply(self, config: Config, changes: ConfigChanges,
               settings: dict[str, InstanceSettings]) -> dict[str, str]:
-        """Apply a reloaded config's changes (see ``scorch.config_changes``).
+        """Apply a reloaded config's changes (see ``scorch.config.changes``).
 
         Rooms removed stop, rooms added boot (their views are in place already),
         changed rooms take their new config, then MIDI and the watchdog restart

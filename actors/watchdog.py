@@ -12,10 +12,10 @@ import time
 
 import pykka
 
-from actors.instance import InstanceProxy
+from actors.instance.actor import InstanceProxy
 from actors.ticker import Ticker
-from scorch.primitives import commands
-from scorch.primitives.process import cpu_seconds, stopped
+from scorch.primitives.scsynth import commands
+from scorch.primitives.system.process import cpu_seconds, stopped
 from scorch.state.events import State
 from scorch.state.health import HealthPolicy, Pings
 from scorch.state.view import InstanceView

@@ -25,11 +25,11 @@ from mcp import Client
 
 from bench.report import write_section
 from mcp_server.server import build_server
-from scorch.config import parse_config
-from scorch.service.capture import Capture, Source
-from scorch.service.hearing import hear
-from scorch.service.local import LocalService
-from scorch.service.orchestra import Orchestra
+from scorch.api.local import LocalService
+from scorch.app.orchestra import Orchestra
+from scorch.app.studio.capture import Capture, Source
+from scorch.app.studio.hearing import hear
+from scorch.config.installation import parse_config
 
 SECONDS = 3.0
 GOAL = 0.3

@@ -23,9 +23,9 @@ from pathlib import Path
 import psutil
 
 from bench.report import write_section
-from scorch.config import parse_config
-from scorch.service.local import LocalService
-from scorch.service.orchestra import Orchestra
+from scorch.api.local import LocalService
+from scorch.app.orchestra import Orchestra
+from scorch.config.installation import parse_config
 
 ROOMS = ("north", "south", "east", "west")
 #: jackd's reports: a cycle that ran late ("JackTimedDriver::Process XRun = 58 usec"),

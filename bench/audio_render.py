@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 
 from bench.report import write_section
-from scorch.config import parse_config
-from scorch.service.local import LocalService
-from scorch.service.orchestra import Orchestra
+from scorch.api.local import LocalService
+from scorch.app.orchestra import Orchestra
+from scorch.config.installation import parse_config
 
 SECONDS = 10.0
 GOAL = 50.0

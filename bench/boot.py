@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 from bench.report import write_section
-from scorch.config import parse_config
-from scorch.primitives.process import DIE_WITH_PARENT
-from scorch.primitives.sclang import SCLANG_ENV
-from scorch.service.orchestra import Orchestra
+from scorch.app.orchestra import Orchestra
+from scorch.config.installation import parse_config
+from scorch.primitives.sclang.interpreter import SCLANG_ENV
+from scorch.primitives.system.process import DIE_WITH_PARENT
 
 #: Its own JACK server; SCORCH_TEST_JACK keeps two checkouts' runs apart, as in the tests.
 JACK = os.environ.get("SCORCH_TEST_JACK", "scorch-bench") + "-boot"

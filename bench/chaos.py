@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 from bench.report import write_section
-from scorch.config import parse_config
+from scorch.app.orchestra import Orchestra
+from scorch.config.installation import parse_config
 from scorch.errors import OscFailure, OscTimeout
-from scorch.primitives.process import pid_alive
-from scorch.service.orchestra import Orchestra
+from scorch.primitives.system.process import pid_alive
 from scorch.state.events import Kind
 
 ROOMS = ("north", "south", "east", "west")

@@ -27,14 +27,14 @@ from typing import Any
 
 import psutil
 
-import actors.processes
+import actors.instance.processes
 from bench.chaos import WIDE_OPEN, node_value
 from bench.report import write_section
-from scorch.config import parse_config
+from scorch.app.orchestra import Orchestra
+from scorch.config.installation import parse_config
 from scorch.errors import ScorchError
-from scorch.primitives import sclang_protocol
-from scorch.primitives.process import pid_alive
-from scorch.service.orchestra import Orchestra
+from scorch.primitives.sclang import protocol as sclang_protocol
+from scorch.primitives.system.process import pid_alive
 from scorch.state.events import State
 
 ROOM = "room"
@@ -173,7 +173,8 @@ def main() -> int:
     args = parser.parse_args()
     trap = Trap()
     for owner, attr in ((sclang_protocol, "attach"), (sclang_protocol, "install"),
-                        (sclang_protocol, "reattach"), (actors.processes, "restore_nodes")):
+                        (sclang_protocol, "reattach"),
+                        (actors.instance.processes, "restore_nodes")):
         trap.install(owner, attr)
     state = Path(tempfile.mkdtemp(prefix="scorch-phases-"))
     path = state / "phases.toml"
@@ -215,7 +216,7 @@ def main() -> int:
         ("boot: jackd SIGKILL while sclang attaches",
          lambda: trap.arm(sclang_protocol, "attach", kill("jackd")), restart),
         ("restore: new scsynth SIGKILL while its nodes are restored",
-         lambda: trap.arm(actors.processes, "restore_nodes",
+         lambda: trap.arm(actors.instance.processes, "restore_nodes",
                           kill("scsynth", but=lambda: frozenset(seen))), crash_scsynth),
         ("re-attach: new scsynth SIGKILL while sclang re-attaches",
          lambda: trap.arm(sclang_protocol, "reattach",

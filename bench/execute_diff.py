@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 
 from bench.report import write_section
-from scorch.config import parse_config
-from scorch.service.orchestra import Orchestra
-from tests.differential import CASES, BareSclang, Verdict, help_units, run_units
-from tests.harness import Scsynth, compile_test_synthdefs
+from scorch.app.orchestra import Orchestra
+from scorch.config.installation import parse_config
+from tests.support.differential import CASES, BareSclang, Verdict, help_units, run_units
+from tests.support.harness import Scsynth, compile_test_synthdefs
 
 
 def run(units: int | None) -> tuple[list[Verdict], float, int]:

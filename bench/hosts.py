@@ -40,15 +40,15 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import write_section
-from scorch.config import Config, load_config
+from scorch.api.coordinator import Coordinator
+from scorch.config.installation import Config, load_config
 from scorch.primitives.console import Console
-from scorch.primitives.netports import free_udp_port
 from scorch.primitives.osc import decode_packet, encode_message
-from scorch.primitives.scsynth import Scsynth, ScsynthOptions
-from scorch.primitives.synthdef_library import SynthDefLibrary
-from scorch.service.coordinator import Coordinator
-from tests.harness import jack_server
-from tests.hosts_harness import ScorchRun, Sshd, free_tcp_port
+from scorch.primitives.scsynth.server import Scsynth, ScsynthOptions
+from scorch.primitives.synthdefs.library import SynthDefLibrary
+from scorch.primitives.system.ports import free_udp_port
+from tests.support.harness import jack_server
+from tests.support.hosts_harness import ScorchRun, Sshd, free_tcp_port
 
 ROOT = Path(__file__).resolve().parent.parent
 LISTENER = "hostsbench-listen"

@@ -32,9 +32,9 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from bench.report import write_section
-from scorch.primitives.process import DIE_WITH_PARENT
-from scorch.service.wire import find_running
-from tests.harness import two_rooms
+from scorch.primitives.system.process import DIE_WITH_PARENT
+from scorch.wire.envelope import find_running
+from tests.support.harness import two_rooms
 
 ROOT = Path(__file__).resolve().parent.parent
 SCORCH = str(Path(sys.executable).parent / "scorch")

@@ -21,13 +21,13 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from actors.processes import restore_buffers
+from actors.instance.processes import restore_buffers
 from bench.report import write_section
-from scorch.config import parse_config
-from scorch.primitives import commands
-from scorch.primitives.osc_client import OscClient
-from scorch.service.local import LocalService
-from scorch.service.orchestra import Orchestra
+from scorch.api.local import LocalService
+from scorch.app.orchestra import Orchestra
+from scorch.config.installation import parse_config
+from scorch.primitives.scsynth import commands
+from scorch.primitives.scsynth.client import OscClient
 from scorch.state.desired import SAMPLE_BUFFER_BASE, BufferState, DesiredState
 from scorch.state.events import Kind
 

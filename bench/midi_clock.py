@@ -152,13 +152,13 @@ def run(tempos: list[float], seconds: float, period: int, realtime: bool) -> dic
     import threading
 
     sys.path.insert(0, str(ROOT))
-    from tests.harness import jack_server
+    from tests.support.harness import jack_server
 
     figures: dict[str, Any] = {"period": period, "realtime": realtime, "tempos": {}}
     with jack_server("scorch-bench-clock", realtime=realtime, period=period) as jack:
         os.environ["JACK_DEFAULT_SERVER"] = jack
         os.environ["JACK_NO_START_SERVER"] = "1"
-        from actors.midi_router import MidiRouter
+        from actors.router.actor import MidiRouter
         from midi.schema import MidiConfig
         from scorch.state.tempo import TempoView, Timeline
 

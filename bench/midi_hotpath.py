@@ -37,7 +37,7 @@ BATCH = 1000
 
 def make_router(listener: tuple[str, int], state_dir: Path, coalesce: float) -> Any:
     """Return a router with the latency benchmark's routes, its tables built, not started."""
-    from actors.midi_router import MidiRouter
+    from actors.router.actor import MidiRouter
     from midi.engine import Snapshot
     from midi.routes import compile_table, resolve_all
 

@@ -240,14 +240,14 @@ def bench_config(coalesce: float | None = None) -> MidiConfig:
 def run(samples: int, rate: int, seconds: float, realtime: bool = False) -> dict:
     """Start jackd, the player process, the baseline and the router; return every figure."""
     sys.path.insert(0, str(ROOT))
-    from tests.harness import jack_server
+    from tests.support.harness import jack_server
 
     with jack_server("scorch-bench-midi", realtime=realtime) as jack:
         os.environ["JACK_DEFAULT_SERVER"] = jack
         os.environ["JACK_NO_START_SERVER"] = "1"
         import rtmidi
 
-        from actors.midi_router import MidiRouter
+        from actors.router.actor import MidiRouter
         from scorch.primitives.osc import encode_message
 
         context = multiprocessing.get_context("spawn")

@@ -1,7 +1,7 @@
 """Feed every MCP tool thousands of generated calls and the hostile cases; count the outcomes.
 
 Run with ``python -m bench.tool_fuzz [--calls N]`` (default 3000 generated calls,
-a few minutes). The same room, client and input as tests/test_tool_edges.py,
+a few minutes). The same room, client and input as tests/integration/rooms/test_tool_edges.py,
 which makes 80: a real room with a named node, MIDI on JACK, every tool's
 inputSchema drawn from by hypothesis-jsonschema with some arguments spoiled.
 Every call must end in a result or a clear error, never an internal one or a
@@ -25,10 +25,18 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from bench.report import write_section
-from scorch.primitives.synthdef_library import SynthDefLibrary
+from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.events import Kind
 from tests.conftest import node_exists
-from tests.tool_fuzz import HOSTILE, Tally, Target, fuzz_target, generated, is_finite_json, run_call
+from tests.support.tool_fuzz import (
+    HOSTILE,
+    Tally,
+    Target,
+    fuzz_target,
+    generated,
+    is_finite_json,
+    run_call,
+)
 
 JACK = "scorch-bench-fuzz"
 
@@ -69,7 +77,7 @@ def report(tally: Tally, reboots: Counter[str], seconds: float, sound: bool,
         "",
         f"`.venv/bin/python -m bench.tool_fuzz --calls {calls}` ({date.today()}): one room"
         " with a named node, MIDI on JACK, a real `mcp.Client` in process; the hostile cases"
-        f" of tests/tool_fuzz.py ({len(HOSTILE)}), then {generated_calls} calls drawn from"
+        f" of tests/support/tool_fuzz.py ({len(HOSTILE)}), then {generated_calls} calls drawn from"
         " each tool's inputSchema by hypothesis-jsonschema, some with one argument spoiled"
         " (wrong type, unknown key), waits capped at 1 s.",
         "",

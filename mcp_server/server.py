@@ -28,14 +28,14 @@ from mcp_server.early import EarlyFront
 from mcp_server.instructions import INSTRUCTIONS
 from mcp_server.stdio import protocol_streams
 from mcp_server.tools import register
-from scorch.config import Config, load_config
-from scorch.service.api import Service
-from scorch.service.local import LocalService
-from scorch.service.remote import RemoteService
-from scorch.service.wire import find_running
+from scorch.api.local import LocalService
+from scorch.api.operation import Service
+from scorch.api.remote import RemoteService
+from scorch.config.installation import Config, load_config
+from scorch.wire.envelope import find_running
 
 if TYPE_CHECKING:
-    from scorch.service.orchestra import Orchestra
+    from scorch.app.orchestra import Orchestra
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def hosting_lifespan(service: LocalService, config: Config) -> Lifespan:
 
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
-        from scorch.service.orchestra import Orchestra
+        from scorch.app.orchestra import Orchestra
 
         # Rooms boot in the background: Claude's initialize is answered at once, and a
         # call that needs a room still booting waits for it (list_instances: BOOTING).
@@ -104,7 +104,7 @@ def serve(config_path: Path, front: EarlyFront) -> None:
     """
     config = load_config(config_path)
     if config.hosts:
-        from scorch.service.coordinator import Coordinator
+        from scorch.api.coordinator import Coordinator
 
         coordinator = Coordinator(config, watch=True)
         log.info("scorch mcp pid %d: coordinating hosts %s", os.getpid(),

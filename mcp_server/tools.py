@@ -28,9 +28,9 @@ from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import Field
 from pydantic_core import PydanticUndefined
 
+from scorch.api.operation import Access, Operation, Result, Service
+from scorch.api.ops import OPERATIONS
 from scorch.errors import ScorchError
-from scorch.service.api import Access, Operation, Result, Service
-from scorch.service.ops import OPERATIONS
 
 log = logging.getLogger(__name__)
 

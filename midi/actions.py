@@ -1,7 +1,7 @@
 """What the MIDI engine asks the router to send: one small immutable action each.
 
 The engine (:mod:`midi.engine`) returns them; the router's sender
-(``actors.midi_sender``) turns each into an OSC datagram to an instance's scsynth.
+(``actors.router.sender``) turns each into an OSC datagram to an instance's scsynth.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import rtmidi
 
 from midi.batch import Message
 from scorch.errors import MidiBackendError, MidiPortNotFound
-from scorch.primitives.jackd import client_environment
+from scorch.primitives.system.jackd import client_environment
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Validate the ``[midi]`` section of ``config.toml``: ports, control routes, key routes.
 
-The lead's ``scorch/config.py`` embeds :class:`MidiConfig` as ``midi``; run-time
+The lead's ``scorch/config/installation.py`` embeds :class:`MidiConfig` as ``midi``; run-time
 routes added through the router (or MCP) use the same :class:`ControlRoute` and
 :class:`KeyRoute` models, so one set of checks guards both.
 """

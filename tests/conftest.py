@@ -14,13 +14,13 @@ from pathlib import Path
 import psutil
 import pytest
 
-from scorch.config import Config, parse_config
+from scorch.app.orchestra import Orchestra
+from scorch.config.installation import Config, parse_config
 from scorch.errors import OscFailure
-from scorch.primitives.osc_client import OscClient
-from scorch.primitives.process import pid_alive
-from scorch.primitives.scsynth import SHARED_MEMORY
-from scorch.primitives.synthdef_library import SynthDefLibrary
-from scorch.service.orchestra import Orchestra
+from scorch.primitives.scsynth.client import OscClient
+from scorch.primitives.scsynth.server import SHARED_MEMORY
+from scorch.primitives.synthdefs.library import SynthDefLibrary
+from scorch.primitives.system.process import pid_alive
 
 #: The start of every test JACK server's name. Two test runs on one machine at once
 #: (two checkouts) give different prefixes, so their servers never meet.

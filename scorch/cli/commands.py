@@ -26,10 +26,10 @@ from typing import Any
 
 from pydantic.fields import FieldInfo
 
-from scorch.config import find_config, load_config
+from scorch.api.operation import READ, Operation, Result, Service
+from scorch.api.ops import OPERATIONS
+from scorch.config.installation import find_config, load_config
 from scorch.errors import InvalidRequest, NotRunning, ScorchError
-from scorch.service.api import READ, Operation, Result, Service
-from scorch.service.ops import OPERATIONS
 
 EXIT_FAILED, EXIT_USAGE, EXIT_NOT_RUNNING = 1, 2, 3
 #: Seconds between two looks of ``-f`` and of ``--watch``.
@@ -147,13 +147,13 @@ def run_command(op: Operation[Any, Any], parsed: argparse.Namespace, command: st
 
     A config with ``[hosts]``: the coordinator asks every host (``--host``: one).
     """
-    from scorch.service.remote import RemoteService
-    from scorch.service.wire import find_running
+    from scorch.api.remote import RemoteService
+    from scorch.wire.envelope import find_running
 
     config = load_config(find_config(parsed.config))
     service: Service
     if config.hosts:
-        from scorch.service.coordinator import Coordinator
+        from scorch.api.coordinator import Coordinator
 
         only = None
         if parsed.host is not None:

@@ -9,9 +9,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from scorch.config import Config
-from scorch.primitives.audio_driver import choose, sound_cards
-from scorch.primitives.netports import udp_port_free
+from scorch.config.installation import Config
+from scorch.primitives.system.audio_driver import choose, sound_cards
+from scorch.primitives.system.ports import udp_port_free
 
 APT = ("sudo apt-get install -y --no-install-recommends "
        "supercollider-server supercollider-language jackd2")

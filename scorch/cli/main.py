@@ -29,7 +29,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     the rooms are, that it is alive (``WatchdogSec=``), and when it stops.
     """
     from scorch.cli.running import Runner
-    from scorch.config import find_config, load_config
+    from scorch.config.installation import find_config, load_config
 
     config = load_config(find_config(args.config)).for_host(args.host)
     return Runner(config, args.boot_timeout, args.status_every, resume=args.resume).run()
@@ -38,7 +38,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_service_install(args: argparse.Namespace) -> int:
     """Write a systemd unit that runs ``scorch run`` with this config."""
     from scorch.cli.service_unit import next_steps, scorch_executable, unit_path, unit_text
-    from scorch.config import find_config, load_config
+    from scorch.config.installation import find_config, load_config
 
     config_path = find_config(args.config).resolve()
     # A unit for a config (or a host) that does not load would only fail later.
@@ -58,9 +58,9 @@ def cmd_service_install(args: argparse.Namespace) -> int:
 
 def cmd_bridge(args: argparse.Namespace) -> int:
     """Carry the control socket's wire over stdin and stdout (``ssh HOST scorch bridge``)."""
-    from scorch.config import find_config, load_config
-    from scorch.service.bridge import Bridge
-    from scorch.service.wire import socket_path
+    from scorch.config.installation import find_config, load_config
+    from scorch.wire.bridge import Bridge
+    from scorch.wire.envelope import socket_path
 
     config = load_config(find_config(args.config)).for_host(args.host)
     return Bridge(socket_path(config.state_path()), sys.stdin.buffer, sys.stdout.buffer).run()
@@ -69,7 +69,7 @@ def cmd_bridge(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Check binaries, MIDI APIs and ports; print the install command for what is missing."""
     from scorch.cli.doctor import report, run_checks
-    from scorch.config import find_config, load_config
+    from scorch.config.installation import find_config, load_config
 
     config = None
     try:
@@ -87,7 +87,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     front = EarlyFront().start()
     from mcp_server.server import serve
-    from scorch.config import find_config
+    from scorch.config.installation import find_config
 
     serve(find_config(args.config), front)
     return 0
@@ -96,7 +96,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 def cmd_claude_config(args: argparse.Namespace) -> int:
     """Print the Claude Desktop JSON snippet for this checkout."""
     from mcp_server.claude_config import snippet
-    from scorch.config import find_config
+    from scorch.config.installation import find_config
 
     print(snippet(find_config(args.config).resolve()))
     return 0

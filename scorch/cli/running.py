@@ -13,14 +13,14 @@ import threading
 import time
 from types import FrameType
 
-from scorch.config import Config
+from scorch.api.local import LocalService
+from scorch.app.orchestra import Orchestra
+from scorch.config.installation import Config
 from scorch.errors import ScorchError
-from scorch.primitives.process import pid_alive
-from scorch.primitives.systemd import Notifier
-from scorch.service.control_socket import ControlServer
-from scorch.service.local import LocalService
-from scorch.service.orchestra import Orchestra
+from scorch.primitives.system.process import pid_alive
+from scorch.primitives.system.systemd import Notifier
 from scorch.state.events import State
+from scorch.wire.server import ControlServer
 
 log = logging.getLogger("scorch")
 
@@ -72,7 +72,7 @@ class Runner:
                 self.orchestra.resume(seed)
             self.orchestra.start_autosave()
             print(self.service.call("list_instances", {}).text(), flush=True)
-            control = ControlServer(self.orchestra, self.config.state_path())
+            control = ControlServer(LocalService(self.orchestra), self.config.state_path())
             control.start()
             self.notifier.ready(self.rooms_status())
             log.info("running %s; control socket %s; Ctrl-C stops", self.config.source,

@@ -7,6 +7,6 @@ merged and searched in :mod:`~scorch.knowledge.docs_index`, kept current by
 :mod:`~scorch.knowledge.build`, which runs as its own process), the execution
 history (:mod:`~scorch.knowledge.history`) and the snippets
 (:mod:`~scorch.knowledge.snippets`). The service owns one of each per
-installation (``scorch/service/knowledge.py``); the ``docs``, ``history`` and
+installation (``scorch/app/knowledge.py``); the ``docs``, ``history`` and
 ``snippet`` operations are thin adapters over them.
 """

@@ -1,6 +1,6 @@
 """Run one sclang script headless, with no server, no GUI and no user startup file.
 
-sclang is started by :func:`scorch.primitives.process.spawn` (its own process
+sclang is started by :func:`scorch.primitives.system.process.spawn` (its own process
 group, dying with the thread that started it, no systemd variables) with
 sclang's headless environment and a private ``XDG_CONFIG_HOME``, so a person's
 ``startup.scd`` does not boot a server in the middle of a pure computation. The
@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from scorch.primitives.process import spawn
-from scorch.primitives.sclang import SCLANG_ENV, class_library_conf
+from scorch.primitives.sclang.interpreter import SCLANG_ENV, class_library_conf
+from scorch.primitives.system.process import spawn
 
 
 @dataclass(frozen=True)

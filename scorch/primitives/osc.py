@@ -1,6 +1,6 @@
 """Encode and decode OSC 1.0 messages and bundles, as scsynth speaks them.
 
-Pure functions over bytes: no sockets here (see ``scorch.primitives.osc_client``).
+Pure functions over bytes: no sockets here (see ``scorch.primitives.scsynth.client``).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scorch.errors import InvalidRequest
-from scorch.primitives import commands
+from scorch.primitives.scsynth import commands
 
 #: scsynth runs with 4 logins; each client's ids (and its default group at
 #: k * 2**26 + 1) lie below 2**28. scorch's own ids stay above: MIDI voices from

@@ -1,7 +1,7 @@
 """A session: the desired state of every room at one moment, and what loading one changes.
 
 Pure data and logic, no files and no processes: the service layer reads and writes
-session files (``scorch/service/sessions.py``) and applies the changes that
+session files (``scorch/app/sessions.py``) and applies the changes that
 :func:`diff` computes, in the order it lists them.
 """
 

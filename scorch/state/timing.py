@@ -2,7 +2,7 @@
 
 Pure. A time is Unix seconds (``time.time()``), the same on every host whose
 clock chrony keeps in step; scsynth turns it into a sample of its own audio
-clock when it gets the bundle (``scorch.primitives.commands.at``).
+clock when it gets the bundle (``scorch.primitives.scsynth.commands.at``).
 
 "The next beat or bar of the shared tempo" needs a :class:`TempoGrid`: where
 beat 0 fell, the tempo and the bar's length. Whoever runs the shared tempo

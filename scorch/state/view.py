@@ -14,8 +14,8 @@ from typing import Any
 
 from scorch.errors import InstanceFailed, InstanceNotReady
 from scorch.primitives.console import Console
-from scorch.primitives.osc_client import OscClient
-from scorch.primitives.sclang_session import SclangSession
+from scorch.primitives.sclang.session import SclangSession
+from scorch.primitives.scsynth.client import OscClient
 from scorch.state.desired import BufferState, NodeState
 from scorch.state.events import SOUNDING, EventLog, Kind, State
 

@@ -1,0 +1,111 @@
+"""Code to one instance's sclang: user requests, their timeouts, and scorch's own code.
+
+:class:`Code` belongs to the Instance actor, which exposes it to proxies as a
+traversable attribute (``proxy.code.submit(...)``): every method runs in the
+actor's thread.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+
+from actors.instance.processes import Processes
+from scorch.errors import BootError
+from scorch.primitives.sclang.result import ExecuteResult
+from scorch.state.desired import DesiredState
+from scorch.state.events import Kind
+
+#: The least time a request is given, even when its caller's deadline is (nearly) past.
+MIN_LEFT = 0.05
+
+Event = Callable[..., None]
+
+
+class Code:
+    """Requests to sclang (actor thread)."""
+
+    def __init__(self, name: str, processes: Processes, desired: DesiredState, event: Event,
+                 require_ready: Callable[..., None], crashed: Callable[[str], None]) -> None:
+        self.name = name
+        self._processes = processes
+        self._desired = desired
+        self._event = event
+        self._require_ready = require_ready
+        self._crashed = crashed
+        """Tells the actor that sclang failed, and how (its keeper restarts it)."""
+
+    def submit(self, code: str, timeout: float, check_only: bool = False,
+               at: float | None = None, deadline: float | None = None,
+               ) -> tuple[int, Future[ExecuteResult]]:
+        """Send code to sclang; return the request number and a future for the result.
+
+        ``at``: a Unix time scsynth hears the code's messages at (scheduled in sclang).
+        ``deadline``: the caller's (``time.monotonic()``), when it gives up: the time
+        left then, not ``timeout`` again, is the request's, so that an answer due just
+        before it (code that returned while a routine holds sclang) reaches the caller
+        even when this ask waited in the mailbox or for a restore.
+        """
+        self._require_ready(need_sclang=True)
+        session = self._processes.session
+        assert session is not None
+        if deadline is not None:
+            timeout = max(MIN_LEFT, min(timeout, deadline - time.monotonic()))
+        return session.submit(code, timeout, check_only=check_only, at=at)
+
+    def execute_timed_out(self, request: int, timeout: float) -> None:
+        """A caller gave up on a request: sclang is stuck, so restart it (scsynth plays on)."""
+        session = self._processes.session
+        if session is None or not session.is_pending(request):
+            return  # finished meanwhile, or sclang was already restarted
+        self._event(Kind.SCLANG_RESTARTED,
+                    f"code did not finish within {timeout:g} s; restarting sclang "
+                    "(the sound on scsynth goes on)", reason="timeout", request=request)
+        self._processes.stop_sclang(error=f"sclang restarted (execute timed out after "
+                                         f"{timeout:g} s)")
+        if self._processes.scsynth is None:
+            return
+        try:
+            self._processes.start_sclang()
+        except BootError as err:
+            self._crashed(f"restart failed: {err}")
+
+    def run_startup(self) -> None:
+        """Run the startup code (after boot and after every scsynth restart)."""
+        code = self._desired.startup_code
+        session = self._processes.session
+        if not code or session is None:
+            return
+        _, future = session.submit(code)
+        future.add_done_callback(self._startup_done)
+
+    def _startup_done(self, future: Future[ExecuteResult]) -> None:
+        try:
+            result = future.result()
+        except Exception as err:
+            self._event(Kind.STARTUP_ERROR, f"startup code did not finish: {err}")
+            return
+        if not result.ok and result.error is not None:
+            self._event(Kind.STARTUP_ERROR, result.error.describe())
+
+    def resend_lang_synthdefs(self) -> None:
+        """SynthDefs made in sclang live in its SynthDescLib: send them to the new scsynth."""
+        session = self._processes.session
+        if session is not None:
+            session.submit(
+                "SynthDescLib.global.synthDescs.do { |d| d.def !? { |def| def.send(s) } };",
+                timeout=5.0, raw=True)
+
+    def recompiled(self) -> None:
+        """Install the evaluator and attach ``s`` again after sclang recompiled its library."""
+        sclang, port = self._processes.sclang, self._processes.port
+        if sclang is None or port is None:
+            return
+        try:
+            sclang.install_and_attach(port)
+        except (BootError, OSError) as err:
+            self._crashed(f"did not come back after a recompile ({err})")
+            return
+        self._event(Kind.RESTORED, "sclang recompiled its class library and attached again",
+                    process="sclang")

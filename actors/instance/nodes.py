@@ -1,0 +1,267 @@
+"""The named nodes of one instance, on its scsynth and in its desired state.
+
+:class:`Nodes` belongs to the Instance actor, which exposes it to proxies as a
+traversable attribute (``proxy.nodes.play(...)``): every method runs in the
+actor's thread. Each change is all or nothing: the desired state changes only
+once scsynth accepted the command, and nodes that end on the server without
+scorch asking leave the desired state, so no restore replays them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import pykka
+
+from actors.instance.processes import InstanceSettings, Processes
+from scorch.config.changes import RoomChanges
+from scorch.errors import InvalidRequest, NodeNotFound, OscFailure, OscTimeout
+from scorch.primitives.scsynth import commands
+from scorch.primitives.scsynth.client import OscClient
+from scorch.state.desired import DesiredState, NodeState, new_node_message
+from scorch.state.events import Kind, State
+from scorch.state.view import InstanceView
+
+#: A named node's end counts once its scsynth still answers this much later.
+NODE_END_GRACE = 0.3
+
+Event = Callable[..., None]
+
+
+class Nodes:
+    """Named persistent nodes: play, set, release, silence, and their ends (actor thread)."""
+
+    def __init__(self, name: str, desired: DesiredState, processes: Processes,
+                 view: InstanceView, event: Event, changed: Callable[[], None],
+                 require_ready: Callable[[], None]) -> None:
+        self.name = name
+        self.desired = desired
+        self._processes = processes
+        self._view = view
+        self._event = event
+        self._changed = changed
+        """Tells the MIDI router to look again where the nodes are."""
+        self._require_ready = require_ready
+        self._me: Any = None
+
+    def bind(self, proxy: Any) -> None:
+        """The proxy to this object through its actor (for timers that call back)."""
+        self._me = proxy
+
+    def reconfigure(self, settings: InstanceSettings, room: RoomChanges,
+                    sounding: bool) -> None:
+        """A reloaded config's SynthDefs and nodes: now while scsynth plays, else at boot."""
+        names = (settings.all_synthdefs() if "all" in room.synthdefs_added
+                 else list(room.synthdefs_added))
+        for name in names:
+            compiled = settings.compiled_synthdef(name)
+            if sounding:
+                self.load_synthdef(name, compiled)
+            else:
+                self.desired.add_synthdef(name, compiled)
+        nodes = room.nodes
+        for name in (*nodes.removed, *nodes.replaced):
+            if name in self.desired.nodes:
+                self.release(name)
+        for name, node in nodes.changed.items():
+            if name in self.desired.nodes:
+                self.set_params(name, dict(node.params))
+        for name, node in {**nodes.replaced, **nodes.added}.items():
+            compiled = settings.compiled_synthdef(node.synthdef)
+            if sounding:
+                self.play(node.synthdef, dict(node.params), name, compiled)
+            else:
+                self.desired.add_synthdef(node.synthdef, compiled)
+                self.desired.add_node(name, node.synthdef, dict(node.params))
+        self.publish()
+
+    def publish(self) -> None:
+        """Show the named nodes and their values to readers (a copy: they read it unlocked)."""
+        self._view.nodes = {name: replace(node, params=dict(node.params))
+                            for name, node in self.desired.nodes.items()}
+        self._view.update(nodes=tuple(self.desired.nodes))
+
+    def _osc(self) -> OscClient:
+        osc = self._processes.osc
+        assert osc is not None, "checked by require_ready"
+        return osc
+
+    def play(self, synthdef: str, params: dict[str, float], name: str | None,
+             compiled: bytes | None = None, at: float | None = None) -> dict[str, object]:
+        """Start a synth; with ``name`` it is a persistent node restored after restarts.
+
+        All or nothing: the node is recorded only once scsynth said it started
+        (``/n_go``); a replaced node is freed only then. ``compiled``: the SynthDef's
+        bytes, loaded first when the instance does not have it yet. ``at``: a bundle
+        that scsynth starts at this Unix time (a node it replaces ends then too); the
+        node is recorded at once, as scheduled.
+        """
+        self._require_ready()
+        if synthdef not in self.desired.synthdefs and compiled is not None:
+            self.load_synthdef(synthdef, compiled)
+        if name is None:
+            node = NodeState("", synthdef, self.desired.unnamed_id(), dict(params))
+        else:
+            node = self.desired.new_node(name, synthdef, params)
+        if at is not None:
+            return self._schedule(node, name, at)
+        self._start(node)
+        if name is None:
+            return {"synthdef": synthdef, "node": None, "node_id": node.node_id,
+                    "params": dict(params)}
+        old = self.desired.keep(node)
+        if old is not None:
+            self._osc().send(commands.n_free(old.node_id))
+        self.publish()
+        return {"synthdef": synthdef, "node": name, "node_id": node.node_id,
+                "params": dict(node.params)}
+
+    def _schedule(self, node: NodeState, name: str | None, at: float) -> dict[str, object]:
+        """Send the node's start in a bundle for ``at``; keep it (it is scheduled)."""
+        packets = [new_node_message(node)]  # raises before anything is sent or recorded
+        old = self.desired.nodes.get(name) if name is not None else None
+        if old is not None:
+            packets.append(commands.n_free(old.node_id))
+        self._osc().send(commands.at(at, *packets))
+        if name is not None:
+            self.desired.keep(node)
+            self.publish()
+        return {"synthdef": node.synthdef, "node": name, "node_id": node.node_id,
+                "params": dict(node.params)}
+
+    def _start(self, node: NodeState) -> None:
+        """``/s_new`` and wait for its ``/n_go``; a SynthDef the server lost is sent again."""
+        osc = self._osc()
+        packet = new_node_message(node)  # raises before anything is sent or recorded
+        for attempt in (1, 2):
+            try:
+                osc.exchange(packet, commands.Cmd.S_NEW, commands.Reply.N_GO, timeout=2.0,
+                             match=lambda m: bool(m.args) and m.args[0] == node.node_id)
+                return
+            except OscFailure as err:
+                lost = "SynthDef not found" in str(err) and node.synthdef in self.desired.synthdefs
+                if attempt == 1 and lost:
+                    # Freed on the server (/d_free in code): send the library's again.
+                    self._event(Kind.RESTORED, f"SynthDef {node.synthdef!r} was gone from "
+                                "scsynth; sent it again", synthdef=node.synthdef)
+                    osc.send(commands.d_recv(self.desired.synthdefs[node.synthdef]))
+                    osc.sync(timeout=5.0)
+                    continue
+                raise InvalidRequest(f"instance {self.name!r}: scsynth did not start "
+                                     f"{node.synthdef!r}: {err}") from err
+
+    def set_params(self, node: str, params: dict[str, float],
+                   at: float | None = None) -> dict[str, float]:
+        """Set a named node's parameters: on scsynth while it plays, in the desired state always.
+
+        ``at``: scsynth sets them at this Unix time (the desired state at once).
+        """
+        current = self.desired.nodes.get(node)
+        if current is None:
+            raise NodeNotFound(f"instance {self.name!r} has no node {node!r}; named nodes: "
+                               f"{', '.join(self.desired.nodes) or '(none)'}")
+        packet = commands.n_set(current.node_id, params)  # raises before anything changes
+        state = self.desired.set_params(node, params)
+        osc = self._processes.osc
+        if osc is not None and self._view.snapshot.state in (State.READY, State.DEGRADED):
+            osc.send(packet if at is None else commands.at(at, packet))
+        self.publish()
+        return dict(state.params)
+
+    def set_many(self, values: dict[str, dict[str, float]]) -> list[str]:
+        """Set params of several named nodes (a scene); return the names this instance lacks."""
+        packets = []
+        for node, params in values.items():
+            current = self.desired.nodes.get(node)
+            if current is not None:
+                packets.append(commands.n_set(current.node_id, params))  # raises before changes
+        lacking = []
+        for node, params in values.items():
+            if node in self.desired.nodes:
+                self.desired.set_params(node, params)
+            else:
+                lacking.append(node)
+        osc = self._processes.osc
+        if osc is not None and self._view.snapshot.state in (State.READY, State.DEGRADED):
+            for packet in packets:
+                osc.send(packet)
+        self.publish()
+        return lacking
+
+    def remember_params(self, node: str, params: dict[str, float]) -> None:
+        """Keep values someone else already sent (the MIDI router) for later restores."""
+        if node in self.desired.nodes:
+            self.desired.set_params(node, params)
+            self.publish()
+
+    def release(self, node: str, at: float | None = None) -> None:
+        """Release a named node (gate 0, then free after its release) and forget it.
+
+        ``at``: scsynth closes the gate at this Unix time; the node is forgotten at once.
+        """
+        state = self.desired.remove_node(node)
+        if state is None:
+            raise NodeNotFound(f"instance {self.name!r} has no node {node!r}")
+        osc = self._processes.osc
+        if osc is not None:
+            # gate 0 lets sustained sounds fade; /n_free later would cut the tail.
+            packet = commands.release(state.node_id)
+            osc.send(packet if at is None else commands.at(at, packet))
+        self.publish()
+
+    def load_synthdef(self, name: str, compiled: bytes) -> None:
+        """Load a SynthDef now and on every later boot."""
+        self.desired.add_synthdef(name, compiled)
+        osc = self._processes.osc
+        if osc is not None:
+            osc.send(commands.d_recv(compiled))
+            osc.sync(timeout=5.0)
+
+    def silence(self) -> list[str]:
+        """Free every node on scsynth and forget the named ones; return their names."""
+        self._require_ready()
+        forgotten = [n.name for n in self.desired.clear_nodes()]
+        self.publish()
+        osc = self._osc()
+        osc.send(commands.clear_sched())
+        osc.send(commands.g_deep_free(commands.ROOT_NODE))
+        osc.sync(timeout=2.0)
+        return forgotten
+
+    def ended(self, node_id: int, osc: OscClient, confirmed: bool = False) -> None:
+        """A named node ended without scorch asking: forget it, so no restore replays it.
+
+        A scsynth going down (jackd died, a quit) ends every node too; so the end
+        counts only if, a moment later, the same scsynth still runs and answers.
+        """
+        node = self.desired.by_id(node_id)
+        if node is None or osc is not self._processes.osc:
+            return  # released, replaced or silenced by scorch, or that scsynth is gone
+        if not confirmed:
+            timer = threading.Timer(NODE_END_GRACE, self._confirm, (node_id, osc))
+            timer.daemon = True
+            timer.start()
+            return
+        scsynth = self._processes.scsynth
+        try:
+            alive = scsynth is not None and scsynth.process.poll_alive() and bool(
+                osc.status(timeout=NODE_END_GRACE))
+        except OscTimeout:
+            alive = False
+        if not alive:
+            return  # the server is going down: its crash handling restores the node
+        self.desired.remove_node(node.name)
+        self.publish()
+        self._changed()
+        self._event(Kind.NODE_ENDED, f"node {node.name!r} ({node.synthdef}, id {node_id}) "
+                    "ended outside scorch (freed by code, s.freeAll, or its own envelope); "
+                    "it is no longer restored", node=node.name, node_id=node_id)
+
+    def _confirm(self, node_id: int, osc: OscClient) -> None:
+        if self._me is not None:
+            with contextlib.suppress(pykka.ActorDeadError):
+                self._me.ended(node_id, osc, True)

@@ -1,0 +1,286 @@
+"""One instance's two processes: start scsynth and restore onto it, attach sclang, stop both.
+
+:class:`Processes` belongs to the Instance actor and runs only in its thread, so
+Linux's parent-death signal ties the children to a thread that lives as long as
+they should. It publishes what it starts on the instance's view (pids, ports,
+the OSC client and the sclang session) for readers in other threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from scorch.config.tables import AudioConfig, InstanceConfig, WatchdogConfig
+from scorch.errors import BootError, BootTimeout, OscError, OscTimeout, PortInUse
+from scorch.primitives.sclang.interpreter import Sclang
+from scorch.primitives.sclang.session import SclangSession
+from scorch.primitives.scsynth.client import OscClient
+from scorch.primitives.scsynth.server import Scsynth, ScsynthOptions, commands, port_in_use
+from scorch.primitives.system.ports import free_udp_port, udp_port_free
+from scorch.primitives.system.process import ExitCallback
+from scorch.state.desired import (
+    PERSISTENT_NODE_BASE,
+    UNNAMED_NODE_BASE,
+    DesiredState,
+    new_node_message,
+)
+from scorch.state.session import RoomSpec
+from scorch.state.view import InstanceView
+
+log = logging.getLogger(__name__)
+
+#: Tries at an automatic port when another program takes it between choice and bind.
+PORT_TRIES = 3
+
+
+@dataclass(frozen=True)
+class InstanceSettings:
+    """What an instance needs from the rest of the installation."""
+
+    audio: AudioConfig
+    watchdog: WatchdogConfig
+    compiled_synthdef: Callable[[str], bytes]
+    """Return a SynthDef's compiled bytes by name (raise KeyError if unknown)."""
+    all_synthdefs: Callable[[], list[str]]
+    jack_alive: Callable[[], bool] = lambda: True
+    """False while the JACK server scorch owns is down (then restarts wait for it)."""
+    on_changed: Callable[[str], None] = lambda name: None
+    """Told the instance's name when it is READY again or its named nodes changed on their
+    own (the MIDI router looks again where they are)."""
+    startup_code: str | None = None
+    scsynth: str = "scsynth"
+    sclang: str = "sclang"
+    boot_timeout: float = 10.0
+    sclang_timeout: float = 20.0
+    extra_env: dict[str, str] = field(default_factory=dict)
+    listen: str = "127.0.0.1"
+    """The address scsynth listens on (its host's ``listen``)."""
+    seed: RoomSpec | None = None
+    """What the room played when it was last saved (``--resume``): boot with these nodes and
+    buffers instead of the config's nodes."""
+
+
+def restore_synthdefs(osc: OscClient, desired: DesiredState) -> None:
+    """Replay the SynthDefs; wait for ``/synced``."""
+    for packet in desired.synthdef_messages():
+        osc.send(packet)
+    osc.sync(timeout=5.0)
+
+
+def load_timeout(paths: list[str]) -> float:
+    """Seconds scsynth may take to read these files: a base, plus 50 MB/s at worst."""
+    total = 0
+    for path in paths:
+        with contextlib.suppress(OSError):
+            total += os.stat(path).st_size
+    return 5.0 + total / (50 * 1024 * 1024)
+
+
+def restore_buffers(osc: OscClient, desired: DesiredState) -> list[str]:
+    """Load every buffer again under its bufnum; wait for ``/synced``, then ask ``/b_info``.
+
+    Returns what could not be restored (a file gone or changed), one line each; those
+    buffers stay in ``desired`` (the file may come back) and are tried at every restore.
+    """
+    buffers = list(desired.buffers.values())
+    if not buffers:
+        return []
+    for packet in desired.buffer_messages():
+        osc.send(packet)
+    osc.sync(timeout=load_timeout([b.path for b in buffers]))
+    reply = osc.exchange(commands.b_query(*(b.bufnum for b in buffers)), commands.Cmd.B_QUERY,
+                         commands.Reply.B_INFO, timeout=2.0)
+    args = [float(a) for a in reply.args]  # type: ignore[arg-type]
+    info = {int(args[i]): (int(args[i + 1]), int(args[i + 2]), args[i + 3])
+            for i in range(0, len(args) - 3, 4)}
+    problems = []
+    for buf in buffers:
+        frames, channels, rate = info.get(buf.bufnum, (0, 0, 0.0))
+        if not frames:
+            problems.append(f"{buf.name} (bufnum {buf.bufnum}): {buf.path} could not be read")
+        elif not buf.frames:  # seeded from a session: its size is learnt now
+            buf.frames, buf.channels, buf.sample_rate = frames, channels, rate
+        elif (frames, channels) != (buf.frames, buf.channels):
+            problems.append(f"{buf.name} (bufnum {buf.bufnum}): {buf.path} changed on disk: "
+                            f"{frames} frames x {channels} channels, was "
+                            f"{buf.frames} x {buf.channels}")
+            buf.frames, buf.channels, buf.sample_rate = frames, channels, rate
+    return problems
+
+
+def restore_nodes(osc: OscClient, desired: DesiredState) -> list[str]:
+    """Replay named nodes with their last values; wait for ``/synced``.
+
+    Returns the names of nodes that cannot be sent (a value OSC cannot carry):
+    they are dropped from ``desired``, so no restore ever replays them again.
+    """
+    dropped = []
+    for node in list(desired.nodes.values()):
+        try:
+            packet = new_node_message(node)
+        except OscError:
+            desired.remove_node(node.name)
+            dropped.append(node.name)
+            continue
+        osc.send(packet)
+    osc.sync(timeout=5.0)
+    osc.status(timeout=2.0)  # the cached status now counts the restored nodes
+    return dropped
+
+
+class Processes:
+    """The scsynth and sclang of one instance (the Instance actor's thread only)."""
+
+    def __init__(self, name: str, config: InstanceConfig, settings: InstanceSettings,
+                 view: InstanceView, on_exit: ExitCallback,
+                 on_node_end: Callable[[int, OscClient], None],
+                 on_server_request: Callable[[str], None],
+                 on_recompiled: Callable[[], None]) -> None:
+        self.name = name
+        self._on_node_end = on_node_end
+        """Told each named node that ended, and on which scsynth (OSC receive thread)."""
+        self._on_server_request = on_server_request
+        """Told what code asked of ``s`` (``reboot lobby``...), from sclang's reader thread."""
+        self._on_recompiled = on_recompiled
+        self._config = config
+        self._settings = settings
+        self._view = view
+        self._on_exit = on_exit
+        self.scsynth: Scsynth | None = None
+        self.sclang: Sclang | None = None
+        self.port: int | None = config.port
+        self._lang_port: int | None = None
+
+    def reconfigure(self, config: InstanceConfig, settings: InstanceSettings) -> None:
+        """Start the next processes with these settings (the running ones are left alone)."""
+        self._config, self._settings = config, settings
+        if config.port is not None:
+            self.port = config.port
+
+    @property
+    def osc(self) -> OscClient | None:
+        """The running scsynth's OSC client."""
+        return self.scsynth.osc if self.scsynth is not None else None
+
+    @property
+    def session(self) -> SclangSession | None:
+        """The running sclang's session."""
+        return self.sclang.session if self.sclang is not None else None
+
+    # --- scsynth -----------------------------------------------------------------
+
+    def _choose_port(self) -> int:
+        if self._config.port is not None:
+            if not udp_port_free(self._config.port):
+                raise port_in_use(self.name, self._config.port)
+            return self._config.port
+        if self.port is not None and udp_port_free(self.port):
+            return self.port  # the same port again: clients keep finding the room
+        return free_udp_port()
+
+    def start_scsynth(self, desired: DesiredState,
+                      between: Callable[[Scsynth], None] = lambda scsynth: None,
+                      ) -> tuple[list[str], list[str]]:
+        """Start scsynth and restore ``desired`` onto it; a busy auto port is picked again.
+
+        SynthDefs first, then buffers, then ``between(scsynth)``, then the nodes (which
+        may play the buffers). ``between`` is the place to re-attach a running sclang, so
+        the restored nodes' ``/n_go`` reach it. Returns the nodes the restore had to drop
+        (see :func:`restore_nodes`) and the buffers it could not load
+        (:func:`restore_buffers`).
+        """
+        fixed = self._config.port is not None
+        for attempt in range(1 if fixed else PORT_TRIES):
+            self.port = self._choose_port()
+            options = ScsynthOptions(
+                name=self.name, port=self.port, jack_server=self._settings.audio.jack_server,
+                inputs=self._config.inputs, outputs=self._config.outputs,
+                connect=self._config.connect, binary=self._settings.scsynth,
+                extra_env=self._settings.extra_env, bind=self._settings.listen,
+            )
+            try:
+                scsynth = Scsynth.start(options, self._view.console, self._on_exit,
+                                        self._settings.boot_timeout)
+                break
+            except PortInUse:
+                if fixed or attempt == PORT_TRIES - 1:
+                    raise
+                self.port = None
+        try:
+            restore_synthdefs(scsynth.osc, desired)
+            lost = restore_buffers(scsynth.osc, desired)
+            between(scsynth)
+            dropped = restore_nodes(scsynth.osc, desired)
+        except OscTimeout as err:
+            scsynth.stop()
+            raise BootTimeout(f"instance {self.name!r}: scsynth stopped answering while "
+                              f"its state was restored: {err}") from err
+        except BaseException:
+            scsynth.stop()  # never leave a started scsynth holding the port
+            raise
+        osc = scsynth.osc
+        osc.on_node_end = lambda node_id: self._node_ended(node_id, osc)
+        self.scsynth = scsynth
+        self._view.osc = scsynth.osc
+        self._view.update(port=scsynth.port, scsynth_pid=scsynth.pid)
+        return dropped, lost
+
+    def _node_ended(self, node_id: int, osc: OscClient) -> None:
+        # Every synth's end is announced; only named nodes matter (MIDI voices, the
+        # bulk of them, and unnamed synths end by design).
+        if PERSISTENT_NODE_BASE <= node_id < UNNAMED_NODE_BASE:
+            self._on_node_end(node_id, osc)
+
+    def stop_scsynth(self, graceful: bool = True) -> None:
+        """Stop scsynth (``/quit``, then signals; or SIGKILL at once); none running is fine."""
+        scsynth, self.scsynth = self.scsynth, None
+        self._view.osc = None
+        if scsynth is not None:
+            scsynth.stop(graceful)
+        self._view.update(scsynth_pid=None)
+
+    # --- sclang ------------------------------------------------------------------
+
+    def start_sclang(self) -> None:
+        """Start sclang and attach its default server to the running scsynth."""
+        # The same lang port across restarts: scsynth knows the client by its
+        # address, so a new one would take another of its 4 login slots each time.
+        if self._lang_port is None or not udp_port_free(self._lang_port):
+            self._lang_port = free_udp_port()
+        scsynth = self.scsynth
+        if scsynth is None:
+            raise BootError(f"instance {self.name!r}: sclang needs its scsynth, which is "
+                            "not running")
+        self._view.update(sclang_state="starting", lang_port=self._lang_port)
+        sclang = Sclang.start(
+            name=self.name, lang_port=self._lang_port, server_port=scsynth.port,
+            console=self._view.console, on_exit=self._on_exit,
+            timeout=self._settings.sclang_timeout, binary=self._settings.sclang,
+            extra_env=self._settings.extra_env, on_server_request=self._on_server_request,
+            on_recompiled=self._on_recompiled, abort=scsynth.trouble,
+            server_host=scsynth.host,
+        )
+        self.sclang = sclang
+        self._view.sclang = sclang.session
+        self._view.update(sclang_state="ready", sclang_pid=sclang.pid)
+
+    def stop_sclang(self, error: str = "sclang stopped") -> None:
+        """Stop sclang, failing the code in flight with ``error``."""
+        sclang, self.sclang = self.sclang, None
+        self._view.sclang = None
+        if sclang is not None:
+            sclang.stop(f"{self.name}: {error}")
+        self._view.update(sclang_state="down", sclang_pid=None)
+
+    def stop(self) -> None:
+        """Stop sclang, then scsynth."""
+        self.stop_sclang()
+        self.stop_scsynth()
+
+    def running(self) -> bool:
+        """True while either process runs."""
+        return self.scsynth is not None or self.sclang is not None

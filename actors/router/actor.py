@@ -1,0 +1,441 @@
+"""The MIDI router actor: owns the MIDI ports and sends OSC straight to scsynth.
+
+Two paths, two kinds of thread. The hot path is the input thread's
+(:class:`~actors.router.input.MidiInput`): from rtmidi's queues through the engine
+and out of the sender, never through the actor's mailbox; it reads route tables
+the actor swaps in whole. Everything else runs in the actor's own thread: opening
+and closing ports on hotplug (:class:`~actors.router.ports.PortSet`), route changes,
+learning, and asking the targets where the instances are.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import mido
+import pykka
+
+from actors.router.clock import ClockOut
+from actors.router.input import MidiInput
+from actors.router.ports import OPEN_ERRORS, PortSet
+from actors.router.sender import OscSender
+from actors.router.targets import Targets, where_targets_are
+from actors.ticker import Ticker
+from midi.clock import ClockReading
+from midi.engine import Engine
+from midi.ports import InputPort, OutputPort
+from midi.routes import Route, RouteEntry, compile_table, port_matches, resolve_all
+from midi.schema import ClockOut as ClockOutConfig
+from midi.schema import ControlRoute, MidiConfig, SceneRoute
+from midi.store import FILENAME, load_routes, save_routes
+from scorch.state.tempo import INSTALLATION, TempoView
+
+log = logging.getLogger(__name__)
+
+_SEND_KINDS = {
+    "note_on": "note_on",
+    "note_off": "note_off",
+    "cc": "control_change",
+    "control_change": "control_change",
+    "program": "program_change",
+    "program_change": "program_change",
+    "clock": "clock",
+    "start": "start",
+    "stop": "stop",
+    "continue": "continue",
+}
+#: What panic sends on every channel of every output: sustain off, all notes off.
+_PANIC = [mido.Message("control_change", channel=channel, control=control, value=0).bytes()
+          for channel in range(16) for control in (64, 123)]
+#: Seconds between two looks for inputs that went away and voices past their max_hold.
+WATCH_INTERVAL = 0.1
+
+
+class MidiRouter(pykka.ThreadingActor):
+    """Route MIDI ports to instances: control routes move parameters, key routes play."""
+
+    def __init__(self, config: MidiConfig, targets: Targets, state_dir: Path,
+                 jack_server: str | None = None, voice_slot: int | None = None,
+                 tempo: TempoView | None = None,
+                 on_clock: Callable[[ClockReading], None] | None = None,
+                 tempo_scope: Callable[[str | None], str] = lambda group: INSTALLATION) -> None:
+        super().__init__()
+        self._config = config
+        self._tempo = tempo
+        """The tempo MIDI clock out follows (None: no clock out)."""
+        self._tempo_scope = tempo_scope
+        self._clocks: list[ClockOut] = []
+        self._targets = targets
+        self._store = Path(state_dir) / FILENAME
+        self._client = config.virtual_port or "scorch"
+        self._jack_server = jack_server
+        """The JACK server the JACK backend joins (scorch's own), or None for the default."""
+        # Several hosts: each host's router takes its own voice ids, so two routers
+        # playing one room never reuse each other's nodes.
+        # A router started again (a reload) must not reuse the ids of voices the last one
+        # released and that still fade out: start somewhere else in the span.
+        self._engine = Engine(voice_slot, voice_offset=random.randrange(2**24))
+        self._lock = threading.Lock()
+        self._sender = OscSender(self._lock, config.coalesce_interval, targets.param_changed,
+                                 targets.scene)
+        kinds: list[tuple[str, tuple[Route, ...]]] = [
+            ("control", config.controls), ("key", config.keys), ("scene", config.scenes)]
+        self._config_routes = [RouteEntry(r.id or f"config-{kind}-{i}", r, "config")
+                               for kind, routes in kinds for i, r in enumerate(routes)]
+        self._runtime_routes: list[RouteEntry] = []
+        self._route_errors: dict[str, str] = {}
+        self._ports: PortSet | None = None
+        self._rescanner: Ticker | None = None
+        self._watcher: Ticker | None = None
+        self._learners: list[Future[dict[str, Any] | None]] = []
+        self._counts = {"received": 0, "thinned": 0, "handled": 0, "rescans": 0,
+                        "ports_gone": 0, "released_gone": 0, "released_max_hold": 0,
+                        "input_errors": 0}
+        self._input = MidiInput(self._lock, self._engine, self._sender, self._counts,
+                                on_clock)
+
+    @property
+    def _open(self) -> PortSet:
+        assert self._ports is not None, "the router's ports open in on_start"
+        return self._ports
+
+    # -- lifecycle (actor thread) -----------------------------------------------
+
+    def on_start(self) -> None:
+        """Open the backend and ports, load run-time routes, start the helper threads."""
+        self._runtime_routes = load_routes(self._store)
+        self._sender.start()  # before any port: the input thread sends through it
+        self._ports = PortSet(self._config.backend, self._client, self._jack_server,
+                              self._config.clock_in)
+        if self._config.virtual_port:
+            self._ports.open_virtual(self._config.virtual_port)
+            self._input.ports = tuple(self._ports.inputs.values())
+        self._refresh_targets()
+        self._rescan()
+        self._input.start()
+        me = self.actor_ref.proxy()
+        self._rescanner = Ticker(self._config.rescan_interval, me.rescan,
+                                 "midi-router-rescan").start()
+        self._watcher = Ticker(WATCH_INTERVAL, me.watch, "midi-router-watch").start()
+        if self._tempo is not None and self._config.clock_out:
+            scopes: dict[str, list[ClockOutConfig]] = {}
+            for clock in self._config.clock_out:
+                scopes.setdefault(self._tempo_scope(clock.group), []).append(clock)
+            self._clocks = [ClockOut(scope, clocks, self._tempo, self._clock_output).start()
+                            for scope, clocks in scopes.items()]
+
+    def on_stop(self) -> None:
+        """Stop the threads, close every port, flush what is held back."""
+        for ticker in (self._rescanner, self._watcher):
+            if ticker is not None:
+                ticker.stop()
+        for clock in self._clocks:
+            clock.stop()
+        self._clocks = []
+        input_stopped = self._input.stop()
+        with self._lock:
+            learners, self._learners = self._learners, []
+            self._engine.learn = None
+            # A router that stops (a reload, shutdown) leaves no voice sounding: its
+            # successor knows none of them, so their note-offs would match nothing.
+            released = self._engine.panic()
+            if released:
+                self._sender.apply(released, time.monotonic_ns() * 1e-9)
+                log.info("MIDI router stopping: released %d voices", len(released))
+        for learner in learners:
+            learner.set_result(None)  # its done callback cancels its timer
+        if self._ports is not None:
+            with self._lock:  # never while the input thread takes from them
+                self._input.ports = ()
+                if input_stopped:
+                    self._ports.close()
+                else:  # deleting an rtmidi port in use would crash the process: leak it
+                    log.error("MIDI input thread did not stop; its ports are left open")
+            self._ports = None
+        self._sender.stop()
+
+    def on_failure(self, *_exc: object) -> None:
+        """Close the ports even when the actor dies of an exception."""
+        self.on_stop()
+
+    # -- public API (actor thread) -------------------------------------------------
+
+    def ports(self) -> dict[str, Any]:
+        """Return open inputs and outputs, and the configured names that match nothing."""
+        return self._open.describe()
+
+    def routes(self) -> list[dict[str, Any]]:
+        """Return every route, from config and run time, with its resolved instances."""
+        out = []
+        for entry in self._entries():
+            selector = entry.route.instance
+            out.append(
+                {
+                    "id": entry.id,
+                    "origin": entry.origin,
+                    "type": _kind(entry.route),
+                    "route": entry.route.model_dump(mode="json"),
+                    "error": self._route_errors.get(selector),
+                }
+            )
+        return out
+
+    def map(self, route: Route) -> str:
+        """Add (or replace, by id) a run-time route; it is saved and survives a restart."""
+        route_id = route.id or f"{'control' if isinstance(route, ControlRoute) else 'key'}-" + (
+            uuid.uuid4().hex[:8]
+        )
+        if any(e.id == route_id for e in self._config_routes):
+            raise ValueError(f"route {route_id!r} comes from config.toml: edit it there")
+        kept = [e for e in self._runtime_routes if e.id != route_id]
+        self._commit([*kept, RouteEntry(route_id, route, "runtime")])
+        return route_id
+
+    def unmap(self, route_id: str) -> None:
+        """Remove a run-time route."""
+        if any(e.id == route_id for e in self._config_routes):
+            raise ValueError(f"route {route_id!r} comes from config.toml: edit it there")
+        kept = [e for e in self._runtime_routes if e.id != route_id]
+        if len(kept) == len(self._runtime_routes):
+            raise KeyError(f"no run-time MIDI route {route_id!r}")
+        self._commit(kept)
+
+    def learn(self, timeout_s: float) -> Future[dict[str, Any] | None]:
+        """Arm learning; return a future of the first control or note moved within ``timeout_s``.
+
+        Returns at once, so the actor keeps serving rescans and route changes while
+        the caller waits on the future (None when nothing moved in time). Learners
+        armed together all get the same event.
+        """
+        learned: Future[dict[str, Any] | None] = Future()
+        learned.set_running_or_notify_cancel()  # not cancellable: only the router ends it
+        with self._lock:
+            self._learners.append(learned)
+            self._engine.learn = self._learned
+        timer = threading.Timer(timeout_s, self._learn_expired, args=(learned,))
+        timer.name, timer.daemon = "midi-router-learn", True
+        timer.start()
+        learned.add_done_callback(lambda _: timer.cancel())
+        return learned
+
+    def send(self, port: str, kind: str, channel: int = 1, **fields: int) -> None:
+        """Send a note, CC, program change or clock message to the output matching ``port``.
+
+        ``kind`` is note_on, note_off, cc, program, clock, start, stop or continue;
+        fields are mido's (note, velocity, control, value, program); channel is 1-16.
+        """
+        if kind not in _SEND_KINDS:
+            raise ValueError(f"cannot send {kind!r}: use one of {sorted(_SEND_KINDS)}")
+        mido_kind = _SEND_KINDS[kind]
+        if mido_kind in ("clock", "start", "stop", "continue"):
+            message = mido.Message(mido_kind)
+        else:
+            if not 1 <= channel <= 16:
+                raise ValueError(f"channel must be 1-16, got {channel}")
+            message = mido.Message(mido_kind, channel=channel - 1, **fields)
+        self._open.output(port).send(message.bytes())
+
+    def panic(self) -> int:
+        """Release every voice, lift every pedal, send all-notes-off to every output."""
+        with self._lock:
+            actions = self._engine.panic()
+            self._sender.apply(actions, time.monotonic_ns() * 1e-9)
+        for output in self._open.outputs.values():
+            for message in _PANIC:
+                output.send(message)
+        return len(actions)
+
+    def observe(self, instance: str, node: str, values: dict[str, float],
+                moved: bool = False) -> None:
+        """Note values set elsewhere (MCP, a replayed node) so takeover will not jump.
+
+        ``moved``: the node was (re)started with a new id; the router looks again.
+        """
+        with self._lock:
+            for param, value in values.items():
+                self._engine.observe(instance, node, param, value)
+        if moved:
+            self._refresh_targets()
+
+    def forget(self, instance: str, node: str | None) -> None:
+        """Forget the values of a node that is gone (None: of every node of ``instance``)."""
+        with self._lock:
+            self._engine.forget(instance, node)
+
+    def refresh_targets(self) -> None:
+        """Ask the targets again where instances and nodes are (tell this when one is READY)."""
+        self._refresh_targets()
+
+    def stats(self) -> dict[str, Any]:
+        """Return counters and the hot path's time from callback to datagram sent."""
+        sender = self._sender
+        count = min(sender.timed, len(sender.timings))
+        timings = sorted(sender.timings[:count])
+
+        def pick(q: float) -> float | None:
+            return timings[min(count - 1, int(q * count))] / 1000.0 if count else None
+
+        return {
+            **self._counts,
+            "queued": sum(p.taken for p in self._input.ports),
+            "sent": sender.sent,
+            "send_errors": sender.send_errors,
+            "errors": self._engine.errors,
+            "notes_on": self._engine.notes[0],
+            "notes_off": self._engine.notes[1],
+            "coalesced": sender.coalesced,
+            "voices": len(self._engine.voices),
+            "hot_path_us": {"p50": pick(0.5), "p99": pick(0.99), "max": pick(1.0)},
+            "clock_in": self._clock_in_state(),
+            "clock_out": {clock.scope: {"ticks": clock.stats.ticks, "late": clock.stats.late}
+                          for clock in self._clocks},
+        }
+
+    def clock_lateness(self) -> dict[str, list[float]]:
+        """Seconds after its time each of the last ticks of each clock left (benchmarks)."""
+        return {clock.scope: list(clock.stats.lateness) for clock in self._clocks}
+
+    def _clock_in_state(self) -> dict[str, Any] | None:
+        if self._config.clock_in is None:
+            return None
+        with self._lock:
+            follower = self._input.follower
+            return {"port": self._config.clock_in, "ticks": follower.ticks_seen,
+                    "bpm": follower.bpm(), "playing": follower.playing}
+
+    def rescan(self) -> None:
+        """Look for ports that came or went (the rescan thread tells this)."""
+        try:
+            self._rescan()
+            self._refresh_targets()
+        except Exception:
+            # Told, not asked: an exception here would stop the actor, and the next tick
+            # may well succeed (a port that vanished mid-open, an orchestra mid-restart).
+            log.exception("MIDI rescan failed")
+
+    def watch(self) -> None:
+        """Release the voices of inputs that went away and those past max_hold (ticker)."""
+        try:
+            gone = self._open.gone()
+            if gone:
+                self._retire(gone)
+                self._refresh_targets()
+            with self._lock:
+                actions = self._engine.expire(self._engine.clock())
+                if actions:
+                    self._sender.apply(actions, time.monotonic_ns() * 1e-9)
+            if actions:
+                self._counts["released_max_hold"] += len(actions)
+                log.warning("released %d MIDI voices held past their max_hold", len(actions))
+        except Exception:
+            log.exception("MIDI watch failed")  # told, not asked: the next tick tries again
+
+    # -- called from other threads ------------------------------------------------
+
+    def _clock_output(self, pattern: str) -> OutputPort | None:
+        """The open output a clock sends to (clock threads; a dict read is atomic)."""
+        ports = self._ports
+        if ports is None:
+            return None
+        for name, port in list(ports.outputs.items()):
+            if port_matches(pattern, name):
+                return port
+        return None
+
+    def _learned(self, event: dict[str, object]) -> None:
+        """Hand the first moved control to every learner (called with the lock held)."""
+        learners, self._learners = self._learners, []
+        for learner in learners:
+            learner.set_result(dict(event))
+
+    def _learn_expired(self, learned: Future[dict[str, Any] | None]) -> None:
+        """End one learner with None; disarm the engine if it was the last (timer thread)."""
+        with self._lock:
+            if learned not in self._learners:
+                return  # an event got there first
+            self._learners.remove(learned)
+            if not self._learners:
+                self._engine.learn = None
+        learned.set_result(None)
+
+    # -- internals (actor thread) -----------------------------------------------------
+
+    def _entries(self) -> list[RouteEntry]:
+        return [*self._config_routes, *self._runtime_routes]
+
+    def _commit(self, runtime: list[RouteEntry]) -> None:
+        save_routes(self._store, runtime)
+        self._runtime_routes = runtime
+        self._refresh_targets()
+        self._rescan()
+
+    def _refresh_targets(self) -> None:
+        entries = self._entries()
+        resolved, errors = resolve_all(entries, self._targets.resolve)
+        for selector, message in errors.items():
+            if self._route_errors.get(selector) != message:
+                log.error("MIDI route to %r: %s", selector, message)
+        self._route_errors = errors
+        snapshot = where_targets_are(entries, resolved, self._targets)
+        tables = {name: compile_table(name, entries, resolved) for name in self._open.inputs}
+        with self._lock:  # one swap, so a message sees old or new, never half
+            self._engine.tables = tables
+            self._engine.snapshot = snapshot
+
+    def _rescan(self) -> None:
+        self._counts["rescans"] += 1
+        wanted = [*self._config.inputs, *(e.route.port for e in self._entries())]
+        if self._config.clock_in is not None:
+            wanted.append(self._config.clock_in)
+        outputs = [*self._config.outputs, *(c.port for c in self._config.clock_out)]
+        before = set(self._open.inputs)
+        try:
+            gone = self._open.rescan(wanted, outputs)
+        except OPEN_ERRORS as err:  # the ports could not even be listed: the next rescan
+            log.warning("MIDI ports not rescanned: %s", err)
+            return
+        if gone:
+            self._retire(gone)
+        if gone or set(self._open.inputs) != before:
+            self._input.ports = tuple(self._open.inputs.values())
+            self._refresh_targets()
+
+    def _retire(self, gone: list[InputPort]) -> None:
+        """Close inputs that went away; release every voice they started."""
+        self._input.ports = tuple(self._open.inputs.values())
+        for port in gone:
+            log.warning("MIDI input %r disappeared", port.name)
+            port.stop()
+        released = 0
+        with self._lock:
+            for port in gone:
+                start = time.monotonic_ns()
+                self._input.take(port, start)  # what it sent before it went, note-offs too
+                port.closed = True
+                actions = self._engine.drop_port(port.name)
+                self._sender.apply(actions, start * 1e-9)
+                released += len(actions)
+                port.close()
+        self._counts["ports_gone"] += len(gone)
+        self._counts["released_gone"] += released
+        if released:
+            log.warning("released %d MIDI voices started from %s", released,
+                        ", ".join(repr(p.name) for p in gone))
+
+
+def _kind(route: Route) -> str:
+    if isinstance(route, SceneRoute):
+        return "scene"
+    return "control" if isinstance(route, ControlRoute) else "key"
+
+
+#: The typed proxy other actors and the facade hold.
+MidiRouterProxy = pykka.ActorProxy[MidiRouter]

@@ -1,0 +1,145 @@
+"""The router's input thread: MIDI from rtmidi's queues to the engine and out as OSC.
+
+The hot path. rtmidi queues each input's messages in C (no backend thread ever
+runs Python); this thread takes them every :data:`POLL_ACTIVE` seconds
+(:data:`POLL_IDLE` after a quiet second), feeds the clock-in port's clock to the
+follower, recovers what a broken SysEx swallowed, thins out controller values a
+later one replaces (:mod:`midi.batch`), and runs the rest through the engine and
+out of the sender, all under the router's one lock. The router (its actor
+thread) replaces :attr:`MidiInput.ports` whole when ports come and go.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from actors.router.sender import OscSender
+from midi.batch import Message, coalesce, recover
+from midi.clock import CLOCK_MESSAGES, ClockFollower, ClockReading
+from midi.engine import Engine
+from midi.ports import InputPort
+from scorch.primitives.system.thread_timing import tighten_current_thread
+
+log = logging.getLogger(__name__)
+
+#: Seconds between two looks at the inputs' queues while MIDI comes in, and after
+#: IDLE_AFTER seconds without any (a first note then waits a millisecond on average).
+POLL_ACTIVE = 0.00025
+POLL_IDLE = 0.002
+IDLE_AFTER = 1.0
+#: Nanoseconds between two logs of a failing MIDI input batch.
+ERROR_LOG_EVERY_NS = 5_000_000_000
+#: Seconds the router waits for the input thread to stop.
+STOP_WAIT = 2.0
+
+
+class MidiInput:
+    """The input thread, and what it does with one port's batch (also asked by the router)."""
+
+    def __init__(self, lock: threading.Lock, engine: Engine, sender: OscSender,
+                 counts: dict[str, int],
+                 on_clock: Callable[[ClockReading], None] | None = None) -> None:
+        self._lock = lock
+        self._engine = engine
+        self._sender = sender
+        self._counts = counts
+        self._on_clock = on_clock
+        """Told what the clock-in port's clock says (from this thread: a tell)."""
+        self.follower = ClockFollower()
+        self.ports: tuple[InputPort, ...] = ()
+        """The open inputs (replaced whole by the router's actor thread)."""
+        self._halt = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._error_logged = 0
+
+    def start(self) -> None:
+        """Start the input thread."""
+        self._thread = threading.Thread(target=self._run, name="midi-router-input",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self) -> bool:
+        """Stop the input thread; False if it did not stop (its ports must not be deleted)."""
+        self._halt.set()
+        if self._thread is None:
+            return True
+        self._thread.join(timeout=STOP_WAIT)
+        return not self._thread.is_alive()
+
+    def take(self, port: InputPort, start: int) -> bool:
+        """Take what ``port`` queued and act on it (router lock held); True if anything."""
+        batch = port.take()
+        if not batch:
+            return False
+        if port.timing:
+            batch = self._clock_in(batch, start)
+        if batch:
+            self._handle(port.name, batch, start)
+        return True
+
+    def _run(self) -> None:
+        """Take what the inputs queued and act on it, until stopped (input thread)."""
+        tighten_current_thread()
+        clock, lock, sleep = time.monotonic_ns, self._lock, time.sleep
+        last = clock()
+        idle_after = int(IDLE_AFTER * 1e9)
+        while not self._halt.is_set():
+            now = clock()
+            try:
+                with lock:
+                    for port in self.ports:
+                        if self.take(port, now):
+                            last = now
+            except Exception:  # never the end of MIDI input: log, and take the next batch
+                self._counts["input_errors"] += 1
+                if now - self._error_logged > ERROR_LOG_EVERY_NS:
+                    self._error_logged = now
+                    log.exception("MIDI input failed (%d so far); going on",
+                                  self._counts["input_errors"])
+            sleep(POLL_ACTIVE if now - last < idle_after else POLL_IDLE)
+
+    def _clock_in(self, batch: list[Message], start: int) -> list[Message]:
+        """Feed the clock-in port's clock messages to the follower; return the others.
+
+        A message's time is the poll's minus rtmidi's delta times of those after it.
+        """
+        times = [0.0] * len(batch)
+        at = start * 1e-9
+        for i in range(len(batch) - 1, -1, -1):
+            times[i] = at
+            at -= batch[i][1]
+        rest: list[Message] = []
+        for (data, delta), when in zip(batch, times, strict=True):
+            if data and data[0] in CLOCK_MESSAGES:
+                reading = self.follower.feed(data, when)
+                if reading is not None and self._on_clock is not None:
+                    self._on_clock(reading)
+            else:
+                rest.append((data, delta))
+        return rest
+
+    def _handle(self, name: str, batch: list[Message], start: int) -> None:
+        """Run a batch of one port's messages through the engine and send (router lock held)."""
+        engine, counts = self._engine, self._counts
+        counts["received"] += len(batch)
+        if len(batch) > 1:  # one message (the usual case between floods) needs neither
+            batch = recover(batch)
+            if engine.learn is None:
+                thinned = coalesce(batch, engine.tables.get(name))
+                counts["thinned"] += len(batch) - len(thinned)
+                batch = thinned
+        elif batch[0][0][:1] == [0xF0]:
+            batch = recover(batch)
+        handle, apply, now = engine.handle, self._sender.apply, start * 1e-9
+        sent = False
+        for data, _delta in batch:
+            actions = handle(name, data)
+            if actions:
+                apply(actions, now)
+                sent = True
+        counts["handled"] += len(batch)
+        if sent:
+            self._sender.time(start)

@@ -1,0 +1,153 @@
+"""What the MIDI router targets: the instances, as the router needs to see them.
+
+:class:`Targets` is what the router asks (and from which thread); the
+orchestra's :class:`OrchestraTargets` answers from the instances' thread-safe
+views, and its one write, a value to keep for restores, is a ``tell`` to the
+instance actor, so the router never waits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from actors.instance.actor import InstanceProxy
+from midi.actions import Address
+from midi.engine import Snapshot
+from midi.routes import RouteEntry
+from midi.schema import ControlRoute
+from scorch.config.installation import Config
+from scorch.primitives.scsynth.server import local_address
+from scorch.state.events import State
+from scorch.state.view import InstanceView
+
+SceneCue = Callable[[str, str, str, float], None]
+"""(kind, scene, instance selector, value): ``recall`` with seconds, ``morph`` with a position."""
+
+
+class Targets(Protocol):
+    """Instances as the router sees them; the orchestra facade implements this.
+
+    The router never calls these from the MIDI callback. It calls ``resolve``,
+    ``endpoint`` and ``node_id`` from its actor thread: at start, on every route
+    change and on every rescan tick. It calls ``param_changed`` from its sender
+    thread, in batches, so that one must be safe to call from any thread.
+    """
+
+    def resolve(self, selector: str) -> list[str]:
+        """Return the instance names of an instance name, a group name or ``*``.
+
+        Raise KeyError with a clear message if the selector names nothing.
+        """
+        ...
+
+    def endpoint(self, instance: str) -> tuple[str, int] | None:
+        """Return scsynth's UDP address while ``instance`` is READY, else None."""
+        ...
+
+    def node_id(self, instance: str, node: str) -> int | None:
+        """Return the scsynth node id of a named persistent node, None if unknown."""
+        ...
+
+    def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
+        """Record a value in the desired state; must not block and must be thread-safe."""
+        ...
+
+    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
+        """Cue a scene from a MIDI route (MIDI callback thread): must not block."""
+        ...
+
+
+class RemoteRooms(Protocol):
+    """Rooms other hosts run, as this host's router sees them (the service layer's).
+
+    Answered from what was last learned of them, never waiting on the network:
+    the router asks from its actor thread, and reports from its sender thread.
+    """
+
+    def endpoint(self, instance: str) -> tuple[str, int] | None:
+        """The room's scsynth on its host's address while it is READY, else None."""
+        ...
+
+    def node_id(self, instance: str, node: str) -> int | None:
+        """The id of a named node there, None if unknown."""
+        ...
+
+    def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
+        """Have the room's host keep a value this router sent (for its restores)."""
+        ...
+
+
+class OrchestraTargets:
+    """Targets for the MIDI router: where each instance and named node is right now.
+
+    Rooms of other hosts (several hosts) are reached through ``remote``: the
+    router sends them OSC over the LAN, straight to their scsynth.
+    """
+
+    def __init__(self, config: Config, views: dict[str, InstanceView],
+                 proxies: dict[str, InstanceProxy],
+                 on_scene: SceneCue = lambda kind, scene, instance, value: None,
+                 remote: RemoteRooms | None = None) -> None:
+        self._config = config
+        self._views = views
+        self._proxies = proxies
+        self._on_scene = on_scene
+        self._remote = remote
+        self._host = local_address(config.listen_address())
+
+    def resolve(self, selector: str) -> list[str]:
+        """Instance, group or ``*`` to instance names, of every host (KeyError when unknown)."""
+        return self._config.resolve_everywhere(selector)
+
+    def endpoint(self, instance: str) -> tuple[str, int] | None:
+        """scsynth's address while the instance is READY."""
+        if instance not in self._views:
+            return self._remote.endpoint(instance) if self._remote is not None else None
+        snap = self._views[instance].snapshot
+        if snap.state not in (State.READY, State.DEGRADED) or snap.port is None:
+            return None
+        return (self._host, snap.port)
+
+    def node_id(self, instance: str, node: str) -> int | None:
+        """The scsynth id of a named persistent node."""
+        if instance not in self._views:
+            return self._remote.node_id(instance, node) if self._remote is not None else None
+        found = self._views[instance].nodes.get(node)
+        return found.node_id if found is not None else None
+
+    def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
+        """Keep the value for restores.
+
+        Called from the router's sender thread, not its actor thread: the proxy
+        call only puts a message in the instance actor's thread-safe inbox (no one
+        waits on its future), so it is safe from any thread and never blocks.
+        """
+        if instance not in self._proxies:
+            if self._remote is not None:
+                self._remote.param_changed(instance, node, param, value)
+            return
+        self._proxies[instance].nodes.remember_params(node, {param: value})
+
+    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
+        """Hand a scene cue to whoever conducts scenes (it queues it and returns)."""
+        self._on_scene(kind, scene, instance, value)
+
+
+def where_targets_are(entries: list[RouteEntry], resolved: Mapping[str, tuple[str, ...]],
+                      targets: Targets) -> Snapshot:
+    """The scsynth address of every READY instance the routes play, and their nodes' ids."""
+    endpoints: dict[str, Address] = {}
+    nodes: dict[tuple[str, str], int] = {}
+    for instance in {i for names in resolved.values() for i in names}:
+        address = targets.endpoint(instance)
+        if address is None:
+            continue
+        endpoints[instance] = address
+        for entry in entries:
+            route = entry.route
+            if isinstance(route, ControlRoute) and instance in resolved.get(route.instance, ()):
+                node_id = targets.node_id(instance, route.node)
+                if node_id is not None:
+                    nodes[(instance, route.node)] = node_id
+    return Snapshot(endpoints, nodes)

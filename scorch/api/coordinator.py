@@ -1,0 +1,234 @@
+"""The coordinator: the one API over every host of an installation, for the laptop.
+
+A :class:`Coordinator` is a :class:`~scorch.api.operation.Service` like the
+others: the CLI and the MCP tools call it the same way. It runs no room. Each
+call goes to the hosts of the rooms it names (``scorch.api.fanout``), in
+parallel, each within its own timeout, and the answers are merged into one:
+rooms listed with their host, and every host with its state. A host that is
+down or cut off never holds the others up: its rooms are reported with why,
+and the rest is done.
+
+A long-lived coordinator (``scorch mcp``) watches every host in a thread of
+its own (:meth:`~scorch.hosts.link.HostLink.watch`): a lost host is
+retried with backoff and reconciled when it is back, and calls to it fail at
+once meanwhile instead of waiting out a timeout. A one-shot command (``scorch
+status``) asks each host once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
+from typing import Any
+
+from scorch.api import fanout
+from scorch.api.operation import READ, Args, Operation, Result
+from scorch.api.ops import lookup
+from scorch.config.installation import Config
+from scorch.errors import HostUnreachable, NotRunning, ScorchError, Unavailable
+from scorch.hosts.channel import Channel, open_channel
+from scorch.hosts.link import CONNECT_TIMEOUT, HostLink, HostState
+
+log = logging.getLogger(__name__)
+
+#: Seconds a host may take to answer a read that does not wait (status, list...).
+READ_TIMEOUT = 2.0
+#: Seconds beyond its own timeout the coordinator waits for all hosts' answers.
+MARGIN = 1.0
+
+Opener = Callable[[str | None, Config], Channel]
+
+
+class Coordinator:
+    """Every host's ``scorch run`` behind the one API (thread-safe)."""
+
+    mode = "coordinator"
+
+    def __init__(self, config: Config, *, watch: bool = False,
+                 only: Sequence[str | None] | None = None, opener: Opener = open_channel) -> None:
+        self.config = config
+        self.parts: list[str | None] = list(only) if only is not None else config.parts()
+        self.links: dict[str | None, HostLink] = {}
+        for part in self.parts:
+            host = config.hosts.get(part) if part is not None else None
+            self.links[part] = HostLink(
+                part, host.transport if host else "local",
+                host.address if host else "127.0.0.1",
+                [n for n, i in config.instances.items() if i.host == part],
+                partial(opener, part, config), config.digest)
+        self.watching = watch
+        self._pool = ThreadPoolExecutor(max_workers=max(4, 4 * len(self.links)),
+                                        thread_name_prefix="coordinator")
+        self._stop = threading.Event()
+        self._watchers: list[threading.Thread] = []
+        if watch:
+            for link in self.links.values():
+                thread = threading.Thread(target=link.watch, args=(self._stop,),
+                                          name=f"host-{link.label}", daemon=True)
+                thread.start()
+                self._watchers.append(thread)
+
+    # --- the API -------------------------------------------------------------------
+
+    def call(self, name: str, args: Mapping[str, Any] | Args) -> Result:
+        """Run operation ``name`` on the hosts it concerns; one answer."""
+        op = lookup(name)
+        parsed = op.parse(args)
+        if name == "ping":
+            return self._ping(op)
+        parsed = _absolute(parsed)
+        if name == "snippet" and getattr(parsed, "action", None) == "run":
+            return self._snippet_run(op, parsed)
+        plan = fanout.plan(name, parsed, self.config, self.parts)
+        timeout = host_timeout(op, parsed)
+        if plan.one:
+            return self._first(op, parsed, plan.hosts, timeout)
+        answers, failures = self._fan(op, parsed, plan.hosts, timeout)
+        if name == "list_instances":
+            for host, answer in answers.items():
+                self.links[host].keep_rows(answer.get("instances") or [])
+        for error in failures.values():
+            if not isinstance(error, Unavailable):
+                raise error  # the host refused the request itself: say why
+        parts = list(answers.items())
+        for host, error in failures.items():
+            view = self.links[host].view
+            last = {row["name"]: row for row in view.rows}
+            filler = fanout.unanswered(name, plan.rooms[host], f"host {fanout.label(host)}: "
+                                       f"{error}", self.config, last, str(view.state))
+            if filler is None:
+                raise _partial(name, answers, failures)
+            parts.append((host, filler))
+        merged = fanout.merge(name, parsed, parts, self.config)
+        if "hosts" in op.result.model_fields:
+            merged["hosts"] = [link.info().model_dump() for link in self.links.values()]
+        if "hosted_by" in op.result.model_fields:
+            merged["hosted_by"] = "coordinator"
+        result: Result = op.result.model_validate(merged)
+        return result
+
+    def _fan(self, op: Operation[Any, Any], args: Args, hosts: tuple[str | None, ...],
+             timeout: float) -> tuple[dict[str | None, dict[str, Any]],
+                                      dict[str | None, ScorchError]]:
+        """Ask ``hosts`` in parallel; their answers and their errors, by host."""
+        dumped = args.model_dump(mode="json")
+        ping = "hosts" in op.result.model_fields and not self.watching
+        futures = {host: self._pool.submit(self._ask, self.links[host], op.name, dumped,
+                                           timeout, ping) for host in hosts}
+        answers: dict[str | None, dict[str, Any]] = {}
+        failures: dict[str | None, ScorchError] = {}
+        deadline = time.monotonic() + timeout + CONNECT_TIMEOUT + MARGIN
+        for host, future in futures.items():
+            try:
+                answers[host] = future.result(timeout=max(0.0, deadline - time.monotonic()))
+            except FutureTimeout:
+                failures[host] = HostUnreachable(f"no answer within {timeout:g} s")
+            except ScorchError as err:
+                failures[host] = err
+        return answers, failures
+
+    def _ask(self, link: HostLink, name: str, args: dict[str, Any],
+             timeout: float, ping: bool = False) -> dict[str, Any]:
+        """One host's answer; a host known to be down fails at once while it is watched.
+
+        ``ping`` first (a one-shot status): the host's round trip, clock and config.
+        """
+        view = link.view
+        if self.watching and view.state in (HostState.UNREACHABLE, HostState.NOT_RUNNING):
+            kind = NotRunning if view.state == HostState.NOT_RUNNING else HostUnreachable
+            raise kind(f"{view.state} since {time.strftime('%H:%M:%S', time.localtime(view.since))}"
+                       f" ({view.reason}); retried in the background")
+        if self.watching and view.state == HostState.CONNECTING:
+            link.wait_for(HostState.CONNECTED, CONNECT_TIMEOUT)
+        first = link.view.state != HostState.CONNECTED and not self.watching
+        if ping:
+            link.ping(timeout + (CONNECT_TIMEOUT if first else 0.0))
+            first = False
+        answer: dict[str, Any] = link.call(name, args,
+                                           timeout + (CONNECT_TIMEOUT if first else 0.0))
+        return answer
+
+    def _first(self, op: Operation[Any, Any], args: Args, hosts: tuple[str | None, ...],
+               timeout: float) -> Result:
+        """The answer of the first host that gives one (hosts known down are tried last)."""
+        ordered = sorted(hosts, key=lambda h: self.links[h].view.state != HostState.CONNECTED)
+        errors: list[str] = []
+        for host in ordered:
+            try:
+                answer = self._ask(self.links[host], op.name, args.model_dump(mode="json"),
+                                   timeout)
+            except Unavailable as err:
+                errors.append(f"{fanout.label(host)}: {err}")
+                continue
+            result: Result = op.result.model_validate(answer)
+            return result
+        raise HostUnreachable(f"{op.name}: no host answered: {'; '.join(errors)}")
+
+    def _snippet_run(self, op: Operation[Any, Any], args: Any) -> Result:
+        """A snippet's code from the first host that has it, run as ``execute`` on the rooms."""
+        shown = self.call("snippet", {"action": "show", "name": args.name})
+        code = shown.snippet.code  # type: ignore[attr-defined]
+        ran = self.call("execute", {"instance": args.instance, "code": code,
+                                    "timeout_s": args.timeout_s})
+        result: Result = op.result.model_validate({
+            "action": "run", "snippets": [], "snippet": shown.snippet.model_dump(),  # type: ignore[attr-defined]
+            "results": [r.model_dump() for r in ran.results]})  # type: ignore[attr-defined]
+        return result
+
+    def _ping(self, op: Operation[Any, Any]) -> Result:
+        answers, _ = self._fan(op, op.parse({}), tuple(self.parts), READ_TIMEOUT)
+        result: Result = op.result.model_validate({
+            "config": str(self.config.source) if self.config.source else None,
+            "instances": [n for n, i in self.config.instances.items() if i.host in self.parts],
+            "started_at": min((a.get("started_at") or time.time() for a in answers.values()),
+                              default=None),
+            "hosted_by": "coordinator", "host": None, "config_digest": self.config.digest,
+            "time": time.time()})
+        if not answers:
+            raise NotRunning(f"no host of {self.config.source or 'the config'} answers: "
+                             + "; ".join(f"{link.label} {link.view.state} ({link.view.reason})"
+                                         for link in self.links.values()))
+        return result
+
+    def hosts(self) -> list[dict[str, Any]]:
+        """Every host and its state now."""
+        return [link.info().model_dump() for link in self.links.values()]
+
+    def close(self) -> None:
+        """Stop watching, close every channel (the hosts go on)."""
+        self._stop.set()
+        for thread in self._watchers:
+            thread.join(timeout=5.0)
+        for link in self.links.values():
+            link.close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def host_timeout(op: Operation[Any, Any], args: Args) -> float:
+    """How long one host may take: a quick read gets READ_TIMEOUT, the rest their patience."""
+    if op.access == READ and op.waits is None:
+        return READ_TIMEOUT
+    return op.answer_within(args)
+
+
+def _absolute(args: Args) -> Args:
+    """``delay`` as the time it ends, here, once: every host gets the same ``at``."""
+    delay = getattr(args, "delay", None)
+    if delay is None:
+        return args
+    return args.model_copy(update={"at": time.time() + delay, "delay": None})
+
+
+def _partial(name: str, answers: Mapping[str | None, Any],
+             failures: Mapping[str | None, ScorchError]) -> ScorchError:
+    failed = "; ".join(f"host {fanout.label(h)}: {err}" for h, err in failures.items())
+    done = ", ".join(fanout.label(h) for h in answers)
+    if not answers:
+        first = next(iter(failures.values()))
+        return type(first)(f"{name}: {failed}") if isinstance(first, Unavailable) else first
+    return HostUnreachable(f"{name} was done on {done}, not on every host: {failed}")

@@ -1,0 +1,32 @@
+"""Run operations on an Orchestra in this process."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from scorch.api.operation import Args, Result
+from scorch.api.ops import lookup
+from scorch.errors import InstanceNotReady
+
+if TYPE_CHECKING:
+    from scorch.app.orchestra import Orchestra
+
+
+class LocalService:
+    """The API over an orchestra in this process; thread-safe as the facade is."""
+
+    mode = "hosted"
+
+    def __init__(self, orchestra: Orchestra | None = None) -> None:
+        self.orchestra = orchestra
+        self.unavailable: str | None = None
+        """Why there is no orchestra (its start failed), told to every caller."""
+
+    def call(self, name: str, args: Mapping[str, Any] | Args) -> Result:
+        """Validate ``args`` and run operation ``name`` on the orchestra."""
+        op = lookup(name)
+        parsed = op.parse(args)
+        if self.orchestra is None:
+            raise InstanceNotReady(self.unavailable or "scorch is not started yet")
+        return op.run(self.orchestra, parsed)

@@ -1,0 +1,273 @@
+"""Operations that hear what the rooms play: record, listen and render.
+
+Recording and capturing happen inside scsynth (DiskOut), never by copying audio
+through Python; listening and rendering answer with a picture (waveform over a
+log-frequency spectrogram), the numbers of :class:`~scorch.audio.report.SoundReport`
+and one sentence.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from scorch.api.fields import Code, InstanceName, NodeName, Params, SynthDefName
+from scorch.api.operation import CHANGE, READ, SET, Args, Result, operation
+from scorch.app.studio.capture import AUDIO_BUSES, MAX_SECONDS, Source
+from scorch.app.studio.renderer import MAX_RENDER, Rendered
+from scorch.app.studio.studio import Heard
+from scorch.audio.report import SoundReport
+from scorch.errors import InvalidRequest, NodeNotFound
+from scorch.primitives.synthdefs.capture import MAX_CHANNELS
+from scorch.values import Seconds, Text
+
+if TYPE_CHECKING:
+    from scorch.app.orchestra import Orchestra
+
+Format = Annotated[Literal["wav", "aiff", "flac"], Field(
+    description="wav (32-bit float), aiff (32-bit float) or flac (24-bit)")]
+Channels = Annotated[int, Field(strict=True, ge=1, le=MAX_CHANNELS,
+                                description="How many channels, from the bus up")]
+Bus = Annotated[int, Field(strict=True, ge=0, le=AUDIO_BUSES - 1, description=(
+    "The first audio bus; 0 is the main outputs (the default)"))]
+
+
+# --- record ----------------------------------------------------------------------
+
+
+class RecordArgs(Args):
+    """What to do with recordings."""
+
+    action: Annotated[Literal["start", "stop", "list"], Field(
+        description="start a recording of a room, stop it, or list every recording")] = "list"
+    instance: Annotated[InstanceName | None, Field(
+        description="The room to record (start); the room whose recordings to stop (stop)")
+    ] = None
+    bus: Bus | None = None
+    channels: Channels = 2
+    seconds: Annotated[Seconds | None, Field(
+        ge=0.1, le=MAX_SECONDS, description="Stop by itself after this long, exact to a "
+        "control block; omitted: until stopped")] = None
+    format: Format = "wav"
+    name: Annotated[Text | None, Field(
+        max_length=100, description="The file's name without extension (start; default "
+        "ROOM-DATE-TIME), or the recording to stop (stop)")] = None
+
+
+class RecordingOut(BaseModel):
+    """One recording file."""
+
+    name: str
+    path: str = Field(description="absolute path of the audio file")
+    instance: str | None = Field(description="the room it recorded")
+    state: str = Field(description="recording, done, stopped (ended early: see note), "
+                       "cut short (scsynth or scorch died: the file was repaired), unreadable")
+    seconds: float | None = Field(description="audio in the file (while recording: written "
+                                  "so far, up to 0.34 s behind)")
+    frames: int | None
+    size: int | None = Field(description="bytes")
+    format: str
+    channels: int | None
+    sample_rate: int | None
+    bus: int | None = Field(description="the first bus recorded")
+    started_at: float | None = Field(description="Unix time")
+    ended_at: float | None
+    note: str | None = Field(description="why it ended early, or what was repaired")
+
+
+class RecordOutput(Result):
+    """The recordings that started, stopped, or are in the folder."""
+
+    action: str
+    folder: str = Field(description="where recordings are kept")
+    recordings: list[RecordingOut]
+
+
+@operation(access=CHANGE, command="record", positional=("action", "instance"))
+def record(orch: Orchestra, args: RecordArgs) -> RecordOutput:
+    """Record a room to a file (inside scsynth, with DiskOut): start, stop, or list the
+    recordings with their path, room, state, length and size. A recording with
+    `seconds` stops by itself. If scsynth dies while recording, the file is repaired and
+    the list says it was cut short."""
+    recorder = orch.studio.recorder
+    if args.action == "start":
+        if args.instance is None:
+            raise InvalidRequest("record start needs `instance`: the room to record")
+        orch.view(args.instance)
+        started = recorder.start(args.instance, Source(channels=args.channels, bus=args.bus or 0),
+                                 args.format, args.seconds, args.name)
+        names = {Path(started.path).name}
+    elif args.action == "stop":
+        if args.instance is None and args.name is None:
+            raise InvalidRequest("record stop needs `instance` (all of its recordings) or "
+                                 "`name` (one recording)")
+        if args.instance is not None:
+            orch.view(args.instance)
+        names = {Path(r.path).name for r in recorder.stop(args.instance, args.name)}
+    else:
+        names = None
+    rows = []
+    for recording, facts in recorder.list():
+        if names is not None and Path(recording.path).name not in names:
+            continue
+        facts = facts or {}
+        rows.append(RecordingOut(
+            name=recording.name, path=recording.path, instance=recording.room,
+            state=recording.state, seconds=_round(facts.get("seconds")),
+            frames=facts.get("frames"), size=facts.get("size"), format=recording.format,
+            channels=facts.get("channels"), sample_rate=facts.get("sample_rate"),
+            bus=recording.bus, started_at=recording.started_at, ended_at=recording.ended_at,
+            note=recording.note))
+    return RecordOutput(action=args.action, folder=str(recorder.folder), recordings=rows)
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+# --- listen ----------------------------------------------------------------------
+
+
+class HeardOutput(Result, SoundReport):
+    """What was heard: the numbers, where the picture and the audio are, and one sentence."""
+
+    heard: str = Field(description="what was listened to")
+    picture: str = Field(description="the PNG (also sent as image content): waveform over "
+                         "a log-frequency spectrogram")
+    audio: str = Field(description="the audio file that was analysed")
+    remark: str | None = Field(None, description="anything to know about how it was heard")
+
+    @classmethod
+    def of(cls, heard: Heard) -> HeardOutput:
+        """The API form of a listen."""
+        return cls(**heard.report.model_dump(), heard=heard.label, picture=str(heard.picture),
+                   audio=str(heard.audio), remark=heard.remark)
+
+    def images(self) -> list[Path]:
+        """The picture."""
+        return [Path(self.picture)]
+
+    def text(self) -> str:
+        """The sentence, and where the picture is."""
+        remark = f" ({self.remark})" if self.remark else ""
+        return f"{self.summary}{remark}\nPicture: {self.picture}"
+
+
+class ListenArgs(Args):
+    """What to listen to: a room's live sound (its outputs, a bus or one node), or a file."""
+
+    instance: Annotated[InstanceName | None, Field(
+        description="The room to listen to (or give `path` instead)")] = None
+    seconds: Annotated[Seconds, Field(
+        ge=0.2, le=30, description="How long to listen, 0.2 to 30 s")] = 3.0
+    bus: Annotated[Bus | None, Field(description=(
+        "Listen to this bus instead of the main outputs (bus 0)"))] = None
+    node: Annotated[NodeName | None, Field(description=(
+        "Listen to this named node alone (from play); the room still hears it"))] = None
+    channels: Channels = 2
+    path: Annotated[Text | None, Field(
+        max_length=4096, description="An audio file to hear instead of a room (WAV, AIFF, "
+        "FLAC...): absolute, or a recording's file name")] = None
+
+
+@operation(access=READ, command="listen", positional=("instance",), waits="seconds",
+           patience=100.0)
+def listen(orch: Orchestra, args: ListenArgs) -> HeardOutput:
+    """Hear what a room plays now (or an audio file): a picture (waveform over a
+    log-frequency spectrogram), the numbers (peak and RMS dBFS, LUFS, clipping,
+    silence, spectral centroid, fundamental with note name and cents, strongest
+    partials, onsets, stereo correlation) and one sentence saying what was heard."""
+    if args.path is not None:
+        if args.instance is not None or args.node is not None or args.bus is not None:
+            raise InvalidRequest("listen: give `path` alone, or `instance` (with `bus` or "
+                                 "`node`), not both")
+        path = Path(args.path).expanduser()
+        if not path.is_absolute():
+            path = orch.studio.recorder.folder / path
+        return HeardOutput.of(orch.studio.listen_file(path))
+    if args.instance is None:
+        raise InvalidRequest("listen needs `instance` (a room) or `path` (an audio file)")
+    view = orch.view(args.instance)
+    if args.node is not None and args.bus is not None:
+        raise InvalidRequest("listen: give `bus` or `node`, not both")
+    source = Source(channels=args.channels, bus=args.bus or 0)
+    if args.node is not None:
+        nodes = orch.nodes(args.instance)
+        if args.node not in nodes:
+            raise NodeNotFound(f"instance {args.instance!r} has no node {args.node!r}; named "
+                               f"nodes: {', '.join(nodes) or '(none)'}")
+        source = Source(channels=args.channels, node=args.node,
+                        node_id=int(nodes[args.node]["node_id"]))
+    return HeardOutput.of(orch.studio.listen(args.instance, view, source, args.seconds))
+
+
+# --- render ----------------------------------------------------------------------
+
+
+class RenderArgs(Args):
+    """What to render offline: a library SynthDef with params, or an sclang Score."""
+
+    synthdef: Annotated[SynthDefName | None, Field(
+        description="A library SynthDef to play (or give `code`)")] = None
+    params: Params | None = None
+    duration: Annotated[Seconds | None, Field(
+        le=MAX_RENDER, description="Seconds: how long a SynthDef plays (a held sound is "
+        "then released and its release tail rendered too; default 2), or where a "
+        "Score's render ends (default: its last event)")] = None
+    code: Annotated[Code | None, Field(description=(
+        "sclang code whose value is a Score, or an array of [time, [command...]] events, "
+        "e.g. [[0, [\\s_new, \\sine, 1000, 0, 0, \\freq, 330]], [1, [\\n_set, 1000, \\gate, 0]]]; "
+        "the library's SynthDefs are loaded; put your own as [0, [\\d_recv, def.asBytes]]"))
+    ] = None
+    format: Format = "wav"
+    channels: Channels = 2
+
+
+class RenderOutput(HeardOutput):
+    """A rendered file and what is in it."""
+
+    cached: bool = Field(description="true when the same render was already on disk")
+    render_seconds: float = Field(description="how long scsynth -N took (0 when cached)")
+    warnings: list[str]
+
+    def text(self) -> str:
+        """The sentence, the file, and where the picture is."""
+        cached = " (from the cache)" if self.cached else ""
+        return f"{self.summary}\nFile: {self.audio}{cached}\nPicture: {self.picture}"
+
+    @classmethod
+    def rendered(cls, rendered: Rendered) -> RenderOutput:
+        """The API form of a render."""
+        return cls(**rendered.report.model_dump(), heard=rendered.label,
+                   picture=str(rendered.picture), audio=str(rendered.path),
+                   cached=rendered.cached, render_seconds=round(rendered.render_seconds, 4),
+                   warnings=rendered.warnings)
+
+
+@operation(access=SET, command="render", positional=("synthdef",), patience=150.0)
+def render(orch: Orchestra, args: RenderArgs) -> RenderOutput:
+    """Render offline with scsynth -N, no room needed: a library SynthDef with params for
+    `duration` seconds, or an sclang Score (`code`). Returns the file's path and the same
+    picture and numbers as listen. Renders are cached by content."""
+    if (args.synthdef is None) == (args.code is None):
+        raise InvalidRequest("render needs `synthdef` (with `params` and `duration`) or "
+                             "`code` (a Score), one of them")
+    renderer = orch.studio.renderer
+    if args.synthdef is not None:
+        info = orch.library.info(args.synthdef)
+        params = dict(args.params or {})
+        unknown = [p for p in params if p not in {spec.name for spec in info.params}]
+        if unknown:
+            raise InvalidRequest(f"SynthDef {info.name!r} has no param "
+                                 f"{', '.join(map(repr, unknown))}; its params: "
+                                 f"{', '.join(p.name for p in info.params)}")
+        duration = args.duration if args.duration is not None else 2.0
+        return RenderOutput.rendered(renderer.synthdef(args.synthdef, params, duration,
+                                                       args.format, args.channels))
+    if args.params:
+        raise InvalidRequest("render: `params` go with `synthdef`; a Score sets its own")
+    assert args.code is not None
+    return RenderOutput.rendered(renderer.code(args.code, args.duration, args.format,
+                                               args.channels))

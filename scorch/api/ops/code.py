@@ -1,0 +1,245 @@
+"""Operations on code and its output: execute, stop, console, wait_for."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import BaseModel, Field
+
+from scorch.api.fields import (
+    Code,
+    ExecuteTimeout,
+    InstanceName,
+    Pattern,
+    Selector,
+    SelectorArgs,
+    TimedArgs,
+    WaitTimeout,
+)
+from scorch.api.operation import CHANGE, DESTROY, READ, SILENCE, Args, Result, operation
+from scorch.primitives.sclang.result import ExecuteResult, SclangError
+from scorch.values import Flag
+
+if TYPE_CHECKING:
+    from scorch.app.orchestra import Orchestra
+
+
+class ExecuteArgs(TimedArgs):
+    """Code and where to run it."""
+
+    instance: Selector
+    code: Code
+    timeout_s: ExecuteTimeout = 10.0
+    check_only: Annotated[Flag, Field(
+        description="Only compile the code (a syntax check): errors with line and "
+        "character, nothing runs")] = False
+
+
+class ErrorInfo(BaseModel):
+    """A SuperCollider error, located in the submitted code."""
+
+    kind: str = Field(description="parse (did not compile), runtime (threw), aborted (left "
+                      "early: a top-level ^ or halt), timeout, unavailable or interrupted")
+    message: str = Field(description="sclang's message, all its lines")
+    line: int | None = Field(description="1-based line in the submitted code (parse errors)")
+    char: int | None = Field(description="the character in that line, as sclang counts it")
+    context: str = Field(description="the source lines around the error with a caret")
+    error_class: str | None = Field(description="DoesNotUnderstandError, "
+                                    "PrimitiveFailedError, ... (runtime errors)")
+    receiver: str | None = Field(description="the object that got the failing message")
+    selector: str | None = Field(description="the message it did not understand")
+    call_stack: list[str] = Field(description="frames of YOUR code, innermost first")
+    library_frames: list[str] = Field(description="class-library frames, innermost first")
+    protected_call_stack: list[str] = Field(
+        description="where the error was made, when inside try/protect")
+    text: str = Field(description="the whole error rendered for a person")
+
+    @classmethod
+    def of(cls, error: SclangError) -> ErrorInfo:
+        """The API form of a parsed sclang error."""
+        return cls(kind=error.kind, message=error.message, line=error.line, char=error.char,
+                   context=error.context, error_class=error.error_class,
+                   receiver=error.receiver, selector=error.selector,
+                   call_stack=list(error.call_stack),
+                   library_frames=list(error.library_frames),
+                   protected_call_stack=list(error.protected_call_stack),
+                   text=error.describe())
+
+
+class ExecuteOutcome(BaseModel):
+    """What one instance did with the code."""
+
+    instance: str
+    ok: bool
+    value: str | None = Field(description="the value of the last expression, as sclang prints it")
+    posted: list[str] = Field(description="lines the code posted")
+    warnings: list[str]
+    elapsed_ms: float
+    error: ErrorInfo | None
+    request: int = Field(description="the request's number: console lines 'after #N' come "
+                         "from what it left running")
+    left_running: str | None = Field(
+        description="what the code left running (a routine, a pattern) posted or failed "
+        "after it returned, and where to read it; null when nothing did yet")
+    console_since: int | None = Field(
+        description="console seq at the end of the request: console or wait_for with this "
+        "`since` shows what came after")
+
+    @classmethod
+    def of(cls, result: ExecuteResult) -> ExecuteOutcome:
+        """The API form of one instance's result."""
+        return cls(instance=result.instance, ok=result.ok, value=result.value,
+                   posted=list(result.posted), warnings=list(result.warnings),
+                   elapsed_ms=round(result.elapsed * 1000, 3),
+                   error=ErrorInfo.of(result.error) if result.error is not None else None,
+                   request=result.request, left_running=result.late,
+                   console_since=result.console_since)
+
+
+class ExecuteOutput(Result):
+    """One outcome per instance the selector named."""
+
+    results: list[ExecuteOutcome]
+    at: float | None = Field(None, description="the Unix time scsynth hears the code's "
+                             "messages (it was compiled now and runs then); null: now")
+
+    def failure(self) -> str | None:
+        """Each instance's error with line, char and source, or None when all went well."""
+        if all(r.ok for r in self.results):
+            return None
+        blocks = []
+        for result in self.results:
+            if result.ok:
+                blocks.append(f"{result.instance}: ok -> {result.value}")
+                continue
+            text = f"{result.instance}: {result.error.text if result.error else 'failed'}"
+            if result.posted:
+                text += "\nposted before the error:\n" + "\n".join(result.posted)
+            blocks.append(text)
+        return "\n\n".join(blocks)
+
+    def text(self) -> str:
+        lines = []
+        for result in self.results:
+            prefix = f"{result.instance}: " if len(self.results) > 1 else ""
+            lines += [f"{prefix}{line}" for line in result.posted]
+            if result.ok:
+                lines.append(f"{prefix}-> {result.value}")
+        return "\n".join(lines)
+
+
+@operation(access=DESTROY, command="exec", positional=("instance", "code"), waits="timeout_s",
+           files=("code",))
+def execute(orch: Orchestra, args: ExecuteArgs) -> ExecuteOutput:
+    """Run SuperCollider code in an instance's sclang and return the value of the last
+    expression and what it posted. With a group or "*", the code runs on each instance
+    and there is one result per instance. An error comes back as a tool error with the
+    line, character and source context of the problem in your code.
+
+    With at or delay the code is compiled now (a syntax error comes back at once) and
+    run by sclang's SystemClock s.latency before that time, inside s.bind: the
+    messages it sends, and the first events of the patterns it starts, reach scsynth
+    at that time on every room and host. Its value then says when it runs; what it
+    posts or throws later is on the console."""
+    when = None if args.check_only else orch.when(args.at, args.delay, args.instance)
+    return run_code(orch, args.instance, args.code, args.timeout_s, check_only=args.check_only,
+                    at=when)
+
+
+def run_code(orch: Orchestra, selector: str, code: str, timeout: float,
+             check_only: bool = False, at: float | None = None) -> ExecuteOutput:
+    """Run code as ``execute`` does, and keep each instance's outcome in the history.
+
+    A syntax check (``check_only``) ran nothing and is not kept. Keeping never
+    fails the call: the history logs what it could not write. ``at``: a Unix time
+    (see ``execute``).
+    """
+    started = time.time()
+    results = orch.execute(selector, code, timeout, check_only=check_only, at=at)
+    output = ExecuteOutput(results=[ExecuteOutcome.of(r) for r in results], at=at)
+    if not check_only:
+        for outcome in output.results:
+            orch.knowledge.record(started, outcome.instance, code, outcome.value or "",
+                                  "\n".join(outcome.posted),
+                                  outcome.error.text if outcome.error else None,
+                                  outcome.elapsed_ms)
+    return output
+
+
+class StopOutput(Result):
+    """Instances silenced, with the named nodes each forgot."""
+
+    stopped: dict[str, list[str]]
+
+
+@operation(access=SILENCE, command="stop", positional=("instance",))
+def stop(orch: Orchestra, args: SelectorArgs) -> StopOutput:
+    """Silence instances like Cmd-Period: stop routines and free every synth. Named
+    nodes are forgotten (play them again to bring them back)."""
+    return StopOutput(stopped=orch.stop_sound(args.instance))
+
+
+class ConsoleArgs(Args):
+    """Which console and how much of it."""
+
+    instance: InstanceName
+    lines: Annotated[int, Field(ge=0, le=1000, strict=True,
+                                description="How many recent lines")] = 50
+    clear: Annotated[Flag, Field(description="Forget the lines after reading them")] = False
+
+
+class Line(BaseModel):
+    """One console line."""
+
+    seq: int = Field(description="position in the console; pass to wait_for's since")
+    time: float
+    source: str = Field(description="sclang, scsynth or jackd")
+    text: str
+    note: str = Field(default="", description="'after #N': output of something request N "
+                      "left running after it returned; 'error after #N': an error in it")
+
+
+class ConsoleOutput(Result):
+    """Console lines, oldest first."""
+
+    instance: str
+    lines: list[Line]
+
+    def text(self) -> str:
+        return "\n".join(f"[{line.source}] {line.text}" for line in self.lines)
+
+
+@operation(access=CHANGE, command="console", positional=("instance",))
+def console(orch: Orchestra, args: ConsoleArgs) -> ConsoleOutput:
+    """Read an instance's console: what sclang and scsynth printed, including output of
+    routines and errors that happened after execute returned."""
+    found = orch.console(args.instance, args.lines, clear=args.clear)
+    return ConsoleOutput(instance=args.instance, lines=[Line(**line._asdict()) for line in found])
+
+
+class WaitArgs(Args):
+    """What to wait for, where, and how long."""
+
+    instance: InstanceName
+    pattern: Pattern
+    timeout_s: WaitTimeout = 10.0
+    since: Annotated[int | None, Field(ge=0, strict=True, description=(
+        "Only lines after this console seq; default: lines printed from now on"))] = None
+
+
+class WaitOutput(Result):
+    """Whether a matching line came in time."""
+
+    matched: bool
+    line: Line | None
+
+
+@operation(access=READ, command="wait-for", positional=("instance", "pattern"),
+           waits="timeout_s")
+def wait_for(orch: Orchestra, args: WaitArgs) -> WaitOutput:
+    """Wait until the instance's console shows a line matching a regex, e.g. a message a
+    routine posts later. matched is false when no line came in time."""
+    line = orch.wait_for(args.instance, args.pattern, args.timeout_s, since=args.since)
+    return WaitOutput(matched=line is not None,
+                      line=Line(**line._asdict()) if line is not None else None)

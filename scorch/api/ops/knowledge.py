@@ -1,0 +1,344 @@
+"""Operations on what scorch knows: SuperCollider's docs and the execution history."""
+
+from __future__ import annotations
+
+import datetime
+import difflib
+import re
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import AfterValidator, BaseModel, Field, Strict, model_validator
+
+from scorch.api.fields import Selector, WaitTimeout
+from scorch.api.operation import READ, Args, Result, operation
+from scorch.errors import DocNotFound
+from scorch.knowledge import fts
+from scorch.knowledge.class_doc import ClassDoc, MethodEntry
+from scorch.knowledge.history import Entry
+from scorch.values import Flag, no_nul
+
+if TYPE_CHECKING:
+    from scorch.app.orchestra import Orchestra
+
+#: Longer queries are refused; only the first fts.MAX_TERMS words of a query are searched.
+MAX_QUERY = 10_000
+#: What one doc shows at most: a class's description, examples and their length.
+MAX_DESCRIPTION, MAX_EXAMPLES, MAX_EXAMPLE = 2000, 3, 2500
+#: Posted output shown per history entry (its end); the history keeps more.
+MAX_POSTED = 4000
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit].rstrip() + " [...]"
+
+
+# Bounded text: the length is checked first, so its error says characters.
+DocName = Annotated[str, Strict(), Field(max_length=200), AfterValidator(no_nul)]
+DocQuery = Annotated[str, Strict(), Field(max_length=MAX_QUERY), AfterValidator(no_nul)]
+HistoryQuery = Annotated[str, Strict(), Field(max_length=1000), AfterValidator(no_nul)]
+
+
+# --- docs --------------------------------------------------------------------------
+
+
+class DocsArgs(Args):
+    """A name to look up, or words to search for."""
+
+    name: DocName | None = Field(None, description=(
+        "An exact class or help page name: SinOsc, Pbind, Guides/Tour_of_UGens; "
+        "SinOsc.ar for one method. Gives its summary, methods with argument names and "
+        "defaults, superclasses, examples and related classes"))
+    query: DocQuery | None = Field(None, description=(
+        "Words to search the docs for, e.g. 'reverb' or 'how do I pan in stereo': the best "
+        "pages with a one-line summary each (any text is fine: it is never query syntax)"))
+    limit: Annotated[int, Field(ge=1, le=50, strict=True,
+                                description="How many search results")] = 8
+    timeout_s: Annotated[WaitTimeout, Field(description=(
+        "Seconds to wait while the docs index is being built (a few seconds, the first "
+        "time on a machine or after SuperCollider changed)"))] = 20.0
+
+    @model_validator(mode="after")
+    def _one_of(self) -> DocsArgs:
+        name = (self.name or "").strip()
+        query = (self.query or "").strip()
+        if name and query:
+            raise ValueError("give name or query, not both")
+        if not name and not query:
+            what = "empty" if self.name is not None or self.query is not None else "missing"
+            raise ValueError(f"the name or query is {what}: give a class name (name = 'SinOsc') "
+                             "or words to search for (query = 'reverb')")
+        return self
+
+
+class ArgOut(BaseModel):
+    """One argument of a method."""
+
+    name: str
+    default: str | None = Field(description="the default as SuperCollider source; null: none")
+    doc: str = Field(description="what the help says about it")
+
+
+class MethodOut(BaseModel):
+    """One method, with its real argument names and defaults."""
+
+    name: str
+    signature: str = Field(description="e.g. ar(freq: 440, phase: 0, mul: 1, add: 0)")
+    summary: str
+    returns: str
+    args: list[ArgOut]
+    inherited_from: str = Field(description="the superclass that defines it, if not this class")
+
+
+class DocOut(BaseModel):
+    """One class or help page."""
+
+    name: str
+    kind: str = Field(description="class, guide, reference, tutorial, overview or other")
+    key: str = Field(description="the help page, e.g. Classes/SinOsc")
+    summary: str
+    superclasses: list[str] = Field(description="nearest first, ending with Object")
+    is_ugen: bool
+    categories: list[str]
+    related: list[str]
+    class_methods: list[MethodOut] = Field(description="called on the class: SinOsc.ar(...)")
+    instance_methods: list[MethodOut] = Field(description="called on an instance: x.set(...)")
+    description: str
+    examples: list[str]
+    file: str = Field(description="the .sc file defining the class (empty: not in the library)")
+    has_help: bool
+    in_library: bool = Field(description="the running class library has it")
+
+    @classmethod
+    def of(cls, doc: ClassDoc, method: str | None = None) -> DocOut:
+        """The API form of a doc; with ``method``, only the methods of that name."""
+        def methods(entries: tuple[MethodEntry, ...]) -> list[MethodOut]:
+            return [MethodOut(name=m.name, signature=m.signature(), summary=m.summary,
+                              returns=m.returns, inherited_from=m.inherited_from,
+                              args=[ArgOut(name=a.name, default=a.default, doc=a.doc)
+                                    for a in m.args])
+                    for m in entries if method is None or m.name == method]
+
+        return cls(name=doc.name, kind=doc.kind, key=doc.key, summary=doc.summary,
+                   superclasses=list(doc.superclasses), is_ugen=doc.is_ugen,
+                   categories=list(doc.categories), related=list(doc.related),
+                   class_methods=methods(doc.class_methods),
+                   instance_methods=methods(doc.instance_methods),
+                   description=_cut(doc.description, MAX_DESCRIPTION),
+                   examples=[_cut(e, MAX_EXAMPLE) for e in doc.examples[:MAX_EXAMPLES]],
+                   file=doc.file, has_help=doc.has_help, in_library=doc.in_library)
+
+    def text(self) -> str:
+        """The doc for a terminal."""
+        kind = f"{self.kind}, UGen" if self.is_ugen else self.kind
+        lines = [f"{self.name} ({kind}): {self.summary}"]
+        if self.superclasses:
+            lines.append("superclasses: " + " -> ".join(self.superclasses))
+        for title, prefix, methods in (("class methods", f"{self.name}.", self.class_methods),
+                                       ("instance methods", ".", self.instance_methods)):
+            if methods:
+                lines.append(f"{title}:")
+                lines += [f"  {prefix}{m.signature}" + (f"  {m.summary}" if m.summary else "")
+                          for m in methods]
+        if self.related:
+            lines.append("related: " + ", ".join(self.related))
+        for example in self.examples:
+            lines += ["example:", *("  " + line for line in example.splitlines())]
+        return "\n".join(lines)
+
+
+class DocHit(BaseModel):
+    """One search result."""
+
+    name: str
+    kind: str
+    key: str
+    summary: str = Field(description="one line")
+
+
+class DocsOutput(Result):
+    """A doc (for a name, or a query that is one), search results, and what the index lacks."""
+
+    doc: DocOut | None
+    results: list[DocHit]
+    suggestions: list[str] = Field(description="names close to a query that found nothing")
+    note: str | None = Field(description="what the answer lacks and why (the index has "
+                             "runtime classes only, a query had too many words...)")
+    version: str = Field(description="the SuperCollider version the docs come from")
+
+    def text(self) -> str:
+        lines = [self.doc.text()] if self.doc is not None else []
+        others = [h for h in self.results if self.doc is None or h.key != self.doc.key]
+        if others:
+            lines.append("see also:" if self.doc is not None else "results:")
+            width = max(len(h.name) for h in others)
+            lines += [f"  {h.name:{width}}  {h.summary}" for h in others]
+        if not self.results and self.doc is None:
+            lines.append("no results" + (f"; did you mean {', '.join(self.suggestions)}?"
+                                         if self.suggestions else ""))
+        if self.note:
+            lines.append(f"note: {self.note}")
+        return "\n".join(lines)
+
+
+@operation(access=READ, command="docs", positional=("query",), waits="timeout_s")
+def docs(orch: Orchestra, args: DocsArgs) -> DocsOutput:
+    """Look SuperCollider up in the help installed here and the class library the rooms
+    run: name = a class (SinOsc) gives its methods with their real argument names and
+    defaults, superclasses, examples and related classes; query = words (reverb) gives
+    the best pages with a summary each. Use it before writing code with a class you are
+    not sure of: argument names and defaults come from the running library."""
+    state = orch.knowledge.docs(args.timeout_s)
+    notes = [state.note] if state.note else []
+    if state.refreshing:
+        notes.append("a newer index is being built: this answer comes from the previous one")
+    if args.name is not None and args.name.strip():
+        doc = _lookup(orch, args.name.strip(), args.timeout_s)
+        return DocsOutput(doc=doc, results=[], suggestions=[], note="; ".join(notes) or None,
+                          version=state.version)
+    query = (args.query or "").strip()
+    words = fts.terms(query)
+    if not words:
+        notes.append(f"the query {query[:40]!r} has no letters or digits to search for")
+    elif len(words) == fts.MAX_TERMS and len(fts.terms(query + " x")) == fts.MAX_TERMS:
+        notes.append(f"only the first {fts.MAX_TERMS} different words of the query were "
+                     "searched")
+    index = state.index
+    hits = index.search(query, args.limit)
+    found = None
+    if " " not in query and (raw := index.lookup(query)) is not None:
+        found = DocOut.of(raw, _method_of(query, raw))
+    suggestions = [] if hits or not words else index.suggest(query)
+    return DocsOutput(doc=found, results=[DocHit(name=h.name, kind=h.kind, key=h.key,
+                                                 summary=h.summary) for h in hits],
+                      suggestions=suggestions, note="; ".join(notes) or None,
+                      version=state.version)
+
+
+def _method_of(name: str, doc: ClassDoc) -> str | None:
+    """The method part of ``SinOsc.ar`` when the doc found is the class's."""
+    if "." in name and not name.startswith(".") and name.split(".", 1)[0] == doc.name:
+        return name.split(".", 1)[1] or None
+    return None
+
+
+def _lookup(orch: Orchestra, name: str, timeout: float) -> DocOut:
+    """The doc for ``name``; a class added since the index was built is found after a refresh."""
+    doc = orch.knowledge.docs(timeout).index.lookup(name)
+    if doc is None and orch.knowledge.docs_changed(timeout):
+        doc = orch.knowledge.docs(timeout).index.lookup(name)
+    index = orch.knowledge.docs(timeout).index
+    if doc is None:
+        near = index.suggest(name.split(".", 1)[0])
+        hint = (f"closest: {', '.join(near)}" if near
+                else "search with query instead (e.g. query = 'sine oscillator')")
+        raise DocNotFound(f"no class or help page named {name[:60]!r}; {hint}")
+    method = _method_of(name, doc)
+    out = DocOut.of(doc, method)
+    if method is not None and not out.class_methods and not out.instance_methods:
+        known = sorted({m.name for m in (*doc.class_methods, *doc.instance_methods)})
+        near = difflib.get_close_matches(method, known, n=5)
+        raise DocNotFound(f"{doc.name} has no method {method[:60]!r}; "
+                          + (f"closest: {', '.join(near)}" if near
+                             else f"its methods: {', '.join(known[:40]) or 'none'}"))
+    return out
+
+
+# --- history -----------------------------------------------------------------------
+
+_AGO = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|d)\s*$")
+_UNIT = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+
+
+def _since(value: float | str) -> float:
+    """A Unix time from a number, an ISO date-time (local unless it says) or "15m" ago."""
+    if isinstance(value, int | float):
+        return float(value)
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    ago = _AGO.match(value)
+    if ago:
+        return datetime.datetime.now().timestamp() - float(ago.group(1)) * _UNIT[ago.group(2)]
+    try:
+        return datetime.datetime.fromisoformat(value.strip()).timestamp()
+    except ValueError:
+        raise ValueError(f"since must be a Unix time, an ISO date-time such as "
+                         f"2026-11-23T14:00, or a time ago such as 90s, 15m, 2h or 3d; "
+                         f"found {value[:40]!r}") from None
+
+
+class HistoryArgs(Args):
+    """Which executions to find."""
+
+    query: Annotated[HistoryQuery | None, Field(description=(
+        "Words to find in the code, its value, what it posted or its error; executions "
+        "with every word first, else with any"))] = None
+    instance: Annotated[Selector, Field(
+        description='Only this instance or group ("*": all)')] = "*"
+    errors_only: Annotated[Flag, Field(description="Only executions that failed")] = False
+    since: Annotated[Annotated[str, Strict(), Field(max_length=40)]
+                     | Annotated[float, Strict(), Field(allow_inf_nan=False)] | None,
+                     Field(description=(
+                         "Only executions since then: a time ago (90s, 15m, 2h, 3d), an ISO "
+                         "date-time (2026-11-23T14:00, local time) or a Unix time")),
+                     AfterValidator(lambda v: None if v is None else _since(v))] = None
+    limit: Annotated[int, Field(ge=1, le=100, strict=True,
+                                description="How many, newest first")] = 20
+
+
+class HistoryEntry(BaseModel):
+    """One execution as it was recorded."""
+
+    id: int
+    time: float = Field(description="Unix time the code was sent")
+    when: str = Field(description="the same, as local date and time")
+    instance: str
+    code: str
+    ok: bool
+    value: str
+    posted: str = Field(description="what it posted (its end, when long)")
+    error: str | None
+    duration_ms: float
+
+    @classmethod
+    def of(cls, entry: Entry) -> HistoryEntry:
+        """The API form of a stored entry."""
+        posted = entry.posted
+        if len(posted) > MAX_POSTED:
+            posted = "[...] " + posted[-MAX_POSTED:]
+        when = datetime.datetime.fromtimestamp(entry.time).isoformat(sep=" ",
+                                                                     timespec="seconds")
+        return cls(id=entry.id, time=entry.time, when=when, instance=entry.instance,
+                   code=entry.code, ok=entry.error is None, value=entry.value, posted=posted,
+                   error=entry.error, duration_ms=round(entry.duration_ms, 3))
+
+
+class HistoryOutput(Result):
+    """Executions, newest first."""
+
+    entries: list[HistoryEntry]
+
+    def text(self) -> str:
+        if not self.entries:
+            return "no executions found"
+        blocks = []
+        for e in self.entries:
+            head = (f"#{e.id}  {e.when}  {e.instance}  {e.duration_ms:.1f} ms  "
+                    f"{'ok' if e.ok else 'error'}")
+            body = ["  " + line for line in e.code.rstrip().splitlines()]
+            body.append(f"  -> {e.value}" if e.ok else "  " + (e.error or "").splitlines()[0])
+            blocks.append("\n".join([head, *body]))
+        return "\n\n".join(blocks)
+
+
+@operation(access=READ, command="history", positional=("query",))
+def history(orch: Orchestra, args: HistoryArgs) -> HistoryOutput:
+    """Find code that was executed before, newest first: every execute (and snippet run)
+    is kept with its instance, time, value, posted output, error and duration, across
+    restarts. Use it to find the code that made a sound an hour ago, or what failed."""
+    names = None if args.instance == "*" else orch.resolve(args.instance)
+    since = args.since if isinstance(args.since, float | int) else None
+    entries = orch.knowledge.history().search(args.query, names, args.errors_only, since,
+                                              args.limit)
+    return HistoryOutput(entries=[HistoryEntry.of(e) for e in entries])

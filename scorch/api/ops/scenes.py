@@ -1,0 +1,101 @@
+"""The scene operation: params of named nodes kept under a name, recalled or morphed to."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from scorch.api.fields import Selector
+from scorch.api.operation import CHANGE, Args, Result, operation
+from scorch.app.scenes import MAX_MORPH_SECONDS, Applied
+from scorch.errors import InvalidRequest
+from scorch.state.scenes import Scene
+from scorch.values import SceneName
+
+if TYPE_CHECKING:
+    from scorch.app.orchestra import Orchestra
+
+Values = dict[str, dict[str, dict[str, float]]]
+
+
+class SceneInfo(BaseModel):
+    """A saved scene."""
+
+    name: str
+    rooms: list[str]
+    nodes: int = Field(description="named nodes it holds params of")
+    saved: str = Field(description="when it was saved (UTC)")
+    values: Values = Field(description="param values by room, node and param")
+
+    @classmethod
+    def of(cls, scene: Scene) -> SceneInfo:
+        """The API form of a scene."""
+        return cls(name=scene.name, rooms=list(scene.rooms or scene.values),
+                   nodes=sum(len(nodes) for nodes in scene.values.values()),
+                   saved=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(scene.saved_at)),
+                   values={r: {n: dict(p) for n, p in nodes.items()}
+                           for r, nodes in scene.values.items()})
+
+
+class SceneArgs(Args):
+    """One scene action and what it needs."""
+
+    action: Annotated[Literal["save", "recall", "morph", "list", "delete"], Field(
+        description="save: keep the params of every named node under a name; recall: set "
+        "them at once; morph: move toward the scene (position 0..1, or over seconds); list; "
+        "delete")] = "list"
+    name: Annotated[SceneName | None, Field(description="The scene")] = None
+    instance: Annotated[Selector, Field(
+        description='Rooms it acts on: a name, a group or "*" (default: all)')] = "*"
+    position: Annotated[float | None, Field(
+        ge=0, le=1, allow_inf_nan=False, strict=True,
+        description="morph: 0 is where the morph started, 1 is the scene; each param moves "
+        "along its spec's warp (frequencies exponentially)")] = None
+    seconds: Annotated[float | None, Field(
+        gt=0, le=MAX_MORPH_SECONDS, allow_inf_nan=False, strict=True,
+        description="morph: glide from now to the scene over this many seconds")] = None
+
+
+class SceneOutput(Result):
+    """The answer of the scene tool."""
+
+    action: str
+    name: str | None = None
+    scenes: list[SceneInfo] = Field(default_factory=list)
+    values: Values = Field(default_factory=dict, description="what was set (a timed morph: "
+                           "where it ends)")
+    missing: list[str] = Field(default_factory=list,
+                               description="room.node the scene holds that is not playing now")
+
+
+@operation(access=CHANGE, command="scene", positional=("action", "name"))
+def scene(orch: Orchestra, args: SceneArgs) -> SceneOutput:
+    """Scenes: the params of named nodes kept under a name. Recall one at once, or morph
+    toward it by position (0..1, e.g. from a fader) or over seconds, each param along its
+    spec's warp. [[midi.scenes]] in the config recalls scenes on program change and maps a
+    CC to the morph position."""
+    conductor = orch.scenes
+    if args.action == "list":
+        return SceneOutput(action="list", scenes=[SceneInfo.of(s) for s in conductor.scenes()])
+    if args.name is None:
+        raise InvalidRequest(f"scene action {args.action!r} needs `name` (see action 'list')")
+    if args.action == "save":
+        saved = conductor.save(args.name, args.instance)
+        return SceneOutput(action="save", name=args.name, scenes=[SceneInfo.of(saved)])
+    if args.action == "delete":
+        gone = conductor.delete(args.name)
+        return SceneOutput(action="delete", name=args.name, scenes=[SceneInfo.of(gone)])
+    applied: Applied
+    if args.action == "recall":
+        applied = conductor.recall(args.name, args.instance)
+    elif args.position is not None and args.seconds is None:
+        applied = conductor.morph(args.name, args.position, args.instance)
+    elif args.seconds is not None and args.position is None:
+        applied = conductor.glide(args.name, args.seconds, args.instance)
+    else:
+        raise InvalidRequest("scene action 'morph' needs exactly one of `position` (0..1) "
+                             "and `seconds`")
+    return SceneOutput(action=args.action, name=args.name, values=applied.values,
+                       missing=applied.missing)

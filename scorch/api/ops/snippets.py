@@ -1,0 +1,131 @@
+"""The snippet operation: code worth keeping, the starters that ship and the person's own."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, Field, Strict, model_validator
+
+from scorch.api.fields import Code, ExecuteTimeout, Selector
+from scorch.api.operation import DESTROY, Args, Result, operation
+from scorch.api.ops.code import ExecuteOutcome, ExecuteOutput, run_code
+from scorch.knowledge.snippets import NAME_RULE, Snippet, validate_name, validate_tag
+from scorch.values import Flag, no_nul
+
+if TYPE_CHECKING:
+    from scorch.app.orchestra import Orchestra
+
+# The length is checked first, so its error says characters.
+Description = Annotated[str, Strict(), Field(max_length=300), AfterValidator(no_nul)]
+
+
+SnippetName = Annotated[str, Strict(), Field(description=f"A snippet's name: {NAME_RULE}"),
+                        AfterValidator(validate_name)]
+SnippetTag = Annotated[str, Strict(), AfterValidator(validate_tag)]
+
+
+class SnippetArgs(Args):
+    """What to do with which snippet."""
+
+    action: Annotated[Literal["list", "show", "save", "run", "delete"], Field(description=(
+        "list the snippets (tags filter them), show one's code, save yours, run one on an "
+        "instance (as execute does), or delete one of yours; built-ins are read-only"))]
+    name: SnippetName | None = None
+    instance: Annotated[Selector | None, Field(
+        description='Where run runs it: an instance, a group or "*"')] = None
+    code: Annotated[Code | None, Field(description="The code save keeps")] = None
+    description: Annotated[Description, Field(description=(
+        "What the saved snippet does, one line"))] = ""
+    tags: Annotated[tuple[SnippetTag, ...], Field(max_length=20, description=(
+        "Tags for save; for list, only snippets with all of them"))] = ()
+    replace: Annotated[Flag, Field(description="save over a snippet of yours with that "
+                                   "name")] = False
+    timeout_s: ExecuteTimeout = 10.0
+
+    @model_validator(mode="after")
+    def _needed(self) -> SnippetArgs:
+        missing = [field for field, needed in (
+            ("name", self.action != "list" and self.name is None),
+            ("code", self.action == "save" and self.code is None),
+            ("instance", self.action == "run" and self.instance is None)) if needed]
+        if missing:
+            raise ValueError(f"{self.action} needs {' and '.join(missing)}")
+        return self
+
+
+class SnippetInfo(BaseModel):
+    """One snippet."""
+
+    name: str
+    description: str
+    tags: list[str]
+    runs: str = Field(description="how long it plays, e.g. '6 s, then stops by itself'")
+    stop: str = Field(description="code that stops one that plays until stopped")
+    builtin: bool = Field(description="shipped with scorch, read-only")
+    code: str | None = Field(description="its code (not in lists)")
+
+    @classmethod
+    def of(cls, snippet: Snippet, with_code: bool = True) -> SnippetInfo:
+        """The API form of a snippet."""
+        return cls(name=snippet.name, description=snippet.description, tags=list(snippet.tags),
+                   runs=snippet.runs, stop=snippet.stop, builtin=snippet.builtin,
+                   code=snippet.code if with_code else None)
+
+
+class SnippetOutput(Result):
+    """The snippets listed, the one shown, saved, run or deleted, and a run's results."""
+
+    action: str
+    snippets: list[SnippetInfo] = Field(description="list: every snippet matching the tags")
+    snippet: SnippetInfo | None
+    results: list[ExecuteOutcome] = Field(description="run: one outcome per instance, as "
+                                          "execute gives")
+
+    def failure(self) -> str | None:
+        """A run's errors, as execute reports them."""
+        return ExecuteOutput(results=self.results).failure() if self.results else None
+
+    def text(self) -> str:
+        if self.action == "list":
+            width = max((len(s.name) for s in self.snippets), default=0)
+            return "\n".join(f"{s.name:{width}}  {'(built-in) ' if s.builtin else ''}"
+                             f"{s.description}" for s in self.snippets) or "no snippets"
+        assert self.snippet is not None
+        if self.action == "run":
+            done = ExecuteOutput(results=self.results).text()
+            stop = f"\nstop it with: {self.snippet.stop}" if self.snippet.stop else ""
+            return f"{done}{stop}"
+        if self.action == "delete":
+            return f"deleted {self.snippet.name}"
+        header = [f"// {self.snippet.name}: {self.snippet.description}",
+                  f"// tags: {', '.join(self.snippet.tags)}"]
+        return "\n".join(header) + "\n" + (self.snippet.code or "")
+
+
+@operation(access=DESTROY, command="snippet", positional=("action", "name", "instance"),
+           waits="timeout_s")
+def snippet(orch: Orchestra, args: SnippetArgs) -> SnippetOutput:
+    """Named pieces of SuperCollider code: about ten starters ship with scorch (a
+    pattern, an effect chain, a sample player, a MIDI responder...) and you can save
+    your own. list them, show one's code, run one on an instance (recorded in the
+    history like execute), save code under a name, or delete one of yours."""
+    store = orch.knowledge.snippets
+    if args.action == "list":
+        wanted = set(args.tags)
+        return SnippetOutput(action="list", snippet=None, results=[], snippets=[
+            SnippetInfo.of(s, with_code=False) for s in store.list() if wanted <= set(s.tags)])
+    assert args.name is not None
+    results: list[ExecuteOutcome] = []
+    if args.action == "save":
+        assert args.code is not None
+        found = store.save(args.name, args.code, args.description, args.tags,
+                           replace=args.replace)
+    else:
+        found = store.show(args.name)
+    if args.action == "run":
+        assert args.instance is not None
+        results = run_code(orch, args.instance, found.code, args.timeout_s).results
+    elif args.action == "delete":
+        store.delete(args.name)
+    return SnippetOutput(action=args.action, snippets=[], snippet=SnippetInfo.of(found),
+                         results=results)

@@ -1,0 +1,231 @@
+"""Operations on sound: the SynthDef library, and named nodes to play, set and release."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from scorch.api.fields import (
+    InstanceName,
+    NodeName,
+    Params,
+    Selector,
+    SynthDefName,
+    TimedArgs,
+)
+from scorch.api.operation import CHANGE, DESTROY, SET, Args, Result, operation
+from scorch.errors import InvalidRequest, NodeNotFound
+from scorch.primitives.synthdefs.library import ParamSpec, SynthDefInfo
+
+if TYPE_CHECKING:
+    from scorch.app.orchestra import Orchestra
+
+
+class Param(BaseModel):
+    """A SynthDef control with its useful range."""
+
+    name: str
+    default: float
+    min: float
+    max: float
+    warp: str
+    step: float
+    units: str
+    description: str
+
+    @classmethod
+    def of(cls, spec: ParamSpec) -> Param:
+        """The API form of a library param spec."""
+        return cls(name=spec.name, default=spec.default, min=spec.minval, max=spec.maxval,
+                   warp=spec.warp, step=spec.step, units=spec.units,
+                   description=spec.description)
+
+
+class SynthDefOut(BaseModel):
+    """A library SynthDef."""
+
+    name: str
+    description: str
+    category: str
+    sustained: bool = Field(description="holds until released (has a gate)")
+    pitched: bool = Field(description="has a freq control")
+    params: list[Param]
+
+    @classmethod
+    def of(cls, info: SynthDefInfo) -> SynthDefOut:
+        """The API form of a library SynthDef."""
+        return cls(name=info.name, description=info.description, category=info.category,
+                   sustained=info.sustained, pitched=info.pitched,
+                   params=[Param.of(p) for p in info.params])
+
+
+class SynthDefsArgs(Args):
+    """What to do with the library."""
+
+    action: Annotated[Literal["list", "describe", "load"], Field(
+        description="list the library, describe one SynthDef, or load one into instances")
+    ] = "list"
+    name: Annotated[SynthDefName | None, Field(description="The SynthDef (describe, load)")
+                    ] = None
+    instance: Annotated[Selector | None, Field(
+        description='Where to load it: a name, a group or "*" (load)')] = None
+
+
+class SynthDefsOutput(Result):
+    """The answer of the synthdefs tool."""
+
+    action: str
+    synthdefs: list[SynthDefOut] = Field(default_factory=list)
+    loaded_on: list[str] = Field(default_factory=list, description="instances it was loaded on")
+
+
+@operation(access=SET, command="synthdefs", positional=("action", "name"))
+def synthdefs(orch: Orchestra, args: SynthDefsArgs) -> SynthDefsOutput:
+    """The SynthDef library: ready-made sounds with descriptions and param specs (range,
+    units, default). Load one to use it from your own code; play loads it by itself."""
+    if args.action == "list":
+        return SynthDefsOutput(action="list",
+                               synthdefs=[SynthDefOut.of(i) for i in orch.synthdefs()])
+    if args.name is None:
+        raise InvalidRequest(f"synthdefs action {args.action!r} needs `name` "
+                             "(see action 'list')")
+    described = [SynthDefOut.of(orch.library.info(args.name))]
+    if args.action == "describe":
+        return SynthDefsOutput(action="describe", synthdefs=described)
+    if args.instance is None:
+        raise InvalidRequest("synthdefs action 'load' needs `instance` (a name, group or *)")
+    loaded = orch.load_synthdef(args.instance, args.name)
+    return SynthDefsOutput(action="load", synthdefs=described, loaded_on=loaded)
+
+
+class PlayArgs(TimedArgs):
+    """A SynthDef to start, where, with which values."""
+
+    instance: InstanceName
+    synthdef: SynthDefName
+    params: Params | None = None
+    name: Annotated[NodeName | None, Field(
+        description="Name the node to tweak it later with set; it survives restarts. "
+        "Reusing a name replaces it.")] = None
+
+
+class PlayOutput(Result):
+    """A synth that started."""
+
+    instance: str
+    synthdef: str
+    node: str | None = Field(description="the persistent node's name, when named")
+    node_id: int | None = None
+    params: dict[str, float]
+    warnings: list[str] = Field(description="values outside the param's spec range")
+    at: float | None = Field(None, description="the Unix time scsynth starts it; null: now")
+
+
+@operation(access=CHANGE, command="play", positional=("instance", "synthdef"))
+def play(orch: Orchestra, args: PlayArgs) -> PlayOutput:
+    """Start a synth from the library on one instance. Give it a name for anything you
+    will adjust later (set) or stop (release); unnamed synths are fire-and-forget.
+    With at or delay it starts then, sample-accurately, in step with other rooms."""
+    orch.view(args.instance)
+    params = dict(args.params or {})
+    warnings = _check_params(orch.library.info(args.synthdef), params)
+    when = orch.when(args.at, args.delay, args.instance)
+    played = orch.play(args.instance, args.synthdef, params, args.name, at=when)
+    return PlayOutput(instance=args.instance, synthdef=args.synthdef, node=args.name,
+                      node_id=played.get("node_id"), params=played["params"],
+                      warnings=warnings, at=when)
+
+
+class SetArgs(TimedArgs):
+    """New values for a named node."""
+
+    instance: InstanceName
+    node: NodeName
+    params: Annotated[Params, Field(min_length=1)]
+
+
+class SetOutput(Result):
+    """A named node's values after the change."""
+
+    instance: str
+    node: str
+    params: dict[str, float]
+    warnings: list[str]
+    at: float | None = Field(None, description="the Unix time scsynth sets them; null: now")
+
+
+@operation(name="set", access=SET, command="set", positional=("instance", "node"))
+def set_params(orch: Orchestra, args: SetArgs) -> SetOutput:
+    """Change params of a named node while it plays; the values are kept for restarts.
+    With at or delay scsynth sets them then."""
+    nodes = orch.nodes(args.instance)
+    if args.node not in nodes:
+        raise NodeNotFound(f"instance {args.instance!r} has no node {args.node!r}; named "
+                           f"nodes: {', '.join(nodes) or '(none)'}")
+    warnings = _check_params(orch.library.info(nodes[args.node]["synthdef"]), args.params)
+    when = orch.when(args.at, args.delay, args.instance)
+    values = orch.set(args.instance, args.node, dict(args.params), at=when)
+    return SetOutput(instance=args.instance, node=args.node, params=values, warnings=warnings,
+                     at=when)
+
+
+class ReleaseArgs(TimedArgs):
+    """A named node to release."""
+
+    instance: InstanceName
+    node: NodeName
+
+
+class ReleaseOutput(Result):
+    """A released named node."""
+
+    instance: str
+    node: str
+    released: bool
+    at: float | None = Field(None, description="the Unix time its fade begins; null: now")
+
+
+@operation(access=DESTROY, command="release", positional=("instance", "node"))
+def release(orch: Orchestra, args: ReleaseArgs) -> ReleaseOutput:
+    """Release a named node: it fades out over its release time and is forgotten.
+    With at or delay the fade begins then."""
+    when = orch.when(args.at, args.delay, args.instance)
+    orch.release(args.instance, args.node, at=when)
+    return ReleaseOutput(instance=args.instance, node=args.node, released=True, at=when)
+
+
+def _check_params(info: SynthDefInfo, params: dict[str, float]) -> list[str]:
+    """Refuse params the SynthDef lacks; warn about values outside their spec."""
+    known = {p.name: p for p in info.params}
+    unknown = [name for name in params if name not in known]
+    if unknown:
+        raise InvalidRequest(f"SynthDef {info.name!r} has no param "
+                             f"{', '.join(map(repr, unknown))}; its params: {', '.join(known)}")
+    return [f"{name}={value:g} is outside {spec.minval:g}..{spec.maxval:g} {spec.units}".rstrip()
+            for name, value in params.items()
+            if not (spec := known[name]).minval <= value <= spec.maxval]
+
+
+class RememberArgs(Args):
+    """Values another host already sent to a named node."""
+
+    instance: InstanceName
+    node: NodeName
+    params: Annotated[Params, Field(min_length=1)]
+
+
+class RememberOutput(Result):
+    """The values kept."""
+
+    instance: str
+    node: str
+    kept: bool = Field(description="false: the node is not there (any more)")
+
+
+@operation(access=SET, tool=False, patience=5.0)
+def remember(orch: Orchestra, args: RememberArgs) -> RememberOutput:
+    """Keep values that a MIDI router on another host already sent to a named node, so
+    this room's restores bring them back (nothing is sent to scsynth)."""
+    kept = orch.remember(args.instance, args.node, dict(args.params))
+    return RememberOutput(instance=args.instance, node=args.node, kept=kept)

@@ -1,0 +1,66 @@
+"""The tempo operation: read and set the installation's beat grid (or a group's own)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import Field, Strict
+
+from scorch.api.operation import CHANGE, Args, Result, operation
+from scorch.state.tempo import MAX_BPM, MIN_BPM
+from scorch.values import Selector
+
+if TYPE_CHECKING:
+    from scorch.app.orchestra import Orchestra
+
+
+class TempoArgs(Args):
+    """What to read or change; nothing given reads."""
+
+    bpm: Annotated[float | None, Strict(), Field(
+        ge=MIN_BPM, le=MAX_BPM, allow_inf_nan=False,
+        description=f"New tempo in beats per minute ({MIN_BPM:g} to {MAX_BPM:g}); the beat "
+        "runs on without a jump. With Link every peer takes it")] = None
+    beat: Annotated[float | None, Strict(), Field(
+        ge=0, le=1e9, allow_inf_nan=False,
+        description="Move the grid so that this beat is now (bar phase = beat mod "
+        "beats_per_bar); the song position runs on")] = None
+    transport: Annotated[Literal["start", "stop", "continue"] | None, Field(
+        description="MIDI clock devices' transport: start (from the top, on the next bar), "
+        "stop, continue (from where it stopped, on the next sixteenth)")] = None
+    group: Annotated[Selector | None, Field(
+        description="A group with its own tempo ([tempo.groups.NAME]), or a room in one; "
+        "omitted: the installation's tempo")] = None
+
+
+class TempoOutput(Result):
+    """The beat grid now."""
+
+    scope: str = Field(description="installation, or the group whose own tempo this is")
+    bpm: float
+    beat: float = Field(description="beats since scorch started (or since the grid moved)")
+    bar: int = Field(description="the bar the beat is in, from 1")
+    bar_phase: float = Field(description="beats into the bar, 0 <= bar_phase < beats_per_bar")
+    beats_per_bar: int
+    playing: bool = Field(description="the transport MIDI clock devices follow")
+    song_position: float = Field(description="the transport's position in beats")
+    rooms: list[str] = Field(description="the rooms that play at this tempo")
+    source: str = Field(description="who sets it: scorch, link, midi clock in, or group")
+    link: dict[str, Any] | None = Field(
+        None, description="with [tempo] link: peers (Link applications besides scorch's "
+        "rooms; null before the first read) and rooms_on_link")
+    clock_in: dict[str, Any] | None = Field(
+        None, description="with [midi] clock_in: the port, its tempo and transport")
+
+
+@operation(access=CHANGE, command="tempo", positional=("bpm",))
+def tempo(orch: Orchestra, args: TempoArgs) -> TempoOutput:
+    """The installation's tempo: read it (bpm, the beat and bar phase, the transport, Link
+    peers), or set the bpm, move the beat, or start, stop or continue MIDI clock devices.
+    Every room's TempoClock.default plays on this grid; with [tempo] link = true so do
+    Ableton Link applications."""
+    if args.bpm is None and args.beat is None and args.transport is None:
+        state = orch.tempo(args.group)
+    else:
+        state = orch.set_tempo(args.group, args.bpm, args.beat, args.transport)
+    return TempoOutput(**state)

@@ -1,0 +1,366 @@
+"""Session files: the whole installation's desired state as readable, versioned TOML.
+
+A session lives in the state directory's ``sessions/NAME.toml``. It is written
+atomically (a crash leaves the old file or the new, never half), read back with
+every error located (``file:line: key.path: what``) before anything is applied,
+and kept current by :class:`Autosaver` as ``sessions/autosave.toml``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from midi.schema import ControlRoute, KeyRoute
+from scorch.config.installation import Config
+from scorch.config.lines import key_lines, located
+from scorch.errors import SampleNotFound, SessionFileError, SessionNotFound, UnknownSynthDef
+from scorch.primitives.files import write_atomically
+from scorch.primitives.samples import MB, resolve_sample
+from scorch.primitives.synthdefs.library import SynthDefLibrary
+from scorch.primitives.toml_text import toml_table, toml_value
+from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT
+from scorch.state.session import SESSION_VERSION, BufferSpec, NodeSpec, RoomSpec, Session
+from scorch.state.tempo import INSTALLATION, MAX_BPM, MIN_BPM
+from scorch.values import (
+    BufferName,
+    Float32,
+    GroupName,
+    InstanceName,
+    NodeName,
+    ParamName,
+    SynthDefName,
+    Text,
+    describe_errors,
+)
+
+log = logging.getLogger(__name__)
+
+FOLDER = "sessions"
+AUTOSAVE = "autosave"
+SUFFIX = ".toml"
+#: A session file larger than this is not one scorch wrote or a person edited.
+MAX_FILE = 8 * MB
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NodeDoc(_Model):
+    """``[rooms.ROOM.nodes.NAME]``."""
+
+    synthdef: SynthDefName
+    params: dict[ParamName, Float32] = Field(default_factory=dict)
+
+
+class BufferDoc(_Model):
+    """``[rooms.ROOM.buffers.NAME]``."""
+
+    path: Annotated[Text, Field(min_length=1, max_length=4096)]
+    bufnum: Annotated[int, Field(ge=SAMPLE_BUFFER_BASE,
+                                 le=SAMPLE_BUFFER_BASE + SAMPLE_BUFFER_COUNT - 1)]
+
+
+class RoomDoc(_Model):
+    """``[rooms.ROOM]``."""
+
+    nodes: dict[NodeName, NodeDoc] = Field(default_factory=dict)
+    buffers: dict[BufferName, BufferDoc] = Field(default_factory=dict)
+
+
+class MidiDoc(_Model):
+    """``[midi]``: ``[[midi.routes]]``, each a route as in config.toml with ``id`` and ``type``."""
+
+    routes: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class GroupTempoDoc(_Model):
+    """``[tempo.groups.GROUP]``: a group with a tempo of its own."""
+
+    bpm: Annotated[float, Field(ge=MIN_BPM, le=MAX_BPM)]
+
+
+class TempoDoc(_Model):
+    """``[tempo]``: the installation's bpm (left out: left alone) and the groups' own."""
+
+    bpm: Annotated[float | None, Field(ge=MIN_BPM, le=MAX_BPM)] = None
+    groups: dict[GroupName, GroupTempoDoc] = Field(default_factory=dict)
+
+
+class SessionDoc(_Model):
+    """A whole session file (version 1 has no tempo; it still reads)."""
+
+    version: Literal[1, 2]
+    saved_at: str | None = None
+    tempo: TempoDoc = TempoDoc()
+    rooms: dict[InstanceName, RoomDoc] = Field(default_factory=dict)
+    midi: MidiDoc = MidiDoc()
+
+
+# --- writing ---------------------------------------------------------------------------
+
+
+def canonical_route(route_id: str, kind: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A route as sessions hold it: id and type first, then its fields without empty ones."""
+    model = KeyRoute if kind == "key" else ControlRoute
+    body = {k: v for k, v in fields.items() if k not in ("id", "type")}
+    dumped = model.model_validate({**body, "id": route_id}).model_dump(mode="json",
+                                                                      exclude_none=True)
+    dumped.pop("id", None)
+    return {"id": route_id, "type": kind, **dumped}
+
+
+def render(session: Session, name: str, saved_at: float | None = None) -> str:
+    """The TOML text of a session, with a header saying what it is."""
+    when = time.time() if saved_at is None else saved_at
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
+    parts = [
+        f"# scorch session {name!r}: the desired state of every room.\n"
+        "# Edit it by hand if you like: `scorch session diff NAME` shows what loading it\n"
+        "# would change, and a mistake is reported with its line before anything changes.\n"
+        f"version = {SESSION_VERSION}\n"
+        f"saved_at = {toml_value(stamp)}\n"
+    ]
+    tempos = dict(session.tempos)
+    if INSTALLATION in tempos:
+        parts.append(toml_table("tempo", {"bpm": tempos.pop(INSTALLATION)}))
+    for group, bpm in tempos.items():
+        parts.append(toml_table(f"tempo.groups.{group}", {"bpm": bpm}))
+    for room, spec in session.rooms.items():
+        if not spec.nodes and not spec.buffers:
+            parts.append(toml_table(f"rooms.{room}", {}))
+        for bname, buf in spec.buffers.items():
+            parts.append(toml_table(f"rooms.{room}.buffers.{bname}",
+                                    {"path": buf.path, "bufnum": buf.bufnum}))
+        for nname, node in spec.nodes.items():
+            parts.append(toml_table(f"rooms.{room}.nodes.{nname}",
+                                    {"synthdef": node.synthdef, "params": dict(node.params)}))
+    for route in session.routes:
+        parts.append(toml_table("midi.routes", dict(route), array=True))
+    return "\n".join(parts)
+
+
+# --- reading ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a session file needs checked against: the installation and its library."""
+
+    config: Config
+    library: SynthDefLibrary
+    resume: bool = False
+    """For --resume: sound files are not checked (what fails to load is reported with
+    the other failures), and what this installation cannot take (a room, group,
+    SynthDef or param it no longer has) is left out with a warning instead of refusing
+    the file."""
+
+
+def parse(text: str, path: Path, reading: Reading) -> Session:
+    """Read a session file; SessionFileError lists every problem with its line."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise SessionFileError(f"{path}: invalid TOML: {err}") from err
+    lines = key_lines(text)
+
+    def where(loc: tuple[str, ...]) -> str:
+        return located(path, lines, loc)
+
+    try:
+        doc = SessionDoc.model_validate(data)
+    except ValidationError as err:
+        raise SessionFileError("\n".join(describe_errors(err, where=where, noun="key"))) from err
+    problems: list[str] = []
+
+    def problem(loc: tuple[str, ...], message: str) -> None:
+        problems.append(f"{where(loc)}: {'.'.join(loc)}: {message}")
+
+    config = reading.config
+    rooms: dict[str, RoomSpec] = {}
+    loc: tuple[str, ...]
+    for room, rdoc in doc.rooms.items():
+        if room not in config.instances:
+            problem(("rooms", room), f"no instance {room!r} in this installation; instances: "
+                    f"{', '.join(config.instances)}")
+            continue
+        bufnums: dict[int, str] = {}
+        buffers: dict[str, BufferSpec] = {}
+        for bname, bdoc in rdoc.buffers.items():
+            loc = ("rooms", room, "buffers", bname)
+            if bdoc.bufnum in bufnums:
+                problem((*loc, "bufnum"), f"bufnum {bdoc.bufnum} is also buffer "
+                        f"{bufnums[bdoc.bufnum]!r}'s")
+                continue
+            bufnums[bdoc.bufnum] = bname
+            if not reading.resume:
+                try:
+                    resolve_sample(bdoc.path, config.sample_folders(),
+                                   int(config.samples.max_mb * MB))
+                except (SampleNotFound, SessionFileError, ValueError) as err:
+                    problem((*loc, "path"), str(err))
+                    continue
+            buffers[bname] = BufferSpec(bdoc.path, bdoc.bufnum)
+        nodes: dict[str, NodeSpec] = {}
+        for nname, ndoc in rdoc.nodes.items():
+            loc = ("rooms", room, "nodes", nname)
+            try:
+                info = reading.library.info(ndoc.synthdef)
+            except UnknownSynthDef as err:
+                problem((*loc, "synthdef"), str(err))
+                continue
+            known = [p.name for p in info.params]
+            for param in ndoc.params:
+                if param not in known:
+                    problem((*loc, "params", param), f"SynthDef {ndoc.synthdef!r} has no param "
+                            f"{param!r}; its params: {', '.join(known)}")
+            nodes[nname] = NodeSpec(ndoc.synthdef, {p: v for p, v in ndoc.params.items()
+                                                    if p in known})
+        rooms[room] = RoomSpec(nodes=nodes, buffers=buffers)
+    routes = []
+    for index, raw in enumerate(doc.midi.routes):
+        loc = ("midi", "routes", str(index))
+        kind, rid = raw.get("type"), raw.get("id")
+        if kind not in ("control", "key"):
+            problem((*loc, "type"), f"expected 'control' or 'key', found {kind!r}")
+            continue
+        if not isinstance(rid, str):
+            problem((*loc, "id"), "every route needs its id (a name)")
+            continue
+        try:
+            route = canonical_route(rid, kind, raw)
+        except ValidationError as err:
+            problems += describe_errors(_located(err, loc), where=where, noun="key")
+            continue
+        try:
+            config.resolve(route["instance"])
+        except KeyError as err:
+            problem((*loc, "instance"), str(err))
+            continue
+        routes.append(route)
+    ids = [r["id"] for r in routes]
+    for rid in sorted({i for i in ids if ids.count(i) > 1}):
+        problem(("midi", "routes"), f"route id {rid!r} appears more than once")
+    routes = [r for index, r in enumerate(routes) if ids.index(r["id"]) == index]  # the first
+    tempos = {INSTALLATION: doc.tempo.bpm} if doc.tempo.bpm is not None else {}
+    for group, gdoc in doc.tempo.groups.items():
+        if group not in config.tempo.groups:
+            problem(("tempo", "groups", group), f"group {group!r} has no tempo of its own in "
+                    f"this installation; groups with one: "
+                    f"{', '.join(config.tempo.groups) or '(none)'}")
+            continue
+        tempos[group] = gdoc.bpm
+    if problems and not reading.resume:
+        raise SessionFileError("\n".join(problems))
+    for left_out in problems:
+        log.warning("left out of the session: %s", left_out)
+    return Session(rooms=rooms, routes=tuple(routes), tempos=tempos)
+
+
+def _located(err: ValidationError, prefix: tuple[str, ...]) -> ValidationError:
+    """The same errors with ``prefix`` in front of every location."""
+    items = [{**item, "loc": (*prefix, *item["loc"])} for item in err.errors(include_url=False)]
+    return ValidationError.from_exception_data(err.title, items)  # type: ignore[arg-type]
+
+
+# --- the folder ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SessionFile:
+    """A saved session as the folder lists it."""
+
+    name: str
+    path: Path
+    modified: float
+    size: int
+
+
+class SessionStore:
+    """The sessions folder: one TOML file per session name."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def path(self, name: str) -> Path:
+        """Where session ``name`` is kept (names are checked: no path can escape)."""
+        return self.folder / f"{name}{SUFFIX}"
+
+    def write(self, name: str, text: str) -> Path:
+        """Save session text atomically; return its path."""
+        path = self.path(name)
+        write_atomically(path, text.encode("utf-8"))
+        return path
+
+    def read(self, name: str) -> tuple[str, Path]:
+        """A session's text and path; SessionNotFound lists the saved ones."""
+        path = self.path(name)
+        try:
+            if path.stat().st_size > MAX_FILE:
+                raise SessionFileError(f"{path} is over {MAX_FILE // MB} MB: not a session file")
+            return path.read_text(encoding="utf-8"), path
+        except FileNotFoundError:
+            raise SessionNotFound(f"no session {name!r}; saved sessions: "
+                                  f"{', '.join(f.name for f in self.list()) or '(none)'}"
+                                  ) from None
+        except UnicodeDecodeError as err:
+            raise SessionFileError(f"{path}: not UTF-8 text ({err.reason} at byte "
+                                   f"{err.start})") from None
+
+    def list(self) -> list[SessionFile]:
+        """Every saved session, newest first."""
+        found = []
+        for path in self.folder.glob(f"*{SUFFIX}"):
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            found.append(SessionFile(path.stem, path, st.st_mtime, st.st_size))
+        return sorted(found, key=lambda f: f.modified, reverse=True)
+
+    def delete(self, name: str) -> Path:
+        """Remove a saved session."""
+        path = self.path(name)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            self.read(name)  # raises SessionNotFound with the list
+        return path
+
+
+class Autosaver:
+    """Call ``save()`` every ``interval`` seconds in its own thread until stopped."""
+
+    def __init__(self, interval: float, save: Callable[[], object]) -> None:
+        self._interval = interval
+        self._save = save
+        self._halt = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="session-autosave", daemon=True)
+
+    def start(self) -> Autosaver:
+        """Start the thread."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop the thread (a save in progress finishes first)."""
+        self._halt.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10.0)
+
+    def _run(self) -> None:
+        while not self._halt.wait(self._interval):
+            try:
+                self._save()
+            except Exception:
+                # A full disk or a busy actor must not end autosaving: the next tick retries.
+                log.exception("autosave failed")

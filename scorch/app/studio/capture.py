@@ -1,0 +1,280 @@
+"""One capture on a live scsynth: DiskOut writes a bus, or one node alone, to a sound file.
+
+Everything happens inside scsynth: ``/b_alloc`` and ``/b_write`` (left open)
+give DiskOut a file, a ``scorch_record_N`` synth at the tail of the root group
+writes to it, and ``/b_close`` finishes the header. Python never touches the
+audio. The synth frees itself after exactly ``seconds`` of control blocks, so a
+capture lasts what was asked to within one block (1.3 ms), whatever the clocks.
+
+A node is heard alone by moving its ``out`` to a private bus: the recorder and a
+``scorch_pass_N`` synth that passes the sound on to where it went both start
+right after the node, in one bundle with the move; the move back and the end of
+the pass go in one bundle too, so the room never misses a block or hears one twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from scorch.errors import (
+    CaptureError,
+    InstanceNotReady,
+    InvalidRequest,
+    NodeNotFound,
+    OscFailure,
+    OscTimeout,
+)
+from scorch.primitives.osc import IMMEDIATELY, OscArg, OscMessage, encode_bundle
+from scorch.primitives.scsynth import commands
+from scorch.primitives.scsynth.client import Expected, OscClient
+from scorch.primitives.scsynth.commands import AddAction, Cmd, Reply
+from scorch.primitives.synthdefs.capture import (
+    pass_name,
+    pass_synthdef,
+    record_name,
+    record_synthdef,
+)
+from scorch.primitives.system.process import pid_alive
+from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT
+from scorch.state.events import State
+from scorch.state.view import InstanceView
+
+log = logging.getLogger(__name__)
+
+#: DiskOut's buffer: it writes half of it at a time (16384 frames, 0.34 s at 48 kHz),
+#: so a scsynth killed mid-recording loses at most that much.
+DISK_BUFFER_FRAMES = 32768
+#: scsynth's audio buses (its ``-a``, not set by scorch: the default).
+AUDIO_BUSES = 1024
+#: The capture buffers: scorch's quarter of scsynth's 1024 (which sclang, client 0 of 4,
+#: leaves alone) above the samples' (``SAMPLE_BUFFER_BASE`` ... + ``SAMPLE_BUFFER_COUNT``).
+BUFFERS = tuple(range(1023, SAMPLE_BUFFER_BASE + SAMPLE_BUFFER_COUNT - 1, -1))
+#: Private buses a node's output is moved to while it is heard alone (up to 32
+#: channels each), in the top quarter of the audio buses, left to client 3 too.
+TAP_BUSES = (992, 960, 928, 896)
+#: Capture synths' ids: above the ids of MIDI voices (2**29), named nodes (2**30) and
+#: unnamed synths (2**30 + 2**29, 2**28 of them), below 2**31.
+CAPTURE_NODE_BASE = 2**30 + 2**29 + 2**28
+_CAPTURE_NODE_SPAN = 2**27
+#: What each format is written as: libsndfile's header and sample format names.
+FORMATS = {"wav": ("wav", "float"), "aiff": ("aiff", "float"), "flac": ("flac", "int24")}
+#: Bytes per sample on disk, to size recordings before they start (FLAC: at most).
+SAMPLE_BYTES = {"wav": 4, "aiff": 4, "flac": 3}
+#: The longest capture one recorder synth takes (its counter is a 32-bit count of blocks).
+MAX_SECONDS = 24 * 3600.0
+_ASK = 5.0
+
+
+class Slots:
+    """Buffers, node ids and tap buses in use, per room; any thread may take and give."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._buffers: dict[str, set[int]] = {}
+        self._buses: dict[str, set[int]] = {}
+        self._ids = itertools.count()
+
+    def take(self, room: str, tap: bool) -> tuple[int, int, int | None]:
+        """A free buffer, a fresh node id, and (for a tap) a free private bus."""
+        with self._lock:
+            used = self._buffers.setdefault(room, set())
+            buf = next((b for b in BUFFERS if b not in used), None)
+            if buf is None:
+                raise CaptureError(f"instance {room!r} already runs {len(BUFFERS)} captures; "
+                                   "stop one first")
+            bus = None
+            if tap:
+                taken = self._buses.setdefault(room, set())
+                bus = next((b for b in TAP_BUSES if b not in taken), None)
+                if bus is None:
+                    raise CaptureError(f"instance {room!r} already hears {len(TAP_BUSES)} "
+                                       "nodes alone; wait for one to finish")
+                taken.add(bus)
+            used.add(buf)
+            node_id = CAPTURE_NODE_BASE + next(self._ids) % _CAPTURE_NODE_SPAN
+            return buf, node_id, bus
+
+    def give(self, room: str, buf: int, bus: int | None) -> None:
+        """Give back what :meth:`take` gave."""
+        with self._lock:
+            self._buffers.get(room, set()).discard(buf)
+            if bus is not None:
+                self._buses.get(room, set()).discard(bus)
+
+
+@dataclass(frozen=True)
+class Source:
+    """What to capture: ``channels`` channels of ``bus``, or of named node ``node`` alone."""
+
+    channels: int = 2
+    bus: int = 0
+    node: str | None = None
+    node_id: int | None = None
+
+    def check(self) -> None:
+        """Refuse buses scsynth does not have."""
+        if self.node_id is None and not 0 <= self.bus <= AUDIO_BUSES - self.channels:
+            raise InvalidRequest(
+                f"bus {self.bus} with {self.channels} channels is beyond scsynth's "
+                f"{AUDIO_BUSES} audio buses (0 to {AUDIO_BUSES - 1}); the main outputs "
+                "start at bus 0")
+
+
+class Capture:
+    """A recorder synth writing to an open file on one scsynth, until it ends."""
+
+    def __init__(self, room: str, view: InstanceView, osc: OscClient, pid: int | None,
+                 slots: Slots, path: Path, source: Source, buf: int, node_id: int,
+                 tap_bus: int | None, sample_rate: float) -> None:
+        self.room = room
+        self.view = view
+        self.osc = osc
+        self.pid = pid
+        self.slots = slots
+        self.path = path
+        self.source = source
+        self.buf = buf
+        self.node_id = node_id
+        self.tap_bus = tap_bus
+        self.sample_rate = sample_rate
+        """scsynth's nominal sample rate."""
+        self._node_out: float | None = None
+        self._ended: Expected | None = None
+        self._finished = False
+
+    @property
+    def pass_id(self) -> int:
+        """The id of the synth passing a tapped node's sound on."""
+        return self.node_id + _CAPTURE_NODE_SPAN
+
+    @classmethod
+    def start(cls, room: str, view: InstanceView, slots: Slots, path: Path, fmt: str,
+              source: Source, seconds: float) -> Capture:
+        """Open ``path`` in scsynth and start recording ``source`` for ``seconds``."""
+        source.check()
+        osc = view.osc
+        if osc is None or view.snapshot.state != State.READY:
+            raise InstanceNotReady(f"instance {room!r} is {view.snapshot.state}: only a READY "
+                                   "instance can be heard or recorded")
+        try:
+            rate = (osc.last_status or osc.status(timeout=1.0)).nominal_sample_rate
+        except OscTimeout as err:
+            raise InstanceNotReady(f"instance {room!r}: scsynth does not answer") from err
+        buf, node_id, tap_bus = slots.take(room, tap=source.node_id is not None)
+        capture = cls(room, view, osc, view.snapshot.scsynth_pid, slots, path, source, buf,
+                      node_id, tap_bus, rate)
+        try:
+            capture._open(fmt)
+            capture._start(seconds)
+        except BaseException:
+            capture.finish()
+            raise
+        return capture
+
+    def _done(self, packet: bytes, command: str, timeout: float = _ASK) -> OscMessage:
+        return self.osc.exchange(packet, command, Reply.DONE, timeout,
+                                 match=lambda m: m.args[:2] == (command, self.buf))
+
+    def _open(self, fmt: str) -> None:
+        header, sample = FORMATS[fmt]
+        channels = self.source.channels
+        self.osc.send(commands.d_recv(record_synthdef(channels)))
+        if self.tap_bus is not None:
+            self.osc.send(commands.d_recv(pass_synthdef(channels)))
+        try:
+            self._done(commands.b_alloc(self.buf, DISK_BUFFER_FRAMES, channels), Cmd.B_ALLOC)
+            self._done(commands.b_write(self.buf, str(self.path), header, sample,
+                                        frames=0, leave_open=True), Cmd.B_WRITE)
+        except OscFailure as err:
+            raise CaptureError(f"instance {self.room!r}: scsynth cannot write "
+                               f"{self.path}: {err}") from err
+        except OscTimeout as err:
+            raise InstanceNotReady(f"instance {self.room!r}: scsynth did not open "
+                                   f"{self.path}: {err}") from err
+
+    def _start(self, seconds: float) -> None:
+        channels = self.source.channels
+        record: list[OscArg] = ["buf", self.buf, "seconds", float(seconds)]
+        self._ended = self.osc.expect(Reply.N_END, lambda m: m.args[:1] == (self.node_id,))
+        if self.tap_bus is None:
+            packet = commands.s_new(record_name(channels), self.node_id, AddAction.TAIL,
+                                    commands.ROOT_NODE, ["bus", self.source.bus, *record])
+        else:
+            assert self.source.node_id is not None
+            self._node_out = self._read_out(self.source.node_id)
+            target = self.source.node_id
+            packet = encode_bundle(IMMEDIATELY, [
+                commands.s_new(pass_name(channels), self.pass_id, AddAction.AFTER, target,
+                               ["bus", self.tap_bus, "out", self._node_out]),
+                commands.s_new(record_name(channels), self.node_id, AddAction.AFTER, target,
+                               ["bus", self.tap_bus, *record]),
+                commands.n_set(target, {"out": self.tap_bus}),
+            ])
+        try:
+            self.osc.exchange(packet, Cmd.S_NEW, Reply.N_GO, _ASK,
+                              match=lambda m: m.args[:1] == (self.node_id,))
+        except (OscFailure, OscTimeout) as err:
+            self._node_out = None  # nothing moved, or nothing to move back to
+            raise CaptureError(f"instance {self.room!r}: the recorder did not start: "
+                               f"{err}") from err
+
+    def _read_out(self, node_id: int) -> float:
+        """The bus the node plays to now (its ``out`` control)."""
+        try:
+            reply = self.osc.request(Cmd.S_GET, node_id, "out", reply=Reply.N_SET,
+                                     timeout=_ASK, match=lambda m: m.args[:1] == (node_id,))
+        except OscFailure as err:
+            raise NodeNotFound(f"instance {self.room!r}: node {self.source.node!r} "
+                               f"(id {node_id}) is not running on scsynth: {err}") from err
+        except OscTimeout as err:
+            raise InstanceNotReady(f"instance {self.room!r}: scsynth did not answer") from err
+        if len(reply.args) < 3 or reply.args[1] != "out":
+            raise InvalidRequest(f"node {self.source.node!r} has no `out` control, so it "
+                                 "cannot be heard alone; listen to the bus it plays to")
+        return float(reply.args[2])  # type: ignore[arg-type]
+
+    def wait(self, timeout: float) -> bool:
+        """True once the recorder synth ended (by itself, by :meth:`stop`, or freed by others)."""
+        return self._ended is not None and self._ended.wait(timeout) is not None
+
+    def stop(self) -> None:
+        """Free the recorder synth now (its end then comes as for any other end)."""
+        self.osc.send(commands.n_free(self.node_id))
+
+    def scsynth_gone(self) -> bool:
+        """True when the scsynth this capture writes through is no longer running."""
+        return (self.view.osc is not self.osc or self.view.snapshot.scsynth_pid != self.pid
+                or not pid_alive(self.pid))
+
+    def finish(self) -> None:
+        """Put a tapped node back, close the file and give the buffer back; once only."""
+        if self._finished:
+            return
+        self._finished = True
+        if self._ended is not None:
+            self._ended.cancel()
+        try:
+            if self.scsynth_gone():
+                return  # nothing of it is left in scsynth; the file is repaired by the caller
+            if self._node_out is not None and self.source.node_id is not None:
+                self.osc.send(encode_bundle(IMMEDIATELY, [
+                    commands.n_set(self.source.node_id, {"out": self._node_out}),
+                    commands.n_free(self.pass_id)]))
+            with contextlib.suppress(OscFailure, OscTimeout):
+                self._done(commands.b_close(self.buf), Cmd.B_CLOSE)
+            try:
+                self._done(commands.b_free(self.buf), Cmd.B_FREE)
+            except (OscFailure, OscTimeout) as err:
+                log.warning("instance %r: buffer %d not freed: %s", self.room, self.buf, err)
+        finally:
+            self.slots.give(self.room, self.buf, self.tap_bus)
+
+
+def bytes_per_second(fmt: str, channels: int, sample_rate: float) -> float:
+    """How fast a capture in ``fmt`` fills the disk (FLAC: at most)."""
+    return SAMPLE_BYTES[fmt] * channels * sample_rate

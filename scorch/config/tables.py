@@ -1,0 +1,169 @@
+"""The tables of ``config.toml`` below an installation: audio, rooms, watchdog, tempo...
+
+One pydantic model per table; :class:`scorch.config.installation.Config` puts them together
+with the installation-wide checks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from scorch.state.restart_policy import Backoff, RestartIntensity
+from scorch.state.tempo import MAX_BPM, MIN_BPM
+from scorch.values import Float32, GroupName, HostName, NodeName, ParamName
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+Port = Annotated[int, Field(ge=1024, le=65535)]
+
+
+class AudioConfig(_Model):
+    """The ``[audio]`` table: where the instances' sound goes."""
+
+    driver: Literal["auto", "dummy", "jack", "alsa"] = Field(
+        "auto",
+        description="auto: join a running JACK server ($JACK_DEFAULT_SERVER, else 'default'), "
+        "else run jackd on the first sound card, else headless; dummy: scorch runs a headless "
+        "jackd; jack: use the running JACK server `jack_server`; alsa: scorch runs jackd on "
+        "`device`",
+    )
+    jack_server: str = Field("scorch", pattern=r"^[A-Za-z0-9_.-]+$",
+                             description="JACK server name: scorch's own, or the one to join "
+                             "with driver = 'jack'")
+    sample_rate: int = Field(48000, ge=8000, le=192000)
+    period: int = Field(64, ge=16, le=8192, description="JACK frames per period")
+    device: str | None = Field(None, description="ALSA device for driver = 'alsa', e.g. 'hw:0' "
+                               "(with 'auto': the card to use when no JACK server runs)")
+    realtime: bool = Field(
+        False, description="run scorch's jackd with realtime scheduling (-R; needs realtime "
+        "rights): on a loaded machine a JACK client without it misses cycles, and JACK drops "
+        "the MIDI of the cycles it missed")
+
+    @field_validator("period")
+    @classmethod
+    def _power_of_two(cls, value: int) -> int:
+        if value & (value - 1):
+            raise ValueError(f"period must be a power of two (64, 128, 256...), found {value}")
+        return value
+
+    @model_validator(mode="after")
+    def _device_for_alsa(self) -> AudioConfig:
+        if self.driver == "alsa" and not self.device:
+            raise ValueError("driver = 'alsa' needs device = 'hw:N' (see `aplay -l`)")
+        return self
+
+
+class NodeConfig(_Model):
+    """A named persistent synth that the instance plays from boot."""
+
+    synthdef: str
+    params: dict[ParamName, Float32] = Field(default_factory=dict)
+
+
+class InstanceConfig(_Model):
+    """One ``[instances.NAME]`` table: a scsynth plus its sclang."""
+
+    port: Port | None = Field(None, description="scsynth UDP port; omitted picks a free one")
+    outputs: int = Field(2, ge=0, le=128)
+    inputs: int = Field(0, ge=0, le=128)
+    group: GroupName | None = None
+    connect: tuple[str, ...] = Field((), description="JACK playback ports for the outputs")
+    synthdefs: tuple[str, ...] | Literal["all"] = ()
+    startup: Path | None = Field(None, description=".scd file run after boot")
+    nodes: dict[NodeName, NodeConfig] = Field(default_factory=dict)
+    host: HostName | None = Field(None, description="the [hosts.NAME] that runs this room; "
+                                  "none: this machine")
+
+
+class WatchdogConfig(_Model):
+    """The ``[watchdog]`` table: health checks and restart policy."""
+
+    interval: float = Field(0.5, gt=0, le=60, description="seconds between health pings")
+    missed: int = Field(4, ge=1, le=100, description="missed replies before a process is hung")
+    busy_limit: float = Field(
+        30.0, gt=0, description="silence allowed from a process still using CPU (scsynth "
+        "computing a large buffer answers nothing until done), seconds",
+    )
+    max_restarts: int = Field(5, ge=0, description="restarts allowed within `period`")
+    period: float = Field(60.0, gt=0, description="restart intensity window, seconds")
+    backoff_min: float = Field(0.05, ge=0, description="first retry delay, seconds")
+    backoff_max: float = Field(10.0, gt=0, description="longest retry delay, seconds")
+    stable_after: float = Field(30.0, ge=0, description="READY this long resets the backoff")
+
+    def backoff(self) -> Backoff:
+        """The waits between restarts this table describes."""
+        return Backoff(self.backoff_min, self.backoff_max, self.stable_after)
+
+    def intensity(self) -> RestartIntensity:
+        """A fresh restart count under this table's limit (each supervised thing has its own)."""
+        return RestartIntensity(self.max_restarts, self.period)
+
+    @model_validator(mode="after")
+    def _bounds(self) -> WatchdogConfig:
+        if self.backoff_min > self.backoff_max:
+            raise ValueError(
+                f"backoff_min ({self.backoff_min}) is larger than backoff_max ({self.backoff_max})"
+            )
+        return self
+
+
+class SamplesConfig(_Model):
+    """The ``[samples]`` table: where sound files are found, and how large one may be."""
+
+    paths: tuple[Path, ...] = Field(
+        (), description="folders searched for samples and for relative paths, in order "
+        "(relative to the config file)")
+    max_mb: float = Field(256.0, gt=0, le=4096,
+                          description="largest sound file `buffer load` accepts, megabytes")
+
+
+class SessionsConfig(_Model):
+    """The ``[sessions]`` table: saved states of the whole installation."""
+
+    autosave: float = Field(
+        30.0, ge=0, le=86400,
+        description="seconds between autosaves (0: only at shutdown); `scorch run --resume` "
+        "starts from the last one")
+
+
+class HistoryConfig(_Model):
+    """The ``[history]`` table: how much of the execution history is kept."""
+
+    max_age_days: float = Field(30.0, gt=0, le=36500,
+                                description="executions older than this are forgotten, days")
+    max_rows: int = Field(100_000, ge=100, le=10_000_000,
+                          description="at most this many executions are kept (the newest)")
+
+
+class DocsConfig(_Model):
+    """The ``[docs]`` table: the SuperCollider docs index behind the ``docs`` tool."""
+
+    build: Literal["background", "on-demand"] = Field(
+        "background", description="background: check the index (and rebuild it if SuperCollider "
+        "or its class library changed) once the rooms are READY; on-demand: at the first "
+        "docs call")
+    help_dir: Path | None = Field(None, description="the HelpSource folder; default: the one "
+                                  "sclang reports, else the usual install locations")
+class GroupTempo(_Model):
+    """A ``[tempo.groups.NAME]`` table: a group that plays at its own tempo."""
+
+    bpm: float = Field(ge=MIN_BPM, le=MAX_BPM, description="beats per minute")
+    beats_per_bar: int = Field(4, ge=1, le=64, description="beats in a bar (the bar phase)")
+
+
+class TempoConfig(_Model):
+    """The ``[tempo]`` table: one beat grid for every room, MIDI clock and Link."""
+
+    bpm: float = Field(120.0, ge=MIN_BPM, le=MAX_BPM, description="beats per minute at start")
+    beats_per_bar: int = Field(4, ge=1, le=64, description="beats in a bar: the bar phase "
+                               "and Link's quantum")
+    link: bool = Field(False, description="join an Ableton Link session through the rooms' "
+                       "sclang LinkClock: tempo and phase shared with every Link peer")
+    groups: dict[GroupName, GroupTempo] = Field(
+        default_factory=dict, description="groups with a tempo of their own (not on Link)")

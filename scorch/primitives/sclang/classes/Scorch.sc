@@ -1,0 +1,247 @@
+// scorch's evaluator: runs the code scorch sends, and reports what happened as records
+// that posted text cannot be mistaken for (scorch/primitives/sclang/protocol.py).
+// sclang loads it from scorch's class directory (`sclang -l <yaml>`), so user code cannot
+// redefine these methods at run time.
+//
+// A request is two silent stdin chunks:
+//   Scorch.eval("ID", "<code as a string literal>", raw)\x1b  Scorch.done("ID")\x1b
+// A record is one post:  @@scorch:<id>:<name>:<payload bytes>@@<payload>\n
+Scorch {
+	classvar <token, active, <>valueLimit = 1048576, <>receiverLimit = 1024, <>frameLimit = 32;
+
+	*install { |aToken, replyId|
+		token = aToken;
+		active = nil;
+		thisProcess.mainThread.exceptionHandler = this;
+		ShutDown.add(this);
+		this.emit(token, "installed", "");
+		replyId !? { this.emit(replyId, "installed", "") };
+	}
+
+	// One record, written by one post call (postln would write its newline separately).
+	*emit { |id, name, payload|
+		payload = payload.asString;
+		("@@scorch:" ++ id ++ ":" ++ name ++ ":" ++ payload.size ++ "@@" ++ payload ++ "\n").post;
+	}
+
+	*eval { |id, code, raw = false, at|
+		var interp = thisProcess.interpreter, func, result, string;
+		thisProcess.mainThread.exceptionHandler = this;
+		active = id;
+		this.prepare(id, code, raw) !? { |prepared| code = prepared };
+		this.emit(id, "compile", "");
+		func = interp.compile(code);
+		if(func.isNil) {
+			active = nil;
+			^this.emit(id, "end", "parse");
+		};
+		interp.cmdLine = code;
+		this.emit(id, "start", "");
+		result = if(at.isNil) { func.value } { this.schedule(func, at, id) };
+		thisProcess.nowExecutingPath = nil;  // as interpretPrintCmdLine does
+		string = result.asString;  // exactly what sclang prints after "-> "
+		active = nil;
+		if(string.size > valueLimit) {
+			this.emit(id, "value-size", string.size);
+			string = string.keep(valueLimit);
+		};
+		this.emit(id, "value", string);
+		this.emit(id, "end", "ok");
+		interp.codeDump.value(code, result, func, interp);
+	}
+
+	// Run `func` so that scsynth hears it at the wall-clock time `when` (Unix seconds): on
+	// the SystemClock s.latency before `when`, inside a bundle stamped `when`. Its own
+	// messages and the first events of the patterns it starts (which add s.latency too)
+	// then reach scsynth at `when`. Its value and errors come later, on the console, told
+	// as request `id`'s (a `running` record says when it begins).
+	*schedule { |func, when, id|
+		var server = Server.default, lead = server.latency ? 0.2;
+		var offset = Date.getDate.rawSeconds - Main.elapsedTime;  // wall = elapsed + offset
+		var target = when - offset, runAt = max(thisThread.seconds, target - lead);
+		SystemClock.schedAbs(runAt, {
+			this.emit(token ? "none", "running", id ? "");
+			server.makeBundle(max(0, target - thisThread.seconds), func);
+			nil
+		});
+		^"scheduled: runs at % (in % s)".format(when.asStringPrec(17),
+			(target - Main.elapsedTime).round(0.001))
+	}
+
+	// The user's preprocessor, as interpretPrintCmdLine runs it; what it posts is the
+	// request's (`prepare` opens the posts). nil: no preprocessor (or scorch's own code).
+	*prepare { |id, code, raw|
+		var pre = thisProcess.interpreter.preProcessor;
+		if(raw or: { pre.isNil }) { ^nil };
+		this.emit(id, "prepare", "");
+		^pre.value(code, thisProcess.interpreter)
+	}
+
+	// Compile without running: only the compiler's messages and `end` parse|ok.
+	*check { |id, code, raw = false|
+		var interp = thisProcess.interpreter, func;
+		thisProcess.mainThread.exceptionHandler = this;
+		active = id;
+		this.prepare(id, code, raw) !? { |prepared| code = prepared };
+		this.emit(id, "compile", "");
+		func = interp.compile(code);
+		active = nil;
+		this.emit(id, "end", if(func.isNil) { "parse" } { "ok" });
+	}
+
+	// Its own chunk after every request: it runs even when the request was cut short by a
+	// top-level ^ or by halt, and puts the handler back.
+	*done { |id|
+		thisProcess.mainThread.exceptionHandler = this;
+		if(active == id) { active = nil; this.emit(id, "end", "aborted") };
+		this.emit(id, "done", "");
+	}
+
+	// Attach the default server to scsynth on `port` (once per sclang start or recompile).
+	*attach { |name, port, id, host = "127.0.0.1"|
+		Server.default = Server.named[name] ?? { ScorchServer.remote(name, NetAddr(host, port)) };
+		Server.default.addr.port = port;
+		thisProcess.interpreter.s = Server.default;
+		Server.default.aliveThreadPeriod = 0.02;
+		fork {
+			while { Server.default.serverRunning.not } { 0.005.wait };
+			Server.default.aliveThreadPeriod = 0.7;
+			// A remote server never runs ServerBoot, so the library's own SynthDefs
+			// (\default for Pbind, JITLib's system_link_*) would be missing.
+			SynthDescLib.global.synthDescs.do { |desc| desc.def !? { |def| def.send(Server.default) } };
+			Server.default.sync;
+			this.emit(id, "attached", Server.default.clientID);
+		};
+	}
+
+	// After scorch restarted scsynth (on the same port or another): register again with the
+	// SAME clientID, keep the node/bus/buffer allocators, and let registered nodes read "not
+	// playing" until the new server's /n_go says otherwise. scorch restores its nodes after
+	// the `reattached` record, so their /n_go reaches the NodeWatcher.
+	*reattach { |server, port, id|
+		var watcher = NodeWatcher.all[server.name], sw = server.statusWatcher;
+		// mutate the NetAddr in place: NodeWatcher, the status watcher and every OSCFunc
+		// made with srcID: s.addr hold this very object and compare its port on arrival
+		if(port.notNil and: { port != server.addr.port }) { server.addr.port = port };
+		watcher !? { watcher.nodes.do { |n| n.isPlaying = false; n.isRunning = false } };
+		if(sw.aliveThread.isNil) {
+			// a quit tore the status watcher down: bring it back without the boot sequence,
+			// which would reset the allocators and run ServerBoot/ServerTree again
+			sw.notified = true;
+			sw.serverRunning = true;
+			server.startAliveThread;
+		};
+		OSCFunc({ |msg|
+			this.emit(id, "reattached", msg[2]);
+			if(server.respondsTo(\scorchRebooted)) { server.scorchRebooted };
+		}, '/done', server.addr, argTemplate: ['/notify']).oneShot;
+		OSCFunc({ |msg| this.emit(id, "reattach-failed", msg[1..].asString) },
+			'/fail', server.addr, argTemplate: ['/notify']).oneShot;
+		server.sendMsg("/notify", 1, server.clientID);
+		server.sendStatusMsg;  // its reply clears `unresponsive` now
+	}
+
+	// sclang is going away (end of stdin, recompile): tell scorch first.
+	*doOnShutDown { this.emit(token ? "none", "exiting", "") }
+
+	// The main thread's exceptionHandler: every error nobody caught arrives here, its stack
+	// intact. Not a `try`: a top-level ^ would leave a dead try handler behind.
+	*handleError { |err|
+		var id = active, trace = this.getBackTrace;
+		if(id.notNil) {
+			active = nil;
+			this.fields(id, "error-", err, trace);
+			this.emit(id, "end", "error");
+			this.halt;  // abort the rest of the request, as sclang does after reporting
+		} {
+			// nobody waits: a routine, a scheduled function, an OSC/MIDI responder...
+			this.fields(token, "async-", err, trace);
+			this.emit(token, "async-end", "");
+			nil.handleError(err);  // sclang's own report on the console, then halt
+		}
+	}
+
+	*fields { |id, prefix, err, trace|
+		var isExc = err.isKindOf(Exception);
+		this.emit(id, prefix ++ "class", this.realClass(err).name);
+		this.emit(id, prefix ++ "string", this.safe {
+			if(isExc) { err.errorString } { "ERROR: " ++ err.asString } });
+		if(isExc) { this.emit(id, prefix ++ "what", this.safe { err.what.asString }) };
+		if(err.isKindOf(MethodError)) {
+			this.emit(id, prefix ++ "receiver",
+				this.safe { this.bounded(err.receiver.asString, receiverLimit) });
+			this.emit(id, prefix ++ "receiver-class", this.safe { this.realClass(err.receiver).name });
+		};
+		if(err.isKindOf(DoesNotUnderstandError)) {
+			this.emit(id, prefix ++ "selector", err.selector);
+			this.emit(id, prefix ++ "args", this.safe { this.bounded(err.args.asString, receiverLimit) });
+		};
+		if(err.isKindOf(PrimitiveFailedError)) {
+			this.emit(id, prefix ++ "primitive", err.failedPrimitiveName)
+		};
+		if(isExc and: { err.path.notNil }) { this.emit(id, prefix ++ "path", err.path) };
+		this.safe { this.frames(trace, true) }.do { |line| this.emit(id, prefix ++ "frame", line) };
+		if(isExc and: { err.protectedBacktrace.notNil }) {
+			this.safe { this.frames(err.protectedBacktrace, false) }.do { |line|
+				this.emit(id, prefix ++ "protected", line) }
+		};
+	}
+
+	*safe { |func| ^func.try { |e| "<" ++ this.realClass(e).name ++ " while describing>" } }
+
+	*bounded { |string, limit| ^if(string.size > limit) { string.keep(limit) ++ "...etc..." } { string } }
+
+	// err.class lies for SubclassResponsibilityError, ShouldNotImplementError, DeprecatedError
+	// (an instance variable named 'class'); isMemberOf is a primitive and does not.
+	*realClass { |obj|
+		var c = obj.class;
+		^if(c.isKindOf(Class) and: { obj.isMemberOf(c) }) { c } {
+			Exception.allSubclasses.detect { |k| obj.isMemberOf(k) } ?? { Object }
+		}
+	}
+
+	// Frames of the failing code, innermost first, as "user|library<TAB>description".
+	// Left out: the error machinery down to Object:throw, and Scorch:eval (or :check, where
+	// a user's preprocessor may fail) and below.
+	*frames { |trace, skipThrow|
+		var out = Array.new, f = trace, def, n = 0;
+		var stops = [this.class.findMethod(\eval), this.class.findMethod(\check)];
+		var seenThrow = false;
+		if(skipThrow) {
+			while { f.notNil and: { seenThrow.not } and: { n < 20 } } {
+				def = f.functionDef;
+				if(def.isKindOf(Method) and: { def.name == \throw }) { seenThrow = true };
+				f = f.caller; n = n + 1;
+			};
+			if(seenThrow.not) { f = trace };
+		};
+		n = 0;
+		while { f.notNil and: { stops.includes(f.functionDef).not } and: { n < frameLimit } } {
+			out = out.add(this.describeFrame(f));
+			f = f.caller; n = n + 1;
+		};
+		^out
+	}
+
+	*describeFrame { |frame|
+		var def = frame.functionDef;
+		^if(def.isKindOf(Method)) {
+			"library\t" ++ def.ownerClass.name ++ ":" ++ def.name
+		} {
+			(if(this.isInterpreted(frame)) { "user" } { "library" })
+			++ "\ta FunctionDef\t" ++ (def.sourceCode ? "").keep(200)
+		}
+	}
+
+	// A closure frame is the user's if its outermost lexical frame is interpreted code
+	// (Interpreter:functionCompileContext) rather than a class-library method.
+	*isInterpreted { |frame|
+		var c = frame, home, n = 0;
+		while { c.notNil and: { n < 100 } } {
+			home = c.functionDef;
+			c = if(c.context === c) { nil } { c.context };
+			n = n + 1;
+		};
+		^home.isKindOf(Method).not or: { home === Interpreter.findMethod(\functionCompileContext) }
+	}
+}

@@ -1,0 +1,211 @@
+"""One running sclang attached to an scsynth, with the session that runs its code.
+
+sclang starts with scorch's classes in its class library (``-l`` with a config
+that keeps the user's own include paths), installs the ``Scorch`` evaluator,
+then attaches its default server ``s`` (a ``ScorchServer``) to the instance's
+scsynth. Ready means sclang said so in records only this session can write;
+never a sleep.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from scorch.errors import BootError, InstanceNotReady
+from scorch.primitives.console import Console, ConsoleLine
+from scorch.primitives.files import write_atomically
+from scorch.primitives.sclang import protocol
+from scorch.primitives.sclang.session import ABORT_POLL, SclangSession
+from scorch.primitives.system.process import ExitCallback, ManagedProcess, stopped
+
+READY = r"\*\*\* Welcome to SuperCollider"
+FATAL = r"\[scorch\] sclang exited"
+#: sclang as root crashes in QtWebEngine without these, even with no window.
+SCLANG_ENV = {"QTWEBENGINE_DISABLE_SANDBOX": "1", "QT_QPA_PLATFORM": "offscreen",
+              # Two QtWebEngineProc helpers of ~45 MB each per sclang otherwise.
+              "QTWEBENGINE_CHROMIUM_FLAGS": "--single-process"}
+Abort = Callable[[], "str | None"]
+"""Asked while a start or attach waits: a reason to give up now, or None to go on."""
+#: The classes scorch adds to every sclang's class library.
+CLASSES = Path(__file__).resolve().parent / "classes"
+
+
+def user_class_paths(conf: Path | None = None) -> tuple[list[str], list[str]]:
+    """The include and exclude paths of the user's own ``sclang_conf.yaml`` (quarks live there)."""
+    if conf is None:
+        base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+        conf = Path(base) / "SuperCollider" / "sclang_conf.yaml"
+    try:
+        text = conf.read_text(encoding="utf-8")
+    except OSError:
+        return [], []
+    found: dict[str, list[str]] = {"includePaths": [], "excludePaths": []}
+    section = None
+    for line in text.splitlines():
+        key = re.match(r"^(\w+):", line)
+        if key:
+            section = key.group(1) if key.group(1) in found else None
+            continue
+        item = re.match(r"^\s*-\s*(.+?)\s*$", line)
+        if section and item:
+            found[section].append(item.group(1).strip("'\""))
+    return found["includePaths"], found["excludePaths"]
+
+
+def class_library_conf(scorch_classes: bool = True) -> Path:
+    """An ``sclang_conf.yaml`` with the user's include paths, plus scorch's classes.
+
+    ``-l`` replaces the user's own file, so its paths are copied in. Named after
+    its content, so every sclang of this process (and the next) shares one file.
+    Without ``scorch_classes`` it is the user's class library as it is (a headless
+    script must be free to ``0.exit``, which scorch's classes refuse in a room).
+    """
+    include, exclude = user_class_paths()
+    if scorch_classes:
+        include = [*include, str(CLASSES)]
+    lines = ["includePaths:" if include else "includePaths: []", *(f"  - {p}" for p in include),
+             "excludePaths:" if exclude else "excludePaths: []", *(f"  - {p}" for p in exclude),
+             "postInlineWarnings: false"]
+    text = "\n".join(lines) + "\n"
+    digest = hashlib.sha1(text.encode()).hexdigest()[:12]
+    path = Path(tempfile.gettempdir()) / f"scorch-{os.getuid()}" / f"sclang_conf-{digest}.yaml"
+    if not path.exists():
+        write_atomically(path, text.encode(), durable=False)
+    return path
+
+
+class Sclang:
+    """A started sclang whose ``s`` is the instance's scsynth."""
+
+    def __init__(self, process: ManagedProcess, session: SclangSession, lang_port: int,
+                 name: str, timeout: float, server_host: str = "127.0.0.1") -> None:
+        self.process = process
+        self.session = session
+        self.lang_port = lang_port
+        self.name = name
+        self.timeout = timeout
+        self.server_host = server_host
+        """The address scsynth listens on, as this machine reaches it."""
+
+    @property
+    def pid(self) -> int | None:
+        """The process id."""
+        return self.process.pid
+
+    @classmethod
+    def start(cls, *, name: str, lang_port: int, server_port: int, console: Console,
+              on_exit: ExitCallback, timeout: float, binary: str = "sclang",
+              extra_env: dict[str, str] | None = None,
+              on_server_request: Callable[[str], None] = lambda what: None,
+              on_recompiled: Callable[[], None] = lambda: None,
+              abort: Abort = lambda: None, server_host: str = "127.0.0.1") -> Sclang:
+        """Start sclang, install the evaluator and attach ``s`` to scsynth at ``server_port``.
+
+        Gives up at once (BootError) when sclang exits or is stopped, or when
+        ``abort`` names a reason (the scsynth it attaches to died), instead of
+        waiting out ``timeout``.
+        """
+        mark = console.mark()
+        session = SclangSession(lambda data: proc.write(data), console, instance=name,
+                                on_server_request=on_server_request,
+                                on_recompiled=on_recompiled)
+        argv = [binary, "-i", "scorch", "-u", str(lang_port), "-l", str(class_library_conf())]
+        proc = ManagedProcess("sclang", argv, console, env={**SCLANG_ENV, **(extra_env or {})},
+                              stdin=True, on_output=session.feed, on_exit=on_exit)
+        proc.start()
+        sclang = cls(proc, session, lang_port, name, timeout, server_host)
+
+        def failed(what: str) -> BootError:
+            how = proc.describe_exit()
+            ended = "" if proc.alive() or how in what else f" ({how})"
+            proc.stop(polite=proc.close_stdin, grace=0.5)
+            tail = "\n".join(x.text for x in console.since(mark, source="sclang")[-8:])
+            return BootError(f"instance {name!r}: sclang {what}{ended}:\n{tail}")
+
+        try:
+            line = _wait_line(console, f"{READY}|{FATAL}", timeout, mark,
+                              sclang._trouble(abort))
+        except BootError as err:
+            raise failed(f"did not start: {err}") from err
+        if line is None:
+            raise failed(f"did not print its welcome within {timeout:g} s")
+        if "Welcome" not in line.text:
+            raise failed("exited while starting")
+        try:
+            sclang.install_and_attach(server_port, abort)
+        except (OSError, BootError) as err:
+            raise failed(str(err)) from err
+        return sclang
+
+    def _trouble(self, abort: Abort) -> Abort:
+        """``abort``, and this sclang's own exit or stop, as one reason to stop waiting."""
+
+        def trouble() -> str | None:
+            if not self.process.alive():
+                return f"sclang {self.process.describe_exit()}"
+            if stopped(self.pid):
+                return "sclang is stopped (SIGSTOP)"
+            return abort()
+
+        return trouble
+
+    def install_and_attach(self, server_port: int, abort: Abort = lambda: None) -> None:
+        """Install the evaluator, then attach ``s`` (again, after a recompile)."""
+        session, trouble = self.session, self._trouble(abort)
+        try:
+            installed = session.call(lambda reply: protocol.install(session.token, reply),
+                                     ("installed",), self.timeout, trouble)
+        except BootError as err:
+            raise BootError(f"stopped installing the Scorch evaluator: {err}") from err
+        if installed is None:
+            raise BootError(f"the Scorch class did not answer within {self.timeout:g} s "
+                            f"(is {CLASSES} in the class library?)")
+        try:
+            attached = session.call(lambda reply: protocol.attach(self.name, server_port, reply,
+                                                                    self.server_host),
+                                    ("attached",), self.timeout, trouble)
+        except BootError as err:
+            raise BootError(f"stopped attaching to scsynth on port {server_port}: {err}") \
+                from err
+        if attached is None:
+            raise BootError(f"did not attach to scsynth on port {server_port} within "
+                            f"{self.timeout:g} s")
+
+    def reattach(self, server_port: int, abort: Abort = lambda: None) -> None:
+        """Register ``s`` with a restarted scsynth, keeping its client id and node ids."""
+        try:
+            answer = self.session.call(lambda reply: protocol.reattach(server_port, reply),
+                                       ("reattached", "reattach-failed"), self.timeout,
+                                       self._trouble(abort))
+        except BootError as err:
+            raise BootError(f"instance {self.name!r}: sclang did not re-attach to scsynth "
+                            f"on port {server_port}: {err}") from err
+        if answer is None or answer.name != "reattached":
+            why = answer.payload.decode(errors="replace") if answer else "no answer"
+            raise BootError(f"instance {self.name!r}: sclang did not re-attach to scsynth on "
+                            f"port {server_port}: {why}")
+
+    def stop(self, reason: str) -> None:
+        """Fail the code in flight with ``reason``, close stdin, then SIGTERM, then SIGKILL."""
+        self.session.fail_all(InstanceNotReady(f"{reason} before the code finished"))
+        self.process.stop(polite=self.process.close_stdin, grace=1.0)
+
+
+def _wait_line(console: Console, pattern: str, timeout: float, since: int,
+               abort: Abort) -> ConsoleLine | None:
+    """Wait for a console line as ``Console.wait_for`` does, giving up when ``abort`` says so."""
+    deadline = time.monotonic() + timeout
+    while (remaining := deadline - time.monotonic()) > 0:
+        line = console.wait_for(pattern, min(remaining, ABORT_POLL), since=since,
+                                source="sclang")
+        if line is not None:
+            return line
+        if (reason := abort()) is not None:
+            raise BootError(reason)
+    return None

@@ -1,0 +1,190 @@
+"""One running scsynth: its command line, readiness read from the process, and clean-up.
+
+Ready means scsynth printed ``server ready`` and then answered ``/status``;
+never a sleep.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scorch.errors import BootError, BootTimeout, OscFailure, OscTimeout, PortInUse
+from scorch.primitives.console import Console
+from scorch.primitives.scsynth import commands
+from scorch.primitives.scsynth.client import OscClient
+from scorch.primitives.scsynth.commands import DEFAULT_GROUP
+from scorch.primitives.system.jackd import jack_env
+from scorch.primitives.system.ports import udp_port_holder
+from scorch.primitives.system.process import ExitCallback, ManagedProcess, stopped
+
+READY = r"SuperCollider 3 server ready"
+#: scorch's own client id for node notifications: the last of scsynth's 4 logins
+#: (``-l 4``), so sclang keeps id 0 and its node ids across restarts.
+SCORCH_CLIENT = 3
+FATAL = r"failed to open UDP socket|could not initialize audio|\[scorch\] scsynth exited"
+#: Where a room's outputs go when its config names no ports: scsynth takes a value
+#: without a colon as a pattern and connects its outputs, in order, to the input
+#: ports whose names contain it; "playback_" is the hardware outputs of jackd
+#: (system:playback_1...) and of PipeWire's JACK (DEVICE:playback_FL...).
+DEFAULT_OUTPUTS = "playback_"
+SHARED_MEMORY = Path("/dev/shm")
+
+
+@dataclass(frozen=True)
+class ScsynthOptions:
+    """What one scsynth is started with."""
+
+    name: str
+    """The instance's name: the JACK client is ``scorch-NAME``."""
+    port: int
+    jack_server: str
+    inputs: int = 0
+    outputs: int = 2
+    connect: tuple[str, ...] = ()
+    """JACK playback ports for the outputs, in order."""
+    binary: str = "scsynth"
+    memory_kb: int = 65536
+    extra_env: dict[str, str] = field(default_factory=dict)
+    bind: str = "127.0.0.1"
+    """The address scsynth listens on: loopback, unless MIDI on other hosts plays it."""
+
+    def argv(self) -> list[str]:
+        """The command line: UDP on ``bind`` (loopback by default), no synthdefs dir."""
+        return [
+            self.binary, "-u", str(self.port), "-B", self.bind, "-R", "0", "-D", "0",
+            "-l", "4", "-i", str(self.inputs), "-o", str(self.outputs),
+            "-m", str(self.memory_kb), "-H", f"scorch-{self.name}",
+        ]
+
+    def client_host(self) -> str:
+        """Where this machine's own clients reach it: loopback, unless bound to one address."""
+        return local_address(self.bind)
+
+    def env(self) -> dict[str, str]:
+        """JACK server, no autostarted server, and where the outputs connect.
+
+        Without ``connect`` the outputs go to the hardware outputs (scsynth alone
+        connects nothing), unless this process's own ``SC_JACK_DEFAULT_OUTPUTS``
+        says otherwise.
+        """
+        env = {**jack_env(self.jack_server), **self.extra_env}
+        if self.connect:
+            env["SC_JACK_DEFAULT_OUTPUTS"] = ",".join(self.connect)
+        elif "SC_JACK_DEFAULT_OUTPUTS" not in os.environ:
+            env["SC_JACK_DEFAULT_OUTPUTS"] = DEFAULT_OUTPUTS
+        return env
+
+
+def local_address(bind: str) -> str:
+    """The address a client on this machine uses for a server bound to ``bind``."""
+    wildcard_or_loopback = bind in ("0.0.0.0", "::") or bind.startswith("127.") or bind == "::1"
+    return "127.0.0.1" if wildcard_or_loopback else bind
+
+
+def port_in_use(name: str, port: int) -> PortInUse:
+    """The error for a busy port: who holds it, and the config key to change."""
+    holder = udp_port_holder(port)
+    by = f" by {holder}" if holder else " by another program"
+    return PortInUse(f"instance {name!r}: UDP port {port} is already in use{by}; stop it, "
+                     f"or choose another `port` in [instances.{name}]")
+
+
+class Scsynth:
+    """A started scsynth that answered ``/status``, with its OSC client and default group."""
+
+    def __init__(self, process: ManagedProcess, osc: OscClient, port: int,
+                 host: str = "127.0.0.1") -> None:
+        self.process = process
+        self.osc = osc
+        self.port = port
+        self.host = host
+        """Where clients on this machine reach it."""
+
+    @property
+    def pid(self) -> int | None:
+        """The process id."""
+        return self.process.pid
+
+    def trouble(self) -> str | None:
+        """Why this scsynth cannot be attached to now (exited, stopped), or None."""
+        if not self.process.alive():
+            return f"scsynth {self.process.describe_exit()}"
+        if stopped(self.pid):
+            return "scsynth is stopped (SIGSTOP)"
+        return None
+
+    @classmethod
+    def start(cls, options: ScsynthOptions, console: Console, on_exit: ExitCallback,
+              timeout: float) -> Scsynth:
+        """Start scsynth and wait until it is ready; raise BootError (or a subclass) if not."""
+        mark = console.mark()
+        clients: list[OscClient] = []
+
+        def exited(proc: ManagedProcess, code: int) -> None:
+            for osc in clients:  # whoever waits for a reply learns at once that none will come
+                osc.abandon(f"scsynth {proc.describe_exit()}")
+            on_exit(proc, code)
+
+        proc = ManagedProcess("scsynth", options.argv(), console, env=options.env(),
+                              on_exit=exited)
+        proc.start()
+        line = console.wait_for(f"{READY}|{FATAL}", timeout, since=mark, source="scsynth")
+        if line is None or "server ready" not in line.text:
+            proc.stop(grace=0.5)
+            detail = "\n".join(x.text for x in console.since(mark, source="scsynth")[-8:])
+            if line is not None and "address in use" in line.text:
+                raise port_in_use(options.name, options.port)  # the segment is the holder's
+            remove_shared_memory(options.port)
+            if line is None:
+                raise BootTimeout(f"instance {options.name!r}: scsynth did not say it was "
+                                  f"ready within {timeout:g} s:\n{detail}")
+            raise BootError(f"instance {options.name!r}: scsynth could not start:\n{detail}")
+        osc = OscClient(options.port, host=options.client_host(),
+                        name=f"{options.name}-scsynth")
+        clients.append(osc)
+        if not proc.alive():
+            osc.abandon(f"scsynth {proc.describe_exit()}")
+        try:
+            osc.status(timeout=2.0)
+        except OscTimeout as err:
+            osc.close()
+            proc.stop(grace=0.5)
+            remove_shared_memory(options.port)
+            raise BootTimeout(f"instance {options.name!r}: scsynth printed ready but did not "
+                              f"answer /status: {err}") from err
+        try:
+            osc.notify(SCORCH_CLIENT)
+        except (OscTimeout, OscFailure) as err:
+            osc.close()
+            proc.stop(grace=0.5)
+            remove_shared_memory(options.port)
+            raise BootTimeout(f"instance {options.name!r}: scsynth refused node "
+                              f"notifications: {err}") from err
+        osc.send(commands.g_new(DEFAULT_GROUP))
+        return cls(proc, osc, options.port, options.client_host())
+
+    def stop(self, graceful: bool = True) -> None:
+        """``/quit``, then SIGTERM, then SIGKILL; remove what a killed scsynth leaves behind.
+
+        Not ``graceful``: SIGKILL at once, so scsynth ends no node on its way out and
+        its clients keep their nodes registered for the restore that follows.
+        """
+        if graceful:
+            self.process.stop(polite=lambda: self.osc.send(commands.quit_server()), grace=1.0)
+        else:
+            self.process.stopping = True
+            self.process.signal_group(signal.SIGKILL)
+            self.process.stop(grace=1.0)
+        self.osc.close()
+        remove_shared_memory(self.port)
+
+
+def remove_shared_memory(port: int) -> None:
+    """Remove the 8 MB shared-memory segment a killed scsynth on ``port`` left behind.
+
+    It is named after the port, which only that (now dead) scsynth held.
+    """
+    (SHARED_MEMORY / f"SuperColliderServer_{port}").unlink(missing_ok=True)

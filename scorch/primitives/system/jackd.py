@@ -1,0 +1,101 @@
+"""The JACK server: its command line, the environment of its clients, and readiness.
+
+Every JACK client scorch runs (scsynth, jack_wait, python-rtmidi's JACK backend)
+finds the server by name through the environment built here, and never starts
+one by itself (``JACK_NO_START_SERVER``): a missing server is an error to report,
+not a reason to start a second one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from scorch.primitives.system.process import child_env
+
+
+def jack_env(server: str) -> dict[str, str]:
+    """Environment for a JACK client of ``server`` that never autostarts a server."""
+    return {"JACK_DEFAULT_SERVER": server, "JACK_NO_START_SERVER": "1"}
+
+
+@dataclass(frozen=True)
+class JackdOptions:
+    """What a private jackd is started with."""
+
+    server: str
+    driver: str = "dummy"
+    """``dummy`` (headless) or ``alsa`` (a sound card)."""
+    sample_rate: int = 48000
+    period: int = 64
+    device: str | None = None
+    """The ALSA device (``hw:0``) for the alsa driver."""
+    capture: int = 2
+    """Capture ports of the dummy driver."""
+    playback: int = 2
+    """Playback ports of the dummy driver."""
+    realtime: bool = False
+    """``-R``: the server's and its clients' process threads run at realtime priority."""
+    binary: str = "jackd"
+
+    def argv(self) -> list[str]:
+        """The command line: realtime (``-R``) or not (``-r``), the driver, rate and period."""
+        argv = [self.binary, "-n", self.server, "-R" if self.realtime else "-r"]
+        if self.driver == "alsa":
+            assert self.device is not None
+            argv += ["-d", "alsa", "-d", self.device]
+        else:
+            argv += ["-d", "dummy", "-C", str(self.capture), "-P", str(self.playback)]
+        return [*argv, "-r", str(self.sample_rate), "-p", str(self.period)]
+
+    def env(self) -> dict[str, str]:
+        """jackd's own environment: it must not start another server either."""
+        return {"JACK_NO_START_SERVER": "1"}
+
+
+def wait_for_server(server: str, timeout: float, alive: Callable[[], bool]) -> bool:
+    """True once a client can connect to JACK server ``server`` (asked with jack_wait -c)."""
+    deadline = time.monotonic() + timeout
+    env = child_env(jack_env(server))
+    while time.monotonic() < deadline and alive():
+        try:
+            done = subprocess.run(["jack_wait", "-s", server, "-c"], env=env,
+                                  capture_output=True, timeout=5, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        if done.stdout.strip() == b"running":
+            return True
+        time.sleep(0.02)  # poll interval of a readiness check, not a guess at readiness
+    return False
+
+
+_client_env_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def client_environment(server: str | None) -> Iterator[None]:
+    """Let an in-process JACK client (python-rtmidi) open on ``server``, then restore.
+
+    libjack reads the server name from this process's environment when a client
+    opens, and offers no other way to choose it; so the variables are set around
+    the open and put back afterwards, under a lock, rather than changed for good.
+    """
+    if server is None:
+        yield
+        return
+    with _client_env_lock:
+        saved = {key: os.environ.get(key) for key in jack_env(server)}
+        os.environ.update(jack_env(server))
+        try:
+            yield
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value

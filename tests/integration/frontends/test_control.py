@@ -1,0 +1,484 @@
+"""The control socket: owner-only, one server per installation, same answers as in-process.
+
+The socket's own behaviour (permissions, errors, the connection pool) is tested
+on an Orchestra that is built but not started: names, groups, states and every
+"not ready" error come from the facade without any process. Whether hosted and
+attached give the same answers is tested on a real, started orchestra.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from mcp_server.server import build_server
+from scorch.api.local import LocalService
+from scorch.api.operation import Args, Result
+from scorch.api.remote import IDLE_CONNECTIONS, ControlClient, RemoteService
+from scorch.app.orchestra import Orchestra
+from scorch.config.installation import parse_config
+from scorch.errors import (
+    InstanceNotFound,
+    InstanceNotReady,
+    InvalidRequest,
+    MidiUnavailable,
+    NodeNotFound,
+    NotFound,
+    NotRunning,
+    RemoteError,
+    ScorchError,
+    UnknownSynthDef,
+    rebuild,
+)
+from scorch.wire.envelope import find_running
+from scorch.wire.server import ControlServer
+from tests.conftest import jack_name
+
+CONFIG = """
+[instances.alpha]
+group = "rooms"
+[instances.beta]
+group = "rooms"
+"""
+
+
+@pytest.fixture
+def orchestra(tmp_path: Path) -> Orchestra:
+    return Orchestra(parse_config(CONFIG, tmp_path / "config.toml"))
+
+
+@pytest.fixture
+def served(orchestra: Orchestra, tmp_path: Path) -> Iterator[ControlServer]:
+    server = ControlServer(LocalService(orchestra), tmp_path / "state")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def client(served: ControlServer) -> Iterator[ControlClient]:
+    client = ControlClient(served.path)
+    yield client
+    client.close()
+
+
+def test_socket_is_owner_only_in_an_owner_only_directory(served: ControlServer) -> None:
+    assert stat.S_ISSOCK(served.path.stat().st_mode)
+    assert stat.S_IMODE(served.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(served.path.parent.stat().st_mode) == 0o700
+
+
+def test_find_running_sees_a_served_socket_and_nothing_once_stopped(
+        served: ControlServer, tmp_path: Path) -> None:
+    assert find_running(tmp_path / "state") == served.path
+    served.stop()
+    assert not served.path.exists()
+    assert find_running(tmp_path / "state") is None
+
+
+def test_a_stale_socket_file_is_replaced(orchestra: Orchestra, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(state / "control.sock"))  # bound, never listening: nobody answers
+    dead.close()
+    assert find_running(state) is None
+    server = ControlServer(LocalService(orchestra), state)
+    server.start()
+    try:
+        assert find_running(state) == server.path
+    finally:
+        server.stop()
+
+
+def test_a_second_server_for_the_same_installation_is_refused(
+        served: ControlServer, orchestra: Orchestra, tmp_path: Path) -> None:
+    with pytest.raises(ScorchError, match="already serves this installation"):
+        ControlServer(LocalService(orchestra), tmp_path / "state").start()
+    assert find_running(tmp_path / "state") == served.path
+
+
+def test_calls_return_the_operations_answers(client: ControlClient) -> None:
+    assert client.call("ping")["instances"] == ["alpha", "beta"]
+    rows = client.call("list_instances")["instances"]
+    assert [(r["name"], r["group"], r["state"]) for r in rows] == [
+        ("alpha", "rooms", "STOPPED"), ("beta", "rooms", "STOPPED")]
+
+
+@pytest.mark.parametrize(("method", "args", "kind", "text"), [
+    ("status", {"instance": "gamma"}, InstanceNotFound, "known instances: alpha, beta"),
+    ("release", {"instance": "alpha", "node": "x"}, InstanceNotReady, "not started"),
+    ("execute", {"instance": "alpha", "code": " "}, InvalidRequest, "code is empty"),
+    ("synthdefs", {"action": "describe", "name": "nope"}, UnknownSynthDef,
+     "unknown SynthDef 'nope'"),
+])
+def test_errors_come_back_as_the_same_kind_with_the_same_text(
+        served: ControlServer, method: str, args: dict[str, Any], kind: type[Exception],
+        text: str) -> None:
+    remote = RemoteService(served.path)
+    with pytest.raises(kind, match=text) as raised:
+        remote.call(method, args)
+    assert type(raised.value) is kind
+    with pytest.raises(kind, match=text):  # the same kind as in process
+        LocalService(served.service.orchestra).call(method, args)
+    remote.close()
+
+
+def test_only_operations_are_served(client: ControlClient) -> None:
+    with pytest.raises(NotFound, match=r"no operation .__init__.; operations: .*execute"):
+        client.call("__init__")
+    with pytest.raises(NotFound, match="no operation 'orchestra'"):
+        client.call("orchestra")
+
+
+def test_garbage_gets_an_error_reply_and_the_connection_lives_on(served: ControlServer) -> None:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(str(served.path))
+        reader = sock.makefile("rb")
+        for garbage in (b"not json\n", b"[1, 2]\n", b'{"id": 4, "method": "ping", "args": 7}\n'):
+            sock.sendall(garbage)
+            assert b'"type": "InvalidRequest"' in reader.readline()
+        sock.sendall(b'{"id": 5, "method": "ping", "args": {}}\n')
+        assert reader.readline().startswith(b'{"id": 5, "result"')
+        reader.close()
+
+
+def test_arguments_are_checked_by_the_operation_schema_on_the_server(
+        client: ControlClient) -> None:
+    with pytest.raises(InvalidRequest, match=r"(?s)execute: invalid arguments.*timeout_s"):
+        client.call("execute", {"instance": "alpha", "code": "1", "timeout_s": "soon"})
+    with pytest.raises(InvalidRequest, match=r"extra.*unknown argument"):
+        client.call("status", {"instance": "alpha", "extra": 1})
+
+
+def test_an_unknown_remote_error_kind_becomes_a_remote_error() -> None:
+    error = rebuild("ZeroDivisionError", "boom")
+    assert isinstance(error, RemoteError) and str(error) == "ZeroDivisionError: boom"
+    same = rebuild("NodeNotFound", "no node 'x'")
+    assert type(same) is NodeNotFound and str(same) == "no node 'x'"
+
+
+def test_parallel_callers_each_get_their_own_answer(client: ControlClient) -> None:
+    answers: list[Any] = []
+
+    def ask() -> None:
+        answers.append(client.call("status", {"instance": "beta"})["instances"][0]["name"])
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert answers == ["beta"] * 8
+
+
+def test_a_stopped_installation_is_reported_not_crashed(served: ControlServer) -> None:
+    client = ControlClient(served.path)
+    client.call("ping")
+    served.stop()
+    with pytest.raises((InstanceNotReady, NotRunning),
+                       match=r"not running|closed the connection"):
+        client.call("list_instances")
+    client.close()
+
+
+def client_ends(path: Path) -> int:
+    """File descriptors of this process connected to the socket at ``path`` (client ends).
+
+    A client end's peer is the socket path; the server's ends and the listening
+    socket have none, so each connection counts once.
+    """
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if not os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                continue
+            dup = socket.socket(fileno=os.dup(int(fd)))
+        except OSError:
+            continue  # closed meanwhile, or the listing's own descriptor
+        with dup:
+            if dup.family == socket.AF_UNIX:
+                try:
+                    peer = dup.getpeername()
+                except OSError:
+                    continue
+                count += peer == str(path)
+    return count
+
+
+def conn_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name == "control-conn"}
+
+
+def run_threads(target: Callable[[], None], count: int, *, together: bool) -> None:
+    """Run ``target`` in ``count`` short-lived threads, all at once or one after another."""
+    threads = [threading.Thread(target=target) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+        if not together:
+            thread.join(timeout=10)
+    for thread in threads:
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+@linux_only
+def test_short_lived_threads_one_after_another_share_one_connection(
+        client: ControlClient) -> None:
+    answers: list[str] = []
+    run_threads(lambda: answers.append(client.call("ping")["instances"][0]), 20,
+                together=False)
+    assert answers == ["alpha"] * 20
+    assert client_ends(client.path) == 1
+
+
+@linux_only
+def test_fifty_short_lived_threads_leave_no_more_than_the_idle_pool_open(
+        served: ControlServer) -> None:
+    before = conn_threads()
+    client = ControlClient(served.path)
+    barrier = threading.Barrier(50, timeout=10)
+    answers: list[str] = []
+
+    def ask() -> None:
+        barrier.wait()  # all 50 in flight together, so the pool has to grow
+        answers.append(client.call("status", {"instance": "beta"})["instances"][0]["name"])
+
+    run_threads(ask, 50, together=True)
+    assert answers == ["beta"] * 50
+    assert 1 <= client_ends(served.path) <= IDLE_CONNECTIONS
+    serving = conn_threads() - before
+    assert serving  # the server did run a thread per connection
+    client.close()
+    assert client_ends(served.path) == 0
+    for thread in serving:  # each ends once its client end is closed
+        thread.join(timeout=5)
+    assert not [t for t in serving if t.is_alive()]
+
+
+def test_a_long_call_does_not_hold_up_other_callers(
+        served: ControlServer, orchestra: Orchestra, client: ControlClient) -> None:
+    entered, done = threading.Event(), threading.Event()
+
+    class Waiting(LocalService):
+        def call(self, name: str, args: dict[str, Any] | Args) -> Result:
+            if name == "wait_for":
+                entered.set()
+                done.wait(10)
+            return super().call(name, args)
+
+    served.service = Waiting(orchestra)
+    waited: list[Any] = []
+    waiter = threading.Thread(target=lambda: waited.append(client.call(
+        "wait_for", {"instance": "alpha", "pattern": "x", "timeout_s": 0.01})))
+    waiter.start()
+    try:
+        assert entered.wait(5)
+        assert client.call("ping", timeout=5)["instances"] == ["alpha", "beta"]
+    finally:
+        done.set()
+        waiter.join(timeout=5)
+    assert waited == [{"matched": False, "line": None}]
+
+
+# --- hosted and attached, on a real orchestra --------------------------------
+
+REAL = """
+state_dir = "{state}"
+[audio]
+driver = "dummy"
+jack_server = "{jack}"
+[midi]
+enabled = false
+[instances.alpha]
+group = "rooms"
+synthdefs = ["sine"]
+[instances.beta]
+group = "rooms"
+"""
+
+#: Fields that change between two calls one after the other (``synths`` and
+#: ``ugens`` too: a released synth fades out on its own, and /status is polled).
+VOLATILE = frozenset({"since", "uptime", "cpu", "peak_cpu", "avg_cpu", "actual_sample_rate",
+                      "synths", "ugens", "elapsed_ms", "request", "console_since"})
+
+
+def stable(answer: Any) -> Any:
+    """``answer`` without the fields that change between two calls."""
+    if isinstance(answer, dict):
+        return {k: stable(v) for k, v in answer.items() if k not in VOLATILE}
+    if isinstance(answer, list):
+        return [stable(v) for v in answer]
+    return answer
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlServer]:
+    """A started two-instance orchestra, served on its control socket (once per module)."""
+    state = tmp_path_factory.mktemp("control") / "state"
+    text = REAL.format(state=state, jack=jack_name("control"))
+    orch = Orchestra(parse_config(text, state.parent / "config.toml"))
+    server = ControlServer(LocalService(orch), state)
+    try:
+        assert orch.start() == {"alpha": None, "beta": None}
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        orch.stop()
+
+
+@pytest.fixture
+def services(real: ControlServer) -> Iterator[tuple[LocalService, RemoteService]]:
+    remote = RemoteService(real.path)
+    yield real.service, remote
+    remote.close()
+
+
+def answer(service: LocalService | RemoteService, operation: str, **args: Any) -> Any:
+    """An operation's answer as JSON, the same shape on both sides."""
+    return service.call(operation, args).model_dump(mode="json")
+
+
+@pytest.mark.integration
+def test_instances_and_status_agree_on_every_stable_field(
+        services: tuple[LocalService, RemoteService]) -> None:
+    local, remote = services
+    rows = answer(local, "list_instances")["instances"]
+    assert [(r["name"], r["state"]) for r in rows] == [("alpha", "READY"), ("beta", "READY")]
+    assert stable(answer(remote, "list_instances")["instances"]) == stable(rows)
+    status = answer(local, "status", instance="rooms")["instances"]
+    assert status[0]["pids"]["scsynth"] > 0 and status[0]["server"]["nominal_sample_rate"]
+    assert stable(answer(remote, "status", instance="rooms")["instances"]) == stable(status)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("code", "ok"), [("1 + 1", True), ("1 +* ) (", False)])
+def test_execute_gives_the_same_value_or_the_same_error_at_the_same_place(
+        services: tuple[LocalService, RemoteService], code: str, ok: bool) -> None:
+    local, remote = services
+    mine = answer(local, "execute", instance="rooms", code=code, timeout_s=5.0)["results"]
+    assert [r["ok"] for r in mine] == [ok, ok]
+    if ok:
+        assert mine[0]["value"] == "2"
+    else:
+        assert mine[0]["error"]["kind"] == "parse"
+        assert (mine[0]["error"]["line"], mine[0]["error"]["char"]) == (1, 6)
+    theirs = answer(remote, "execute", instance="rooms", code=code, timeout_s=5.0)["results"]
+    assert stable(theirs) == stable(mine)
+
+
+@pytest.mark.integration
+def test_play_set_and_release_of_a_named_node_give_the_same_answers(
+        services: tuple[LocalService, RemoteService]) -> None:
+    answers = []
+    for service in services:  # the same node, played and released by each side in turn
+        played = answer(service, "play", instance="alpha", synthdef="sine",
+                        params={"freq": 440.0}, name="pair")
+        assert played.pop("node_id") > 0
+        nodes = answer(service, "status", instance="alpha")["instances"][0]["nodes"]
+        assert nodes["pair"]["params"]["freq"] == 440.0
+        changed = answer(service, "set", instance="alpha", node="pair", params={"freq": 220.0})
+        released = answer(service, "release", instance="alpha", node="pair")
+        answers.append((played, changed, released))
+    assert answers[0][1]["params"]["freq"] == 220.0 and answers[0][2]["released"] is True
+    assert answers[1] == answers[0]
+
+
+@pytest.mark.integration
+def test_console_wait_for_and_events_give_the_same_lines(
+        services: tuple[LocalService, RemoteService]) -> None:
+    local, remote = services
+    answer(local, "execute", instance="alpha", code='"parity-mark".postln', timeout_s=5.0)
+    waited = answer(local, "wait_for", instance="alpha", pattern="parity-mark", timeout_s=5.0,
+                    since=0)
+    assert waited["matched"]
+    assert answer(remote, "wait_for", instance="alpha", pattern="parity-mark", timeout_s=5.0,
+                  since=0) == waited
+    lines = answer(local, "console", instance="alpha", lines=5)["lines"]
+    assert waited["line"] in lines
+    assert answer(remote, "console", instance="alpha", lines=5)["lines"] == lines
+    events = answer(local, "events", instance="*")["events"]
+    assert {e["instance"] for e in events} == {"alpha", "beta"}
+    assert answer(remote, "events", instance="*")["events"] == events
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("name", "args", "kind"), [
+    ("status", {"instance": "nobody"}, InstanceNotFound),
+    ("execute", {"instance": "nobody", "code": "1"}, InstanceNotFound),
+    ("console", {"instance": "nobody"}, InstanceNotFound),
+    ("release", {"instance": "alpha", "node": "nobody"}, NodeNotFound),
+    ("play", {"instance": "alpha", "synthdef": "sine", "params": {"fre": 1.0}},
+     InvalidRequest),
+    ("midi", {"action": "ports"}, MidiUnavailable),
+])
+def test_errors_are_the_same_kind_with_the_same_message(
+        services: tuple[LocalService, RemoteService], name: str, args: dict[str, Any],
+        kind: type[Exception]) -> None:
+    raised = []
+    for service in services:
+        with pytest.raises(kind) as error:
+            service.call(name, args)
+        raised.append((type(error.value), str(error.value)))
+    assert raised[0][0] is kind and raised[0][1]
+    assert raised[1] == raised[0]
+
+
+# --- the MCP tools over both services ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def both(real: ControlServer) -> AsyncIterator[tuple[Client, Client]]:
+    remote = RemoteService(real.path)
+    async with Client(build_server(real.service)) as local, \
+            Client(build_server(remote)) as attached:
+        yield local, attached
+    remote.close()
+
+
+@pytest.mark.integration
+@pytest.mark.anyio
+@pytest.mark.parametrize(("tool", "args", "is_error"), [
+    ("list_instances", {}, False),
+    ("status", {"instance": "rooms"}, False),
+    ("status", {"instance": "nobody"}, True),
+    ("execute", {"instance": "rooms", "code": "1"}, False),
+    ("execute", {"instance": "alpha", "code": "1 +* ) ("}, True),
+    ("execute", {"instance": "alpha", "code": ""}, True),
+    ("synthdefs", {"action": "describe", "name": "sine"}, False),
+    ("synthdefs", {"action": "describe", "name": "nope"}, True),
+    ("play", {"instance": "alpha", "synthdef": "sine", "params": {"fre": 1}}, True),
+    ("console", {"instance": "beta"}, False),
+    ("events", {"instance": "*"}, False),
+    ("midi", {"action": "ports"}, True),
+])
+async def test_hosted_and_attached_tools_give_the_same_answers(
+        both: tuple[Client, Client], tool: str, args: dict[str, Any], is_error: bool) -> None:
+    local, remote = both
+    mine, theirs = await local.call_tool(tool, args), await remote.call_tool(tool, args)
+    assert mine.is_error is is_error and theirs.is_error is is_error
+    if is_error:
+        assert mine.content == theirs.content
+        return
+    assert mine.structured_content is not None and theirs.structured_content is not None
+    assert stable(mine.structured_content) == stable(theirs.structured_content)

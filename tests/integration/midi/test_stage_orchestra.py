@@ -1,0 +1,275 @@
+"""Tempo, MIDI clock and panic through the whole tree and the MCP tools: real rooms, JACK MIDI.
+
+One orchestra: ``lobby`` plays at the installation's tempo, ``attic`` in group
+``top`` at its own; a keys route plays ``sine`` in lobby; MIDI clock goes out to
+a JACK MIDI port this test reads. (MIDI clock in has its own module: libjack in
+one process hangs opening a client on a second JACK server while clients of the
+first are open, so two orchestras with MIDI cannot run side by side here.)
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+import rtmidi
+from mcp import Client
+
+from mcp_server.server import build_server
+from midi.clock import CONTINUE, SONG_POSITION, START, STOP, TICK
+from midi.voices import FIRST_NODE_ID
+from scorch.api.local import LocalService
+from scorch.app.orchestra import Orchestra
+from scorch.errors import InvalidRequest
+from scorch.primitives.scsynth.commands import s_new
+from scorch.primitives.system.jackd import client_environment
+from tests.integration.midi.test_midi_orchestra import Device
+from tests.support.harness import wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.anyio]
+
+ROOMS = """
+[instances.lobby]
+synthdefs = ["sine"]
+[instances.attic]
+group = "top"
+synthdefs = ["sine"]
+"""
+
+STAGE = """
+[tempo]
+bpm = 100
+[tempo.groups.top]
+bpm = 70
+beats_per_bar = 3
+[midi]
+backend = "jack"
+rescan_interval = 0.1
+[[midi.keys]]
+port = "scorchtest-stagekeys"
+instance = "lobby"
+synthdef = "sine"
+[[midi.clock_out]]
+port = "scorchtest-clockrx"
+"""
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class ClockReceiver:
+    """A JACK MIDI input that keeps every clock message with rtmidi's own time for it."""
+
+    def __init__(self, jack: str, port: str = "scorchtest-clockrx") -> None:
+        with client_environment(jack):
+            self._midi = rtmidi.MidiIn(rtmidi.API_UNIX_JACK, name="scorchtest-rx",
+                                       queue_size_limit=8192)
+            self._midi.ignore_types(timing=False)
+            self._midi.open_virtual_port(port)
+        self.got: list[tuple[float, list[int]]] = []
+        self._lock = threading.Lock()
+        self._halt = threading.Event()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        at = 0.0
+        while not self._halt.is_set():
+            message = self._midi.get_message()
+            if message is None:
+                time.sleep(0.0005)
+                continue
+            at += message[1]  # rtmidi's delta: the receiver's own clock
+            with self._lock:
+                self.got.append((at, message[0]))
+
+    def since(self, start: int) -> list[tuple[float, list[int]]]:
+        with self._lock:
+            return self.got[start:]
+
+    def mark(self) -> int:
+        with self._lock:
+            return len(self.got)
+
+    def bpm(self, start: int) -> float:
+        """The tempo of the ticks received since ``start`` (least squares over them)."""
+        times = [t for t, m in self.since(start) if m == [TICK]]
+        assert len(times) > 24, f"only {len(times)} ticks"
+        slope = statistics.linear_regression(range(len(times)), times).slope
+        return 60.0 / (24 * slope)
+
+    def close(self) -> None:
+        self._halt.set()
+        self._thread.join(2)
+        self._midi.close_port()
+        self._midi.delete()
+
+
+@pytest.fixture(scope="module")
+def stage(tmp_path_factory: pytest.TempPathFactory, library: Any) -> Iterator[Orchestra]:
+    from tests.conftest import jack_name
+
+    path = tmp_path_factory.mktemp("stage")
+    text = (f'state_dir = "{path / "state"}"\n[audio]\njack_server = "{jack_name("tempo")}"\n'
+            + ROOMS + STAGE)
+    (path / "config.toml").write_text(text)
+    from scorch.config.installation import parse_config
+
+    orch = Orchestra(parse_config(text, path / "config.toml"), library)
+    try:
+        assert orch.start() == {"lobby": None, "attic": None}
+        yield orch
+    finally:
+        orch.stop()
+
+
+@pytest.fixture
+async def client(stage: Orchestra) -> AsyncIterator[Client]:
+    async with Client(build_server(LocalService(stage))) as session:
+        yield session
+
+
+async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    text = "\n".join(getattr(b, "text", "") for b in result.content)
+    assert not result.is_error, text
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def fails(client: Client, tool: str, **args: Any) -> str:
+    result = await client.call_tool(tool, args)
+    assert result.is_error, result.structured_content
+    return "\n".join(getattr(b, "text", "") for b in result.content)
+
+
+def room_clock(orch: Orchestra, room: str) -> tuple[float, float]:
+    """(bpm, beats) of the room's TempoClock.default, read in its sclang."""
+    (result,) = orch.execute(room, "[TempoClock.default.tempo * 60, TempoClock.default.beats]")
+    assert result.ok, result
+    bpm, beats = (float(x) for x in result.value.strip("[ ]").split(","))
+    return bpm, beats
+
+
+async def test_tempo_reads_the_grid_and_a_new_bpm_reaches_the_rooms_on_the_same_beat(
+    client: Client, stage: Orchestra
+) -> None:
+    # A room is told its tempo as soon as it is READY.
+    wait_for(lambda: room_clock(stage, "attic")[0] == pytest.approx(70.0), timeout=2)
+    state = await call(client, "tempo")
+    assert state["scope"] == "installation" and state["rooms"] == ["lobby"]
+    assert state["source"] == "scorch" and state["beats_per_bar"] == 4
+    assert 0 <= state["bar_phase"] < 4 and state["bar"] == int(state["beat"] // 4) + 1
+    changed = await call(client, "tempo", bpm=133.0)
+    assert changed["bpm"] == 133.0
+    wait_for(lambda: room_clock(stage, "lobby")[0] == pytest.approx(133.0), timeout=5)
+    before = time.monotonic()
+    _, room_beat = room_clock(stage, "lobby")
+    ours = stage.tempo()["beat"]
+    # The room's beat, read just before ours: apart by no more than the read took (+2 ms).
+    slack = (time.monotonic() - before + 0.002) * 133.0 / 60.0
+    assert abs(ours - room_beat) < slack, (ours, room_beat)
+    assert room_clock(stage, "attic")[0] == pytest.approx(70.0)  # its group's own tempo
+    # Timed requests' "next_bar" is a bar line of this grid (in Unix time).
+    when = stage.when("next_bar", None)
+    state, now = stage.tempo(), time.time()
+    assert when is not None and now < when
+    assert (state["beat"] + (when - now) * 133.0 / 60.0) % 4 == pytest.approx(0, abs=1e-3) \
+        or (state["beat"] + (when - now) * 133.0 / 60.0) % 4 == pytest.approx(4, abs=1e-3)
+
+
+async def test_a_group_with_its_own_tempo_is_set_alone_and_others_are_refused(
+    client: Client, stage: Orchestra
+) -> None:
+    state = await call(client, "tempo", group="attic")
+    assert (state["scope"], state["beats_per_bar"], state["rooms"]) == ("top", 3, ["attic"])
+    await call(client, "tempo", group="top", bpm=80.0)
+    wait_for(lambda: room_clock(stage, "attic")[0] == pytest.approx(80.0), timeout=5)
+    assert room_clock(stage, "lobby")[0] != pytest.approx(80.0)
+    assert "plays at the installation's tempo" in await fails(client, "tempo", group="lobby",
+                                                                bpm=90.0)
+    assert "known instances" in await fails(client, "tempo", group="cellar")
+    assert "less than or equal to 999" in await fails(client, "tempo", bpm=5000.0)
+    assert "transport" in await fails(client, "tempo", transport="pause")
+    # A bar of the group's own grid (3 beats at 80 bpm), not the installation's.
+    when = stage.when("next_bar", None, "attic")
+    state, now = stage.tempo("attic"), time.time()
+    assert when is not None and now < when <= now + 3 * 60.0 / 80.0 + 0.01
+    bar = (state["beat"] + (when - now) * 80.0 / 60.0) % 3
+    assert min(bar, 3 - bar) == pytest.approx(0, abs=1e-3)
+    with pytest.raises(InvalidRequest, match="different tempos"):
+        stage.when("next_bar", None, "*")
+    assert stage.when(None, 0.5, "*") == pytest.approx(time.time() + 0.5, abs=0.05)
+
+
+async def test_panic_releases_the_keys_voices_and_voices_nobody_knows(
+    client: Client, stage: Orchestra
+) -> None:
+    osc = stage.views["lobby"].osc
+    assert osc is not None
+    base = osc.status().synths
+    keys = Device("scorchtest-stagekeys", stage.config.audio.jack_server)
+    try:
+        deadline = time.monotonic() + 10
+        while osc.status().synths < base + 2:  # the first notes may beat the connection
+            assert time.monotonic() < deadline, "no voice started"
+            keys.send(0x90, 60, 100)
+            keys.send(0x90, 64, 100)
+            time.sleep(0.05)
+        # A voice the router never started: left by a router that is gone, say.
+        osc.send(s_new("sine", FIRST_NODE_ID + 2**25, args=("amp", 0.0)))
+        wait_for(lambda: osc.status().synths == base + 3)
+        answer = (await call(client, "midi", action="panic"))["result"]
+        assert answer["panic"] is True and answer["released"] == 2
+        assert answer["voices_in_rooms"]["lobby"] == 3  # the orphan too
+        wait_for(lambda: osc.status().synths == base)
+    finally:
+        keys.close()
+
+
+def test_midi_clock_out_follows_the_tempo_and_the_transport(stage: Orchestra) -> None:
+    receiver = ClockReceiver(stage.config.audio.jack_server)
+    try:
+        stage.set_tempo(None, 120.0)
+        wait_for(lambda: "scorchtest-clockrx" in " ".join(stage.midi_ports()["outputs"]),
+                 timeout=5)
+        mark = receiver.mark()
+        time.sleep(1.5)
+        assert receiver.bpm(mark) == pytest.approx(120.0, rel=0.005)
+        stage.set_tempo(None, 174.0)
+        time.sleep(0.2)  # past the change
+        mark = receiver.mark()
+        time.sleep(1.5)
+        assert receiver.bpm(mark) == pytest.approx(174.0, rel=0.005)
+        # Transport: stop, then start from the top on the next bar.
+        mark = receiver.mark()
+        stage.set_tempo(None, transport="stop")
+        wait_for(lambda: [STOP] in [m for _, m in receiver.since(mark)])
+        started = stage.set_tempo(None, transport="start")
+        assert started["playing"] is True
+        wait_for(lambda: [START] in [m for _, m in receiver.since(mark)], timeout=3)
+        got = [m for _, m in receiver.since(mark)]
+        at = got.index([START])
+        assert got[at + 1] == [TICK]  # the first counted tick follows at once
+        assert [STOP, *got[got.index([STOP]) + 1][:1]] == [STOP, SONG_POSITION]
+        # Continue from where it stopped, with the song position first.
+        time.sleep(0.5)  # a few beats in
+        mark = receiver.mark()
+        stage.set_tempo(None, transport="stop")
+        stage.set_tempo(None, transport="continue")
+        wait_for(lambda: [CONTINUE] in [m for _, m in receiver.since(mark)], timeout=3)
+        got = [m for _, m in receiver.since(mark)]
+        resume = got.index([CONTINUE])
+        assert got[resume - 1][0] == SONG_POSITION and got[resume + 1] == [TICK]
+        stopped_at = got[got.index([STOP]) + 1]
+        assert got[resume - 1] == [SONG_POSITION, *stopped_at[1:]]  # where it stopped
+        assert stopped_at[1] + (stopped_at[2] << 7) > 0
+        assert stage.midi_stats()["clock_out"][""]["ticks"] > 0
+    finally:
+        receiver.close()

@@ -1,0 +1,473 @@
+"""Sessions: what loading one changes, its file read back with located errors, and real rooms.
+
+The pure diff and the file format are tested without processes; then a real
+orchestra saves, changes and loads a session (values read from scsynth itself),
+and a `scorch run` killed with SIGKILL comes back from its autosave with --resume.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import soundfile as sf
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scorch.api.local import LocalService
+from scorch.app.orchestra import Orchestra
+from scorch.app.sessions import Reading, SessionStore, parse, render
+from scorch.config.installation import Config, parse_config
+from scorch.errors import SessionFileError, SessionNotFound
+from scorch.primitives.scsynth.client import OscClient
+from scorch.primitives.synthdefs.library import SynthDefLibrary
+from scorch.primitives.system.process import DIE_WITH_PARENT
+from scorch.primitives.toml_text import toml_value
+from scorch.state.desired import PERSISTENT_NODE_BASE, SAMPLE_BUFFER_BASE
+from scorch.state.session import BufferSpec, NodeSpec, RoomSpec, Session, diff
+from tests.conftest import MakeConfig, jack_name, node_param, pid_alive, scsynth_param
+from tests.integration.frontends.test_cli import children
+
+Start = Callable[[Config], Orchestra]
+DEFAULTS = {"sine": {"freq": 440.0, "amp": 0.4, "pan": 0.0}}
+
+
+def defaults(synthdef: str) -> dict[str, float]:
+    return DEFAULTS.get(synthdef, {})
+
+
+def room(nodes: dict[str, NodeSpec] | None = None,
+         buffers: dict[str, BufferSpec] | None = None) -> RoomSpec:
+    return RoomSpec(nodes=nodes or {}, buffers=buffers or {})
+
+
+# --- the diff -----------------------------------------------------------------------------
+
+
+def test_an_equal_session_changes_nothing() -> None:
+    state = Session({"a": room({"pad": NodeSpec("sine", {"freq": 220.0})},
+                               {"k": BufferSpec("/k.wav", 768)})})
+    assert diff(state, state, defaults) == []
+
+
+def test_params_left_out_are_at_their_defaults_and_only_differences_are_set() -> None:
+    now = Session({"a": room({"pad": NodeSpec("sine", {"freq": 220.0, "amp": 0.2})})})
+    want = Session({"a": room({"pad": NodeSpec("sine", {"freq": 220.0, "pan": 0.0})})})
+    (change,) = diff(now, want, defaults)
+    assert (change.action, change.instance, change.target) == ("set", "a", "pad")
+    assert change.params == {"amp": 0.4}  # amp back to its default; pan already is
+    assert change.detail == "set pad: amp 0.2 -> 0.4"
+
+
+def test_float32_rounding_is_no_difference() -> None:
+    now = Session({"a": room({"pad": NodeSpec("sine", {"amp": 0.20000000298023224})})})
+    want = Session({"a": room({"pad": NodeSpec("sine", {"amp": 0.2})})})
+    assert diff(now, want, defaults) == []
+
+
+def test_buffers_are_freed_and_loaded_before_nodes_and_a_taken_bufnum_is_freed_first() -> None:
+    now = Session({"a": room({"old": NodeSpec("sine"), "pad": NodeSpec("sine")},
+                             {"kick": BufferSpec("/kick.wav", 768)})})
+    want = Session({"a": room({"pad": NodeSpec("saw"), "new": NodeSpec("sine", {"freq": 1.0})},
+                              {"kick": BufferSpec("/kick.wav", 769),
+                               "snare": BufferSpec("/snare.wav", 768)})})
+    steps = [(c.action, c.target) for c in diff(now, want, defaults)]
+    assert steps == [("free", "kick"), ("load", "kick"), ("load", "snare"),
+                     ("release", "old"), ("play", "pad"), ("play", "new")]
+    loads = {c.target: (c.path, c.bufnum) for c in diff(now, want, defaults)
+             if c.action == "load"}
+    assert loads == {"kick": ("/kick.wav", 769), "snare": ("/snare.wav", 768)}
+
+
+def test_a_changed_path_under_the_same_bufnum_is_loaded_again_without_a_free() -> None:
+    now = Session({"a": room(buffers={"kick": BufferSpec("/old.wav", 768)})})
+    want = Session({"a": room(buffers={"kick": BufferSpec("/new.wav", 768)})})
+    assert [(c.action, c.path) for c in diff(now, want, defaults)] == [("load", "/new.wav")]
+
+
+def test_routes_are_unmapped_mapped_and_replaced_by_id_unless_unknown() -> None:
+    a = {"id": "a", "type": "control", "cc": 1}
+    b = {"id": "b", "type": "control", "cc": 2}
+    b2 = {**b, "cc": 3}
+    now, want = Session(routes=(a, b)), Session(routes=(b2, {**a, "id": "c"}))
+    assert [(c.action, c.target) for c in diff(now, want, defaults)] == [
+        ("unmap", "a"), ("map", "b"), ("map", "c")]
+    assert diff(Session(routes=(a,), routes_known=False), want, defaults) == []
+
+
+def test_a_tempo_is_set_where_both_sides_know_its_scope() -> None:
+    now = Session(tempos={"": 120.0, "ground": 90.0})
+    want = Session(tempos={"": 96.0, "ground": 90.0, "gone": 70.0})
+    (change,) = diff(now, want, defaults)
+    assert (change.action, change.target, change.scope, change.bpm) == (
+        "tempo", "installation", "", 96.0)
+    assert change.detail == "tempo of installation: 120 -> 96 bpm"
+    # A scope the installation does not set (a MIDI clock drives it) or a file without one.
+    assert diff(Session(tempos={"ground": 90.0}), want, defaults) == []
+    assert diff(now, Session(), defaults) == []
+
+
+# --- the file -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def reading(tmp_path: Path, library: SynthDefLibrary) -> Reading:
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "kick.wav").write_bytes(b"RIFF")
+    config = parse_config(textwrap.dedent(f"""
+        [instances.lobby]
+        [instances.attic]
+        [samples]
+        paths = ["{tmp_path / 's'}"]
+        """), tmp_path / "config.toml")
+    return Reading(config, library)
+
+
+def test_a_session_written_reads_back_as_itself(reading: Reading, tmp_path: Path) -> None:
+    session = Session(
+        {"lobby": room({"drone": NodeSpec("sine", {"freq": 110.0, "amp": 0.125})},
+                       {"kick": BufferSpec(str(tmp_path / "s" / "kick.wav"), 770)}),
+         "attic": room()},
+        tempos={"": 96.5},
+        routes=({"id": "knob", "type": "control", "port": "*", "instance": "lobby", "cc": 74,
+                 "node": "drone", "param": "freq", "range": [100.0, 800.0], "curve": "exp",
+                 "takeover": "pickup", "pitchbend": False, "aftertouch": False,
+                 "hires": False, "step": 1 / 127},))
+    text = render(session, "evening")
+    assert 'params = { freq = 110.0, amp = 0.125 }' in text
+    assert text.startswith("# scorch session 'evening'")
+    again = parse(text, tmp_path / "evening.toml", reading)
+    assert again.rooms == session.rooms
+    assert again.tempos == {"": 96.5}
+    assert [dict(r) for r in again.routes] == [dict(r) for r in session.routes]
+
+
+def _located(text: str, reading: Reading, tmp_path: Path) -> str:
+    with pytest.raises(SessionFileError) as caught:
+        parse(textwrap.dedent(text), tmp_path / "x.toml", reading)
+    return str(caught.value)
+
+
+HEAD = "version = 1\n"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    pytest.param("version = 1\n[rooms.lobby\n", ["x.toml: invalid TOML", "line 2"],
+                 id="not-toml"),
+    pytest.param("version = 3\n", ["x.toml:1: version", "1 or 2"], id="version"),
+    pytest.param(HEAD + "[tempo]\nbpm = 5\n", ["x.toml:3: tempo.bpm", "greater than or equal "
+                                              "to 20"], id="tempo-slow"),
+    pytest.param(HEAD + "[tempo.groups.ground]\nbpm = 90\n",
+                 ["x.toml:2: tempo.groups.ground: group 'ground' has no tempo of its own"],
+                 id="tempo-group"),
+    pytest.param("[rooms.lobby]\n", ["version: this key is required"], id="no-version"),
+    pytest.param(HEAD + "[rooms.kitchen]\n",
+                 ["x.toml:2: rooms.kitchen: no instance 'kitchen'", "lobby, attic"],
+                 id="unknown-room"),
+    pytest.param(HEAD + '[rooms.lobby.nodes.pad]\nsynthdef = "sinus"\n',
+                 ["x.toml:3: rooms.lobby.nodes.pad.synthdef", "unknown SynthDef 'sinus'"],
+                 id="unknown-synthdef"),
+    pytest.param(HEAD + '[rooms.lobby.nodes.pad]\nsynthdef = "sine"\n'
+                 "params = { freq = 1, fre = 2 }\n",
+                 ["x.toml:4: rooms.lobby.nodes.pad.params.fre", "no param 'fre'"],
+                 id="unknown-param"),
+    pytest.param(HEAD + '[rooms.lobby.nodes.pad]\nsynthdef = "sine"\nparams = { freq = "a" }\n',
+                 ["x.toml:4: rooms.lobby.nodes.pad.params.freq", "valid number"],
+                 id="param-not-number"),
+    pytest.param(HEAD + '[rooms.lobby.nodes.pad]\nsynthdef = "sine"\nparams = { freq = 1e39 }\n',
+                 ["x.toml:4", "float32"], id="param-beyond-float32"),
+    pytest.param(HEAD + '[rooms.lobby.nodes.pad]\nsynthdef = "sine"\nsynth = "x"\n',
+                 ["x.toml:4: rooms.lobby.nodes.pad.synth: unknown key"], id="unknown-key"),
+    pytest.param(HEAD + '[rooms.lobby.buffers.k]\npath = "kick.wav"\nbufnum = 12\n',
+                 ["x.toml:4: rooms.lobby.buffers.k.bufnum", "greater than or equal to 768"],
+                 id="bufnum-low"),
+    pytest.param(HEAD + '[rooms.lobby.buffers.k]\npath = "kick.wav"\nbufnum = 768\n'
+                 '[rooms.lobby.buffers.j]\npath = "kick.wav"\nbufnum = 768\n',
+                 ["x.toml:7: rooms.lobby.buffers.j.bufnum", "also buffer 'k'"],
+                 id="bufnum-twice"),
+    pytest.param(HEAD + '[rooms.lobby.buffers.k]\npath = "gone.wav"\nbufnum = 768\n',
+                 ["x.toml:3: rooms.lobby.buffers.k.path", "no sound file 'gone.wav'"],
+                 id="sample-missing"),
+    pytest.param(HEAD + '[[midi.routes]]\nid = "a"\ntype = "control"\ninstance = "lobby"\n'
+                 'cc = 300\nnode = "pad"\nparam = "amp"\n',
+                 ["x.toml:6: midi.routes.0.cc", "less than or equal to 127"], id="route-cc"),
+    pytest.param(HEAD + '[[midi.routes]]\nid = "a"\ntype = "knob"\n',
+                 ["x.toml:4: midi.routes.0.type", "'control' or 'key'"], id="route-type"),
+    pytest.param(HEAD + '[[midi.routes]]\nid = "a"\ntype = "key"\ninstance = "cellar"\n'
+                 'synthdef = "sine"\n',
+                 ["x.toml:5: midi.routes.0.instance", "no instance or group named 'cellar'"],
+                 id="route-instance"),
+])
+def test_a_bad_session_file_names_line_key_and_problem(
+        text: str, expected: list[str], reading: Reading, tmp_path: Path) -> None:
+    message = _located(text, reading, tmp_path)
+    for part in expected:
+        assert part in message, f"{part!r} not in:\n{message}"
+
+
+def test_every_problem_of_a_file_is_listed_at_once(reading: Reading, tmp_path: Path) -> None:
+    message = _located(HEAD + "[rooms.kitchen]\n[rooms.lobby.nodes.a]\nsynthdef = \"nope\"\n",
+                       reading, tmp_path)
+    assert "x.toml:2: rooms.kitchen" in message and "x.toml:4: rooms.lobby.nodes.a" in message
+
+
+def test_a_resume_leaves_out_what_the_installation_no_longer_has(
+        reading: Reading, tmp_path: Path) -> None:
+    text = HEAD + textwrap.dedent("""
+        [tempo]
+        bpm = 96
+        [tempo.groups.gone]
+        bpm = 90
+        [rooms.kitchen.nodes.pad]
+        synthdef = "sine"
+        [rooms.lobby.nodes.drone]
+        synthdef = "sine"
+        params = { freq = 110, fre = 2 }
+        [rooms.lobby.nodes.old]
+        synthdef = "sinus"
+        [rooms.lobby.buffers.k]
+        path = "kick.wav"
+        bufnum = 768
+        [rooms.lobby.buffers.j]
+        path = "kick.wav"
+        bufnum = 768
+        """)
+    with pytest.raises(SessionFileError):  # a session load is strict
+        parse(text, tmp_path / "x.toml", reading)
+    resume = Reading(reading.config, reading.library, resume=True)
+    session = parse(text, tmp_path / "x.toml", resume)
+    assert session.rooms == {"lobby": room({"drone": NodeSpec("sine", {"freq": 110.0})},
+                                           {"k": BufferSpec("kick.wav", 768)})}
+    assert session.tempos == {"": 96.0}
+
+
+def test_an_unreadable_autosave_is_set_aside_and_the_installation_starts_anyway(
+        tmp_path: Path) -> None:
+    config = parse_config(f'state_dir = "{tmp_path / "state"}"\n[instances.lobby]\n',
+                          tmp_path / "config.toml")
+    orch = Orchestra(config)  # not started: reading the autosave needs no room
+    folder = config.state_path() / "sessions"
+    folder.mkdir(parents=True)
+    (folder / "autosave.toml").write_text("version = 1\n[rooms.lobby\n")
+    assert orch.autosaved() is None
+    assert not (folder / "autosave.toml").exists()
+    assert (folder / "autosave-unreadable.toml").read_text().startswith("version = 1")
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=300))
+def test_any_text_is_a_session_or_a_session_file_error(text: str, reading: Reading,
+                                                       tmp_path: Path) -> None:
+    try:
+        parse(HEAD + text, tmp_path / "x.toml", reading)
+    except SessionFileError as err:
+        assert str(err).startswith(str(tmp_path / "x.toml"))
+
+
+toml_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                 max_size=4),
+    max_leaves=12).filter(lambda v: v is not None)
+
+
+def _no_none(value: object) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, list):
+        return all(_no_none(v) for v in value)
+    if isinstance(value, dict):
+        return all(_no_none(v) for v in value.values())
+    return True
+
+
+@settings(max_examples=300, deadline=None)
+@given(toml_values.filter(_no_none))
+def test_toml_values_read_back_as_written(value: object) -> None:
+    assert tomllib.loads(f"x = {toml_value(value)}\n")["x"] == value
+
+
+def test_the_store_names_what_it_has_when_a_name_is_missing(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "sessions")
+    store.write("evening", "version = 1\n")
+    with pytest.raises(SessionNotFound, match=r"no session 'morning'; saved sessions: evening"):
+        store.read("morning")
+    with pytest.raises(SessionNotFound):
+        store.delete("morning")
+    store.delete("evening")
+    assert store.list() == []
+
+
+# --- real rooms -------------------------------------------------------------------------------
+
+ROOMS = """
+[instances.lobby]
+[instances.lobby.nodes.drone]
+synthdef = "sine"
+params = { freq = 220, amp = 0.01 }
+[instances.attic]
+"""
+
+
+@pytest.mark.integration
+def test_a_session_saved_changed_and_loaded_brings_the_params_back(
+        make_config: MakeConfig, start_orchestra: Start) -> None:
+    orch = start_orchestra(make_config(ROOMS, tag="sess", extra="[sessions]\nautosave = 0\n"))
+    api = LocalService(orch)
+    osc = orch.views["lobby"].osc
+    assert osc is not None
+    drone = orch.nodes("lobby")["drone"]["node_id"]
+
+    saved = api.call("session", {"action": "save", "name": "evening"})
+    path = Path(saved.path)  # type: ignore[attr-defined]
+    assert path.parent == orch.config.state_path() / "sessions"
+    assert 'params = { freq = 220.0, amp = 0.01 }' in path.read_text()
+
+    assert "[tempo]\nbpm = 120.0" in path.read_text()
+
+    api.call("set", {"instance": "lobby", "node": "drone", "params": {"freq": 330, "pan": 0.5}})
+    api.call("play", {"instance": "attic", "synthdef": "sine", "name": "hum",
+                      "params": {"amp": 0.01}})
+    api.call("tempo", {"bpm": 96.0})
+    shown = api.call("session", {"action": "diff", "name": "evening"})
+    assert [(c.action, c.instance, c.target) for c in shown.changes] == [  # type: ignore[attr-defined]
+        ("set", "lobby", "drone"), ("release", "attic", "hum"), ("tempo", None, "installation")]
+    assert "freq 330 -> 220" in shown.changes[0].detail  # type: ignore[attr-defined]
+    assert node_param(osc, drone, "freq") == 330  # diff applied nothing
+    assert orch.tempo()["bpm"] == 96.0
+
+    loaded = api.call("session", {"action": "load", "name": "evening"})
+    assert loaded.failure() is None and len(loaded.changes) == 3  # type: ignore[attr-defined]
+    assert orch.tempo()["bpm"] == 120.0
+    assert node_param(osc, drone, "freq") == 220  # the same node, set back
+    assert node_param(osc, drone, "pan") == 0  # back to its default
+    assert "hum" not in orch.nodes("attic")
+    assert api.call("session", {"action": "diff", "name": "evening"}).changes == []  # type: ignore[attr-defined]
+    listed = api.call("session", {"action": "list"}).sessions  # type: ignore[attr-defined]
+    assert [s.name for s in listed] == ["evening"]
+
+    # A hand edit with a mistake: the error names its line, and nothing is applied.
+    path.write_text(path.read_text().replace("freq = 220.0", "freq = 440.0").replace(
+        'synthdef = "sine"', 'synthdef = "sinus"'))
+    api.call("set", {"instance": "lobby", "node": "drone", "params": {"freq": 330}})
+    with pytest.raises(SessionFileError, match=r"evening\.toml:\d+: rooms\.lobby\.nodes\.drone"
+                                               r"\.synthdef: unknown SynthDef 'sinus'"):
+        api.call("session", {"action": "load", "name": "evening"})
+    assert node_param(osc, drone, "freq") == 330
+    with pytest.raises(SessionNotFound, match="saved sessions: evening"):
+        api.call("session", {"action": "load", "name": "morning"})
+
+
+def _run(config: Path, *extra: str) -> subprocess.Popen[str]:
+    log = config.with_suffix(f".{len(list(config.parent.glob('*.log')))}.log")
+    with log.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "scorch.cli.main", "run", "--config",
+                                 str(config), *extra], stdout=subprocess.PIPE, stderr=err,
+                                text=True, preexec_fn=DIE_WITH_PARENT, start_new_session=True)
+    assert proc.stdout is not None
+    head = "".join(proc.stdout.readline() for _ in range(3))
+    assert "READY" in head, log.read_text()[-3000:]
+    return proc
+
+
+def _status(config: Path, room: str) -> dict[str, Any]:
+    return _scorch(config, "status", room)["instances"][0]  # type: ignore[no-any-return, index]
+
+
+def _scorch(config: Path, *args: str) -> dict[str, object]:
+    done = subprocess.run([sys.executable, "-m", "scorch.cli.main", *args, "--config",
+                           str(config), "--json"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.integration
+def test_resume_after_sigkill_of_scorch_run_restores_the_autosaved_state(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(textwrap.dedent(f"""
+        state_dir = "{tmp_path / 'state'}"
+        [audio]
+        jack_server = "{jack_name('resume')}"
+        [sessions]
+        autosave = 0.2
+        [samples]
+        paths = ["{tmp_path}"]
+        {ROOMS}
+        [instances.attic.nodes.bell]
+        synthdef = "sine"
+        params = {{ amp = 0.01 }}
+        """))
+    autosave = tmp_path / "state" / "sessions" / "autosave.toml"
+    sf.write(tmp_path / "tone.wav", np.zeros(4800), 48000, subtype="FLOAT")
+    proc = _run(config)
+    pids: list[int] = []
+    try:
+        _scorch(config, "set", "lobby", "drone", "--params", '{"freq": 330, "amp": 0.02}')
+        _scorch(config, "play", "attic", "sine", "--name", "hum", "--params", '{"freq": 55}')
+        _scorch(config, "release", "attic", "bell")
+        _scorch(config, "buffer", "load", "attic", "tone.wav")
+        deadline = time.monotonic() + 10
+        while not (autosave.exists() and "tone.wav" in autosave.read_text()):
+            assert time.monotonic() < deadline, "the autosave never held the new state"
+            time.sleep(0.05)
+        assert "freq = 330.0, amp = 0.02" in autosave.read_text()
+        pids = children(proc.pid)  # jackd, and each room's scsynth and sclang
+        assert len(pids) >= 5
+        os.killpg(proc.pid, signal.SIGKILL)  # scorch run and nothing else: its group
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while any(pid_alive(p) for p in pids):  # its children die with it (parent-death signal)
+            assert time.monotonic() < deadline, "children outlived scorch run"
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    proc = _run(config, "--resume")
+    try:
+        lobby, attic = _status(config, "lobby"), _status(config, "attic")
+        drone, hum = lobby["nodes"]["drone"], attic["nodes"]["hum"]
+        assert drone["params"] == {"freq": 330.0, "amp": 0.02}
+        assert hum["synthdef"] == "sine" and set(attic["nodes"]) == {"hum"}
+        # The rooms booted with the saved nodes: the released config node never started
+        # (it would have taken the first id), and hum is the first node attic ever played.
+        assert hum["node_id"] == PERSISTENT_NODE_BASE
+        (buf,) = _scorch(config, "buffer", "list")["buffers"]  # type: ignore[misc]
+        assert (buf["name"], buf["bufnum"], buf["frames"]) == ("tone", SAMPLE_BUFFER_BASE, 4800)
+        osc = OscClient(attic["port"])
+        try:  # scsynth read it again, under its bufnum
+            info = osc.request("/b_query", SAMPLE_BUFFER_BASE, reply="/b_info", timeout=1.0)
+            assert list(info.args)[:3] == [SAMPLE_BUFFER_BASE, 4800, 1]
+        finally:
+            osc.close()
+        # and scsynth itself plays them so
+        assert scsynth_param(lobby["port"], drone["node_id"], "freq") == 330
+        assert scsynth_param(attic["port"], hum["node_id"], "freq") == 55
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+
+
+@pytest.mark.integration
+def test_the_state_is_autosaved_at_shutdown_even_without_an_interval(
+        make_config: MakeConfig, start_orchestra: Start) -> None:
+    orch = start_orchestra(make_config(ROOMS, tag="sess", extra="[sessions]\nautosave = 0\n"))
+    autosave = orch.config.state_path() / "sessions" / "autosave.toml"
+    orch.start_autosave()
+    orch.set("lobby", "drone", {"freq": 275.5})
+    assert not autosave.exists()  # no interval: nothing written while it runs
+    orch.stop()
+    assert "freq = 275.5" in autosave.read_text()

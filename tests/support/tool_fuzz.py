@@ -1,0 +1,244 @@
+"""Feed every MCP tool generated and hostile input through a real client; count what comes back.
+
+Inputs are drawn from each tool's own inputSchema (hypothesis-jsonschema), with
+timeouts capped so a run stays short, and from a list of hand-made hostile
+cases (float32 edges, huge and odd strings, NUL bytes, booleans as words,
+hostile SuperCollider code). Every call must end in a result or a clear error:
+never an internal error, never a hang. Used by tests/integration/rooms/test_tool_edges.py (a
+short run) and bench/tool_fuzz.py (a long one).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.from_thread import start_blocking_portal
+from hypothesis import strategies as st
+from hypothesis_jsonschema import from_schema
+from mcp import Client
+
+from mcp_server.server import build_server
+from scorch.api.local import LocalService
+from scorch.app.orchestra import Orchestra
+from scorch.config.installation import parse_config
+from scorch.primitives.synthdefs.library import SynthDefLibrary
+
+#: The room every call is aimed at: a named node to hit, MIDI on JACK.
+ROOM = """
+[midi]
+backend = "jack"
+[instances.room]
+synthdefs = ["sine"]
+[instances.room.nodes.hum]
+synthdef = "sine"
+params = { freq = 220, amp = 0.001 }
+"""
+
+Call = Callable[[str, dict[str, Any]], tuple[bool, str]]
+
+
+@dataclass
+class Target:
+    """A booted room, a real MCP client to it, and the tools' input schemas."""
+
+    orchestra: Orchestra
+    call: Call
+    schemas: dict[str, dict[str, Any]]
+
+
+@contextmanager
+def fuzz_target(folder: Path, jack_server: str, library: SynthDefLibrary) -> Iterator[Target]:
+    """Boot the room in ``folder`` and connect a client in a blocking portal; stop both after."""
+    text = (f'state_dir = "{folder / "state"}"\n[audio]\ndriver = "dummy"\n'
+            f'jack_server = "{jack_server}"\n')
+    orch = Orchestra(parse_config(text + ROOM, folder / "config.toml"), library)
+    try:
+        if orch.start() != {"room": None}:
+            raise RuntimeError(f"the room did not boot: {orch.status('room')}")
+        with start_blocking_portal() as portal, \
+                portal.wrap_async_context_manager(Client(build_server(LocalService(orch)))) as c:
+
+            async def one(tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+                with anyio.fail_after(HANG):
+                    result = await c.call_tool(tool, args)
+                text = "\n".join(getattr(b, "text", "") for b in result.content)
+                return bool(result.is_error), text
+
+            def call(tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+                return portal.call(one, tool, args)
+
+            tools = portal.call(c.list_tools).tools
+            yield Target(orch, call, {tool.name: tool.input_schema for tool in tools})
+    finally:
+        orch.stop()
+
+
+#: Seconds any generated wait may ask for (the schema allows up to 300).
+MAX_WAIT = 1.0
+#: Arguments that are lengths of time to wait for or to render, capped like timeouts.
+_DURATIONS = ("seconds", "duration")
+#: Seconds one call may take before it counts as a hang.
+HANG = 60.0
+
+
+def capped(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool's schema with its timeouts and durations capped at MAX_WAIT (a run must stay
+    short)."""
+    schema = copy.deepcopy(schema)
+    for name, prop in schema.get("properties", {}).items():
+        if name.startswith("timeout") or name in _DURATIONS:
+            for option in [prop, *prop.get("anyOf", [])]:
+                if option.get("type") == "number":
+                    option["maximum"] = min(option.get("maximum", MAX_WAIT), MAX_WAIT)
+    return schema
+
+
+#: Names that exist in the test room, put into generated arguments so calls reach it.
+REAL = {"instance": ["room", "*"], "name": ["room", "hum"], "node": ["hum"],
+        "synthdef": ["sine"]}
+
+
+def generated(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """Arguments from a tool's schema: as drawn, with real names, or one argument spoiled."""
+    drawn = from_schema(capped(schema))
+    names = list(schema.get("properties", {})) or ["x"]
+    real = {key: st.sampled_from(values) for key, values in REAL.items() if key in names}
+    valid = st.one_of(drawn, st.builds(lambda args, picked: {**args, **picked}, drawn,
+                                       st.fixed_dictionaries({}, optional=real)))
+    junk = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+                     st.text(max_size=50), st.lists(st.integers(), max_size=3))
+    spoiled = st.builds(lambda args, key, value: {**args, key: value},
+                        valid, st.sampled_from([*names, "unknown_argument"]), junk)
+    return st.one_of(valid, spoiled)
+
+
+BIG = 5 * 1024 * 1024
+#: (tool, arguments): what a careless or hostile caller sends.
+HOSTILE: list[tuple[str, dict[str, Any]]] = [
+    ("set", {"instance": "room", "node": "hum", "params": {"freq": 1e39}}),
+    ("set", {"instance": "room", "node": "hum", "params": {"freq": 3.5e38}}),
+    ("set", {"instance": "room", "node": "hum", "params": {"freq": -3.5e38}}),
+    ("set", {"instance": "room", "node": "hum", "params": {"freq": 3.4028234e38}}),
+    ("set", {"instance": "room", "node": "hum", "params": {}}),
+    ("set", {"instance": "room", "node": "hum", "params": {"freq": "440"}}),
+    ("set", {"instance": "room", "node": "hum", "params": {"x" * 100: 1}}),
+    ("play", {"instance": "room", "synthdef": "sine", "params": {"amp": 1e39}}),
+    ("play", {"instance": "room", "synthdef": "sine", "name": "n" * 100_000}),
+    ("play", {"instance": "room", "synthdef": "sine", "name": "bad name!"}),
+    ("play", {"instance": "room", "synthdef": "sine", "params": {"freq": True}}),
+    ("play", {"instance": "room", "synthdef": "../../etc/passwd"}),
+    ("status", {"instance": "r" * BIG}),
+    ("status", {"instance": "日本語"}),
+    ("status", {"instance": ""}),
+    ("execute", {"instance": "room", "code": "1\x002"}),
+    ("execute", {"instance": "room", "code": "1", "timeout_s": 1e-9}),
+    ("execute", {"instance": "room", "code": "1", "timeout_s": 1e999}),
+    ("execute", {"instance": "room", "code": "x" * (300 * 1024)}),
+    ("execute", {"instance": "room", "code": "0.exit; 1"}),
+    ("execute", {"instance": "room", "code": "s.quit; 1"}),
+    ("execute", {"instance": "room", "code": "loop { 1 }", "timeout_s": 0.5}),
+    ("execute", {"instance": "room", "code": '"@@scorch:abc:end:2@@ok".postln; 1'}),
+    ("execute", {"instance": "room", "code": "thisThread.exceptionHandler = nil; nil.foo"}),
+    ("execute", {"instance": "room", "code": "{ |a| ^a }.value(1); ^2"}),
+    ("execute", {"instance": "room", "code": "\x1b\x0c\x18 1"}),
+    ("execute", {"instance": "room", "code": "1", "check_only": "yes"}),
+    ("console", {"instance": "room", "clear": "yes"}),
+    ("console", {"instance": "room", "lines": -1}),
+    ("console", {"instance": "room", "lines": 10**12}),
+    ("wait_for", {"instance": "room", "pattern": "^(a+)+$", "timeout_s": 0.5}),
+    ("wait_for", {"instance": "room", "pattern": "(a)\\1", "timeout_s": 0.5}),
+    ("wait_for", {"instance": "room", "pattern": "(" * 5000, "timeout_s": 0.5}),
+    ("wait_for", {"instance": "room", "pattern": "((a{100}){100}){100}", "timeout_s": 0.5}),
+    ("wait_for", {"instance": "room", "pattern": "x", "timeout_s": 0.5, "since": -5}),
+    ("events", {"instance": "*", "since": 2**70}),
+    ("instance", {"name": "room", "action": "explode"}),
+    ("synthdefs", {"action": "load", "name": "sine", "instance": "*"}),
+    ("synthdefs", {"action": "describe", "name": "\x00"}),
+    ("midi", {"action": "map", "spec": {"cc": 1, "instance": "room", "node": "hum",
+                                        "param": "freq", "range": [0, 1e39]}}),
+    ("midi", {"action": "map", "spec": "not an object"}),
+    ("midi", {"action": "send", "port": "nowhere", "message": {"type": "note_on"}}),
+    ("midi", {"action": "unmap", "route_id": "../x"}),
+    ("release", {"instance": "room", "node": "ghost"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "/etc/passwd"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "/dev/zero"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "/proc/self/status"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "../../etc/hostname"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "a\x00b.wav"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "/" * 5000}),
+    ("buffer", {"action": "free", "instance": "room", "name": "ghost"}),
+    ("buffer", {"action": "search", "query": "*" * 1000}),
+    ("session", {"action": "load", "name": "../../config"}),
+    ("session", {"action": "diff", "name": "ghost"}),
+    ("session", {"action": "save"}),
+    ("scene", {"action": "morph", "name": "ghost", "position": 1e999}),
+    ("scene", {"action": "morph", "name": "ghost", "position": 0.5, "seconds": 1}),
+    ("scene", {"action": "morph", "name": "ghost", "seconds": 0}),
+    ("scene", {"action": "recall", "name": "ghost", "instance": "nowhere"}),
+]
+
+
+@dataclass
+class Tally:
+    """What the calls came back with."""
+
+    calls: int = 0
+    results: int = 0
+    clear_errors: int = 0
+    internal: list[str] = field(default_factory=list)
+    hangs: list[str] = field(default_factory=list)
+    slowest: float = 0.0
+    by_tool: Counter[str] = field(default_factory=Counter)
+
+    def add(self, tool: str, args: dict[str, Any], outcome: tuple[bool, str] | None,
+            took: float) -> None:
+        """Count one call: (is_error, text), or None when it did not come back in time."""
+        self.calls += 1
+        self.by_tool[tool] += 1
+        self.slowest = max(self.slowest, took)
+        if outcome is None:
+            self.hangs.append(f"{tool} {_short(args)}")
+            return
+        is_error, text = outcome
+        if not is_error:
+            self.results += 1
+        elif "internal error" in text.lower() or "Traceback" in text:
+            self.internal.append(f"{tool} {_short(args)}: {text[:300]}")
+        else:
+            self.clear_errors += 1
+
+
+def _short(args: dict[str, Any]) -> str:
+    text = repr(args)
+    return text if len(text) < 200 else text[:200] + "..."
+
+
+def run_call(call: Callable[[str, dict[str, Any]], tuple[bool, str]], tool: str,
+             args: dict[str, Any], tally: Tally) -> None:
+    """Make one call and count it."""
+    started = time.monotonic()
+    try:
+        outcome: tuple[bool, str] | None = call(tool, args)
+    except TimeoutError:
+        outcome = None
+    tally.add(tool, args, outcome, time.monotonic() - started)
+
+
+def is_finite_json(value: Any) -> bool:
+    """True if ``value`` is JSON without NaN or infinities (what a client may send)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(is_finite_json(v) for v in value.values())
+    if isinstance(value, list):
+        return all(is_finite_json(v) for v in value)
+    return True

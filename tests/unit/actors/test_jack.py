@@ -1,0 +1,36 @@
+"""The jackd command line scorch builds from the audio config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from actors.jack import jackd_options
+from scorch.config.installation import parse_config
+
+
+@pytest.mark.parametrize(
+    ("toml", "expected"),
+    [
+        ("[instances.a]\n",
+         ["jackd", "-n", "scorch", "-r", "-d", "dummy", "-C", "2", "-P", "2",
+          "-r", "48000", "-p", "64"]),
+        ('[audio]\njack_server = "x"\nperiod = 256\nsample_rate = 44100\n'
+         "[instances.a]\noutputs = 4\n[instances.b]\noutputs = 2\ninputs = 3\n",
+         ["jackd", "-n", "x", "-r", "-d", "dummy", "-C", "3", "-P", "6",
+          "-r", "44100", "-p", "256"]),
+        ('[instances.a]\nconnect = ["system:playback_7", "system:playback_8"]\n',
+         ["jackd", "-n", "scorch", "-r", "-d", "dummy", "-C", "2", "-P", "8",
+          "-r", "48000", "-p", "64"]),
+        ('[audio]\ndriver = "alsa"\ndevice = "hw:1"\n[instances.a]\n',
+         ["jackd", "-n", "scorch", "-r", "-d", "alsa", "-d", "hw:1",
+          "-r", "48000", "-p", "64"]),
+        ('[audio]\nrealtime = true\n[instances.a]\n',
+         ["jackd", "-n", "scorch", "-R", "-d", "dummy", "-C", "2", "-P", "2",
+          "-r", "48000", "-p", "64"]),
+    ],
+    ids=["default", "many-rooms", "connect-beyond-outputs", "alsa", "realtime"],
+)
+def test_jackd_argv(toml: str, expected: list[str], tmp_path: Path) -> None:
+    assert jackd_options(parse_config(toml, tmp_path / "c.toml")).argv() == expected

@@ -1,0 +1,163 @@
+"""``scorch bridge``: the control wire over a byte stream, against a real control server.
+
+The server serves an orchestra that is not started (no process needed: its
+views answer ``ping``, ``list_instances`` and ``wait_for``); the bridge reads
+request lines from a pipe and writes the answers to another, as under ssh.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scorch.api.local import LocalService
+from scorch.app.orchestra import Orchestra
+from scorch.config.installation import parse_config
+from scorch.wire.bridge import Bridge
+from scorch.wire.envelope import socket_path
+from scorch.wire.server import ControlServer
+
+CONFIG = """
+[instances.alpha]
+group = "rooms"
+"""
+
+
+class Piped:
+    """A bridge on two pipes, in a thread: write request lines, read answer lines."""
+
+    def __init__(self, path: Path) -> None:
+        in_read, self._in_write = os.pipe()
+        self._out_read, out_write = os.pipe()
+        self.requests: BinaryIO = os.fdopen(self._in_write, "wb", buffering=0)
+        self.answers: BinaryIO = os.fdopen(self._out_read, "rb")
+        source, sink = os.fdopen(in_read, "rb"), os.fdopen(out_write, "wb")
+        self.code: list[int] = []
+
+        def run() -> None:
+            try:
+                self.code.append(Bridge(path, source, sink).run())
+            finally:
+                sink.close()
+                source.close()
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+
+    def send(self, line: bytes) -> None:
+        self.requests.write(line)
+
+    def answer(self) -> dict[str, Any]:
+        line = self.answers.readline()
+        assert line.endswith(b"\n"), line
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def close(self) -> int:
+        self.requests.close()
+        self.thread.join(timeout=10)
+        assert not self.thread.is_alive()
+        rest = self.answers.read()
+        self.answers.close()
+        assert rest == b"", rest
+        return self.code[0]
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def served(tmp_path: Path, state: Path) -> Iterator[ControlServer]:
+    orchestra = Orchestra(parse_config(CONFIG, tmp_path / "config.toml"))
+    server = ControlServer(LocalService(orchestra), state)
+    server.start()
+    yield server
+    server.stop()
+
+
+def request(request_id: int, method: str, **args: Any) -> bytes:
+    return json.dumps({"id": request_id, "method": method, "args": args}).encode() + b"\n"
+
+
+def test_answers_carry_their_ids_and_a_slow_one_holds_no_other(served: ControlServer) -> None:
+    bridge = Piped(served.path)
+    started = time.monotonic()
+    bridge.send(request(1, "wait_for", instance="alpha", pattern="never", timeout_s=1.5))
+    bridge.send(request(2, "ping"))
+    first = bridge.answer()
+    assert first["id"] == 2 and first["result"]["instances"] == ["alpha"]
+    assert time.monotonic() - started < 1.0  # not behind the wait
+    second = bridge.answer()
+    assert second["id"] == 1 and second["result"] == {"matched": False, "line": None}
+    assert time.monotonic() - started >= 1.4
+    assert bridge.close() == 0
+
+
+def test_an_operation_error_crosses_as_the_servers_error(served: ControlServer) -> None:
+    bridge = Piped(served.path)
+    bridge.send(request(7, "status", instance="nobody"))
+    answer = bridge.answer()
+    assert answer["id"] == 7
+    assert answer["error"]["type"] == "InstanceNotFound"
+    assert "known instances: alpha" in answer["error"]["message"]
+    assert bridge.close() == 0
+
+
+def test_without_a_scorch_run_each_request_says_so_and_the_next_finds_one(
+        tmp_path: Path, state: Path) -> None:
+    bridge = Piped(socket_path(state))
+    bridge.send(request(1, "ping"))
+    answer = bridge.answer()
+    assert answer["id"] == 1 and answer["error"]["type"] == "NotRunning"
+    assert "not running" in answer["error"]["message"]
+    orchestra = Orchestra(parse_config(CONFIG, tmp_path / "config.toml"))
+    server = ControlServer(LocalService(orchestra), state)
+    server.start()
+    try:
+        bridge.send(request(2, "ping"))
+        answer = bridge.answer()
+        direct = server.handle(request(0, "ping"))["result"]
+        assert answer["id"] == 2
+        assert abs(answer["result"].pop("time") - direct.pop("time")) < 5.0
+        assert answer["result"] == direct
+    finally:
+        assert bridge.close() == 0
+        server.stop()
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(
+    st.binary(max_size=200).map(lambda b: b.replace(b"\n", b"")),
+    st.text(max_size=200).map(lambda t: t.replace("\n", "").encode()),
+    st.dictionaries(st.sampled_from(["id", "method", "args", "x"]),
+                    st.one_of(st.none(), st.integers(), st.text(max_size=20),
+                              st.lists(st.integers(), max_size=3)),
+                    max_size=4).map(lambda d: json.dumps(d).encode())),
+    min_size=1, max_size=8))
+def test_any_line_gets_one_answer_and_the_bridge_goes_on(
+        served: ControlServer, lines: list[bytes]) -> None:
+    bridge = Piped(served.path)
+    wanted = [line for line in lines if line.strip()]
+    for line in wanted:
+        bridge.send(line + b"\n")
+    answers = [bridge.answer() for _ in wanted]
+    for answer in answers:
+        assert set(answer) <= {"id", "result", "error"}
+        assert ("result" in answer) != ("error" in answer)
+        if "error" in answer:
+            assert answer["error"]["type"] and answer["error"]["message"]
+    bridge.send(request(99, "ping"))
+    assert bridge.answer()["id"] == 99
+    assert bridge.close() == 0
