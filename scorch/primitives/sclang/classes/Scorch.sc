@@ -109,9 +109,24 @@ Scorch {
 			// A remote server never runs ServerBoot, so the library's own SynthDefs
 			// (\default for Pbind, JITLib's system_link_*) would be missing.
 			SynthDescLib.global.synthDescs.do { |desc| desc.def !? { |def| def.send(Server.default) } };
-			Server.default.sync;
+			this.syncSurely(Server.default);
 			this.emit(id, "attached", Server.default.clientID);
 		};
+	}
+
+	// Server.sync, asking again until scsynth answers: under a parallel boot a datagram to or
+	// from scsynth can be lost on a loaded loopback, and Server.sync would then wait for
+	// ever (the attach was lost for its whole timeout). Every ask carries the same id, so
+	// any answer means what was sent before the first ask is done. Call from a Routine.
+	*syncSurely { |server, every = 0.25|
+		var id = UniqueID.next, synced = false, due = 0;
+		var responder = OSCFunc({ |msg| if(msg[1] == id) { synced = true } }, '/synced', server.addr);
+		while { synced.not } {
+			if(due <= 0) { server.sendMsg("/sync", id); due = every };
+			0.005.wait;
+			due = due - 0.005;
+		};
+		responder.free;
 	}
 
 	// After scorch restarted scsynth (on the same port or another): register again with the
