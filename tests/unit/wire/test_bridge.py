@@ -127,7 +127,7 @@ def test_without_a_scorch_run_each_request_says_so_and_the_next_finds_one(
     try:
         bridge.send(request(2, "ping"))
         answer = bridge.answer()
-        direct = server.handle(request(0, "ping"))["result"]
+        direct = server.handle(request(0, "ping")).result
         assert answer["id"] == 2
         assert abs(answer["result"].pop("time") - direct.pop("time")) < 5.0
         assert answer["result"] == direct
