@@ -9,7 +9,9 @@ its answers to what the front answered early.
 
 A line that is not JSON-RPC is answered as JSON-RPC 2.0 says (-32700 parse
 error, -32600 invalid request) here, before the SDK sees it: the SDK drops such
-lines without an answer, and a client would wait for one forever.
+lines without an answer, and a client would wait for one forever. So is a line
+over :data:`~scorch.wire.limits.REQUEST_LIMITS` (too long, too deep, too many
+keys: -32600, with its id when it came first), before anything decodes it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from mcp_types import jsonrpc_message_adapter
 from pydantic import ValidationError
 
 from mcp_server.early import AnswerFilter, EarlyFront
+from scorch.wire.limits import REQUEST_LIMITS, OverLimit, check
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +125,10 @@ class _Checked:
 
 def error_answer(line: str) -> dict[str, Any] | None:
     """The JSON-RPC error answer for a line that is no JSON-RPC message; None if it is one."""
+    try:
+        check(line, REQUEST_LIMITS)
+    except OverLimit as err:
+        return _error(err.request_id, INVALID_REQUEST, f"Invalid Request: {err}")
     try:
         jsonrpc_message_adapter.validate_json(line, by_name=False)
         return None

@@ -26,13 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from scorch.errors import InvalidRequest, RemoteError, ScorchError, by_name, rebuild
 from scorch.values import describe_errors
-from scorch.wire.limits import Limits, OverLimit, loads
+from scorch.wire.limits import REQUEST_LIMITS, Limits, OverLimit, loads
 
 SOCKET_NAME = "control.sock"
 MAX_LINE = 16 * 1024 * 1024  # bytes in one reply: consoles and results are small
-MAX_REQUEST = 8 * 1024 * 1024  # bytes in one request line
-#: What one request line may hold (scorch's arguments are small: 64 params at most).
-REQUEST_LIMITS = Limits(size=MAX_REQUEST)
+MAX_REQUEST = REQUEST_LIMITS.size  # bytes in one request line
 #: What one reply may hold: results nest a little deeper than arguments, and lists are long.
 REPLY_LIMITS = Limits(size=MAX_LINE, depth=128, items=None)
 
@@ -110,14 +108,16 @@ class BadRequest(InvalidRequest):
 
 
 def encode(message: Request | Reply) -> bytes:
-    """One message as its line on the wire (the keys older scorches read, and no others)."""
-    if isinstance(message, Request):
-        data = message.model_dump(mode="json")
-    else:
+    """One message as its line on the wire (the keys older scorches read, and no others).
+
+    Values go to ``json.dumps`` as they are (an infinite float is ``Infinity``,
+    as it always was), not through pydantic's JSON mode, which would make it null.
+    """
+    keys = None
+    if isinstance(message, Reply):
         keys = {"id", "result" if message.error is None else "error"}
-        data = message.model_dump(mode="json", include=keys | (
-            {"closed", "evicted"} if message.closed else set()))
-    return json.dumps(data).encode() + b"\n"
+        keys |= {"closed", "evicted"} if message.closed else set()
+    return json.dumps(message.model_dump(include=keys)).encode() + b"\n"
 
 
 def decode_request(line: bytes) -> Request:

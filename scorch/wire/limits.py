@@ -40,6 +40,11 @@ class Limits:
     (None: only the size bounds them)."""
 
 
+#: What one request from a client may hold, on the control socket and on MCP's stdin
+#: (scorch's arguments are small: 64 params at most, code a string).
+REQUEST_LIMITS = Limits(size=8 * 1024 * 1024)
+
+
 class OverLimit(ValueError):
     """A JSON line breaks a :class:`Limits`; ``request_id`` is its top-level id if read before."""
 
