@@ -34,13 +34,14 @@ def line(message: Any) -> str:
 ])
 def test_each_line_gets_the_error_json_rpc_names_with_its_id_when_readable(
         text: str, answer: tuple[Any, int, str] | None) -> None:
-    got = error_answer(text)
+    found = error_answer(text)
     if answer is None:
-        assert got is None
+        assert found is None
         return
-    assert got is not None and got["jsonrpc"] == "2.0"
+    assert found is not None
+    got = json.loads(found.model_dump_json(by_alias=True, exclude_unset=True))  # as written
     request_id, code, words = answer
-    assert (got["id"], got["error"]["code"]) == (request_id, code)
+    assert got["jsonrpc"] == "2.0" and (got["id"], got["error"]["code"]) == (request_id, code)
     assert words in got["error"]["message"] and len(got["error"]["message"]) < 300
 
 
@@ -53,9 +54,9 @@ def test_each_line_gets_the_error_json_rpc_names_with_its_id_when_readable(
               st.integers(0, 8_000)),
 ))
 def test_hostile_lines_get_an_error_answer_or_pass_on_never_raise(text: str) -> None:
-    got = error_answer(text)
-    if got is not None:
-        assert got["error"]["code"] in (PARSE_ERROR, INVALID_REQUEST)
-        assert "Traceback" not in got["error"]["message"]
-        assert "RecursionError" not in got["error"]["message"]
-        json.dumps(got)  # an answer that can be written
+    found = error_answer(text)
+    if found is not None:
+        assert found.error.code in (PARSE_ERROR, INVALID_REQUEST)
+        assert "Traceback" not in found.error.message
+        assert "RecursionError" not in found.error.message
+        assert '"id":' in found.model_dump_json(by_alias=True, exclude_unset=True)
