@@ -154,9 +154,10 @@ class EarlyFront:
                 if skipping:
                     skipping, chunk = _after_newline(chunk)
                 buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    self._forward(line)
+                if b"\n" in chunk:  # else no line ended: the long buffer is not split again
+                    *lines, buffer = buffer.split(b"\n")
+                    for line in lines:
+                        self._forward(line)
                 if len(buffer) > REQUEST_LIMITS.size:
                     self._forward(buffer)
                     buffer, skipping = b"", True
