@@ -13,7 +13,10 @@ Desktop shows the server as starting until ``initialize`` is answered. So
 - every line also goes on, in order, through a pipe to the SDK once it runs,
   so its session sees the whole handshake; its answers to what was answered
   already are dropped (:class:`AnswerFilter`), and compared: a difference
-  refreshes the cache and is logged.
+  refreshes the cache and is logged;
+- a line longer than :data:`~scorch.wire.limits.REQUEST_LIMITS` allows goes on
+  cut just past the limit (``mcp_server.stdio`` answers it from its head), and
+  the rest of it is dropped: no line, however long, is held whole.
 
 Without a cache entry (the first start after an upgrade) the SDK answers
 itself, and its answers fill the cache for the next start.
@@ -29,6 +32,8 @@ import sys
 import threading
 from pathlib import Path
 from typing import Any
+
+from scorch.wire.limits import REQUEST_LIMITS, loads
 
 log = logging.getLogger(__name__)
 
@@ -143,25 +148,37 @@ class EarlyFront:
 
     def _read(self) -> None:
         buffer = b""
+        skipping = False  # dropping the rest of an over-long line
         try:
             while chunk := os.read(self.wire_in, 65536):
+                if skipping:
+                    skipping, chunk = _after_newline(chunk)
                 buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    self._early(line)
-                    _write_all(self._to_sdk, line + b"\n")
+                if b"\n" in chunk:  # else no line ended: the long buffer is not split again
+                    *lines, buffer = buffer.split(b"\n")
+                    for line in lines:
+                        self._forward(line)
+                if len(buffer) > REQUEST_LIMITS.size:
+                    self._forward(buffer)
+                    buffer, skipping = b"", True
             if buffer:
-                _write_all(self._to_sdk, buffer)
+                _write_all(self._to_sdk, buffer[:REQUEST_LIMITS.size + 1])
         except OSError as err:
             log.debug("the client's stream ended: %s", err)
         finally:
             os.close(self._to_sdk)
 
+    def _forward(self, line: bytes) -> None:
+        """Answer ``line`` early if it may be, and pass it on to the SDK (cut if over-long)."""
+        line = line[:REQUEST_LIMITS.size + 1]
+        self._early(line)
+        _write_all(self._to_sdk, line + b"\n")
+
     def _early(self, line: bytes) -> None:
         """Answer ``line`` here when it is a cached handshake request."""
         try:
-            message = json.loads(line)
-        except ValueError:
+            message = loads(line, REQUEST_LIMITS)
+        except ValueError:  # not JSON, or over the limits: mcp_server.stdio answers it
             return
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or "id" not in message:
             return
@@ -226,6 +243,12 @@ class AnswerFilter:
 
 def _id_key(request_id: Any) -> str:
     return json.dumps(request_id)
+
+
+def _after_newline(chunk: bytes) -> tuple[bool, bytes]:
+    """Whether the over-long line goes on past ``chunk``, and what of ``chunk`` follows it."""
+    end = chunk.find(b"\n")
+    return (True, b"") if end < 0 else (False, chunk[end + 1:])
 
 
 def _write_all(fd: int, data: bytes) -> None:

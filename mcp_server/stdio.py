@@ -9,7 +9,9 @@ its answers to what the front answered early.
 
 A line that is not JSON-RPC is answered as JSON-RPC 2.0 says (-32700 parse
 error, -32600 invalid request) here, before the SDK sees it: the SDK drops such
-lines without an answer, and a client would wait for one forever.
+lines without an answer, and a client would wait for one forever. So is a line
+over :data:`~scorch.wire.limits.REQUEST_LIMITS` (too long, too deep, too many
+keys: -32600, with its id when it came first), before anything decodes it.
 """
 
 from __future__ import annotations
@@ -25,15 +27,13 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from mcp_types import jsonrpc_message_adapter
+from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, jsonrpc_message_adapter
 from pydantic import ValidationError
 
 from mcp_server.early import AnswerFilter, EarlyFront
+from scorch.wire.limits import REQUEST_LIMITS, OverLimit, check
 
 log = logging.getLogger(__name__)
-
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
 
 
 class _PipeLines:
@@ -114,14 +114,19 @@ class _Checked:
             if answer is None:
                 self._answers.saw(line)
                 return str(line)
-            log.info("answered a malformed JSON-RPC line: %s", answer["error"]["message"])
-            await self._writer.write(json.dumps(answer) + "\n")
+            log.info("answered a malformed JSON-RPC line: %s", answer.error.message)
+            await self._writer.write(answer.model_dump_json(by_alias=True, exclude_unset=True)
+                                     + "\n")
             await self._writer.flush()
         raise StopAsyncIteration
 
 
-def error_answer(line: str) -> dict[str, Any] | None:
+def error_answer(line: str) -> JSONRPCError | None:
     """The JSON-RPC error answer for a line that is no JSON-RPC message; None if it is one."""
+    try:
+        check(line, REQUEST_LIMITS)
+    except OverLimit as err:
+        return _error(err.request_id, INVALID_REQUEST, f"Invalid Request: {err}")
     try:
         jsonrpc_message_adapter.validate_json(line, by_name=False)
         return None
@@ -139,8 +144,8 @@ def error_answer(line: str) -> dict[str, Any] | None:
     return _error(request_id, INVALID_REQUEST, f"Invalid Request: {what}")
 
 
-def _error(request_id: str | int | None, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+def _error(request_id: str | int | None, code: int, message: str) -> JSONRPCError:
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message))
 
 
 @contextlib.contextmanager

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import logging
 import os
 import shlex
@@ -26,10 +25,10 @@ from typing import Any, Protocol
 
 from scorch.config.hosts import HostConfig
 from scorch.config.installation import Config
-from scorch.errors import HostUnreachable, NotRunning, ScorchError, rebuild
+from scorch.errors import HostUnreachable, NotRunning, RemoteError, ScorchError
 from scorch.primitives.system.process import child_env
 from scorch.wire.client import ControlClient
-from scorch.wire.envelope import MAX_LINE, request_line, socket_path
+from scorch.wire.envelope import MAX_LINE, Reply, decode_reply, request_line, socket_path
 
 log = logging.getLogger(__name__)
 
@@ -107,10 +106,7 @@ class LocalChannel:
             raise
         except (ScorchError, OSError, ValueError) as err:
             raise HostUnreachable(f"host {self.name!r}: {err}") from err
-        if "error" in reply:
-            error = reply["error"] if isinstance(reply["error"], dict) else {}
-            raise rebuild(str(error.get("type", "")), str(error.get("message", "")))
-        return reply.get("result")
+        return reply.unwrap()
 
     def close(self) -> None:
         """Close the idle connections."""
@@ -124,7 +120,7 @@ class _Pending:
 
     def __init__(self) -> None:
         self.done = threading.Event()
-        self.reply: dict[str, Any] | None = None
+        self.reply: Reply | None = None
 
 
 class SshChannel:
@@ -186,10 +182,7 @@ class SshChannel:
         reply = pending.reply
         if reply is None:
             raise HostUnreachable(self.dead or f"the connection to {self.name!r} ended")
-        if "error" in reply:
-            error = reply["error"] if isinstance(reply["error"], dict) else {}
-            raise rebuild(str(error.get("type", "")), str(error.get("message", "")))
-        return reply.get("result")
+        return reply.unwrap()
 
     def _read(self) -> None:
         """Hand each answer to its caller (own thread) until ssh's output ends."""
@@ -198,14 +191,14 @@ class SshChannel:
         try:
             while line := stdout.readline(MAX_LINE):
                 try:
-                    reply = json.loads(line)
-                except ValueError:
-                    log.warning("ssh %s: not an answer: %r", self.name, line[:200])
+                    reply = decode_reply(line)
+                except RemoteError as err:
+                    log.warning("ssh %s: %s: %r", self.name, err, line[:200])
                     continue
-                if not isinstance(reply, dict):
-                    continue
+                if isinstance(reply.id, bool) or not isinstance(reply.id, int):
+                    continue  # every call here has an integer id (and true == 1)
                 with self._lock:
-                    pending = self._pending.get(reply.get("id"))  # type: ignore[arg-type]
+                    pending = self._pending.get(reply.id)
                 if pending is not None:
                     pending.reply = reply
                     pending.done.set()

@@ -15,16 +15,22 @@ has started meanwhile. The bridge ends when its input ends (ssh went away).
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from scorch.errors import NotRunning, ScorchError
+from scorch.errors import ScorchError
 from scorch.wire.client import ControlClient
-from scorch.wire.envelope import MAX_REQUEST
+from scorch.wire.envelope import (
+    MAX_REQUEST,
+    BadRequest,
+    Reply,
+    WireError,
+    decode_request,
+    encode,
+)
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +60,8 @@ class Bridge:
                 line = self._source.readline(MAX_REQUEST + 1)
                 if not line:
                     return 0
+                if not line.endswith(b"\n") and len(line) > MAX_REQUEST:
+                    self._skip_line()  # one answer for the whole line, from its head
                 if not line.strip():
                     continue
                 self._slots.acquire()  # at most IN_FLIGHT at once: the rest wait in the pipe
@@ -63,37 +71,28 @@ class Bridge:
             self._pool.shutdown(wait=True)
             self._client.close()
 
+    def _skip_line(self) -> None:
+        """Read on to the end of an over-long line."""
+        while (rest := self._source.readline(MAX_REQUEST)) and not rest.endswith(b"\n"):
+            pass
+
     def _answer(self, line: bytes) -> None:
         request_id: Any = None
         try:
-            request = json.loads(line)
-            request_id = request.get("id") if isinstance(request, dict) else None
-            method = str(request.get("method")) if isinstance(request, dict) else "?"
-            if len(line) > MAX_REQUEST:
-                raise ScorchError(f"a request is at most {MAX_REQUEST} bytes")
-            reply = self._client.roundtrip(line if line.endswith(b"\n") else line + b"\n",
-                                           method, ANSWER_WITHIN)
-            if reply.get("id") is None:  # the server's closing line names no request
-                reply["id"] = request_id
-                reply.pop("closed", None)
-                reply.pop("evicted", None)
-        except ValueError as err:
-            reply = _error(request_id, "InvalidRequest", f"not a JSON request line: {err}")
-        except NotRunning as err:
-            reply = _error(request_id, "NotRunning", str(err))
+            request = decode_request(line)
+            request_id = request.id
+            reply = self._client.roundtrip(encode(request), request.method, ANSWER_WITHIN)
+            if reply.closed:  # the server's closing line names no request
+                reply = Reply(id=request_id, error=reply.error)
+        except BadRequest as err:
+            reply = Reply.failed(err.request_id, err)
         except ScorchError as err:
-            reply = _error(request_id, type(err).__name__, str(err))
+            reply = Reply.failed(request_id, err)
         except Exception as err:  # an answer for every request, whatever happened
             log.exception("bridge request failed")
-            reply = _error(request_id, "InternalError", f"the bridge failed: {err}")
-        self._write(reply)
-
-    def _write(self, reply: dict[str, Any]) -> None:
-        data = json.dumps(reply).encode() + b"\n"
+            reply = Reply(id=request_id, error=WireError(
+                type="InternalError", message=f"the bridge failed: {err}"))
+        data = encode(reply)
         with self._write_lock:
             self._sink.write(data)
             self._sink.flush()
-
-
-def _error(request_id: Any, kind: str, message: str) -> dict[str, Any]:
-    return {"id": request_id, "error": {"type": kind, "message": message}}

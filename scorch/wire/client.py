@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import socket
 import threading
 from pathlib import Path
 from typing import Any
 
-from scorch.errors import InstanceNotReady, NotRunning, RemoteError, rebuild
-from scorch.wire.envelope import MAX_LINE, request_line
+from scorch.errors import InstanceNotReady, NotRunning, RemoteError
+from scorch.wire.envelope import MAX_LINE, Reply, decode_reply, request_line
 
 IDLE_CONNECTIONS = 4  # a client keeps at most this many idle connections open
 EVICTIONS = 3  # times a call asks again after a busy server closed its new connection
@@ -77,14 +76,10 @@ class ControlClient:
     def call(self, method: str, args: dict[str, Any] | None = None,
              timeout: float = 30.0) -> Any:
         """Call ``method``; re-raise a remote error as the same exception kind."""
-        request_id = next(self._ids)
-        reply = self.roundtrip(request_line(request_id, method, args or {}), method, timeout)
-        if "error" in reply:
-            error = reply["error"]
-            raise rebuild(str(error.get("type", "")), str(error.get("message", "")))
-        return reply.get("result")
+        line = request_line(next(self._ids), method, args or {})
+        return self.roundtrip(line, method, timeout).unwrap()
 
-    def roundtrip(self, payload: bytes, method: str, timeout: float) -> dict[str, Any]:
+    def roundtrip(self, payload: bytes, method: str, timeout: float) -> Reply:
         """Send one request line and return its answer (asking again when evicted)."""
         evictions = 0
         while True:
@@ -109,15 +104,16 @@ class ControlClient:
             if not line.endswith(b"\n"):
                 conn.close()  # the rest of this answer is still on the wire
                 raise RemoteError(f"the answer to {method!r} is longer than {MAX_LINE} bytes")
-            reply = json.loads(line)
-            if not isinstance(reply, dict):
+            try:
+                reply = decode_reply(line, method)
+            except RemoteError:
                 conn.close()
-                raise RemoteError(f"the answer to {method!r} is not a JSON object")
-            if not reply.get("closed"):
+                raise
+            if not reply.closed:
                 self._give_back(conn)
                 break
             conn.close()  # the server's last line on this connection
-            if not (reply.get("evicted") and evictions < EVICTIONS):
+            if not (reply.evicted and evictions < EVICTIONS):
                 break
             evictions += 1  # closed by a busy server before it read the request: ask again
         return reply

@@ -1,14 +1,18 @@
-"""The control socket's wire: where it lives, how a line looks, and a probe.
+"""The control socket's wire: where it lives, its two messages, their one codec, and a probe.
 
 ``scorch run`` serves its operations on a Unix domain socket in the state
 directory (the directory 0700, the socket 0600, peers of another user refused).
-The wire is newline-delimited JSON, one request and one answer per line::
+The wire is newline-delimited JSON, one :class:`Request` and one :class:`Reply`
+per line::
 
     -> {"id": 1, "method": "status", "args": {"instance": "lobby"}}
     <- {"id": 1, "result": {...}}   or   {"id": 1, "error": {"type": ..., "message": ...}}
 
-A line with ``"closed": true`` (and ``"id": null``) is the server's last on that
-connection: too many connections, or a request too large.
+A reply with ``"closed": true`` (and ``"id": null``) is the server's last on that
+connection: too many connections, or a request too large. Errors cross by class
+name (:class:`WireError`), so the caller raises the kind the installation raised.
+:func:`encode` writes both messages; :func:`decode_request` and
+:func:`decode_reply` read them, within :mod:`scorch.wire.limits` first.
 """
 
 from __future__ import annotations
@@ -18,19 +22,143 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from scorch.errors import InvalidRequest, RemoteError, ScorchError, by_name, rebuild
+from scorch.values import describe_errors
+from scorch.wire.limits import REQUEST_LIMITS, Limits, OverLimit, loads
+
 SOCKET_NAME = "control.sock"
 MAX_LINE = 16 * 1024 * 1024  # bytes in one reply: consoles and results are small
-MAX_REQUEST = 8 * 1024 * 1024  # bytes in one request line
+MAX_REQUEST = REQUEST_LIMITS.size  # bytes in one request line
+#: What one reply may hold: results nest a little deeper than arguments, and lists are long.
+REPLY_LIMITS = Limits(size=MAX_LINE, depth=128, items=None)
+
+
+class Request(BaseModel):
+    """One call: an operation's name and its arguments."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: Any = None
+    """Echoed in the reply, so a client with several calls in flight knows which it answers."""
+    method: str = Field(strict=True)
+    """The operation's name."""
+    args: dict[str, Any] = {}
+    """The operation's arguments (its schema checks them on the server)."""
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _no_args(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+
+class WireError(BaseModel):
+    """An error as it crosses: its class's name and its message."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: str
+    """The class's name in ``scorch.errors`` (else the caller raises a RemoteError)."""
+    message: str
+
+    @classmethod
+    def of(cls, err: ScorchError) -> WireError:
+        """``err`` as it crosses: named after its nearest class the other side knows."""
+        known = next(k for k in type(err).__mro__ if by_name(k.__name__) is k)
+        return cls(type=known.__name__, message=str(err))
+
+    def exception(self) -> ScorchError:
+        """The error to raise on this side: the same kind, the same message."""
+        return rebuild(self.type, self.message)
+
+
+class Reply(BaseModel):
+    """The answer to one request: its result or its error."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: Any = None
+    """The request's id; None on the closing line, or when the request's id could not be read."""
+    result: Any = None
+    error: WireError | None = None
+    closed: bool = False
+    """The server's last line on this connection."""
+    evicted: bool = False
+    """Closed before it asked anything: the client may ask again on a new connection."""
+
+    @classmethod
+    def failed(cls, request_id: Any, err: ScorchError) -> Reply:
+        """The reply that carries ``err``."""
+        return cls(id=request_id, error=WireError.of(err))
+
+    def unwrap(self) -> Any:
+        """The result, or raise the error the installation raised."""
+        if self.error is not None:
+            raise self.error.exception()
+        return self.result
+
+
+class BadRequest(InvalidRequest):
+    """A line that is no request; ``request_id`` is its id when it could be read."""
+
+    def __init__(self, message: str, request_id: Any = None) -> None:
+        super().__init__(message)
+        self.request_id = request_id
+
+
+def encode(message: Request | Reply) -> bytes:
+    """One message as its line on the wire (the keys older scorches read, and no others).
+
+    Values go to ``json.dumps`` as they are (an infinite float is ``Infinity``,
+    as it always was), not through pydantic's JSON mode, which would make it null.
+    """
+    keys = None
+    if isinstance(message, Reply):
+        keys = {"id", "result" if message.error is None else "error"}
+        keys |= {"closed", "evicted"} if message.closed else set()
+    return json.dumps(message.model_dump(include=keys)).encode() + b"\n"
+
+
+def decode_request(line: bytes) -> Request:
+    """The request on ``line``; BadRequest (with the id when readable) if it is none."""
+    try:
+        data = loads(line, REQUEST_LIMITS)
+    except OverLimit as err:
+        raise BadRequest(f"a control request is {err}", err.request_id) from None
+    except ValueError as err:
+        raise BadRequest(f"a control request must be one JSON object: {err}") from None
+    if not isinstance(data, dict):
+        raise BadRequest("a control request must be a JSON object")
+    try:
+        return Request.model_validate(data)
+    except ValidationError as err:
+        problems = "; ".join(describe_errors(err, noun="key"))
+        raise BadRequest(f"not a control request: {problems}", data.get("id")) from None
+
+
+def decode_reply(line: bytes, method: str | None = None) -> Reply:
+    """The reply on ``line`` (to a call of ``method``); RemoteError if it is none."""
+    what = f"the answer to {method!r}" if method else "an answer"
+    try:
+        return Reply.model_validate(loads(line, REPLY_LIMITS))
+    except OverLimit as err:
+        raise RemoteError(f"{what} is {err}") from None
+    except ValidationError as err:
+        problems = "; ".join(describe_errors(err, noun="key"))
+        raise RemoteError(f"{what} is not a reply: {problems}") from None
+    except ValueError as err:
+        raise RemoteError(f"{what} is not JSON: {err}") from None
+
+
+def request_line(request_id: int, method: str, args: dict[str, Any]) -> bytes:
+    """One request, encoded for the wire."""
+    return encode(Request(id=request_id, method=method, args=args))
 
 
 def socket_path(state_dir: Path) -> Path:
     """Where the control socket of the installation with this state directory lives."""
     return Path(state_dir) / SOCKET_NAME
-
-
-def request_line(request_id: int, method: str, args: dict[str, Any]) -> bytes:
-    """One request, encoded for the wire."""
-    return json.dumps({"id": request_id, "method": method, "args": args}).encode() + b"\n"
 
 
 def answers(path: Path, timeout: float = 1.0) -> bool:

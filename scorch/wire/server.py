@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import logging
 import os
 import socket
@@ -24,7 +23,16 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from scorch.errors import ControlBusy, InvalidRequest, ScorchError
-from scorch.wire.envelope import MAX_REQUEST, answers, socket_path
+from scorch.wire.envelope import (
+    MAX_REQUEST,
+    BadRequest,
+    Reply,
+    WireError,
+    answers,
+    decode_request,
+    encode,
+    socket_path,
+)
 
 log = logging.getLogger(__name__)
 
@@ -213,7 +221,7 @@ class ControlServer:
                         return
                     reply = self.handle(line)
                     sock.settimeout(SEND_TIMEOUT)  # a client that never reads is let go
-                    sock.sendall(json.dumps(reply).encode() + b"\n")
+                    sock.sendall(encode(reply))
                     sock.settimeout(self.idle_timeout)
         except TimeoutError:
             log.debug("control connection idle too long: closed")
@@ -222,30 +230,24 @@ class ControlServer:
         finally:
             self._forget(conn)
 
-    def handle(self, line: bytes) -> dict[str, Any]:
+    def handle(self, line: bytes) -> Reply:
         """Answer one request line; never raises."""
         request_id: Any = None
         try:
-            try:
-                request = json.loads(line)
-            except ValueError as err:
-                raise InvalidRequest(f"a control request must be one JSON object: {err}") from None
-            if not isinstance(request, dict):
-                raise InvalidRequest("a control request must be a JSON object")
-            request_id = request.get("id")
-            args = request.get("args") or {}
-            if not isinstance(args, dict):
-                raise InvalidRequest("args must be a JSON object")
-            result = self.service.call(str(request.get("method")), args)
-            return {"id": request_id, "result": result.model_dump(mode="json")}
+            request = decode_request(line)
+            request_id = request.id
+            result = self.service.call(request.method, request.args)
+            return Reply(id=request_id, result=result.model_dump(mode="json"))
+        except BadRequest as err:
+            return Reply.failed(err.request_id, err)
         except ScorchError as err:
-            return {"id": request_id, "error": {"type": type(err).__name__, "message": str(err)}}
+            return Reply.failed(request_id, err)
         except Exception as err:
             log.exception("control request failed")
-            return {"id": request_id, "error": {
-                "type": "InternalError",
-                "message": f"internal error ({type(err).__name__}: {err}); the installation's "
-                "log has the details"}}
+            return Reply(id=request_id, error=WireError(
+                type="InternalError",
+                message=f"internal error ({type(err).__name__}: {err}); the installation's "
+                "log has the details"))
 
 
 def _same_user(conn: socket.socket) -> bool:
@@ -257,16 +259,15 @@ def _same_user(conn: socket.socket) -> bool:
 
 
 def _send(sock: socket.socket, error: ScorchError, evicted: bool = False) -> None:
-    """Send a closing error line: ``"closed": true`` tells a client not to wait for more.
+    """Send a closing error line: ``closed`` tells a client not to wait for more.
 
-    ``"evicted": true``: the connection was closed before it asked anything, so
-    a client may ask again on a new one.
+    ``evicted``: the connection was closed before it asked anything, so a
+    client may ask again on a new one.
     """
-    line = {"id": None, "closed": True, "evicted": evicted,
-            "error": {"type": type(error).__name__, "message": str(error)}}
+    line = Reply(error=WireError.of(error), closed=True, evicted=evicted)
     with contextlib.suppress(OSError):
         sock.settimeout(1.0)
-        sock.sendall(json.dumps(line).encode() + b"\n")
+        sock.sendall(encode(line))
 
 
 def _close_with(sock: socket.socket, error: ScorchError) -> None:

@@ -8,6 +8,8 @@ attached give the same answers is tested on a real, started orchestra.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import socket
 import stat
@@ -39,7 +41,7 @@ from scorch.errors import (
     UnknownSynthDef,
     rebuild,
 )
-from scorch.wire.envelope import find_running
+from scorch.wire.envelope import MAX_REQUEST, find_running
 from scorch.wire.server import ControlServer
 from tests.conftest import jack_name
 
@@ -152,6 +154,62 @@ def test_garbage_gets_an_error_reply_and_the_connection_lives_on(served: Control
         sock.sendall(b'{"id": 5, "method": "ping", "args": {}}\n')
         assert reader.readline().startswith(b'{"id": 5, "result"')
         reader.close()
+
+
+def nested_request(request_id: int, depth: int) -> bytes:
+    return (b'{"id": %d, "method": "status", "args": {"instance": ' % request_id
+            + b"[" * depth + b"]" * depth + b"}}\n")
+
+
+def json_line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def test_hostile_json_gets_an_error_with_its_id_and_the_connection_lives_on(
+        served: ControlServer) -> None:
+    hostile = [
+        (nested_request(1, 1_000), "nested deeper than 64 levels"),
+        (nested_request(2, 100_000), "nested deeper than 64 levels"),
+        (b'{"id": 3, "args": ' + b"{" * 100_000 + b"\n", "nested deeper than 64 levels"),
+        (json_line({"id": 4, "method": "status", "args": {f"k{i}": i for i in range(30_000)}}),
+         "more than 20000 keys"),
+        (json_line({"id": 5, "method": "status", "args": {"instance": "x" * (MAX_REQUEST - 99)}}),
+         "instance: an instance or group name must be"),
+    ]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(str(served.path))
+        reader = sock.makefile("rb")
+        for number, (line, text) in enumerate(hostile, start=1):
+            sock.sendall(line)
+            reply = json.loads(reader.readline())
+            assert reply["id"] == number and reply["error"]["type"] == "InvalidRequest"
+            assert text in reply["error"]["message"] and len(reply["error"]["message"]) < 500
+        sock.sendall(b'{"id": 9, "method": "ping", "args": {}}\n')
+        assert json.loads(reader.readline())["result"]["instances"] == ["alpha", "beta"]
+        reader.close()
+
+
+def test_a_line_over_the_size_is_refused_and_closed_and_the_next_connection_is_served(
+        served: ControlServer, client: ControlClient) -> None:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(str(served.path))
+        reader = sock.makefile("rb")
+        line = json_line({"id": 1, "method": "ping", "args": {"x": "y" * MAX_REQUEST}})
+
+        def send() -> None:
+            with contextlib.suppress(OSError):
+                sock.sendall(line)
+
+        sender = threading.Thread(target=send)
+        sender.start()  # the server stops reading once past the size: the rest goes nowhere
+        reply = json.loads(reader.readline())
+        assert reply["closed"] is True and reply["error"]["type"] == "InvalidRequest"
+        assert f"at most {MAX_REQUEST} bytes" in reply["error"]["message"]
+        assert reader.readline() == b""  # closed
+        sock.shutdown(socket.SHUT_RDWR)
+        sender.join(timeout=10)
+        reader.close()
+    assert client.call("ping")["instances"] == ["alpha", "beta"]
 
 
 def test_arguments_are_checked_by_the_operation_schema_on_the_server(

@@ -23,7 +23,7 @@ from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from scorch.wire.bridge import Bridge
-from scorch.wire.envelope import socket_path
+from scorch.wire.envelope import MAX_REQUEST, socket_path
 from scorch.wire.server import ControlServer
 
 CONFIG = """
@@ -127,7 +127,7 @@ def test_without_a_scorch_run_each_request_says_so_and_the_next_finds_one(
     try:
         bridge.send(request(2, "ping"))
         answer = bridge.answer()
-        direct = server.handle(request(0, "ping"))["result"]
+        direct = server.handle(request(0, "ping")).result
         assert answer["id"] == 2
         assert abs(answer["result"].pop("time") - direct.pop("time")) < 5.0
         assert answer["result"] == direct
@@ -160,4 +160,51 @@ def test_any_line_gets_one_answer_and_the_bridge_goes_on(
             assert answer["error"]["type"] and answer["error"]["message"]
     bridge.send(request(99, "ping"))
     assert bridge.answer()["id"] == 99
+    assert bridge.close() == 0
+
+
+def nested_request(request_id: int, depth: int) -> bytes:
+    return (b'{"id": %d, "method": "status", "args": {"instance": ' % request_id
+            + b"[" * depth + b"]" * depth + b"}}\n")
+
+
+HOSTILE = {
+    "nested 1,000 deep": (nested_request(5, 1_000), "nested deeper than 64 levels"),
+    "nested 100,000 deep": (nested_request(5, 100_000), "nested deeper than 64 levels"),
+    "unclosed 100,000 deep": (b'{"id": 5, "args": ' + b"{" * 100_000 + b"\n",
+                              "nested deeper than 64 levels"),
+    "many keys": (request(5, "status", **{f"k{i}": i for i in range(30_000)}),
+                  "more than 20000 keys"),
+    "over the size": (request(5, "execute", instance="alpha", code="x" * MAX_REQUEST),
+                      f"longer than {MAX_REQUEST} bytes"),
+}
+
+
+@pytest.mark.parametrize("line", HOSTILE.values(), ids=HOSTILE.keys())
+def test_a_hostile_line_gets_one_error_with_its_id_and_the_bridge_goes_on(
+        served: ControlServer, line: tuple[bytes, str]) -> None:
+    data, text = line
+    bridge = Piped(served.path)
+    sender = threading.Thread(target=bridge.send, args=(data,))
+    sender.start()  # a line over the pipe's size is written while the bridge reads it
+    answer = bridge.answer()
+    sender.join(timeout=10)
+    assert answer["id"] == 5 and answer["error"]["type"] == "InvalidRequest"
+    assert text in answer["error"]["message"] and len(answer["error"]["message"]) < 200
+    bridge.send(request(6, "ping"))
+    assert bridge.answer()["result"]["instances"] == ["alpha"]
+    assert bridge.close() == 0  # and nothing more was answered
+
+
+def test_a_large_request_within_the_limits_reaches_the_server(served: ControlServer) -> None:
+    bridge = Piped(served.path)
+    sender = threading.Thread(target=bridge.send, args=(
+        request(5, "status", instance="x" * (MAX_REQUEST - 100)),))
+    sender.start()
+    answer = bridge.answer()
+    sender.join(timeout=10)
+    assert answer["id"] == 5 and answer["error"]["type"] == "InvalidRequest"
+    assert "instance" in answer["error"]["message"]  # the operation's schema said so
+    bridge.send(request(6, "ping"))
+    assert bridge.answer()["id"] == 6
     assert bridge.close() == 0

@@ -1,0 +1,133 @@
+"""The control wire's messages and their one codec: the bytes older scorches speak, both ways."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import scorch.errors
+from scorch.errors import InvalidRequest, RemoteError, ScorchError, by_name, rebuild
+from scorch.wire.envelope import (
+    MAX_REQUEST,
+    BadRequest,
+    Reply,
+    Request,
+    WireError,
+    decode_reply,
+    decode_request,
+    encode,
+)
+from tests.support import hostile_json
+
+ERROR_KINDS = sorted(name for name in dir(scorch.errors) if by_name(name) is not None)
+
+
+def old_line(message: dict[str, Any]) -> bytes:
+    """A line as the hand-built envelopes before the models wrote it."""
+    return json.dumps(message).encode() + b"\n"
+
+
+@pytest.mark.parametrize(("message", "before"), [
+    (Request(id=1, method="status", args={"instance": "lobby"}),
+     {"id": 1, "method": "status", "args": {"instance": "lobby"}}),
+    (Request(id=2, method="ping"), {"id": 2, "method": "ping", "args": {}}),
+    (Reply(id=1, result={"instances": ["a"]}), {"id": 1, "result": {"instances": ["a"]}}),
+    (Reply(id="x", result=None), {"id": "x", "result": None}),
+    (Reply.failed(3, InvalidRequest("bad")),
+     {"id": 3, "error": {"type": "InvalidRequest", "message": "bad"}}),
+    (Reply(error=WireError(type="ControlBusy", message="full"), closed=True, evicted=True),
+     {"id": None, "error": {"type": "ControlBusy", "message": "full"}, "closed": True,
+      "evicted": True}),
+])
+def test_lines_are_byte_for_byte_what_older_scorches_wrote(
+        message: Request | Reply, before: dict[str, Any]) -> None:
+    assert encode(message) == old_line(before)
+
+
+def test_an_older_servers_closing_line_is_read_as_closed() -> None:
+    line = old_line({"id": None, "closed": True, "evicted": False,
+                     "error": {"type": "InvalidRequest", "message": "too long"}})
+    reply = decode_reply(line)
+    assert reply.closed and not reply.evicted and reply.id is None
+    with pytest.raises(InvalidRequest, match="too long"):
+        reply.unwrap()
+
+
+def test_a_reply_with_keys_of_a_newer_scorch_still_reads() -> None:
+    reply = decode_reply(old_line({"id": 4, "result": 5, "took_ms": 3}))
+    assert reply.unwrap() == 5
+
+
+@pytest.mark.parametrize("kind", ERROR_KINDS)
+def test_every_error_kind_crosses_as_itself(kind: str) -> None:
+    sent = rebuild(kind, f"the {kind} text")
+    line = encode(Reply.failed(8, sent))
+    with pytest.raises(ScorchError) as raised:
+        decode_reply(line, "status").unwrap()
+    assert type(raised.value) is type(sent) and str(raised.value) == f"the {kind} text"
+
+
+def test_an_error_class_the_other_side_cannot_know_crosses_as_its_nearest_known_kind() -> None:
+    assert WireError.of(BadRequest("no", request_id=3)).type == "InvalidRequest"
+    unknown = WireError(type="SomethingNew", message="hm").exception()
+    assert type(unknown) is RemoteError and str(unknown) == "SomethingNew: hm"
+
+
+@given(st.one_of(st.none(), st.integers(), st.text(max_size=10)),
+       st.text(min_size=1, max_size=20),
+       st.dictionaries(st.text(max_size=8), st.one_of(
+           st.none(), st.floats(allow_nan=False), st.text(max_size=10),
+           st.lists(st.integers(), max_size=4)), max_size=5))
+def test_a_request_comes_back_as_it_went(request_id: Any, method: str,
+                                        args: dict[str, Any]) -> None:
+    request = Request(id=request_id, method=method, args=args)
+    assert decode_request(encode(request)) == request
+
+
+@pytest.mark.parametrize(("line", "request_id", "text"), [
+    (b"not json", None, "must be one JSON object"),
+    (b"[1, 2]", None, "must be a JSON object"),
+    (b'{"id": 4, "method": "ping", "args": 7}', 4, "args: Input should be a valid dictionary"),
+    (b'{"id": 5, "args": {}}', 5, "method: this key is required"),
+    (b'{"id": 6, "method": 12}', 6, "method: Input should be a valid string"),
+    (b'{"id": 7, "method": "ping", "args": ' + b"[" * 1000 + b"]" * 1000 + b"}", 7,
+     "nested deeper than 64 levels"),
+    (b'{"id": 8, "args": ' + b"{" * 100_000, 8, "nested deeper than 64 levels"),
+    (b'{"id": 9, "method": "x", "args": {' + b", ".join(
+        b'"k%d": %d' % (i, i) for i in range(30_000)) + b"}}", 9, "more than 20000 keys"),
+    (b'{"id": 10, "method": "x", "args": {"code": "' + b"x" * MAX_REQUEST + b'"}}', 10,
+     f"longer than {MAX_REQUEST} bytes"),
+])
+def test_a_line_that_is_no_request_says_why_with_its_id_when_readable(
+        line: bytes, request_id: Any, text: str) -> None:
+    with pytest.raises(BadRequest, match=text) as raised:
+        decode_request(line)
+    assert raised.value.request_id == request_id
+    assert WireError.of(raised.value).type == "InvalidRequest"
+
+
+@settings(max_examples=150, deadline=None)
+@given(hostile_json.lines())
+def test_hostile_lines_end_in_a_request_or_a_bad_request_that_leaks_nothing(line: bytes) -> None:
+    try:
+        decode_request(line)
+    except BadRequest as err:
+        reply = decode_reply(encode(Reply.failed(err.request_id, err)))
+        assert reply.error is not None and reply.error.type == "InvalidRequest"
+        assert not hostile_json.leaks(reply.error.message), reply.error.message
+        assert len(reply.error.message) < 4096
+
+
+@settings(max_examples=100, deadline=None)
+@given(hostile_json.lines(head=b'{"id": 1, "result": '))
+def test_a_line_that_is_no_reply_is_a_remote_error(line: bytes) -> None:
+    try:
+        reply = decode_reply(line, "ping")
+    except RemoteError as err:
+        assert "the answer to 'ping'" in str(err)
+    else:
+        assert isinstance(reply, Reply)
