@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import rtmidi
 
-from actors.router.actor import MidiRouter, MidiRouterProxy
+from actors.router.actor import MidiRouter
+from actors.router.proxy import MidiRouterProxy
 from midi.curves import make_curve
 from midi.schema import ControlRoute, KeyRoute, MidiConfig
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import rtmidi
 
-from actors.router.actor import MidiRouter, MidiRouterProxy
+from actors.router.actor import MidiRouter
+from actors.router.proxy import MidiRouterProxy
 from midi.engine import midicps
 from midi.schema import MidiConfig
 from tests.conftest import jack_name
