@@ -10,6 +10,7 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 import rtmidi
@@ -130,7 +131,7 @@ def hardware(jack: str) -> Iterator[Hardware]:
 def start_router(targets: FakeTargets, state: Path, **config: object) -> MidiRouterProxy:
     fields = {"backend": "jack", "rescan_interval": FAST_RESCAN, **config}
     ref = MidiRouter.start(MidiConfig.model_validate(fields), targets, state)
-    return ref.proxy()
+    return cast(MidiRouterProxy, ref.proxy())
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 import rtmidi
@@ -71,8 +72,8 @@ def start(tmp_path: Path) -> Iterator:
 
     def make(targets: FakeTargets, **config: object) -> MidiRouterProxy:
         fields = {"backend": "jack", "virtual_port": "", **config}
-        proxy = MidiRouter.start(MidiConfig.model_validate(fields), targets,
-                                 tmp_path / "state").proxy()
+        proxy = cast(MidiRouterProxy, MidiRouter.start(
+            MidiConfig.model_validate(fields), targets, tmp_path / "state").proxy())
         started.append(proxy)
         return proxy
 
