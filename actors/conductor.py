@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import Any
 
 import pykka
+from pykka.typing import ActorMemberMixin, proxy_method
 
 from actors.ticker import Ticker
 from midi.clock import ClockReading
@@ -305,4 +306,11 @@ def _logged(name: str, code: str, future: Future[ExecuteResult]) -> None:
 
 
 #: The typed proxy the supervisor and the facade hold.
-ConductorProxy = pykka.ActorProxy[Conductor]
+class ConductorProxy(ActorMemberMixin, pykka.ActorProxy[Conductor]):
+    """The conductor's typed proxy (``Conductor.start(...).proxy()`` is cast to it)."""
+
+    state = proxy_method(Conductor.state)
+    set = proxy_method(Conductor.set)
+    follow_clock = proxy_method(Conductor.follow_clock)
+    reconfigure = proxy_method(Conductor.reconfigure)
+    tick = proxy_method(Conductor.tick)

@@ -10,14 +10,18 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import cast
 
 import pykka
+from pykka.typing import ActorMemberMixin, proxy_method
 
 from actors.conductor import Conductor, ConductorProxy
-from actors.instance.actor import Instance, InstanceProxy, InstanceSettings
+from actors.instance.actor import Instance, InstanceSettings
+from actors.instance.proxy import InstanceProxy
 from actors.jack import Jack, JackProxy
 from actors.keeper import Keeper
-from actors.router.actor import MidiRouter, MidiRouterProxy
+from actors.router.actor import MidiRouter
+from actors.router.proxy import MidiRouterProxy
 from actors.router.targets import OrchestraTargets, RemoteRooms, SceneCue
 from actors.watchdog import Watchdog, WatchdogProxy
 from scorch.config.changes import ConfigChanges
@@ -119,8 +123,8 @@ class Supervisor(pykka.ThreadingActor):
             self._jack_alive = self.jack.alive_check().get(timeout=ASK_TIMEOUT)
             self._jack_keeper = self._keep_jack()
         for name, inst_config in self.config.instances.items():
-            self.instances[name] = Instance.start(
-                name, inst_config, self._wired(self.settings[name]), self.views[name]).proxy()
+            self.instances[name] = cast(InstanceProxy, Instance.start(
+                name, inst_config, self._wired(self.settings[name]), self.views[name]).proxy())
         for proxy in self.instances.values():
             proxy.boot()  # all at once: each boots in its own actor's thread
         self._start_watchdog()
@@ -139,16 +143,16 @@ class Supervisor(pykka.ThreadingActor):
 
     def _start_watchdog(self) -> None:
         wd = self.config.watchdog
-        self.watchdog = Watchdog.start(
+        self.watchdog = cast(WatchdogProxy, Watchdog.start(
             {name: (self.views[name], proxy) for name, proxy in self.instances.items()},
             wd.interval, wd.missed, wd.busy_limit,
-        ).proxy()
+        ).proxy())
 
     def _start_conductor(self) -> None:
         midi = self.config.midi
-        self.conductor = Conductor.start(
+        self.conductor = cast(ConductorProxy, Conductor.start(
             self.config, self.views, self.tempo,
-            midi.clock_in if midi.enabled else None).proxy()
+            midi.clock_in if midi.enabled else None).proxy())
 
     def apply(self, config: Config, changes: ConfigChanges,
               settings: dict[str, InstanceSettings]) -> dict[str, str]:
@@ -164,9 +168,9 @@ class Supervisor(pykka.ThreadingActor):
             proxy = self.instances.pop(name)
             _stop(f"instance {name!r}", proxy.actor_ref.stop(block=False), ASK_TIMEOUT)
         for name in changes.added:
-            self.instances[name] = Instance.start(
+            self.instances[name] = cast(InstanceProxy, Instance.start(
                 name, config.instances[name], self._wired(settings[name]),
-                self.views[name]).proxy()
+                self.views[name]).proxy())
             self.instances[name].boot()
         failed: dict[str, str] = {}
         for name, room in changes.rooms.items():
@@ -208,12 +212,12 @@ class Supervisor(pykka.ThreadingActor):
                                    self.remote)
         conductor = self.conductor
         try:
-            router = MidiRouter.start(
+            router = cast(MidiRouterProxy, MidiRouter.start(
                 self.config.midi, targets, self.config.state_path(),
                 self.config.audio.jack_server if uses_jack else None,
                 self.config.voice_slot(), tempo=self.tempo,
                 on_clock=None if conductor is None else conductor.follow_clock,
-                tempo_scope=self.config.tempo_scope).proxy()
+                tempo_scope=self.config.tempo_scope).proxy())
             # on_start runs in the router's thread: a backend that cannot open
             # shows up here as a dead actor (its error is in the log).
             router.ports().get(timeout=ASK_TIMEOUT)
@@ -328,4 +332,17 @@ def _stop(what: str, future: pykka.Future[bool], timeout: float) -> None:
         log.error("%s did not stop within %g s; stopping the rest", what, timeout)
 
 
-SupervisorProxy = pykka.ActorProxy[Supervisor]
+class SupervisorProxy(ActorMemberMixin, pykka.ActorProxy[Supervisor]):
+    """The supervisor's typed proxy (``Supervisor.start(...).proxy()`` is cast to it)."""
+
+    start_tree = proxy_method(Supervisor.start_tree)
+    apply = proxy_method(Supervisor.apply)
+    stop_all = proxy_method(Supervisor.stop_all)
+    instance_proxies = proxy_method(Supervisor.instance_proxies)
+    router_proxy = proxy_method(Supervisor.router_proxy)
+    conductor_proxy = proxy_method(Supervisor.conductor_proxy)
+    watchdog_proxy = proxy_method(Supervisor.watchdog_proxy)
+    tempo_view = proxy_method(Supervisor.tempo_view)
+    midi_status = proxy_method(Supervisor.midi_status)
+    audio_choice = proxy_method(Supervisor.audio_choice)
+    jack_pid = proxy_method(Supervisor.jack_pid)

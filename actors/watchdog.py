@@ -11,8 +11,9 @@ import logging
 import time
 
 import pykka
+from pykka.typing import ActorMemberMixin, proxy_method
 
-from actors.instance.actor import InstanceProxy
+from actors.instance.proxy import InstanceProxy
 from actors.ticker import Ticker
 from scorch.primitives.scsynth import commands
 from scorch.primitives.system.process import cpu_seconds, stopped
@@ -147,4 +148,7 @@ class Watchdog(pykka.ThreadingActor):
         proxy.hung(kind, pid, silent)
 
 
-WatchdogProxy = pykka.ActorProxy[Watchdog]
+class WatchdogProxy(ActorMemberMixin, pykka.ActorProxy[Watchdog]):
+    """The watchdog's typed proxy (``Watchdog.start(...).proxy()`` is cast to it)."""
+
+    ticked_at = proxy_method(Watchdog.ticked_at)

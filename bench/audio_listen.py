@@ -70,7 +70,7 @@ async def measure(orch: Orchestra, folder: Path, runs: int,
 def parts(orch: Orchestra, path: Path) -> tuple[float, float]:
     """A bare capture's seconds beyond SECONDS, then ``hear``'s seconds on its file."""
     started = time.perf_counter()
-    capture = Capture.start("room", orch.view("room"), orch.studio.slots, path, "wav",
+    capture = Capture.start("room", orch.rooms.view("room"), orch.studio.slots, path, "wav",
                             Source(), SECONDS)
     while not capture.wait(0.05):
         pass

@@ -54,7 +54,7 @@ enabled = false
 
 def window(orch: Orchestra, seconds: float) -> dict[str, float]:
     """xruns, CPU percent of the working processes, and scsynth's DSP load over ``seconds``."""
-    pids = [pid for role, pid in orch.pids().items() if pid and not role.endswith("sclang")]
+    pids = [pid for role, pid in orch.rooms.pids().items() if pid and not role.endswith("sclang")]
     procs = [psutil.Process(pid) for pid in pids] + [psutil.Process()]
     for proc in procs:
         proc.cpu_percent(None)
@@ -63,7 +63,7 @@ def window(orch: Orchestra, seconds: float) -> dict[str, float]:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         time.sleep(0.5)  # sampling scsynth's load at a steady pace
-        loads += [orch.status(name)["server"]["avg_cpu"] for name in ROOMS]
+        loads += [orch.rooms.status(name).server.avg_cpu for name in ROOMS]
     cpu = sum(proc.cpu_percent(None) for proc in procs)
     lines = [line.text for line in orch.jack_console.since(mark)]
     return {"xruns": sum(bool(LATE_CYCLE.search(text)) for text in lines),

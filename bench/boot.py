@@ -89,7 +89,7 @@ def orchestra_round_trips(tmp: Path, count: int) -> list[float]:
         samples = []
         for _ in range(count):
             started = time.perf_counter()
-            result = orch.execute_one("room0", "1")
+            result = orch.rooms.execute_one("room0", "1")
             samples.append(time.perf_counter() - started)
             assert result.ok and result.value == "1"
         return samples

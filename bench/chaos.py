@@ -95,7 +95,7 @@ def main() -> int:
     orch = Orchestra(parse_config(path.read_text(), path))
     errors = orch.start()
     assert not any(errors.values()), errors
-    seen_pids: set[int] = {p for p in orch.pids().values() if p}
+    seen_pids: set[int] = {p for p in orch.rooms.pids().values() if p}
     expected: dict[str, float] = {}
     for i, name in enumerate(ROOMS):
         expected[name] = 110.0 * (i + 1)
@@ -109,12 +109,12 @@ def main() -> int:
             process = rng.choice(("scsynth", "sclang"))
             sig = rng.choice((signal.SIGKILL, signal.SIGSTOP))
             view = orch.views[name]
-            pid = orch.status(name)["pids"][process]
+            pid = orch.rooms.status(name).pids[process]
             if pid is None:
                 continue
             # Between faults, a parameter change that the restore must keep.
             expected[name] = round(rng.uniform(100, 1000), 1)
-            orch.set(name, "tone", {"freq": expected[name]})
+            orch.rooms.set(name, "tone", {"freq": expected[name]})
             since = view.events.mark()
             t0 = time.time()
             os.kill(pid, sig)
@@ -135,7 +135,7 @@ def main() -> int:
                     lost += 1
                     print(f"fault {n}: {room} tone is {value}, expected {expected[room]}",
                           file=sys.stderr)
-            seen_pids.update(p for p in orch.pids().values() if p)
+            seen_pids.update(p for p in orch.rooms.pids().values() if p)
     finally:
         orch.stop()
     left = sorted(pid for pid in seen_pids if pid_alive(pid))

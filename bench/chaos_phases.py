@@ -131,7 +131,7 @@ def run_phase(orch: Orchestra, trap: Trap, phase: Phase, freq: float,
     ``arm`` None: ``enter`` injects the fault itself.
     """
     time.sleep(SETTLE)
-    orch.set(ROOM, "tone", {"freq": freq})
+    orch.rooms.set(ROOM, "tone", {"freq": freq})
     if arm is not None:
         arm()
     fired = len(trap.fired)
@@ -160,8 +160,8 @@ def run_phase(orch: Orchestra, trap: Trap, phase: Phase, freq: float,
     value = node_value(orch, ROOM)
     if value is None or abs(value - freq) >= 0.05:
         phase.lost += 1
-    print(f"{phase.name}: not back within {GIVE_UP:g} s: {orch.status(ROOM)['state']} "
-          f"{orch.status(ROOM)['reason']}; node value {value}", file=sys.stderr)
+    print(f"{phase.name}: not back within {GIVE_UP:g} s: {orch.rooms.status(ROOM).state} "
+          f"{orch.rooms.status(ROOM).reason}; node value {value}", file=sys.stderr)
 
 
 def main() -> int:
@@ -184,22 +184,22 @@ def main() -> int:
     seen: set[int] = set()
 
     def scsynth() -> frozenset[int]:
-        pid = orch.status(ROOM)["pids"]["scsynth"]
+        pid = orch.rooms.status(ROOM).pids["scsynth"]
         seen.add(pid)
         return frozenset({pid})
 
     def restart() -> None:
-        orch.restart(ROOM)
+        orch.rooms.restart(ROOM)
 
     def crash_scsynth() -> None:
         os.kill(next(iter(scsynth())), signal.SIGKILL)
 
     def long_code() -> None:
-        runner = threading.Thread(target=orch.execute_one, args=(
+        runner = threading.Thread(target=orch.rooms.execute_one, args=(
             ROOM, "var t = Main.elapsedTime; while { Main.elapsedTime - t < 5 } { 1 }; 1", 10))
         runner.start()
         time.sleep(0.3)
-        os.kill(orch.status(ROOM)["pids"]["sclang"], signal.SIGKILL)
+        os.kill(orch.rooms.status(ROOM).pids["sclang"], signal.SIGKILL)
         runner.join(timeout=15)
 
     phases: list[tuple[str, Callable[[], None] | None, Callable[[], None]]] = [
@@ -233,12 +233,12 @@ def main() -> int:
                 run_phase(orch, trap, phase, freq, arm, enter)
                 if phase.times:
                     print(f"{phase.name}: {phase.times[-1] * 1000:.0f} ms", file=sys.stderr)
-                seen.update(p for p in orch.pids().values() if p)
-        for pid in orch.status(ROOM)["pids"].values():
+                seen.update(p for p in orch.rooms.pids().values() if p)
+        for pid in orch.rooms.status(ROOM).pids.values():
             os.kill(pid, signal.SIGSTOP)
         started = time.monotonic()
     finally:
-        seen.update(p for p in orch.pids().values() if p)
+        seen.update(p for p in orch.rooms.pids().values() if p)
         orch.stop()
     shutdown = time.monotonic() - started
     left = sorted(pid for pid in seen if pid_alive(pid))

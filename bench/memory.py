@@ -50,7 +50,7 @@ def _kill_to_restored(orch: Orchestra, room: str) -> float:
     started = time.monotonic()
     os.kill(pid, signal.SIGKILL)
     event = view.events.wait_for((Kind.RESTORED, Kind.FAILED), mark, 30.0)
-    assert event is not None and event.kind == Kind.RESTORED, orch.events(room)
+    assert event is not None and event.kind == Kind.RESTORED, orch.rooms.events(room)
     return time.monotonic() - started
 
 

@@ -58,9 +58,9 @@ def storm(target: Target, calls: int, seed: int) -> tuple[Tally, Counter[str]]:
         tool = data.draw(st.sampled_from(names))
         args: dict[str, Any] = data.draw(strategies[tool])
         run_call(target.call, tool, args, tally)
-        if target.orchestra.status("room")["state"] != "READY":
+        if target.orchestra.rooms.status("room").state != "READY":
             reboots[tool] += 1
-            target.orchestra.boot("room")
+            target.orchestra.rooms.boot("room")
         if tally.calls % 250 == 0:
             print(f"  {tally.calls} calls", flush=True)
 
@@ -119,10 +119,10 @@ def main() -> int:
         orch = target.orchestra
         osc = orch.views["room"].osc
         # every node scorch means to keep (a generated release may have ended 'hum') is playing
-        sound = (orch.status("room")["state"] == "READY" and osc is not None
-                 and all(node_exists(osc, node["node_id"])
-                         for node in orch.nodes("room").values())
-                 and not [e for e in orch.events("room") if e.kind == Kind.HUNG])
+        sound = (orch.rooms.status("room").state == "READY" and osc is not None
+                 and all(node_exists(osc, node.node_id)
+                         for node in orch.rooms.nodes("room").values())
+                 and not [e for e in orch.rooms.events("room") if e.kind == Kind.HUNG])
     section = report(tally, reboots, time.monotonic() - started, sound, args.calls)
     sys.stdout.write(section)
     if not args.no_write:

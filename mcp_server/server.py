@@ -89,9 +89,9 @@ def _start(orchestra: Orchestra, service: LocalService) -> None:
     for name, error in errors.items():
         if error:
             log.error("instance %r failed to boot: %s", name, error)
-    orchestra.start_autosave()
+    orchestra.sessions.start_autosave()
     log.info("scorch mcp pid %d: hosting %s: %s", os.getpid(), orchestra.config.source,
-             ", ".join(orchestra.names()))
+             ", ".join(orchestra.rooms.names()))
 
 
 def serve(config_path: Path, front: EarlyFront) -> None:

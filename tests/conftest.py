@@ -38,7 +38,7 @@ def jack_name(tag: str) -> str:
 
 def orchestra_pids(orch: Orchestra) -> list[int]:
     """Every process id the orchestra runs now (jackd, scsynth, sclang)."""
-    return [pid for pid in orch.pids().values() if pid]
+    return [pid for pid in orch.rooms.pids().values() if pid]
 
 
 def node_exists(osc: OscClient, node_id: int) -> bool:

@@ -44,7 +44,7 @@ _WARN = (Kind.CRASHED, Kind.HUNG, Kind.FAILED, Kind.DEGRADED, Kind.BOOT_FAILED,
          Kind.STARTUP_ERROR, Kind.BUFFER_LOST)
 _DOWN = (State.STOPPED, State.STOPPING, State.FAILED)
 
-__all__ = ["Instance", "InstanceProxy", "InstanceSettings"]
+__all__ = ["Instance", "InstanceSettings"]
 
 
 class Instance(pykka.ThreadingActor):
@@ -442,5 +442,3 @@ class Instance(pykka.ThreadingActor):
 def _reason(err: Exception) -> str:
     return str(err) if isinstance(err, BootError) else f"{type(err).__name__}: {err}"
 
-
-InstanceProxy = pykka.ActorProxy[Instance]

@@ -436,6 +436,3 @@ def _kind(route: Route) -> str:
         return "scene"
     return "control" if isinstance(route, ControlRoute) else "key"
 
-
-#: The typed proxy other actors and the facade hold.
-MidiRouterProxy = pykka.ActorProxy[MidiRouter]

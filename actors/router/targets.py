@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
-from actors.instance.actor import InstanceProxy
+from actors.instance.proxy import InstanceProxy
 from midi.actions import Address
 from midi.engine import Snapshot
 from midi.routes import RouteEntry

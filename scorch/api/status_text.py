@@ -4,29 +4,30 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+
+from scorch.app.models import InstanceRow, InstanceStatus
+from scorch.hosts.link import HostInfo
 
 COLUMNS = ("instance", "group", "state", "port", "cpu %", "synths", "restarts")
 
 
-def row(instance: dict[str, Any]) -> tuple[str, ...]:
+def row(instance: InstanceRow) -> tuple[str, ...]:
     """One table row from a ``list_instances`` row."""
-    cpu = instance.get("cpu")
-    synths = instance.get("synths")
-    state = instance["state"]
-    if instance.get("reason") and state != "READY":
-        reason = instance["reason"]
+    cpu, synths = instance.cpu, instance.synths
+    state = instance.state
+    if instance.reason and state != "READY":
+        reason = instance.reason
         state += f" ({reason if len(reason) <= 80 else reason[:77] + '...'})"
-    return (instance["name"], instance.get("group") or "-", state,
-            str(instance.get("port") or "-"), f"{cpu:.1f}" if cpu is not None else "-",
-            str(synths) if synths is not None else "-", str(instance.get("restarts", 0)))
+    return (instance.name, instance.group or "-", state,
+            str(instance.port or "-"), f"{cpu:.1f}" if cpu is not None else "-",
+            str(synths) if synths is not None else "-", str(instance.restarts))
 
 
-def render(instances: Sequence[dict[str, Any]]) -> str:
+def render(instances: Sequence[InstanceRow]) -> str:
     """A fixed-width table with a header line (a host column when rooms have hosts)."""
-    if any(s.get("host") for s in instances):
+    if any(s.host for s in instances):
         return _table(("instance", "host", *COLUMNS[1:]),
-                      [(r[0], s.get("host") or "-", *r[1:])
+                      [(r[0], s.host or "-", *r[1:])
                        for s, r in ((s, row(s)) for s in instances)])
     return _table(COLUMNS, [row(s) for s in instances])
 
@@ -34,21 +35,21 @@ def render(instances: Sequence[dict[str, Any]]) -> str:
 HOST_COLUMNS = ("host", "transport", "address", "state", "rtt ms", "clock ms", "rooms")
 
 
-def render_hosts(hosts: Sequence[dict[str, Any]]) -> str:
+def render_hosts(hosts: Sequence[HostInfo]) -> str:
     """The hosts of an installation: state, round trip, clock offset, and what is wrong."""
     rows = []
     notes = []
     for host in hosts:
-        name = host.get("name") or "(this machine)"
-        state = host["state"]
-        if host.get("reason") and state != "CONNECTED":
-            state += f" ({host['reason'][:120]})"
-        rtt, offset = host.get("rtt_ms"), host.get("clock_offset_ms")
-        rows.append((name, host["transport"], host["address"], state,
+        name = host.name or "(this machine)"
+        state = host.state
+        if host.reason and state != "CONNECTED":
+            state += f" ({host.reason[:120]})"
+        rtt, offset = host.rtt_ms, host.clock_offset_ms
+        rows.append((name, host.transport, host.address, state,
                      f"{rtt:.1f}" if rtt is not None else "-",
                      f"{offset:+.1f}" if offset is not None else "-",
-                     ", ".join(host.get("rooms") or []) or "-"))
-        notes += [f"{name}: {warning}" for warning in host.get("warnings") or []]
+                     ", ".join(host.rooms) or "-"))
+        notes += [f"{name}: {warning}" for warning in host.warnings]
     return "\n".join([_table(HOST_COLUMNS, rows), *notes])
 
 
@@ -71,34 +72,33 @@ def _duration(seconds: float) -> str:
     return " ".join([*parts, f"{minutes}m {secs:02d}s"])
 
 
-def describe(status: dict[str, Any]) -> str:
+def describe(status: InstanceStatus) -> str:
     """One instance's full status as a few lines for an operator."""
-    since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status["since"]))
-    head = f"{status['name']}  {status['state']} since {since}"
-    if status.get("uptime") is not None:
-        head += f" (up {_duration(status['uptime'])})"
-    head += f"  port {status.get('port') or '-'}"
-    if status.get("host"):
-        head += f"  host {status['host']}"
-    if status.get("group"):
-        head += f"  group {status['group']}"
+    since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.since))
+    head = f"{status.name}  {status.state} since {since}"
+    if status.uptime is not None:
+        head += f" (up {_duration(status.uptime)})"
+    head += f"  port {status.port or '-'}"
+    if status.host:
+        head += f"  host {status.host}"
+    if status.group:
+        head += f"  group {status.group}"
     lines = [head]
-    if status.get("reason"):
-        lines.append(f"  why: {status['reason']}")
-    pids = status.get("pids") or {}
-    server = status.get("server")
+    if status.reason:
+        lines.append(f"  why: {status.reason}")
+    pids, server = status.pids, status.server
     scsynth = f"  scsynth pid {pids.get('scsynth') or '-'}"
     if server:
-        scsynth += (f"  cpu {server['avg_cpu']:.1f} % (peak {server['peak_cpu']:.1f})  "
-                    f"synths {server['synths']}  ugens {server['ugens']}")
+        scsynth += (f"  cpu {server.avg_cpu:.1f} % (peak {server.peak_cpu:.1f})  "
+                    f"synths {server.synths}  ugens {server.ugens}")
     lines.append(scsynth)
-    lines.append(f"  sclang  pid {pids.get('sclang') or '-'}  {status.get('sclang', '-')}")
-    restarts = (f"  restarts {status.get('restarts_in_window', 0)} in the window, "
-                f"{status.get('restart_budget_left', 0)} left")
-    if status.get("last_crash"):
-        restarts += f"; last crash: {status['last_crash']}"
+    lines.append(f"  sclang  pid {pids.get('sclang') or '-'}  {status.sclang}")
+    restarts = (f"  restarts {status.restarts_in_window} in the window, "
+                f"{status.restart_budget_left} left")
+    if status.last_crash:
+        restarts += f"; last crash: {status.last_crash}"
     lines.append(restarts)
-    for name, node in (status.get("nodes") or {}).items():
-        params = ", ".join(f"{k} {v:g}" for k, v in node["params"].items())
-        lines.append(f"  node {name} ({node['synthdef']} #{node['node_id']}): {params}")
+    for name, node in status.nodes.items():
+        params = ", ".join(f"{k} {v:g}" for k, v in node.params.items())
+        lines.append(f"  node {name} ({node.synthdef} #{node.node_id}): {params}")
     return "\n".join(lines)

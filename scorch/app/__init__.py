@@ -1,1 +1,1 @@
-"""app."""
+"""The facade: an Orchestra composing one component per feature (``orch.rooms``, ...)."""

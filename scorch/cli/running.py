@@ -60,17 +60,17 @@ class Runner:
             signal.signal(signum, self._on_signal)
         control: ControlServer | None = None
         try:
-            seed = self.orchestra.autosaved() if self.resume else None
+            seed = self.orchestra.sessions.autosaved() if self.resume else None
             if self.resume and seed is None:
                 log.warning("--resume: no autosave in %s yet; starting from the config",
-                            self.orchestra.sessions.folder)
+                            self.orchestra.sessions.store.folder)
             errors = self.orchestra.start(timeout=self.boot_timeout, seed=seed)
             for name, error in errors.items():
                 if error:
                     log.error("instance %r failed to boot: %s", name, error)
             if seed is not None:
-                self.orchestra.resume(seed)
-            self.orchestra.start_autosave()
+                self.orchestra.sessions.resume(seed)
+            self.orchestra.sessions.start_autosave()
             print(self.service.call("list_instances", {}).text(), flush=True)
             control = ControlServer(LocalService(self.orchestra), self.config.state_path())
             control.start()
@@ -139,15 +139,15 @@ class Runner:
 
     def rooms_status(self) -> str:
         """``3/4 rooms READY; restarts 2; lobby FAILED`` for systemd's STATUS line."""
-        rows = self.orchestra.instances()
-        ready = sum(row["state"] in (State.READY, State.DEGRADED) for row in rows)
-        restarts = sum(row["restarts_in_window"] for row in rows)
-        down = [f"{row['name']} {row['state']}" for row in rows
-                if row["state"] not in (State.READY, State.DEGRADED)]
+        rows = self.orchestra.rooms.statuses()
+        ready = sum(row.state in (State.READY, State.DEGRADED) for row in rows)
+        restarts = sum(row.restarts_in_window for row in rows)
+        down = [f"{row.name} {row.state}" for row in rows
+                if row.state not in (State.READY, State.DEGRADED)]
         return "; ".join([f"{ready}/{len(rows)} rooms READY", f"restarts {restarts}", *down])
 
     def _stop_orchestra(self) -> list[int]:
-        started = [pid for pid in self.orchestra.pids().values() if pid]
+        started = [pid for pid in self.orchestra.rooms.pids().values() if pid]
         self.orchestra.stop()
         left = [pid for pid in started if pid_alive(pid)]
         if left:

@@ -371,7 +371,7 @@ def _wait_for_new_sclang(orch: object, room: str, old: int | None,
 def restart_room_sclang(orch: object, room: str) -> None:
     """Give the room a fresh sclang the way scorch makes one: a request that times out."""
     pid = _sclang_pid(orch, room)
-    orch.execute_one(room, "loop { }", 0.3)  # type: ignore[attr-defined]
+    orch.rooms.execute_one(room, "loop { }", 0.3)  # type: ignore[attr-defined]
     _wait_for_new_sclang(orch, room, pid)
 
 
@@ -439,7 +439,7 @@ def run_units(orch: object, room: str, bare: BareSclang, units: list[Unit],
                 bare.restart()
             results.append((result, late))
         notes += [f"scorch: {event.message}"  # a crash is sclang's, or scorch's to explain
-                  for event in orch.events(room, since)  # type: ignore[attr-defined]
+                  for event in orch.rooms.events(room, since)  # type: ignore[attr-defined]
                   if event.kind == Kind.CRASHED]
         verdicts.append(_judge(unit, runs, results, timeout))
         verdicts[-1].notes += notes
@@ -452,12 +452,12 @@ def _scorch_run(orch: object, room: str, code: str, seed: str,
     scorch's sclang was replaced meanwhile (it timed out, or died)."""
     _wait_for_sclang(orch, room)
     pid = _sclang_pid(orch, room)
-    execute = orch.execute_one  # type: ignore[attr-defined]
+    execute = orch.rooms.execute_one  # type: ignore[attr-defined]
     execute(room, f"{seed}; nil", timeout)
     result: ExecuteResult = execute(room, code, timeout)
     time.sleep(SETTLE)  # what the code left running posts now, into the console
     notes_of = {f"after #{result.request}", f"error after #{result.request}"}
-    late = [line.text for line in orch.console(  # type: ignore[attr-defined]
+    late = [line.text for line in orch.rooms.console(  # type: ignore[attr-defined]
         room, since=result.console_since or 0) if line.note in notes_of]
     stop = execute(room, "CmdPeriod.run; 1", timeout)
     if {_kind(result), _kind(stop)} & {"timeout", "interrupted", "unavailable"}:

@@ -46,26 +46,26 @@ def main(state: Path) -> dict[str, Any]:
     try:
         seen["boot"] = orch.start()
         port = orch.views["lobby"].snapshot.port
-        wait(lambda: orch.tempo()["link"]["rooms_on_link"] == 1)
+        wait(lambda: orch.tempo.state()["link"]["rooms_on_link"] == 1)
         bare = BareSclang(port, "lobby")
         try:
             # The bare peer asks for 90 bpm and joins the session scorch's room made.
             bare.run("~link = LinkClock(1.5).quantum_(4)")
-            seen["peers"] = wait(lambda: orch.tempo()["link"]["peers"] == 1
-                                 and bare_clock(bare)[2] == 1) and orch.tempo()["link"]
-            seen["joined_bpm"] = [bare_clock(bare)[0], orch.tempo()["bpm"]]
+            seen["peers"] = wait(lambda: orch.tempo.state()["link"]["peers"] == 1
+                                 and bare_clock(bare)[2] == 1) and orch.tempo.state()["link"]
+            seen["joined_bpm"] = [bare_clock(bare)[0], orch.tempo.state()["bpm"]]
             # A tempo set by the other application reaches scorch and its room.
             bare.run("~link.tempo = 137 / 60")
-            wait(lambda: abs(orch.tempo()["bpm"] - 137) < 0.01)
-            seen["from_bare"] = [orch.tempo()["bpm"], _room_bpm(orch)]
+            wait(lambda: abs(orch.tempo.state()["bpm"] - 137) < 0.01)
+            seen["from_bare"] = [orch.tempo.state()["bpm"], _room_bpm(orch)]
             # A tempo set through scorch reaches the other application.
-            orch.set_tempo(None, 88.0)
+            orch.tempo.set(None, 88.0)
             wait(lambda: abs(bare_clock(bare)[0] - 88) < 0.01)
-            seen["from_scorch"] = [bare_clock(bare)[0], orch.tempo()["bpm"]]
+            seen["from_scorch"] = [bare_clock(bare)[0], orch.tempo.state()["bpm"]]
             # Phase: the bar phase of both, read one right after the other.
             before = time.monotonic()
             beats = bare_clock(bare)[1]
-            ours = orch.tempo()
+            ours = orch.tempo.state()
             seen["phase"] = {"bare": beats % 4, "scorch": ours["bar_phase"],
                              "read_s": time.monotonic() - before}
         finally:
@@ -76,7 +76,7 @@ def main(state: Path) -> dict[str, Any]:
 
 
 def _room_bpm(orch: Orchestra) -> float:
-    (result,) = orch.execute("lobby", "TempoClock.default.tempo * 60")
+    (result,) = orch.rooms.execute("lobby", "TempoClock.default.tempo * 60")
     return float(result.value)
 
 

@@ -63,7 +63,7 @@ def fuzz_target(folder: Path, jack_server: str, library: SynthDefLibrary) -> Ite
     orch = Orchestra(parse_config(text + ROOM, folder / "config.toml"), library)
     try:
         if orch.start() != {"room": None}:
-            raise RuntimeError(f"the room did not boot: {orch.status('room')}")
+            raise RuntimeError(f"the room did not boot: {orch.rooms.status('room')}")
         with start_blocking_portal() as portal, \
                 portal.wrap_async_context_manager(Client(build_server(LocalService(orch)))) as c:
 

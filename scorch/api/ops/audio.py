@@ -95,7 +95,7 @@ def record(orch: Orchestra, args: RecordArgs) -> RecordOutput:
     if args.action == "start":
         if args.instance is None:
             raise InvalidRequest("record start needs `instance`: the room to record")
-        orch.view(args.instance)
+        orch.rooms.view(args.instance)
         started = recorder.start(args.instance, Source(channels=args.channels, bus=args.bus or 0),
                                  args.format, args.seconds, args.name)
         names = {Path(started.path).name}
@@ -104,7 +104,7 @@ def record(orch: Orchestra, args: RecordArgs) -> RecordOutput:
             raise InvalidRequest("record stop needs `instance` (all of its recordings) or "
                                  "`name` (one recording)")
         if args.instance is not None:
-            orch.view(args.instance)
+            orch.rooms.view(args.instance)
         names = {Path(r.path).name for r in recorder.stop(args.instance, args.name)}
     else:
         names = None
@@ -189,17 +189,17 @@ def listen(orch: Orchestra, args: ListenArgs) -> HeardOutput:
         return HeardOutput.of(orch.studio.listen_file(path))
     if args.instance is None:
         raise InvalidRequest("listen needs `instance` (a room) or `path` (an audio file)")
-    view = orch.view(args.instance)
+    view = orch.rooms.view(args.instance)
     if args.node is not None and args.bus is not None:
         raise InvalidRequest("listen: give `bus` or `node`, not both")
     source = Source(channels=args.channels, bus=args.bus or 0)
     if args.node is not None:
-        nodes = orch.nodes(args.instance)
+        nodes = orch.rooms.nodes(args.instance)
         if args.node not in nodes:
             raise NodeNotFound(f"instance {args.instance!r} has no node {args.node!r}; named "
                                f"nodes: {', '.join(nodes) or '(none)'}")
         source = Source(channels=args.channels, node=args.node,
-                        node_id=int(nodes[args.node]["node_id"]))
+                        node_id=nodes[args.node].node_id)
     return HeardOutput.of(orch.studio.listen(args.instance, view, source, args.seconds))
 
 

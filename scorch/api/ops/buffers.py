@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from scorch.api.fields import Selector
 from scorch.api.operation import CHANGE, Args, Result, operation
+from scorch.app.models import BufferInfo, SampleInfo
 from scorch.errors import InvalidRequest
 from scorch.values import BufferName, Text
 
@@ -16,28 +17,6 @@ if TYPE_CHECKING:
 
 #: A path longer than this is no path (Linux's PATH_MAX is 4096).
 MAX_PATH = 4096
-
-
-class BufferInfo(BaseModel):
-    """A loaded buffer, as scsynth's ``/b_info`` describes it."""
-
-    instance: str
-    name: str
-    bufnum: int = Field(description="use it as the sampler's bufnum param")
-    frames: int
-    channels: int
-    sample_rate: float
-    seconds: float
-    path: str
-
-
-class SampleInfo(BaseModel):
-    """A sound file found in a sample folder."""
-
-    path: str
-    relative: str = Field(description="the path relative to its sample folder")
-    folder: str
-    megabytes: float
 
 
 class BufferArgs(Args):
@@ -78,20 +57,18 @@ def buffer(orch: Orchestra, args: BufferArgs) -> BufferOutput:
         query = args.query if args.query is not None else args.name
         if not query:
             raise InvalidRequest("buffer action 'search' needs `query` (or `name`)")
-        return BufferOutput(action="search", samples=[
-            SampleInfo.model_validate(row) for row in orch.search_samples(query)])
+        return BufferOutput(action="search", samples=orch.buffers.search(query))
     if args.action == "list":
-        rows = orch.buffers(args.instance or "*")
-        return BufferOutput(action="list", buffers=[BufferInfo.model_validate(r) for r in rows])
+        return BufferOutput(action="list", buffers=orch.buffers.loaded(args.instance or "*"))
     if args.instance is None:
         raise InvalidRequest(f"buffer action {args.action!r} needs `instance` "
                              "(a name, group or *)")
     if args.action == "load":
         if args.path is None:
             raise InvalidRequest("buffer action 'load' needs `path` (see action 'search')")
-        rows = orch.load_buffer(args.instance, args.path, args.name)
+        rows = orch.buffers.load(args.instance, args.path, args.name)
     else:
         if args.name is None:
             raise InvalidRequest("buffer action 'free' needs `name` (see action 'list')")
-        rows = orch.free_buffer(args.instance, args.name)
-    return BufferOutput(action=args.action, buffers=[BufferInfo.model_validate(r) for r in rows])
+        rows = orch.buffers.free(args.instance, args.name)
+    return BufferOutput(action=args.action, buffers=rows)

@@ -142,7 +142,7 @@ def execute(orch: Orchestra, args: ExecuteArgs) -> ExecuteOutput:
     messages it sends, and the first events of the patterns it starts, reach scsynth
     at that time on every room and host. Its value then says when it runs; what it
     posts or throws later is on the console."""
-    when = None if args.check_only else orch.when(args.at, args.delay, args.instance)
+    when = None if args.check_only else orch.tempo.when(args.at, args.delay, args.instance)
     return run_code(orch, args.instance, args.code, args.timeout_s, check_only=args.check_only,
                     at=when)
 
@@ -156,7 +156,7 @@ def run_code(orch: Orchestra, selector: str, code: str, timeout: float,
     (see ``execute``).
     """
     started = time.time()
-    results = orch.execute(selector, code, timeout, check_only=check_only, at=at)
+    results = orch.rooms.execute(selector, code, timeout, check_only=check_only, at=at)
     output = ExecuteOutput(results=[ExecuteOutcome.of(r) for r in results], at=at)
     if not check_only:
         for outcome in output.results:
@@ -177,7 +177,7 @@ class StopOutput(Result):
 def stop(orch: Orchestra, args: SelectorArgs) -> StopOutput:
     """Silence instances like Cmd-Period: stop routines and free every synth. Named
     nodes are forgotten (play them again to bring them back)."""
-    return StopOutput(stopped=orch.stop_sound(args.instance))
+    return StopOutput(stopped=orch.rooms.stop_sound(args.instance))
 
 
 class ConsoleArgs(Args):
@@ -214,7 +214,7 @@ class ConsoleOutput(Result):
 def console(orch: Orchestra, args: ConsoleArgs) -> ConsoleOutput:
     """Read an instance's console: what sclang and scsynth printed, including output of
     routines and errors that happened after execute returned."""
-    found = orch.console(args.instance, args.lines, clear=args.clear)
+    found = orch.rooms.console(args.instance, args.lines, clear=args.clear)
     return ConsoleOutput(instance=args.instance, lines=[Line(**line._asdict()) for line in found])
 
 
@@ -240,6 +240,6 @@ class WaitOutput(Result):
 def wait_for(orch: Orchestra, args: WaitArgs) -> WaitOutput:
     """Wait until the instance's console shows a line matching a regex, e.g. a message a
     routine posts later. matched is false when no line came in time."""
-    line = orch.wait_for(args.instance, args.pattern, args.timeout_s, since=args.since)
+    line = orch.rooms.wait_for(args.instance, args.pattern, args.timeout_s, since=args.since)
     return WaitOutput(matched=line is not None,
                       line=Line(**line._asdict()) if line is not None else None)

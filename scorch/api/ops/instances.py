@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from scorch.api.fields import Selector
-from scorch.api.models import AudioStatus, InstanceState, InstanceStatus, plain
+from scorch.api.models import AudioStatus, InstanceRow, InstanceStatus, plain
 from scorch.api.operation import DESTROY, READ, Args, Result, operation
 from scorch.errors import ScorchError
 from scorch.hosts.link import HostInfo
@@ -38,18 +38,8 @@ class Ping(Result):
 def ping(orch: Orchestra, args: NoArgs) -> Ping:
     """Say which installation answers: its config file, instances and start time."""
     return Ping(config=str(orch.config.source) if orch.config.source else None,
-                instances=orch.names(), started_at=orch.started_at, hosted_by=orch.hosted_by,
+                instances=orch.rooms.names(), started_at=orch.started_at, hosted_by=orch.hosted_by,
                 host=orch.config.host, config_digest=orch.config.digest, time=time.time())
-
-
-class InstanceRow(InstanceState):
-    """One instance at a glance."""
-
-    cpu: float | None = Field(description="scsynth average CPU, percent")
-    peak_cpu: float | None
-    synths: int | None = Field(description="synths running on scsynth")
-    restarts: int = Field(description="restarts within the restart window")
-    nodes: list[str] = Field(description="named persistent nodes")
 
 
 class InstanceList(Result):
@@ -65,26 +55,17 @@ class InstanceList(Result):
     def text(self) -> str:
         from scorch.api.status_text import render, render_hosts
 
-        table = render([row.model_dump() for row in self.instances])
+        table = render(self.instances)
         if not self.hosts:
             return table
-        return table + "\n\n" + render_hosts([host.model_dump() for host in self.hosts])
+        return table + "\n\n" + render_hosts(self.hosts)
 
 
 @operation(access=READ, command="list")
 def list_instances(orch: Orchestra, args: NoArgs) -> InstanceList:
     """List every SuperCollider instance: name, group, state, port, CPU, synths, uptime
     and restarts. Call this first to learn the names; only READY instances run code."""
-    rows = []
-    for status in orch.instances():
-        server = status.get("server") or {}
-        rows.append(InstanceRow(
-            name=status["name"], group=status["group"], state=status["state"],
-            since=status["since"], port=status["port"], cpu=server.get("avg_cpu"),
-            peak_cpu=server.get("peak_cpu"), synths=server.get("synths"),
-            uptime=status["uptime"], restarts=status["restarts_in_window"],
-            restart_budget_left=status["restart_budget_left"], reason=status["reason"],
-            nodes=list(status["nodes"]), host=status["host"]))
+    rows = [InstanceRow.of(status) for status in orch.rooms.statuses()]
     return InstanceList(hosted_by=orch.hosted_by, instances=rows)
 
 
@@ -100,15 +81,15 @@ class StatusOutput(Result):
     def text(self) -> str:
         from scorch.api.status_text import describe, render_hosts
 
-        blocks = [describe(status.model_dump()) for status in self.instances]
+        blocks = [describe(status) for status in self.instances]
         if self.hosts:
-            blocks.append(render_hosts([host.model_dump() for host in self.hosts]))
+            blocks.append(render_hosts(self.hosts))
         return "\n\n".join(blocks)
 
 
 def _statuses(orch: Orchestra, names: list[str]) -> StatusOutput:
     return StatusOutput(instances=[
-        InstanceStatus.from_status(orch.status(name), orch.nodes(name)) for name in names],
+        orch.rooms.status(name) for name in names],
         audio=AudioStatus.of(orch.audio) if orch.audio is not None else None)
 
 
@@ -123,7 +104,7 @@ def status(orch: Orchestra, args: StatusArgs) -> StatusOutput:
     """Full status of instances: state and since when, scsynth's live CPU and counts,
     process ids, restart budget, last crash, and named nodes with their values; and the
     audio driver (a sound card, a joined JACK server, or headless without sound out)."""
-    return _statuses(orch, orch.resolve(args.instance))
+    return _statuses(orch, orch.rooms.resolve(args.instance))
 
 
 class InstanceAction(Args):
@@ -154,8 +135,9 @@ def instance_action(orch: Orchestra, args: InstanceAction) -> ActionOutput:
     """Boot, quit or restart instances (by name, group or "*"; several at once in
     parallel). Restoring after a restart is automatic: loaded SynthDefs and named nodes
     come back with their last values."""
-    names = orch.resolve(args.name)
-    act = {"boot": orch.boot, "quit": orch.quit, "restart": orch.restart}[args.action]
+    rooms = orch.rooms
+    names = rooms.resolve(args.name)
+    act = {"boot": rooms.boot, "quit": rooms.quit, "restart": rooms.restart}[args.action]
     failed: dict[str, str] = {}
     with ThreadPoolExecutor(max_workers=max(1, len(names)),
                             thread_name_prefix="instance-action") as pool:
@@ -200,7 +182,7 @@ def events(orch: Orchestra, args: EventsArgs) -> EventsOutput:
     return EventsOutput(events=[
         EventOut(seq=e.seq, time=e.time, instance=e.instance, kind=str(e.kind),
                  message=e.message, details=plain(e.details))
-        for e in orch.events(args.instance, args.since)])
+        for e in orch.rooms.events(args.instance, args.since)])
 
 
 class ReloadOutput(Result):

@@ -337,7 +337,7 @@ def history(orch: Orchestra, args: HistoryArgs) -> HistoryOutput:
     """Find code that was executed before, newest first: every execute (and snippet run)
     is kept with its instance, time, value, posted output, error and duration, across
     restarts. Use it to find the code that made a sound an hour ago, or what failed."""
-    names = None if args.instance == "*" else orch.resolve(args.instance)
+    names = None if args.instance == "*" else orch.rooms.resolve(args.instance)
     since = args.since if isinstance(args.since, float | int) else None
     entries = orch.knowledge.history().search(args.query, names, args.errors_only, since,
                                               args.limit)

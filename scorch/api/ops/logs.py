@@ -68,7 +68,7 @@ def logs(orch: Orchestra, args: LogsArgs) -> LogsOutput:
     after = args.after or {}
     entries: list[LogEntry] = []
     cursor: dict[str, int] = {}
-    for name in orch.resolve(args.instance):
+    for name in orch.rooms.resolve(args.instance):
         view, events_key = orch.views[name], f"{name}{EVENTS}"
         lines = (view.console.since(after[name]) if name in after
                  else view.console.tail(args.lines))

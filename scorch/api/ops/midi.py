@@ -55,20 +55,20 @@ def midi(orch: Orchestra, args: MidiArgs) -> MidiOutput:
 def _act(orch: Orchestra, args: MidiArgs) -> Any:
     action = args.action
     if action == "ports":
-        return orch.midi_ports()
+        return orch.midi.ports()
     if action == "routes":
-        return orch.midi_routes()
+        return orch.midi.routes()
     if action == "map":
-        return orch.midi_map(_need(args.spec, "spec", action))
+        return orch.midi.map(_need(args.spec, "spec", action))
     if action == "unmap":
-        orch.midi_unmap(_need(args.route_id, "route_id", action))
+        orch.midi.unmap(_need(args.route_id, "route_id", action))
         return {"unmapped": args.route_id}
     if action == "learn":
-        return orch.midi_learn(args.timeout_s)
+        return orch.midi.learn(args.timeout_s)
     if action == "send":
-        orch.midi_send(_need(args.port, "port", action), _need(args.message, "message", action))
+        orch.midi.send(_need(args.port, "port", action), _need(args.message, "message", action))
         return {"sent": True}
-    return {"panic": True, **orch.midi_panic()}
+    return {"panic": True, **orch.midi.panic()}
 
 
 def _need(value: Any, key: str, action: str) -> Any:

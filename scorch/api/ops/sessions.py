@@ -78,7 +78,7 @@ def session(orch: Orchestra, args: SessionArgs) -> SessionOutput:
     loaded buffers, and the MIDI routes) saved under a name as a readable file, and loaded
     back changing only what differs. An autosave is kept every few seconds and at shutdown;
     `scorch run --resume` starts from it."""
-    store = orch.sessions
+    store = orch.sessions.store
     if args.action == "list":
         return SessionOutput(action="list", sessions=[
             SessionInfo(name=f.name, path=str(f.path), kilobytes=round(f.size / 1024, 3),
@@ -88,16 +88,16 @@ def session(orch: Orchestra, args: SessionArgs) -> SessionOutput:
         raise InvalidRequest(f"session action {args.action!r} needs `name` (see action 'list')")
     name = args.name
     if args.action == "save":
-        path = store.write(name, render(orch.capture_session(), name))
+        path = store.write(name, render(orch.sessions.capture(), name))
         return SessionOutput(action="save", name=name, path=str(path))
     if args.action == "delete":
         return SessionOutput(action="delete", name=name, path=str(store.delete(name)))
     text, path = store.read(name)
     target = parse(text, path, Reading(orch.config, orch.library))
-    changes = orch.session_diff(target)
+    changes = orch.sessions.diff(target)
     if args.action == "diff":
         return SessionOutput(action="diff", name=name, path=str(path),
                              changes=[ChangeOut.of(c) for c in changes])
-    failed = dict((id(c), error) for c, error in orch.apply_changes(changes))
+    failed = dict((id(c), error) for c, error in orch.sessions.apply(changes))
     return SessionOutput(action="load", name=name, path=str(path),
                          changes=[ChangeOut.of(c, failed.get(id(c))) for c in changes])

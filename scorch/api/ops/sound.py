@@ -86,7 +86,7 @@ def synthdefs(orch: Orchestra, args: SynthDefsArgs) -> SynthDefsOutput:
     units, default). Load one to use it from your own code; play loads it by itself."""
     if args.action == "list":
         return SynthDefsOutput(action="list",
-                               synthdefs=[SynthDefOut.of(i) for i in orch.synthdefs()])
+                               synthdefs=[SynthDefOut.of(i) for i in orch.rooms.synthdefs()])
     if args.name is None:
         raise InvalidRequest(f"synthdefs action {args.action!r} needs `name` "
                              "(see action 'list')")
@@ -95,7 +95,7 @@ def synthdefs(orch: Orchestra, args: SynthDefsArgs) -> SynthDefsOutput:
         return SynthDefsOutput(action="describe", synthdefs=described)
     if args.instance is None:
         raise InvalidRequest("synthdefs action 'load' needs `instance` (a name, group or *)")
-    loaded = orch.load_synthdef(args.instance, args.name)
+    loaded = orch.rooms.load_synthdef(args.instance, args.name)
     return SynthDefsOutput(action="load", synthdefs=described, loaded_on=loaded)
 
 
@@ -127,11 +127,11 @@ def play(orch: Orchestra, args: PlayArgs) -> PlayOutput:
     """Start a synth from the library on one instance. Give it a name for anything you
     will adjust later (set) or stop (release); unnamed synths are fire-and-forget.
     With at or delay it starts then, sample-accurately, in step with other rooms."""
-    orch.view(args.instance)
+    orch.rooms.view(args.instance)
     params = dict(args.params or {})
     warnings = _check_params(orch.library.info(args.synthdef), params)
-    when = orch.when(args.at, args.delay, args.instance)
-    played = orch.play(args.instance, args.synthdef, params, args.name, at=when)
+    when = orch.tempo.when(args.at, args.delay, args.instance)
+    played = orch.rooms.play(args.instance, args.synthdef, params, args.name, at=when)
     return PlayOutput(instance=args.instance, synthdef=args.synthdef, node=args.name,
                       node_id=played.get("node_id"), params=played["params"],
                       warnings=warnings, at=when)
@@ -159,13 +159,13 @@ class SetOutput(Result):
 def set_params(orch: Orchestra, args: SetArgs) -> SetOutput:
     """Change params of a named node while it plays; the values are kept for restarts.
     With at or delay scsynth sets them then."""
-    nodes = orch.nodes(args.instance)
+    nodes = orch.rooms.nodes(args.instance)
     if args.node not in nodes:
         raise NodeNotFound(f"instance {args.instance!r} has no node {args.node!r}; named "
                            f"nodes: {', '.join(nodes) or '(none)'}")
-    warnings = _check_params(orch.library.info(nodes[args.node]["synthdef"]), args.params)
-    when = orch.when(args.at, args.delay, args.instance)
-    values = orch.set(args.instance, args.node, dict(args.params), at=when)
+    warnings = _check_params(orch.library.info(nodes[args.node].synthdef), args.params)
+    when = orch.tempo.when(args.at, args.delay, args.instance)
+    values = orch.rooms.set(args.instance, args.node, dict(args.params), at=when)
     return SetOutput(instance=args.instance, node=args.node, params=values, warnings=warnings,
                      at=when)
 
@@ -190,8 +190,8 @@ class ReleaseOutput(Result):
 def release(orch: Orchestra, args: ReleaseArgs) -> ReleaseOutput:
     """Release a named node: it fades out over its release time and is forgotten.
     With at or delay the fade begins then."""
-    when = orch.when(args.at, args.delay, args.instance)
-    orch.release(args.instance, args.node, at=when)
+    when = orch.tempo.when(args.at, args.delay, args.instance)
+    orch.rooms.release(args.instance, args.node, at=when)
     return ReleaseOutput(instance=args.instance, node=args.node, released=True, at=when)
 
 
@@ -227,5 +227,5 @@ class RememberOutput(Result):
 def remember(orch: Orchestra, args: RememberArgs) -> RememberOutput:
     """Keep values that a MIDI router on another host already sent to a named node, so
     this room's restores bring them back (nothing is sent to scsynth)."""
-    kept = orch.remember(args.instance, args.node, dict(args.params))
+    kept = orch.rooms.remember(args.instance, args.node, dict(args.params))
     return RememberOutput(instance=args.instance, node=args.node, kept=kept)

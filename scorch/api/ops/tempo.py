@@ -60,7 +60,7 @@ def tempo(orch: Orchestra, args: TempoArgs) -> TempoOutput:
     Every room's TempoClock.default plays on this grid; with [tempo] link = true so do
     Ableton Link applications."""
     if args.bpm is None and args.beat is None and args.transport is None:
-        state = orch.tempo(args.group)
+        state = orch.tempo.state(args.group)
     else:
-        state = orch.set_tempo(args.group, args.bpm, args.beat, args.transport)
+        state = orch.tempo.set(args.group, args.bpm, args.beat, args.transport)
     return TempoOutput(**state)

@@ -222,10 +222,10 @@ async def test_synthdefs_list_describe_and_load(client: Client, orchestra: Orche
     assert freq["units"] == "Hz" and freq["min"] < freq["max"] and freq["description"]
     described = await call(client, "synthdefs", action="describe", name="kick")
     assert described["synthdefs"][0]["category"] == "drums"
-    before = orchestra.status("beta")["server"]["synthdefs"]
+    before = orchestra.rooms.status("beta").server.synthdefs
     loaded = await call(client, "synthdefs", action="load", name="kick", instance="beta")
     assert loaded["loaded_on"] == ["beta"] and loaded["synthdefs"][0]["name"] == "kick"
-    assert orchestra.status("beta")["server"]["synthdefs"] == before + 1
+    assert orchestra.rooms.status("beta").server.synthdefs == before + 1
 
 
 async def test_synthdefs_errors_say_what_is_missing(client: Client) -> None:
@@ -241,15 +241,16 @@ async def test_play_a_named_node_then_set_reaches_scsynth_and_release_forgets_it
                         params={"freq": 330, "amp": 0.05}, name="tone")
     assert played["node"] == "tone" and played["warnings"] == []
     node_id = played["node_id"]
-    assert scsynth_param(orchestra.status("alpha")["port"], node_id, "freq") == pytest.approx(330)
+    port = orchestra.rooms.status("alpha").port
+    assert scsynth_param(port, node_id, "freq") == pytest.approx(330)
     changed = await call(client, "set", instance="alpha", node="tone", params={"freq": 440})
     assert changed["params"]["freq"] == 440
-    assert scsynth_param(orchestra.status("alpha")["port"], node_id, "freq") == pytest.approx(440)
+    assert scsynth_param(port, node_id, "freq") == pytest.approx(440)
     status = await call(client, "status", instance="alpha")
     assert status["instances"][0]["nodes"]["tone"]["params"]["freq"] == 440
     released = await call(client, "release", instance="alpha", node="tone")
     assert released["released"] is True
-    assert "tone" not in orchestra.nodes("alpha")
+    assert "tone" not in orchestra.rooms.nodes("alpha")
 
 
 async def test_play_and_set_refuse_what_does_not_exist(client: Client) -> None:
@@ -277,7 +278,7 @@ async def test_stop_silences_and_forgets_named_nodes(client: Client,
                name="hum")
     out = await call(client, "stop", instance="beta")
     assert out["stopped"] == {"beta": ["hum"]}
-    assert orchestra.nodes("beta") == {}
+    assert orchestra.rooms.nodes("beta") == {}
 
 
 # --- lifecycle ---------------------------------------------------------------
@@ -351,7 +352,7 @@ async def test_session_scene_and_buffer_tools_through_mcp(client: Client,
         await call(client, "set", instance="beta", node="memo", params={"freq": 1320})
         half = await call(client, "scene", action="morph", name="low", position=0.5)
         assert half["values"]["beta"]["memo"]["freq"] == pytest.approx(660 * 2**0.5)
-        node_id = orchestra.nodes("beta")["memo"]["node_id"]
+        node_id = orchestra.rooms.nodes("beta")["memo"].node_id
         assert scsynth_param(orchestra.views["beta"].snapshot.port or 0, node_id,
                              "freq") == pytest.approx(660 * 2**0.5, rel=1e-6)
         loaded = await call(client, "session", action="load", name="mcp")

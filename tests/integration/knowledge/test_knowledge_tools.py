@@ -380,7 +380,7 @@ async def test_starter_snippet_plays_on_a_real_room_without_error(
     await call(client, "stop", instance="alpha")
     await call(client, "execute", instance="alpha", code=METER)
     assert await until(lambda: _at_least(client, 1), 5), "the meter did not start"
-    mark = orchestra.view("alpha").console.mark()
+    mark = orchestra.rooms.view("alpha").console.mark()
 
     ran = await call(client, "snippet", action="run", name=name, instance="alpha")
     if name == "midi-responder":
@@ -391,7 +391,7 @@ async def test_starter_snippet_plays_on_a_real_room_without_error(
     assert await until(lambda: _peak_above(client, 0.01), 5), "nothing on the output bus"
     await call(client, "stop", instance="alpha")
     assert await until(lambda: _at_most(client, 0), 5), "synths left after stop"
-    errors = [line.text for line in orchestra.view("alpha").console.since(mark)
+    errors = [line.text for line in orchestra.rooms.view("alpha").console.since(mark)
               if "ERROR" in line.text or "FAILURE" in line.text]
     assert errors == []
     # Recorded like any execute (the meter's polls came after it).

@@ -66,19 +66,19 @@ class ExternalClock:
 def test_midi_clock_in_drives_the_tempo_and_the_rooms(follower: Orchestra) -> None:
     drums = ExternalClock(follower.config.audio.jack_server, 150.0)
     try:
-        wait_for(lambda: "scorchtest-clocksrc" in " ".join(follower.midi_ports()["inputs"]),
+        wait_for(lambda: "scorchtest-clocksrc" in " ".join(follower.midi.ports()["inputs"]),
                  timeout=5)
         drums.start()
         drums.send(START)
-        wait_for(lambda: follower.tempo()["bpm"] == pytest.approx(150.0, abs=0.5), timeout=10)
-        state = follower.tempo()
+        wait_for(lambda: follower.tempo.state()["bpm"] == pytest.approx(150.0, abs=0.5), timeout=10)
+        state = follower.tempo.state()
         assert state["source"] == "midi clock in" and state["playing"] is True
         assert state["clock_in"]["bpm"] == pytest.approx(150.0, abs=0.5)
         wait_for(lambda: room_clock(follower, "lobby")[0] == pytest.approx(150.0, abs=0.5),
                  timeout=5)
         with pytest.raises(InvalidRequest, match="follows the MIDI clock"):
-            follower.set_tempo(None, 90.0)
+            follower.tempo.set(None, 90.0)
         drums.send(STOP)
-        wait_for(lambda: follower.tempo()["playing"] is False, timeout=5)
+        wait_for(lambda: follower.tempo.state()["playing"] is False, timeout=5)
     finally:
         drums.close()

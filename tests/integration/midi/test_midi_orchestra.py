@@ -83,7 +83,7 @@ class Device:
 def orch(make_config: MakeConfig,
          start_orchestra: Callable[[Config], Orchestra]) -> Iterator[Orchestra]:
     orchestra = start_orchestra(make_config(ROOMS, extra=MIDI, tag="midiorch"))
-    assert orchestra.midi_error is None
+    assert orchestra.midi.error is None
     yield orchestra
 
 
@@ -97,7 +97,7 @@ def knobs(orch: Orchestra) -> Iterator[Device]:
 def freq(orch: Orchestra, name: str) -> float:
     osc = orch.views[name].osc
     assert osc is not None
-    return node_param(osc, orch.nodes(name)["drone"]["node_id"], "freq")
+    return node_param(osc, orch.rooms.nodes(name)["drone"].node_id, "freq")
 
 
 def turn_until(orch: Orchestra, device: Device, value: int, expected: float,
@@ -125,7 +125,7 @@ def test_a_value_sent_while_scsynth_restarts_is_applied_when_it_is_back(
 ) -> None:
     turn_until(orch, knobs, 0, 100.0, ["lobby"])
     since = orch.views["lobby"].events.mark()
-    os.kill(orch.status("lobby")["pids"]["scsynth"], signal.SIGKILL)
+    os.kill(orch.rooms.status("lobby").pids["scsynth"], signal.SIGKILL)
     assert orch.views["lobby"].events.wait_for(Kind.RESTARTING, since, 5.0) is not None
     knobs.send(0xB0, 74, 127)
     restored = orch.views["lobby"].events.wait_for(Kind.RESTORED, since, 15.0)
@@ -135,7 +135,7 @@ def test_a_value_sent_while_scsynth_restarts_is_applied_when_it_is_back(
     while freq(orch, "lobby") != pytest.approx(1000.0):
         assert time.monotonic() < deadline, freq(orch, "lobby")
         time.sleep(0.05)
-    assert orch.nodes("lobby")["drone"]["params"]["freq"] == pytest.approx(1000.0)
+    assert orch.rooms.nodes("lobby")["drone"].params["freq"] == pytest.approx(1000.0)
 
 
 def test_keys_play_a_voice_and_note_off_releases_it(orch: Orchestra) -> None:
@@ -161,22 +161,22 @@ def test_keys_play_a_voice_and_note_off_releases_it(orch: Orchestra) -> None:
 
 
 def test_routes_added_at_run_time_are_listed_and_removed(orch: Orchestra) -> None:
-    added = orch.midi_map({"port": "other", "cc": 1, "instance": "gallery", "node": "drone",
+    added = orch.midi.map({"port": "other", "cc": 1, "instance": "gallery", "node": "drone",
                            "param": "amp", "range": [0, 0.5]})
-    ids = [r["id"] for r in orch.midi_routes()]
+    ids = [r["id"] for r in orch.midi.routes()]
     assert added["id"] in ids and "cutoff-knob" in ids
     assert "warning" not in added  # gallery has a node named drone
-    orch.midi_unmap(added["id"])
-    assert added["id"] not in [r["id"] for r in orch.midi_routes()]
+    orch.midi.unmap(added["id"])
+    assert added["id"] not in [r["id"] for r in orch.midi.routes()]
     with pytest.raises(InvalidRequest, match="cutoff-knob"):
-        orch.midi_unmap("cutoff-knob")  # from config.toml: edit it there
+        orch.midi.unmap("cutoff-knob")  # from config.toml: edit it there
     with pytest.raises(InvalidRequest, match="cc"):
-        orch.midi_map({"port": "x", "cc": 500, "instance": "lobby", "node": "drone",
+        orch.midi.map({"port": "x", "cc": 500, "instance": "lobby", "node": "drone",
                        "param": "amp"})
     with pytest.raises(InstanceNotFound, match="lobby, gallery"):
-        orch.midi_map({"port": "x", "cc": 1, "instance": "nowhere", "node": "drone",
+        orch.midi.map({"port": "x", "cc": 1, "instance": "nowhere", "node": "drone",
                        "param": "amp"})
-    assert "backend" in orch.midi_ports()
+    assert "backend" in orch.midi.ports()
 
 
 
@@ -185,10 +185,10 @@ def test_without_a_usable_midi_backend_the_rooms_play_on_and_midi_says_why(
 ) -> None:
     orchestra = start_orchestra(make_config(ROOMS, extra='[midi]\nbackend = "coremidi"\n',
                                             tag="nomidi"))
-    assert orchestra.midi_error is not None and "coremidi" in orchestra.midi_error
-    assert [s["state"] for s in orchestra.instances()] == ["READY", "READY"]
+    assert orchestra.midi.error is not None and "coremidi" in orchestra.midi.error
+    assert [s.state for s in orchestra.rooms.statuses()] == ["READY", "READY"]
     with pytest.raises(MidiUnavailable, match="MIDI is off"):
-        orchestra.midi_ports()
+        orchestra.midi.ports()
 
 
 def test_midi_can_be_disabled_in_the_config(
@@ -196,17 +196,17 @@ def test_midi_can_be_disabled_in_the_config(
 ) -> None:
     orchestra = start_orchestra(make_config(ROOMS, extra="[midi]\nenabled = false\n",
                                             tag="midioff"))
-    assert orchestra.midi_error == "MIDI is disabled in the config ([midi] enabled = false)"
+    assert orchestra.midi.error == "MIDI is disabled in the config ([midi] enabled = false)"
     with pytest.raises(MidiUnavailable, match="disabled"):
-        orchestra.midi_routes()
+        orchestra.midi.routes()
 
 
 def test_learn_returns_the_next_control_moved_through_the_facade(
     orch: Orchestra, knobs: Device
 ) -> None:
-    assert orch.midi_learn(0.1) is None  # nothing moved
+    assert orch.midi.learn(0.1) is None  # nothing moved
     with ThreadPoolExecutor(1) as pool:
-        learned = pool.submit(orch.midi_learn, 10.0)
+        learned = pool.submit(orch.midi.learn, 10.0)
         deadline = time.monotonic() + 10
         while not learned.done():  # a new port connects within a rescan
             assert time.monotonic() < deadline, "learn never saw the knob"
@@ -222,11 +222,11 @@ def test_play_set_release_and_stop_keep_pickup_takeover_in_step(
     orch: Orchestra, knobs: Device
 ) -> None:
     """Values set outside MIDI reach the router, so a pickup knob never jumps from a stale one."""
-    orch.midi_map({"id": "pickup-knob", "port": "scorchtest-knobs", "cc": 75,
+    orch.midi.map({"id": "pickup-knob", "port": "scorchtest-knobs", "cc": 75,
                    "instance": "lobby", "node": "pad", "param": "freq", "range": [100, 1000],
                    "curve": "lin", "takeover": "pickup"})
     deadline = time.monotonic() + 10
-    while not any("scorchtest-knobs" in p for p in orch.midi_ports()["inputs"]):
+    while not any("scorchtest-knobs" in p for p in orch.midi.ports()["inputs"]):
         assert time.monotonic() < deadline, "the knob's port never opened"
         time.sleep(0.05)
     osc = orch.views["lobby"].osc
@@ -234,29 +234,29 @@ def test_play_set_release_and_stop_keep_pickup_takeover_in_step(
 
     def turn(value: int) -> float:
         """Move the knob once, wait until the router handled it, return the pad's freq."""
-        handled = orch.midi_stats()["handled"]
+        handled = orch.midi.stats()["handled"]
         knobs.send(0xB0, 75, value)
         until = time.monotonic() + 5
-        while orch.midi_stats()["handled"] == handled:
+        while orch.midi.stats()["handled"] == handled:
             assert time.monotonic() < until, "the router never saw the knob"
             time.sleep(0.01)
         osc.sync()
-        return node_param(osc, orch.nodes("lobby")["pad"]["node_id"], "freq")
+        return node_param(osc, orch.rooms.nodes("lobby")["pad"].node_id, "freq")
 
     def position(value: int) -> float:
         return 100 + 900 * value / 127
 
-    orch.play("lobby", "sine", {"freq": 550, "amp": 0.001}, node="pad")
+    orch.rooms.play("lobby", "sine", {"freq": 550, "amp": 0.001}, node="pad")
     assert turn(10) == pytest.approx(550)  # far from the param: pickup waits
     assert turn(70) == pytest.approx(position(70), abs=0.01)  # crossed 550: picked up
-    orch.play("lobby", "sine", {"freq": 200, "amp": 0.001}, node="pad")  # replaced
+    orch.rooms.play("lobby", "sine", {"freq": 200, "amp": 0.001}, node="pad")  # replaced
     assert turn(72) == pytest.approx(200)  # the router knows 200: no jump from 596
-    orch.set("lobby", "pad", {"freq": 700})
+    orch.rooms.set("lobby", "pad", {"freq": 700})
     assert turn(74) == pytest.approx(700)
-    orch.release("lobby", "pad")
-    orch.play("lobby", "sine", {"freq": 300, "amp": 0.001}, node="pad")
+    orch.rooms.release("lobby", "pad")
+    orch.rooms.play("lobby", "sine", {"freq": 300, "amp": 0.001}, node="pad")
     assert turn(76) == pytest.approx(300)
-    orch.stop_sound("lobby")
-    orch.play("lobby", "sine", {"amp": 0.001}, node="pad")  # the SynthDef's default freq
+    orch.rooms.stop_sound("lobby")
+    orch.rooms.play("lobby", "sine", {"amp": 0.001}, node="pad")  # the SynthDef's default freq
     default = orch.library.info("sine").param("freq").default
     assert turn(78) == pytest.approx(default)

@@ -10,11 +10,13 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 import rtmidi
 
-from actors.router.actor import MidiRouter, MidiRouterProxy
+from actors.router.actor import MidiRouter
+from actors.router.proxy import MidiRouterProxy
 from midi.curves import make_curve
 from midi.schema import ControlRoute, KeyRoute, MidiConfig
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
@@ -129,7 +131,7 @@ def hardware(jack: str) -> Iterator[Hardware]:
 def start_router(targets: FakeTargets, state: Path, **config: object) -> MidiRouterProxy:
     fields = {"backend": "jack", "rescan_interval": FAST_RESCAN, **config}
     ref = MidiRouter.start(MidiConfig.model_validate(fields), targets, state)
-    return ref.proxy()
+    return cast(MidiRouterProxy, ref.proxy())
 
 
 @pytest.fixture

@@ -11,11 +11,13 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 import rtmidi
 
-from actors.router.actor import MidiRouter, MidiRouterProxy
+from actors.router.actor import MidiRouter
+from actors.router.proxy import MidiRouterProxy
 from midi.engine import midicps
 from midi.schema import MidiConfig
 from tests.conftest import jack_name
@@ -70,8 +72,8 @@ def start(tmp_path: Path) -> Iterator:
 
     def make(targets: FakeTargets, **config: object) -> MidiRouterProxy:
         fields = {"backend": "jack", "virtual_port": "", **config}
-        proxy = MidiRouter.start(MidiConfig.model_validate(fields), targets,
-                                 tmp_path / "state").proxy()
+        proxy = cast(MidiRouterProxy, MidiRouter.start(
+            MidiConfig.model_validate(fields), targets, tmp_path / "state").proxy())
         started.append(proxy)
         return proxy
 

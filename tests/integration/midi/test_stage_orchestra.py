@@ -151,7 +151,8 @@ async def fails(client: Client, tool: str, **args: Any) -> str:
 
 def room_clock(orch: Orchestra, room: str) -> tuple[float, float]:
     """(bpm, beats) of the room's TempoClock.default, read in its sclang."""
-    (result,) = orch.execute(room, "[TempoClock.default.tempo * 60, TempoClock.default.beats]")
+    (result,) = orch.rooms.execute(
+        room, "[TempoClock.default.tempo * 60, TempoClock.default.beats]")
     assert result.ok, result
     bpm, beats = (float(x) for x in result.value.strip("[ ]").split(","))
     return bpm, beats
@@ -171,14 +172,14 @@ async def test_tempo_reads_the_grid_and_a_new_bpm_reaches_the_rooms_on_the_same_
     wait_for(lambda: room_clock(stage, "lobby")[0] == pytest.approx(133.0), timeout=5)
     before = time.monotonic()
     _, room_beat = room_clock(stage, "lobby")
-    ours = stage.tempo()["beat"]
+    ours = stage.tempo.state()["beat"]
     # The room's beat, read just before ours: apart by no more than the read took (+2 ms).
     slack = (time.monotonic() - before + 0.002) * 133.0 / 60.0
     assert abs(ours - room_beat) < slack, (ours, room_beat)
     assert room_clock(stage, "attic")[0] == pytest.approx(70.0)  # its group's own tempo
     # Timed requests' "next_bar" is a bar line of this grid (in Unix time).
-    when = stage.when("next_bar", None)
-    state, now = stage.tempo(), time.time()
+    when = stage.tempo.when("next_bar", None)
+    state, now = stage.tempo.state(), time.time()
     assert when is not None and now < when
     assert (state["beat"] + (when - now) * 133.0 / 60.0) % 4 == pytest.approx(0, abs=1e-3) \
         or (state["beat"] + (when - now) * 133.0 / 60.0) % 4 == pytest.approx(4, abs=1e-3)
@@ -198,14 +199,14 @@ async def test_a_group_with_its_own_tempo_is_set_alone_and_others_are_refused(
     assert "less than or equal to 999" in await fails(client, "tempo", bpm=5000.0)
     assert "transport" in await fails(client, "tempo", transport="pause")
     # A bar of the group's own grid (3 beats at 80 bpm), not the installation's.
-    when = stage.when("next_bar", None, "attic")
-    state, now = stage.tempo("attic"), time.time()
+    when = stage.tempo.when("next_bar", None, "attic")
+    state, now = stage.tempo.state("attic"), time.time()
     assert when is not None and now < when <= now + 3 * 60.0 / 80.0 + 0.01
     bar = (state["beat"] + (when - now) * 80.0 / 60.0) % 3
     assert min(bar, 3 - bar) == pytest.approx(0, abs=1e-3)
     with pytest.raises(InvalidRequest, match="different tempos"):
-        stage.when("next_bar", None, "*")
-    assert stage.when(None, 0.5, "*") == pytest.approx(time.time() + 0.5, abs=0.05)
+        stage.tempo.when("next_bar", None, "*")
+    assert stage.tempo.when(None, 0.5, "*") == pytest.approx(time.time() + 0.5, abs=0.05)
 
 
 async def test_panic_releases_the_keys_voices_and_voices_nobody_knows(
@@ -236,22 +237,22 @@ async def test_panic_releases_the_keys_voices_and_voices_nobody_knows(
 def test_midi_clock_out_follows_the_tempo_and_the_transport(stage: Orchestra) -> None:
     receiver = ClockReceiver(stage.config.audio.jack_server)
     try:
-        stage.set_tempo(None, 120.0)
-        wait_for(lambda: "scorchtest-clockrx" in " ".join(stage.midi_ports()["outputs"]),
+        stage.tempo.set(None, 120.0)
+        wait_for(lambda: "scorchtest-clockrx" in " ".join(stage.midi.ports()["outputs"]),
                  timeout=5)
         mark = receiver.mark()
         time.sleep(1.5)
         assert receiver.bpm(mark) == pytest.approx(120.0, rel=0.005)
-        stage.set_tempo(None, 174.0)
+        stage.tempo.set(None, 174.0)
         time.sleep(0.2)  # past the change
         mark = receiver.mark()
         time.sleep(1.5)
         assert receiver.bpm(mark) == pytest.approx(174.0, rel=0.005)
         # Transport: stop, then start from the top on the next bar.
         mark = receiver.mark()
-        stage.set_tempo(None, transport="stop")
+        stage.tempo.set(None, transport="stop")
         wait_for(lambda: [STOP] in [m for _, m in receiver.since(mark)])
-        started = stage.set_tempo(None, transport="start")
+        started = stage.tempo.set(None, transport="start")
         assert started["playing"] is True
         wait_for(lambda: [START] in [m for _, m in receiver.since(mark)], timeout=3)
         got = [m for _, m in receiver.since(mark)]
@@ -261,8 +262,8 @@ def test_midi_clock_out_follows_the_tempo_and_the_transport(stage: Orchestra) ->
         # Continue from where it stopped, with the song position first.
         time.sleep(0.5)  # a few beats in
         mark = receiver.mark()
-        stage.set_tempo(None, transport="stop")
-        stage.set_tempo(None, transport="continue")
+        stage.tempo.set(None, transport="stop")
+        stage.tempo.set(None, transport="continue")
         wait_for(lambda: [CONTINUE] in [m for _, m in receiver.since(mark)], timeout=3)
         got = [m for _, m in receiver.since(mark)]
         resume = got.index([CONTINUE])
@@ -270,6 +271,6 @@ def test_midi_clock_out_follows_the_tempo_and_the_transport(stage: Orchestra) ->
         stopped_at = got[got.index([STOP]) + 1]
         assert got[resume - 1] == [SONG_POSITION, *stopped_at[1:]]  # where it stopped
         assert stopped_at[1] + (stopped_at[2] << 7) > 0
-        assert stage.midi_stats()["clock_out"][""]["ticks"] > 0
+        assert stage.midi.stats()["clock_out"][""]["ticks"] > 0
     finally:
         receiver.close()

@@ -145,7 +145,7 @@ def test_auto_runs_headless_on_a_machine_without_a_server_or_a_card(
     assert orch.audio is not None
     assert (orch.audio.asked, orch.audio.driver, orch.audio.server) == (
         "auto", "dummy", jack_name("auto"))
-    assert orch.pids()["jackd"] is not None
+    assert orch.rooms.pids()["jackd"] is not None
     # A room that names no ports plays to the hardware outputs: scsynth alone connects none.
     wired = connections(jack_name("auto"))
     assert (wired["scorch-room:out_1"], wired["scorch-room:out_2"]) == (
@@ -163,8 +163,8 @@ def test_auto_joins_the_running_jack_server_and_leaves_it_running(
         orch = start_orchestra(auto_config(tmp_path, jack_name("auto")))
         assert orch.audio is not None
         assert (orch.audio.driver, orch.audio.server) == ("jack", users)
-        assert orch.pids()["jackd"] is None  # scorch started no jackd of its own
-        assert orch.status("room")["state"] == "READY"
+        assert orch.rooms.pids()["jackd"] is None  # scorch started no jackd of its own
+        assert orch.rooms.status("room").state == "READY"
         assert connections(users)["scorch-room:out_1"] == ["system:playback_1"]
         audio = LocalService(orch).call("status", {}).model_dump()["audio"]
         assert audio["driver"] == "jack" and f"${SERVER_ENV}" in audio["summary"]

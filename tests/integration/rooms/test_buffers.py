@@ -18,7 +18,8 @@ import pytest
 import soundfile as sf
 
 from scorch.api.local import LocalService
-from scorch.app.orchestra import Orchestra, buffer_name
+from scorch.app.buffers import buffer_name
+from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
 from scorch.errors import BufferNotFound, InvalidRequest, SampleNotFound, SampleRejected
 from scorch.primitives.samples import resolve_sample, search_samples
@@ -203,7 +204,7 @@ def test_a_loaded_sample_comes_back_under_its_bufnum_after_sigkill_and_the_sampl
     mark = orch.views["lobby"].events.mark()
     os.kill(pid, signal.SIGKILL)
     event = orch.views["lobby"].events.wait_for((Kind.RESTORED, Kind.FAILED), mark, 20.0)
-    assert event is not None and event.kind == Kind.RESTORED, orch.events("lobby")
+    assert event is not None and event.kind == Kind.RESTORED, orch.rooms.events("lobby")
     assert "1 buffers" in event.message
 
     port = orch.views["lobby"].snapshot.port or 0

@@ -56,12 +56,12 @@ def test_a_failed_boot_stops_its_scsynth_and_frees_the_port_before_retrying(
     orch = Orchestra(config, library)  # type: ignore[arg-type]
     try:
         assert orch.start() == {"room": None}
-        failed = [e for e in orch.events("room") if e.kind == Kind.BOOT_FAILED]
+        failed = [e for e in orch.rooms.events("room") if e.kind == Kind.BOOT_FAILED]
         assert failed and "injected" in failed[0].message
         # the retry bound the same fixed port: the failed attempt's scsynth let it go
         assert ports == [port]
-        assert orch.status("room")["state"] == "READY"
-        assert orch.status("room")["port"] == port
+        assert orch.rooms.status("room").state == "READY"
+        assert orch.rooms.status("room").port == port
     finally:
         orch.stop()
 
@@ -75,8 +75,8 @@ def test_a_port_held_by_another_program_names_it(
         orch = start_orchestra(make_config(
             on_port(port),
             watchdog=QUICK.replace("max_restarts = 5", "max_restarts = 1"), tag="held"))
-        assert orch.status("room")["state"] == "FAILED"
-        reason = orch.status("room")["reason"]
+        assert orch.rooms.status("room").state == "FAILED"
+        reason = orch.rooms.status("room").reason
         assert f"UDP port {port} is already in use by pid {os.getpid()} (" in reason
         assert "max_restarts = 1" in reason
     finally:
@@ -86,20 +86,20 @@ def test_a_port_held_by_another_program_names_it(
 def test_nodes_freed_behind_scorchs_back_leave_the_desired_state(
         make_config: MakeConfig, start_orchestra: Start) -> None:
     orch = start_orchestra(make_config(ONE_ROOM, tag="behind"))
-    assert "hum" in orch.status("room")["nodes"]
+    assert "hum" in orch.rooms.status("room").nodes
     since = orch.views["room"].events.mark()
-    assert orch.execute_one("room", "s.freeAll; 1").ok
+    assert orch.rooms.execute_one("room", "s.freeAll; 1").ok
     ended = orch.views["room"].events.wait_for(Kind.NODE_ENDED, since, 5.0)
     assert ended is not None and "'hum'" in ended.message
-    assert orch.status("room")["nodes"] == [] and orch.nodes("room") == {}
-    played = orch.play("room", "sine", {"amp": 0.001}, "tone")
+    assert orch.rooms.status("room").nodes == {} and orch.rooms.nodes("room") == {}
+    played = orch.rooms.play("room", "sine", {"amp": 0.001}, "tone")
     since = orch.views["room"].events.mark()
-    assert orch.execute_one("room", f's.sendMsg("/n_free", {played["node_id"]}); 1').ok
+    assert orch.rooms.execute_one("room", f's.sendMsg("/n_free", {played["node_id"]}); 1').ok
     assert orch.views["room"].events.wait_for(Kind.NODE_ENDED, since, 5.0) is not None
-    assert "tone" not in orch.nodes("room")
+    assert "tone" not in orch.rooms.nodes("room")
     # a restart restores none of them
     since = orch.views["room"].events.mark()
-    os.kill(orch.status("room")["pids"]["scsynth"], 9)
+    os.kill(orch.rooms.status("room").pids["scsynth"], 9)
     restored = orch.views["room"].events.wait_for(Kind.RESTORED, since, 15.0)
     assert restored is not None and restored.details["nodes"] == []
 
@@ -107,11 +107,11 @@ def test_nodes_freed_behind_scorchs_back_leave_the_desired_state(
 def test_play_of_a_synthdef_freed_on_the_server_sends_it_again(
         make_config: MakeConfig, start_orchestra: Start) -> None:
     orch = start_orchestra(make_config(ONE_ROOM, tag="dfree"))
-    assert orch.execute_one("room", 's.sendMsg("/d_free", "sine"); 1').ok
-    played = orch.play("room", "sine", {"amp": 0.001}, "again")
+    assert orch.rooms.execute_one("room", 's.sendMsg("/d_free", "sine"); 1').ok
+    played = orch.rooms.play("room", "sine", {"amp": 0.001}, "again")
     osc = orch.views["room"].osc
     assert osc is not None and node_exists(osc, played["node_id"])
-    assert any("was gone from scsynth" in e.message for e in orch.events("room"))
+    assert any("was gone from scsynth" in e.message for e in orch.rooms.events("room"))
 
 
 def test_malformed_json_rpc_lines_get_json_rpc_errors_over_real_stdio(tmp_path: Path) -> None:

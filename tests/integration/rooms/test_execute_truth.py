@@ -103,7 +103,7 @@ def agrees(room: Orchestra, bare: BareSclang, code: str) -> ExecuteResult:
 
 
 def run(orch: Orchestra, code: str, timeout: float = 10.0) -> ExecuteResult:
-    return orch.execute_one("room", code, timeout)
+    return orch.rooms.execute_one("room", code, timeout)
 
 
 def value(orch: Orchestra, code: str) -> str | None:
@@ -119,9 +119,9 @@ def test_output_posted_after_the_value_goes_to_the_console_marked(room: Orchestr
     for _ in range(10):  # the race this used to lose half the time
         result = run(room, 'fork { "from-a-routine".postln }; 5')
         assert result.ok and result.value == "5" and result.posted == ()
-    lines = room.wait_for("room", "from-a-routine", 5.0, since=0)
+    lines = room.rooms.wait_for("room", "from-a-routine", 5.0, since=0)
     assert lines is not None
-    marked = [line for line in room.console("room", 200) if line.text == "from-a-routine"]
+    marked = [line for line in room.rooms.console("room", 200) if line.text == "from-a-routine"]
     assert marked and all(line.note.startswith("after #") for line in marked)
     routine = run(room, "r = Routine { 0.yield; 1.yield }; r")
     assert routine.value == "a Routine"
@@ -135,7 +135,7 @@ def test_a_partial_line_before_the_value_is_kept_and_the_value_too(room: Orchest
 def test_a_routine_failing_later_is_not_the_codes_error(room: Orchestra) -> None:
     result = run(room, "fork { 0.05.wait; nil.foo }; 5")
     assert result.ok and result.value == "5"
-    error_line = room.wait_for("room", "not understood", 5.0, since=result.console_since)
+    error_line = room.rooms.wait_for("room", "not understood", 5.0, since=result.console_since)
     assert error_line is not None and error_line.note.startswith("error after #")
     fake = run(room, '"ERROR: fake".postln; 3')
     assert fake.ok and fake.value == "3" and fake.posted == ("ERROR: fake",)
@@ -199,10 +199,10 @@ def test_a_parse_error_keeps_line_char_and_caret(room: Orchestra) -> None:
 
 
 def test_check_only_compiles_and_runs_nothing(room: Orchestra) -> None:
-    ok = room.execute("room", '~ran = "yes"; 1', 5.0, check_only=True)[0]
+    ok = room.rooms.execute("room", '~ran = "yes"; 1', 5.0, check_only=True)[0]
     assert ok.ok and ok.value is None
     assert value(room, "~ran") == "nil"
-    bad = room.execute("room", "1 + ) 2", 5.0, check_only=True)[0]
+    bad = room.rooms.execute("room", "1 + ) 2", 5.0, check_only=True)[0]
     assert bad.error is not None and bad.error.kind == "parse" and bad.error.line == 1
 
 
@@ -211,7 +211,7 @@ def test_a_failing_preprocessor_under_check_only_shows_no_frame_of_scorchs(
     run(room, 'thisProcess.interpreter.preProcessor = { |code| if(code == "1") { nil.foo }; '
               'code }; 1')
     try:
-        failed = room.execute("room", "1", 5.0, check_only=True)[0]
+        failed = room.rooms.execute("room", "1", 5.0, check_only=True)[0]
         error = failed.error
         assert error is not None and error.kind == "runtime", error
         assert "foo" in error.message
@@ -309,7 +309,7 @@ def restored_after(room: Orchestra, act: Callable[[], object]) -> None:
     since = room.views["room"].events.mark()
     act()
     event = room.views["room"].events.wait_for((Kind.RESTORED, Kind.FAILED), since, 20.0)
-    assert event is not None and event.kind == Kind.RESTORED, room.events("room")
+    assert event is not None and event.kind == Kind.RESTORED, room.rooms.events("room")
 
 
 @pytest.mark.parametrize("how", ["sigkill", "s.reboot"])
@@ -317,18 +317,18 @@ def test_responders_watchers_and_restored_nodes_follow_a_restart(
         room: Orchestra, how: str) -> None:
     count = counting(room)
     assert responding(count)
-    hum = room.nodes("room")["hum"]["node_id"]
+    hum = room.rooms.nodes("room")["hum"].node_id
     assert value(room, f"~hum = Synth.basicNew(\\sine, s, {hum}); "
                        "NodeWatcher.register(~hum, true); ~w = Synth(\\sine, [\\amp, 0]); "
                        "NodeWatcher.register(~w, true); [~hum.isPlaying, ~w.isPlaying]"
                  ) in ("[ true, true ]", "[ false, true ]")
-    pid = room.status("room")["pids"]["scsynth"]
+    pid = room.rooms.status("room").pids["scsynth"]
     if how == "sigkill":
         restored_after(room, lambda: os.kill(pid, signal.SIGKILL))
     else:
         restored_after(room, lambda: run(room, "s.reboot; 1"))
-    assert room.status("room")["pids"]["scsynth"] != pid
-    assert room.status("room")["state"] == "READY"
+    assert room.rooms.status("room").pids["scsynth"] != pid
+    assert room.rooms.status("room").state == "READY"
     assert responding(count), "OSCFunc('/tr') stopped hearing SendReply"
     deadline = time.monotonic() + 5
     while value(room, "[~hum.isPlaying, ~w.isPlaying, s.serverRunning]") != \
@@ -347,23 +347,23 @@ def test_responders_watchers_and_restored_nodes_follow_a_restart(
 
 
 def test_s_quit_in_code_is_refused_and_the_room_plays_on(room: Orchestra) -> None:
-    pid = room.status("room")["pids"]["scsynth"]
+    pid = room.rooms.status("room").pids["scsynth"]
     result = run(room, "s.quit; 3")
     assert result.ok and result.value == "3"
     assert any("s.quit refused" in line for line in result.posted)
     assert value(room, "s.serverRunning") == "true"
-    assert room.status("room")["pids"]["scsynth"] == pid
+    assert room.rooms.status("room").pids["scsynth"] == pid
     assert any(e.kind == Kind.SERVER_REQUEST and "quit" in e.message
-               for e in room.events("room"))
+               for e in room.rooms.events("room"))
 
 
 def test_exit_is_refused_every_time_and_the_kill_of_every_server_is_scorchs(
         room: Orchestra) -> None:
-    pids = room.status("room")["pids"]
+    pids = room.rooms.status("room").pids
     for _ in range(6):
         assert value(room, "0.exit; 4") == "4"
-    assert room.status("room")["pids"] == pids
-    assert room.status("room")["state"] == "READY"
+    assert room.rooms.status("room").pids == pids
+    assert room.rooms.status("room").state == "READY"
     # The class library's kill of every scsynth on the machine goes by process name: a
     # test never calls it (were the guard missing, it would end other tests' servers).
     # Its definition is scorch's refusal (SystemOverwrites/ScorchOverwrites.sc), the one
@@ -377,9 +377,9 @@ def test_exit_is_refused_every_time_and_the_kill_of_every_server_is_scorchs(
 def test_a_raw_quit_is_a_crash_that_responders_survive(room: Orchestra) -> None:
     """/quit over OSC from code cannot be intercepted: scsynth ends, and comes back."""
     count = counting(room)
-    pid = room.status("room")["pids"]["scsynth"]
+    pid = room.rooms.status("room").pids["scsynth"]
     restored_after(room, lambda: run(room, 's.sendMsg("/quit"); 1'))
-    assert room.status("room")["pids"]["scsynth"] != pid
+    assert room.rooms.status("room").pids["scsynth"] != pid
     assert responding(count), "OSCFunc('/tr') stopped hearing SendReply"
     assert value(room, "s.serverRunning") == "true"
 
@@ -388,15 +388,15 @@ def test_a_raw_quit_is_a_crash_that_responders_survive(room: Orchestra) -> None:
 
 
 def test_calls_during_a_restore_wait_for_it(room: Orchestra) -> None:
-    pid = room.status("room")["pids"]["scsynth"]
+    pid = room.rooms.status("room").pids["scsynth"]
     since = room.views["room"].events.mark()
     os.kill(pid, signal.SIGKILL)
     assert room.views["room"].events.wait_for(Kind.CRASHED, since, 5.0) is not None
     result = run(room, "s.serverRunning")  # arrives while scsynth is restored
     assert result.ok and result.value == "true", result.error
-    stopped = room.stop_sound("room")
+    stopped = room.rooms.stop_sound("room")
     assert stopped == {"room": ["hum"]}
-    room.play("room", "sine", {"freq": 330, "amp": 0.001}, "hum")  # back for later tests
+    room.rooms.play("room", "sine", {"freq": 330, "amp": 0.001}, "hum")  # back for later tests
 
 
 # --- a failing sclang never stops a healthy scsynth --------------------------------------
@@ -409,24 +409,24 @@ def test_an_sclang_that_keeps_dying_leaves_the_room_degraded_and_sounding(
         "[midi]\nenabled = false\n[instances.solo]\nsynthdefs = [\"sine\"]\n"
         "[instances.solo.nodes.hum]\nsynthdef = \"sine\"\nparams = { amp = 0.001 }\n",
         watchdog=WATCHDOG.replace("max_restarts = 3", "max_restarts = 2"), tag="degraded"))
-    scsynth = orch.status("solo")["pids"]["scsynth"]
+    scsynth = orch.rooms.status("solo").pids["scsynth"]
     view = orch.views["solo"]
     deadline = time.monotonic() + 30
     while view.snapshot.state != "DEGRADED":
-        assert time.monotonic() < deadline, orch.events("solo")
+        assert time.monotonic() < deadline, orch.rooms.events("solo")
         pid = view.snapshot.sclang_pid
         if pid:
             os.kill(pid, signal.SIGKILL)
         time.sleep(0.2)
-    assert orch.status("solo")["pids"]["scsynth"] == scsynth
+    assert orch.rooms.status("solo").pids["scsynth"] == scsynth
     osc = view.osc
-    assert osc is not None and node_exists(osc, orch.nodes("solo")["hum"]["node_id"])
-    failed = orch.execute_one("solo", "1")
+    assert osc is not None and node_exists(osc, orch.rooms.nodes("solo")["hum"].node_id)
+    failed = orch.rooms.execute_one("solo", "1")
     assert failed.error is not None and "instance restart" in failed.error.message
-    orch.set("solo", "hum", {"freq": 440.0})  # the sound is still playable
-    orch.restart("solo")
-    assert orch.status("solo")["state"] == "READY"
-    assert orch.execute_one("solo", "2 + 2").value == "4"
+    orch.rooms.set("solo", "hum", {"freq": 440.0})  # the sound is still playable
+    orch.rooms.restart("solo")
+    assert orch.rooms.status("solo").state == "READY"
+    assert orch.rooms.execute_one("solo", "2 + 2").value == "4"
 
 
 def test_a_recompile_in_code_installs_the_evaluator_and_attaches_again(room: Orchestra) -> None:

@@ -41,7 +41,7 @@ group = "ground"
 
 
 @pytest.fixture(scope="module")
-def rooms(
+def three(
     tmp_path_factory: pytest.TempPathFactory, library: SynthDefLibrary
 ) -> Iterator[Orchestra]:
     tmp = tmp_path_factory.mktemp("rooms")
@@ -61,38 +61,38 @@ def node_running(orch: Orchestra, instance: str, node_id: int) -> bool:
     return node_exists(osc, node_id)
 
 
-def test_three_instances_boot_in_parallel(rooms: Orchestra) -> None:
-    events = rooms.events("*")
+def test_three_instances_boot_in_parallel(three: Orchestra) -> None:
+    events = three.rooms.events("*")
     first_ready = min(e.time for e in events if e.kind == Kind.READY)
     booting = [e for e in events if e.kind == Kind.BOOTING]
     assert len(booting) == 3
     # Every instance started booting before the first one was ready.
     assert all(e.time < first_ready for e in booting)
-    assert [s["state"] for s in rooms.instances()] == ["READY"] * 3
+    assert [s.state for s in three.rooms.statuses()] == ["READY"] * 3
 
 
-def test_code_runs_on_each_instance_by_name(rooms: Orchestra) -> None:
-    for name in rooms.names():
-        result = rooms.execute_one(name, "s.name")
+def test_code_runs_on_each_instance_by_name(three: Orchestra) -> None:
+    for name in three.rooms.names():
+        result = three.rooms.execute_one(name, "s.name")
         assert result.ok, result.error
         assert result.value == name
         assert result.instance == name
 
 
-def test_group_and_star_address_several_instances(rooms: Orchestra) -> None:
-    assert [r.value for r in rooms.execute("ground", "s.name")] == ["lobby", "gallery"]
-    assert [r.value for r in rooms.execute("*", "1 + 1")] == ["2", "2", "2"]
+def test_group_and_star_address_several_instances(three: Orchestra) -> None:
+    assert [r.value for r in three.rooms.execute("ground", "s.name")] == ["lobby", "gallery"]
+    assert [r.value for r in three.rooms.execute("*", "1 + 1")] == ["2", "2", "2"]
 
 
-def test_posted_lines_and_value_come_back_separately(rooms: Orchestra) -> None:
-    result = rooms.execute_one("studio", '"one".postln;\n"two".postln;\n3 * 4')
+def test_posted_lines_and_value_come_back_separately(three: Orchestra) -> None:
+    result = three.rooms.execute_one("studio", '"one".postln;\n"two".postln;\n3 * 4')
     assert result.ok and result.value == "12"
     assert result.posted == ("one", "two")
 
 
-def test_multi_line_syntax_error_reports_line_and_char(rooms: Orchestra) -> None:
+def test_multi_line_syntax_error_reports_line_and_char(three: Orchestra) -> None:
     code = "(\nvar freq = 440;\nvar amp = 0.1\nSinOsc.ar(freq) * amp;\n)"
-    result = rooms.execute_one("gallery", code)
+    result = three.rooms.execute_one("gallery", code)
     assert not result.ok and result.error is not None
     assert result.error.kind == "parse"
     assert result.error.line == 4
@@ -101,55 +101,57 @@ def test_multi_line_syntax_error_reports_line_and_char(rooms: Orchestra) -> None
     assert "syntax error" in result.error.message
 
 
-def test_runtime_error_reports_message_and_receiver(rooms: Orchestra) -> None:
-    result = rooms.execute_one("studio", "var x = 7;\nx.fooBar(1)")
+def test_runtime_error_reports_message_and_receiver(three: Orchestra) -> None:
+    result = three.rooms.execute_one("studio", "var x = 7;\nx.fooBar(1)")
     assert not result.ok and result.error is not None
     assert result.error.kind == "runtime"
     assert result.error.message.startswith("Message 'fooBar' not understood.\nPerhaps")
     assert result.error.receiver == "Integer 7"
 
 
-def test_unknown_instance_is_a_clear_error_listing_known_names(rooms: Orchestra) -> None:
+def test_unknown_instance_is_a_clear_error_listing_known_names(three: Orchestra) -> None:
     with pytest.raises(InstanceNotFound) as caught:
-        rooms.execute("lobbby", "1")
+        three.rooms.execute("lobbby", "1")
     message = str(caught.value)
     assert "'lobbby'" in message and "lobby, gallery, studio" in message and "ground" in message
 
 
-def test_status_reports_server_fields_pids_and_uptime(rooms: Orchestra) -> None:
-    status = rooms.status("lobby")
-    assert status["state"] == "READY"
-    server = status["server"]
-    assert server["synths"] >= 1 and server["synthdefs"] >= 1
-    assert server["nominal_sample_rate"] == 48000.0
-    assert pid_alive(status["pids"]["scsynth"]) and pid_alive(status["pids"]["sclang"])
-    assert status["uptime"] > 0
-    assert status["nodes"] == ["drone"]
+def test_status_reports_server_fields_pids_and_uptime(three: Orchestra) -> None:
+    status = three.rooms.status("lobby")
+    assert status.state == "READY"
+    server = status.server
+    assert server is not None
+    assert server.synths >= 1 and server.synthdefs >= 1
+    assert server.nominal_sample_rate == 48000.0
+    assert pid_alive(status.pids["scsynth"]) and pid_alive(status.pids["sclang"])
+    assert status.uptime is not None and status.uptime > 0
+    assert list(status.nodes) == ["drone"]
 
 
-def test_console_reads_last_lines_marks_and_waits(rooms: Orchestra) -> None:
-    console = rooms.views["studio"].console
+def test_console_reads_last_lines_marks_and_waits(three: Orchestra) -> None:
+    console = three.views["studio"].console
     mark = console.mark()
-    rooms.execute_one("studio", '"console-marker-xyz".postln')
-    assert any("console-marker-xyz" in line.text for line in rooms.console("studio", since=mark))
-    rooms.execute_one("studio", 'fork { 0.2.wait; "late-line-42".postln }')
-    assert rooms.wait_for("studio", r"late-line-\d+", timeout=5.0, since=mark) is not None
-    assert rooms.wait_for("studio", "never-printed", timeout=0.2) is None
+    three.rooms.execute_one("studio", '"console-marker-xyz".postln')
+    lines = three.rooms.console("studio", since=mark)
+    assert any("console-marker-xyz" in line.text for line in lines)
+    three.rooms.execute_one("studio", 'fork { 0.2.wait; "late-line-42".postln }')
+    assert three.rooms.wait_for("studio", r"late-line-\d+", timeout=5.0, since=mark) is not None
+    assert three.rooms.wait_for("studio", "never-printed", timeout=0.2) is None
 
 
-def test_infinite_loop_times_out_restarts_sclang_and_the_node_plays_on(rooms: Orchestra) -> None:
-    node_id = rooms.nodes("lobby")["drone"]["node_id"]
-    old_sclang = rooms.status("lobby")["pids"]["sclang"]
-    result = rooms.execute_one("lobby", "inf.do { }", timeout=1.5)
+def test_infinite_loop_times_out_restarts_sclang_and_the_node_plays_on(three: Orchestra) -> None:
+    node_id = three.rooms.nodes("lobby")["drone"].node_id
+    old_sclang = three.rooms.status("lobby").pids["sclang"]
+    result = three.rooms.execute_one("lobby", "inf.do { }", timeout=1.5)
     assert not result.ok and result.error is not None and result.error.kind == "timeout"
     assert "restarted" in result.error.message
-    assert node_running(rooms, "lobby", node_id)
-    after = rooms.execute_one("lobby", "s.name")  # waits behind the restart in the actor
+    assert node_running(three, "lobby", node_id)
+    after = three.rooms.execute_one("lobby", "s.name")  # waits behind the restart in the actor
     assert after.ok and after.value == "lobby"
-    assert rooms.status("lobby")["pids"]["sclang"] != old_sclang
+    assert three.rooms.status("lobby").pids["sclang"] != old_sclang
     assert not pid_alive(old_sclang)
-    assert node_running(rooms, "lobby", node_id)
-    assert any(e.kind == Kind.SCLANG_RESTARTED for e in rooms.events("lobby"))
+    assert node_running(three, "lobby", node_id)
+    assert any(e.kind == Kind.SCLANG_RESTARTED for e in three.rooms.events("lobby"))
 
 
 def test_busy_port_at_boot_is_a_clear_error_naming_the_port(
@@ -176,23 +178,23 @@ port = {port}
         assert errors["taken"] is not None
         assert f"UDP port {port} is already in use by pid {os.getpid()} (" in errors["taken"]
         assert "[instances.taken]" in errors["taken"]
-        assert orch.status("taken")["state"] == "FAILED"
-        assert orch.status("fine")["state"] == "READY"
+        assert orch.rooms.status("taken").state == "FAILED"
+        assert orch.rooms.status("fine").state == "READY"
     finally:
         orch.stop()
         blocker.close()
 
 
-def test_play_set_release_named_node_on_scsynth(rooms: Orchestra) -> None:
-    info = rooms.play("studio", "sine", {"freq": 330.0, "amp": 0.01}, node="lead")
+def test_play_set_release_named_node_on_scsynth(three: Orchestra) -> None:
+    info = three.rooms.play("studio", "sine", {"freq": 330.0, "amp": 0.01}, node="lead")
     node_id = info["node_id"]
-    assert node_running(rooms, "studio", node_id)
-    rooms.set("studio", "lead", {"freq": 550.0})
-    osc = rooms.views["studio"].osc
+    assert node_running(three, "studio", node_id)
+    three.rooms.set("studio", "lead", {"freq": 550.0})
+    osc = three.views["studio"].osc
     assert osc is not None
     assert node_param(osc, node_id, "freq") == pytest.approx(550.0)
-    rooms.release("studio", "lead")
-    assert "lead" not in rooms.nodes("studio")
+    three.rooms.release("studio", "lead")
+    assert "lead" not in three.rooms.nodes("studio")
 
 
 def test_outputs_connect_to_the_playback_ports_each_room_names(
@@ -232,25 +234,25 @@ connect = ["system:playback_1", "system:playback_2"]
     assert connections["scorch-attic:out_1"] == ["system:playback_1"]
 
 
-def test_free_all_frees_every_node_and_forgets_the_named_ones(rooms: Orchestra) -> None:
-    rooms.play("gallery", "sine", {"amp": 0.01}, node="pad")
-    rooms.play("gallery", "sine", {"amp": 0.01})
-    osc = rooms.views["gallery"].osc
+def test_free_all_frees_every_node_and_forgets_the_named_ones(three: Orchestra) -> None:
+    three.rooms.play("gallery", "sine", {"amp": 0.01}, node="pad")
+    three.rooms.play("gallery", "sine", {"amp": 0.01})
+    osc = three.views["gallery"].osc
     assert osc is not None
     assert osc.status().synths >= 2
-    assert rooms.free_all("gallery") == {"gallery": ["pad"]}
+    assert three.rooms.free_all("gallery") == {"gallery": ["pad"]}
     assert osc.status().synths == 0
-    assert rooms.nodes("gallery") == {}
-    assert rooms.execute_one("gallery", "1 + 1").value == "2"  # sclang untouched
+    assert three.rooms.nodes("gallery") == {}
+    assert three.rooms.execute_one("gallery", "1 + 1").value == "2"  # sclang untouched
 
 
 def test_the_console_shows_what_sclang_printed_and_none_of_scorchs_protocol(
-    rooms: Orchestra,
+    three: Orchestra,
 ) -> None:
-    mark = rooms.views["studio"].console.mark()
-    rooms.execute_one("studio", '"visible line".postln; 42')
+    mark = three.views["studio"].console.mark()
+    three.rooms.execute_one("studio", '"visible line".postln; 42')
     # Let the watchdog ping sclang a few times (its interval is 0.25 s).
-    assert rooms.wait_for("studio", "never-printed", timeout=1.0) is None
-    lines = [line.text for line in rooms.console("studio", since=mark)]
+    assert three.rooms.wait_for("studio", "never-printed", timeout=1.0) is None
+    lines = [line.text for line in three.rooms.console("studio", since=mark)]
     assert "visible line" in lines and "-> 42" in lines
     assert not [line for line in lines if "@@scorch" in line]

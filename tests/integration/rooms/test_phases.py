@@ -103,13 +103,13 @@ def assert_back(orch: Orchestra, since: float) -> None:
     snap = view.snapshot
     assert snap.state.name == "READY" and snap.sclang_state == "ready", (
         f"not back after {took:.1f} s: {snap.state} {snap.sclang_state} {snap.reason}")
-    assert orch.execute_one("room", "1 + 1").value == "2"
+    assert orch.rooms.execute_one("room", "1 + 1").value == "2"
     osc = view.osc
-    assert osc is not None and node_exists(osc, orch.nodes("room")["hum"]["node_id"])
+    assert osc is not None and node_exists(osc, orch.rooms.nodes("room")["hum"].node_id)
 
 
 def messages(orch: Orchestra, kind: Kind) -> list[str]:
-    return [e.message for e in orch.events("room") if e.kind == kind]
+    return [e.message for e in orch.rooms.events("room") if e.kind == kind]
 
 
 @pytest.mark.parametrize(("sig", "said"), [
@@ -153,7 +153,7 @@ def test_sclang_stopped_while_attaching_is_replaced(
     orch.start()
     assert at
     assert_back(orch, at[0])
-    assert orch.status("room")["pids"]["sclang"] != stopped[0]
+    assert orch.rooms.status("room").pids["sclang"] != stopped[0]
     assert not psutil.pid_exists(stopped[0]) or \
         psutil.Process(stopped[0]).status() == psutil.STATUS_ZOMBIE
     assert any("sclang is stopped (SIGSTOP)" in m for m in messages(orch, Kind.BOOT_FAILED))
@@ -163,7 +163,7 @@ def test_scsynth_killed_while_its_state_is_restored_is_restarted_again(
         orchestra: Callable[..., Orchestra], monkeypatch: pytest.MonkeyPatch) -> None:
     orch = orchestra("ph-restore")
     orch.start()
-    first = orch.status("room")["pids"]["scsynth"]
+    first = orch.rooms.status("room").pids["scsynth"]
     # The restart's restore: kill the scsynth it restores onto (not the first one).
     at = once(monkeypatch, actors.instance.processes, "restore_nodes",
               lambda: os.kill(child("scsynth", but={first}).pid, signal.SIGKILL))
@@ -181,16 +181,16 @@ def test_scsynth_killed_while_sclang_reattaches_is_restarted_again(
         orchestra: Callable[..., Orchestra], monkeypatch: pytest.MonkeyPatch) -> None:
     orch = orchestra("ph-reattach")
     orch.start()
-    first = orch.status("room")["pids"]["scsynth"]
+    first = orch.rooms.status("room").pids["scsynth"]
     at = once(monkeypatch, sclang_protocol, "reattach",
               lambda: os.kill(child("scsynth", but={first}).pid, signal.SIGKILL))
-    sclang = orch.status("room")["pids"]["sclang"]
+    sclang = orch.rooms.status("room").pids["sclang"]
     os.kill(first, signal.SIGKILL)
     time.sleep(0.2)
     assert_back(orch, at[0] if at else time.monotonic())
     assert at
     # scsynth's fault: sclang was never restarted for it
-    assert orch.status("room")["pids"]["sclang"] == sclang
+    assert orch.rooms.status("room").pids["sclang"] == sclang
 
 
 def test_jackd_killed_while_sclang_attaches_brings_the_room_back(
@@ -210,7 +210,7 @@ def test_stopping_with_both_processes_stopped_ends_them(
     """Shutdown is a phase too: stopped processes are killed, none is left (the fixture)."""
     orch = orchestra("ph-shutdown")
     orch.start()
-    pids = orch.status("room")["pids"]
+    pids = orch.rooms.status("room").pids
     for pid in (pids["scsynth"], pids["sclang"]):
         os.kill(pid, signal.SIGSTOP)
     started = time.monotonic()
@@ -239,7 +239,7 @@ def test_an_automatic_port_taken_before_scsynth_binds_it_is_chosen_again(
     try:
         orch = orchestra("ph-port")
         assert orch.start() == {"room": None}
-        assert handed[0] == held and orch.status("room")["port"] not in (None, held)
+        assert handed[0] == held and orch.rooms.status("room").port not in (None, held)
         assert not messages(orch, Kind.BOOT_FAILED)  # chosen again within the same boot
         assert_back(orch, time.monotonic())
     finally:

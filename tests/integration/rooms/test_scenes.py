@@ -99,7 +99,7 @@ params = { freq = 110, amp = 0.1 }
 def values(orch: Orchestra, room: str, node: str) -> tuple[float, float]:
     osc = orch.views[room].osc
     assert osc is not None
-    node_id = orch.nodes(room)[node]["node_id"]
+    node_id = orch.rooms.nodes(room)[node].node_id
     return node_param(osc, node_id, "freq"), node_param(osc, node_id, "amp")
 
 
@@ -133,7 +133,7 @@ def test_recall_and_a_morph_halfway_land_on_the_scene_and_on_the_warped_midpoint
     freq, amp = values(orch, "lobby", "drone")
     assert freq == pytest.approx(220, rel=1e-6)  # exponential: the geometric mean
     assert amp == pytest.approx(0.225, rel=1e-6)  # amp warp: halfway in sqrt(amp)
-    assert orch.nodes("lobby")["drone"]["params"]["freq"] == pytest.approx(220)  # kept
+    assert orch.rooms.nodes("lobby")["drone"].params["freq"] == pytest.approx(220)  # kept
     # The morph keeps its origin: back to 0 is where it started, not where it is now.
     api.call("scene", {"action": "morph", "name": "bright", "position": 0.0})
     assert values(orch, "lobby", "drone") == pytest.approx((110, 0.1), rel=1e-6)
@@ -188,7 +188,7 @@ instance = "lobby"
 @pytest.fixture
 def scene_orch(make_config: MakeConfig, start_orchestra: Start) -> Iterator[Orchestra]:
     orch = start_orchestra(make_config(ROOMS, extra=SCENE_MIDI, tag="scenemidi"))
-    assert orch.midi_error is None
+    assert orch.midi.error is None
     yield orch
 
 
@@ -202,7 +202,7 @@ def test_a_real_midi_program_change_recalls_a_scene_and_a_cc_morphs_toward_it(
     api.call("scene", {"action": "save", "name": "bright"})
     for room, node in (("lobby", "drone"), ("attic", "hum")):
         api.call("set", {"instance": room, "node": node, "params": {"freq": 110, "amp": 0.1}})
-    routes = {r["id"]: r["type"] for r in orch.midi_routes()}
+    routes = {r["id"]: r["type"] for r in orch.midi.routes()}
     assert routes == {"config-scene-0": "scene", "config-scene-1": "scene"}
 
     with client_environment(orch.config.audio.jack_server):

@@ -260,7 +260,7 @@ def test_an_unreadable_autosave_is_set_aside_and_the_installation_starts_anyway(
     folder = config.state_path() / "sessions"
     folder.mkdir(parents=True)
     (folder / "autosave.toml").write_text("version = 1\n[rooms.lobby\n")
-    assert orch.autosaved() is None
+    assert orch.sessions.autosaved() is None
     assert not (folder / "autosave.toml").exists()
     assert (folder / "autosave-unreadable.toml").read_text().startswith("version = 1")
 
@@ -329,7 +329,7 @@ def test_a_session_saved_changed_and_loaded_brings_the_params_back(
     api = LocalService(orch)
     osc = orch.views["lobby"].osc
     assert osc is not None
-    drone = orch.nodes("lobby")["drone"]["node_id"]
+    drone = orch.rooms.nodes("lobby")["drone"].node_id
 
     saved = api.call("session", {"action": "save", "name": "evening"})
     path = Path(saved.path)  # type: ignore[attr-defined]
@@ -347,14 +347,14 @@ def test_a_session_saved_changed_and_loaded_brings_the_params_back(
         ("set", "lobby", "drone"), ("release", "attic", "hum"), ("tempo", None, "installation")]
     assert "freq 330 -> 220" in shown.changes[0].detail  # type: ignore[attr-defined]
     assert node_param(osc, drone, "freq") == 330  # diff applied nothing
-    assert orch.tempo()["bpm"] == 96.0
+    assert orch.tempo.state()["bpm"] == 96.0
 
     loaded = api.call("session", {"action": "load", "name": "evening"})
     assert loaded.failure() is None and len(loaded.changes) == 3  # type: ignore[attr-defined]
-    assert orch.tempo()["bpm"] == 120.0
+    assert orch.tempo.state()["bpm"] == 120.0
     assert node_param(osc, drone, "freq") == 220  # the same node, set back
     assert node_param(osc, drone, "pan") == 0  # back to its default
-    assert "hum" not in orch.nodes("attic")
+    assert "hum" not in orch.rooms.nodes("attic")
     assert api.call("session", {"action": "diff", "name": "evening"}).changes == []  # type: ignore[attr-defined]
     listed = api.call("session", {"action": "list"}).sessions  # type: ignore[attr-defined]
     assert [s.name for s in listed] == ["evening"]
@@ -466,8 +466,8 @@ def test_the_state_is_autosaved_at_shutdown_even_without_an_interval(
         make_config: MakeConfig, start_orchestra: Start) -> None:
     orch = start_orchestra(make_config(ROOMS, tag="sess", extra="[sessions]\nautosave = 0\n"))
     autosave = orch.config.state_path() / "sessions" / "autosave.toml"
-    orch.start_autosave()
-    orch.set("lobby", "drone", {"freq": 275.5})
+    orch.sessions.start_autosave()
+    orch.rooms.set("lobby", "drone", {"freq": 275.5})
     assert not autosave.exists()  # no interval: nothing written while it runs
     orch.stop()
     assert "freq = 275.5" in autosave.read_text()

@@ -153,7 +153,7 @@ def test_a_process_out_of_descriptors_does_not_make_healthy_rooms_look_hung(
     """EMFILE for three times the hang limit: the watchdog could not look, so it kills nothing."""
     config: Config = make_config(ONE_ROOM, watchdog=WATCHDOG, tag="emfile")
     orch: Orchestra = start_orchestra(config)  # type: ignore[operator]
-    pids = orch.status("room")["pids"]
+    pids = orch.rooms.status("room").pids
     since = orch.views["room"].events.mark()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     spent: list[int] = []
@@ -173,6 +173,6 @@ def test_a_process_out_of_descriptors_does_not_make_healthy_rooms_look_hung(
     time.sleep(1.0)  # and it looks again
     hung = [e for e in orch.views["room"].events.since(since) if e.kind == Kind.HUNG]
     assert not hung, [e.message for e in hung]
-    assert orch.status("room")["pids"] == pids
+    assert orch.rooms.status("room").pids == pids
     osc = orch.views["room"].osc
-    assert osc is not None and node_exists(osc, orch.nodes("room")["hum"]["node_id"])
+    assert osc is not None and node_exists(osc, orch.rooms.nodes("room")["hum"].node_id)

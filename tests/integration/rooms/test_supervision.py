@@ -69,7 +69,7 @@ def tree(orch: Orchestra, name: str) -> list[int]:
 
 def wait_restored(orch: Orchestra, name: str, since: int, timeout: float = 15.0) -> None:
     event = orch.views[name].events.wait_for((Kind.RESTORED, Kind.FAILED), since, timeout)
-    assert event is not None, f"{name} not restored within {timeout} s: {orch.events(name)}"
+    assert event is not None, f"{name} not restored within {timeout} s: {orch.rooms.events(name)}"
     assert event.kind == Kind.RESTORED, event.message
 
 
@@ -77,30 +77,30 @@ def test_sigkill_scsynth_restores_nodes_with_last_values_and_leaves_others_alone
     make_config: MakeConfig, start_orchestra: Start
 ) -> None:
     orch = start_orchestra(make_config(TWO_ROOMS, watchdog=CALM_WATCHDOG, tag="kill"))
-    drone = orch.nodes("lobby")["drone"]["node_id"]
-    orch.set("lobby", "drone", {"freq": 330.0})
+    drone = orch.rooms.nodes("lobby")["drone"].node_id
+    orch.rooms.set("lobby", "drone", {"freq": 330.0})
     attic_tree = tree(orch, "attic")
-    attic_pid = orch.status("attic")["pids"]["scsynth"]
-    old = orch.status("lobby")["pids"]["scsynth"]
+    attic_pid = orch.rooms.status("attic").pids["scsynth"]
+    old = orch.rooms.status("lobby").pids["scsynth"]
     since = orch.views["lobby"].events.mark()
 
     os.kill(old, signal.SIGKILL)
     # A value set while the instance restarts is not lost.
-    orch.set("lobby", "drone", {"amp": 0.03})
+    orch.rooms.set("lobby", "drone", {"amp": 0.03})
     wait_restored(orch, "lobby", since)
 
     crashed = orch.views["lobby"].events.wait_for(Kind.CRASHED, since, 0)
     assert crashed is not None and "SIGKILL" in crashed.message
-    status = orch.status("lobby")
-    assert status["state"] == "READY" and status["pids"]["scsynth"] != old
+    status = orch.rooms.status("lobby")
+    assert status.state == "READY" and status.pids["scsynth"] != old
     osc = orch.views["lobby"].osc
     assert osc is not None
     assert node_param(osc, drone, "freq") == pytest.approx(330.0)
     assert node_param(osc, drone, "amp") == pytest.approx(0.03)
-    assert status["restarts_in_window"] == 1 and status["restart_budget_left"] == 4
+    assert status.restarts_in_window == 1 and status.restart_budget_left == 4
     assert tree(orch, "attic") == attic_tree
-    assert orch.status("attic")["pids"]["scsynth"] == attic_pid
-    result = orch.execute_one("lobby", "s.name", timeout=10)
+    assert orch.rooms.status("attic").pids["scsynth"] == attic_pid
+    result = orch.rooms.execute_one("lobby", "s.name", timeout=10)
     assert result.ok and result.value == "lobby"
 
 
@@ -108,11 +108,11 @@ def test_sigkill_sclang_keeps_the_sound_and_code_runs_after(
     make_config: MakeConfig, start_orchestra: Start
 ) -> None:
     orch = start_orchestra(make_config(TWO_ROOMS, watchdog=CALM_WATCHDOG, tag="lang"))
-    drone = orch.nodes("lobby")["drone"]["node_id"]
+    drone = orch.rooms.nodes("lobby")["drone"].node_id
     osc = orch.views["lobby"].osc
     assert osc is not None
-    scsynth = orch.status("lobby")["pids"]["scsynth"]
-    sclang = orch.status("lobby")["pids"]["sclang"]
+    scsynth = orch.rooms.status("lobby").pids["scsynth"]
+    sclang = orch.rooms.status("lobby").pids["sclang"]
     since = orch.views["lobby"].events.mark()
 
     os.kill(sclang, signal.SIGKILL)
@@ -121,9 +121,9 @@ def test_sigkill_sclang_keeps_the_sound_and_code_runs_after(
         checks.append(node_exists(osc, drone))
         assert len(checks) < 400, "sclang did not come back"
     assert checks and all(checks), "the node stopped while sclang restarted"
-    assert orch.status("lobby")["pids"]["scsynth"] == scsynth
+    assert orch.rooms.status("lobby").pids["scsynth"] == scsynth
     assert orch.views["lobby"].osc is osc
-    result = orch.execute_one("lobby", "s.name")
+    result = orch.rooms.execute_one("lobby", "s.name")
     assert result.ok and result.value == "lobby"
     assert not pid_alive(sclang)
 
@@ -132,8 +132,8 @@ def test_sigstop_scsynth_is_declared_hung_killed_and_restored(
     make_config: MakeConfig, start_orchestra: Start
 ) -> None:
     orch = start_orchestra(make_config(TWO_ROOMS, watchdog=FAST_WATCHDOG, tag="hang"))
-    drone = orch.nodes("lobby")["drone"]["node_id"]
-    old = orch.status("lobby")["pids"]["scsynth"]
+    drone = orch.rooms.nodes("lobby")["drone"].node_id
+    old = orch.rooms.status("lobby").pids["scsynth"]
     since = orch.views["lobby"].events.mark()
 
     os.kill(old, signal.SIGSTOP)
@@ -151,34 +151,34 @@ def test_sigstop_sclang_is_declared_hung_and_restarted_while_scsynth_plays(
     make_config: MakeConfig, start_orchestra: Start
 ) -> None:
     orch = start_orchestra(make_config(TWO_ROOMS, watchdog=FAST_WATCHDOG, tag="langhang"))
-    sclang = orch.status("lobby")["pids"]["sclang"]
-    scsynth = orch.status("lobby")["pids"]["scsynth"]
+    sclang = orch.rooms.status("lobby").pids["sclang"]
+    scsynth = orch.rooms.status("lobby").pids["scsynth"]
     since = orch.views["lobby"].events.mark()
     os.kill(sclang, signal.SIGSTOP)
     hung = orch.views["lobby"].events.wait_for(Kind.HUNG, since, 10.0)
     assert hung is not None and "sclang" in hung.message
     wait_restored(orch, "lobby", since)
-    assert orch.status("lobby")["pids"]["scsynth"] == scsynth
-    assert orch.execute_one("lobby", "1 + 1").value == "2"
+    assert orch.rooms.status("lobby").pids["scsynth"] == scsynth
+    assert orch.rooms.execute_one("lobby", "1 + 1").value == "2"
 
 
 def test_killing_the_private_jackd_brings_everything_back(
     make_config: MakeConfig, start_orchestra: Start
 ) -> None:
     orch = start_orchestra(make_config(TWO_ROOMS, watchdog=CALM_WATCHDOG, tag="jack"))
-    jackd = orch.pids()["jackd"]
+    jackd = orch.rooms.pids()["jackd"]
     assert jackd is not None
-    marks = {name: orch.views[name].events.mark() for name in orch.names()}
+    marks = {name: orch.views[name].events.mark() for name in orch.rooms.names()}
     os.kill(jackd, signal.SIGKILL)
-    for name in orch.names():
+    for name in orch.rooms.names():
         wait_restored(orch, name, marks[name], timeout=30.0)
-    new_jackd = orch.pids()["jackd"]
+    new_jackd = orch.rooms.pids()["jackd"]
     assert new_jackd is not None and new_jackd != jackd and pid_alive(new_jackd)
     for name, node in (("lobby", "drone"), ("attic", "hum")):
         osc = orch.views[name].osc
         assert osc is not None
-        assert node_exists(osc, orch.nodes(name)[node]["node_id"])
-        assert orch.status(name)["state"] == "READY"
+        assert node_exists(osc, orch.rooms.nodes(name)[node].node_id)
+        assert orch.rooms.status(name).state == "READY"
 
 
 def test_a_crash_loop_ends_failed_within_its_intensity_and_others_stay_ready(
@@ -190,9 +190,9 @@ def test_a_crash_loop_ends_failed_within_its_intensity_and_others_stay_ready(
     port = free_udp_port()
     rooms = TWO_ROOMS.replace("[instances.lobby]\n", f"[instances.lobby]\nport = {port}\n")
     orch = start_orchestra(make_config(rooms, watchdog=watchdog, tag="loop"))
-    assert orch.status("lobby")["port"] == port
-    attic_pid = orch.status("attic")["pids"]["scsynth"]
-    old = orch.status("lobby")["pids"]["scsynth"]
+    assert orch.rooms.status("lobby").port == port
+    attic_pid = orch.rooms.status("attic").pids["scsynth"]
+    old = orch.rooms.status("lobby").pids["scsynth"]
     since = orch.views["lobby"].events.mark()
 
     os.kill(old, signal.SIGKILL)
@@ -210,21 +210,22 @@ def test_a_crash_loop_ends_failed_within_its_intensity_and_others_stay_ready(
         failed = orch.views["lobby"].events.wait_for(Kind.FAILED, since, 30.0)
         assert failed is not None
         assert "3 restarts within 60 s" in failed.message
-        restarts = [e for e in orch.events("lobby") if e.seq > since and
+        restarts = [e for e in orch.rooms.events("lobby") if e.seq > since and
                     e.kind == Kind.RESTARTING]
         assert len(restarts) == 3
-        assert orch.status("lobby")["state"] == "FAILED"
-        assert orch.status("attic")["state"] == "READY"
-        assert orch.status("attic")["pids"]["scsynth"] == attic_pid
-        failures = [e for e in orch.events("lobby") if e.seq > since and e.kind == Kind.CRASHED]
+        assert orch.rooms.status("lobby").state == "FAILED"
+        assert orch.rooms.status("attic").state == "READY"
+        assert orch.rooms.status("attic").pids["scsynth"] == attic_pid
+        failures = [e for e in orch.rooms.events("lobby")
+                    if e.seq > since and e.kind == Kind.CRASHED]
         assert any(f"UDP port {port} is already in use" in e.message for e in failures)
         with pytest.raises(Exception, match="FAILED"):
-            orch.play("lobby", "sine", {}, "x")
+            orch.rooms.play("lobby", "sine", {}, "x")
     finally:
         blocker.close()
     # Booting again on request clears FAILED.
-    orch.boot("lobby")
-    assert orch.status("lobby")["state"] == "READY"
+    orch.rooms.boot("lobby")
+    assert orch.rooms.status("lobby").state == "READY"
 
 
 def test_stopping_during_a_backoff_exits_at_once_with_no_process_left(
@@ -238,7 +239,7 @@ def test_stopping_during_a_backoff_exits_at_once_with_no_process_left(
     orch.start()
     pids = orchestra_pids(orch)
     since = orch.views["lobby"].events.mark()
-    os.kill(orch.status("lobby")["pids"]["scsynth"], signal.SIGKILL)
+    os.kill(orch.rooms.status("lobby").pids["scsynth"], signal.SIGKILL)
     waiting = orch.views["lobby"].events.wait_for(Kind.RESTARTING, since, 10.0)
     assert waiting is not None and waiting.details["delay"] >= 60
     started = time.monotonic()
@@ -257,7 +258,7 @@ def test_busy_processes_are_not_taken_for_hung(
     osc = orch.views["lobby"].osc
     assert osc is not None
     since = orch.views["lobby"].events.mark()
-    pids = orch.status("lobby")["pids"]
+    pids = orch.rooms.status("lobby").pids
     # 4 million frames of 64 summed sine partials: seconds of work in scsynth's
     # non-realtime thread, far beyond the watchdog's 0.5 s of allowed silence.
     osc.request("/b_alloc", 0, 4_000_000, 1, reply="/done", timeout=10.0)
@@ -265,7 +266,7 @@ def test_busy_processes_are_not_taken_for_hung(
     osc.request("/b_gen", 0, "sine1", 7, *([1.0] * 64), reply="/done", timeout=60.0)
     busy_scsynth = time.monotonic() - started
     # Busy for 2 s of wall time whatever the machine's speed: silent to pings throughout.
-    result = orch.execute_one(
+    result = orch.rooms.execute_one(
         "lobby", "var t0 = Main.elapsedTime, n = 0; "
         "while { Main.elapsedTime - t0 < 2.0 } { n = n + 1 }; n > 0", 30.0)
     assert result.ok, result.error
@@ -273,4 +274,4 @@ def test_busy_processes_are_not_taken_for_hung(
     assert busy_scsynth > 0.5, "the buffer fill was too quick to prove anything"
     assert result.elapsed > 1.0, "the evaluation was too quick to prove anything"
     assert orch.views["lobby"].events.wait_for(Kind.HUNG, since, 0) is None
-    assert orch.status("lobby")["pids"] == pids
+    assert orch.rooms.status("lobby").pids == pids

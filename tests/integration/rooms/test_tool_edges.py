@@ -62,11 +62,11 @@ def test_hostile_cases_end_in_a_result_or_a_clear_error(
     assert tally.calls == len(HOSTILE)
     assert not tally.internal and not tally.hangs
     assert tally.clear_errors > tally.calls // 2  # the cases are mostly bad on purpose
-    status = orchestra.status("room")
-    assert status["state"] == "READY"
+    status = orchestra.rooms.status("room")
+    assert status.state == "READY"
     # No bad value was kept; the largest float32, an edge the cases also send, is fine.
-    assert orchestra.nodes("room")["hum"]["params"]["freq"] in (220, 3.4028234e38)
-    orchestra.set("room", "hum", {"freq": 220})
+    assert orchestra.rooms.nodes("room")["hum"].params["freq"] in (220, 3.4028234e38)
+    orchestra.rooms.set("room", "hum", {"freq": 220})
 
 
 def test_a_bad_value_never_reaches_the_desired_state_or_a_restore(
@@ -75,11 +75,11 @@ def test_a_bad_value_never_reaches_the_desired_state_or_a_restore(
                                        "params": {"freq": 1e39}})
     assert is_error and "params.freq" in text and "float32" in text and "1e+39" in text
     since = orchestra.views["room"].events.mark()
-    os.kill(orchestra.status("room")["pids"]["scsynth"], signal.SIGKILL)
+    os.kill(orchestra.rooms.status("room").pids["scsynth"], signal.SIGKILL)
     restored = orchestra.views["room"].events.wait_for((Kind.RESTORED, Kind.FAILED), since, 20)
     assert restored is not None and restored.kind == Kind.RESTORED
     osc = orchestra.views["room"].osc
-    assert osc is not None and node_exists(osc, orchestra.nodes("room")["hum"]["node_id"])
+    assert osc is not None and node_exists(osc, orchestra.rooms.nodes("room")["hum"].node_id)
 
 
 def test_errors_name_the_argument_and_shorten_the_value(call: Call) -> None:
@@ -109,15 +109,15 @@ def test_generated_input_for_every_tool_ends_in_a_result_or_a_clear_error(
     run_call(target.call, tool, args, tally)
     assert not tally.internal, tally.internal
     assert not tally.hangs, tally.hangs
-    if orchestra.status("room")["state"] == "STOPPED":  # a generated quit is a fine answer
-        orchestra.boot("room")
+    if orchestra.rooms.status("room").state == "STOPPED":  # a generated quit is a fine answer
+        orchestra.rooms.boot("room")
 
 
 def test_after_the_storm_the_room_is_ready_and_nothing_was_declared_hung(
         orchestra: Orchestra) -> None:
-    if orchestra.status("room")["state"] != "READY":
-        orchestra.boot("room")
-    assert orchestra.status("room")["state"] == "READY"
-    assert orchestra.execute_one("room", "1 + 1").value == "2"
-    assert not [e for e in orchestra.events("room") if e.kind in (Kind.HUNG, Kind.FAILED)]
+    if orchestra.rooms.status("room").state != "READY":
+        orchestra.rooms.boot("room")
+    assert orchestra.rooms.status("room").state == "READY"
+    assert orchestra.rooms.execute_one("room", "1 + 1").value == "2"
+    assert not [e for e in orchestra.rooms.events("room") if e.kind in (Kind.HUNG, Kind.FAILED)]
 

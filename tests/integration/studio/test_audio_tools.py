@@ -69,7 +69,7 @@ def orchestra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Orchestra]:
         assert orch.start() == {"live": None, "quiet": None, "doomed": None}
         yield orch
     finally:
-        pids = [pid for pid in orch.pids().values() if pid]
+        pids = [pid for pid in orch.rooms.pids().values() if pid]
         orch.stop()
         assert not [pid for pid in pids if pid_alive(pid)]
 
@@ -192,7 +192,7 @@ async def test_one_node_is_heard_alone_and_plays_on_where_it_did(
     assert alone["fundamental_hz"] == pytest.approx(660.0, abs=1.0)
     assert [p["note"] for p in both["partials"][:2]] == ["E4", "E5"]
     node_id = (high.structured_content or {})["node_id"]
-    assert scsynth_param(orchestra.status("live")["port"], node_id, "out") == 0.0  # back
+    assert scsynth_param(orchestra.rooms.status("live").port, node_id, "out") == 0.0  # back
 
 
 async def test_bad_listens_say_what_is_wrong(client: Client, tmp_path: Path) -> None:
@@ -282,8 +282,8 @@ async def test_a_scsynth_killed_mid_recording_leaves_a_readable_file_listed_cut_
     path = orchestra.studio.recorder.folder / "doomed.wav"
     # Two of DiskOut's half-buffer writes (stereo float) are on disk: kill it now.
     wait_for(lambda: path.exists() and path.stat().st_size > 2 * 16384 * 8, timeout=10)
-    scsynth = orchestra.status("doomed")["pids"]["scsynth"]
-    mark = orchestra.view("doomed").events.mark()
+    scsynth = orchestra.rooms.status("doomed").pids["scsynth"]
+    mark = orchestra.rooms.view("doomed").events.mark()
     os.kill(scsynth, signal.SIGKILL)
 
     async def state() -> dict[str, Any]:
@@ -298,7 +298,7 @@ async def test_a_scsynth_killed_mid_recording_leaves_a_readable_file_listed_cut_
     assert "repaired" in row["note"]
     assert not probe(path).needs_repair
     assert soundfile.info(str(path)).frames == row["frames"] >= 2 * 16384
-    assert orchestra.view("doomed").wait_settled(mark, 15) is None  # and the room is back
+    assert orchestra.rooms.view("doomed").wait_settled(mark, 15) is None  # and the room is back
 
 
 # --- disks ---------------------------------------------------------------------------

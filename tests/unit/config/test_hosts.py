@@ -13,11 +13,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scorch.api.models import InstanceRow
 from scorch.api.status_text import render, render_hosts
 from scorch.cli.service_unit import unit_text
 from scorch.config.changes import config_changes
 from scorch.config.installation import Config, parse_config
 from scorch.errors import ConfigError, InstanceNotFound, InvalidRequest
+from scorch.hosts.link import HostInfo
 
 INSTALLATION = """
 state_dir = "/srv/state"
@@ -236,22 +238,26 @@ def test_the_unit_of_a_host_runs_its_part() -> None:
 
 
 def test_tables_show_each_room_host_and_each_host_state() -> None:
-    rows = [{"name": "lobby", "host": "lobby-pi", "group": None, "state": "READY",
-             "port": 57110, "cpu": 1.0, "synths": 1, "restarts": 0},
-            {"name": "desk", "host": None, "group": None, "state": "UNKNOWN",
-             "reason": "host (this machine) NOT_RUNNING", "port": None, "cpu": None,
-             "synths": None, "restarts": 0}]
+    unused = {"since": 0.0, "uptime": None, "restart_budget_left": 5, "peak_cpu": None,
+              "nodes": [], "reason": None}
+    rows = [InstanceRow.model_validate({**unused, **row}) for row in [
+        {"name": "lobby", "host": "lobby-pi", "group": None, "state": "READY",
+         "port": 57110, "cpu": 1.0, "synths": 1, "restarts": 0},
+        {"name": "desk", "host": None, "group": None, "state": "UNKNOWN",
+         "reason": "host (this machine) NOT_RUNNING", "port": None, "cpu": None,
+         "synths": None, "restarts": 0}]]
     lines = render(rows).splitlines()
     assert lines[0].split()[:2] == ["instance", "host"]
     assert lines[2].split()[:3] == ["lobby", "lobby-pi", "-"]
     assert lines[3].split()[:4] == ["desk", "-", "-", "UNKNOWN"]
-    hosts = render_hosts([
+    seen = {"since": 0.0, "last_seen": None, "reconciled_at": None}
+    hosts = render_hosts([HostInfo.model_validate({**seen, **host}) for host in [
         {"name": "lobby-pi", "transport": "ssh", "address": "10.0.0.21", "state": "CONNECTED",
          "reason": None, "rtt_ms": 1.25, "clock_offset_ms": -0.4, "rooms": ["lobby"],
          "warnings": ["it runs another text of the config"]},
         {"name": None, "transport": "local", "address": "127.0.0.1", "state": "UNREACHABLE",
          "reason": "timed out", "rtt_ms": None, "clock_offset_ms": None, "rooms": ["desk"],
-         "warnings": []}]).splitlines()
+         "warnings": []}]]).splitlines()
     assert hosts[2].split() == ["lobby-pi", "ssh", "10.0.0.21", "CONNECTED", "1.2", "-0.4",
                                 "lobby"]
     assert hosts[3].split()[:5] == ["(this", "machine)", "local", "127.0.0.1", "UNREACHABLE"]

@@ -1,0 +1,56 @@
+"""The Instance actor's typed proxy: what callers may ask of it, checked by mypy.
+
+``Instance.start(...).proxy()`` is cast to :class:`InstanceProxy` where the actor
+starts; its traversable parts (``proxy.nodes``, ``proxy.code``, ``proxy.buffers``)
+are typed by the classes below, never instantiated.
+"""
+
+from __future__ import annotations
+
+import pykka
+from pykka.typing import ActorMemberMixin, proxy_method
+
+from actors.instance.actor import Instance
+from actors.instance.buffers import Buffers
+from actors.instance.code import Code
+from actors.instance.nodes import Nodes
+
+
+class NodesProxy:
+    """``proxy.nodes``: the named nodes."""
+
+    play = proxy_method(Nodes.play)
+    set_params = proxy_method(Nodes.set_params)
+    set_many = proxy_method(Nodes.set_many)
+    remember_params = proxy_method(Nodes.remember_params)
+    release = proxy_method(Nodes.release)
+    load_synthdef = proxy_method(Nodes.load_synthdef)
+
+
+class CodeProxy:
+    """``proxy.code``: code to sclang."""
+
+    submit = proxy_method(Code.submit)
+    execute_timed_out = proxy_method(Code.execute_timed_out)
+
+
+class BuffersProxy:
+    """``proxy.buffers``: the sample buffers."""
+
+    load = proxy_method(Buffers.load)
+    free = proxy_method(Buffers.free)
+
+
+class InstanceProxy(ActorMemberMixin, pykka.ActorProxy[Instance]):
+    """An Instance's proxy, as the facade, the supervisor and the watchdog ask it."""
+
+    boot = proxy_method(Instance.boot)
+    quit = proxy_method(Instance.quit)
+    silence = proxy_method(Instance.silence)
+    reconfigure = proxy_method(Instance.reconfigure)
+    hung = proxy_method(Instance.hung)
+    jack_restarted = proxy_method(Instance.jack_restarted)
+    jack_failed = proxy_method(Instance.jack_failed)
+    nodes: NodesProxy
+    code: CodeProxy
+    buffers: BuffersProxy

@@ -1,0 +1,137 @@
+"""What the facade answers about instances: built once from an instance's view.
+
+The API returns these as they are (``scorch.api.models`` re-exports them), and
+``scorch.api.status_text`` renders them for the terminal.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+
+from pydantic import BaseModel, Field
+
+from scorch.primitives.scsynth.client import ServerStatus
+from scorch.state.desired import NodeState
+from scorch.state.events import State
+from scorch.state.view import Snapshot
+
+
+class ServerFields(BaseModel):
+    """scsynth's own ``/status.reply``."""
+
+    ugens: int
+    synths: int
+    groups: int
+    synthdefs: int
+    avg_cpu: float = Field(description="average CPU, percent")
+    peak_cpu: float
+    nominal_sample_rate: float
+    actual_sample_rate: float
+
+    @classmethod
+    def of(cls, status: ServerStatus) -> ServerFields:
+        """The API form of a ``/status.reply``."""
+        return cls.model_validate(vars(status))
+
+
+class NodeInfo(BaseModel):
+    """A named persistent node and its last values."""
+
+    synthdef: str
+    node_id: int
+    params: dict[str, float]
+
+    @classmethod
+    def of(cls, node: NodeState) -> NodeInfo:
+        """The API form of a named node."""
+        return cls(synthdef=node.synthdef, node_id=node.node_id, params=dict(node.params))
+
+
+class InstanceState(BaseModel):
+    """An instance's name, where it is in its life, and why."""
+
+    name: str
+    group: str | None
+    state: str = Field(description="STOPPED, BOOTING, READY, RESTARTING, FAILED or STOPPING")
+    since: float = Field(description="Unix time the state began")
+    reason: str | None = Field(description="why it is not READY, when it is not")
+    port: int | None = Field(description="scsynth UDP port")
+    uptime: float | None = Field(description="seconds since the instance became READY")
+    restart_budget_left: int
+    host: str | None = Field(None, description="the host that runs it (several hosts); null: "
+                             "this machine")
+
+
+class InstanceStatus(InstanceState):
+    """Everything known about one instance."""
+
+    lang_port: int | None
+    pids: dict[str, int | None] = Field(description="process ids of scsynth and sclang")
+    sclang: str = Field(description="sclang's own state: ready, starting, restarting, down")
+    restarts_in_window: int
+    last_crash: str | None
+    nodes: dict[str, NodeInfo] = Field(description="named persistent nodes with their values")
+    server: ServerFields | None = Field(description="scsynth's live /status, when it answers")
+
+    @classmethod
+    def of(cls, snap: Snapshot, nodes: Mapping[str, NodeState], server: ServerStatus | None,
+           host: str | None) -> InstanceStatus:
+        """An instance's status from its snapshot, named nodes and last ``/status.reply``."""
+        return cls(
+            name=snap.name, group=snap.group, host=host, state=str(snap.state),
+            since=snap.since, port=snap.port, lang_port=snap.lang_port,
+            pids={"scsynth": snap.scsynth_pid, "sclang": snap.sclang_pid},
+            sclang=snap.sclang_state,
+            uptime=(time.time() - snap.booted_at)
+            if snap.booted_at and snap.state == State.READY else None,
+            restarts_in_window=snap.restarts_in_window,
+            restart_budget_left=snap.restart_budget_left,
+            last_crash=snap.last_crash or None, reason=snap.reason or None,
+            nodes={name: NodeInfo.of(node) for name, node in nodes.items()},
+            server=ServerFields.of(server) if server is not None else None)
+
+
+class InstanceRow(InstanceState):
+    """One instance at a glance."""
+
+    cpu: float | None = Field(description="scsynth average CPU, percent")
+    peak_cpu: float | None
+    synths: int | None = Field(description="synths running on scsynth")
+    restarts: int = Field(description="restarts within the restart window")
+    nodes: list[str] = Field(description="named persistent nodes")
+
+    @classmethod
+    def of(cls, status: InstanceStatus) -> InstanceRow:
+        """The row of an instance's full status."""
+        server = status.server
+        return cls(
+            name=status.name, group=status.group, state=status.state, since=status.since,
+            port=status.port, cpu=server.avg_cpu if server else None,
+            peak_cpu=server.peak_cpu if server else None,
+            synths=server.synths if server else None, uptime=status.uptime,
+            restarts=status.restarts_in_window,
+            restart_budget_left=status.restart_budget_left, reason=status.reason,
+            nodes=list(status.nodes), host=status.host)
+
+
+class BufferInfo(BaseModel):
+    """A loaded buffer, as scsynth's ``/b_info`` describes it."""
+
+    instance: str
+    name: str
+    bufnum: int = Field(description="use it as the sampler's bufnum param")
+    frames: int
+    channels: int
+    sample_rate: float
+    seconds: float
+    path: str
+
+
+class SampleInfo(BaseModel):
+    """A sound file found in a sample folder."""
+
+    path: str
+    relative: str = Field(description="the path relative to its sample folder")
+    folder: str
+    megabytes: float

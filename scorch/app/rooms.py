@@ -1,0 +1,273 @@
+"""The rooms: each instance's status, life, code, named nodes and console.
+
+Reads go to the instances' thread-safe views, so they never wait behind a busy
+actor; commands go to the actors through :meth:`Tree.ask <scorch.app.tree.Tree.ask>`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TypeVar
+
+from scorch.app.models import InstanceStatus, NodeInfo
+from scorch.app.tree import ASK, RESTORE_WAIT, Tree
+from scorch.errors import InstanceFailed, InstanceNotReady, OscTimeout, ScorchError
+from scorch.primitives.console import ConsoleLine
+from scorch.primitives.patterns import compile_pattern
+from scorch.primitives.sclang.result import ExecuteResult, SclangError
+from scorch.primitives.synthdefs.library import SynthDefInfo
+from scorch.state.events import Event, State
+from scorch.state.view import InstanceView
+
+T = TypeVar("T")
+
+
+class Rooms:
+    """Every instance by name, group or ``"*"``: read, boot, run code, play (any thread)."""
+
+    def __init__(self, tree: Tree) -> None:
+        self._tree = tree
+
+    # --- names ---------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        """Instance names in config order."""
+        return self._tree.names()
+
+    def resolve(self, selector: str) -> list[str]:
+        """An instance name, a group name or ``"*"`` to instance names."""
+        return self._tree.resolve(selector)
+
+    def view(self, name: str) -> InstanceView:
+        """The view of one instance; InstanceNotFound lists the known names."""
+        return self._tree.view(name)
+
+    # --- reading -------------------------------------------------------------
+
+    def status(self, name: str, live: bool = True) -> InstanceStatus:
+        """State, /status.reply fields, pids, uptime, restart budget and nodes of one instance."""
+        view = self.view(name)
+        snap = view.snapshot
+        nodes = view.nodes
+        osc = view.osc
+        server = None
+        if osc is not None:
+            try:
+                server = osc.status(timeout=0.5) if live else osc.last_status
+            except OscTimeout:
+                server = osc.last_status
+        return InstanceStatus.of(snap, nodes, server, self._tree.config.host)
+
+    def statuses(self, live: bool = False) -> list[InstanceStatus]:
+        """Every instance's status; ``live`` asks each scsynth instead of the cache."""
+        return [self.status(name, live=live) for name in self.names()]
+
+    def nodes(self, name: str) -> dict[str, NodeInfo]:
+        """Named persistent nodes of an instance with their SynthDef, id and last values.
+
+        Read from the instance's view, so it answers while the actor is busy booting.
+        """
+        return {node.name: NodeInfo.of(node) for node in self.view(name).nodes.values()}
+
+    def pids(self) -> dict[str, int | None]:
+        """Process ids by role: ``jackd`` and ``NAME.scsynth``, ``NAME.sclang``."""
+        out: dict[str, int | None] = {}
+        supervisor = self._tree.supervisor
+        if supervisor is not None:
+            out["jackd"] = supervisor.jack_pid().get(timeout=ASK)
+        for name, view in self._tree.views.items():
+            out[f"{name}.scsynth"] = view.snapshot.scsynth_pid
+            out[f"{name}.sclang"] = view.snapshot.sclang_pid
+        return out
+
+    def console(self, name: str, lines: int = 50, since: int | None = None,
+                clear: bool = False) -> list[ConsoleLine]:
+        """The last ``lines`` console lines (or those after mark ``since``)."""
+        console = self.view(name).console
+        out = console.since(since) if since is not None else console.tail(lines)
+        if clear:
+            console.clear()
+        return out
+
+    def wait_for(self, name: str, pattern: str, timeout: float,
+                 since: int | None = None) -> ConsoleLine | None:
+        """Wait until the console shows a line matching ``pattern``."""
+        return self.view(name).console.wait_for(compile_pattern(pattern), timeout, since=since)
+
+    def events(self, selector: str = "*", since: int = 0) -> list[Event]:
+        """Lifecycle events of the instances ``selector`` names, oldest first."""
+        names = self.resolve(selector)
+        events = [e for name in names for e in self._tree.views[name].events.since(since)]
+        return sorted(events, key=lambda e: e.seq)
+
+    # --- life ----------------------------------------------------------------
+
+    def boot(self, name: str, timeout: float = 60.0) -> None:
+        """Boot an instance that is STOPPED or FAILED; wait until READY or given up."""
+        view = self.view(name)
+        mark = view.events.mark()
+        self._tree.ask(name, lambda p: p.boot(), timeout=timeout)
+        if view.snapshot.state == State.READY:
+            return
+        error = view.wait_settled(mark, timeout)
+        if error is not None:
+            raise InstanceFailed(f"instance {name!r} did not boot: {error}")
+
+    def quit(self, name: str) -> None:
+        """Stop an instance's processes; it stays STOPPED."""
+        self._tree.ask(name, lambda p: p.quit(), timeout=30.0)
+
+    def restart(self, name: str, timeout: float = 60.0) -> None:
+        """Quit and boot again."""
+        self.quit(name)
+        self.boot(name, timeout)
+
+    # --- code ----------------------------------------------------------------
+
+    def _when_settled(self, name: str, deadline: float, ask: Callable[[], T]) -> T:
+        """``ask()`` once the instance is settled; again if it started restoring meanwhile."""
+        while True:
+            self._tree.settled(name, deadline - time.monotonic(), need_sclang=True)
+            try:
+                return ask()
+            except InstanceFailed:
+                raise
+            except InstanceNotReady:
+                snap = self._tree.views[name].snapshot
+                restoring = snap.state in (State.BOOTING, State.RESTARTING) or (
+                    snap.sclang_state in ("starting", "restarting"))
+                if not restoring or time.monotonic() >= deadline:
+                    raise
+
+    def execute(self, selector: str, code: str, timeout: float = 10.0,
+                check_only: bool = False, at: float | None = None) -> list[ExecuteResult]:
+        """Run code on every instance ``selector`` names; one result each, in order.
+
+        ``check_only``: compile the code without running it (a syntax check).
+        ``at``: compile now, and run it so that scsynth hears it at this Unix time.
+        """
+        names = self.resolve(selector)
+        deadline = time.monotonic() + timeout
+        submitted: list[tuple[str, tuple[int, Future[ExecuteResult]] | ScorchError]] = []
+        for name in names:
+            def submit(name: str = name) -> tuple[int, Future[ExecuteResult]]:
+                return self._tree.ask(name, lambda p: p.code.submit(
+                    code, timeout, check_only, at, deadline))
+            try:
+                submitted.append((name, self._when_settled(name, deadline, submit)))
+            except ScorchError as err:
+                submitted.append((name, err))
+        results = []
+        for name, item in submitted:
+            if isinstance(item, ScorchError):
+                results.append(_failed(name, "unavailable", str(item)))
+                continue
+            request_id, future = item
+            try:
+                results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
+            except FutureTimeout:
+                self._tree.instance(name).code.execute_timed_out(request_id, timeout)
+                results.append(_failed(
+                    name, "timeout",
+                    f"code did not finish within {timeout:g} s; sclang is being restarted "
+                    "(the sound on scsynth goes on)", elapsed=timeout))
+            except ScorchError as err:
+                results.append(_failed(name, "interrupted", str(err)))
+        return results
+
+    def execute_one(self, name: str, code: str, timeout: float = 10.0) -> ExecuteResult:
+        """Run code on one instance."""
+        self.view(name)
+        return self.execute(name, code, timeout)[0]
+
+    # --- sound ---------------------------------------------------------------
+
+    def stop_sound(self, selector: str) -> dict[str, list[str]]:
+        """CmdPeriod: stop routines and free every node; named nodes are forgotten."""
+        return self._silence(selector, stop_routines=True)
+
+    def free_all(self, selector: str) -> dict[str, list[str]]:
+        """Free every node on the server (routines in sclang go on)."""
+        return self._silence(selector, stop_routines=False)
+
+    def _silence(self, selector: str, stop_routines: bool) -> dict[str, list[str]]:
+        forgotten = {}
+        for name in self.resolve(selector):
+            self._tree.settled(name, RESTORE_WAIT)
+            forgotten[name] = self._tree.ask(name, lambda p: p.silence(stop_routines))
+            self._tree.tell_router(name, None, None)
+        return forgotten
+
+    def play(self, name: str, synthdef: str, params: dict[str, float] | None = None,
+             node: str | None = None, at: float | None = None) -> dict[str, object]:
+        """Start a synth; with ``node`` it is named and restored after restarts.
+
+        ``at``: scsynth starts it at this Unix time (a timestamped bundle).
+        """
+        library = self._tree.library
+        compiled = library.compiled(synthdef)
+        self._tree.settled(name, RESTORE_WAIT)
+        played = self._tree.ask(name, lambda p: p.nodes.play(
+            synthdef, dict(params or {}), node, compiled, at))
+        if node is not None:
+            # Every control starts at its default unless given: the router must know all,
+            # and where the node now is.
+            values = {p.name: p.default for p in library.info(synthdef).params}
+            given = played["params"]
+            assert isinstance(given, dict)
+            self._tree.tell_router(name, node, {**values, **given}, moved=True)
+        return played
+
+    def set(self, name: str, node: str, params: dict[str, float],
+            at: float | None = None) -> dict[str, float]:
+        """Set a named node's parameters (kept for restarts); ``at``: at that Unix time."""
+        values = self._tree.ask(name, lambda p: p.nodes.set_params(node, dict(params), at))
+        self._tree.tell_router(name, node, params)
+        return values
+
+    def set_values(self, name: str, values: dict[str, dict[str, float]]) -> list[str]:
+        """Set params of several named nodes of one instance at once; return those it lacks."""
+        missing = self._tree.ask(name, lambda p: p.nodes.set_many(values))
+        router = self._tree.router
+        if router is not None:
+            for node, params in values.items():
+                if node not in missing:  # not waited for: a timed morph sends 30 a second
+                    router.observe(name, node, params)
+        return missing
+
+    def release(self, name: str, node: str, at: float | None = None) -> None:
+        """Release a named node; ``at``: its fade begins at that Unix time."""
+        self._tree.ask(name, lambda p: p.nodes.release(node, at))
+        self._tree.tell_router(name, node, None)
+
+    def remember(self, name: str, node: str, params: dict[str, float]) -> bool:
+        """Keep values another host's MIDI router sent to a named node (sends nothing)."""
+        if node not in self.view(name).nodes:
+            return False
+        self._tree.instance(name).nodes.remember_params(node, dict(params))  # a tell: no wait
+        self._tree.tell_router(name, node, params)
+        return True
+
+    # --- SynthDefs -----------------------------------------------------------
+
+    def synthdefs(self) -> list[SynthDefInfo]:
+        """Every SynthDef of the library."""
+        return self._tree.library.all()
+
+    def load_synthdef(self, selector: str, synthdef: str) -> list[str]:
+        """Load a library SynthDef into instances (and on their later boots)."""
+        library = self._tree.library
+        library.info(synthdef)
+        names = self.resolve(selector)
+        compiled = library.compiled(synthdef)
+        for name in names:
+            self._tree.ask(name, lambda p: p.nodes.load_synthdef(synthdef, compiled))
+        return names
+
+
+def _failed(name: str, kind: str, message: str, elapsed: float = 0.0) -> ExecuteResult:
+    return ExecuteResult(ok=False, error=SclangError(kind=kind, message=message),
+                         elapsed=elapsed, instance=name)

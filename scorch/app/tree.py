@@ -1,0 +1,157 @@
+"""The actor tree as the facade's components reach it: views, typed proxies, asks.
+
+:class:`~scorch.app.orchestra.Orchestra` fills it when it starts, reloads and
+stops the tree; the components read the views (thread-safe, never waiting
+behind a busy actor) and ask the actors through :meth:`Tree.ask`, which keeps a
+timeout on every ``ask`` and turns pykka's errors into scorch's.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+import pykka
+
+from actors.conductor import ConductorProxy
+from actors.instance.proxy import InstanceProxy
+from actors.router.proxy import MidiRouterProxy
+from actors.supervisor import SupervisorProxy
+from actors.watchdog import WatchdogProxy
+from scorch.config.installation import Config
+from scorch.errors import InstanceNotFound, InstanceNotReady, MidiUnavailable, TempoUnavailable
+from scorch.primitives.synthdefs.library import SynthDefLibrary
+from scorch.state.events import State
+from scorch.state.tempo import TempoView
+from scorch.state.view import InstanceView, Snapshot
+
+T = TypeVar("T")
+
+ASK = 15.0  # seconds any ask to an actor may take before the call gives up
+RESTORE_WAIT = 10.0  # seconds a call waits for a booting or restoring instance
+
+
+class Tree:
+    """The config, the instances' views and, once started, the actors' typed proxies."""
+
+    def __init__(self, config: Config, library: SynthDefLibrary) -> None:
+        self.config = config
+        """The installation's config (replaced by a reload)."""
+        self.library = library
+        self.views = {name: InstanceView(name, inst.group)
+                      for name, inst in config.instances.items()}
+        """Every instance's view by name (a reload adds and removes, in place)."""
+        self.supervisor: SupervisorProxy | None = None
+        self.instances: dict[str, InstanceProxy] = {}
+        self.router: MidiRouterProxy | None = None
+        self.conductor: ConductorProxy | None = None
+        self.tempo: TempoView | None = None
+        self.watchdog: WatchdogProxy | None = None
+        self.midi_error: str | None = "MIDI is not started"
+        """Why MIDI is off, or None while the router runs."""
+        self.start_error: str | None = None
+        """Why the tree could not be started, when it could not."""
+        self.starting = False
+        self.built = threading.Event()
+        """Set once the actors exist (or the start failed)."""
+
+    def forget_actors(self) -> None:
+        """The tree stopped: no proxy is left to ask."""
+        self.instances = {}
+        self.router = None
+        self.conductor = None
+        self.tempo = None
+        self.watchdog = None
+
+    # --- names ---------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        """Instance names in config order."""
+        return list(self.views)
+
+    def resolve(self, selector: str) -> list[str]:
+        """An instance name, a group name or ``"*"`` to instance names."""
+        return self.config.resolve(selector)
+
+    def view(self, name: str) -> InstanceView:
+        """The view of one instance; InstanceNotFound lists the known names."""
+        try:
+            return self.views[name]
+        except KeyError:
+            raise InstanceNotFound(name, self.names(), list(self.config.groups())) from None
+
+    # --- actors --------------------------------------------------------------
+
+    def wait_built(self) -> None:
+        """While the tree is being built, wait a moment for it."""
+        if self.starting:
+            self.built.wait(RESTORE_WAIT)
+
+    def instance(self, name: str) -> InstanceProxy:
+        """The actor of instance ``name``; InstanceNotReady while there is none."""
+        self.view(name)
+        self.wait_built()
+        proxy = self.instances.get(name)
+        if proxy is None:
+            raise InstanceNotReady(f"instance {name!r} is not running: "
+                                   f"{self.start_error or 'scorch is not started'}")
+        return proxy
+
+    def ask(self, name: str, call: Callable[[InstanceProxy], pykka.Future[T]],
+            timeout: float = ASK) -> T:
+        """``call`` instance ``name``'s proxy and wait for the answer, up to ``timeout``."""
+        proxy = self.instance(name)
+        try:
+            return call(proxy).get(timeout=timeout)
+        except pykka.Timeout as err:
+            raise InstanceNotReady(
+                f"instance {name!r} did not answer within {timeout:g} s "
+                f"(state {self.views[name].snapshot.state})"
+            ) from err
+        except pykka.ActorDeadError as err:
+            raise InstanceNotReady(f"instance {name!r} is not running") from err
+
+    def midi(self) -> MidiRouterProxy:
+        """The MIDI router; MidiUnavailable says why there is none."""
+        if self.router is None:
+            raise MidiUnavailable(self.midi_error or "MIDI is off")
+        return self.router
+
+    def tempo_owner(self) -> ConductorProxy:
+        """The tempo's conductor; TempoUnavailable while there is none."""
+        self.wait_built()
+        if self.conductor is None:
+            raise TempoUnavailable(
+                f"the tempo is not running: {self.start_error or 'scorch is not started'}")
+        return self.conductor
+
+    def settled(self, name: str, timeout: float, need_sclang: bool = False) -> None:
+        """Wait while the instance boots or restores, up to ``timeout``; at once otherwise.
+
+        A restore takes a fraction of a second: a call that arrives meanwhile waits
+        for it rather than failing. Whatever the state then, the actor says it.
+        """
+        def settled(snap: Snapshot) -> bool:
+            if snap.state in (State.BOOTING, State.RESTARTING):
+                return False
+            return not (need_sclang and snap.state == State.READY
+                        and snap.sclang_state in ("starting", "restarting"))
+
+        self.view(name).wait_until(settled, timeout)
+
+    def tell_router(self, name: str, node: str | None, values: dict[str, float] | None,
+                    moved: bool = False) -> None:
+        """Tell MIDI takeover where a node's params are now (None: the node is gone).
+
+        Without this a knob in pickup mode compares against a value the node no
+        longer has, and jumps or never picks up. ``moved``: the node has a new id.
+        Waited for, so a knob moved right after the call sees the new values.
+        """
+        if self.router is None:
+            return
+        if values is None:
+            self.router.forget(name, node).get(timeout=ASK)
+            return
+        assert node is not None
+        self.router.observe(name, node, values, moved).get(timeout=ASK)
