@@ -204,7 +204,7 @@ class KeyRoute(_Route):
         return self
 
 
-class ClockOut(_Frozen):
+class ClockOutConfig(_Frozen):
     """One ``[[midi.clock_out]]``: MIDI clock (24 per beat) with transport to an output."""
 
     port: PortPattern = Field(description="Case-insensitive substring of the output port's "
@@ -274,7 +274,7 @@ class MidiConfig(_Frozen):
     )
     controls: tuple[ControlRoute, ...] = Field((), description="[[midi.controls]] routes.")
     keys: tuple[KeyRoute, ...] = Field((), description="[[midi.keys]] routes.")
-    clock_out: tuple[ClockOut, ...] = Field(
+    clock_out: tuple[ClockOutConfig, ...] = Field(
         (), description="[[midi.clock_out]]: outputs that get MIDI clock from the tempo.")
     clock_in: PortPattern | None = Field(
         None, description="Input whose MIDI clock drives the installation's tempo (smoothed), "

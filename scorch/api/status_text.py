@@ -31,7 +31,7 @@ def render(instances: Sequence[dict[str, Any]]) -> str:
     return _table(COLUMNS, [row(s) for s in instances])
 
 
-HOST_COLUMNS = ("host", "transport", "address", "state", "rtt ms", "clock ms", "rooms")
+HOST_COLUMNS = ("host", "via", "address", "state", "rtt ms", "clock ms", "rooms")
 
 
 def render_hosts(hosts: Sequence[dict[str, Any]]) -> str:

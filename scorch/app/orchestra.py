@@ -28,7 +28,7 @@ from actors.watchdog import WatchdogProxy
 from midi.schema import ControlRoute, KeyRoute
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.app.knowledge import Knowledge
-from scorch.app.scenes import Conductor
+from scorch.app.scenes import SceneDirector
 from scorch.app.sessions import (
     AUTOSAVE,
     FOLDER,
@@ -110,8 +110,8 @@ class Orchestra:
         self._tree = threading.Event()
         """Set once the actors exist (or the start failed)."""
         self.sessions = SessionStore(config.state_path() / FOLDER)
-        self.scenes = Conductor(self.views, self.library, self.resolve, self.set_values,
-                                config.state_path())
+        self.scenes = SceneDirector(self.views, self.library, self.resolve, self.set_values,
+                                    config.state_path())
         self._autosaver: Autosaver | None = None
         self._autosaved: Session | None = None
         """What the last autosave held (unchanged: not written again)."""

@@ -3,8 +3,8 @@
 An installation may span several machines. Each runs its own ``scorch run
 --host NAME`` (under systemd) with its own rooms, supervision and JACK server;
 a coordinator (``scorch status``, ``scorch mcp`` on the technician's laptop)
-reaches each over ssh (``ssh HOST scorch bridge``) or, for ``transport =
-"local"``, over the control socket of another ``scorch run`` on this machine.
+reaches each over ssh (``ssh HOST scorch bridge``) or, for ``via = "local"``,
+over the control socket of another ``scorch run`` on this machine.
 
 Validated once at the edge with the rest of ``config.toml`` (:mod:`scorch.config.installation`).
 """
@@ -14,9 +14,17 @@ from __future__ import annotations
 import ipaddress
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 #: A user name ssh accepts without quoting: no spaces, no shell or option characters.
 _SSH_USER = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
@@ -61,9 +69,11 @@ class HostConfig(_Model):
     address: Annotated[str, AfterValidator(_address)] = Field(
         "127.0.0.1", description="host name or IP address: ssh connects to it, and MIDI "
         "routes on other hosts send OSC to its rooms there")
-    transport: Literal["ssh", "local"] = Field(
-        "ssh", description="ssh: the coordinator runs `ssh HOST scorch bridge`; local: another "
-        "`scorch run` on this machine (its own state directory and control socket)")
+    via: Literal["ssh", "local"] = Field(
+        "ssh", validation_alias=AliasChoices("via", "transport"),
+        description="how the coordinator reaches the host: ssh: it runs `ssh HOST scorch "
+        "bridge`; local: another `scorch run` on this machine (its own state directory and "
+        "control socket). The key `transport` is read as `via` (older configs)")
     ssh_user: str | None = Field(None, pattern=_SSH_USER, description="ssh's login user")
     ssh_port: int = Field(22, ge=1, le=65535)
     identity: Path | None = Field(None, description="ssh private key (ssh -i)")
@@ -87,6 +97,13 @@ class HostConfig(_Model):
     audio: AudioOverride = Field(default_factory=AudioOverride,
                                  description="[audio] keys that differ on this host")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _one_via(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "via" in data and "transport" in data:
+            raise ValueError("transport is the older name of via: keep one of them")
+        return data
+
     @field_validator("ssh_options")
     @classmethod
     def _options(cls, options: dict[str, str]) -> dict[str, str]:
@@ -101,7 +118,7 @@ class HostConfig(_Model):
 
     def machine(self) -> str:
         """Which machine the host is: rooms on one machine share its UDP ports and JACK."""
-        return "this machine" if self.transport == "local" else self.address.lower()
+        return "this machine" if self.via == "local" else self.address.lower()
 
 
 class RemoteRoom(_Model):

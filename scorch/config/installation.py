@@ -180,7 +180,7 @@ class Config(_Model):
         """
         found = self.hosts[host]
         override = found.audio.model_dump(exclude_none=True)
-        if found.transport == "local" and "jack_server" not in override:
+        if found.via == "local" and "jack_server" not in override:
             override["jack_server"] = f"{self.audio.jack_server}-{host}"
         return AudioConfig.model_validate({**self.audio.model_dump(), **override})
 

@@ -31,7 +31,7 @@ listen = "10.0.0.21"
 driver = "alsa"
 device = "hw:1"
 [hosts.cellar]
-transport = "local"
+via = "local"
 [instances.lobby]
 host = "lobby-pi"
 group = "ground"
@@ -147,8 +147,13 @@ BAD = [
     pytest.param('[hosts.lobby]\nadress = "x"\n[instances.a]\n',
                  ["cfg.toml:2", "hosts.lobby.adress", "did you mean 'address'"],
                  id="host-key-typo"),
+    pytest.param('[hosts.a]\nvia = "telnet"\n[instances.x]\n',
+                 ["cfg.toml:2", "hosts.a.via", "'ssh' or 'local'"], id="via"),
     pytest.param('[hosts.a]\ntransport = "telnet"\n[instances.x]\n',
                  ["cfg.toml:2", "hosts.a.transport", "'ssh' or 'local'"], id="transport"),
+    pytest.param('[hosts.a]\nvia = "ssh"\ntransport = "local"\n[instances.x]\n',
+                 ["cfg.toml:1", "hosts.a", "older name of via", "keep one"],
+                 id="via-and-transport"),
     pytest.param('[hosts.a]\naddress = "-oProxyCommand=x"\n[instances.x]\n',
                  ["cfg.toml:2", "hosts.a.address", "host name or an IP address"],
                  id="address-is-an-option"),
@@ -173,7 +178,7 @@ BAD = [
                  '[instances.x]\nhost = "a"\n[instances.y]\n',
                  ["cfg.toml:3", "hosts.a.audio", "the rooms without a host", "'scorch'",
                   "own jack_server"], id="one-jack-twice-on-this-machine"),
-    pytest.param('[hosts.a]\ntransport = "local"\n[instances.x]\nhost = "a"\nport = 57110\n'
+    pytest.param('[hosts.a]\nvia = "local"\n[instances.x]\nhost = "a"\nport = 57110\n'
                  '[instances.y]\nport = 57110\n',
                  ["'x' and 'y' both use port 57110 on this machine"], id="port-on-one-machine"),
     pytest.param('[hosts.a]\n[hosts.b]\n[instances.x]\nhost = "a"\n[instances.y]\nhost = "b"\n'
@@ -209,6 +214,13 @@ def test_two_ssh_hosts_may_use_one_port_and_one_jack_name() -> None:
         port = 57110
         """)
     assert {config.for_host(h).audio.jack_server for h in ("a", "b")} == {"scorch"}
+
+
+def test_an_older_configs_transport_key_is_read_as_via(config: Config) -> None:
+    older = parse(INSTALLATION.replace('via = "local"', 'transport = "local"'))
+    assert older.hosts["cellar"].via == config.hosts["cellar"].via == "local"
+    assert older.hosts == config.hosts
+    assert config.hosts["lobby-pi"].via == "ssh"
 
 
 def test_reload_takes_new_hosts_and_restarts_rooms_whose_listen_changed(config: Config) -> None:
