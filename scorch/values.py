@@ -13,7 +13,15 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, Strict, ValidationError, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+    WithJsonSchema,
+)
 
 #: Names of instances, groups, nodes, routes, SynthDefs: short, safe in file
 #: names, OSC, sclang symbols and shell arguments.
@@ -24,6 +32,12 @@ FLOAT32_MAX = 3.4028234663852886e38
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 #: Shown of a bad value in an error: enough to recognise it, never a flood.
 SHOWN = 80
+
+
+class StrictModel(BaseModel):
+    """A model read at an edge: an unknown key is an error, and it never changes once read."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def shorten(value: object, limit: int = SHOWN) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from midi.schema import ControlRoute, KeyRoute
 from scorch.config.installation import Config
@@ -37,6 +37,7 @@ from scorch.values import (
     InstanceName,
     NodeName,
     ParamName,
+    StrictModel,
     SynthDefName,
     Text,
     describe_errors,
@@ -51,18 +52,14 @@ SUFFIX = ".toml"
 MAX_FILE = 8 * MB
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class NodeDoc(_Model):
+class NodeDoc(StrictModel):
     """``[rooms.ROOM.nodes.NAME]``."""
 
     synthdef: SynthDefName
     params: dict[ParamName, Float32] = Field(default_factory=dict)
 
 
-class BufferDoc(_Model):
+class BufferDoc(StrictModel):
     """``[rooms.ROOM.buffers.NAME]``."""
 
     path: Annotated[Text, Field(min_length=1, max_length=4096)]
@@ -70,33 +67,33 @@ class BufferDoc(_Model):
                                  le=SAMPLE_BUFFER_BASE + SAMPLE_BUFFER_COUNT - 1)]
 
 
-class RoomDoc(_Model):
+class RoomDoc(StrictModel):
     """``[rooms.ROOM]``."""
 
     nodes: dict[NodeName, NodeDoc] = Field(default_factory=dict)
     buffers: dict[BufferName, BufferDoc] = Field(default_factory=dict)
 
 
-class MidiDoc(_Model):
+class MidiDoc(StrictModel):
     """``[midi]``: ``[[midi.routes]]``, each a route as in config.toml with ``id`` and ``type``."""
 
     routes: list[dict[str, Any]] = Field(default_factory=list)
 
 
-class GroupTempoDoc(_Model):
+class GroupTempoDoc(StrictModel):
     """``[tempo.groups.GROUP]``: a group with a tempo of its own."""
 
     bpm: Annotated[float, Field(ge=MIN_BPM, le=MAX_BPM)]
 
 
-class TempoDoc(_Model):
+class TempoDoc(StrictModel):
     """``[tempo]``: the installation's bpm (left out: left alone) and the groups' own."""
 
     bpm: Annotated[float | None, Field(ge=MIN_BPM, le=MAX_BPM)] = None
     groups: dict[GroupName, GroupTempoDoc] = Field(default_factory=dict)
 
 
-class SessionDoc(_Model):
+class SessionDoc(StrictModel):
     """A whole session file (version 1 has no tempo; it still reads)."""
 
     version: Literal[1, 2]

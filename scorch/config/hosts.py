@@ -19,12 +19,12 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     AliasChoices,
-    BaseModel,
-    ConfigDict,
     Field,
     field_validator,
     model_validator,
 )
+
+from scorch.values import StrictModel
 
 #: A user name ssh accepts without quoting: no spaces, no shell or option characters.
 _SSH_USER = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
@@ -34,11 +34,7 @@ _SSH_OPTION = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,63}$")
 _ADDRESS = re.compile(r"^[A-Za-z0-9_.:%-]{1,253}$")
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class AudioOverride(_Model):
+class AudioOverride(StrictModel):
     """``[hosts.NAME.audio]``: keys of ``[audio]`` that differ on that host."""
 
     driver: Literal["auto", "dummy", "jack", "alsa"] | None = None
@@ -63,7 +59,7 @@ def _ip(value: str) -> str:
     return value
 
 
-class HostConfig(_Model):
+class HostConfig(StrictModel):
     """One ``[hosts.NAME]`` table: a machine that runs some rooms under its own ``scorch run``."""
 
     address: Annotated[str, AfterValidator(_address)] = Field(
@@ -121,7 +117,7 @@ class HostConfig(_Model):
         return "this machine" if self.via == "local" else self.address.lower()
 
 
-class RemoteRoom(_Model):
+class RemoteRoom(StrictModel):
     """A room of the installation that another host runs (what this host needs of it)."""
 
     host: str | None

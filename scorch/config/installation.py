@@ -31,13 +31,13 @@ from scorch.config.tables import (
     SessionsConfig,
     TempoConfig,
     WatchdogConfig,
-    _Model,
 )
 from scorch.errors import ConfigError, InstanceNotFound
 from scorch.state.tempo import INSTALLATION, Timeline
 from scorch.values import (
     HostName,
     InstanceName,
+    StrictModel,
     describe_errors,
 )
 
@@ -45,7 +45,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG = REPO_ROOT / "config.toml"
 
 
-class Config(_Model):
+class Config(StrictModel):
     """A whole installation."""
 
     audio: AudioConfig = AudioConfig()
