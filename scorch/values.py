@@ -56,6 +56,7 @@ def _float32(value: float) -> float:
 
 
 def no_nul(text: str) -> str:
+    """Refuse text with a NUL byte: C strings, sclang and SQLite would cut it short there."""
     if "\x00" in text:
         raise ValueError(f"must not contain a NUL byte (at character {text.index(chr(0)) + 1})")
     return text

@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from scorch.values import StrictModel
+from scorch.values import StrictModel, no_nul
 
 #: A user name ssh accepts without quoting: no spaces, no shell or option characters.
 _SSH_USER = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
@@ -107,7 +107,8 @@ class HostConfig(StrictModel):
             if not _SSH_OPTION.fullmatch(key):
                 raise ValueError(f"an ssh option name is letters and digits "
                                  f"(ConnectTimeout), found {key[:80]!r}")
-            if any(c in value for c in "\n\r\x00") or len(value) > 500:
+            no_nul(value)
+            if "\n" in value or "\r" in value or len(value) > 500:
                 raise ValueError(f"ssh option {key}: the value must be one line "
                                  "(at most 500 characters)")
         return options
