@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
+import platformdirs
 from pydantic import (
     Field,
     ValidationError,
@@ -164,11 +164,11 @@ class Config(StrictModel):
         """The folder for run-time state (routes, control socket, history, docs index)."""
         if self.state_dir is not None:
             return self.resolve_path(self.state_dir)
-        base = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state"))
+        base = platformdirs.user_state_path("scorch")
         origin = str(self.source.resolve()) if self.source else "embedded"
         digest = hashlib.sha1(origin.encode()).hexdigest()[:8]
         stem = self.source.stem if self.source else "config"
-        return base / "scorch" / f"{stem}-{digest}"
+        return base / f"{stem}-{digest}"
 
     # --- several hosts ---------------------------------------------------------
 

@@ -6,6 +6,7 @@ config.toml's errors do (tests/unit/config/test_installation.py).
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorch.api.status_text import render, render_hosts
-from scorch.cli.service_unit import unit_text
+from scorch.cli.service_unit import unit_path, unit_text
 from scorch.config.changes import config_changes
 from scorch.config.installation import Config, parse_config
 from scorch.errors import ConfigError, InstanceNotFound, InvalidRequest
@@ -248,6 +249,18 @@ def test_the_unit_of_a_host_runs_its_part() -> None:
             "--host lobby-pi") in unit.splitlines()
     assert "Description=scorch: SuperCollider host lobby-pi's rooms of /srv/cfg.toml" in unit
     assert "After=network-online.target sound.target time-sync.target" in unit
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="systemd's user units are Linux's")
+def test_a_user_unit_goes_to_the_users_systemd_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    assert unit_path(True, "rooms") == (
+        tmp_path / "home" / ".config" / "systemd" / "user" / "rooms.service")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert unit_path(True) == tmp_path / "config" / "systemd" / "user" / "scorch.service"
+    assert unit_path(False) == Path("/etc/systemd/system/scorch.service")
 
 
 def test_tables_show_each_room_host_and_each_host_state() -> None:
