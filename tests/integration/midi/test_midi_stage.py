@@ -19,7 +19,6 @@ from actors.router.actor import MidiRouter, MidiRouterProxy
 from midi.engine import midicps
 from midi.schema import MidiConfig
 from tests.conftest import jack_name
-from tests.integration.midi.test_midi_router import PAD_ID, FakeTargets, Hardware
 from tests.support.harness import (
     MPE_DEF,
     PARAM_DEF,
@@ -30,6 +29,7 @@ from tests.support.harness import (
     needs_tools,
     wait_for,
 )
+from tests.support.midi_devices import PAD_ID, FakeTargets, Hardware
 from tests.support.midi_flood import PORT as FLOOD_PORT
 from tests.support.midi_flood import FloodController
 

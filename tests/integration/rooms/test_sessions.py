@@ -38,7 +38,7 @@ from scorch.primitives.system.process import DIE_WITH_PARENT
 from scorch.state.desired import PERSISTENT_NODE_BASE, SAMPLE_BUFFER_BASE
 from scorch.state.session import BufferSpec, NodeSpec, RoomSpec, Session, diff
 from tests.conftest import MakeConfig, jack_name, node_param, pid_alive, scsynth_param
-from tests.integration.frontends.test_cli import children
+from tests.support.processes import children
 
 Start = Callable[[Config], Orchestra]
 DEFAULTS = {"sine": {"freq": 440.0, "amp": 0.4, "pan": 0.0}}
