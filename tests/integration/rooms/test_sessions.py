@@ -1,21 +1,20 @@
-"""Sessions: what loading one changes, its file read back with located errors, and real rooms.
+"""Sessions: their files read back with located errors, and real rooms.
 
-The pure diff and the file format are tested without processes; then a real
-orchestra saves, changes and loads a session (values read from scsynth itself),
-and a `scorch run` killed with SIGKILL comes back from its autosave with --resume.
+The file format is read against the repo's SynthDef library (the diff is in
+tests/unit/state/test_session.py, TOML values in tests/unit/app/test_sessions.py);
+then a real orchestra saves, changes and loads a session (values read from scsynth
+itself), and a `scorch run` killed with SIGKILL comes back from its autosave with --resume.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,100 +22,28 @@ from typing import Any
 import numpy as np
 import pytest
 import soundfile as sf
-import tomlkit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
-from scorch.app.sessions import Reading, SessionStore, parse, render, toml_inline
+from scorch.app.sessions import Reading, parse, render
 from scorch.config.installation import Config, parse_config
 from scorch.errors import SessionFileError, SessionNotFound
 from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.process import DIE_WITH_PARENT
 from scorch.state.desired import PERSISTENT_NODE_BASE, SAMPLE_BUFFER_BASE
-from scorch.state.session import BufferSpec, NodeSpec, RoomSpec, Session, diff
+from scorch.state.session import BufferSpec, NodeSpec, RoomSpec, Session
 from tests.conftest import MakeConfig, jack_name, node_param, pid_alive, scsynth_param
 from tests.support.processes import children
 
 Start = Callable[[Config], Orchestra]
-DEFAULTS = {"sine": {"freq": 440.0, "amp": 0.4, "pan": 0.0}}
-
-
-def defaults(synthdef: str) -> dict[str, float]:
-    return DEFAULTS.get(synthdef, {})
 
 
 def room(nodes: dict[str, NodeSpec] | None = None,
          buffers: dict[str, BufferSpec] | None = None) -> RoomSpec:
     return RoomSpec(nodes=nodes or {}, buffers=buffers or {})
-
-
-# --- the diff -----------------------------------------------------------------------------
-
-
-def test_an_equal_session_changes_nothing() -> None:
-    state = Session({"a": room({"pad": NodeSpec("sine", {"freq": 220.0})},
-                               {"k": BufferSpec("/k.wav", 768)})})
-    assert diff(state, state, defaults) == []
-
-
-def test_params_left_out_are_at_their_defaults_and_only_differences_are_set() -> None:
-    now = Session({"a": room({"pad": NodeSpec("sine", {"freq": 220.0, "amp": 0.2})})})
-    want = Session({"a": room({"pad": NodeSpec("sine", {"freq": 220.0, "pan": 0.0})})})
-    (change,) = diff(now, want, defaults)
-    assert (change.action, change.instance, change.target) == ("set", "a", "pad")
-    assert change.params == {"amp": 0.4}  # amp back to its default; pan already is
-    assert change.detail == "set pad: amp 0.2 -> 0.4"
-
-
-def test_float32_rounding_is_no_difference() -> None:
-    now = Session({"a": room({"pad": NodeSpec("sine", {"amp": 0.20000000298023224})})})
-    want = Session({"a": room({"pad": NodeSpec("sine", {"amp": 0.2})})})
-    assert diff(now, want, defaults) == []
-
-
-def test_buffers_are_freed_and_loaded_before_nodes_and_a_taken_bufnum_is_freed_first() -> None:
-    now = Session({"a": room({"old": NodeSpec("sine"), "pad": NodeSpec("sine")},
-                             {"kick": BufferSpec("/kick.wav", 768)})})
-    want = Session({"a": room({"pad": NodeSpec("saw"), "new": NodeSpec("sine", {"freq": 1.0})},
-                              {"kick": BufferSpec("/kick.wav", 769),
-                               "snare": BufferSpec("/snare.wav", 768)})})
-    steps = [(c.action, c.target) for c in diff(now, want, defaults)]
-    assert steps == [("free", "kick"), ("load", "kick"), ("load", "snare"),
-                     ("release", "old"), ("play", "pad"), ("play", "new")]
-    loads = {c.target: (c.path, c.bufnum) for c in diff(now, want, defaults)
-             if c.action == "load"}
-    assert loads == {"kick": ("/kick.wav", 769), "snare": ("/snare.wav", 768)}
-
-
-def test_a_changed_path_under_the_same_bufnum_is_loaded_again_without_a_free() -> None:
-    now = Session({"a": room(buffers={"kick": BufferSpec("/old.wav", 768)})})
-    want = Session({"a": room(buffers={"kick": BufferSpec("/new.wav", 768)})})
-    assert [(c.action, c.path) for c in diff(now, want, defaults)] == [("load", "/new.wav")]
-
-
-def test_routes_are_unmapped_mapped_and_replaced_by_id_unless_unknown() -> None:
-    a = {"id": "a", "type": "control", "cc": 1}
-    b = {"id": "b", "type": "control", "cc": 2}
-    b2 = {**b, "cc": 3}
-    now, want = Session(routes=(a, b)), Session(routes=(b2, {**a, "id": "c"}))
-    assert [(c.action, c.target) for c in diff(now, want, defaults)] == [
-        ("unmap", "a"), ("map", "b"), ("map", "c")]
-    assert diff(Session(routes=(a,), routes_known=False), want, defaults) == []
-
-
-def test_a_tempo_is_set_where_both_sides_know_its_scope() -> None:
-    now = Session(tempos={"": 120.0, "ground": 90.0})
-    want = Session(tempos={"": 96.0, "ground": 90.0, "gone": 70.0})
-    (change,) = diff(now, want, defaults)
-    assert (change.action, change.target, change.scope, change.bpm) == (
-        "tempo", "installation", "", 96.0)
-    assert change.detail == "tempo of installation: 120 -> 96 bpm"
-    # A scope the installation does not set (a MIDI clock drives it) or a file without one.
-    assert diff(Session(tempos={"ground": 90.0}), want, defaults) == []
-    assert diff(now, Session(), defaults) == []
 
 
 # --- the file -------------------------------------------------------------------------------
@@ -331,50 +258,6 @@ def test_any_text_is_a_session_or_a_session_file_error(text: str, reading: Readi
         parse(HEAD + text, tmp_path / "x.toml", reading)
     except SessionFileError as err:
         assert str(err).startswith(str(tmp_path / "x.toml"))
-
-
-toml_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1)
-    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
-                                                                 max_size=4),
-    max_leaves=12).filter(lambda v: v is not None)
-
-
-def _no_none(value: object) -> bool:
-    if value is None:
-        return False
-    if isinstance(value, list):
-        return all(_no_none(v) for v in value)
-    if isinstance(value, dict):
-        return all(_no_none(v) for v in value.values())
-    return True
-
-
-@settings(max_examples=300, deadline=None)
-@given(toml_values.filter(_no_none))
-def test_toml_values_read_back_as_written(value: object) -> None:
-    doc = tomlkit.document()
-    doc.add("x", toml_inline(value))
-    assert tomllib.loads(tomlkit.dumps(doc))["x"] == value
-
-
-@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan, [1.0, math.inf],
-                                   {"amp": math.nan}])
-def test_a_number_toml_cannot_read_back_is_refused(value: object) -> None:
-    with pytest.raises(ValueError, match="finite numbers only"):
-        toml_inline(value)
-
-
-def test_the_store_names_what_it_has_when_a_name_is_missing(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path / "sessions")
-    store.write("evening", "version = 1\n")
-    with pytest.raises(SessionNotFound, match=r"no session 'morning'; saved sessions: evening"):
-        store.read("morning")
-    with pytest.raises(SessionNotFound):
-        store.delete("morning")
-    store.delete("evening")
-    assert store.list() == []
 
 
 # --- real rooms -------------------------------------------------------------------------------
