@@ -1,7 +1,7 @@
 """Benchmark several hosts: the start spread of one ``at`` across two hosts, and status latency.
 
 Run with ``python -m bench.hosts`` (about a minute). Every host is a real
-``scorch run --host NAME`` (``transport = "local"``); they join one private
+``scorch run --host NAME`` (``via = "local"``); they join one private
 JACK server (``driver = "jack"``), so one more scsynth, the listener, hears
 both rooms on its two inputs, sample by sample.
 
@@ -82,7 +82,7 @@ def room(name: str, host: str, listener_input: int) -> str:
 def host_table(name: str, jack: str, extra: str = "") -> str:
     return textwrap.dedent(f"""
         [hosts.{name}]
-        transport = "local"
+        via = "local"
         [hosts.{name}.audio]
         driver = "jack"
         jack_server = "{jack}"
@@ -284,7 +284,7 @@ def ssh_latency(folder: Path, local: Config, samples: int) -> dict[str, list[flo
             table = sshd.host_table(host, local.source, local.hosts[host].audio.jack_server or "")
             # The bridge reads the local config there, so finds the running scorch run.
             table = table.split(f"[hosts.{host}.audio]")[0]
-            text = text.replace(f'[hosts.{host}]\ntransport = "local"\n', table.strip() + "\n")
+            text = text.replace(f'[hosts.{host}]\nvia = "local"\n', table.strip() + "\n")
         path = folder / "status-ssh.toml"
         path.write_text(text)
         config = load_config(path)
@@ -344,10 +344,10 @@ def report(results: dict[str, Any], trials: int) -> str:
     ssh = results["ssh"]
     if isinstance(ssh, dict):
         rows.append(("ssh (loopback sshd)", ssh["ssh1"], ssh["ssh4"]))
-    for transport, one, four in rows:
+    for via, one, four in rows:
         for count, values in ((1, one), (4, four)):
             ratio = statistics.median(values) / statistics.median(one)
-            lines.append(f"| {count} | {transport} | {statistics.median(values):.2f} | "
+            lines.append(f"| {count} | {via} | {statistics.median(values):.2f} | "
                          f"{pct(values, 0.95):.2f} | {ratio:.2f} |")
     if not isinstance(ssh, dict):
         lines.append(f"| - | ssh | {ssh} | | |")

@@ -38,7 +38,7 @@ BATCH = 1000
 def make_router(listener: tuple[str, int], state_dir: Path, coalesce: float) -> Any:
     """Return a router with the latency benchmark's routes, its tables built, not started."""
     from actors.router.actor import MidiRouter
-    from midi.engine import Snapshot
+    from midi.engine import TargetSnapshot
     from midi.routes import compile_table, resolve_all
 
     config = bench_config(coalesce)
@@ -48,7 +48,7 @@ def make_router(listener: tuple[str, int], state_dir: Path, coalesce: float) -> 
     entries = router._entries()
     resolved, _ = resolve_all(entries, targets.resolve)
     router._engine.tables = {PORT: compile_table(PORT, entries, resolved)}
-    router._engine.snapshot = Snapshot({"bench": listener}, {("bench", "n"): NODE})
+    router._engine.snapshot = TargetSnapshot({"bench": listener}, {("bench", "n"): NODE})
     return router
 
 

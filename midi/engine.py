@@ -48,7 +48,7 @@ COMPACT_AFTER = 256
 _new_tuple: Callable[[type, tuple[object, ...]], Any] = tuple.__new__
 
 
-class Snapshot(NamedTuple):
+class TargetSnapshot(NamedTuple):
     """Where the instances are right now, as the router last asked the targets."""
 
     endpoints: Mapping[str, Address]
@@ -87,7 +87,7 @@ class Engine:
         again gives its voices ids the last one's, still releasing, are unlikely to hold)."""
         self.tables: Mapping[str, Table] = {}
         """Port name -> table; replaced whole, never mutated."""
-        self.snapshot = Snapshot({}, {})
+        self.snapshot = TargetSnapshot({}, {})
         first, span = voice_ids(voice_slot)
         self.voices = Voices(first=first, span=span, _next=voice_offset % span)
         self.values: dict[tuple[str, str, str], float] = {}

@@ -10,8 +10,6 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     field_validator,
     model_validator,
@@ -27,6 +25,7 @@ from scorch.values import (
     RouteId,
     SceneName,
     Selector,
+    StrictModel,
     SynthDefName,
     Text,
 )
@@ -41,11 +40,7 @@ Zone = Literal["lower", "upper"]
 PortPattern = Annotated[Text, Field(min_length=1, max_length=200)]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class _Route(_Frozen):
+class _Route(StrictModel):
     """What every route has: an id, the port and channel it listens to, where it plays."""
 
     id: RouteId | None = Field(None, description="Stable name for this route; generated if "
@@ -204,7 +199,7 @@ class KeyRoute(_Route):
         return self
 
 
-class ClockOut(_Frozen):
+class ClockOutConfig(StrictModel):
     """One ``[[midi.clock_out]]``: MIDI clock (24 per beat) with transport to an output."""
 
     port: PortPattern = Field(description="Case-insensitive substring of the output port's "
@@ -244,7 +239,7 @@ class SceneRoute(_Route):
         return self
 
 
-class MidiConfig(_Frozen):
+class MidiConfig(StrictModel):
     """The ``[midi]`` section: backend, ports, hotplug and routes."""
 
     enabled: bool = Field(
@@ -274,7 +269,7 @@ class MidiConfig(_Frozen):
     )
     controls: tuple[ControlRoute, ...] = Field((), description="[[midi.controls]] routes.")
     keys: tuple[KeyRoute, ...] = Field((), description="[[midi.keys]] routes.")
-    clock_out: tuple[ClockOut, ...] = Field(
+    clock_out: tuple[ClockOutConfig, ...] = Field(
         (), description="[[midi.clock_out]]: outputs that get MIDI clock from the tempo.")
     clock_in: PortPattern | None = Field(
         None, description="Input whose MIDI clock drives the installation's tempo (smoothed), "

@@ -27,10 +27,6 @@ class InvalidRequest(ScorchError, ValueError):
     """A request's arguments cannot be used; the message says which and why."""
 
 
-class CodeRejected(InvalidRequest):
-    """Code that cannot be sent to sclang (empty, too large, or with a NUL byte)."""
-
-
 class SampleRejected(InvalidRequest):
     """A sound file scorch will not load: too large, or not audio scsynth can read."""
 

@@ -13,7 +13,15 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, Strict, ValidationError, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+    WithJsonSchema,
+)
 
 #: Names of instances, groups, nodes, routes, SynthDefs: short, safe in file
 #: names, OSC, sclang symbols and shell arguments.
@@ -24,6 +32,12 @@ FLOAT32_MAX = 3.4028234663852886e38
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 #: Shown of a bad value in an error: enough to recognise it, never a flood.
 SHOWN = 80
+
+
+class StrictModel(BaseModel):
+    """A model read at an edge: an unknown key is an error, and it never changes once read."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def shorten(value: object, limit: int = SHOWN) -> str:
@@ -42,6 +56,7 @@ def _float32(value: float) -> float:
 
 
 def no_nul(text: str) -> str:
+    """Refuse text with a NUL byte: C strings, sclang and SQLite would cut it short there."""
     if "\x00" in text:
         raise ValueError(f"must not contain a NUL byte (at character {text.index(chr(0)) + 1})")
     return text

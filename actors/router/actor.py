@@ -33,8 +33,7 @@ from midi.clock import ClockReading
 from midi.engine import Engine
 from midi.ports import InputPort, OutputPort
 from midi.routes import Route, RouteEntry, compile_table, port_matches, resolve_all
-from midi.schema import ClockOut as ClockOutConfig
-from midi.schema import ControlRoute, MidiConfig, SceneRoute
+from midi.schema import ClockOutConfig, ControlRoute, MidiConfig, SceneRoute
 from midi.store import FILENAME, load_routes, save_routes
 from scorch.state.tempo import INSTALLATION, TempoView
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from midi.clock import CONTINUE, PPQN, START, STOP, TICK, song_position
 from midi.ports import OutputPort
-from midi.schema import ClockOut as ClockOutConfig
+from midi.schema import ClockOutConfig
 from scorch.errors import MidiPortNotFound
 from scorch.primitives.system.thread_timing import tighten_current_thread
 from scorch.state.tempo import TempoView, Timeline

@@ -13,7 +13,7 @@ from typing import Protocol
 
 from actors.instance.proxy import InstanceProxy
 from midi.actions import Address
-from midi.engine import Snapshot
+from midi.engine import TargetSnapshot
 from midi.routes import RouteEntry
 from midi.schema import ControlRoute
 from scorch.config.installation import Config
@@ -135,7 +135,7 @@ class OrchestraTargets:
 
 
 def where_targets_are(entries: list[RouteEntry], resolved: Mapping[str, tuple[str, ...]],
-                      targets: Targets) -> Snapshot:
+                      targets: Targets) -> TargetSnapshot:
     """The scsynth address of every READY instance the routes play, and their nodes' ids."""
     endpoints: dict[str, Address] = {}
     nodes: dict[tuple[str, str], int] = {}
@@ -150,4 +150,4 @@ def where_targets_are(entries: list[RouteEntry], resolved: Mapping[str, tuple[st
                 node_id = targets.node_id(instance, route.node)
                 if node_id is not None:
                     nodes[(instance, route.node)] = node_id
-    return Snapshot(endpoints, nodes)
+    return TargetSnapshot(endpoints, nodes)

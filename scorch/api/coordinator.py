@@ -57,7 +57,7 @@ class Coordinator:
         for part in self.parts:
             host = config.hosts.get(part) if part is not None else None
             self.links[part] = HostLink(
-                part, host.transport if host else "local",
+                part, host.via if host else "local",
                 host.address if host else "127.0.0.1",
                 [n for n, i in config.instances.items() if i.host == part],
                 partial(opener, part, config), config.digest)

@@ -19,9 +19,7 @@ MAX_PARAMS = 64
 
 
 def _code(value: str) -> str:
-    if "\x00" in value:
-        raise ValueError(f"code must not contain a NUL byte (at character "
-                         f"{value.index(chr(0)) + 1}): sclang would cut the code short there")
+    values.no_nul(value)  # sclang would cut the code short there
     if not value.strip():
         raise ValueError("code is empty: give SuperCollider code to run")
     return value

@@ -23,19 +23,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from scorch.errors import InvalidRequest
-from scorch.values import describe_errors
+from scorch.values import StrictModel, describe_errors
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
 
 
-class Args(BaseModel):
+class Args(StrictModel):
     """An operation's request: strict types, no unknown argument, immutable."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Result(BaseModel):

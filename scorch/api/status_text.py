@@ -32,7 +32,7 @@ def render(instances: Sequence[InstanceRow]) -> str:
     return _table(COLUMNS, [row(s) for s in instances])
 
 
-HOST_COLUMNS = ("host", "transport", "address", "state", "rtt ms", "clock ms", "rooms")
+HOST_COLUMNS = ("host", "via", "address", "state", "rtt ms", "clock ms", "rooms")
 
 
 def render_hosts(hosts: Sequence[HostInfo]) -> str:

@@ -21,7 +21,7 @@ from scorch.app.buffers import Buffers
 from scorch.app.knowledge import Knowledge
 from scorch.app.midi import Midi
 from scorch.app.rooms import Rooms
-from scorch.app.scenes import Conductor
+from scorch.app.scenes import SceneDirector
 from scorch.app.session_keeper import Sessions
 from scorch.app.studio.studio import Studio
 from scorch.app.tempo import Tempo
@@ -75,8 +75,8 @@ class Orchestra:
         """The beat grids and timed requests."""
         self.sessions = Sessions(tree, self.rooms, self.buffers, self.midi, self.tempo)
         """Session files, the autosave and resume."""
-        self.scenes = Conductor(self.views, self.library, self.rooms.resolve,
-                                self.rooms.set_values, state)
+        self.scenes = SceneDirector(self.views, self.library, self.rooms.resolve,
+                                    self.rooms.set_values, state)
         """Scenes: saved node values, recalled and morphed."""
         self.knowledge = Knowledge(config)
         """The docs index, the execution history and the snippets (the knowledge ops')."""

@@ -1,11 +1,11 @@
 """Scenes kept in the state directory, recalled and morphed from MCP, the CLI and MIDI.
 
-:class:`Conductor` owns the scenes and the morph in progress. A morph starts from
+:class:`SceneDirector` owns the scenes and the morph in progress. A morph starts from
 the state when it first moved toward a scene (its origin) and keeps that origin
 while it moves toward the same scene in the same rooms, so a CC swept back and
 forth moves between the same two states; a recall, or a morph toward another
 scene, starts afresh. MIDI cues arrive on the router's callback thread and must
-not wait: :meth:`Conductor.cue` keeps the newest and a worker thread applies it.
+not wait: :meth:`SceneDirector.cue` keeps the newest and a worker thread applies it.
 Timed morphs step in the same thread.
 """
 
@@ -60,7 +60,7 @@ class Applied:
     missing: list[str] = field(default_factory=list)
 
 
-class Conductor:
+class SceneDirector:
     """Save, recall, morph, list and delete scenes (any thread)."""
 
     def __init__(self, views: Mapping[str, InstanceView], library: SynthDefLibrary,

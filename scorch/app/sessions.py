@@ -9,6 +9,7 @@ and kept current by :class:`Autosaver` as ``sessions/autosave.toml``.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 import tomllib
@@ -17,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+import tomlkit
+from pydantic import Field, ValidationError
+from tomlkit.items import Item, Table
 
 from midi.schema import ControlRoute, KeyRoute
 from scorch.config.installation import Config
@@ -26,7 +29,6 @@ from scorch.errors import SampleNotFound, SessionFileError, SessionNotFound, Unk
 from scorch.primitives.files import write_atomically
 from scorch.primitives.samples import MB, resolve_sample
 from scorch.primitives.synthdefs.library import SynthDefLibrary
-from scorch.primitives.toml_text import toml_table, toml_value
 from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT
 from scorch.state.session import SESSION_VERSION, BufferSpec, NodeSpec, RoomSpec, Session
 from scorch.state.tempo import INSTALLATION, MAX_BPM, MIN_BPM
@@ -37,6 +39,7 @@ from scorch.values import (
     InstanceName,
     NodeName,
     ParamName,
+    StrictModel,
     SynthDefName,
     Text,
     describe_errors,
@@ -51,18 +54,14 @@ SUFFIX = ".toml"
 MAX_FILE = 8 * MB
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class NodeDoc(_Model):
+class NodeDoc(StrictModel):
     """``[rooms.ROOM.nodes.NAME]``."""
 
     synthdef: SynthDefName
     params: dict[ParamName, Float32] = Field(default_factory=dict)
 
 
-class BufferDoc(_Model):
+class BufferDoc(StrictModel):
     """``[rooms.ROOM.buffers.NAME]``."""
 
     path: Annotated[Text, Field(min_length=1, max_length=4096)]
@@ -70,33 +69,33 @@ class BufferDoc(_Model):
                                  le=SAMPLE_BUFFER_BASE + SAMPLE_BUFFER_COUNT - 1)]
 
 
-class RoomDoc(_Model):
+class RoomDoc(StrictModel):
     """``[rooms.ROOM]``."""
 
     nodes: dict[NodeName, NodeDoc] = Field(default_factory=dict)
     buffers: dict[BufferName, BufferDoc] = Field(default_factory=dict)
 
 
-class MidiDoc(_Model):
+class MidiDoc(StrictModel):
     """``[midi]``: ``[[midi.routes]]``, each a route as in config.toml with ``id`` and ``type``."""
 
     routes: list[dict[str, Any]] = Field(default_factory=list)
 
 
-class GroupTempoDoc(_Model):
+class GroupTempoDoc(StrictModel):
     """``[tempo.groups.GROUP]``: a group with a tempo of its own."""
 
     bpm: Annotated[float, Field(ge=MIN_BPM, le=MAX_BPM)]
 
 
-class TempoDoc(_Model):
+class TempoDoc(StrictModel):
     """``[tempo]``: the installation's bpm (left out: left alone) and the groups' own."""
 
     bpm: Annotated[float | None, Field(ge=MIN_BPM, le=MAX_BPM)] = None
     groups: dict[GroupName, GroupTempoDoc] = Field(default_factory=dict)
 
 
-class SessionDoc(_Model):
+class SessionDoc(StrictModel):
     """A whole session file (version 1 has no tempo; it still reads)."""
 
     version: Literal[1, 2]
@@ -122,31 +121,78 @@ def canonical_route(route_id: str, kind: str, fields: Mapping[str, Any]) -> dict
 def render(session: Session, name: str, saved_at: float | None = None) -> str:
     """The TOML text of a session, with a header saying what it is."""
     when = time.time() if saved_at is None else saved_at
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
-    parts = [
-        f"# scorch session {name!r}: the desired state of every room.\n"
-        "# Edit it by hand if you like: `scorch session diff NAME` shows what loading it\n"
-        "# would change, and a mistake is reported with its line before anything changes.\n"
-        f"version = {SESSION_VERSION}\n"
-        f"saved_at = {toml_value(stamp)}\n"
-    ]
+    doc = tomlkit.document()
+    doc.add(tomlkit.comment(f"scorch session {name!r}: the desired state of every room."))
+    doc.add(tomlkit.comment("Edit it by hand if you like: `scorch session diff NAME` shows "
+                            "what loading it"))
+    doc.add(tomlkit.comment("would change, and a mistake is reported with its line before "
+                            "anything changes."))
+    doc.add("version", SESSION_VERSION)
+    doc.add("saved_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when)))
     tempos = dict(session.tempos)
-    if INSTALLATION in tempos:
-        parts.append(toml_table("tempo", {"bpm": tempos.pop(INSTALLATION)}))
-    for group, bpm in tempos.items():
-        parts.append(toml_table(f"tempo.groups.{group}", {"bpm": bpm}))
-    for room, spec in session.rooms.items():
-        if not spec.nodes and not spec.buffers:
-            parts.append(toml_table(f"rooms.{room}", {}))
-        for bname, buf in spec.buffers.items():
-            parts.append(toml_table(f"rooms.{room}.buffers.{bname}",
-                                    {"path": buf.path, "bufnum": buf.bufnum}))
-        for nname, node in spec.nodes.items():
-            parts.append(toml_table(f"rooms.{room}.nodes.{nname}",
-                                    {"synthdef": node.synthdef, "params": dict(node.params)}))
-    for route in session.routes:
-        parts.append(toml_table("midi.routes", dict(route), array=True))
-    return "\n".join(parts)
+    if tempos:
+        bpm = tempos.pop(INSTALLATION, None)
+        tempo = _table({"bpm": bpm}) if bpm is not None else tomlkit.table(is_super_table=True)
+        if tempos:
+            tempo.add("groups", _tables({group: {"bpm": bpm} for group, bpm in tempos.items()}))
+        doc.add("tempo", tempo)
+    if session.rooms:
+        rooms = tomlkit.table(is_super_table=True)
+        for room, spec in session.rooms.items():
+            if not spec.nodes and not spec.buffers:
+                rooms.add(room, tomlkit.table())
+                continue
+            parts = tomlkit.table(is_super_table=True)
+            if spec.buffers:
+                parts.add("buffers", _tables({b: {"path": buf.path, "bufnum": buf.bufnum}
+                                              for b, buf in spec.buffers.items()}))
+            if spec.nodes:
+                parts.add("nodes", _tables({n: {"synthdef": node.synthdef,
+                                                "params": dict(node.params)}
+                                            for n, node in spec.nodes.items()}))
+            rooms.add(room, parts)
+        doc.add("rooms", rooms)
+    if session.routes:
+        routes = tomlkit.aot()
+        for route in session.routes:
+            routes.append(_table(route))
+        midi = tomlkit.table(is_super_table=True)
+        midi.add("routes", routes)
+        doc.add("midi", midi)
+    return tomlkit.dumps(doc)
+
+
+def _tables(tables: Mapping[str, Mapping[str, Any]]) -> Table:
+    """``[prefix.NAME]`` for each name: one table per thing, no header of their own."""
+    outer = tomlkit.table(is_super_table=True)
+    for name, values in tables.items():
+        outer.add(name, _table(values))
+    return outer
+
+
+def _table(values: Mapping[str, Any]) -> Table:
+    """A table of keys, one per line, their values inline; None values left out."""
+    table = tomlkit.table()
+    for key, value in values.items():
+        if value is not None:
+            table.add(key, toml_inline(value))
+    return table
+
+
+def toml_inline(value: Any) -> Item:
+    """One value as TOML writes it inline (lists and tables on one line), finite numbers only."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"a session holds finite numbers only, found {value!r}")
+    if isinstance(value, Mapping):
+        table = tomlkit.inline_table()
+        for key, item in value.items():
+            table.append(str(key), toml_inline(item))
+        return table
+    if isinstance(value, list | tuple):
+        array = tomlkit.array()
+        array.extend(toml_inline(item) for item in value)
+        return array
+    return tomlkit.item(value)
 
 
 # --- reading ---------------------------------------------------------------------------

@@ -13,6 +13,8 @@ import shlex
 import sys
 from pathlib import Path
 
+import platformdirs
+
 #: Seconds systemd waits for WATCHDOG=1 before it restarts scorch (sent every half of it).
 WATCHDOG_SEC = 30
 #: Seconds a start may take: every room booted or given up, with retries.
@@ -66,8 +68,7 @@ def unit_text(scorch: Path, config: Path, user: bool, host: str | None = None,
 def unit_path(user: bool, name: str = "scorch") -> Path:
     """Where the unit goes: the user's systemd folder, or the system's."""
     if user:
-        base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-        return base / "systemd" / "user" / f"{name}.service"
+        return platformdirs.user_config_path("systemd") / "user" / f"{name}.service"
     return Path("/etc/systemd/system") / f"{name}.service"
 
 

@@ -3,8 +3,8 @@
 An installation may span several machines. Each runs its own ``scorch run
 --host NAME`` (under systemd) with its own rooms, supervision and JACK server;
 a coordinator (``scorch status``, ``scorch mcp`` on the technician's laptop)
-reaches each over ssh (``ssh HOST scorch bridge``) or, for ``transport =
-"local"``, over the control socket of another ``scorch run`` on this machine.
+reaches each over ssh (``ssh HOST scorch bridge``) or, for ``via = "local"``,
+over the control socket of another ``scorch run`` on this machine.
 
 Validated once at the edge with the rest of ``config.toml`` (:mod:`scorch.config.installation`).
 """
@@ -14,9 +14,17 @@ from __future__ import annotations
 import ipaddress
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from scorch.values import StrictModel, no_nul
 
 #: A user name ssh accepts without quoting: no spaces, no shell or option characters.
 _SSH_USER = r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"
@@ -26,11 +34,7 @@ _SSH_OPTION = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,63}$")
 _ADDRESS = re.compile(r"^[A-Za-z0-9_.:%-]{1,253}$")
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class AudioOverride(_Model):
+class AudioOverride(StrictModel):
     """``[hosts.NAME.audio]``: keys of ``[audio]`` that differ on that host."""
 
     driver: Literal["auto", "dummy", "jack", "alsa"] | None = None
@@ -55,15 +59,17 @@ def _ip(value: str) -> str:
     return value
 
 
-class HostConfig(_Model):
+class HostConfig(StrictModel):
     """One ``[hosts.NAME]`` table: a machine that runs some rooms under its own ``scorch run``."""
 
     address: Annotated[str, AfterValidator(_address)] = Field(
         "127.0.0.1", description="host name or IP address: ssh connects to it, and MIDI "
         "routes on other hosts send OSC to its rooms there")
-    transport: Literal["ssh", "local"] = Field(
-        "ssh", description="ssh: the coordinator runs `ssh HOST scorch bridge`; local: another "
-        "`scorch run` on this machine (its own state directory and control socket)")
+    via: Literal["ssh", "local"] = Field(
+        "ssh", validation_alias=AliasChoices("via", "transport"),
+        description="how the coordinator reaches the host: ssh: it runs `ssh HOST scorch "
+        "bridge`; local: another `scorch run` on this machine (its own state directory and "
+        "control socket). The key `transport` is read as `via` (older configs)")
     ssh_user: str | None = Field(None, pattern=_SSH_USER, description="ssh's login user")
     ssh_port: int = Field(22, ge=1, le=65535)
     identity: Path | None = Field(None, description="ssh private key (ssh -i)")
@@ -87,6 +93,13 @@ class HostConfig(_Model):
     audio: AudioOverride = Field(default_factory=AudioOverride,
                                  description="[audio] keys that differ on this host")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _one_via(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "via" in data and "transport" in data:
+            raise ValueError("transport is the older name of via: keep one of them")
+        return data
+
     @field_validator("ssh_options")
     @classmethod
     def _options(cls, options: dict[str, str]) -> dict[str, str]:
@@ -94,17 +107,18 @@ class HostConfig(_Model):
             if not _SSH_OPTION.fullmatch(key):
                 raise ValueError(f"an ssh option name is letters and digits "
                                  f"(ConnectTimeout), found {key[:80]!r}")
-            if any(c in value for c in "\n\r\x00") or len(value) > 500:
+            no_nul(value)
+            if "\n" in value or "\r" in value or len(value) > 500:
                 raise ValueError(f"ssh option {key}: the value must be one line "
                                  "(at most 500 characters)")
         return options
 
     def machine(self) -> str:
         """Which machine the host is: rooms on one machine share its UDP ports and JACK."""
-        return "this machine" if self.transport == "local" else self.address.lower()
+        return "this machine" if self.via == "local" else self.address.lower()
 
 
-class RemoteRoom(_Model):
+class RemoteRoom(StrictModel):
     """A room of the installation that another host runs (what this host needs of it)."""
 
     host: str | None

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
+import platformdirs
 from pydantic import (
     Field,
     ValidationError,
@@ -31,13 +31,13 @@ from scorch.config.tables import (
     SessionsConfig,
     TempoConfig,
     WatchdogConfig,
-    _Model,
 )
 from scorch.errors import ConfigError, InstanceNotFound
 from scorch.state.tempo import INSTALLATION, Timeline
 from scorch.values import (
     HostName,
     InstanceName,
+    StrictModel,
     describe_errors,
 )
 
@@ -45,7 +45,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG = REPO_ROOT / "config.toml"
 
 
-class Config(_Model):
+class Config(StrictModel):
     """A whole installation."""
 
     audio: AudioConfig = AudioConfig()
@@ -164,11 +164,11 @@ class Config(_Model):
         """The folder for run-time state (routes, control socket, history, docs index)."""
         if self.state_dir is not None:
             return self.resolve_path(self.state_dir)
-        base = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state"))
+        base = platformdirs.user_state_path("scorch")
         origin = str(self.source.resolve()) if self.source else "embedded"
         digest = hashlib.sha1(origin.encode()).hexdigest()[:8]
         stem = self.source.stem if self.source else "config"
-        return base / "scorch" / f"{stem}-{digest}"
+        return base / f"{stem}-{digest}"
 
     # --- several hosts ---------------------------------------------------------
 
@@ -180,7 +180,7 @@ class Config(_Model):
         """
         found = self.hosts[host]
         override = found.audio.model_dump(exclude_none=True)
-        if found.transport == "local" and "jack_server" not in override:
+        if found.via == "local" and "jack_server" not in override:
             override["jack_server"] = f"{self.audio.jack_server}-{host}"
         return AudioConfig.model_validate({**self.audio.model_dump(), **override})
 

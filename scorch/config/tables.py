@@ -9,21 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from scorch.state.restart_policy import Backoff, RestartIntensity
 from scorch.state.tempo import MAX_BPM, MIN_BPM
-from scorch.values import Float32, GroupName, HostName, NodeName, ParamName
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+from scorch.values import Float32, GroupName, HostName, NodeName, ParamName, StrictModel
 
 Port = Annotated[int, Field(ge=1024, le=65535)]
 
 
-class AudioConfig(_Model):
+class AudioConfig(StrictModel):
     """The ``[audio]`` table: where the instances' sound goes."""
 
     driver: Literal["auto", "dummy", "jack", "alsa"] = Field(
@@ -59,14 +54,14 @@ class AudioConfig(_Model):
         return self
 
 
-class NodeConfig(_Model):
+class NodeConfig(StrictModel):
     """A named persistent synth that the instance plays from boot."""
 
     synthdef: str
     params: dict[ParamName, Float32] = Field(default_factory=dict)
 
 
-class InstanceConfig(_Model):
+class InstanceConfig(StrictModel):
     """One ``[instances.NAME]`` table: a scsynth plus its sclang."""
 
     port: Port | None = Field(None, description="scsynth UDP port; omitted picks a free one")
@@ -81,7 +76,7 @@ class InstanceConfig(_Model):
                                   "none: this machine")
 
 
-class WatchdogConfig(_Model):
+class WatchdogConfig(StrictModel):
     """The ``[watchdog]`` table: health checks and restart policy."""
 
     interval: float = Field(0.5, gt=0, le=60, description="seconds between health pings")
@@ -113,7 +108,7 @@ class WatchdogConfig(_Model):
         return self
 
 
-class SamplesConfig(_Model):
+class SamplesConfig(StrictModel):
     """The ``[samples]`` table: where sound files are found, and how large one may be."""
 
     paths: tuple[Path, ...] = Field(
@@ -123,7 +118,7 @@ class SamplesConfig(_Model):
                           description="largest sound file `buffer load` accepts, megabytes")
 
 
-class SessionsConfig(_Model):
+class SessionsConfig(StrictModel):
     """The ``[sessions]`` table: saved states of the whole installation."""
 
     autosave: float = Field(
@@ -132,7 +127,7 @@ class SessionsConfig(_Model):
         "starts from the last one")
 
 
-class HistoryConfig(_Model):
+class HistoryConfig(StrictModel):
     """The ``[history]`` table: how much of the execution history is kept."""
 
     max_age_days: float = Field(30.0, gt=0, le=36500,
@@ -141,7 +136,7 @@ class HistoryConfig(_Model):
                           description="at most this many executions are kept (the newest)")
 
 
-class DocsConfig(_Model):
+class DocsConfig(StrictModel):
     """The ``[docs]`` table: the SuperCollider docs index behind the ``docs`` tool."""
 
     build: Literal["background", "on-demand"] = Field(
@@ -150,14 +145,14 @@ class DocsConfig(_Model):
         "docs call")
     help_dir: Path | None = Field(None, description="the HelpSource folder; default: the one "
                                   "sclang reports, else the usual install locations")
-class GroupTempo(_Model):
+class GroupTempo(StrictModel):
     """A ``[tempo.groups.NAME]`` table: a group that plays at its own tempo."""
 
     bpm: float = Field(ge=MIN_BPM, le=MAX_BPM, description="beats per minute")
     beats_per_bar: int = Field(4, ge=1, le=64, description="beats in a bar (the bar phase)")
 
 
-class TempoConfig(_Model):
+class TempoConfig(StrictModel):
     """The ``[tempo]`` table: one beat grid for every room, MIDI clock and Link."""
 
     bpm: float = Field(120.0, ge=MIN_BPM, le=MAX_BPM, description="beats per minute at start")

@@ -78,7 +78,7 @@ def ssh_argv(name: str, host: HostConfig, config: Config) -> list[str]:
 
 def open_channel(name: str | None, config: Config) -> Channel:
     """A channel to host ``name`` of ``config`` (None: the rooms without a host, here)."""
-    if name is None or config.hosts[name].transport == "local":
+    if name is None or config.hosts[name].via == "local":
         return LocalChannel(socket_path(config.host_state_path(name)), name or "(this machine)")
     return SshChannel(ssh_argv(name, config.hosts[name], config), name)
 

@@ -45,7 +45,8 @@ class HostInfo(BaseModel):
 
     name: str | None = Field(description="the [hosts.NAME]; null: the rooms without a host "
                              "(this machine's own `scorch run`)")
-    transport: str = Field(description="ssh or local")
+    transport: str = Field(description="how the coordinator reaches it (its config's `via`): "
+                           "ssh or local")
     address: str
     state: str = Field(description="CONNECTED (its scorch run answers), NOT_RUNNING (the "
                        "host answers, no scorch run does), UNREACHABLE (no answer: down, cut "
@@ -104,11 +105,12 @@ class HostView:
 class HostLink:
     """A host of the installation: calls to its ``scorch run``, and its state (thread-safe)."""
 
-    def __init__(self, name: str | None, transport: str, address: str, rooms: list[str],
+    def __init__(self, name: str | None, via: str, address: str, rooms: list[str],
                  opener: Callable[[], Channel], digest: str | None = None) -> None:
         self.name = name
         self.label = name or "(this machine)"
-        self.transport = transport
+        self.via = via
+        """How the coordinator reaches it: ssh or local."""
         self.address = address
         self.rooms = rooms
         """The rooms the config puts on this host."""
@@ -243,7 +245,7 @@ class HostLink:
     def info(self) -> HostInfo:
         """The host as the API shows it."""
         view = self.view
-        return HostInfo(name=self.name, transport=self.transport, address=self.address,
+        return HostInfo(name=self.name, transport=self.via, address=self.address,
                         state=str(view.state), since=view.since, reason=view.reason,
                         rooms=list(self.rooms), last_seen=view.last_seen, rtt_ms=view.rtt_ms,
                         clock_offset_ms=view.clock_offset_ms, reconciled_at=view.reconciled_at,

@@ -132,7 +132,7 @@ class HostRooms:
         if link is None:
             found = config.hosts.get(host) if host is not None else None
             link = self._links[host] = HostLink(
-                host, found.transport if found else "local",
+                host, found.via if found else "local",
                 found.address if found else "127.0.0.1",
                 [n for n, r in config.remote.items() if r.host == host],
                 partial(self._opener, host, config))

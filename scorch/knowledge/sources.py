@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from scorch.knowledge.introspect import Platform
+from scorch.primitives.sclang.interpreter import user_conf_path
 
 #: Where SuperCollider keeps its help when sclang cannot say (it did not start).
 KNOWN_HELP_DIRS = (
@@ -74,12 +75,6 @@ def resolve_binary(name: str) -> str:
     """Return the full, resolved path of the program ``name`` (itself if it is not found)."""
     found = shutil.which(name)
     return str(Path(found).resolve()) if found else name
-
-
-def user_conf_path() -> Path:
-    """Return where sclang reads the person's ``sclang_conf.yaml``."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "SuperCollider" / "sclang_conf.yaml"
 
 
 def find_help_dir(sclang: str = "sclang") -> Path | None:

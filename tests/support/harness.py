@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
@@ -30,6 +30,9 @@ from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.jackd import wait_for_server
 from scorch.primitives.system.ports import free_udp_port
 from scorch.primitives.system.process import ManagedProcess
+
+if TYPE_CHECKING:
+    from scorch.app.orchestra import Orchestra
 
 T = TypeVar("T")
 
@@ -240,3 +243,12 @@ synthdefs = ["sine"]
 [instances.beta]
 group = "rooms"
 """
+
+
+def room_clock(orch: Orchestra, room: str) -> tuple[float, float]:
+    """(bpm, beats) of the room's TempoClock.default, read in its sclang."""
+    (result,) = orch.rooms.execute(
+        room, "[TempoClock.default.tempo * 60, TempoClock.default.beats]")
+    assert result.ok and result.value is not None, result
+    bpm, beats = (float(x) for x in result.value.strip("[ ]").split(","))
+    return bpm, beats

@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import platformdirs
+
 from scorch.errors import BootError, InstanceNotReady
 from scorch.primitives.console import Console, ConsoleLine
 from scorch.primitives.files import write_atomically
@@ -36,11 +38,15 @@ Abort = Callable[[], "str | None"]
 CLASSES = Path(__file__).resolve().parent / "classes"
 
 
+def user_conf_path() -> Path:
+    """Where sclang reads the person's ``sclang_conf.yaml`` (``$XDG_CONFIG_HOME/SuperCollider``)."""
+    return platformdirs.user_config_path("SuperCollider") / "sclang_conf.yaml"
+
+
 def user_class_paths(conf: Path | None = None) -> tuple[list[str], list[str]]:
     """The include and exclude paths of the user's own ``sclang_conf.yaml`` (quarks live there)."""
     if conf is None:
-        base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-        conf = Path(base) / "SuperCollider" / "sclang_conf.yaml"
+        conf = user_conf_path()
     try:
         text = conf.read_text(encoding="utf-8")
     except OSError:

@@ -23,6 +23,8 @@ import secrets
 from collections.abc import Callable
 from typing import NamedTuple
 
+from scorch.values import no_nul
+
 EVAL_SILENT = b"\x1b"
 PREFIX = b"@@scorch:"
 HEADER = re.compile(rb"@@scorch:([0-9A-Za-z]{1,64}):([a-z][a-z-]{0,40}):(\d{1,10})@@")
@@ -55,8 +57,7 @@ def sc_string(text: str) -> str:
     newlines; ``\\x0c`` would end the stdin chunk, so it is written ``\\f``;
     ``\\x1b`` has no escape, so the literal is split around ``27.asAscii``.
     """
-    if "\x00" in text:
-        raise ValueError("sclang code cannot contain a NUL byte")
+    no_nul(text)
     parts = ['"' + p.replace("\\", "\\\\").replace('"', '\\"').replace("\x0c", "\\f") + '"'
              for p in text.split("\x1b")]
     return " ++ 27.asAscii ++ ".join(parts) if len(parts) > 1 else parts[0]

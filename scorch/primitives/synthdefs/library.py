@@ -24,11 +24,12 @@ import base64
 import hashlib
 import json
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import platformdirs
 
 from scorch.errors import SynthDefError, UnknownSynthDef
 from scorch.primitives.files import write_json_atomically
@@ -91,8 +92,7 @@ class SynthDefInfo:
 
 def default_cache_dir() -> Path:
     """Return where compiled SynthDefs are cached (``$XDG_CACHE_HOME/scorch/synthdefs``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "scorch" / "synthdefs"
+    return platformdirs.user_cache_path("scorch") / "synthdefs"
 
 
 class SynthDefLibrary:

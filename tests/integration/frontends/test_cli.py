@@ -15,22 +15,9 @@ from scorch.api.models import InstanceRow
 from scorch.api.status_text import render
 from scorch.primitives.system.process import DIE_WITH_PARENT
 from tests.conftest import jack_name, pid_alive
+from tests.support.processes import children
 
 SCORCH = [sys.executable, "-m", "scorch.cli.main"]
-
-
-def children(pid: int) -> list[int]:
-    """Direct children of ``pid`` (from /proc)."""
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                out.append(int(entry.name))
-    return out
 
 
 def write_config(tmp_path: Path, tag: str) -> Path:

@@ -25,6 +25,7 @@ from scorch.primitives.system.process import DIE_WITH_PARENT
 from scorch.wire.envelope import find_running
 from tests.conftest import jack_name, scsynth_param
 from tests.support.harness import two_rooms
+from tests.support.mcp_calls import call
 
 pytestmark = [pytest.mark.integration]
 
@@ -72,13 +73,6 @@ def mcp_params(setup: dict[str, Any]) -> StdioServerParameters:
         command="sh", args=["-c", 'exec "$0" mcp --config "$1" 2>>"$2"', SCORCH,
                             str(setup["config"]), str(setup["log"])],
         env={"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp")})
-
-
-async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 async def musician_session(client: Client, mode: str) -> dict[str, Any]:

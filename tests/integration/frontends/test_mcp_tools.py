@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
 
 import pytest
 from mcp import Client
-from mcp.types import CallToolResult
 
 from mcp_server.instructions import INSTRUCTIONS
 from mcp_server.server import build_server
@@ -16,6 +14,7 @@ from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from tests.conftest import jack_name, scsynth_param
 from tests.support.harness import two_rooms
+from tests.support.mcp_calls import call, fails, text
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -47,23 +46,6 @@ def orchestra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Orchestra]:
 async def client(orchestra: Orchestra) -> AsyncIterator[Client]:
     async with Client(build_server(LocalService(orchestra))) as session:
         yield session
-
-
-async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, text(result)
-    assert result.structured_content is not None
-    return result.structured_content
-
-
-async def fails(client: Client, tool: str, **args: Any) -> str:
-    result = await client.call_tool(tool, args)
-    assert result.is_error, result.structured_content
-    return text(result)
-
-
-def text(result: CallToolResult) -> str:
-    return "\n".join(getattr(block, "text", "") for block in result.content)
 
 
 # --- discovery ---------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Two hosts on one machine (``transport = "local"``): two ``scorch run --host``, a coordinator.
+"""Two hosts on one machine (``via = "local"``): two ``scorch run --host``, a coordinator.
 
 Each host is its own ``scorch run`` with its own state directory, control
 socket and JACK server; the coordinator (the CLI, an MCP client, or a
@@ -58,9 +58,9 @@ def config_text(state: Path, jack: str) -> str:
         curve = "lin"
         takeover = "immediate"
         [hosts.alpha]
-        transport = "local"
+        via = "local"
         [hosts.beta]
-        transport = "local"
+        via = "local"
         [instances.lobby]
         host = "alpha"
         group = "rooms"

@@ -15,8 +15,7 @@ from scorch.config.installation import Config
 from scorch.errors import InvalidRequest
 from scorch.primitives.system.jackd import client_environment
 from tests.conftest import MakeConfig
-from tests.integration.midi.test_stage_orchestra import room_clock
-from tests.support.harness import wait_for
+from tests.support.harness import room_clock, wait_for
 
 pytestmark = pytest.mark.integration
 

@@ -12,14 +12,13 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-import rtmidi
 
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
 from scorch.errors import InstanceNotFound, InvalidRequest, MidiUnavailable
-from scorch.primitives.system.jackd import client_environment
 from scorch.state.events import Kind
 from tests.conftest import MakeConfig, node_param
+from tests.support.midi_devices import Hardware
 
 pytestmark = pytest.mark.integration
 
@@ -63,22 +62,6 @@ synthdef = "sine"
 """
 
 
-class Device:
-    """A controller on a JACK virtual port, as the router sees hardware."""
-
-    def __init__(self, port: str, jack_server: str) -> None:
-        with client_environment(jack_server):  # the orchestra's own JACK server
-            self.midi = rtmidi.MidiOut(rtmidi.API_UNIX_JACK, name="scorchtest-hw")
-            self.midi.open_virtual_port(port)
-
-    def send(self, *data: int) -> None:
-        self.midi.send_message(list(data))
-
-    def close(self) -> None:
-        self.midi.close_port()
-        self.midi.delete()
-
-
 @pytest.fixture
 def orch(make_config: MakeConfig,
          start_orchestra: Callable[[Config], Orchestra]) -> Iterator[Orchestra]:
@@ -88,10 +71,10 @@ def orch(make_config: MakeConfig,
 
 
 @pytest.fixture
-def knobs(orch: Orchestra) -> Iterator[Device]:
-    device = Device("scorchtest-knobs", orch.config.audio.jack_server)
+def knobs(orch: Orchestra) -> Iterator[Hardware]:
+    device = Hardware("scorchtest-knobs", "scorchtest-hw", orch.config.audio.jack_server)
     yield device
-    device.close()
+    device.unplug()
 
 
 def freq(orch: Orchestra, name: str) -> float:
@@ -100,7 +83,7 @@ def freq(orch: Orchestra, name: str) -> float:
     return node_param(osc, orch.rooms.nodes(name)["drone"].node_id, "freq")
 
 
-def turn_until(orch: Orchestra, device: Device, value: int, expected: float,
+def turn_until(orch: Orchestra, device: Hardware, value: int, expected: float,
                names: list[str], timeout: float = 10.0) -> None:
     """Send the CC until every instance shows the value: a new port connects within a scan."""
     deadline = time.monotonic() + timeout
@@ -113,7 +96,7 @@ def turn_until(orch: Orchestra, device: Device, value: int, expected: float,
 
 
 def test_a_cc_moves_the_parameter_on_every_instance_of_the_group(
-    orch: Orchestra, knobs: Device
+    orch: Orchestra, knobs: Hardware
 ) -> None:
     turn_until(orch, knobs, 127, 1000.0, ["lobby", "gallery"])
     turn_until(orch, knobs, 0, 100.0, ["lobby", "gallery"])
@@ -121,7 +104,7 @@ def test_a_cc_moves_the_parameter_on_every_instance_of_the_group(
 
 
 def test_a_value_sent_while_scsynth_restarts_is_applied_when_it_is_back(
-    orch: Orchestra, knobs: Device
+    orch: Orchestra, knobs: Hardware
 ) -> None:
     turn_until(orch, knobs, 0, 100.0, ["lobby"])
     since = orch.views["lobby"].events.mark()
@@ -139,7 +122,7 @@ def test_a_value_sent_while_scsynth_restarts_is_applied_when_it_is_back(
 
 
 def test_keys_play_a_voice_and_note_off_releases_it(orch: Orchestra) -> None:
-    keys = Device("scorchtest-keys", orch.config.audio.jack_server)
+    keys = Hardware("scorchtest-keys", "scorchtest-hw", orch.config.audio.jack_server)
     try:
         osc = orch.views["lobby"].osc
         assert osc is not None
@@ -157,7 +140,7 @@ def test_keys_play_a_voice_and_note_off_releases_it(orch: Orchestra) -> None:
             assert time.monotonic() < deadline, "the voice was not released"
             time.sleep(0.05)
     finally:
-        keys.close()
+        keys.unplug()
 
 
 def test_routes_added_at_run_time_are_listed_and_removed(orch: Orchestra) -> None:
@@ -202,7 +185,7 @@ def test_midi_can_be_disabled_in_the_config(
 
 
 def test_learn_returns_the_next_control_moved_through_the_facade(
-    orch: Orchestra, knobs: Device
+    orch: Orchestra, knobs: Hardware
 ) -> None:
     assert orch.midi.learn(0.1) is None  # nothing moved
     with ThreadPoolExecutor(1) as pool:
@@ -219,7 +202,7 @@ def test_learn_returns_the_next_control_moved_through_the_facade(
 
 
 def test_play_set_release_and_stop_keep_pickup_takeover_in_step(
-    orch: Orchestra, knobs: Device
+    orch: Orchestra, knobs: Hardware
 ) -> None:
     """Values set outside MIDI reach the router, so a pickup knob never jumps from a stale one."""
     orch.midi.map({"id": "pickup-knob", "port": "scorchtest-knobs", "cc": 75,

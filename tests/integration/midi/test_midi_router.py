@@ -30,43 +30,12 @@ from tests.support.harness import (
     needs_tools,
     wait_for,
 )
+from tests.support.midi_devices import PAD_ID, FakeTargets, Hardware
 
 pytestmark = [pytest.mark.integration, needs_tools]
 
 ASK = 5.0
-PAD_ID = 3 * 2**26  # where the orchestra puts its persistent nodes
 FAST_RESCAN = 0.05
-
-
-class FakeTargets:
-    """Targets over scsynths this test started: groups, endpoints, desired state."""
-
-    def __init__(self, servers: dict[str, Scsynth]) -> None:
-        self.servers = servers
-        self.down: set[str] = set()
-        self.desired: dict[tuple[str, str, str], float] = {}
-        self.reported = threading.Event()
-        self.cues: list[tuple[str, str, str, float]] = []
-
-    def resolve(self, selector: str) -> list[str]:
-        if selector in ("*", "both"):
-            return sorted(self.servers)
-        if selector in self.servers:
-            return [selector]
-        raise KeyError(f"no instance or group called {selector!r}")
-
-    def endpoint(self, instance: str) -> tuple[str, int] | None:
-        return None if instance in self.down else self.servers[instance].address
-
-    def node_id(self, instance: str, node: str) -> int | None:
-        return PAD_ID if node == "pad" and instance not in self.down else None
-
-    def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
-        self.desired[(instance, node, param)] = value
-        self.reported.set()
-
-    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
-        self.cues.append((kind, scene, instance, value))
 
 
 @pytest.fixture(scope="module")
@@ -103,22 +72,6 @@ def targets(servers: dict[str, Scsynth]) -> FakeTargets:
         server.call("/s_new", PARAM_DEF, PAD_ID, 1, 1, "cutoff", 1000.0, "gain", 0.0)
         server.sync()
     return FakeTargets(servers)
-
-
-class Hardware:
-    """A MIDI controller: a JACK virtual output port the router sees as a device."""
-
-    def __init__(self, port: str, client: str = "fakehw") -> None:
-        self.midi = rtmidi.MidiOut(rtmidi.API_UNIX_JACK, name=client)
-        self.midi.open_virtual_port(port)
-        self.name = f"{client}:{port}"
-
-    def send(self, *data: int) -> None:
-        self.midi.send_message(list(data))
-
-    def unplug(self) -> None:
-        self.midi.close_port()
-        self.midi.delete()
 
 
 @pytest.fixture

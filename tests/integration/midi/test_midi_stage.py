@@ -21,7 +21,6 @@ from actors.router.proxy import MidiRouterProxy
 from midi.engine import midicps
 from midi.schema import MidiConfig
 from tests.conftest import jack_name
-from tests.integration.midi.test_midi_router import PAD_ID, FakeTargets, Hardware
 from tests.support.harness import (
     MPE_DEF,
     PARAM_DEF,
@@ -32,6 +31,7 @@ from tests.support.harness import (
     needs_tools,
     wait_for,
 )
+from tests.support.midi_devices import PAD_ID, FakeTargets, Hardware
 from tests.support.midi_flood import PORT as FLOOD_PORT
 from tests.support.midi_flood import FloodController
 

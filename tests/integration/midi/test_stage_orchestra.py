@@ -27,8 +27,9 @@ from scorch.app.orchestra import Orchestra
 from scorch.errors import InvalidRequest
 from scorch.primitives.scsynth.commands import s_new
 from scorch.primitives.system.jackd import client_environment
-from tests.integration.midi.test_midi_orchestra import Device
-from tests.support.harness import wait_for
+from tests.support.harness import room_clock, wait_for
+from tests.support.mcp_calls import call, fails
+from tests.support.midi_devices import Hardware
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -135,29 +136,6 @@ async def client(stage: Orchestra) -> AsyncIterator[Client]:
         yield session
 
 
-async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    text = "\n".join(getattr(b, "text", "") for b in result.content)
-    assert not result.is_error, text
-    assert result.structured_content is not None
-    return result.structured_content
-
-
-async def fails(client: Client, tool: str, **args: Any) -> str:
-    result = await client.call_tool(tool, args)
-    assert result.is_error, result.structured_content
-    return "\n".join(getattr(b, "text", "") for b in result.content)
-
-
-def room_clock(orch: Orchestra, room: str) -> tuple[float, float]:
-    """(bpm, beats) of the room's TempoClock.default, read in its sclang."""
-    (result,) = orch.rooms.execute(
-        room, "[TempoClock.default.tempo * 60, TempoClock.default.beats]")
-    assert result.ok, result
-    bpm, beats = (float(x) for x in result.value.strip("[ ]").split(","))
-    return bpm, beats
-
-
 async def test_tempo_reads_the_grid_and_a_new_bpm_reaches_the_rooms_on_the_same_beat(
     client: Client, stage: Orchestra
 ) -> None:
@@ -215,7 +193,7 @@ async def test_panic_releases_the_keys_voices_and_voices_nobody_knows(
     osc = stage.views["lobby"].osc
     assert osc is not None
     base = osc.status().synths
-    keys = Device("scorchtest-stagekeys", stage.config.audio.jack_server)
+    keys = Hardware("scorchtest-stagekeys", "scorchtest-hw", stage.config.audio.jack_server)
     try:
         deadline = time.monotonic() + 10
         while osc.status().synths < base + 2:  # the first notes may beat the connection
@@ -231,7 +209,7 @@ async def test_panic_releases_the_keys_voices_and_voices_nobody_knows(
         assert answer["voices_in_rooms"]["lobby"] == 3  # the orphan too
         wait_for(lambda: osc.status().synths == base)
     finally:
-        keys.close()
+        keys.unplug()
 
 
 def test_midi_clock_out_follows_the_tempo_and_the_transport(stage: Orchestra) -> None:

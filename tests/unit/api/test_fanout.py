@@ -29,9 +29,9 @@ TEXT = """
 [audio]
 driver = "dummy"
 [hosts.a]
-transport = "local"
+via = "local"
 [hosts.b]
-transport = "local"
+via = "local"
 [instances.x]
 host = "a"
 group = "g"

@@ -6,6 +6,7 @@ config.toml's errors do (tests/unit/config/test_installation.py).
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from scorch.api.models import InstanceRow
 from scorch.api.status_text import render, render_hosts
-from scorch.cli.service_unit import unit_text
+from scorch.cli.service_unit import unit_path, unit_text
 from scorch.config.changes import config_changes
 from scorch.config.installation import Config, parse_config
 from scorch.errors import ConfigError, InstanceNotFound, InvalidRequest
@@ -33,7 +34,7 @@ listen = "10.0.0.21"
 driver = "alsa"
 device = "hw:1"
 [hosts.cellar]
-transport = "local"
+via = "local"
 [instances.lobby]
 host = "lobby-pi"
 group = "ground"
@@ -149,8 +150,13 @@ BAD = [
     pytest.param('[hosts.lobby]\nadress = "x"\n[instances.a]\n',
                  ["cfg.toml:2", "hosts.lobby.adress", "did you mean 'address'"],
                  id="host-key-typo"),
+    pytest.param('[hosts.a]\nvia = "telnet"\n[instances.x]\n',
+                 ["cfg.toml:2", "hosts.a.via", "'ssh' or 'local'"], id="via"),
     pytest.param('[hosts.a]\ntransport = "telnet"\n[instances.x]\n',
                  ["cfg.toml:2", "hosts.a.transport", "'ssh' or 'local'"], id="transport"),
+    pytest.param('[hosts.a]\nvia = "ssh"\ntransport = "local"\n[instances.x]\n',
+                 ["cfg.toml:1", "hosts.a", "older name of via", "keep one"],
+                 id="via-and-transport"),
     pytest.param('[hosts.a]\naddress = "-oProxyCommand=x"\n[instances.x]\n',
                  ["cfg.toml:2", "hosts.a.address", "host name or an IP address"],
                  id="address-is-an-option"),
@@ -160,6 +166,9 @@ BAD = [
                  ["cfg.toml:2", "hosts.a.scorch"], id="scorch-command"),
     pytest.param('[hosts.a]\nssh_options = { "Bad Name" = "1" }\n[instances.x]\n',
                  ["cfg.toml:2", "hosts.a.ssh_options", "letters and digits"], id="ssh-option"),
+    pytest.param('[hosts.a]\nssh_options = { ConnectTimeout = "2\\u0000" }\n[instances.x]\n',
+                 ["cfg.toml:2", "hosts.a.ssh_options", "NUL byte (at character 2)"],
+                 id="ssh-option-nul"),
     pytest.param('[hosts.a]\nlisten = "everywhere"\n[instances.x]\n',
                  ["cfg.toml:2", "hosts.a.listen", "expected an IP address"], id="listen"),
     pytest.param('[hosts.a]\nssh_port = 0\n[instances.x]\n',
@@ -175,7 +184,7 @@ BAD = [
                  '[instances.x]\nhost = "a"\n[instances.y]\n',
                  ["cfg.toml:3", "hosts.a.audio", "the rooms without a host", "'scorch'",
                   "own jack_server"], id="one-jack-twice-on-this-machine"),
-    pytest.param('[hosts.a]\ntransport = "local"\n[instances.x]\nhost = "a"\nport = 57110\n'
+    pytest.param('[hosts.a]\nvia = "local"\n[instances.x]\nhost = "a"\nport = 57110\n'
                  '[instances.y]\nport = 57110\n',
                  ["'x' and 'y' both use port 57110 on this machine"], id="port-on-one-machine"),
     pytest.param('[hosts.a]\n[hosts.b]\n[instances.x]\nhost = "a"\n[instances.y]\nhost = "b"\n'
@@ -213,6 +222,13 @@ def test_two_ssh_hosts_may_use_one_port_and_one_jack_name() -> None:
     assert {config.for_host(h).audio.jack_server for h in ("a", "b")} == {"scorch"}
 
 
+def test_an_older_configs_transport_key_is_read_as_via(config: Config) -> None:
+    older = parse(INSTALLATION.replace('via = "local"', 'transport = "local"'))
+    assert older.hosts["cellar"].via == config.hosts["cellar"].via == "local"
+    assert older.hosts == config.hosts
+    assert config.hosts["lobby-pi"].via == "ssh"
+
+
 def test_reload_takes_new_hosts_and_restarts_rooms_whose_listen_changed(config: Config) -> None:
     old = config.for_host("lobby-pi")
     added = parse(INSTALLATION + '[hosts.attic]\naddress = "10.0.0.9"\n'
@@ -235,6 +251,18 @@ def test_the_unit_of_a_host_runs_its_part() -> None:
             "--host lobby-pi") in unit.splitlines()
     assert "Description=scorch: SuperCollider host lobby-pi's rooms of /srv/cfg.toml" in unit
     assert "After=network-online.target sound.target time-sync.target" in unit
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="systemd's user units are Linux's")
+def test_a_user_unit_goes_to_the_users_systemd_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    assert unit_path(True, "rooms") == (
+        tmp_path / "home" / ".config" / "systemd" / "user" / "rooms.service")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert unit_path(True) == tmp_path / "config" / "systemd" / "user" / "scorch.service"
+    assert unit_path(False) == Path("/etc/systemd/system/scorch.service")
 
 
 def test_tables_show_each_room_host_and_each_host_state() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import sys
 from pathlib import Path
 
 import pytest
@@ -211,6 +213,20 @@ def test_state_path_is_per_config_file(tmp_path: Path) -> None:
     assert one != two
     explicit = parse_config('state_dir = "st"\n[instances.a]\n', tmp_path / "c.toml")
     assert explicit.state_path() == tmp_path / "st"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the XDG layout is Linux's")
+def test_state_path_is_under_xdg_state_home_or_the_homes_local_state(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "rooms.toml"
+    digest = hashlib.sha1(str(source.resolve()).encode()).hexdigest()[:8]
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    assert parse_config("[instances.a]\n", source).state_path() == (
+        tmp_path / "home" / ".local" / "state" / "scorch" / f"rooms-{digest}")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    assert parse_config("[instances.a]\n", source).state_path() == (
+        tmp_path / "state" / "scorch" / f"rooms-{digest}")
 
 
 def test_key_lines_maps_tables_keys_and_arrays_of_tables() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from actors.router.clock import ClockOut
 from midi.clock import CONTINUE, START, STOP, TICK, ClockFollower, song_position
-from midi.schema import ClockOut as ClockOutConfig
+from midi.schema import ClockOutConfig
 from scorch.state.tempo import TempoView, Timeline
 
 

@@ -8,7 +8,7 @@ from midi import engine as engine_module
 from midi.actions import BendVoice, ReleaseVoice, SetParam, StartVoice, VoiceParam
 from midi.engine import (
     Engine,
-    Snapshot,
+    TargetSnapshot,
     message_error,
     midicps,
 )
@@ -27,7 +27,7 @@ def engine_with(*routes, endpoints=None) -> Engine:
     resolved = {"a": ("a",), "b": ("b",), "both": ("a", "b")}
     engine.tables = {PORT: compile_table(PORT, entries, resolved)}
     endpoints = {"a": A, "b": B} if endpoints is None else endpoints
-    engine.snapshot = Snapshot(endpoints, {("a", "pad"): 1000, ("b", "pad"): 2000})
+    engine.snapshot = TargetSnapshot(endpoints, {("a", "pad"): 1000, ("b", "pad"): 2000})
     return engine
 
 
@@ -162,7 +162,7 @@ def test_note_off_reaches_the_voice_even_after_the_routes_changed():
     engine = engine_with(keys())
     (start,) = engine.handle(PORT, [0x90, 60, 100])
     engine.tables = {}
-    engine.snapshot = Snapshot({}, {})
+    engine.snapshot = TargetSnapshot({}, {})
     assert engine.handle(PORT, [0x80, 60, 0]) == [ReleaseVoice(A, start.node_id)]
 
 

@@ -10,7 +10,7 @@ import soundfile
 from scorch.app.studio.capture import Slots
 from scorch.app.studio.recorder import Recorder
 from scorch.audio.recording_file import probe
-from tests.integration.studio.test_audio_recording_file import (
+from tests.support.recording_files import (
     as_a_killed_writer_leaves_it,
     stereo_ramp,
 )

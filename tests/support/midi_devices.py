@@ -1,0 +1,65 @@
+"""Stand-ins for what the MIDI router meets: a controller on a JACK port, and its targets."""
+
+from __future__ import annotations
+
+import threading
+
+import rtmidi
+
+from scorch.primitives.system.jackd import client_environment
+from tests.support.harness import Scsynth
+
+#: The id of the node the router tests play on their own scsynths.
+PAD_ID = 3 * 2**26
+
+
+class Hardware:
+    """A MIDI controller: a JACK virtual output port the router sees as a device.
+
+    ``jack_server``: open it on that server (an orchestra's own); None: the one
+    the environment names.
+    """
+
+    def __init__(self, port: str, client: str = "fakehw", jack_server: str | None = None) -> None:
+        with client_environment(jack_server):
+            self.midi = rtmidi.MidiOut(rtmidi.API_UNIX_JACK, name=client)
+            self.midi.open_virtual_port(port)
+        self.name = f"{client}:{port}"
+
+    def send(self, *data: int) -> None:
+        self.midi.send_message(list(data))
+
+    def unplug(self) -> None:
+        self.midi.close_port()
+        self.midi.delete()
+
+
+class FakeTargets:
+    """Targets over scsynths this test started: groups, endpoints, desired state."""
+
+    def __init__(self, servers: dict[str, Scsynth]) -> None:
+        self.servers = servers
+        self.down: set[str] = set()
+        self.desired: dict[tuple[str, str, str], float] = {}
+        self.reported = threading.Event()
+        self.cues: list[tuple[str, str, str, float]] = []
+
+    def resolve(self, selector: str) -> list[str]:
+        if selector in ("*", "both"):
+            return sorted(self.servers)
+        if selector in self.servers:
+            return [selector]
+        raise KeyError(f"no instance or group called {selector!r}")
+
+    def endpoint(self, instance: str) -> tuple[str, int] | None:
+        return None if instance in self.down else self.servers[instance].address
+
+    def node_id(self, instance: str, node: str) -> int | None:
+        return PAD_ID if node == "pad" and instance not in self.down else None
+
+    def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
+        self.desired[(instance, node, param)] = value
+        self.reported.set()
+
+    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
+        self.cues.append((kind, scene, instance, value))
