@@ -290,6 +290,9 @@ class Operation(Generic[A, R]):
         return own + self.patience
 
 
+#: The argument that names an operation's rooms unless it says otherwise (when it has one).
+ROOMS = "instance"
+
 OPERATIONS: dict[str, Operation[Any, Any]] = {}
 """Every operation by name, filled as ``scorch.api.ops`` imports its modules."""
 
@@ -299,7 +302,7 @@ def operation(*, access: Access | None = None, name: str | None = None,
               patience: float = 30.0, waits: str | None = None, tool: bool = True,
               short: Mapping[str, str] | None = None, follow: str | None = None,
               aliases: Mapping[str, Mapping[str, Any]] | None = None,
-              files: tuple[str, ...] = (), rooms: str | None = "instance",
+              files: tuple[str, ...] = (), rooms: str | None = ROOMS,
               any_host: bool = False, merge: Merge | None = None,
               unanswered: Filler | None = None, roll_call: bool = False,
               across: Callable[[Hosts, Any], Result | None] | None = None,
@@ -331,7 +334,9 @@ def operation(*, access: Access | None = None, name: str | None = None,
         fields = flat_fields(actions) if actions else dict(args_type.model_fields)
         cli = CliForm(short=short or {}, follow=follow, aliases=aliases or {}, files=files)
         named = [*positional, *cli.short, *([follow] if follow else []), *files,
-                 *(key for fixed in cli.aliases.values() for key in fixed)]
+                 *(key for fixed in cli.aliases.values() for key in fixed),
+                 *([waits] if waits else []),
+                 *([rooms] if rooms is not None and rooms != ROOMS else [])]
         for arg in named:
             if arg not in fields:
                 raise ValueError(f"{op_name}: {arg!r} is not an argument")

@@ -184,6 +184,19 @@ async def test_the_docs_worked_example_becomes_one_tool_with_a_schema_per_action
     assert op.access_of(op.parse({})).read_only
 
 
+def test_watch_repeats_only_an_action_that_reads(
+        example: str, config: Config, served: Served, capsys: pytest.CaptureFixture[str]) -> None:
+    from scorch.cli.main import main
+
+    assert main(["synths", "silence", "x", "--watch", "--config", str(config.source)]) == 2
+    assert "--watch repeats a read; synths silence is not read-only (destructive)" in \
+        capsys.readouterr().err
+    assert main(["synths", "count", "x", "--config", str(config.source), "--json"]) == 0
+    assert '"x": null' in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # booting is no read: the alias has no --watch
+        main(["boot", "x", "--watch"])
+
+
 def test_the_docs_worked_example_goes_to_the_hosts_its_declaration_names(
         example: str, config: Config, served: Served) -> None:
     op = lookup(example)
