@@ -247,6 +247,9 @@ class Operation(Generic[A, R]):
         """The model that validates ``raw``: the operation's, or its action's."""
         if not self.actions:
             return typing.cast(type[Args], self.args)
+        if not isinstance(raw, Mapping):
+            raise InvalidRequest(f"{self.name}: invalid arguments: an object of named "
+                                 f"arguments is expected, found {type(raw).__name__}")
         action = raw.get("action", self.default_action)
         if action is None:
             raise InvalidRequest(f"{self.name}: invalid arguments:\naction: this argument is "
@@ -268,7 +271,8 @@ class Operation(Generic[A, R]):
             return typing.cast(A, model.model_validate(raw))
         except ValidationError as err:
             known = list(model.model_fields)
-            problems = "\n".join(describe_errors(err, known=lambda _: known))
+            problems = "\n".join(describe_errors(
+                err, known=lambda where: [] if where else known))
             action = f" action {raw.get('action', self.default_action)!r}" if self.actions else ""
             raise InvalidRequest(f"{self.name}{action}: invalid arguments:\n{problems}") from None
 
