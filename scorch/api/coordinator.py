@@ -189,8 +189,12 @@ class Coordinator:
 
 
 def host_timeout(op: Operation[Any, Any], args: Args) -> float:
-    """How long one host may take: a quick read gets READ_TIMEOUT, the rest their patience."""
-    if op.access_of(args).read_only and op.waits is None:
+    """How long one host may take: a quick read gets READ_TIMEOUT, the rest their patience.
+
+    The operation's access, not its action's: an action that only reads may still take
+    its time (a sample search, a session diff).
+    """
+    if op.access.read_only and op.waits is None:
         return READ_TIMEOUT
     return op.answer_within(args)
 
