@@ -50,7 +50,8 @@ class RecordStart(Action):
     access = CHANGE
     action: Literal["start"]
     instance: Annotated[InstanceName, Field(description="The room to record")]
-    bus: Bus | None = None
+    bus: Annotated[Bus | None, Field(description=(
+        "The first audio bus to record; 0 is the main outputs (the default)"))] = None
     channels: Channels = 2
     seconds: Annotated[Seconds | None, Field(
         ge=0.1, le=MAX_SECONDS, description="Stop by itself after this long, exact to a "
