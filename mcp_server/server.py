@@ -27,7 +27,7 @@ from mcp.server.stdio import stdio_server
 from mcp_server.early import EarlyFront
 from mcp_server.instructions import INSTRUCTIONS
 from mcp_server.stdio import protocol_streams
-from mcp_server.tools import register
+from mcp_server.tools import tools
 from scorch.api.local import LocalService
 from scorch.api.operation import Service
 from scorch.api.remote import RemoteService
@@ -45,8 +45,8 @@ Lifespan = Callable[[MCPServer[Any]], contextlib.AbstractAsyncContextManager[Any
 def build_server(service: Service, lifespan: Lifespan | None = None) -> MCPServer[Any]:
     """The MCP server with every scorch tool and the workflow instructions."""
     server: MCPServer[Any] = MCPServer(
-        name="scorch", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING")
-    register(server, service)
+        name="scorch", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING",
+        tools=tools(service))
     return server
 
 

@@ -5,6 +5,13 @@ descriptions and constraints), its result model the tool's output schema, its
 docstring the description and its access the annotations. A call goes to the
 service (in this process or a running ``scorch run``).
 
+An operation with several actions stays one tool. Its parameters are every
+argument of every action, as one flat object (Claude's API refuses ``oneOf``,
+``anyOf`` or ``allOf`` at the top of an input schema); ``action`` says what each
+action does and its access, and ``$defs`` holds each action's own schema (what it
+requires, what it takes), which the operation checks each call against. The
+tool's annotations are those of its most dangerous action.
+
 A result with pictures (``Result.images()``: listen, render) is answered with
 each as image content, beside its structured content and its one-line text.
 
@@ -22,10 +29,11 @@ import logging
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import Field
+from pydantic.json_schema import models_json_schema
 from pydantic_core import PydanticUndefined
 
 from scorch.api.operation import Access, Operation, Result, Service
@@ -83,10 +91,12 @@ def tool_function(op: Operation[Any, Any], service: Service) -> Callable[..., An
     """A function whose signature is the operation's arguments, as the MCP SDK reads tools."""
 
     def run(**arguments: Any) -> Result | CallToolResult:
+        if op.actions:  # every argument of every action is a parameter: pass those given
+            arguments = {key: value for key, value in arguments.items() if value is not None}
         return with_images(call(service, op.name, arguments))
 
     parameters = []
-    for name, field in op.args.model_fields.items():
+    for name, field in op.fields.items():
         # Built at run time from the model's field: the same type, constraints and text.
         annotation = Annotated.__class_getitem__(  # type: ignore[attr-defined]
             (field.annotation, *field.metadata, Field(description=field.description)))
@@ -102,9 +112,35 @@ def tool_function(op: Operation[Any, Any], service: Service) -> Callable[..., An
     return run
 
 
-def register(server: MCPServer[Any], service: Service) -> None:
-    """Add a tool to ``server`` for every operation meant for Claude."""
+def input_schema(op: Operation[Any, Any], flat: dict[str, Any]) -> dict[str, Any]:
+    """The tool's input schema: ``flat`` (its parameters), and each action's own in ``$defs``.
+
+    ``action`` names each action's schema; each says its access in its description.
+    """
+    if not op.actions:
+        return flat
+    _, defs = models_json_schema([(model, "validation") for model in op.actions.values()],
+                                 ref_template="#/$defs/{model}")
+    schemas = defs.get("$defs", {})
+    for model in op.actions.values():
+        own = schemas[model.__name__]
+        own["description"] = f"{own.get('description', '')} [{model.access.word}]".strip()
+    action = {**flat["properties"]["action"], "description": "What to do: one of these "
+              "actions, each with its own arguments ($defs) and access"}
+    action["oneOf"] = [{"const": name, "description": schemas[model.__name__]["description"],
+                        "$comment": f"arguments: #/$defs/{model.__name__}"}
+                       for name, model in op.actions.items()]
+    return {**flat, "properties": {**flat["properties"], "action": action},
+            "$defs": {**flat.get("$defs", {}), **schemas}}
+
+
+def tools(service: Service) -> list[Tool]:
+    """A tool for every operation meant for Claude."""
+    made = []
     for op in OPERATIONS.values():
         if op.tool:
-            server.add_tool(tool_function(op, service), name=op.name, description=op.doc,
-                            annotations=tool_annotations(op.access), structured_output=True)
+            tool = Tool.from_function(tool_function(op, service), name=op.name,
+                                      description=op.doc, structured_output=True,
+                                      annotations=tool_annotations(op.access))
+            made.append(tool.model_copy(update={"parameters": input_schema(op, tool.parameters)}))
+    return made

@@ -27,7 +27,7 @@ from functools import partial
 from typing import Any
 
 from scorch.api import fanout
-from scorch.api.operation import READ, Args, Operation, Result
+from scorch.api.operation import Args, Operation, Result
 from scorch.api.ops import lookup
 from scorch.config.installation import Config
 from scorch.errors import HostUnreachable, NotRunning, ScorchError, Unavailable
@@ -78,18 +78,17 @@ class Coordinator:
     def call(self, name: str, args: Mapping[str, Any] | Args) -> Result:
         """Run operation ``name`` on the hosts it concerns; one answer."""
         op = lookup(name)
-        parsed = op.parse(args)
-        if name == "ping":
-            return self._ping(op)
-        parsed = _absolute(parsed)
-        if name == "snippet" and getattr(parsed, "action", None) == "run":
-            return self._snippet_run(op, parsed)
-        plan = fanout.plan(name, parsed, self.config, self.parts)
+        parsed = _absolute(op.parse(args))
+        if op.spread.across is not None:
+            own = op.spread.across(self, parsed)
+            if own is not None:
+                return own
+        plan = fanout.plan(op, parsed, self.config, self.parts)
         timeout = host_timeout(op, parsed)
         if plan.one:
             return self._first(op, parsed, plan.hosts, timeout)
         answers, failures = self._fan(op, parsed, plan.hosts, timeout)
-        if name == "list_instances":
+        if op.spread.roll_call:
             for host, answer in answers.items():
                 self.links[host].keep_rows(answer.get("instances") or [])
         for error in failures.values():
@@ -99,18 +98,24 @@ class Coordinator:
         for host, error in failures.items():
             view = self.links[host].view
             last = {row["name"]: row for row in view.rows}
-            filler = fanout.unanswered(name, plan.rooms[host], f"host {fanout.label(host)}: "
+            filler = fanout.unanswered(op, plan.rooms[host], f"host {fanout.label(host)}: "
                                        f"{error}", self.config, last, str(view.state))
             if filler is None:
                 raise _partial(name, answers, failures)
             parts.append((host, filler))
-        merged = fanout.merge(name, parsed, parts, self.config)
+        merged = fanout.merge(op, parsed, parts, self.config)
         if "hosts" in op.result.model_fields:
             merged["hosts"] = [link.info().model_dump() for link in self.links.values()]
         if "hosted_by" in op.result.model_fields:
             merged["hosted_by"] = "coordinator"
         result: Result = op.result.model_validate(merged)
         return result
+
+    def answers(self, name: str, args: Args) -> dict[str | None, dict[str, Any]]:
+        """Every host's own answer to ``name`` (those that gave one), for an ``across``."""
+        op = lookup(name)
+        answers, _ = self._fan(op, args, tuple(self.parts), host_timeout(op, args))
+        return answers
 
     def _fan(self, op: Operation[Any, Any], args: Args, hosts: tuple[str | None, ...],
              timeout: float) -> tuple[dict[str | None, dict[str, Any]],
@@ -169,32 +174,6 @@ class Coordinator:
             return result
         raise HostUnreachable(f"{op.name}: no host answered: {'; '.join(errors)}")
 
-    def _snippet_run(self, op: Operation[Any, Any], args: Any) -> Result:
-        """A snippet's code from the first host that has it, run as ``execute`` on the rooms."""
-        shown = self.call("snippet", {"action": "show", "name": args.name})
-        code = shown.snippet.code  # type: ignore[attr-defined]
-        ran = self.call("execute", {"instance": args.instance, "code": code,
-                                    "timeout_s": args.timeout_s})
-        result: Result = op.result.model_validate({
-            "action": "run", "snippets": [], "snippet": shown.snippet.model_dump(),  # type: ignore[attr-defined]
-            "results": [r.model_dump() for r in ran.results]})  # type: ignore[attr-defined]
-        return result
-
-    def _ping(self, op: Operation[Any, Any]) -> Result:
-        answers, _ = self._fan(op, op.parse({}), tuple(self.parts), READ_TIMEOUT)
-        result: Result = op.result.model_validate({
-            "config": str(self.config.source) if self.config.source else None,
-            "instances": [n for n, i in self.config.instances.items() if i.host in self.parts],
-            "started_at": min((a.get("started_at") or time.time() for a in answers.values()),
-                              default=None),
-            "hosted_by": "coordinator", "host": None, "config_digest": self.config.digest,
-            "time": time.time()})
-        if not answers:
-            raise NotRunning(f"no host of {self.config.source or 'the config'} answers: "
-                             + "; ".join(f"{link.label} {link.view.state} ({link.view.reason})"
-                                         for link in self.links.values()))
-        return result
-
     def hosts(self) -> list[dict[str, Any]]:
         """Every host and its state now."""
         return [link.info().model_dump() for link in self.links.values()]
@@ -210,8 +189,12 @@ class Coordinator:
 
 
 def host_timeout(op: Operation[Any, Any], args: Args) -> float:
-    """How long one host may take: a quick read gets READ_TIMEOUT, the rest their patience."""
-    if op.access == READ and op.waits is None:
+    """How long one host may take: a quick read gets READ_TIMEOUT, the rest their patience.
+
+    The operation's access, not its action's: an action that only reads may still take
+    its time (a sample search, a session diff).
+    """
+    if op.access.read_only and op.waits is None:
         return READ_TIMEOUT
     return op.answer_within(args)
 

@@ -2,38 +2,107 @@
 
 An operation is a function ``run(orchestra, args) -> result`` decorated with
 :func:`operation`. Its argument model, result model and docstring are read from
-the function itself, and everything else is derived from that one definition:
+the function itself; the decorator says the rest of what is known of it: its
+access, its command line, which argument names its rooms and how the answers of
+several hosts merge. An operation with several actions takes the union of one
+:class:`Action` model per action, discriminated on ``action``: each action has
+its own arguments, doc and access. Everything else is derived from that one
+definition:
 
 - the MCP tools (``mcp_server/tools.py``): name, description, input and output schema;
-- the control socket (``service/control_server.py``): the methods it serves;
+- the control socket (``scorch/wire/server.py``): the methods it serves;
 - the attached client (:class:`~scorch.api.remote.RemoteService`): one
   generic proxy, no forwarder per method;
-- the operator's CLI (``scorch/cli/commands.py``): a subcommand per operation.
+- the operator's CLI (``scorch/cli/commands.py``): a subcommand per operation;
+- the coordinator of several hosts (``scorch/api/coordinator.py``, ``fanout.py``):
+  which hosts a call goes to, and one answer made of theirs.
 
-Adding an operation is one function in ``service/ops/``, its test, and its line
+Adding an operation is one function in ``scorch/api/ops/``, its test, and its line
 in the docs (``docs/architecture.md`` has a worked example).
 """
 
 from __future__ import annotations
 
 import inspect
-import re
-from collections.abc import Callable, Mapping
+import typing
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
+from scorch.api.actions import actions_of, first_sentence, flat_fields
 from scorch.errors import InvalidRequest
 from scorch.values import StrictModel, describe_errors
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
+    from scorch.config.installation import Config
+
+
+@dataclass(frozen=True)
+class Access:
+    """What an operation does to the installation (MCP tool annotations derive from it)."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+
+    @property
+    def word(self) -> str:
+        """How a person says it: read-only, destructive, idempotent change or change."""
+        if self.read_only:
+            return "read-only"
+        if self.destructive:
+            return "destructive"
+        return "idempotent change" if self.idempotent else "change"
+
+    @staticmethod
+    def most(accesses: Sequence[Access]) -> Access:
+        """The most dangerous of ``accesses``: read-only if all are, destructive if any is."""
+        return Access(read_only=all(a.read_only for a in accesses),
+                      destructive=any(a.destructive for a in accesses),
+                      idempotent=all(a.idempotent for a in accesses))
+
+
+READ = Access(read_only=True, destructive=False, idempotent=True)
+CHANGE = Access(read_only=False, destructive=False, idempotent=False)
+SET = Access(read_only=False, destructive=False, idempotent=True)
+DESTROY = Access(read_only=False, destructive=True, idempotent=False)
+SILENCE = Access(read_only=False, destructive=True, idempotent=True)
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a request goes on several hosts: the rooms it names, or a host by name."""
+
+    rooms: str | None = None
+    """A selector: a room, a group or ``*``."""
+    host: str | None = None
+    """A host named outright (a MIDI route goes where its controller is)."""
 
 
 class Args(StrictModel):
     """An operation's request: strict types, no unknown argument, immutable."""
+
+    def where(self) -> Where | None:
+        """Where the request goes when its operation's room argument does not say; None: it does."""
+        return None
+
+
+class Action(Args):
+    """One action of an operation that has several: its own arguments, doc and access.
+
+    A subclass fixes ``action`` to one value (``action: Literal["start"]``, with that
+    value as default for the action taken when none is given), says what it does in
+    its docstring and sets ``access``. The operation takes the union of its actions'
+    models, ``Annotated[A | B, Field(discriminator="action")]``.
+    """
+
+    access: ClassVar[Access] = CHANGE
+    """What this action does to the installation."""
 
 
 class Result(BaseModel):
@@ -63,21 +132,33 @@ class Result(BaseModel):
 A = TypeVar("A", bound=Args)
 R = TypeVar("R", bound=Result)
 
+Host = str | None
+Answer = dict[str, Any]
+Merge = Callable[[Answer, Sequence[tuple[Host, Answer]], Any], Answer]
+"""``merge(joined, answers, args)``: one answer from the hosts' answers, beyond the
+field-by-field join (``joined``) every operation gets."""
+Filler = Callable[[Sequence[str], str, str, "Config", Mapping[str, Answer]], Answer]
+"""``filler(rooms, why, short, config, last)``: the part of an answer for the rooms of a
+host that did not answer (``last``: their rows as the host last gave them)."""
 
-@dataclass(frozen=True)
-class Access:
-    """What an operation does to the installation (MCP tool annotations derive from it)."""
 
-    read_only: bool
-    destructive: bool
-    idempotent: bool
+class Hosts(Protocol):
+    """A coordinator of several hosts, as an operation's own ``across`` uses it."""
 
+    config: Config
+    parts: list[str | None]
 
-READ = Access(read_only=True, destructive=False, idempotent=True)
-CHANGE = Access(read_only=False, destructive=False, idempotent=False)
-SET = Access(read_only=False, destructive=False, idempotent=True)
-DESTROY = Access(read_only=False, destructive=True, idempotent=False)
-SILENCE = Access(read_only=False, destructive=True, idempotent=True)
+    def call(self, name: str, args: Mapping[str, Any] | Args) -> Result:
+        """Run another operation across the hosts."""
+        ...
+
+    def answers(self, name: str, args: Args) -> dict[Host, Answer]:
+        """Every host's own answer to ``name`` (those that gave one)."""
+        ...
+
+    def hosts(self) -> list[dict[str, Any]]:
+        """Every host and its state now."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -96,16 +177,38 @@ class CliForm:
 
 
 @dataclass(frozen=True)
+class Spread:
+    """How a coordinator of several hosts runs an operation (see ``scorch/api/fanout.py``)."""
+
+    rooms: str | None = None
+    """The argument naming the rooms it acts on (a selector); None: it names none and
+    goes to every host."""
+    any_host: bool = False
+    """Every host answers alike (the docs, the library): the first that answers does."""
+    merge: Merge | None = None
+    """How the hosts' answers merge beyond the field-by-field join."""
+    unanswered: Filler | None = None
+    """The answer's part for the rooms of a host that did not answer; None: the call
+    fails, naming the host."""
+    roll_call: bool = False
+    """Its answer's ``instances`` are every room of a host: kept to show while it is away."""
+    across: Callable[[Hosts, Any], Result | None] | None = None
+    """Runs it across the hosts in terms of other calls (None back: as usual)."""
+
+
+@dataclass(frozen=True)
 class Operation(Generic[A, R]):
     """One operation of the API, as every front end sees it."""
 
     name: str
     doc: str
     """The docstring: the MCP tool description and the CLI help."""
-    args: type[A]
+    args: Any
+    """Its arguments' model, or the union of its actions' models."""
     result: type[R]
     run: Callable[[Orchestra, A], R]
     access: Access
+    """What it does; with actions, the most dangerous action's."""
     command: str | None
     """The CLI subcommand (``scorch COMMAND``), None for none."""
     positional: tuple[str, ...]
@@ -118,43 +221,100 @@ class Operation(Generic[A, R]):
     """False for operations Claude has no use for (the control socket's ``ping``)."""
     cli: CliForm = field(default_factory=lambda: CliForm())
     """How the operator's command line spells it, beyond the derived form."""
+    spread: Spread = field(default_factory=lambda: Spread())
+    """Where it goes on several hosts, and how their answers merge."""
+    actions: Mapping[str, type[Action]] = field(default_factory=dict)
+    """Each action's model by name, the default action first; empty: no actions."""
+    fields: Mapping[str, FieldInfo] = field(default_factory=dict)
+    """Every argument any action takes, as the CLI and the MCP tool list them."""
 
     @property
     def summary(self) -> str:
         """The first sentence of the doc."""
-        first = re.split(r"\.\s+(?=[A-Z])", " ".join(self.doc.split()), maxsplit=1)[0]
-        return first.rstrip(".") + "."
+        return first_sentence(self.doc)
 
-    def parse(self, raw: Mapping[str, Any] | A) -> A:
+    @property
+    def default_action(self) -> str | None:
+        """The action taken when none is given, if any."""
+        for name, model in self.actions.items():
+            if not model.model_fields["action"].is_required():
+                return name
+        return None
+
+    def model(self, raw: Mapping[str, Any]) -> type[Args]:
+        """The model that validates ``raw``: the operation's, or its action's."""
+        if not self.actions:
+            return typing.cast(type[Args], self.args)
+        if not isinstance(raw, Mapping):
+            raise InvalidRequest(f"{self.name}: invalid arguments: an object of named "
+                                 f"arguments is expected, found {type(raw).__name__}")
+        action = raw.get("action", self.default_action)
+        if action is None:
+            raise InvalidRequest(f"{self.name}: invalid arguments:\naction: this argument is "
+                                 f"required: one of {', '.join(self.actions)}")
+        if not isinstance(action, str) or action not in self.actions:
+            raise InvalidRequest(f"{self.name}: invalid arguments:\naction: should be one of "
+                                 f"{', '.join(self.actions)}, found {str(action)[:60]!r}")
+        return self.actions[action]
+
+    def parse(self, raw: Mapping[str, Any] | Args) -> A:
         """Validate raw arguments; InvalidRequest names each bad argument and why."""
-        if isinstance(raw, self.args):
-            return raw
+        models = tuple(self.actions.values()) or (self.args,)
+        if isinstance(raw, models):
+            return typing.cast(A, raw)
+        if isinstance(raw, Args):
+            raw = raw.model_dump()
+        model = self.model(raw)
         try:
-            return self.args.model_validate(raw)
+            return typing.cast(A, model.model_validate(raw))
         except ValidationError as err:
-            problems = "\n".join(describe_errors(err))
-            raise InvalidRequest(f"{self.name}: invalid arguments:\n{problems}") from None
+            known = list(model.model_fields)
+            problems = "\n".join(describe_errors(
+                err, known=lambda where: [] if where else known))
+            action = f" action {raw.get('action', self.default_action)!r}" if self.actions else ""
+            raise InvalidRequest(f"{self.name}{action}: invalid arguments:\n{problems}") from None
+
+    def access_of(self, args: Args) -> Access:
+        """What this call does: its action's access, else the operation's."""
+        return args.access if isinstance(args, Action) and self.actions else self.access
+
+    def where(self, args: Args) -> Where:
+        """The rooms (or host) a call names, by its declaration."""
+        own = args.where()
+        if own is not None:
+            return own
+        named = getattr(args, self.spread.rooms, None) if self.spread.rooms else None
+        return Where(rooms=named if isinstance(named, str) else None)
 
     def answer_within(self, args: A) -> float:
         """How long an attached caller waits for this call's answer."""
-        own = float(getattr(args, self.waits) or 0.0) if self.waits else 0.0
+        own = float(getattr(args, self.waits, None) or 0.0) if self.waits else 0.0
         return own + self.patience
 
+
+#: The argument that names an operation's rooms unless it says otherwise (when it has one).
+ROOMS = "instance"
 
 OPERATIONS: dict[str, Operation[Any, Any]] = {}
 """Every operation by name, filled as ``scorch.api.ops`` imports its modules."""
 
 
-def operation(*, access: Access, name: str | None = None, command: str | None = None,
-              positional: tuple[str, ...] = (), patience: float = 30.0,
-              waits: str | None = None, tool: bool = True,
+def operation(*, access: Access | None = None, name: str | None = None,
+              command: str | None = None, positional: tuple[str, ...] = (),
+              patience: float = 30.0, waits: str | None = None, tool: bool = True,
               short: Mapping[str, str] | None = None, follow: str | None = None,
               aliases: Mapping[str, Mapping[str, Any]] | None = None,
-              files: tuple[str, ...] = (),
+              files: tuple[str, ...] = (), rooms: str | None = ROOMS,
+              any_host: bool = False, merge: Merge | None = None,
+              unanswered: Filler | None = None, roll_call: bool = False,
+              across: Callable[[Hosts, Any], Result | None] | None = None,
               ) -> Callable[[Callable[[Orchestra, A], R]], Callable[[Orchestra, A], R]]:
     """Register ``run(orchestra, args) -> result`` as an operation (its name by default).
 
-    ``short``, ``follow``, ``aliases`` and ``files`` shape its command (:class:`CliForm`).
+    ``access``: what it does (with actions: derived, the most dangerous action's).
+    ``short``, ``follow``, ``aliases`` and ``files`` shape its command (:class:`CliForm`);
+    ``rooms`` (the argument naming its rooms, when it has one), ``any_host``, ``merge``,
+    ``unanswered``, ``roll_call`` and ``across`` how it runs on several hosts (:class:`Spread`).
     """
 
     def register(run: Callable[[Orchestra, A], R]) -> Callable[[Orchestra, A], R]:
@@ -164,16 +324,31 @@ def operation(*, access: Access, name: str | None = None, command: str | None = 
         params = list(inspect.signature(run).parameters.values())
         args_type = _resolve(run, params[1].annotation)
         result_type = _resolve(run, inspect.signature(run).return_annotation)
+        actions = actions_of(args_type, Action)
+        if actions:
+            if access is not None:
+                raise ValueError(f"{op_name}: its access is its actions' (Action.access)")
+            op_access = Access.most([model.access for model in actions.values()])
+        elif access is None:
+            raise ValueError(f"{op_name}: say its access")
+        else:
+            op_access = access
+        fields = flat_fields(actions) if actions else dict(args_type.model_fields)
         cli = CliForm(short=short or {}, follow=follow, aliases=aliases or {}, files=files)
         named = [*positional, *cli.short, *([follow] if follow else []), *files,
-                 *(key for fixed in cli.aliases.values() for key in fixed)]
+                 *(key for fixed in cli.aliases.values() for key in fixed),
+                 *([waits] if waits else []),
+                 *([rooms] if rooms is not None and rooms != ROOMS else [])]
         for arg in named:
-            if arg not in args_type.model_fields:
+            if arg not in fields:
                 raise ValueError(f"{op_name}: {arg!r} is not an argument")
+        spread = Spread(rooms=rooms if rooms in fields else None, any_host=any_host,
+                        merge=merge, unanswered=unanswered, roll_call=roll_call, across=across)
         OPERATIONS[op_name] = Operation(
             name=op_name, doc=inspect.cleandoc(run.__doc__ or op_name), args=args_type,
-            result=result_type, run=run, access=access, command=command,
-            positional=positional, patience=patience, waits=waits, tool=tool, cli=cli)
+            result=result_type, run=run, access=op_access, command=command,
+            positional=positional, patience=patience, waits=waits, tool=tool, cli=cli,
+            spread=spread, actions=actions, fields=fields)
         return run
 
     return register

@@ -7,7 +7,9 @@ config through its control socket. Values that are not text are read as JSON
 (``--params '{"freq": 220}'``, ``--clear true``). An operation's ``CliForm``
 adds one-letter options (``-n``), ``-f`` to follow, aliases (``scorch boot
 ROOM``) and arguments read from a file or stdin (``scorch exec ROOM -``).
-Read-only operations that do not wait take ``--watch`` (again every second).
+Read-only operations that do not wait take ``--watch`` (again every second); an
+operation with actions takes it for its read-only actions only. An alias that
+fixes the action (``scorch boot``) takes only that action's arguments.
 
 Exit status: 0 done, 1 the operation failed (the message says why), 2 bad
 arguments, 3 no ``scorch run`` answers for this config (as ``systemctl status``).
@@ -26,7 +28,7 @@ from typing import Any
 
 from pydantic.fields import FieldInfo
 
-from scorch.api.operation import READ, Operation, Result, Service
+from scorch.api.operation import Operation, Result, Service
 from scorch.api.ops import OPERATIONS
 from scorch.config.installation import find_config, load_config
 from scorch.errors import InvalidRequest, NotRunning, ScorchError
@@ -57,15 +59,16 @@ def _add(sub: argparse._SubParsersAction[argparse.ArgumentParser], op: Operation
     parser.add_argument("--json", action="store_true", help="print the answer as JSON")
     parser.add_argument("--host", help="several hosts: only this [hosts.NAME] (default: "
                         "every host)")
+    fields = _fields(op, fixed)
     for name in op.positional:
-        if name in fixed:
+        if name in fixed or name not in fields:
             continue
-        field = op.args.model_fields[name]
+        field = fields[name]
         help_text = field.description or ""
         if name in op.cli.files:
             help_text += " (- reads it from stdin; the path of a file reads that file)"
         parser.add_argument(name, help=help_text, nargs=None if field.is_required() else "?")
-    for name, field in op.args.model_fields.items():
+    for name, field in fields.items():
         if name in op.positional or name in fixed or name == op.cli.follow:
             continue
         flags = [f"--{name.replace('_', '-')}"]
@@ -76,10 +79,27 @@ def _add(sub: argparse._SubParsersAction[argparse.ArgumentParser], op: Operation
     if op.cli.follow:
         parser.add_argument("-f", "--follow", action="store_true",
                             help="keep printing what comes, until Ctrl-C")
-    elif op.access == READ and op.waits is None:
+    elif op.waits is None and _may_watch(op, fixed):
         parser.add_argument("--watch", action="store_true",
-                            help="print it again every second, until Ctrl-C")
+                            help="print it again every second, until Ctrl-C" + (
+                                "" if op.access.read_only or fixed else " (read-only actions: "
+                                + ", ".join(n for n, m in op.actions.items()
+                                            if m.access.read_only) + ")"))
     parser.set_defaults(func=lambda args: run_command(op, args, command, fixed))
+
+
+def _fields(op: Operation[Any, Any], fixed: dict[str, Any]) -> dict[str, FieldInfo]:
+    """The arguments a command takes: its action's own when it fixes one, else all."""
+    if op.actions and fixed.get("action") in op.actions:
+        return dict(op.actions[fixed["action"]].model_fields)
+    return dict(op.fields)
+
+
+def _may_watch(op: Operation[Any, Any], fixed: dict[str, Any]) -> bool:
+    """True when the command may be read again and again: it, or an action of it, only reads."""
+    if op.actions and fixed.get("action") in op.actions:
+        return op.actions[fixed["action"]].access.read_only
+    return op.access.read_only or any(m.access.read_only for m in op.actions.values())
 
 
 def _metavar(field: FieldInfo) -> str:
@@ -111,7 +131,7 @@ def _is_text(field: FieldInfo) -> bool:
 def arguments(op: Operation[Any, Any], parsed: argparse.Namespace) -> dict[str, Any]:
     """The operation's arguments from the command line (only those given)."""
     out: dict[str, Any] = {}
-    for name, field in op.args.model_fields.items():
+    for name, field in op.fields.items():
         value = getattr(parsed, name, None)
         if value is None:
             continue
@@ -177,6 +197,10 @@ def run_command(op: Operation[Any, Any], parsed: argparse.Namespace, command: st
         if getattr(parsed, "follow", False):
             return _follow(service, op, args, parsed.json)
         if getattr(parsed, "watch", False):
+            access = op.access_of(op.parse(args))
+            if not access.read_only:
+                raise InvalidRequest(f"--watch repeats a read; {op.name} {args.get('action')} "
+                                     f"is not read-only ({access.word})")
             return _watch(service, op, args, parsed.json)
         return _print(service.call(op.name, args), parsed.json)
     except InvalidRequest as err:

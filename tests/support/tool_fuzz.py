@@ -1,6 +1,7 @@
 """Feed every MCP tool generated and hostile input through a real client; count what comes back.
 
-Inputs are drawn from each tool's own inputSchema (hypothesis-jsonschema), with
+Inputs are drawn from each tool's own inputSchema (hypothesis-jsonschema), and for
+a tool with actions from each action's own schema too (its ``$defs``), with
 timeouts capped so a run stays short, and from a list of hand-made hostile
 cases (float32 edges, huge and odd strings, NUL bytes, booleans as words,
 hostile SuperCollider code). Every call must end in a result or a clear error:
@@ -107,9 +108,18 @@ REAL = {"instance": ["room", "*"], "name": ["room", "hum"], "node": ["hum"],
         "synthdef": ["sine"]}
 
 
+def action_schemas(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each action's own schema, for a tool with actions (they are in its ``$defs``)."""
+    defs = schema.get("$defs", {})
+    return [{**own, "$defs": defs} for own in defs.values()
+            if "const" in own.get("properties", {}).get("action", {})]
+
+
 def generated(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
-    """Arguments from a tool's schema: as drawn, with real names, or one argument spoiled."""
-    drawn = from_schema(capped(schema))
+    """Arguments from a tool's schema (or one of its actions'): as drawn, with real names,
+    or one argument spoiled."""
+    drawn = st.one_of(from_schema(capped(schema)),
+                      *(from_schema(capped(own)) for own in action_schemas(schema)))
     names = list(schema.get("properties", {})) or ["x"]
     real = {key: st.sampled_from(values) for key, values in REAL.items() if key in names}
     valid = st.one_of(drawn, st.builds(lambda args, picked: {**args, **picked}, drawn,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, Field
 
 from scorch.api.fields import Code, InstanceName, NodeName, Params, SynthDefName
-from scorch.api.operation import CHANGE, READ, SET, Args, Result, operation
+from scorch.api.operation import CHANGE, READ, SET, Action, Args, Result, operation
 from scorch.app.studio.capture import AUDIO_BUSES, MAX_SECONDS, Source
 from scorch.app.studio.renderer import MAX_RENDER, Rendered
 from scorch.app.studio.studio import Heard
@@ -37,23 +37,43 @@ Bus = Annotated[int, Field(strict=True, ge=0, le=AUDIO_BUSES - 1, description=(
 # --- record ----------------------------------------------------------------------
 
 
-class RecordArgs(Args):
-    """What to do with recordings."""
+class RecordList(Action):
+    """List every recording with its path, room, state, length and size."""
 
-    action: Annotated[Literal["start", "stop", "list"], Field(
-        description="start a recording of a room, stop it, or list every recording")] = "list"
-    instance: Annotated[InstanceName | None, Field(
-        description="The room to record (start); the room whose recordings to stop (stop)")
-    ] = None
-    bus: Bus | None = None
+    access = READ
+    action: Literal["list"] = "list"
+
+
+class RecordStart(Action):
+    """Start recording a room to a file."""
+
+    access = CHANGE
+    action: Literal["start"]
+    instance: Annotated[InstanceName, Field(description="The room to record")]
+    bus: Annotated[Bus | None, Field(description=(
+        "The first audio bus to record; 0 is the main outputs (the default)"))] = None
     channels: Channels = 2
     seconds: Annotated[Seconds | None, Field(
         ge=0.1, le=MAX_SECONDS, description="Stop by itself after this long, exact to a "
         "control block; omitted: until stopped")] = None
     format: Format = "wav"
     name: Annotated[Text | None, Field(
-        max_length=100, description="The file's name without extension (start; default "
-        "ROOM-DATE-TIME), or the recording to stop (stop)")] = None
+        max_length=100, description="The file's name without extension (default "
+        "ROOM-DATE-TIME)")] = None
+
+
+class RecordStop(Action):
+    """Stop a room's recordings (instance), or one recording (name)."""
+
+    access = CHANGE
+    action: Literal["stop"]
+    instance: Annotated[InstanceName | None, Field(
+        description="The room whose recordings to stop")] = None
+    name: Annotated[Text | None, Field(
+        max_length=100, description="The recording to stop")] = None
+
+
+RecordArgs = Annotated[RecordList | RecordStart | RecordStop, Field(discriminator="action")]
 
 
 class RecordingOut(BaseModel):
@@ -85,7 +105,7 @@ class RecordOutput(Result):
     recordings: list[RecordingOut]
 
 
-@operation(access=CHANGE, command="record", positional=("action", "instance"))
+@operation(command="record", positional=("action", "instance"))
 def record(orch: Orchestra, args: RecordArgs) -> RecordOutput:
     """Record a room to a file (inside scsynth, with DiskOut): start, stop, or list the
     recordings with their path, room, state, length and size. A recording with
@@ -93,8 +113,6 @@ def record(orch: Orchestra, args: RecordArgs) -> RecordOutput:
     the list says it was cut short."""
     recorder = orch.studio.recorder
     if args.action == "start":
-        if args.instance is None:
-            raise InvalidRequest("record start needs `instance`: the room to record")
         orch.rooms.view(args.instance)
         started = recorder.start(args.instance, Source(channels=args.channels, bus=args.bus or 0),
                                  args.format, args.seconds, args.name)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field
 
 from scorch.api.fields import Selector
-from scorch.api.operation import CHANGE, Args, Result, operation
+from scorch.api.operation import CHANGE, DESTROY, READ, Action, Result, operation
 from scorch.app.models import BufferInfo, SampleInfo
 from scorch.errors import InvalidRequest
 from scorch.values import BufferName, Text
@@ -19,23 +19,50 @@ if TYPE_CHECKING:
 MAX_PATH = 4096
 
 
-class BufferArgs(Args):
-    """One buffer action and what it needs."""
+class BufferList(Action):
+    """List the loaded buffers."""
 
-    action: Annotated[Literal["load", "list", "free", "search"], Field(
-        description="load: read a sound file into a buffer (kept across crashes, same "
-        "bufnum); list: loaded buffers; free: unload one; search: find sample files by name")
-    ] = "list"
+    access = READ
+    action: Literal["list"] = "list"
     instance: Annotated[Selector | None, Field(
-        description='load, free: where (a name, a group or "*"); list: default all')] = None
-    path: Annotated[Text | None, Field(
-        max_length=MAX_PATH, description="load: a sound file (WAV, AIFF, FLAC...), absolute "
-        "or relative to the configured sample folders")] = None
+        description='Whose buffers: a name, a group or "*" (default: all)')] = None
+
+
+class BufferLoad(Action):
+    """Read a sound file into a buffer of instances (kept across crashes, same bufnum)."""
+
+    access = CHANGE
+    action: Literal["load"]
+    instance: Annotated[Selector, Field(description='Where: a name, a group or "*"')]
+    path: Annotated[Text, Field(
+        max_length=MAX_PATH, description="A sound file (WAV, AIFF, FLAC...), absolute "
+        "or relative to the configured sample folders")]
     name: Annotated[BufferName | None, Field(
-        description="load: the buffer's name (default: the file's name); free: which")] = None
+        description="The buffer's name (default: the file's name)")] = None
+
+
+class BufferFree(Action):
+    """Unload a buffer from instances."""
+
+    access = DESTROY
+    action: Literal["free"]
+    instance: Annotated[Selector, Field(description='Where: a name, a group or "*"')]
+    name: Annotated[BufferName, Field(description="Which buffer (see action 'list')")]
+
+
+class BufferSearch(Action):
+    """Find sample files by name in the configured sample folders."""
+
+    access = READ
+    action: Literal["search"]
     query: Annotated[Text | None, Field(
-        max_length=200, description="search: words the sample's path must hold, e.g. "
+        max_length=200, description="Words the sample's path must hold, e.g. "
         '"kick 808" (default: the name)')] = None
+    name: Annotated[BufferName | None, Field(description="A name to search for")] = None
+
+
+BufferArgs = Annotated[BufferList | BufferLoad | BufferFree | BufferSearch,
+                       Field(discriminator="action")]
 
 
 class BufferOutput(Result):
@@ -47,7 +74,7 @@ class BufferOutput(Result):
     samples: list[SampleInfo] = Field(default_factory=list, description="search: files found")
 
 
-@operation(access=CHANGE, command="buffer", positional=("action", "instance", "path"))
+@operation(command="buffer", positional=("action", "instance", "path"))
 def buffer(orch: Orchestra, args: BufferArgs) -> BufferOutput:
     """Sound files in buffers, for the sampler SynthDef: load a sample into instances (it is
     loaded again under the same bufnum after any crash), list them, free one, or search the
@@ -60,15 +87,8 @@ def buffer(orch: Orchestra, args: BufferArgs) -> BufferOutput:
         return BufferOutput(action="search", samples=orch.buffers.search(query))
     if args.action == "list":
         return BufferOutput(action="list", buffers=orch.buffers.loaded(args.instance or "*"))
-    if args.instance is None:
-        raise InvalidRequest(f"buffer action {args.action!r} needs `instance` "
-                             "(a name, group or *)")
     if args.action == "load":
-        if args.path is None:
-            raise InvalidRequest("buffer action 'load' needs `path` (see action 'search')")
         rows = orch.buffers.load(args.instance, args.path, args.name)
     else:
-        if args.name is None:
-            raise InvalidRequest("buffer action 'free' needs `name` (see action 'list')")
         rows = orch.buffers.free(args.instance, args.name)
     return BufferOutput(action=args.action, buffers=rows)

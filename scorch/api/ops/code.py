@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, Field
 
+from scorch.api.fanout import failed_outcomes
 from scorch.api.fields import (
     Code,
     ExecuteTimeout,
@@ -130,7 +131,7 @@ class ExecuteOutput(Result):
 
 
 @operation(access=DESTROY, command="exec", positional=("instance", "code"), waits="timeout_s",
-           files=("code",))
+           files=("code",), unanswered=failed_outcomes)
 def execute(orch: Orchestra, args: ExecuteArgs) -> ExecuteOutput:
     """Run SuperCollider code in an instance's sclang and return the value of the last
     expression and what it posted. With a group or "*", the code runs on each instance

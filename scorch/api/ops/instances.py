@@ -3,15 +3,34 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from scorch.api.fanout import (
+    label,
+    unknown_rows,
+    unknown_statuses,
+    unknown_statuses_failed,
+)
 from scorch.api.fields import Selector
 from scorch.api.models import AudioStatus, InstanceRow, InstanceStatus, plain
-from scorch.api.operation import DESTROY, READ, Args, Result, operation
-from scorch.errors import ScorchError
+from scorch.api.operation import (
+    DESTROY,
+    READ,
+    SET,
+    SILENCE,
+    Action,
+    Answer,
+    Args,
+    Host,
+    Hosts,
+    Result,
+    operation,
+)
+from scorch.errors import NotRunning, ScorchError
 from scorch.hosts.link import HostInfo
 
 if TYPE_CHECKING:
@@ -34,7 +53,22 @@ class Ping(Result):
     time: float | None = Field(None, description="this host's clock (Unix time) as it answered")
 
 
-@operation(access=READ, tool=False, patience=5.0)
+def _ping_across(hosts: Hosts, args: NoArgs) -> Ping:
+    """The coordinator answers for itself: its config, its hosts' rooms, the first start."""
+    answers = hosts.answers("ping", args)
+    if not answers:
+        raise NotRunning(f"no host of {hosts.config.source or 'the config'} answers: "
+                         + "; ".join(f"{label(h['name'])} {h['state']} ({h['reason']})"
+                                     for h in hosts.hosts()))
+    return Ping(config=str(hosts.config.source) if hosts.config.source else None,
+                instances=[n for n, i in hosts.config.instances.items() if i.host in hosts.parts],
+                started_at=min((a.get("started_at") or time.time() for a in answers.values()),
+                               default=None),
+                hosted_by="coordinator", host=None, config_digest=hosts.config.digest,
+                time=time.time())
+
+
+@operation(access=READ, tool=False, patience=5.0, across=_ping_across)
 def ping(orch: Orchestra, args: NoArgs) -> Ping:
     """Say which installation answers: its config file, instances and start time."""
     return Ping(config=str(orch.config.source) if orch.config.source else None,
@@ -61,7 +95,7 @@ class InstanceList(Result):
         return table + "\n\n" + render_hosts(self.hosts)
 
 
-@operation(access=READ, command="list")
+@operation(access=READ, command="list", roll_call=True, unanswered=unknown_rows)
 def list_instances(orch: Orchestra, args: NoArgs) -> InstanceList:
     """List every SuperCollider instance: name, group, state, port, CPU, synths, uptime
     and restarts. Call this first to learn the names; only READY instances run code."""
@@ -99,7 +133,8 @@ class StatusArgs(Args):
     instance: Selector = "*"
 
 
-@operation(access=READ, command="status", positional=("instance",))
+@operation(access=READ, command="status", positional=("instance",),
+           unanswered=unknown_statuses)
 def status(orch: Orchestra, args: StatusArgs) -> StatusOutput:
     """Full status of instances: state and since when, scsynth's live CPU and counts,
     process ids, restart budget, last crash, and named nodes with their values; and the
@@ -107,13 +142,35 @@ def status(orch: Orchestra, args: StatusArgs) -> StatusOutput:
     return _statuses(orch, orch.rooms.resolve(args.instance))
 
 
-class InstanceAction(Args):
+class _OnInstances(Action):
     """Instances and what to do with them."""
 
     name: Annotated[Selector, Field(
         description='An instance name, a group name, or "*" for every instance')]
-    action: Annotated[Literal["boot", "quit", "restart"], Field(
-        description="boot a STOPPED or FAILED instance, quit it, or restart it")]
+
+
+class Boot(_OnInstances):
+    """Boot STOPPED or FAILED instances and wait until they are READY."""
+
+    access = SET
+    action: Literal["boot"]
+
+
+class Quit(_OnInstances):
+    """Quit instances: their sound stops, their processes end."""
+
+    access = SILENCE
+    action: Literal["quit"]
+
+
+class Restart(_OnInstances):
+    """Restart instances; their SynthDefs and named nodes come back with their values."""
+
+    access = DESTROY
+    action: Literal["restart"]
+
+
+InstanceAction = Annotated[Boot | Quit | Restart, Field(discriminator="action")]
 
 
 class ActionOutput(StatusOutput):
@@ -128,8 +185,8 @@ class ActionOutput(StatusOutput):
         return "\n".join(f"{name}: {why}" for name, why in self.failed.items())
 
 
-@operation(name="instance", access=DESTROY, command="instance",
-           positional=("action", "name"), patience=200.0,
+@operation(name="instance", command="instance", positional=("action", "name"),
+           patience=200.0, rooms="name", unanswered=unknown_statuses_failed,
            aliases={verb: {"action": verb} for verb in ("boot", "quit", "restart")})
 def instance_action(orch: Orchestra, args: InstanceAction) -> ActionOutput:
     """Boot, quit or restart instances (by name, group or "*"; several at once in
@@ -175,7 +232,12 @@ class EventsOutput(Result):
     events: list[EventOut]
 
 
-@operation(access=READ, command="events", positional=("instance",))
+def _oldest_first(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) -> Answer:
+    """Every host's events, oldest first."""
+    return {**merged, "events": sorted(merged.get("events") or [], key=lambda e: e["time"])}
+
+
+@operation(access=READ, command="events", positional=("instance",), merge=_oldest_first)
 def events(orch: Orchestra, args: EventsArgs) -> EventsOutput:
     """Lifecycle events: boots, crashes, hangs, restarts and restores, oldest first.
     Read these when an instance is RESTARTING or FAILED."""
@@ -201,7 +263,16 @@ class ReloadOutput(Result):
         return "\n".join(f"{name}: {why}" for name, why in self.failed.items())
 
 
-@operation(access=DESTROY, command="reload", patience=320.0, tool=False)
+def _changes_by_host(merged: Answer, answers: Sequence[tuple[Host, Answer]],
+                     args: Any) -> Answer:
+    """Every host's changes, each saying its host."""
+    changes = [f"{label(host)}: {line}" for host, answer in answers
+               for line in answer.get("changes") or []]
+    return {**merged, "changes": changes}
+
+
+@operation(access=DESTROY, command="reload", patience=320.0, tool=False,
+           merge=_changes_by_host)
 def reload(orch: Orchestra, args: NoArgs) -> ReloadOutput:
     """Re-read the config file and apply what changed: rooms added or removed, a room
     restarted if its port or channels changed, config nodes added, set, replaced or

@@ -5,12 +5,13 @@ from __future__ import annotations
 import datetime
 import difflib
 import re
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field, Strict, model_validator
 
 from scorch.api.fields import Selector, WaitTimeout
-from scorch.api.operation import READ, Args, Result, operation
+from scorch.api.operation import READ, Answer, Args, Host, Result, operation
 from scorch.errors import DocNotFound
 from scorch.knowledge import fts
 from scorch.knowledge.class_doc import ClassDoc, MethodEntry
@@ -180,7 +181,8 @@ class DocsOutput(Result):
         return "\n".join(lines)
 
 
-@operation(access=READ, command="docs", positional=("query",), waits="timeout_s")
+@operation(access=READ, command="docs", positional=("query",), waits="timeout_s",
+           any_host=True)
 def docs(orch: Orchestra, args: DocsArgs) -> DocsOutput:
     """Look SuperCollider up in the help installed here and the class library the rooms
     run: name = a class (SinOsc) gives its methods with their real argument names and
@@ -332,7 +334,13 @@ class HistoryOutput(Result):
         return "\n\n".join(blocks)
 
 
-@operation(access=READ, command="history", positional=("query",))
+def _newest_first(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) -> Answer:
+    """Every host's executions, newest first, the ``limit`` newest."""
+    entries = sorted(merged.get("entries") or [], key=lambda e: -e["time"])
+    return {**merged, "entries": entries[:args.limit]}
+
+
+@operation(access=READ, command="history", positional=("query",), merge=_newest_first)
 def history(orch: Orchestra, args: HistoryArgs) -> HistoryOutput:
     """Find code that was executed before, newest first: every execute (and snippet run)
     is kept with its instance, time, value, posted output, error and duration, across

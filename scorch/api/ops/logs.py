@@ -9,12 +9,13 @@ and ``events``.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from scorch.api.fields import Selector
-from scorch.api.operation import READ, Args, Result, operation
+from scorch.api.operation import READ, Answer, Args, Host, Result, operation
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -60,8 +61,16 @@ def _line(entry: LogEntry) -> str:
             f"[{entry.source}] {entry.text}")
 
 
+def _in_time(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) -> Answer:
+    """Every host's entries in time; the latest ``lines`` unless after a cursor."""
+    entries = sorted(merged.get("entries") or [], key=lambda e: e["time"])
+    if not getattr(args, "after", None):
+        entries = entries[-args.lines:]
+    return {**merged, "entries": entries}
+
+
 @operation(access=READ, command="logs", positional=("instance",), tool=False,
-           short={"lines": "n"}, follow="after")
+           short={"lines": "n"}, follow="after", merge=_in_time)
 def logs(orch: Orchestra, args: LogsArgs) -> LogsOutput:
     """The consoles of instances and their lifecycle events (boots, crashes, restarts),
     merged in time, oldest first. -f follows them."""

@@ -2,40 +2,98 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
+from scorch.api.fanout import label
 from scorch.api.fields import RouteId, WaitTimeout
 from scorch.api.models import plain
-from scorch.api.operation import CHANGE, Args, Result, operation
-from scorch.errors import InvalidRequest
+from scorch.api.operation import (
+    CHANGE,
+    DESTROY,
+    READ,
+    SILENCE,
+    Action,
+    Answer,
+    Host,
+    Result,
+    Where,
+    operation,
+)
 from scorch.values import Text
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
 
-MidiAction = Literal["ports", "routes", "map", "unmap", "learn", "send", "panic"]
+class MidiPorts(Action):
+    """List the MIDI devices."""
+
+    access = READ
+    action: Literal["ports"]
 
 
-class MidiArgs(Args):
-    """One MIDI action and what it needs."""
+class MidiRoutes(Action):
+    """List the routes: which control moves which param, which keys play which room."""
 
-    action: Annotated[MidiAction, Field(
-        description="ports: list devices; routes: list mappings; map: add a route; unmap: "
-        "remove one; learn: wait for the next control moved; send: send a message; panic: "
-        "all notes off")]
-    spec: Annotated[dict[str, Any] | None, Field(
-        description="map: the route, as in config.toml's [[midi.controls]] or [[midi.keys]]"
+    access = READ
+    action: Literal["routes"]
+
+
+class MidiMap(Action):
+    """Add a route: a controller to a node's param, or keys to a SynthDef."""
+
+    access = CHANGE
+    action: Literal["map"]
+    spec: Annotated[dict[str, Any], Field(
+        description="The route, as in config.toml's [[midi.controls]] or [[midi.keys]]"
         ', e.g. {"port": "nanoKONTROL", "cc": 74, "instance": "lobby", "node": "pad", '
         '"param": "cutoff", "range": [200, 4000], "curve": "exp", "takeover": "pickup"}; '
-        'keys: {"port": ..., "instance": ..., "synthdef": "pluck"}')] = None
-    route_id: Annotated[RouteId | None, Field(description="unmap: the route's id")] = None
-    port: Annotated[Text | None, Field(max_length=200,
-                                       description="send: the output port")] = None
-    message: Annotated[dict[str, Any] | None, Field(
-        description='send: e.g. {"type": "note_on", "note": 60, "velocity": 100}')] = None
-    timeout_s: Annotated[WaitTimeout, Field(description="learn: seconds to wait")] = 10.0
+        'keys: {"port": ..., "instance": ..., "synthdef": "pluck"}')]
+
+    def where(self) -> Where:
+        """On the host its controller is on (``host``), else where its room is."""
+        host, room = self.spec.get("host"), self.spec.get("instance")
+        return Where(rooms=room if isinstance(room, str) else None,
+                     host=host if isinstance(host, str) else None)
+
+
+class MidiUnmap(Action):
+    """Remove a route."""
+
+    access = DESTROY
+    action: Literal["unmap"]
+    route_id: Annotated[RouteId, Field(description="The route's id (see action 'routes')")]
+
+
+class MidiLearn(Action):
+    """Wait for the next control or note moved on any port, and say which it was."""
+
+    access = READ
+    action: Literal["learn"]
+    timeout_s: Annotated[WaitTimeout, Field(description="Seconds to wait")] = 10.0
+
+
+class MidiSend(Action):
+    """Send a message to an output port."""
+
+    access = CHANGE
+    action: Literal["send"]
+    port: Annotated[Text, Field(max_length=200, description="The output port")]
+    message: Annotated[dict[str, Any], Field(
+        description='e.g. {"type": "note_on", "note": 60, "velocity": 100}')]
+
+
+class MidiPanic(Action):
+    """All notes off everywhere: every voice released, pedals lifted, all-notes-off out."""
+
+    access = SILENCE
+    action: Literal["panic"]
+
+
+MidiArgs = Annotated[MidiPorts | MidiRoutes | MidiMap | MidiUnmap | MidiLearn | MidiSend
+                     | MidiPanic, Field(discriminator="action")]
 
 
 class MidiOutput(Result):
@@ -45,7 +103,14 @@ class MidiOutput(Result):
     result: Any
 
 
-@operation(access=CHANGE, command="midi", positional=("action",), waits="timeout_s")
+def _by_host(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) -> Answer:
+    """Several hosts' results, each under its host's name."""
+    if len(answers) == 1:
+        return merged
+    return {**merged, "result": {label(host): answer.get("result") for host, answer in answers}}
+
+
+@operation(command="midi", positional=("action",), waits="timeout_s", merge=_by_host)
 def midi(orch: Orchestra, args: MidiArgs) -> MidiOutput:
     """MIDI: list ports and routes, map a controller to a node param, learn a control,
     send a message, or panic."""
@@ -53,25 +118,18 @@ def midi(orch: Orchestra, args: MidiArgs) -> MidiOutput:
 
 
 def _act(orch: Orchestra, args: MidiArgs) -> Any:
-    action = args.action
-    if action == "ports":
+    if args.action == "ports":
         return orch.midi.ports()
-    if action == "routes":
+    if args.action == "routes":
         return orch.midi.routes()
-    if action == "map":
-        return orch.midi.map(_need(args.spec, "spec", action))
-    if action == "unmap":
-        orch.midi.unmap(_need(args.route_id, "route_id", action))
+    if args.action == "map":
+        return orch.midi.map(args.spec)
+    if args.action == "unmap":
+        orch.midi.unmap(args.route_id)
         return {"unmapped": args.route_id}
-    if action == "learn":
+    if args.action == "learn":
         return orch.midi.learn(args.timeout_s)
-    if action == "send":
-        orch.midi.send(_need(args.port, "port", action), _need(args.message, "message", action))
+    if args.action == "send":
+        orch.midi.send(args.port, args.message)
         return {"sent": True}
     return {"panic": True, **orch.midi.panic()}
-
-
-def _need(value: Any, key: str, action: str) -> Any:
-    if value is None:
-        raise InvalidRequest(f"midi action {action!r} needs the argument {key!r}")
-    return value

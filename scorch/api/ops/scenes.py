@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, Field
 
 from scorch.api.fields import Selector
-from scorch.api.operation import CHANGE, Args, Result, operation
+from scorch.api.operation import CHANGE, DESTROY, READ, SET, Action, Result, operation
 from scorch.app.scenes import MAX_MORPH_SECONDS, Applied
 from scorch.errors import InvalidRequest
 from scorch.state.scenes import Scene
@@ -39,23 +39,62 @@ class SceneInfo(BaseModel):
                            for r, nodes in scene.values.items()})
 
 
-class SceneArgs(Args):
-    """One scene action and what it needs."""
+SceneNamed = Annotated[SceneName, Field(description="The scene")]
+Rooms = Annotated[Selector, Field(
+    description='Rooms it acts on: a name, a group or "*" (default: all)')]
 
-    action: Annotated[Literal["save", "recall", "morph", "list", "delete"], Field(
-        description="save: keep the params of every named node under a name; recall: set "
-        "them at once; morph: move toward the scene (position 0..1, or over seconds); list; "
-        "delete")] = "list"
-    name: Annotated[SceneName | None, Field(description="The scene")] = None
-    instance: Annotated[Selector, Field(
-        description='Rooms it acts on: a name, a group or "*" (default: all)')] = "*"
+
+class SceneList(Action):
+    """List the saved scenes."""
+
+    access = READ
+    action: Literal["list"] = "list"
+
+
+class SceneSave(Action):
+    """Keep the params of every named node under a name (replacing a scene of that name)."""
+
+    access = DESTROY
+    action: Literal["save"]
+    name: SceneNamed
+    instance: Rooms = "*"
+
+
+class SceneRecall(Action):
+    """Set the scene's params at once."""
+
+    access = SET
+    action: Literal["recall"]
+    name: SceneNamed
+    instance: Rooms = "*"
+
+
+class SceneDelete(Action):
+    """Delete a saved scene."""
+
+    access = DESTROY
+    action: Literal["delete"]
+    name: SceneNamed
+
+
+class SceneMorph(Action):
+    """Move toward the scene: to a position (0..1), or over seconds."""
+
+    access = CHANGE
+    action: Literal["morph"]
+    name: SceneNamed
+    instance: Rooms = "*"
     position: Annotated[float | None, Field(
         ge=0, le=1, allow_inf_nan=False, strict=True,
-        description="morph: 0 is where the morph started, 1 is the scene; each param moves "
+        description="0 is where the morph started, 1 is the scene; each param moves "
         "along its spec's warp (frequencies exponentially)")] = None
     seconds: Annotated[float | None, Field(
         gt=0, le=MAX_MORPH_SECONDS, allow_inf_nan=False, strict=True,
-        description="morph: glide from now to the scene over this many seconds")] = None
+        description="Glide from now to the scene over this many seconds")] = None
+
+
+SceneArgs = Annotated[SceneList | SceneSave | SceneRecall | SceneMorph | SceneDelete,
+                      Field(discriminator="action")]
 
 
 class SceneOutput(Result):
@@ -70,7 +109,7 @@ class SceneOutput(Result):
                                description="room.node the scene holds that is not playing now")
 
 
-@operation(access=CHANGE, command="scene", positional=("action", "name"))
+@operation(command="scene", positional=("action", "name"))
 def scene(orch: Orchestra, args: SceneArgs) -> SceneOutput:
     """Scenes: the params of named nodes kept under a name. Recall one at once, or morph
     toward it by position (0..1, e.g. from a fader) or over seconds, each param along its
@@ -79,8 +118,6 @@ def scene(orch: Orchestra, args: SceneArgs) -> SceneOutput:
     conductor = orch.scenes
     if args.action == "list":
         return SceneOutput(action="list", scenes=[SceneInfo.of(s) for s in conductor.scenes()])
-    if args.name is None:
-        raise InvalidRequest(f"scene action {args.action!r} needs `name` (see action 'list')")
     if args.action == "save":
         saved = conductor.save(args.name, args.instance)
         return SceneOutput(action="save", name=args.name, scenes=[SceneInfo.of(saved)])

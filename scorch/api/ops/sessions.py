@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Annotated, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from scorch.api.operation import CHANGE, Args, Result, operation
+from scorch.api.fanout import label
+from scorch.api.operation import DESTROY, READ, Action, Answer, Host, Result, operation
 from scorch.app.sessions import Reading, parse, render
-from scorch.errors import InvalidRequest
 from scorch.state.session import Change
 from scorch.values import SessionName
 
@@ -42,15 +43,52 @@ class SessionInfo(BaseModel):
     kilobytes: float
 
 
-class SessionArgs(Args):
-    """One session action and its session's name."""
+SessionNamed = Annotated[SessionName, Field(
+    description='The session ("autosave" is the one kept every few seconds)')]
 
-    action: Annotated[Literal["save", "load", "list", "diff", "delete"], Field(
-        description="save: write the whole state (every room's nodes, params, buffers, "
-        "the MIDI routes and the tempo) under a name; load: change only what differs; "
-        "diff: show what load would change; list: saved sessions; delete: remove one")] = "list"
-    name: Annotated[SessionName | None, Field(
-        description='The session ("autosave" is the one kept every few seconds)')] = None
+
+class SessionList(Action):
+    """List the saved sessions."""
+
+    access = READ
+    action: Literal["list"] = "list"
+
+
+class SessionSave(Action):
+    """Write the whole state (every room's nodes, params, buffers, the MIDI routes and the
+    tempo) under a name, over a session of that name."""
+
+    access = DESTROY
+    action: Literal["save"]
+    name: SessionNamed
+
+
+class SessionLoad(Action):
+    """Load a session, changing only what differs (nodes it lacks are released)."""
+
+    access = DESTROY
+    action: Literal["load"]
+    name: SessionNamed
+
+
+class SessionDiff(Action):
+    """Show what loading a session would change."""
+
+    access = READ
+    action: Literal["diff"]
+    name: SessionNamed
+
+
+class SessionDelete(Action):
+    """Delete a saved session."""
+
+    access = DESTROY
+    action: Literal["delete"]
+    name: SessionNamed
+
+
+SessionArgs = Annotated[SessionList | SessionSave | SessionLoad | SessionDiff | SessionDelete,
+                        Field(discriminator="action")]
 
 
 class SessionOutput(Result):
@@ -72,7 +110,19 @@ class SessionOutput(Result):
                 + "; ".join(f"{c.detail}: {c.error}" for c in failed))
 
 
-@operation(access=CHANGE, command="session", positional=("action", "name"), patience=120.0)
+def _changes_say_host(merged: Answer, answers: Sequence[tuple[Host, Answer]],
+                      args: Any) -> Answer:
+    """A change that names no room (a tempo, a MIDI route) says whose host it is."""
+    if len(answers) == 1:
+        return merged
+    changes = [{**change, "detail": f"{label(host)}: {change['detail']}"}
+               if change.get("instance") is None else change
+               for host, answer in answers for change in answer.get("changes") or []]
+    return {**merged, "changes": changes}
+
+
+@operation(command="session", positional=("action", "name"), patience=120.0,
+           merge=_changes_say_host)
 def session(orch: Orchestra, args: SessionArgs) -> SessionOutput:
     """Sessions: the whole installation's state (every room's named nodes with their params,
     loaded buffers, and the MIDI routes) saved under a name as a readable file, and loaded
@@ -84,8 +134,6 @@ def session(orch: Orchestra, args: SessionArgs) -> SessionOutput:
             SessionInfo(name=f.name, path=str(f.path), kilobytes=round(f.size / 1024, 3),
                         saved=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(f.modified)))
             for f in store.list()])
-    if args.name is None:
-        raise InvalidRequest(f"session action {args.action!r} needs `name` (see action 'list')")
     name = args.name
     if args.action == "save":
         path = store.write(name, render(orch.sessions.capture(), name))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, Strict, model_validator
+from pydantic import AfterValidator, BaseModel, Field, Strict
 
 from scorch.api.fields import Code, ExecuteTimeout, Selector
-from scorch.api.operation import DESTROY, Args, Result, operation
+from scorch.api.operation import CHANGE, DESTROY, READ, Action, Hosts, Result, operation
 from scorch.api.ops.code import ExecuteOutcome, ExecuteOutput, run_code
 from scorch.knowledge.snippets import NAME_RULE, Snippet, validate_name, validate_tag
 from scorch.values import Flag, no_nul
@@ -24,33 +24,58 @@ SnippetName = Annotated[str, Strict(), Field(description=f"A snippet's name: {NA
 SnippetTag = Annotated[str, Strict(), AfterValidator(validate_tag)]
 
 
-class SnippetArgs(Args):
-    """What to do with which snippet."""
+class SnippetList(Action):
+    """List the snippets (tags filter them)."""
 
-    action: Annotated[Literal["list", "show", "save", "run", "delete"], Field(description=(
-        "list the snippets (tags filter them), show one's code, save yours, run one on an "
-        "instance (as execute does), or delete one of yours; built-ins are read-only"))]
-    name: SnippetName | None = None
-    instance: Annotated[Selector | None, Field(
-        description='Where run runs it: an instance, a group or "*"')] = None
-    code: Annotated[Code | None, Field(description="The code save keeps")] = None
-    description: Annotated[Description, Field(description=(
-        "What the saved snippet does, one line"))] = ""
+    access = READ
+    action: Literal["list"]
     tags: Annotated[tuple[SnippetTag, ...], Field(max_length=20, description=(
-        "Tags for save; for list, only snippets with all of them"))] = ()
-    replace: Annotated[Flag, Field(description="save over a snippet of yours with that "
+        "Only snippets with all of these tags"))] = ()
+
+
+class SnippetShow(Action):
+    """Show a snippet's code."""
+
+    access = READ
+    action: Literal["show"]
+    name: SnippetName
+
+
+class SnippetSave(Action):
+    """Save code as a snippet of yours (built-ins are read-only)."""
+
+    access = CHANGE
+    action: Literal["save"]
+    name: SnippetName
+    code: Annotated[Code, Field(description="The code to keep")]
+    description: Annotated[Description, Field(description=(
+        "What the snippet does, one line"))] = ""
+    tags: Annotated[tuple[SnippetTag, ...], Field(max_length=20, description="Its tags")] = ()
+    replace: Annotated[Flag, Field(description="Save over a snippet of yours with that "
                                    "name")] = False
+
+
+class SnippetRun(Action):
+    """Run a snippet on instances, as execute does (kept in the history)."""
+
+    access = DESTROY
+    action: Literal["run"]
+    name: SnippetName
+    instance: Annotated[Selector, Field(
+        description='Where to run it: an instance, a group or "*"')]
     timeout_s: ExecuteTimeout = 10.0
 
-    @model_validator(mode="after")
-    def _needed(self) -> SnippetArgs:
-        missing = [field for field, needed in (
-            ("name", self.action != "list" and self.name is None),
-            ("code", self.action == "save" and self.code is None),
-            ("instance", self.action == "run" and self.instance is None)) if needed]
-        if missing:
-            raise ValueError(f"{self.action} needs {' and '.join(missing)}")
-        return self
+
+class SnippetDelete(Action):
+    """Delete a snippet of yours (built-ins are read-only)."""
+
+    access = DESTROY
+    action: Literal["delete"]
+    name: SnippetName
+
+
+SnippetArgs = Annotated[SnippetList | SnippetShow | SnippetSave | SnippetRun | SnippetDelete,
+                        Field(discriminator="action")]
 
 
 class SnippetInfo(BaseModel):
@@ -102,8 +127,20 @@ class SnippetOutput(Result):
         return "\n".join(header) + "\n" + (self.snippet.code or "")
 
 
-@operation(access=DESTROY, command="snippet", positional=("action", "name", "instance"),
-           waits="timeout_s")
+def _run_across(hosts: Hosts, args: SnippetArgs) -> SnippetOutput | None:
+    """Run: the snippet's code from the first host that has it, run as execute on the rooms."""
+    if args.action != "run":
+        return None
+    shown = hosts.call("snippet", {"action": "show", "name": args.name})
+    assert isinstance(shown, SnippetOutput) and shown.snippet is not None
+    ran = hosts.call("execute", {"instance": args.instance, "code": shown.snippet.code,
+                                 "timeout_s": args.timeout_s})
+    assert isinstance(ran, ExecuteOutput)
+    return SnippetOutput(action="run", snippets=[], snippet=shown.snippet, results=ran.results)
+
+
+@operation(command="snippet", positional=("action", "name", "instance"), waits="timeout_s",
+           any_host=True, across=_run_across)
 def snippet(orch: Orchestra, args: SnippetArgs) -> SnippetOutput:
     """Named pieces of SuperCollider code: about ten starters ship with scorch (a
     pattern, an effect chain, a sample player, a MIDI responder...) and you can save
@@ -114,16 +151,13 @@ def snippet(orch: Orchestra, args: SnippetArgs) -> SnippetOutput:
         wanted = set(args.tags)
         return SnippetOutput(action="list", snippet=None, results=[], snippets=[
             SnippetInfo.of(s, with_code=False) for s in store.list() if wanted <= set(s.tags)])
-    assert args.name is not None
     results: list[ExecuteOutcome] = []
     if args.action == "save":
-        assert args.code is not None
         found = store.save(args.name, args.code, args.description, args.tags,
                            replace=args.replace)
     else:
         found = store.show(args.name)
     if args.action == "run":
-        assert args.instance is not None
         results = run_code(orch, args.instance, found.code, args.timeout_s).results
     elif args.action == "delete":
         store.delete(args.name)

@@ -14,7 +14,7 @@ from scorch.api.fields import (
     SynthDefName,
     TimedArgs,
 )
-from scorch.api.operation import CHANGE, DESTROY, SET, Args, Result, operation
+from scorch.api.operation import CHANGE, DESTROY, READ, SET, Action, Args, Result, operation
 from scorch.errors import InvalidRequest, NodeNotFound
 from scorch.primitives.synthdefs.library import ParamSpec, SynthDefInfo
 
@@ -60,16 +60,32 @@ class SynthDefOut(BaseModel):
                    params=[Param.of(p) for p in info.params])
 
 
-class SynthDefsArgs(Args):
-    """What to do with the library."""
+class SynthDefsList(Action):
+    """List the library."""
 
-    action: Annotated[Literal["list", "describe", "load"], Field(
-        description="list the library, describe one SynthDef, or load one into instances")
-    ] = "list"
-    name: Annotated[SynthDefName | None, Field(description="The SynthDef (describe, load)")
-                    ] = None
-    instance: Annotated[Selector | None, Field(
-        description='Where to load it: a name, a group or "*" (load)')] = None
+    access = READ
+    action: Literal["list"] = "list"
+
+
+class SynthDefsDescribe(Action):
+    """Describe one SynthDef: its params with range, units and default."""
+
+    access = READ
+    action: Literal["describe"]
+    name: Annotated[SynthDefName, Field(description="The SynthDef")]
+
+
+class SynthDefsLoad(Action):
+    """Load one SynthDef into instances (to use it from your own code)."""
+
+    access = SET
+    action: Literal["load"]
+    name: Annotated[SynthDefName, Field(description="The SynthDef")]
+    instance: Annotated[Selector, Field(description='Where: a name, a group or "*"')]
+
+
+SynthDefsArgs = Annotated[SynthDefsList | SynthDefsDescribe | SynthDefsLoad,
+                          Field(discriminator="action")]
 
 
 class SynthDefsOutput(Result):
@@ -80,21 +96,16 @@ class SynthDefsOutput(Result):
     loaded_on: list[str] = Field(default_factory=list, description="instances it was loaded on")
 
 
-@operation(access=SET, command="synthdefs", positional=("action", "name"))
+@operation(command="synthdefs", positional=("action", "name"), any_host=True)
 def synthdefs(orch: Orchestra, args: SynthDefsArgs) -> SynthDefsOutput:
     """The SynthDef library: ready-made sounds with descriptions and param specs (range,
     units, default). Load one to use it from your own code; play loads it by itself."""
     if args.action == "list":
         return SynthDefsOutput(action="list",
                                synthdefs=[SynthDefOut.of(i) for i in orch.rooms.synthdefs()])
-    if args.name is None:
-        raise InvalidRequest(f"synthdefs action {args.action!r} needs `name` "
-                             "(see action 'list')")
     described = [SynthDefOut.of(orch.library.info(args.name))]
     if args.action == "describe":
         return SynthDefsOutput(action="describe", synthdefs=described)
-    if args.instance is None:
-        raise InvalidRequest("synthdefs action 'load' needs `instance` (a name, group or *)")
     loaded = orch.rooms.load_synthdef(args.instance, args.name)
     return SynthDefsOutput(action="load", synthdefs=described, loaded_on=loaded)
 

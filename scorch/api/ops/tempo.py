@@ -53,7 +53,7 @@ class TempoOutput(Result):
         None, description="with [midi] clock_in: the port, its tempo and transport")
 
 
-@operation(access=CHANGE, command="tempo", positional=("bpm",))
+@operation(access=CHANGE, command="tempo", positional=("bpm",), rooms="group")
 def tempo(orch: Orchestra, args: TempoArgs) -> TempoOutput:
     """The installation's tempo: read it (bpm, the beat and bar phase, the transport, Link
     peers), or set the bpm, move the beat, or start, stop or continue MIDI clock devices.

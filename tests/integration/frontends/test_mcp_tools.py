@@ -211,8 +211,13 @@ async def test_synthdefs_list_describe_and_load(client: Client, orchestra: Orche
 
 
 async def test_synthdefs_errors_say_what_is_missing(client: Client) -> None:
-    assert "needs `name`" in await fails(client, "synthdefs", action="describe")
-    assert "needs `instance`" in await fails(client, "synthdefs", action="load", name="kick")
+    assert "synthdefs action 'describe': invalid arguments:\nname: this argument is " \
+        "required" in await fails(client, "synthdefs", action="describe")
+    assert "synthdefs action 'load': invalid arguments:\ninstance: this argument is " \
+        "required" in await fails(client, "synthdefs", action="load", name="kick")
+    assert "instance: unknown argument" in await fails(client, "synthdefs",
+                                                        action="describe", name="kick",
+                                                        instance="beta")
     message = await fails(client, "synthdefs", action="describe", name="nope")
     assert "unknown SynthDef 'nope'" in message and "sine" in message
 
@@ -306,7 +311,8 @@ async def test_midi_lists_ports_maps_unmaps_and_explains_bad_routes(client: Clie
     assert "alpha, beta" in unknown
     assert "no run-time MIDI route" in await fails(client, "midi", action="unmap",
                                                    route_id="nope")
-    assert "needs the argument 'spec'" in await fails(client, "midi", action="map")
+    assert "midi action 'map': invalid arguments:\nspec: this argument is required" in \
+        await fails(client, "midi", action="map")
 
 
 async def test_a_service_without_an_orchestra_explains_why_on_every_call() -> None:

@@ -345,8 +345,8 @@ async def test_snippet_errors_say_what_is_wrong(client: Client) -> None:
     assert "read-only" in await fails(client, "snippet", action="delete", name="pbind-melody")
     assert "read-only" in await fails(client, "snippet", action="save", name="pbind-melody",
                                       code="1", replace=True)
-    assert "run needs instance" in await fails(client, "snippet", action="run",
-                                               name="pbind-melody")
+    assert "snippet action 'run': invalid arguments:\ninstance: this argument is " \
+        "required" in await fails(client, "snippet", action="run", name="pbind-melody")
     assert "lower-case letters" in await fails(client, "snippet", action="show",
                                                name="Not A Name")
     assert "known: buffer-player" in await fails(client, "snippet", action="show",

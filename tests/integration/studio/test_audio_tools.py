@@ -260,7 +260,8 @@ async def test_a_recording_until_stopped_stops_on_request(client: Client) -> Non
         client, "record", action="stop", instance="quiet")
     assert "exists already" in await fails(client, "record", action="start",
                                            instance="quiet", name="until-stopped")
-    assert "needs `instance`" in await fails(client, "record", action="start")
+    assert "record action 'start': invalid arguments:\ninstance: this argument is " \
+        "required" in await fails(client, "record", action="start")
     assert "not starting with '.'" in await fails(client, "record", action="start",
                                                   instance="quiet", name="../escape")
 

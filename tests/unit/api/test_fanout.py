@@ -3,55 +3,28 @@
 The pure part (``scorch.api.fanout``) is tested on its own; the
 coordinator then against real control servers of two local hosts, each
 serving an orchestra that is not started (its rooms answer STOPPED, no
-process needed).
+process needed: ``conftest.py``).
 """
 
 from __future__ import annotations
 
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from scorch.api import fanout
 from scorch.api.coordinator import Coordinator
-from scorch.api.local import LocalService
 from scorch.api.ops import lookup
-from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config, parse_config
 from scorch.errors import HostUnreachable, InstanceNotFound, InvalidRequest, NotRunning
 from scorch.hosts.channel import ssh_argv
-from scorch.wire.server import ControlServer
-
-TEXT = """
-[audio]
-driver = "dummy"
-[hosts.a]
-via = "local"
-[hosts.b]
-via = "local"
-[instances.x]
-host = "a"
-group = "g"
-[instances.y]
-host = "b"
-group = "g"
-[instances.z]
-host = "b"
-"""
-
-
-@pytest.fixture
-def config(tmp_path: Path) -> Config:
-    path = tmp_path / "cfg.toml"
-    path.write_text(f'state_dir = "{tmp_path / "state"}"\n' + textwrap.dedent(TEXT))
-    return parse_config(path.read_text(), path)
+from tests.unit.api.conftest import Served
 
 
 def plan(config: Config, op: str, **args: object) -> fanout.Plan:
-    return fanout.plan(op, lookup(op).parse(args), config)
+    return fanout.plan(lookup(op), lookup(op).parse(args), config)
 
 
 def test_an_operation_goes_to_the_hosts_of_the_rooms_it_names(config: Config) -> None:
@@ -76,29 +49,29 @@ def test_an_operation_goes_to_the_hosts_of_the_rooms_it_names(config: Config) ->
 
 def test_one_host_alone_knows_only_its_rooms(config: Config) -> None:
     with pytest.raises(InstanceNotFound, match="known instances: y, z"):
-        fanout.plan("execute", lookup("execute").parse({"instance": "x", "code": "1"}),
+        fanout.plan(lookup("execute"), lookup("execute").parse({"instance": "x", "code": "1"}),
                     config, ["b"])
 
 
 def test_answers_are_joined_in_config_order_and_logs_by_time(config: Config) -> None:
     rows = [({"name": "y"}, "b"), ({"name": "x"}, "a")]
-    merged = fanout.merge("list_instances", None, [
+    merged = fanout.merge(lookup("list_instances"), None, [
         ("b", {"hosted_by": "scorch run", "instances": [rows[0][0]]}),
         ("a", {"hosted_by": "scorch run", "instances": [rows[1][0]]})], config)
     assert [(r["name"], r["host"]) for r in merged["instances"]] == [("x", "a"), ("y", "b")]
     args = lookup("logs").parse({"lines": 2})
-    merged = fanout.merge("logs", args, [
+    merged = fanout.merge(lookup("logs"), args, [
         ("a", {"entries": [{"time": 1.0}, {"time": 4.0}], "cursor": {"x": 1}}),
         ("b", {"entries": [{"time": 2.0}, {"time": 3.0}], "cursor": {"y": 5}})], config)
     assert [e["time"] for e in merged["entries"]] == [3.0, 4.0]
     assert merged["cursor"] == {"x": 1, "y": 5}
-    merged = fanout.merge("reload", None, [("a", {"changes": ["nothing changed"]}),
+    merged = fanout.merge(lookup("reload"), None, [("a", {"changes": ["nothing changed"]}),
                                            ("b", {"changes": ["room y: node n added"]})],
                           config)
     assert merged["changes"] == ["a: nothing changed", "b: room y: node n added"]
     tempo = {"action": "tempo", "instance": None, "target": "installation",
              "detail": "tempo of installation: 120 -> 96 bpm"}
-    merged = fanout.merge("session", None, [
+    merged = fanout.merge(lookup("session"), None, [
         ("a", {"action": "diff", "changes": [tempo]}),
         ("b", {"action": "diff", "changes": [tempo, {"action": "set", "instance": "y",
                                                      "target": "n", "detail": "set n"}]})],
@@ -106,29 +79,6 @@ def test_answers_are_joined_in_config_order_and_logs_by_time(config: Config) -> 
     assert [c["detail"] for c in merged["changes"]] == [
         "a: tempo of installation: 120 -> 96 bpm", "b: tempo of installation: 120 -> 96 bpm",
         "set n"]
-
-
-class Served:
-    """The control servers of hosts a and b, each over an orchestra not started."""
-
-    def __init__(self, config: Config) -> None:
-        self.servers = {}
-        for host in ("a", "b"):
-            part = config.for_host(host)
-            server = ControlServer(LocalService(Orchestra(part)), part.state_path())
-            server.start()
-            self.servers[host] = server
-
-    def stop(self, host: str) -> None:
-        self.servers.pop(host).stop()
-
-
-@pytest.fixture
-def served(config: Config) -> Iterator[Served]:
-    made = Served(config)
-    yield made
-    for server in made.servers.values():
-        server.stop()
 
 
 def test_the_coordinator_merges_rooms_with_hosts_and_says_each_hosts_state(
@@ -143,8 +93,11 @@ def test_the_coordinator_merges_rooms_with_hosts_and_says_each_hosts_state(
             ("a", "CONNECTED"), ("b", "CONNECTED")]
         pinged = coordinator.call("ping", {})
         assert pinged.instances == ["x", "y", "z"]  # type: ignore[attr-defined]
-        with pytest.raises(InvalidRequest, match="midi action 'unmap' needs"):
-            coordinator.call("midi", {"action": "unmap"})  # the hosts' own refusal
+        with pytest.raises(InvalidRequest, match=r"midi action 'unmap'.*\n.*route_id: this "
+                           r"argument is required"):
+            coordinator.call("midi", {"action": "unmap"})  # its own schema: no host asked
+        with pytest.raises(InvalidRequest, match="buffer action 'search' needs `query`"):
+            coordinator.call("buffer", {"action": "search"})  # the hosts' own refusal
     finally:
         coordinator.close()
 
