@@ -5,11 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
-BENCHMARKS = ("bench.boot", "bench.chaos", "bench.chaos_phases", "bench.midi_latency",
-              "bench.midi_clock",
-              "bench.mcp_roundtrip", "bench.knowledge", "bench.tool_fuzz", "bench.execute_diff",
-              "bench.memory", "bench.audio_analysis", "bench.audio_listen", "bench.audio_render",
-              "bench.audio_record", "bench.hosts")
+BENCHMARKS = ("bench.rooms.boot", "bench.rooms.chaos", "bench.rooms.chaos_phases", "bench.midi.latency",
+              "bench.midi.clock",
+              "bench.mcp_roundtrip", "bench.knowledge", "bench.tool_fuzz", "bench.rooms.execute_diff",
+              "bench.rooms.memory", "bench.audio.analysis", "bench.audio.listen", "bench.audio.render",
+              "bench.audio.record", "bench.hosts")
 
 
 def main() -> int:

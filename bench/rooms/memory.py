@@ -1,6 +1,6 @@
 """Memory benchmark: what restoring buffers and loading sessions cost, against baselines.
 
-Run: ``.venv/bin/python -m bench.memory``. Prints, each against a baseline measured
+Run: ``.venv/bin/python -m bench.rooms.memory``. Prints, each against a baseline measured
 in the same run:
 - a scsynth SIGKILL to RESTORED with N sample buffers, against the same room
   without buffers; and scorch's buffer restore on its own against a bare
@@ -148,7 +148,7 @@ def main() -> int:
     lines = [
         "## Memory: buffer restore and session load",
         "",
-        "`python -m bench.memory` (medians of "
+        "`python -m bench.rooms.memory` (medians of "
         f"{args.runs} runs; {args.buffers} mono float WAVs of {args.seconds:g} s each):",
         "",
         "| figure | scorch | baseline | ratio |",

@@ -1,6 +1,6 @@
 """Foundation benchmark: boot wall time, and what scorch adds to an sclang round trip.
 
-Run: ``.venv/bin/python -m bench.boot``. Prints
+Run: ``.venv/bin/python -m bench.rooms.boot``. Prints
 - wall time from starting ``scorch run`` to its status table (every instance
   READY), for 1 and 4 instances, median of several runs;
 - ``execute`` round trip for trivial code through the Orchestra, against a bare
@@ -129,7 +129,7 @@ def main() -> int:
     ]
     section = "\n".join([
         "## Foundation", "",
-        f"`.venv/bin/python -m bench.boot` ({time.strftime('%Y-%m-%d')}):", "",
+        f"`.venv/bin/python -m bench.rooms.boot` ({time.strftime('%Y-%m-%d')}):", "",
         "| what | figure |", "|---|---|", *(f"| {what} | {figure} |" for what, figure in rows),
         "",
         "Boot includes Python start-up, the SynthDef library (cached), a private jackd and,",

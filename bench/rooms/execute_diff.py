@@ -1,6 +1,6 @@
 """execute against a bare sclang on the help's examples: how often they agree, and why not.
 
-Run: ``.venv/bin/python -m bench.execute_diff [--units N | --all]``. One room
+Run: ``.venv/bin/python -m bench.rooms.execute_diff [--units N | --all]``. One room
 and one plain sclang (each on its own scsynth, on a private JACK server) run
 the hand-made cases of issue 18 and N examples from SuperCollider's installed
 class help (a seeded sample; ``--all`` runs every one, about 9,000), each twice
@@ -129,7 +129,7 @@ def main() -> None:
             {"unit": v.unit.source, "code": v.unit.code, "same": v.same, "reason": v.reason,
              "nondeterministic": v.nondeterministic, "bare": v.bare, "scorch": v.scorch,
              "notes": v.notes} for v in verdicts], indent=1))
-    command = ".venv/bin/python -m bench.execute_diff" + (" --all" if args.all else
+    command = ".venv/bin/python -m bench.rooms.execute_diff" + (" --all" if args.all else
                                                             f" --units {args.units}")
     text = report(verdicts, took, eligible, command)
     print(text)

@@ -1,4 +1,4 @@
-"""Time the audio analysis and picture of 3 s of 48 kHz stereo (``python -m bench.audio_analysis``).
+"""Time the audio analysis and picture of 3 s of 48 kHz stereo (``python -m bench.audio.analysis``).
 
 Each is run 20 times on the same sound after one warm-up call (which pays for
 the imports); the median is printed, with the fastest and slowest. The sound
@@ -67,7 +67,7 @@ def main() -> None:
     section = "\n".join([
         "## Audio analysis",
         "",
-        f"`.venv/bin/python -m bench.audio_analysis --runs {args.runs}` "
+        f"`.venv/bin/python -m bench.audio.analysis --runs {args.runs}` "
         f"({time.strftime('%Y-%m-%d')}): {SECONDS:g} s of {samples.shape[1]}-channel "
         f"{samples.dtype} at {RATE} Hz (four kicks over a pad), after one warm-up call.",
         f"It reads: \"{report.summary}\"",

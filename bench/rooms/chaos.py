@@ -1,6 +1,6 @@
 """Chaos benchmark: random SIGKILL and SIGSTOP faults on 4 instances, and what came back.
 
-Run: ``.venv/bin/python -m bench.chaos [--faults 60] [--seed 7]``. Prints faults
+Run: ``.venv/bin/python -m bench.rooms.chaos [--faults 60] [--seed 7]``. Prints faults
 injected and recovered, detection time and time to RESTORED (median and max),
 persistent nodes lost (must be 0) and processes left after shutdown (must be 0).
 """
@@ -168,7 +168,7 @@ def main() -> int:
     ]
     section = "\n".join([
         "## Supervision", "",
-        f"`.venv/bin/python -m bench.chaos --faults {args.faults} --seed {args.seed}` "
+        f"`.venv/bin/python -m bench.rooms.chaos --faults {args.faults} --seed {args.seed}` "
         f"({time.strftime('%Y-%m-%d')}): {len(ROOMS)} instances, each with a named persistent",
         "node whose parameter changes before every fault; faults are SIGKILL or SIGSTOP on",
         "scsynth or sclang, chosen at random; watchdog interval 0.1 s, 5 missed pings.",

@@ -1,6 +1,6 @@
 """Benchmark MIDI clock out: tempo and jitter as a JACK MIDI receiver timestamps the ticks.
 
-Run with ``python -m bench.midi_clock`` (about a minute). It starts a private
+Run with ``python -m bench.midi.clock`` (about a minute). It starts a private
 jackd, a receiver in its own process (a JACK client written with JACK-Client, as
 a synth or drum machine's driver would be: each tick's time is the start of
 the cycle it arrived in, as ``jack_get_cycle_times`` gives it on the system's
@@ -40,7 +40,7 @@ from typing import Any
 
 from bench.report import write_section
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TICK = 0xF8
 
 
@@ -214,7 +214,7 @@ def report(runs: list[dict[str, Any]], seconds: float) -> str:
     lines = [
         "## MIDI clock",
         "",
-        f"`python -m bench.midi_clock` on this machine ({time.strftime('%Y-%m-%d')}, "
+        f"`python -m bench.midi.clock` on this machine ({time.strftime('%Y-%m-%d')}, "
         f"{os.cpu_count()} CPUs shared with other test runs). scorch's router sends "
         "`[[midi.clock_out]]` to a JACK MIDI receiver in another process (a JACK-Client "
         "program: each tick's time is the start of its cycle on the monotonic clock, from "

@@ -1,6 +1,6 @@
 """Listen benchmark: what a 3 s ``listen`` costs beyond its 3 s of sound, through MCP.
 
-Run: ``.venv/bin/python -m bench.audio_listen [--runs 8]``. Boots one room
+Run: ``.venv/bin/python -m bench.audio.listen [--runs 8]``. Boots one room
 playing a 440 Hz sine on a private headless jackd, then calls the ``listen``
 tool through an in-memory MCP client (the PNG travels as image content) and
 times each call from ``call_tool`` to its result. The first call in the process
@@ -106,7 +106,7 @@ def main() -> None:
     section = "\n".join([
         "## Listen",
         "",
-        f"`.venv/bin/python -m bench.audio_listen --runs {args.runs}` "
+        f"`.venv/bin/python -m bench.audio.listen --runs {args.runs}` "
         f"({time.strftime('%Y-%m-%d')}, load average {load:.1f} at the start): "
         f"the `listen` tool through an in-memory MCP client, "
         f"{SECONDS:g} s of a room playing a 440 Hz sine, stereo at 48 kHz.",

@@ -1,6 +1,6 @@
 """Chaos in every phase: faults injected while a room boots, restores, re-attaches, runs code.
 
-Run: ``.venv/bin/python -m bench.chaos_phases [--repeats 5] [--only TEXT]``. One room with a
+Run: ``.venv/bin/python -m bench.rooms.chaos_phases [--repeats 5] [--only TEXT]``. One room with a
 named node; each phase is entered on purpose (a restart, a crash) and its
 fault injected at the exact step, from the thread in that step: a wrapper
 around the step (the attach record being built, the restore being sent)
@@ -28,8 +28,8 @@ from typing import Any
 import psutil
 
 import actors.instance.processes
-from bench.chaos import WIDE_OPEN, node_value
 from bench.report import write_section
+from bench.rooms.chaos import WIDE_OPEN, node_value
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from scorch.errors import ScorchError
@@ -260,7 +260,7 @@ def report(results: list[Phase], repeats: int, shutdown: float, left: list[int])
                     f"{phase.lost} |")
     return "\n".join([
         "## Supervision by phase", "",
-        f"`.venv/bin/python -m bench.chaos_phases --repeats {repeats}` "
+        f"`.venv/bin/python -m bench.rooms.chaos_phases --repeats {repeats}` "
         f"({time.strftime('%Y-%m-%d')}): one room with a named node whose value changes before "
         "every fault; each fault is injected at its step by the thread in that step, then the "
         "step goes on. Back means READY, sclang attached, and the node's last value read back "

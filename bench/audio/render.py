@@ -1,6 +1,6 @@
 """Render benchmark: how many times faster than real time a 10 s ``render`` is.
 
-Run: ``.venv/bin/python -m bench.audio_render [--runs 5]``. No room is booted:
+Run: ``.venv/bin/python -m bench.audio.render [--runs 5]``. No room is booted:
 ``render`` needs none. Each run renders the library's ``sine`` held for 10 s
 (plus its 0.3 s release) at a different pitch, so nothing comes from the cache,
 through the operation as MCP and the CLI call it; the figures are scsynth -N
@@ -69,7 +69,7 @@ def main() -> None:
     section = "\n".join([
         "## Render",
         "",
-        f"`.venv/bin/python -m bench.audio_render --runs {args.runs}` "
+        f"`.venv/bin/python -m bench.audio.render --runs {args.runs}` "
         f"({time.strftime('%Y-%m-%d')}, load average {load:.1f} at the start): "
         f"the library's `sine` held for {SECONDS:g} s, then "
         f"released: {length:.2f} s of stereo at 48 kHz, a new pitch each run (no cache).",

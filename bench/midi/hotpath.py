@@ -1,8 +1,8 @@
 """Benchmark the MIDI router's hot path in process: the callback called directly, no JACK.
 
-Run with ``python -m bench.midi_hotpath`` (a few seconds). It builds a router
+Run with ``python -m bench.midi.hotpath`` (a few seconds). It builds a router
 (not started: no ports, no helper threads) with the same routes as
-``bench.midi_latency``, and times what the input thread does with one queued
+``bench.midi.latency``, and times what the input thread does with one queued
 message (the router's lock, the engine, the datagram) with raw MIDI bytes, so
 what it shows is the CPU cost per message. A UDP socket stands in for scsynth
 and is drained between batches, outside the timing.
@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.midi_latency import NODE, PARAMS, ListenerTargets, bench_config, percentile
+from bench.midi.latency import NODE, PARAMS, ListenerTargets, bench_config, percentile
 
 PORT = "benchrouter:router"
 BATCH = 1000

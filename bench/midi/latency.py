@@ -1,6 +1,6 @@
 """Benchmark the MIDI router: latency against a bare rtmidi-to-UDP baseline, and throughput.
 
-Run with ``python -m bench.midi_latency`` (about 15 s). It starts a private
+Run with ``python -m bench.midi.latency`` (about 15 s). It starts a private
 jackd, plays two JACK MIDI virtual ports standing in for hardware (one for the
 baseline, one for the router, so the two never compete for one message), and
 receives the OSC datagrams on a UDP socket standing in for scsynth.
@@ -13,7 +13,7 @@ receives the OSC datagrams on a UDP socket standing in for scsynth.
   both listen to, in the same run: what each received, every parameter's last
   value and every note. Once with jackd as the tests run it, once with realtime
   scheduling (``[audio] realtime``), as a stage machine runs it.
-- Hot path in process (``bench.midi_hotpath``, after jackd is gone): the callback
+- Hot path in process (``bench.midi.hotpath``, after jackd is gone): the callback
   called directly, so the CPU cost per message without any scheduling.
 
 The figures replace the ``## MIDI`` section of BENCHMARKS.md (``--no-write`` to skip).
@@ -38,7 +38,7 @@ from typing import Any
 from bench.report import write_section
 from midi.schema import MidiConfig
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NODE = 1000
 PARAMS = 16
 
@@ -323,7 +323,7 @@ def report(runs: list[dict], hot: dict, hot_count: int) -> str:
     lines = [
         "## MIDI",
         "",
-        "`python -m bench.midi_latency` on this machine "
+        "`python -m bench.midi.latency` on this machine "
         f"({time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs shared with other test runs, "
         "jackd dummy driver 48 kHz / 64 frames, so a JACK MIDI hop costs up to one 1.33 ms "
         "period). The hardware and the UDP listener standing in for scsynth run in a separate "
@@ -355,7 +355,7 @@ def report(runs: list[dict], hot: dict, hot_count: int) -> str:
         server = "realtime" if figures["realtime"] else "no realtime"
         lines.append(f"| {server} | {base_own['p50']:.1f} us | {base_own['p99']:.1f} us | "
                      f"{own['p50']:.1f} us | {own['p99']:.1f} us | {own['max']:.1f} us |")
-    lines += ["", "CPU cost of the hot path in process (`python -m bench.midi_hotpath`, run by "
+    lines += ["", "CPU cost of the hot path in process (`python -m bench.midi.hotpath`, run by "
               "the command above after jackd stopped): what the input thread does with one "
               "queued message (the router's lock, the engine, the datagram; coalescing off), "
               "timed per call; the baseline is a cached `/n_set` with its float packed, and "

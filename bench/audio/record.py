@@ -1,6 +1,6 @@
 """Record benchmark: four rooms recording at once, against the same four not recording.
 
-Run: ``.venv/bin/python -m bench.audio_record [--seconds 10]``. Boots four rooms,
+Run: ``.venv/bin/python -m bench.audio.record [--seconds 10]``. Boots four rooms,
 each playing a sine, on one private headless jackd, and measures two windows of
 the same length: first without recording, then with every room recording its
 outputs (stereo 32-bit float WAV, DiskOut inside scsynth). For each window:
@@ -99,7 +99,7 @@ def main() -> None:
     section = "\n".join([
         "## Record",
         "",
-        f"`.venv/bin/python -m bench.audio_record --seconds {args.seconds:g}` "
+        f"`.venv/bin/python -m bench.audio.record --seconds {args.seconds:g}` "
         f"({time.strftime('%Y-%m-%d')}, load average {load:.1f} at the start): "
         f"four rooms, each playing a sine, on one headless "
         f"jackd (48 kHz, 64 frames); two windows of {args.seconds:g} s, the second with "
