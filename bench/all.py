@@ -5,11 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
-BENCHMARKS = ("bench.rooms.boot", "bench.rooms.chaos", "bench.rooms.chaos_phases", "bench.midi.latency",
-              "bench.midi.clock",
-              "bench.mcp_roundtrip", "bench.knowledge", "bench.tool_fuzz", "bench.rooms.execute_diff",
-              "bench.rooms.memory", "bench.audio.analysis", "bench.audio.listen", "bench.audio.render",
-              "bench.audio.record", "bench.hosts")
+BENCHMARKS = (
+    "bench.rooms.boot", "bench.rooms.chaos", "bench.rooms.chaos_phases", "bench.midi.latency",
+    "bench.midi.clock", "bench.mcp_roundtrip", "bench.knowledge", "bench.tool_fuzz",
+    "bench.rooms.execute_diff", "bench.rooms.memory", "bench.audio.analysis",
+    "bench.audio.listen", "bench.audio.render", "bench.audio.record", "bench.hosts",
+)
 
 
 def main() -> int:
