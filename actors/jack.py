@@ -64,6 +64,12 @@ class Jack(pykka.ThreadingActor):
         started = time.monotonic()
         deadline = started + timeout
         options = jackd_options(self.config)
+        if wait_for_server(self.audio.jack_server, 0.01, lambda: True):
+            # A second jackd of a live server's name fails, and may take the first one's
+            # clients down with it: another installation's server is never touched.
+            raise BootError(f"a JACK server {self.audio.jack_server!r} runs already, not "
+                            "started by this scorch (another installation?): give this one "
+                            "its own [audio] jack_server, or driver = \"jack\" to join it")
         while True:
             proc = ManagedProcess("jackd", options.argv(), self.console, env=options.env(),
                                   on_exit=self._exited)

@@ -101,6 +101,8 @@ class StatusOutput(Result):
         from scorch.api.status_text import describe, render_hosts
 
         blocks = [describe(status.model_dump()) for status in self.instances]
+        if self.audio is not None:  # names the JACK server the rooms are clients of
+            blocks.append(f"Audio: {self.audio.summary}")
         if self.hosts:
             blocks.append(render_hosts([host.model_dump() for host in self.hosts]))
         return "\n\n".join(blocks)
