@@ -12,7 +12,7 @@ import pykka
 from scorch.config.installation import Config
 from scorch.errors import BootError, BootTimeout
 from scorch.primitives.console import Console
-from scorch.primitives.system.jackd import JackdOptions, wait_for_server
+from scorch.primitives.system.jackd import JackdOptions, ServerClaim, wait_for_server
 from scorch.primitives.system.process import ManagedProcess
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,8 @@ class Jack(pykka.ThreadingActor):
         self._on_crash = on_crash
         self._proc: ManagedProcess | None = None
         self._serving: ManagedProcess | None = None
+        self._claim = ServerClaim(config.audio.jack_server)
+        """The server's name, held from the first start until the actor stops (restarts too)."""
         """The jackd that accepted clients: only its exit is a crash (a failed start raises)."""
 
     def start_server(self, timeout: float = 10.0) -> int:
@@ -64,6 +66,10 @@ class Jack(pykka.ThreadingActor):
         started = time.monotonic()
         deadline = started + timeout
         options = jackd_options(self.config)
+        if not self._claim.take():
+            raise BootError(f"the JACK server name {self.audio.jack_server!r} is taken by "
+                            "another scorch on this machine: give this installation its own "
+                            "[audio] jack_server")
         if wait_for_server(self.audio.jack_server, 0.01, lambda: True):
             # A second jackd of a live server's name fails, and may take the first one's
             # clients down with it: another installation's server is never touched.
@@ -120,8 +126,9 @@ class Jack(pykka.ThreadingActor):
             self._proc = None
 
     def on_stop(self) -> None:
-        """Stop jackd with the actor (actor thread)."""
+        """Stop jackd with the actor and let its name go (actor thread)."""
         self.stop_server()
+        self._claim.release()
 
     def alive_check(self) -> Callable[[], bool]:
         """A thread-safe check that this jackd still runs (for the instances)."""

@@ -24,7 +24,7 @@ from scorch.primitives.system.audio_driver import (
     sound_cards,
     user_server,
 )
-from scorch.primitives.system.jackd import jack_env
+from scorch.primitives.system.jackd import JackdOptions, jack_env, wait_for_server
 from scorch.primitives.system.process import child_env
 from tests.conftest import jack_name, node_param
 from tests.support.harness import ONE_ROOM, jack_server
@@ -272,9 +272,31 @@ def test_a_second_installation_under_a_running_servers_name_leaves_that_server_a
     second = Orchestra(installation(side_by_side / "second", server), library)
     with Sounding(first) as sounding:
         try:
-            with pytest.raises(ScorchError, match=f"a JACK server '{server}' runs already"):
+            with pytest.raises(ScorchError, match=f"name '{server}' is taken by another scorch"):
                 second.start()
         finally:
             second.stop()
-    assert sounding.seen and {seen for seen in sounding.seen} == {("READY", 220.0)}
+        sounding.more(10)
+    assert {seen for seen in sounding.seen} == {("READY", 220.0)}
     assert first.pids()["jackd"] == jackd and server_running(server)
+
+
+@pytest.mark.integration
+def test_a_jackd_scorch_did_not_start_is_never_started_again_under_its_name(
+        side_by_side: Path, library: SynthDefLibrary) -> None:
+    server = jack_name("foreign")
+    options = JackdOptions(server=server)
+    foreign = subprocess.Popen(options.argv(), env=child_env(options.env()),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_for_server(server, 10.0, lambda: foreign.poll() is None)
+        orch = Orchestra(installation(side_by_side / "mine", server), library)
+        try:
+            with pytest.raises(ScorchError, match=f"a JACK server '{server}' runs already"):
+                orch.start()
+        finally:
+            orch.stop()
+        assert foreign.poll() is None and server_running(server)
+    finally:
+        foreign.terminate()  # SIGTERM: a SIGKILLed jackd keeps its slot in JACK's registry
+        foreign.wait(timeout=10)
