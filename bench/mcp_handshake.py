@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import statistics
 import subprocess
 import sys
@@ -26,6 +27,7 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 TOOLS = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("scorch", "mcp_server", "actors", "midi")
 
 
 def config(folder: Path) -> Path:
@@ -40,8 +42,16 @@ def config(folder: Path) -> Path:
     return path
 
 
-def start(config: Path, cache: Path) -> tuple[float, float]:
-    """Seconds from spawn to the initialize answer and to the tools/list answer."""
+def start(config: Path, cache: Path, compiled: bool = True) -> tuple[float, float]:
+    """Seconds from spawn to the initialize answer and to the tools/list answer.
+
+    Not ``compiled``: scorch's own compiled modules are removed first, as in a
+    fresh virtualenv (pip compiles the libraries it installs, not an editable tree).
+    """
+    if not compiled:
+        for package in PACKAGES:
+            for folder in (ROOT / package).rglob("__pycache__"):
+                shutil.rmtree(folder, ignore_errors=True)
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": str(ROOT)}
     spawned = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "scorch.cli.main", "mcp", "--config",
@@ -78,10 +88,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         path = config(folder)
+        fresh = [start(path, folder / f"fresh-{n}", compiled=False) for n in range(runs)]
         cold = [start(path, folder / f"cold-{n}") for n in range(runs)]
         start(path, folder / "warm")  # fills the cache
         warm = [start(path, folder / "warm") for _ in range(runs)]
-    for label, figures in (("cold", cold), ("warm", warm)):
+    for label, figures in (("cold, fresh tree (no .pyc)", fresh), ("cold", cold), ("warm", warm)):
         print(f"{label} ({runs} runs): spawn->initialize {summary([a for a, _ in figures])}; "
               f"spawn->tools/list {summary([b for _, b in figures])}")
 
