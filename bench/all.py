@@ -7,7 +7,8 @@ import sys
 
 BENCHMARKS = ("bench.boot", "bench.chaos", "bench.chaos_phases", "bench.midi_latency",
               "bench.midi_clock",
-              "bench.mcp_roundtrip", "bench.knowledge", "bench.tool_fuzz", "bench.execute_diff",
+              "bench.mcp_roundtrip", "bench.mcp_handshake", "bench.knowledge", "bench.tool_fuzz",
+              "bench.execute_diff",
               "bench.memory", "bench.audio_analysis", "bench.audio_listen", "bench.audio_render",
               "bench.audio_record", "bench.hosts")
 

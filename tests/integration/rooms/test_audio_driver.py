@@ -163,6 +163,9 @@ def test_auto_runs_headless_on_a_machine_without_a_server_or_a_card(
 def test_auto_joins_the_running_jack_server_and_leaves_it_running(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         start_orchestra: Callable[[Config], Orchestra]) -> None:
+    # The harness claims the name before it starts jackd (ServerClaim): another test run
+    # that probed the same free name at once no longer starts a second jackd under it and
+    # takes ours for its own, or ours for theirs (which went when that run stopped it).
     with jack_server(jack_name("users")) as users:
         monkeypatch.setenv(SERVER_ENV, users)
         orch = start_orchestra(auto_config(tmp_path, jack_name("auto")))
