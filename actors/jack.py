@@ -52,9 +52,9 @@ class Jack(pykka.ThreadingActor):
         self._on_crash = on_crash
         self._proc: ManagedProcess | None = None
         self._serving: ManagedProcess | None = None
+        """The jackd that accepted clients: only its exit is a crash (a failed start raises)."""
         self._claim = ServerClaim(config.audio.jack_server)
         """The server's name, held from the first start until the actor stops (restarts too)."""
-        """The jackd that accepted clients: only its exit is a crash (a failed start raises)."""
 
     def start_server(self, timeout: float = 10.0) -> int:
         """Start jackd and wait until clients can connect; return its pid.
