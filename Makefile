@@ -11,7 +11,7 @@ CONFIG ?= config.toml
 APT_PACKAGES := supercollider-server supercollider-language jackd2 \
                 openssh-server openssh-client iproute2 nftables
 
-.PHONY: run test bench lint system-deps clean
+.PHONY: run test bench lint handshake system-deps clean
 
 run: $(STAMP)
 	$(VENV)/bin/scorch run --config $(CONFIG)
@@ -51,7 +51,13 @@ $(STAMP): pyproject.toml | system-deps
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e '.[dev]'
+	$(VENV)/bin/python -m mcp_server.snapshot
 	touch $(STAMP)
+
+# The MCP handshake scorch answers before the SDK loads, recorded from the SDK (after a
+# change to an operation, the tools or the instructions; the test says when).
+handshake: $(STAMP)
+	$(VENV)/bin/python -m mcp_server.snapshot
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

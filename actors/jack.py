@@ -12,7 +12,7 @@ import pykka
 from scorch.config.installation import Config
 from scorch.errors import BootError, BootTimeout
 from scorch.primitives.console import Console
-from scorch.primitives.system.jackd import JackdOptions, wait_for_server
+from scorch.primitives.system.jackd import JackdOptions, ServerClaim, wait_for_server
 from scorch.primitives.system.process import ManagedProcess
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,8 @@ class Jack(pykka.ThreadingActor):
         self._proc: ManagedProcess | None = None
         self._serving: ManagedProcess | None = None
         """The jackd that accepted clients: only its exit is a crash (a failed start raises)."""
+        self._claim = ServerClaim(config.audio.jack_server)
+        """The server's name, held from the first start until the actor stops (restarts too)."""
 
     def start_server(self, timeout: float = 10.0) -> int:
         """Start jackd and wait until clients can connect; return its pid.
@@ -64,6 +66,16 @@ class Jack(pykka.ThreadingActor):
         started = time.monotonic()
         deadline = started + timeout
         options = jackd_options(self.config)
+        if not self._claim.take():
+            raise BootError(f"the JACK server name {self.audio.jack_server!r} is taken by "
+                            "another scorch on this machine: give this installation its own "
+                            "[audio] jack_server")
+        if wait_for_server(self.audio.jack_server, 0.01, lambda: True):
+            # A second jackd of a live server's name fails, and may take the first one's
+            # clients down with it: another installation's server is never touched.
+            raise BootError(f"a JACK server {self.audio.jack_server!r} runs already, not "
+                            "started by this scorch (another installation?): give this one "
+                            "its own [audio] jack_server, or driver = \"jack\" to join it")
         while True:
             proc = ManagedProcess("jackd", options.argv(), self.console, env=options.env(),
                                   on_exit=self._exited)
@@ -114,8 +126,9 @@ class Jack(pykka.ThreadingActor):
             self._proc = None
 
     def on_stop(self) -> None:
-        """Stop jackd with the actor (actor thread)."""
+        """Stop jackd with the actor and let its name go (actor thread)."""
         self.stop_server()
+        self._claim.release()
 
     def alive_check(self) -> Callable[[], bool]:
         """A thread-safe check that this jackd still runs (for the instances)."""

@@ -114,7 +114,7 @@ class Supervisor(pykka.ThreadingActor):
         stop the others) while calls to the rest go through.
         """
         audio = self.config.audio
-        self._use(choose(audio.driver, audio.jack_server, audio.device))
+        self._use(choose(audio.driver, self.config.jack_server(), audio.device))
         assert self.audio is not None
         log.info("audio: %s", self.audio.describe())
         if self.owns_jack():

@@ -7,7 +7,8 @@ import sys
 
 BENCHMARKS = (
     "bench.rooms.boot", "bench.rooms.chaos", "bench.rooms.chaos_phases", "bench.midi.latency",
-    "bench.midi.clock", "bench.mcp_roundtrip", "bench.knowledge", "bench.tool_fuzz",
+    "bench.midi.clock", "bench.mcp_roundtrip", "bench.mcp_handshake",
+    "bench.knowledge", "bench.tool_fuzz",
     "bench.rooms.execute_diff", "bench.rooms.memory", "bench.audio.analysis",
     "bench.audio.listen", "bench.audio.render", "bench.audio.record", "bench.hosts",
 )

@@ -18,8 +18,12 @@ Desktop shows the server as starting until ``initialize`` is answered. So
   cut just past the limit (``mcp_server.stdio`` answers it from its head), and
   the rest of it is dropped: no line, however long, is held whole.
 
-Without a cache entry (the first start after an upgrade) the SDK answers
-itself, and its answers fill the cache for the next start.
+Without a cache entry (the first start after an install or an upgrade) the
+answers come from the handshake shipped with scorch (``handshake.json``, the
+SDK's own answers recorded by ``python -m mcp_server.snapshot``), when it was
+recorded from these very sources: a digest of the content of every scorch module
+the SDK's answers were built from, and of the SDK's, pydantic's and Python's
+versions. Else the SDK answers itself, and its answers fill the cache.
 """
 
 from __future__ import annotations
@@ -50,6 +54,51 @@ def cache_dir() -> Path:
     return Path(base) / "scorch"
 
 
+#: The SDK's answers as recorded for these sources (``mcp_server.snapshot`` writes it).
+SNAPSHOT = Path(__file__).with_name("handshake.json")
+#: Set to a path to read the shipped answers from there, or to "" to do without them.
+SNAPSHOT_ENV = "SCORCH_MCP_SNAPSHOT"
+#: The libraries whose versions shape the answers (their dist-info folders' names).
+LIBRARIES = ("mcp", "mcp_types", "pydantic", "pydantic_core")
+
+
+def versions() -> list[str]:
+    """Python's version and the dist-info names of the libraries the answers come from."""
+    found = set()
+    for entry in sys.path:
+        folder = Path(entry or ".")
+        if folder.is_dir():
+            found |= {dist.name for lib in LIBRARIES for dist in folder.glob(f"{lib}-*.dist-info")}
+    return [f"python {sys.version_info.major}.{sys.version_info.minor}", *sorted(found)]
+
+
+def sources_digest(sources: list[str]) -> str:
+    """A digest of the content of ``sources`` (paths under the repository) and of
+    :func:`versions`; a missing file counts as empty."""
+    digest = hashlib.sha256("\n".join(versions()).encode())
+    for relative in sources:
+        try:
+            content = (ROOT / relative).read_bytes()
+        except OSError:
+            content = b""
+        digest.update(f"\n{relative}:{len(content)}\n".encode())
+        digest.update(content)
+    return digest.hexdigest()
+
+
+def shipped_answers() -> dict[str, Any]:
+    """The shipped answers, if they were recorded from these sources; else none."""
+    where = os.environ.get(SNAPSHOT_ENV)
+    path = SNAPSHOT if where is None else Path(where) if where else None
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8")) if path else {}
+        if recorded.get("digest") == sources_digest(recorded["sources"]):
+            return dict(recorded["answers"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return {}
+
+
 def cache_key() -> str:
     """A digest of everything the answers come from: scorch's sources, the SDK, Python."""
     digest = hashlib.sha256(sys.version.encode())
@@ -73,6 +122,8 @@ class HandshakeCache:
             self.answers: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             self.answers = {}
+        self.shipped: dict[str, Any] | None = None
+        """The shipped answers, once one was needed."""
 
     @staticmethod
     def slot(message: dict[str, Any]) -> str | None:
@@ -98,8 +149,13 @@ class HandshakeCache:
         return None
 
     def get(self, slot: str) -> Any:
-        """The cached result for ``slot``, or None."""
-        return self.answers.get(slot)
+        """The cached result for ``slot``, else the shipped one (see :func:`shipped_answers`)."""
+        found = self.answers.get(slot)
+        if found is None:
+            if self.shipped is None:  # read only when the cache lacks an answer
+                self.shipped = shipped_answers()
+            found = self.shipped.get(slot)
+        return found
 
     def put(self, slot: str, result: Any) -> None:
         """Keep the SDK's result for ``slot`` (written at once, atomically)."""
@@ -188,7 +244,8 @@ class EarlyFront:
             return
         self.answered[_id_key(message["id"])] = (slot, result)
         self.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + "\n")
-        log.info("answered %s early, from the handshake cache", slot)
+        where = "the handshake cache" if slot in self.cache.answers else "the shipped handshake"
+        log.info("answered %s early, from %s", slot, where)
 
 
 class AnswerFilter:

@@ -5,6 +5,9 @@ server attaches to it and never boots a process; otherwise it hosts an
 Orchestra for the session: started in the lifespan, stopped when the client
 closes stdin or the process gets SIGTERM, SIGINT or SIGHUP.
 
+A config with mistakes does not end the session: every tool says them, located,
+until the file loads (``mcp_server.config_gate``), and then the installation starts.
+
 Only the protocol reaches stdout (``mcp_server.stdio``).
 """
 
@@ -24,6 +27,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
+from mcp_server.config_gate import ConfigGate
 from mcp_server.early import EarlyFront
 from mcp_server.instructions import INSTRUCTIONS
 from mcp_server.stdio import protocol_streams
@@ -32,6 +36,7 @@ from scorch.api.local import LocalService
 from scorch.api.operation import Service
 from scorch.api.remote import RemoteService
 from scorch.config.installation import Config, load_config
+from scorch.errors import ConfigError
 from scorch.wire.envelope import find_running
 
 if TYPE_CHECKING:
@@ -102,7 +107,15 @@ def serve(config_path: Path, front: EarlyFront) -> None:
     ``[hosts]``: a coordinator over every host's ``scorch run``, watching them
     while the session lasts; it never runs a room itself.
     """
-    config = load_config(config_path)
+    try:
+        config = load_config(config_path)
+    except ConfigError as err:
+        log.error("%s has mistakes; every tool says them until the file is fixed:\n%s",
+                  config_path, err)
+        gate = ConfigGate(config_path, err, open_service).start()
+        with protocol_streams(front) as (stdin, stdout):
+            anyio.run(_run, build_server(gate, closing(gate.close)), stdin, stdout)
+        return
     if config.hosts:
         from scorch.api.coordinator import Coordinator
 
@@ -125,6 +138,55 @@ def serve(config_path: Path, front: EarlyFront) -> None:
         server = build_server(local, hosting_lifespan(local, config))
     with protocol_streams(front) as (stdin, stdout):
         anyio.run(_run, server, stdin, stdout)
+
+
+def open_service(config: Config) -> tuple[Service, Callable[[], None]]:
+    """The service for a config that loaded only after the session began, and its end.
+
+    The same choice as at a start with a good file: a coordinator over the hosts,
+    a running ``scorch run`` to attach to, else rooms hosted here (booting in the
+    background).
+    """
+    if config.hosts:
+        from scorch.api.coordinator import Coordinator
+
+        coordinator = Coordinator(config, watch=True)
+        return coordinator, coordinator.close
+    running = find_running(config.state_path())
+    if running is not None:
+        log.info("attaching to the running installation at %s", running)
+        return RemoteService(running), lambda: None
+    from scorch.app.orchestra import Orchestra
+
+    local = LocalService()
+    orchestra = Orchestra(config, hosted_by="scorch mcp")
+    local.orchestra = orchestra
+    starter = threading.Thread(target=_start, args=(orchestra, local), name="orchestra-start",
+                               daemon=True)
+    starter.start()
+
+    def close() -> None:
+        local.orchestra = None
+        local.unavailable = "scorch is shutting down"
+        starter.join()
+        orchestra.stop()
+        log.info("orchestra stopped; no process left")
+
+    return local, close
+
+
+def closing(close: Callable[[], None]) -> Lifespan:
+    """A lifespan that calls ``close`` (in a worker thread) when the session ends."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(close)
+
+    return lifespan
 
 
 async def _run(server: MCPServer[Any], stdin: Any, stdout: Any) -> None:

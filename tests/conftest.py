@@ -18,7 +18,7 @@ from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config, parse_config
 from scorch.errors import OscFailure
 from scorch.primitives.scsynth.client import OscClient
-from scorch.primitives.scsynth.server import SHARED_MEMORY
+from scorch.primitives.scsynth.server import SHARED_MEMORY, ScsynthOptions
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.process import pid_alive
 
@@ -109,6 +109,27 @@ def orphan_segments(ports: set[int]) -> list[str]:
     held = {conn.laddr.port for conn in psutil.net_connections(kind="udp") if conn.laddr}
     return sorted(f"SuperColliderServer_{port}" for port in ports - held
                   if (SHARED_MEMORY / f"SuperColliderServer_{port}").exists())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_segment_left_by_the_suite() -> Iterator[None]:
+    """After the whole session, no scsynth segment of a port the suite started one on is left.
+
+    Every scsynth this process starts is seen (its options' command line); one that
+    failed, crashed or was killed must not leave its 8 MB in /dev/shm.
+    """
+    ports: set[int] = set()
+    argv = ScsynthOptions.argv
+
+    def seen(options: ScsynthOptions) -> list[str]:
+        ports.add(options.port)
+        return argv(options)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ScsynthOptions, "argv", seen)
+        yield
+    left = orphan_segments(ports)
+    assert not left, f"/dev/shm keeps segments of the suite's scsynths: {left}"
 
 
 @pytest.fixture

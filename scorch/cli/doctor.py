@@ -88,7 +88,7 @@ def _audio_check(config: Config) -> Check:
     audio = config.audio
     if shutil.which("jack_wait") is None:
         return Check("audio", False, "jack_wait not found (it comes with JACK)", install_hint())
-    choice = choose(audio.driver, audio.jack_server, audio.device)
+    choice = choose(audio.driver, config.jack_server(), audio.device)
     cards = ", ".join(f"{c.device} {c.id}" for c in sound_cards()) or "none"
     detail = f"{choice.describe()}; sound cards: {cards}"
     if choice.driver == "dummy":

@@ -170,18 +170,32 @@ class Config(StrictModel):
         stem = self.source.stem if self.source else "config"
         return base / f"{stem}-{digest}"
 
+    def jack_server(self) -> str:
+        """The JACK server this installation's rooms use, unless ``auto`` joins a running one.
+
+        ``[audio] jack_server`` when the file names one (and always for the ``jack``
+        driver, which joins that server); else a name of the installation's own,
+        made from its state folder as that folder is from the config's path: any
+        number of installations share a machine, none starts its jackd under
+        another's name.
+        """
+        if "jack_server" in self.audio.model_fields_set or self.audio.driver == "jack":
+            return self.audio.jack_server
+        folder = str(self.state_path())
+        return f"scorch-{hashlib.sha1(folder.encode()).hexdigest()[:8]}"
+
     # --- several hosts ---------------------------------------------------------
 
     def host_audio(self, host: str) -> AudioConfig:
         """``[audio]`` with ``[hosts.HOST.audio]`` over it.
 
         A ``local`` host shares this machine's JACK registry, so unless it names
-        its own server it gets ``<jack_server>-<host>``.
+        its own server it gets ``<jack_server>-<host>`` (this installation's server).
         """
         found = self.hosts[host]
         override = found.audio.model_dump(exclude_none=True)
         if found.via == "local" and "jack_server" not in override:
-            override["jack_server"] = f"{self.audio.jack_server}-{host}"
+            override["jack_server"] = f"{self.jack_server()}-{host}"
         return AudioConfig.model_validate({**self.audio.model_dump(), **override})
 
     def host_state_path(self, host: str | None) -> Path:
@@ -383,12 +397,13 @@ def _check_hosts(config: Config, lines: dict[tuple[str, ...], int], path: Path) 
                 raise fail(loc, f"with [audio] under it: {why}") from None
         if audio.driver == "jack":
             continue  # a server scorch joins, not one it runs
-        key = (config.machine(part), audio.jack_server)
+        server = config.jack_server() if part is None else audio.jack_server
+        key = (config.machine(part), server)
         if key in jacks:
             other, other_loc = jacks[key]
             where = loc if part is not None else other_loc  # a host's table, where there is one
             raise fail(where, f"{other} and {label} would both run the JACK server "
-                       f"{audio.jack_server!r} on {key[0]}: give one its own jack_server")
+                       f"{server!r} on {key[0]}: give one its own jack_server")
         jacks[key] = (label, loc)
 
 

@@ -29,7 +29,8 @@ class AudioConfig(StrictModel):
         "`device`",
     )
     jack_server: str = Field("scorch", pattern=r"^[A-Za-z0-9_.-]+$",
-                             description="JACK server name: scorch's own, or the one to join "
+                             description="JACK server name: scorch's own (unset: one of this "
+                             "installation's own, from its state folder), or the one to join "
                              "with driver = 'jack'")
     sample_rate: int = Field(48000, ge=8000, le=192000)
     period: int = Field(64, ge=16, le=8192, description="JACK frames per period")

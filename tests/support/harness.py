@@ -27,7 +27,7 @@ from scorch.primitives.osc import OscMessage, encode_message
 from scorch.primitives.scsynth.server import Scsynth as ScsynthProcess
 from scorch.primitives.scsynth.server import ScsynthOptions
 from scorch.primitives.synthdefs.library import SynthDefLibrary
-from scorch.primitives.system.jackd import wait_for_server
+from scorch.primitives.system.jackd import ServerClaim, wait_for_server
 from scorch.primitives.system.ports import free_udp_port
 from scorch.primitives.system.process import ManagedProcess
 
@@ -102,14 +102,23 @@ def jack_server(base: str, slots: int = 4, timeout: float = 10.0, realtime: bool
     The names come from a small fixed set, not from the pid: JACK keeps a
     registry of at most 8 servers per user and reclaims the entry of a dead
     server only for the same name, so a per-pid name leaked by a killed run
-    would fill it up for every test on the machine. A name some live server
-    (another test run) holds is skipped: it would answer for ours.
+    would fill it up for every test on the machine. A name another test run
+    claimed (``ServerClaim``), or some live server holds, is skipped: it would
+    answer for ours.
     """
     console = Console()
     tried = []
     for slot in range(slots):
         name = f"{base}-{slot}"
+        # Claimed first, then probed: another run that probed the same free name at the
+        # same moment would otherwise start its jackd too, and the one that lost the race
+        # would take the winner's answer for its own (and lose it when the winner stops).
+        claim = ServerClaim(name)
+        if not claim.take():
+            tried.append(f"{name}: claimed by another run")
+            continue
         if _running(name):
+            claim.release()
             tried.append(f"{name}: held by another server")
             continue
         config = Config.model_validate({"audio": {"driver": "dummy", "jack_server": name,
@@ -122,6 +131,7 @@ def jack_server(base: str, slots: int = 4, timeout: float = 10.0, realtime: bool
             break
         # SIGTERM first and time to act on it: a SIGKILLed jackd keeps its registry entry.
         proc.stop(grace=5.0)
+        claim.release()
         tail = " / ".join(line.text for line in console.tail(3, source="jackd"))
         tried.append(f"{name}: {proc.describe_exit()}: {tail}")
     else:
@@ -130,6 +140,7 @@ def jack_server(base: str, slots: int = 4, timeout: float = 10.0, realtime: bool
         yield name
     finally:
         proc.stop(grace=5.0)
+        claim.release()
 
 
 def compile_test_synthdefs(directory: Path) -> Path:

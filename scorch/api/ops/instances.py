@@ -116,6 +116,8 @@ class StatusOutput(Result):
         from scorch.api.status_text import describe, render_hosts
 
         blocks = [describe(status) for status in self.instances]
+        if self.audio is not None:  # names the JACK server the rooms are clients of
+            blocks.append(f"Audio: {self.audio.summary}")
         if self.hosts:
             blocks.append(render_hosts(self.hosts))
         return "\n\n".join(blocks)

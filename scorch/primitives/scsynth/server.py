@@ -130,13 +130,16 @@ class Scsynth:
 
         proc = ManagedProcess("scsynth", options.argv(), console, env=options.env(),
                               on_exit=exited)
+        before = segment_identity(options.port)
         proc.start()
         line = console.wait_for(f"{READY}|{FATAL}", timeout, since=mark, source="scsynth")
         if line is None or "server ready" not in line.text:
             proc.stop(grace=0.5)
             detail = "\n".join(x.text for x in console.since(mark, source="scsynth")[-8:])
             if line is not None and "address in use" in line.text:
-                raise port_in_use(options.name, options.port)  # the segment is the holder's
+                # The port's holder may be a scsynth with its segment: only ours goes.
+                remove_shared_memory(options.port, unless=before)
+                raise port_in_use(options.name, options.port)
             remove_shared_memory(options.port)
             if line is None:
                 raise BootTimeout(f"instance {options.name!r}: scsynth did not say it was "
@@ -182,9 +185,22 @@ class Scsynth:
         remove_shared_memory(self.port)
 
 
-def remove_shared_memory(port: int) -> None:
-    """Remove the 8 MB shared-memory segment a killed scsynth on ``port`` left behind.
+def segment_identity(port: int) -> tuple[int, int] | None:
+    """Which file the shared-memory segment of ``port`` is now (device, inode), or None."""
+    try:
+        found = (SHARED_MEMORY / f"SuperColliderServer_{port}").stat()
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
-    It is named after the port, which only that (now dead) scsynth held.
+
+def remove_shared_memory(port: int, unless: tuple[int, int] | None = None) -> None:
+    """Remove the 8 MB shared-memory segment a scsynth on ``port`` left behind.
+
+    It is named after the port. ``unless``: the segment that was there before
+    this scsynth started (another program's scsynth holds the port), left alone
+    if it is still the same file; one that scsynth made in its place goes.
     """
+    if unless is not None and segment_identity(port) == unless:
+        return
     (SHARED_MEMORY / f"SuperColliderServer_{port}").unlink(missing_ok=True)

@@ -9,12 +9,15 @@ not a reason to start a second one.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from scorch.primitives.system.process import child_env
 
@@ -72,6 +75,41 @@ def wait_for_server(server: str, timeout: float, alive: Callable[[], bool]) -> b
             return True
         time.sleep(0.02)  # poll interval of a readiness check, not a guess at readiness
     return False
+
+
+class ServerClaim:
+    """This process's claim on a JACK server name, held while it runs that server.
+
+    JACK refuses a second server of a live server's name only once the second is
+    started, and a client that asks meanwhile may find either: so whoever starts a
+    jackd first claims the name (a lock file per user and name, which the kernel
+    lets go when the process ends, however it ends), and a name claimed elsewhere
+    is never started here.
+    """
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self.path = Path(tempfile.gettempdir()) / f"scorch-jack-{os.getuid()}-{server}.lock"
+        self._fd: int | None = None
+
+    def take(self) -> bool:
+        """Claim the name; False if another process holds it."""
+        if self._fd is not None:
+            return True
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        """Let the name go (the server is stopped)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 _client_env_lock = threading.Lock()

@@ -13,6 +13,7 @@ import pytest
 
 from scorch.api.models import InstanceRow
 from scorch.api.status_text import render
+from scorch.config.installation import load_config
 from scorch.primitives.system.process import DIE_WITH_PARENT
 from tests.conftest import jack_name, pid_alive
 from tests.support.processes import children
@@ -100,6 +101,18 @@ def test_doctor_checks_binaries_midi_and_ports(tmp_path: Path) -> None:
         assert "fix: " in done.stdout
     else:
         assert "[FAIL]" not in done.stdout
+
+
+def test_doctor_names_the_jack_server_of_the_installation_it_checks(tmp_path: Path) -> None:
+    """Without [audio] jack_server, the installation's own name, made from its state folder."""
+    path = tmp_path / "config.toml"
+    path.write_text(f'state_dir = "{tmp_path / "state"}"\n[audio]\ndriver = "dummy"\n'
+                    "[instances.room]\n")
+    own = load_config(path).jack_server()
+    assert own.startswith("scorch-")
+    done = subprocess.run([*SCORCH, "doctor", "--config", str(path)], capture_output=True,
+                          text=True, timeout=60)
+    assert f"] audio: driver 'dummy': starts a headless jackd {own!r}" in done.stdout
 
 
 def test_doctor_prints_the_install_command_for_a_missing_binary(tmp_path: Path) -> None:

@@ -23,7 +23,14 @@ from typing import Any
 
 import pytest
 
-from mcp_server.early import AnswerFilter, HandshakeCache
+from mcp_server.early import (
+    SNAPSHOT,
+    SNAPSHOT_ENV,
+    AnswerFilter,
+    HandshakeCache,
+    shipped_answers,
+    sources_digest,
+)
 from tests.conftest import jack_name
 
 SCORCH = [sys.executable, "-m", "scorch.cli.main", "mcp", "--config"]
@@ -37,11 +44,15 @@ TOOLS = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 class Session:
     """``scorch mcp`` over raw pipes: lines in, lines out, stderr kept."""
 
-    def __init__(self, config: Path, cache: Path) -> None:
+    def __init__(self, config: Path, cache: Path, snapshot: str = "") -> None:
+        """``snapshot``: where the shipped handshake is read ("": none; None: the shipped one)."""
+        env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+        env.pop(SNAPSHOT_ENV, None)
+        if snapshot is not None:
+            env[SNAPSHOT_ENV] = snapshot
         self.proc = subprocess.Popen(
             [*SCORCH, str(config)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True,
-            env={**os.environ, "XDG_CACHE_HOME": str(cache)})
+            stderr=subprocess.PIPE, start_new_session=True, env=env)
         self.lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -85,9 +96,10 @@ class Session:
         return self.proc.stderr.read().decode()
 
 
-def handshake(config: Path, cache: Path) -> tuple[dict[Any, Any], str]:
+def handshake(config: Path, cache: Path,
+              snapshot: str | None = "") -> tuple[dict[Any, Any], str]:
     """Initialize, tools/list and a tool call; the answers by id, and the log."""
-    session = Session(config, cache)
+    session = Session(config, cache, snapshot)
     try:
         session.send(INITIALIZE, INITIALIZED, TOOLS)
         got = {a["id"]: a for a in session.answers(2)}
@@ -144,6 +156,38 @@ def test_a_stale_cache_is_set_right_by_the_sdk(config: Path, tmp_path: Path) -> 
     _, log = handshake(config, cache)
     assert "answered tools/list differently from the SDK" in log
     assert json.loads(stored.read_text())["tools/list"] == sdk[2]["result"]
+
+
+@pytest.mark.integration
+def test_a_cold_start_answers_early_with_the_shipped_handshake_which_is_the_sdks_own(
+        config: Path, tmp_path: Path) -> None:
+    """The first start after an install: no cache, the shipped answers; they must be the
+    SDK's own for these sources (else `make handshake` records them again)."""
+    recorded = json.loads(SNAPSHOT.read_text())
+    assert recorded["digest"] == sources_digest(recorded["sources"]), (
+        "mcp_server/handshake.json was recorded from other sources: run `make handshake`")
+    assert shipped_answers() == recorded["answers"]
+    sdk, sdk_log = handshake(config, tmp_path / "sdk")  # no shipped answers: the SDK's
+    assert "early, from" not in sdk_log  # nothing answered early: the SDK answered
+    cold, cold_log = handshake(config, tmp_path / "cold", snapshot=None)
+    assert "answered initialize 2025-06-18 early, from the shipped handshake" in cold_log
+    assert "answered tools/list early, from the shipped handshake" in cold_log
+    assert cold[1]["result"] == sdk[1]["result"] == recorded["answers"]["initialize 2025-06-18"]
+    assert cold[2]["result"] == sdk[2]["result"] == recorded["answers"]["tools/list"]
+    assert "result" in cold[3] and not cold[3]["result"].get("isError")
+    assert "differently" not in cold_log
+
+
+def test_shipped_answers_of_other_sources_are_not_used(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    recorded = json.loads(SNAPSHOT.read_text())
+    stale = tmp_path / "handshake.json"
+    stale.write_text(json.dumps({**recorded, "digest": "0" * 64}))
+    monkeypatch.setenv(SNAPSHOT_ENV, str(stale))
+    assert shipped_answers() == {}
+    assert HandshakeCache(tmp_path, key="k").get("tools/list") is None
+    monkeypatch.setenv(SNAPSHOT_ENV, str(SNAPSHOT))
+    assert HandshakeCache(tmp_path, key="k").get("tools/list") == recorded["answers"]["tools/list"]
 
 
 def test_the_filter_drops_only_answers_given_early_and_keeps_partial_lines(

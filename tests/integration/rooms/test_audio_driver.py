@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
-from collections.abc import Callable
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,8 @@ import pytest
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config, parse_config
+from scorch.errors import OscFailure, ScorchError
+from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.audio_driver import (
     DEFAULT_SERVER,
     SERVER_ENV,
@@ -19,10 +24,10 @@ from scorch.primitives.system.audio_driver import (
     sound_cards,
     user_server,
 )
-from scorch.primitives.system.jackd import jack_env
+from scorch.primitives.system.jackd import JackdOptions, jack_env, wait_for_server
 from scorch.primitives.system.process import child_env
-from tests.conftest import jack_name
-from tests.support.harness import jack_server
+from tests.conftest import jack_name, node_param
+from tests.support.harness import ONE_ROOM, jack_server
 
 # Two cards as /proc/asound shows them: the first can only record, the second plays.
 CARDS = """\
@@ -158,6 +163,9 @@ def test_auto_runs_headless_on_a_machine_without_a_server_or_a_card(
 def test_auto_joins_the_running_jack_server_and_leaves_it_running(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         start_orchestra: Callable[[Config], Orchestra]) -> None:
+    # The harness claims the name before it starts jackd (ServerClaim): another test run
+    # that probed the same free name at once no longer starts a second jackd under it and
+    # takes ours for its own, or ours for theirs (which went when that run stopped it).
     with jack_server(jack_name("users")) as users:
         monkeypatch.setenv(SERVER_ENV, users)
         orch = start_orchestra(auto_config(tmp_path, jack_name("auto")))
@@ -171,3 +179,127 @@ def test_auto_joins_the_running_jack_server_and_leaves_it_running(
         orch.stop()
         assert server_running(users)  # joined, not owned: stopping scorch leaves it up
         assert "scorch-room" not in clients_of(users)
+
+
+#: Where the side-by-side installations keep their state: a fixed folder, as the JACK
+#: server names are made from it and JACK keeps a registry of at most 8 names per user.
+SIDE_BY_SIDE = Path(tempfile.gettempdir()) / jack_name("installations")
+
+
+def installation(folder: Path, server: str = "") -> Config:
+    """One room playing a named node, the driver left to auto, MIDI off, in ``folder``."""
+    named = f'[audio]\njack_server = "{server}"\n' if server else ""
+    text = f'state_dir = "{folder}"\n{named}[docs]\nbuild = "on-demand"\n{ONE_ROOM}'
+    folder.mkdir(parents=True, exist_ok=True)
+    return parse_config(text, folder / "config.toml")
+
+
+class Sounding:
+    """Reads a room's state and its node's ``freq`` from scsynth, again and again, in a thread."""
+
+    def __init__(self, orch: Orchestra) -> None:
+        self.orch = orch
+        self.seen: list[tuple[str, float | None]] = []
+        self._done = threading.Event()
+        self._count = threading.Semaphore(0)
+        self._thread = threading.Thread(target=self._watch, name="sounding")
+
+    def __enter__(self) -> Sounding:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join(timeout=10)
+
+    def _watch(self) -> None:
+        node_id = self.orch.rooms.nodes("room")["hum"].node_id
+        osc = self.orch.views["room"].osc
+        assert osc is not None
+        while not self._done.wait(0.02):
+            try:
+                freq: float | None = node_param(osc, node_id, "freq")
+            except OscFailure:
+                freq = None
+            self.seen.append((self.orch.rooms.status("room").state, freq))
+            self._count.release()
+
+    def more(self, count: int, timeout: float = 10.0) -> None:
+        """Wait for ``count`` more readings."""
+        for _ in range(count):
+            assert self._count.acquire(timeout=timeout), "the readings stopped"
+
+
+@pytest.fixture
+def side_by_side(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    if sound_cards():
+        pytest.skip("this machine has a sound card: auto would use it")
+    monkeypatch.setenv(SERVER_ENV, jack_name("nobody"))  # no user's server to join
+    shutil.rmtree(SIDE_BY_SIDE, ignore_errors=True)
+    yield SIDE_BY_SIDE
+    shutil.rmtree(SIDE_BY_SIDE, ignore_errors=True)
+
+
+@pytest.mark.integration
+def test_two_installations_run_headless_at_once_and_one_stops_without_the_other(
+        side_by_side: Path, start_orchestra: Callable[[Config], Orchestra]) -> None:
+    first = start_orchestra(installation(side_by_side / "first"))
+    second = start_orchestra(installation(side_by_side / "second"))
+    assert first.audio is not None and second.audio is not None
+    assert (first.audio.driver, second.audio.driver) == ("dummy", "dummy")
+    assert first.audio.server != second.audio.server
+    assert first.audio.server == first.config.jack_server()
+    for orch in (first, second):
+        assert orch.rooms.status("room").state == "READY"
+        assert server_running(orch.config.jack_server())
+        text = LocalService(orch).call("status", {}).text()
+        assert f"Audio: driver 'auto': starts a headless jackd {orch.audio.server!r}" in text
+    pids = second.rooms.pids()
+    with Sounding(second) as sounding:
+        first.stop()
+        assert not server_running(first.audio.server)
+        taken = len(sounding.seen)
+        sounding.more(taken + 25)  # the second keeps sounding after the first is gone
+    assert {seen for seen in sounding.seen} == {("READY", 220.0)}
+    assert second.rooms.pids() == pids  # nothing of the second was restarted
+    assert server_running(second.audio.server)
+
+
+@pytest.mark.integration
+def test_a_second_installation_under_a_running_servers_name_leaves_that_server_alone(
+        side_by_side: Path, start_orchestra: Callable[[Config], Orchestra],
+        library: SynthDefLibrary) -> None:
+    server = jack_name("shared")
+    first = start_orchestra(installation(side_by_side / "first", server))
+    jackd = first.rooms.pids()["jackd"]
+    second = Orchestra(installation(side_by_side / "second", server), library)
+    with Sounding(first) as sounding:
+        try:
+            with pytest.raises(ScorchError, match=f"name '{server}' is taken by another scorch"):
+                second.start()
+        finally:
+            second.stop()
+        sounding.more(10)
+    assert {seen for seen in sounding.seen} == {("READY", 220.0)}
+    assert first.rooms.pids()["jackd"] == jackd and server_running(server)
+
+
+@pytest.mark.integration
+def test_a_jackd_scorch_did_not_start_is_never_started_again_under_its_name(
+        side_by_side: Path, library: SynthDefLibrary) -> None:
+    server = jack_name("foreign")
+    options = JackdOptions(server=server)
+    foreign = subprocess.Popen(options.argv(), env=child_env(options.env()),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_for_server(server, 10.0, lambda: foreign.poll() is None)
+        orch = Orchestra(installation(side_by_side / "mine", server), library)
+        try:
+            with pytest.raises(ScorchError, match=f"a JACK server '{server}' runs already"):
+                orch.start()
+        finally:
+            orch.stop()
+        assert foreign.poll() is None and server_running(server)
+    finally:
+        foreign.terminate()  # SIGTERM: a SIGKILLed jackd keeps its slot in JACK's registry
+        foreign.wait(timeout=10)

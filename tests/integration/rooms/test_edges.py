@@ -20,6 +20,7 @@ import pytest
 import actors.instance.processes
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
+from scorch.primitives.scsynth.server import SHARED_MEMORY, remove_shared_memory, segment_identity
 from scorch.primitives.system.ports import free_udp_port
 from scorch.state.events import Kind
 from tests.conftest import MakeConfig, jack_name, node_exists
@@ -81,6 +82,47 @@ def test_a_port_held_by_another_program_names_it(
         assert "max_restarts = 1" in reason
     finally:
         blocker.close()
+
+
+def test_a_failed_start_on_a_port_another_program_holds_leaves_no_segment(
+        make_config: MakeConfig, start_orchestra: Start, monkeypatch: pytest.MonkeyPatch) -> None:
+    """scsynth makes its 8 MB segment before it finds the automatic port taken: it goes."""
+    blocker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    blocker.bind(("127.0.0.1", 0))
+    held = blocker.getsockname()[1]
+    handed: list[int] = []
+
+    def taken_first() -> int:
+        handed.append(held if not handed else free_udp_port())
+        return handed[-1]
+
+    monkeypatch.setattr(actors.instance.processes, "free_udp_port", taken_first)
+    segment = SHARED_MEMORY / f"SuperColliderServer_{held}"
+    assert not segment.exists()
+    try:
+        orch = start_orchestra(make_config(ONE_ROOM, tag="held"))
+        assert handed[0] == held and orch.rooms.status("room").port not in (None, held)
+        assert not segment.exists(), "the failed scsynth's segment was left in /dev/shm"
+    finally:
+        blocker.close()
+
+
+def test_a_segment_of_the_ports_holder_is_left_to_it(tmp_path: Path) -> None:
+    """A segment that was there before the start and is still the same file is not ours."""
+    port = free_udp_port()
+    segment = SHARED_MEMORY / f"SuperColliderServer_{port}"
+    segment.write_bytes(b"")
+    try:
+        before = segment_identity(port)
+        remove_shared_memory(port, unless=before)
+        assert segment.exists()
+        other = segment.with_name(f"{segment.name}.new")
+        other.write_bytes(b"")
+        os.replace(other, segment)  # another file in its place (both existed: a new inode)
+        remove_shared_memory(port, unless=before)
+        assert not segment.exists()
+    finally:
+        segment.unlink(missing_ok=True)
 
 
 def test_nodes_freed_behind_scorchs_back_leave_the_desired_state(

@@ -180,9 +180,10 @@ BAD = [
                  id="host-audio-alsa-without-device"),
     pytest.param('[hosts.a.audio]\nperiod = "big"\n[instances.x]\n',
                  ["cfg.toml:2", "hosts.a.audio.period", "valid integer"], id="host-audio-type"),
-    pytest.param('[hosts.a]\ntransport = "local"\n[hosts.a.audio]\njack_server = "scorch"\n'
+    pytest.param('[audio]\njack_server = "scorch"\n'
+                 '[hosts.a]\ntransport = "local"\n[hosts.a.audio]\njack_server = "scorch"\n'
                  '[instances.x]\nhost = "a"\n[instances.y]\n',
-                 ["cfg.toml:3", "hosts.a.audio", "the rooms without a host", "'scorch'",
+                 ["cfg.toml:5", "hosts.a.audio", "the rooms without a host", "'scorch'",
                   "own jack_server"], id="one-jack-twice-on-this-machine"),
     pytest.param('[hosts.a]\nvia = "local"\n[instances.x]\nhost = "a"\nport = 57110\n'
                  '[instances.y]\nport = 57110\n',

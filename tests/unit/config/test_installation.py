@@ -229,6 +229,25 @@ def test_state_path_is_under_xdg_state_home_or_the_homes_local_state(
         tmp_path / "state" / "scorch" / f"rooms-{digest}")
 
 
+def test_each_installation_names_its_own_jack_server_after_its_state_folder(
+        tmp_path: Path) -> None:
+    one = parse_config("[instances.a]\n", tmp_path / "one.toml")
+    two = parse_config("[instances.a]\n", tmp_path / "two.toml")
+    assert one.jack_server() != two.jack_server()
+    assert one.jack_server().startswith("scorch-")
+    assert parse_config("[instances.a]\n", tmp_path / "one.toml").jack_server() == \
+        one.jack_server()  # the same installation: the same name, start after start
+    moved = parse_config('state_dir = "elsewhere"\n[instances.a]\n', tmp_path / "one.toml")
+    assert moved.jack_server() != one.jack_server()
+    named = parse_config('[audio]\njack_server = "studio"\n[instances.a]\n', tmp_path / "c.toml")
+    assert named.jack_server() == "studio"
+    joined = parse_config('[audio]\ndriver = "jack"\n[instances.a]\n', tmp_path / "c.toml")
+    assert joined.jack_server() == "scorch"  # the server the jack driver joins, as before
+    local = parse_config('[hosts.b]\nvia = "local"\n[instances.a]\nhost = "b"\n',
+                         tmp_path / "one.toml")
+    assert local.for_host("b").audio.jack_server == f"{local.jack_server()}-b"
+
+
 def test_key_lines_maps_tables_keys_and_arrays_of_tables() -> None:
     text = "[audio]\nperiod = 64\n[[midi.controls]]\ncc = 1\n[[midi.controls]]\ncc = 2\n"
     lines = key_lines(text)

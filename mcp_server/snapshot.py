@@ -1,0 +1,125 @@
+"""Record the SDK's own handshake answers with scorch: ``python -m mcp_server.snapshot``.
+
+``scorch mcp`` answers ``initialize`` and ``tools/list`` before the SDK loads
+(``mcp_server.early``); on the first start after an install it has no answers of
+its own yet, so it takes these, shipped in ``mcp_server/handshake.json``, when
+they were recorded from the same sources. Run this after changing an operation,
+the tools or the instructions (``make handshake``; ``make`` runs it at install):
+the differential test fails while the file is not the SDK's answers for the tree.
+
+The answers are the SDK's, taken as a client gets them: ``scorch mcp`` is started
+with no handshake of its own for each protocol version, asked, and what it wrote
+to its cache is kept. Its config is one with a mistake, so that no room starts
+(the handshake does not depend on the config).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mcp_server.early import ROOT, SNAPSHOT, SNAPSHOT_ENV, sources_digest, versions
+
+
+def sources() -> list[str]:
+    """Every module of the repository the SDK's answers are built from (what building the
+    server imports; not this one), as paths under the repository."""
+    from mcp_server.server import build_server
+    from scorch.api.local import LocalService
+
+    build_server(LocalService())
+    found = set()
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if not file:
+            continue
+        path = Path(file).resolve()
+        if path.suffix == ".py" and path.is_relative_to(ROOT) and path != Path(__file__).resolve():
+            found.add(path.relative_to(ROOT).as_posix())
+    return sorted(found)
+
+
+def sessions() -> list[list[dict[str, Any]]]:
+    """The requests of each session that fills the cache: one per handshake version."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    return [[{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {},
+        "clientInfo": {"name": "snapshot", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+        for version in HANDSHAKE_PROTOCOL_VERSIONS]
+
+
+def sdk_answers(folder: Path) -> dict[str, Any]:
+    """The SDK's answers to every session's requests, as ``scorch mcp`` kept them."""
+    config = folder / "config.toml"
+    config.write_text("[instances.snapshot]\nnot_a_key = 1\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(folder / "cache"), SNAPSHOT_ENV: "",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    for requests in sessions():
+        ids = [r["id"] for r in requests if "id" in r]
+        proc = subprocess.Popen([sys.executable, "-m", "scorch.cli.main", "mcp", "--config",
+                                 str(config)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=env)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
+        proc.stdin.flush()
+        answered = [json.loads(proc.stdout.readline()).get("id") for _ in ids]
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        if sorted(answered) != sorted(ids):
+            raise RuntimeError(f"scorch mcp answered {answered}, not {ids}")
+    answers: dict[str, Any] = {}
+    for kept in (folder / "cache" / "scorch").glob("handshake-*.json"):
+        answers.update(json.loads(kept.read_text(encoding="utf-8")))
+    return answers
+
+
+def record(path: Path = SNAPSHOT) -> bool:
+    """Write the snapshot for the tree as it is; True if it changed."""
+    listed = sources()
+    with tempfile.TemporaryDirectory() as tmp:
+        answers = sdk_answers(Path(tmp))
+    snapshot = {"digest": sources_digest(listed), "versions": versions(), "sources": listed,
+                "answers": answers}
+    text = json.dumps(snapshot, indent=1, sort_keys=True) + "\n"
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return False
+    except OSError:
+        pass
+    path.write_text(text, encoding="utf-8")
+    return True
+
+
+def up_to_date(path: Path = SNAPSHOT) -> bool:
+    """True if ``path`` was recorded from the sources as they are (its digest still holds).
+
+    A module newly imported by the server is imported from a listed one, which then
+    changed: so the listed files alone tell.
+    """
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+        return bool(recorded["digest"] == sources_digest(recorded["sources"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def main() -> int:
+    """Record the snapshot unless it is up to date (``--force``: record it anyway)."""
+    if "--force" not in sys.argv[1:] and up_to_date():
+        print(f"{SNAPSHOT}: up to date")
+        return 0
+    changed = record()
+    print(f"{SNAPSHOT}: {'recorded' if changed else 'unchanged'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
