@@ -20,7 +20,8 @@ from pathlib import Path
 from bench.report import write_section
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
-from tests.support.differential import CASES, BareSclang, Verdict, help_units, run_units
+from tests.support.bare_sclang import BareSclang
+from tests.support.differential import CASES, Verdict, help_units, run_units
 from tests.support.harness import Scsynth, compile_test_synthdefs
 
 

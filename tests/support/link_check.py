@@ -18,7 +18,7 @@ from typing import Any
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from tests.conftest import jack_name
-from tests.support.differential import BareSclang
+from tests.support.bare_sclang import BareSclang
 
 
 def wait(check: Any, timeout: float = 10.0) -> Any:

@@ -16,7 +16,8 @@ from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from tests.conftest import jack_name
-from tests.support.differential import CASES, BareSclang, Verdict, help_units, run_units
+from tests.support.bare_sclang import BareSclang
+from tests.support.differential import CASES, Verdict, help_units, run_units
 from tests.support.harness import Scsynth, compile_test_synthdefs
 
 pytestmark = pytest.mark.integration

@@ -21,7 +21,8 @@ from scorch.primitives.sclang.result import ExecuteResult
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.events import Kind
 from tests.conftest import MakeConfig, node_exists
-from tests.support.differential import BareSclang, Unit, compare
+from tests.support.bare_sclang import BareSclang
+from tests.support.differential import Unit, compare
 from tests.support.harness import Scsynth
 
 pytestmark = pytest.mark.integration

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from scorch.primitives.sclang.result import ExecuteResult, SclangError
-from tests.support.differential import BareRun, Unit, _judge, normalise
+from tests.support.bare_sclang import BareRun
+from tests.support.differential import Unit, _judge, normalise
 
 UNIT = Unit("case:x", "5")
 FIVE = ExecuteResult(ok=True, value="5")
