@@ -99,11 +99,14 @@ class ClockReceiver:
             return len(self.got)
 
     def bpm(self, start: int) -> float:
-        """The tempo of the ticks received since ``start`` (least squares over them)."""
+        """The tempo of the ticks received since ``start``: the median of the slopes
+        between ticks a quarter beat or more apart (Theil-Sen), so a few ticks that a
+        loaded machine sent late move it no more than they move the grid."""
         times = [t for t, m in self.since(start) if m == [TICK]]
         assert len(times) > 24, f"only {len(times)} ticks"
-        slope = statistics.linear_regression(range(len(times)), times).slope
-        return 60.0 / (24 * slope)
+        slopes = [(times[j] - times[i]) / (j - i)
+                  for i in range(len(times)) for j in range(i + 6, len(times))]
+        return 60.0 / (24 * statistics.median(slopes))
 
     def close(self) -> None:
         self._halt.set()
