@@ -1,7 +1,7 @@
 """Notes scorch sees or makes: a bounded ring per source that pairs note-on and note-off.
 
 A :class:`NoteRing` is fed from the MIDI hot path, so each message costs O(1)
-and allocates nothing but the finished :class:`Note`: the pending note-ons sit
+and allocates only the finished :class:`Note` (and its numbers): the pending note-ons sit
 in two preallocated arrays indexed by ``channel * 128 + pitch``, and the ring is
 a preallocated list written round. A note-on with velocity 0 is a note-off; a
 note-on for a key already down ends the sounding note first (a retrigger).

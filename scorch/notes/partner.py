@@ -136,9 +136,18 @@ class Partner:
 
     # -- learning and scoring -------------------------------------------------
 
-    def learn(self, phrase: Sequence[Note]) -> None:
-        """Count every context of every note of ``phrase`` (up to ``max_order`` notes back)."""
-        self.learn_symbols(self.encode(phrase))
+    def learn(self, phrase: Sequence[Note], transpose: Sequence[int] = (0,)) -> None:
+        """Count every context of every note of ``phrase`` (up to ``max_order`` notes back).
+
+        ``transpose`` learns it moved by each of these semitones too, as the
+        Continuator can (``range(-6, 6)``: in every key); a transposition that
+        would leave the MIDI range is skipped.
+        """
+        symbols = self.encode(phrase)
+        for shift in transpose:
+            if all(0 <= s.pitch + shift <= 127 for s in symbols):
+                self.learn_symbols([s._replace(pitch=s.pitch + shift) for s in symbols]
+                                   if shift else symbols)
 
     def learn_symbols(self, symbols: Sequence[Symbol]) -> None:
         """Count every context of every symbol of one phrase."""
