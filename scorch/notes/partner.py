@@ -221,6 +221,8 @@ class Partner:
         """Symbols after ``history``: ``notes`` of them, or as many as start within ``beats``."""
         if notes is None and beats is None:
             raise ValueError("say how long: notes or beats")
+        if density <= 0:
+            raise ValueError(f"a density is above 0, got {density}")
         order = self.max_order if order is None else min(order, self.max_order)
         context = list(history)
         symbols: list[Symbol] = []
@@ -270,6 +272,8 @@ class Partner:
         ``right``'s first note at the highest order, then the one whose end lies
         nearest its onset; ``join`` says the order of that lead-in (0: none found).
         """
+        if not left or not right:
+            raise ValueError("an infill goes between two phrases, each of one note or more")
         history = self.encode(left)
         after = max(n.onset for n in left)
         first = min(right)

@@ -84,3 +84,14 @@ def render(notes: list[Note], line: Timeline, budget: int = 4000) -> str:
         return text
     text = summary(notes, line)
     return text if len(text) <= budget else text[: max(0, budget - 1)] + "…"
+
+
+def records(notes: list[Note], line: Timeline) -> list[dict[str, object]]:
+    """The notes as structured data: the record, its place, name and length, in onset order."""
+    out: list[dict[str, object]] = []
+    for n in sorted(notes):
+        where = place(n.onset, line)
+        out.append({**n._asdict(), "bar": where.bar, "beat": round(where.beat, 6),
+                    "name": note_name(n.pitch),
+                    "length": length_name(n.duration * line.bpm / 60.0)})
+    return out

@@ -158,6 +158,10 @@ def test_an_infill_that_cannot_fit_says_so():
     partner.learn(tune)
     with pytest.raises(ValueError):
         partner.infill(tune[:1], tune[1:], notes=3)
+    with pytest.raises(ValueError):
+        partner.infill(tune, [], notes=1)
+    with pytest.raises(ValueError):
+        partner.continue_(tune, notes=3, density=0)
 
 
 def test_probabilities_interpolate_every_order_and_sum_to_at_most_one():
@@ -187,3 +191,12 @@ def test_an_untrained_partner_says_it_learned_nothing():
         Partner().predict([])
     with pytest.raises(ValueError):
         Partner().continue_(_phrase([60]))
+
+
+def test_a_phrase_learned_transposed_is_continued_in_the_other_key_too():
+    partner = Partner(max_order=3, seed=1)
+    partner.learn(_phrase([60, 62, 64, 65, 67, 69]), transpose=(0, 2, 100))  # +100 is out of range
+    made = partner.continue_(_phrase([62, 64, 66]), notes=3)
+    assert [n.pitch for n in made.notes] == [67, 69, 71]
+    assert made.orders == [3, 3, 3]
+    assert max(s.pitch for s in partner.counts[()]) == 71

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from scorch.notes.capture import Note
-from scorch.notes.text import length_name, note_name, render, summary
+from scorch.notes.text import length_name, note_name, records, render, summary
 from scorch.state.tempo import Timeline
 
 LINE = Timeline(120.0, 4, beat=0.0, at=0.0)  # a beat is 0.5 s, a bar 2 s
@@ -42,3 +42,10 @@ def test_a_range_too_large_for_the_budget_is_summarised_within_it():
 
 def test_no_notes_say_so():
     assert render([], LINE) == "no notes" == summary([], LINE)
+
+
+def test_records_give_each_note_with_its_place_name_and_length():
+    [record] = records([Note(2.25, 0.25, 61, 90, 1, "kb")], LINE)
+    assert record == {"onset": 2.25, "duration": 0.25, "pitch": 61, "velocity": 90,
+                      "channel": 1, "source": "kb", "bar": 2, "beat": 1.5, "name": "C#4",
+                      "length": "1/8"}
