@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import math
 import random
-from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -102,9 +101,9 @@ class Partner:
         self.bpm = bpm
         self.beats_per_bar = beats_per_bar
         self.rng = random.Random(seed)
-        self.counts: dict[tuple[Symbol, ...], Counter[Symbol]] = {}
+        self.counts: dict[tuple[Symbol, ...], dict[Symbol, int]] = {}
         """Each context seen (0 to ``max_order`` symbols) and what followed it, counted."""
-        self._totals: Counter[tuple[Symbol, ...]] = Counter()
+        self._totals: dict[tuple[Symbol, ...], int] = {}
 
     # -- symbols ------------------------------------------------------------
 
@@ -151,11 +150,15 @@ class Partner:
 
     def learn_symbols(self, symbols: Sequence[Symbol]) -> None:
         """Count every context of every symbol of one phrase."""
+        counts, totals = self.counts, self._totals  # plain dicts: a Counter's miss is slow
         for i, s in enumerate(symbols):
             for k in range(min(self.max_order, i) + 1):
                 context = tuple(symbols[i - k:i])
-                self.counts.setdefault(context, Counter())[s] += 1
-                self._totals[context] += 1
+                followers = counts.get(context)
+                if followers is None:
+                    followers = counts[context] = {}
+                followers[s] = followers.get(s, 0) + 1
+                totals[context] = totals.get(context, 0) + 1
 
     def _contexts(self, history: Sequence[Symbol], order: int) -> list[tuple[Symbol, ...]]:
         """The contexts of ``history`` the model has seen, shortest first, up to ``order``."""
@@ -169,11 +172,14 @@ class Partner:
 
     def probability(self, history: Sequence[Symbol], symbol: Symbol) -> float:
         """P(symbol | history), every order interpolated (Witten-Bell); never 0."""
+        return self._interpolate(self._contexts(history, self.max_order), symbol)
+
+    def _interpolate(self, contexts: list[tuple[Symbol, ...]], symbol: Symbol) -> float:
         p = 1.0 / (len(self.counts.get((), ())) + 1)  # uniform over symbols seen, and one unseen
-        for context in self._contexts(history, self.max_order):
+        for context in contexts:
             followers = self.counts[context]
             distinct = len(followers)
-            p = (followers[symbol] + distinct * p) / (self._totals[context] + distinct)
+            p = (followers.get(symbol, 0) + distinct * p) / (self._totals[context] + distinct)
         return p
 
     def predict(self, history: Sequence[Symbol]) -> Symbol:
@@ -183,10 +189,10 @@ class Partner:
             raise ValueError("the partner has learned nothing")
         unigram = self.counts[()]
         # only followers of a longer context can beat the unigram's favourite
-        candidates = {unigram.most_common(1)[0][0]}
+        candidates = {max(unigram, key=unigram.__getitem__)}
         for context in contexts[1:]:
             candidates.update(self.counts[context])
-        return max(candidates, key=lambda s: self.probability(history, s))
+        return max(candidates, key=lambda s: self._interpolate(contexts, s))
 
     # -- playing --------------------------------------------------------------
 
