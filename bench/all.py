@@ -9,7 +9,7 @@ BENCHMARKS = ("bench.boot", "bench.chaos", "bench.chaos_phases", "bench.midi_lat
               "bench.midi_clock",
               "bench.mcp_roundtrip", "bench.knowledge", "bench.tool_fuzz", "bench.execute_diff",
               "bench.memory", "bench.audio_analysis", "bench.audio_listen", "bench.audio_render",
-              "bench.audio_record", "bench.hosts")
+              "bench.audio_record", "bench.hosts", "bench.notes_capture", "bench.partner_quality")
 
 
 def main() -> int:

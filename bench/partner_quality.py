@@ -1,9 +1,9 @@
 """Benchmark the partner's model on Bach chorales no one here wrote (music21's own corpus).
 
-Run with ``python -m bench.partner_quality`` (about two minutes; ``--chorales``
-fewer for a quick look). It reads the chorales bundled inside music21 (each of
-the four voices is one phrase), trains on four in five of them and scores the
-rest, note by note:
+Run with ``python -m bench.partner_quality`` (about two minutes, more the
+first time, while music21 caches its parses; ``--chorales`` fewer for a quick
+look). It reads the chorales bundled inside music21 (each voice is one
+phrase), trains on four in five of them and scores the rest, note by note:
 
 - log-likelihood: mean log2 P(next note | what came before), in bits per note
   (closer to 0 is better), with its perplexity;
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -134,7 +135,7 @@ def score_order(order: int, keys_too: bool, transpose: Sequence[int], train: lis
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chorales", type=int, default=120, help="how many to read (of 413)")
+    parser.add_argument("--chorales", type=int, default=100, help="how many to read (of 413)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-write", action="store_true", help="print, leave BENCHMARKS.md")
     args = parser.parse_args()
@@ -187,7 +188,9 @@ def main() -> None:
         "## Partner",
         "",
         f"`.venv/bin/python -m bench.partner_quality --chorales {args.chorales}` "
-        f"({time.strftime('%Y-%m-%d')}, {elapsed:.0f} s of which {read:.0f} s reading): "
+        f"({time.strftime('%Y-%m-%d')}, {elapsed:.0f} s of which {read:.0f} s reading; "
+        f"{time.process_time():.0f} s of CPU; load average {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} cores): "
         f"the first {len(corpus)} of the Bach chorales bundled in music21, each voice one "
         f"phrase; trained on the voices of four chorales in five ({len(train)} voices, "
         f"{n_train} notes), scored on the {len(held)} others ({notes} notes), predicting each "

@@ -60,55 +60,62 @@ class Note(NamedTuple):
 class NoteRing:
     """The last ``size`` notes of one source, paired from note-ons and note-offs."""
 
+    __slots__ = ("_next", "_on", "_ring", "_velocity", "count", "size", "source")
+
     def __init__(self, source: str, size: int = 4096) -> None:
         if size < 1:
             raise ValueError(f"a ring holds at least one note, got {size}")
         self.source = source
         self.size = size
-        self._ring: list[Note | None] = [None] * size
+        # a plain tuple per note (onset, duration, pitch, velocity, channel): a Note's
+        # constructor costs more than the rest of a message, so notes() makes them
+        self._ring: list[tuple[float, float, int, int, int] | None] = [None] * size
         self._next = 0
         self.count = 0
         """Notes finished since the ring began (those older than ``size`` are gone)."""
         self._on = [_UP] * _KEYS
         self._velocity = [0] * _KEYS
 
+    def message(self, t: float, status: int, data1: int, data2: int) -> None:
+        """Feed one raw channel message at ``t``; any but note-on and note-off is ignored.
+
+        A note-on at velocity 0 is a note-off; a release without a press is ignored.
+        """
+        kind = status & 0xF0
+        if kind != 0x90 and kind != 0x80:
+            return
+        key = ((status & 0x0F) << 7) | data1
+        onset = self._on[key]
+        if onset != _UP:  # a release, or a retrigger: the sounding note ends
+            self._on[key] = _UP
+            at = self._next
+            self._ring[at] = (onset, t - onset, data1, self._velocity[key], status & 0x0F)
+            self._next = at + 1 if at + 1 < self.size else 0
+            self.count += 1
+        if kind == 0x90 and data2:
+            self._on[key] = t
+            self._velocity[key] = data2
+
     def note_on(self, t: float, channel: int, pitch: int, velocity: int) -> None:
         """A key went down at ``t`` (velocity 0: it went up)."""
-        key = (channel << 7) | pitch
-        if velocity == 0:
-            self.note_off(t, channel, pitch)
-            return
-        if self._on[key] != _UP:
-            self.note_off(t, channel, pitch)
-        self._on[key] = t
-        self._velocity[key] = velocity
+        self.message(t, 0x90 | channel, pitch, velocity)
 
     def note_off(self, t: float, channel: int, pitch: int) -> None:
-        """A key went up at ``t``; a release without a press is ignored."""
-        key = (channel << 7) | pitch
-        onset = self._on[key]
-        if onset == _UP:
-            return
-        self._on[key] = _UP
-        self.add(Note(onset, max(0.0, t - onset), pitch, self._velocity[key], channel, self.source))
-
-    def message(self, t: float, status: int, data1: int, data2: int) -> None:
-        """Feed one raw channel message; any but note-on and note-off is ignored."""
-        kind = status & 0xF0
-        if kind == 0x90:
-            self.note_on(t, status & 0x0F, data1, data2)
-        elif kind == 0x80:
-            self.note_off(t, status & 0x0F, data1)
+        """A key went up at ``t``."""
+        self.message(t, 0x80 | channel, pitch, 0)
 
     def add(self, note: Note) -> None:
         """Keep a finished note, forgetting the oldest when the ring is full."""
-        self._ring[self._next] = note
+        self._ring[self._next] = (note.onset, note.duration, note.pitch, note.velocity,
+                                  note.channel)
         self._next = (self._next + 1) % self.size
         self.count += 1
 
     def notes(self) -> list[Note]:
         """Every finished note kept, in onset order."""
-        kept = [n for n in self._ring if n is not None]
+        source = self.source
+        kept = [Note(onset, max(0.0, duration), pitch, velocity, channel, source)
+                for onset, duration, pitch, velocity, channel in filter(None, self._ring)]
         kept.sort()
         return kept
 
