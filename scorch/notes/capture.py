@@ -1,9 +1,10 @@
 """Notes scorch sees or makes: a bounded ring per source that pairs note-on and note-off.
 
 A :class:`NoteRing` is fed from the MIDI hot path, so each message costs O(1)
-and allocates only the finished :class:`Note` (and its numbers): the pending note-ons sit
-in two preallocated arrays indexed by ``channel * 128 + pitch``, and the ring is
-a preallocated list written round. A note-on with velocity 0 is a note-off; a
+and allocates only the record of a finished note (a plain tuple; :class:`Note`
+is made when read): the pending note-ons sit in two preallocated arrays indexed
+by ``channel * 128 + pitch``, and the ring is a preallocated list written round
+(``bench/notes_capture.py`` measures it). A note-on with velocity 0 is a note-off; a
 note-on for a key already down ends the sounding note first (a retrigger).
 The sustain pedal is *not* applied: a note ends when its key is released, as the
 performer's hands played it (what a partner learns from, and what a .mid of the
@@ -15,7 +16,9 @@ and :func:`load` keep a ring across restarts, re-basing its times on the new
 process's clock through the wall clock saved beside them.
 
 Thread: a ring is not locked; its one writer is the thread that owns the MIDI
-input (readers take copies on that thread, or accept a torn read of one slot).
+input. Readers in other threads see each kept note whole (a slot is replaced at
+once); a key pressed while :meth:`NoteRing.sounding` reads may show the velocity
+of its press before.
 """
 
 from __future__ import annotations

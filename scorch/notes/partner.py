@@ -45,6 +45,8 @@ CHORD = 1 / 16
 """A gap shorter than this many beats is a chord."""
 LOUDNESS = (32, 56, 80, 104, 124)
 """Velocity classes, by their representative velocity."""
+MAX_NOTES = 4096
+"""The most notes a continuation of some beats makes (chords take no time: a bound)."""
 
 MAJOR = (0, 2, 4, 5, 7, 9, 11)
 MINOR = (0, 2, 3, 5, 7, 8, 10)  # natural minor; harmonic's leading tone is added below
@@ -224,7 +226,10 @@ class Partner:
                  beats: float | None = None, temperature: float = 1.0, density: float = 1.0,
                  allowed: frozenset[int] | None = None,
                  order: int | None = None) -> tuple[list[Symbol], list[int]]:
-        """Symbols after ``history``: ``notes`` of them, or as many as start within ``beats``."""
+        """Symbols after ``history``: ``notes`` of them, or as many as start within ``beats``.
+
+        ``temperature`` 0 plays the most frequent continuation each time.
+        """
         if notes is None and beats is None:
             raise ValueError("say how long: notes or beats")
         if density <= 0:
@@ -234,7 +239,7 @@ class Partner:
         symbols: list[Symbol] = []
         orders: list[int] = []
         elapsed = 0.0
-        while notes is None or len(symbols) < notes:
+        while len(symbols) < (MAX_NOTES if notes is None else notes):
             symbol, used = self._next(context, order, temperature, density, allowed)
             elapsed += GAPS[symbol.gap]
             if beats is not None and elapsed >= beats and symbols:

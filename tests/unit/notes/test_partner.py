@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorch.notes.capture import Note
-from scorch.notes.partner import GAPS, LENGTHS, Partner, Symbol, scale
+from scorch.notes.partner import GAPS, LENGTHS, MAX_NOTES, Partner, Symbol, scale
 
 BEAT = 0.5  # 120 bpm
 
@@ -200,3 +200,12 @@ def test_a_phrase_learned_transposed_is_continued_in_the_other_key_too():
     assert [n.pitch for n in made.notes] == [67, 69, 71]
     assert made.orders == [3, 3, 3]
     assert max(s.pitch for s in partner.counts[()]) == 71
+
+
+def test_a_continuation_of_chords_alone_for_some_bars_ends():
+    partner = Partner(max_order=1, seed=1)
+    chord = [Note(0.0, 1.0, p, 80) for p in (60, 64, 67)]
+    partner.learn(chord)
+    partner.counts[()] = {s: c for s, c in partner.counts[()].items() if s.gap == 0}
+    made = partner.continue_(chord, bars=1)
+    assert len(made.notes) == MAX_NOTES  # no time passes: the bound ends it
