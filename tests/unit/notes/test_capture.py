@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,23 @@ def test_a_capture_keeps_a_ring_per_source_and_restores_them_all(tmp_path: Path)
     assert sorted(again.rings) == ["a", "b"]
     assert again.between(0.0, 5.0) == capture.between(0.0, 5.0)
     assert Capture.load(tmp_path / "none").rings == {}
+
+
+def test_feeding_a_full_ring_keeps_its_memory_bounded():
+    ring = NoteRing("kb", 64)
+
+    def feed(pairs: int) -> None:
+        for i in range(pairs):
+            ring.message(i * 0.01, 0x90, 36 + i % 48, 100)
+            ring.message(i * 0.01 + 0.005, 0x80, 36 + i % 48, 0)
+
+    feed(1000)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        feed(10_000)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 4096  # 10,000 notes kept would be about a megabyte
+    assert ring.count == 11_000 and len(ring.notes()) == 64
