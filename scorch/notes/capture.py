@@ -33,8 +33,6 @@ from urllib.parse import quote, unquote
 from scorch.state.tempo import Timeline
 
 _KEYS = 16 * 128
-_UP = -1.0
-"""A pending slot's onset when its key is up."""
 SUFFIX = ".notes.jsonl"
 
 
@@ -76,7 +74,8 @@ class NoteRing:
         self._next = 0
         self.count = 0
         """Notes finished since the ring began (those older than ``size`` are gone)."""
-        self._on = [_UP] * _KEYS
+        self._on: list[float | None] = [None] * _KEYS
+        """The onset of each key down, by ``channel * 128 + pitch``; None while it is up."""
         self._velocity = [0] * _KEYS
 
     def message(self, t: float, status: int, data1: int, data2: int) -> None:
@@ -88,15 +87,16 @@ class NoteRing:
         if kind != 0x90 and kind != 0x80:
             return
         key = ((status & 0x0F) << 7) | data1
-        onset = self._on[key]
-        if onset != _UP:  # a release, or a retrigger: the sounding note ends
-            self._on[key] = _UP
+        on = self._on
+        onset = on[key]
+        if onset is not None:  # a release, or a retrigger: the sounding note ends
+            on[key] = None
             at = self._next
             self._ring[at] = (onset, t - onset, data1, self._velocity[key], status & 0x0F)
             self._next = at + 1 if at + 1 < self.size else 0
             self.count += 1
         if kind == 0x90 and data2:
-            self._on[key] = t
+            on[key] = t
             self._velocity[key] = data2
 
     def note_on(self, t: float, channel: int, pitch: int, velocity: int) -> None:
@@ -130,7 +130,7 @@ class NoteRing:
         """The keys down at ``t``, each with its duration so far, in onset order."""
         down = [
             Note(onset, max(0.0, t - onset), key & 0x7F, self._velocity[key], key >> 7, self.source)
-            for key, onset in enumerate(self._on) if onset != _UP
+            for key, onset in enumerate(self._on) if onset is not None
         ]
         down.sort()
         return down
