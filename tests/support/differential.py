@@ -15,8 +15,8 @@ found by running the bare side twice: such a unit is named nondeterministic,
 not counted as a difference; so is a unit on which sclang itself dies or takes
 about the time limit. Node ids, temporary SynthDef names and identity hashes
 differ between processes and are normalised on both sides.
-Used by tests/integration/rooms/test_execute_diff.py (a fast subset) and bench/rooms/execute_diff.py;
-the bare side is tests/support/bare_sclang.py.
+Used by tests/integration/rooms/test_execute_diff.py (a fast subset) and
+bench/rooms/execute_diff.py; the bare side is tests/support/bare_sclang.py.
 """
 
 from __future__ import annotations

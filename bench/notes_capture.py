@@ -1,0 +1,136 @@
+"""Benchmark the note capture on the MIDI hot path: ns per message, and beside the router.
+
+Run with ``python -m bench.notes_capture`` (about ten seconds). Two measures:
+
+- ``timeit``: a :class:`NoteRing` fed note-on/note-off pairs through
+  ``message()`` (raw bytes, as the router's input thread has them), the ring
+  full and wrapping, against a bare Python callback with the same arguments;
+  ns per message, best of several repeats.
+- beside the router: ``bench.midi.hotpath``'s in-process router (lock, engine,
+  datagram; no JACK) timed per note message, alone and with the capture added
+  to the same call, in the same run; the capture's share of the router's time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import socket
+import tempfile
+import time
+import timeit
+from collections.abc import Callable
+from pathlib import Path
+
+from bench.midi.hotpath import input_path, make_router, note_stream, summary, time_calls
+from bench.report import write_section
+from scorch.notes.capture import NoteRing
+
+ROUNDS = 5
+"""Rounds of the router with and without the capture, interleaved; the best p50 of each."""
+
+
+def per_message(count: int, repeat: int) -> dict[str, float]:
+    """ns per message for the capture and a bare callback (best of ``repeat``)."""
+    messages = [(float(i) * 0.01, status, 36 + (i // 2) % 48, velocity)
+                for i in range(count // 2)
+                for status, velocity in ((0x90, 100), (0x80, 0))]
+    ring = NoteRing("bench", 4096)
+    for message in messages[: 2 * 4096]:  # fill the ring: what is timed wraps it
+        ring.message(*message)
+
+    def bare(t: float, status: int, data1: int, data2: int) -> None:
+        pass
+
+    def feeding(call: Callable[[float, int, int, int], None]) -> Callable[[], None]:
+        def run() -> None:
+            for message in messages:
+                call(*message)
+        return run
+
+    figures = {}
+    for name, call in (("bare callback", bare), ("capture (NoteRing.message)", ring.message)):
+        best = min(timeit.repeat(feeding(call), number=1, repeat=repeat))
+        figures[name] = best / len(messages) * 1e9
+    figures["capture, less the bare callback"] = (figures["capture (NoteRing.message)"]
+                                                  - figures["bare callback"])
+    return figures
+
+
+def beside_router(count: int) -> dict[str, dict[str, float]]:
+    """The router's note path per message, alone and with the capture, in us (best round)."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    listener.bind(("127.0.0.1", 0))
+    listener.setblocking(False)
+    figures: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as state:
+        router = make_router(listener.getsockname(), Path(state), 0.0)
+        callback = input_path(router)
+        ring = NoteRing("bench", 4096)
+
+        def captured(port: str, data: list[int]) -> None:
+            callback(port, data)
+            # the router's hook will pass the time it already read; no clock read here
+            ring.message(0.0, data[0], data[1], data[2])
+
+        messages = note_stream(count)
+        try:
+            gc.collect()
+            for _ in range(ROUNDS):  # interleaved: both meet the same machine
+                for name, call in (("router notes", callback),
+                                   ("router notes + capture", captured)):
+                    time_calls(call, messages[:1000], listener)
+                    got = summary(time_calls(call, messages, listener))
+                    if name not in figures or got["p50"] < figures[name]["p50"]:
+                        figures[name] = got
+        finally:
+            router._sender.stop()
+            listener.close()
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=200_000, help="messages for timeit")
+    parser.add_argument("--router-count", type=int, default=20_000)
+    parser.add_argument("--no-write", action="store_true", help="print, leave BENCHMARKS.md")
+    args = parser.parse_args()
+    ns = per_message(args.count, repeat=7)
+    router = beside_router(args.router_count)
+    alone, both = router["router notes"]["p50"], router["router notes + capture"]["p50"]
+    lines = [
+        "## Notes capture",
+        "",
+        f"`.venv/bin/python -m bench.notes_capture` ({time.strftime('%Y-%m-%d')}; load "
+        f"average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, so compare within a run): "
+        f"`timeit` over {args.count} note-on/note-off messages (raw bytes through "
+        "`NoteRing.message`, the ring full and wrapping), best of 7, beside a bare Python "
+        "callback with the same four arguments:",
+        "",
+        "| ns per message | figure |",
+        "|---|---|",
+        *(f"| {name} | {value:.0f} |" for name, value in ns.items()),
+        "",
+        f"Beside the router in the same run ({args.router_count} note messages through "
+        "`bench.midi.hotpath`'s in-process router, timed per call; capture added to the same "
+        f"call, {ROUNDS} rounds interleaved, the round with the best median of each): "
+        "the capture adds "
+        f"{both - alone:.2f} us to the router's {alone:.2f} us at the median "
+        f"({(both - alone) / alone:.1%}).",
+        "",
+        "| us per note message | p50 | p99 | max |",
+        "|---|---|---|---|",
+        *(f"| {name} | {f['p50']:.2f} | {f['p99']:.2f} | {f['max']:.1f} |"
+          for name, f in router.items()),
+        "",
+    ]
+    section = "\n".join(lines)
+    print(section)
+    if not args.no_write:
+        write_section(section)
+
+
+if __name__ == "__main__":
+    main()
