@@ -27,6 +27,7 @@ from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.synthdefs.warps import Warp
 from scorch.state.scenes import Scene, Values, missing, morph, restrict
 from scorch.state.view import InstanceView
+from scorch.wire.limits import Limits, check
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,9 @@ MAX_MORPH_SECONDS = 3600.0
 SetValues = Callable[[str, dict[str, dict[str, float]]], list[str]]
 """Set param values of named nodes in one room; return the nodes it did not have."""
 
+
+#: What a scenes file may hold: scorch writes three levels (scene, room, node, param).
+SCENE_FILE_LIMITS = Limits(size=64 * 1024 * 1024, depth=16, items=None)
 
 @dataclass
 class _Morph:
@@ -286,7 +290,9 @@ class SceneDirector:
 def _load(path: Path) -> dict[str, Scene]:
     """The scenes saved at ``path``; a missing file is none, a bad one is set aside."""
     try:
-        document: Any = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        check(text, SCENE_FILE_LIMITS)  # before json.loads can recurse
+        document: Any = json.loads(text)
         scenes = {}
         for name, item in document["scenes"].items():
             values: Values = {

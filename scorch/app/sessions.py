@@ -29,6 +29,7 @@ from scorch.errors import SampleNotFound, SessionFileError, SessionNotFound, Unk
 from scorch.primitives.files import write_atomically
 from scorch.primitives.samples import MB, resolve_sample
 from scorch.primitives.synthdefs.library import SynthDefLibrary
+from scorch.primitives.toml_limits import TooDeep, check_toml
 from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT
 from scorch.state.session import SESSION_VERSION, BufferSpec, NodeSpec, RoomSpec, Session
 from scorch.state.tempo import INSTALLATION, MAX_BPM, MIN_BPM
@@ -214,8 +215,9 @@ class Reading:
 def parse(text: str, path: Path, reading: Reading) -> Session:
     """Read a session file; SessionFileError lists every problem with its line."""
     try:
+        check_toml(text)
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
+    except (tomllib.TOMLDecodeError, TooDeep) as err:
         raise SessionFileError(f"{path}: invalid TOML: {err}") from err
     lines = key_lines(text)
 

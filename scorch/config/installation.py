@@ -33,6 +33,7 @@ from scorch.config.tables import (
     WatchdogConfig,
 )
 from scorch.errors import ConfigError, InstanceNotFound
+from scorch.primitives.toml_limits import TooDeep, check_toml
 from scorch.state.tempo import INSTALLATION, Timeline
 from scorch.values import (
     HostName,
@@ -299,8 +300,9 @@ def parse_config(text: str, path: Path | str = "config.toml") -> Config:
     """Parse and validate TOML text; errors name ``path``, the line and the key path."""
     path = Path(path)
     try:
+        check_toml(text)
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
+    except (tomllib.TOMLDecodeError, TooDeep) as err:
         raise ConfigError(f"{path}: invalid TOML: {err}") from err
     try:
         config = Config.model_validate({

@@ -82,6 +82,14 @@ def test_a_scenes_file_that_is_not_one_is_set_aside(tmp_path: Path) -> None:
     assert not path.exists() and path.with_suffix(".corrupt").exists()
 
 
+def test_a_scenes_file_nested_a_hundred_thousand_deep_is_set_aside_not_a_recursion(
+        tmp_path: Path) -> None:
+    path = tmp_path / FILENAME
+    path.write_text('{"version": 1, "scenes": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert _load(path) == {}
+    assert path.with_suffix(".corrupt").exists()
+
+
 # --- real rooms -------------------------------------------------------------------------------
 
 ROOMS = """

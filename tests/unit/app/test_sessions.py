@@ -47,3 +47,17 @@ def test_the_store_names_what_it_has_when_a_name_is_missing(tmp_path: Path) -> N
         store.delete("morning")
     store.delete("evening")
     assert store.list() == []
+
+
+def test_a_session_file_nested_too_deep_is_a_located_error_not_a_recursion(
+        tmp_path: Path) -> None:
+    from scorch.app.sessions import Reading, parse
+    from scorch.config.installation import parse_config
+    from scorch.errors import SessionFileError
+    from scorch.primitives.synthdefs.library import SynthDefLibrary
+
+    config = parse_config("[instances.a]\n", tmp_path / "c.toml")
+    (tmp_path / "defs").mkdir()
+    text = "version = 2\nx = " + "[" * 5000 + "]" * 5000 + "\n"
+    with pytest.raises(SessionFileError, match="line 2: nested more than 32 levels deep"):
+        parse(text, tmp_path / "deep.toml", Reading(config, SynthDefLibrary(tmp_path / "defs")))

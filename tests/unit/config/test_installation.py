@@ -282,3 +282,11 @@ def test_unknown_synthdefs_are_named_with_their_lines_and_the_nearest_name(
     assert f"{path}:4: instances.a.nodes.pad.synthdef: SynthDef 'broken' failed to load: " \
            "syntax error in broken.scd" in message
     check_synthdefs(config, {"sine", "sawz", "broken"}, {})  # all known: no error
+
+
+def test_a_config_nested_too_deep_is_a_located_error_not_a_recursion(tmp_path: Path) -> None:
+    from scorch.errors import ConfigError
+
+    text = "[instances.a]\nstartup = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n"
+    with pytest.raises(ConfigError, match=r"c\.toml: invalid TOML: line 2: nested more than 32"):
+        parse_config(text, tmp_path / "c.toml")
