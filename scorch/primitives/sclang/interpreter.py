@@ -84,7 +84,8 @@ class Sclang:
     """A started sclang whose ``s`` is the instance's scsynth."""
 
     def __init__(self, process: ManagedProcess, session: SclangSession, lang_port: int,
-                 name: str, timeout: float, server_host: str = "127.0.0.1") -> None:
+                 name: str, timeout: float, server_host: str = "127.0.0.1",
+                 synthdescs: str | None = None) -> None:
         self.process = process
         self.session = session
         self.lang_port = lang_port
@@ -92,6 +93,8 @@ class Sclang:
         self.timeout = timeout
         self.server_host = server_host
         """The address scsynth listens on, as this machine reaches it."""
+        self.synthdescs = synthdescs
+        """The directory of SynthDefs read into the SynthDescLib at every attach."""
 
     @property
     def pid(self) -> int | None:
@@ -104,12 +107,14 @@ class Sclang:
               extra_env: dict[str, str] | None = None,
               on_server_request: Callable[[str], None] = lambda what: None,
               on_recompiled: Callable[[], None] = lambda: None,
-              abort: Abort = lambda: None, server_host: str = "127.0.0.1") -> Sclang:
+              abort: Abort = lambda: None, server_host: str = "127.0.0.1",
+              synthdescs: str | None = None) -> Sclang:
         """Start sclang, install the evaluator and attach ``s`` to scsynth at ``server_port``.
 
         Gives up at once (BootError) when sclang exits or is stopped, or when
         ``abort`` names a reason (the scsynth it attaches to died), instead of
-        waiting out ``timeout``.
+        waiting out ``timeout``. ``synthdescs``: a directory of SynthDefs scsynth
+        has, read into the SynthDescLib before ``s`` attaches (and after a recompile).
         """
         mark = console.mark()
         session = SclangSession(lambda data: proc.write(data), console, instance=name,
@@ -119,7 +124,7 @@ class Sclang:
         proc = ManagedProcess("sclang", argv, console, env={**SCLANG_ENV, **(extra_env or {})},
                               stdin=True, on_output=session.feed, on_exit=on_exit)
         proc.start()
-        sclang = cls(proc, session, lang_port, name, timeout, server_host)
+        sclang = cls(proc, session, lang_port, name, timeout, server_host, synthdescs)
 
         def failed(what: str) -> BootError:
             how = proc.describe_exit()
@@ -168,7 +173,8 @@ class Sclang:
                             f"(is {CLASSES} in the class library?)")
         try:
             attached = session.call(lambda reply: protocol.attach(self.name, server_port, reply,
-                                                                    self.server_host),
+                                                                    self.server_host,
+                                                                    self.synthdescs),
                                     ("attached",), self.timeout, trouble)
         except BootError as err:
             raise BootError(f"stopped attaching to scsynth on port {server_port}: {err}") \

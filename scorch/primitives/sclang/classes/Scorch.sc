@@ -97,8 +97,10 @@ Scorch {
 		this.emit(id, "done", "");
 	}
 
-	// Attach the default server to scsynth on `port` (once per sclang start or recompile).
-	*attach { |name, port, id, host = "127.0.0.1"|
+	// Attach the default server to scsynth on `port` (once per sclang start or recompile),
+	// after reading the library's SynthDescs from `descs` (a directory, or nil).
+	*attach { |name, port, id, host = "127.0.0.1", descs|
+		descs !? { this.readDescs(descs) };
 		Server.default = Server.named[name] ?? { ScorchServer.remote(name, NetAddr(host, port)) };
 		Server.default.addr.port = port;
 		thisProcess.interpreter.s = Server.default;
@@ -112,6 +114,26 @@ Scorch {
 			this.syncSurely(Server.default);
 			this.emit(id, "attached", Server.default.clientID);
 		};
+	}
+
+	// The library's SynthDefs, which scsynth got from scorch by /d_recv, into the
+	// SynthDescLib (scorch/primitives/synthdefs/descs.py): patterns then send every
+	// control, and no gate to a def without one. `names`: only these (nil: all). Each
+	// desc keeps no SynthDef (nothing in sclang sends it again: scorch does).
+	*readDescs { |dir, names|
+		var lib = SynthDescLib.global;
+		names = names ?? { (dir +/+ "*.scsyndef").pathMatch.collect { |p| p.basename.splitext[0] } };
+		names.do { |name|
+			var path = dir +/+ name ++ ".scsyndef", meta;
+			if(File.exists(path)) {
+				this.safe {  // one unreadable file must not stop the attach
+					meta = File.readAllString(path.splitext[0] ++ ".scmeta").interpret;
+					File.use(path, "rb", { |file| lib.readStream(file, false, path) }).do { |desc|
+						desc.metadata = if(meta.isKindOf(Dictionary)) { meta }
+					}
+				}
+			}
+		}
 	}
 
 	// Server.sync, asking again until scsynth answers: under a parallel boot a datagram to or
