@@ -21,6 +21,7 @@ from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.interpreter import Sclang
 from scorch.primitives.sclang.session import SclangSession
 from scorch.primitives.scsynth.client import OscClient
+from scorch.primitives.scsynth.failures import failures_since
 from scorch.primitives.scsynth.server import Scsynth, ScsynthOptions, commands, port_in_use
 from scorch.primitives.system.ports import free_udp_port, udp_port_free
 from scorch.primitives.system.process import ExitCallback
@@ -268,10 +269,19 @@ class Processes:
             extra_env=self._settings.extra_env, on_server_request=self._on_server_request,
             on_recompiled=self._on_recompiled, abort=scsynth.trouble,
             server_host=scsynth.host, synthdescs=self._synthdescs(),
+            server_failures=self._server_failures,
         )
         self.sclang = sclang
         self._view.sclang = sclang.session
         self._view.update(sclang_state="ready", sclang_pid=sclang.pid)
+
+    def _server_failures(self, since: int, sent: tuple[str, ...]) -> tuple[str, ...]:
+        """scsynth's failures of the commands ``sent`` after ``since``, once it performed
+        them (a thread of the request's; the scsynth of the moment)."""
+        osc = self.osc
+        if osc is None:
+            return ()
+        return failures_since(osc, self._view.console, since, sent)
 
     def _synthdescs(self) -> str | None:
         try:

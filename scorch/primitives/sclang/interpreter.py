@@ -21,7 +21,7 @@ from scorch.errors import BootError, InstanceNotReady
 from scorch.primitives.console import Console, ConsoleLine
 from scorch.primitives.files import write_atomically
 from scorch.primitives.sclang import protocol
-from scorch.primitives.sclang.session import ABORT_POLL, SclangSession
+from scorch.primitives.sclang.session import ABORT_POLL, SclangSession, ServerFailures
 from scorch.primitives.system.process import ExitCallback, ManagedProcess, stopped
 
 READY = r"\*\*\* Welcome to SuperCollider"
@@ -108,18 +108,22 @@ class Sclang:
               on_server_request: Callable[[str], None] = lambda what: None,
               on_recompiled: Callable[[], None] = lambda: None,
               abort: Abort = lambda: None, server_host: str = "127.0.0.1",
-              synthdescs: str | None = None) -> Sclang:
+              synthdescs: str | None = None,
+              server_failures: ServerFailures | None = None) -> Sclang:
         """Start sclang, install the evaluator and attach ``s`` to scsynth at ``server_port``.
 
         Gives up at once (BootError) when sclang exits or is stopped, or when
         ``abort`` names a reason (the scsynth it attaches to died), instead of
         waiting out ``timeout``. ``synthdescs``: a directory of SynthDefs scsynth
         has, read into the SynthDescLib before ``s`` attaches (and after a recompile).
+        ``server_failures``: how a request that sent scsynth messages learns what scsynth
+        said about them (``ExecuteResult.server_errors``).
         """
         mark = console.mark()
         session = SclangSession(lambda data: proc.write(data), console, instance=name,
                                 on_server_request=on_server_request,
-                                on_recompiled=on_recompiled)
+                                on_recompiled=on_recompiled,
+                                server_failures=server_failures)
         argv = [binary, "-i", "scorch", "-u", str(lang_port), "-l", str(class_library_conf())]
         proc = ManagedProcess("sclang", argv, console, env={**SCLANG_ENV, **(extra_env or {})},
                               stdin=True, on_output=session.feed, on_exit=on_exit)

@@ -28,6 +28,7 @@ Scorch {
 		var interp = thisProcess.interpreter, func, result, string;
 		thisProcess.mainThread.exceptionHandler = this;
 		active = id;
+		ScorchServer.commands = Set.new;
 		this.prepare(id, code, raw) !? { |prepared| code = prepared };
 		this.emit(id, "compile", "");
 		func = interp.compile(code);
@@ -40,6 +41,7 @@ Scorch {
 		result = if(at.isNil) { func.value } { this.schedule(func, at, id) };
 		thisProcess.nowExecutingPath = nil;  // as interpretPrintCmdLine does
 		string = result.asString;  // exactly what sclang prints after "-> "
+		this.emitSent(id);
 		active = nil;
 		if(string.size > valueLimit) {
 			this.emit(id, "value-size", string.size);
@@ -48,6 +50,13 @@ Scorch {
 		this.emit(id, "value", string);
 		this.emit(id, "end", "ok");
 		interp.codeDump.value(code, result, func, interp);
+	}
+
+	// The commands the request sent to `s` while it ran (names or numbers), when it sent any.
+	*emitSent { |id|
+		var commands = ScorchServer.commands;
+		ScorchServer.commands = nil;
+		if(commands.size > 0) { this.emit(id, "server-sent", commands.asArray.join(" ")) };
 	}
 
 	// Run `func` so that scsynth hears it at the wall-clock time `when` (Unix seconds): on
@@ -93,7 +102,8 @@ Scorch {
 	// top-level ^ or by halt, and puts the handler back.
 	*done { |id|
 		thisProcess.mainThread.exceptionHandler = this;
-		if(active == id) { active = nil; this.emit(id, "end", "aborted") };
+		if(active == id) { active = nil; this.emitSent(id); this.emit(id, "end", "aborted") };
+		ScorchServer.commands = nil;
 		this.emit(id, "done", "");
 	}
 
@@ -187,6 +197,7 @@ Scorch {
 		var id = active, trace = this.getBackTrace;
 		if(id.notNil) {
 			active = nil;
+			this.emitSent(id);
 			this.fields(id, "error-", err, trace);
 			this.emit(id, "end", "error");
 			this.halt;  // abort the rest of the request, as sclang does after reporting
