@@ -6,9 +6,11 @@ sees: without a SynthDesc a pattern on ``\\acid`` sends only the controls of
 reads, at every attach (start, restart, recompile), one directory holding
 ``NAME.scsyndef`` (the bytes scsynth has) and ``NAME.scmeta`` (the metadata as a
 compile string, specs as ControlSpecs) for every SynthDef: ``Scorch.readDescs``.
-Reading the 17 of the library adds about 50 ms to an attach (sclang compiles
-each desc's message function); building them from source instead took 420 ms
-(both measured in a room on a loaded 2-core machine).
+Each desc's def is a ``ScorchSynthDef`` holding those bytes, so code that sends
+the SynthDescLib's defs again (``SynthDescLib.send(s)``) sends them as they are.
+Reading the 17 of the library adds 50 to 100 ms to an attach (sclang compiles
+each desc's message function); building them from source instead took 420 to
+730 ms (both measured in a room on a shared 2-core machine, load 5 to 11).
 
 The directory is named after its content, so it is written once per library
 state and never changes under a reading sclang.

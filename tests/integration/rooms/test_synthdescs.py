@@ -231,3 +231,15 @@ def test_synthdefs_load_reads_the_desc_again(room: Orchestra) -> None:
     assert value(room, "SynthDescLib.global[\\kick].controlNames") == \
         "[ out, amp, pan, freq, sweep, sweepTime, decay, click, drive ]"
     assert value(room, "SynthDescLib.global[\\kick].hasGate") == "false"
+
+
+def test_their_defs_hold_the_librarys_bytes_and_can_be_sent_again(room: Orchestra) -> None:
+    """``SynthDescLib.send(s)`` (JITLib's snippets call it) sends every desc's def."""
+    compiled = room.library.compiled("kick")
+    assert value(room, "SynthDescLib.global[\\kick].def.class") == "ScorchSynthDef"
+    assert value(room, "SynthDescLib.global[\\kick].def.asBytes.size") == str(len(compiled))
+    since = room.views["room"].console.mark()
+    assert value(room, "fork { SynthDescLib.send(s); s.sync; \\sent.postln }; 1") == "1"
+    assert room.rooms.wait_for("room", "^sent$", 10.0, since=since) is not None
+    assert [x.text for x in room.views["room"].console.since(since)
+            if "FAILURE" in x.text or "ERROR" in x.text] == []

@@ -120,7 +120,10 @@ Scorch {
 			Server.default.aliveThreadPeriod = 0.7;
 			// A remote server never runs ServerBoot, so the library's own SynthDefs
 			// (\default for Pbind, JITLib's system_link_*) would be missing.
-			SynthDescLib.global.synthDescs.do { |desc| desc.def !? { |def| def.send(Server.default) } };
+			// (The library's own came from scorch, which restores them: not sent again.)
+			SynthDescLib.global.synthDescs.do { |desc|
+				desc.def !? { |def| if(def.isKindOf(ScorchSynthDef).not) { def.send(Server.default) } }
+			};
 			this.syncSurely(Server.default);
 			this.emit(id, "attached", Server.default.clientID);
 		};
@@ -129,17 +132,24 @@ Scorch {
 	// The library's SynthDefs, which scsynth got from scorch by /d_recv, into the
 	// SynthDescLib (scorch/primitives/synthdefs/descs.py): patterns then send every
 	// control, and no gate to a def without one. `names`: only these (nil: all). Each
-	// desc keeps no SynthDef (nothing in sclang sends it again: scorch does).
+	// desc's def is a ScorchSynthDef holding the bytes (sent again only when code asks).
 	*readDescs { |dir, names|
 		var lib = SynthDescLib.global;
 		names = names ?? { (dir +/+ "*.scsyndef").pathMatch.collect { |p| p.basename.splitext[0] } };
 		names.do { |name|
-			var path = dir +/+ name ++ ".scsyndef", meta;
+			var path = dir +/+ name ++ ".scsyndef", meta, bytes;
 			if(File.exists(path)) {
 				this.safe {  // one unreadable file must not stop the attach
 					meta = File.readAllString(path.splitext[0] ++ ".scmeta").interpret;
-					File.use(path, "rb", { |file| lib.readStream(file, false, path) }).do { |desc|
-						desc.metadata = if(meta.isKindOf(Dictionary)) { meta }
+					meta = if(meta.isKindOf(Dictionary)) { meta } { () };
+					File.use(path, "rb", { |file|  // a File reads fast, a CollStream slowly
+						bytes = Int8Array.newClear(file.length);
+						file.read(bytes);
+						file.seek(0, 0);
+						lib.readStream(file, false)
+					}).do { |desc|
+						desc.metadata = meta;
+						desc.def = ScorchSynthDef.fromBytes(desc.name, bytes, meta);
 					}
 				}
 			}
