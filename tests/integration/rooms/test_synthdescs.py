@@ -39,7 +39,9 @@ def room(tmp_path_factory: pytest.TempPathFactory,
     folder = tmp_path_factory.mktemp("descs")
     text = (f'state_dir = "{folder / "state"}"\n[audio]\n'
             f'driver = "dummy"\njack_server = "{jack_name("descs")}"\n'
-            '[midi]\nenabled = false\n[instances.room]\nsynthdefs = "all"\n')
+            '[midi]\nenabled = false\n[instances.room]\nsynthdefs = "all"\n'
+            # a recompile on a loaded machine can keep sclang from pings for seconds
+            '[watchdog]\nmissed = 40\n')
     orch = Orchestra(parse_config(text, folder / "config.toml"), library)
     try:
         assert orch.start() == {"room": None}
@@ -243,3 +245,22 @@ def test_their_defs_hold_the_librarys_bytes_and_can_be_sent_again(room: Orchestr
     assert room.rooms.wait_for("room", "^sent$", 10.0, since=since) is not None
     assert [x.text for x in room.views["room"].console.since(since)
             if "FAILURE" in x.text or "ERROR" in x.text] == []
+
+
+def test_after_an_scsynth_crash_code_defs_come_back_and_the_library_is_still_known(
+        room: Orchestra) -> None:
+    view = room.views["room"]
+    value(room, "SynthDef(\\mine, { Out.ar(100, DC.ar(0)) }).add; 1")
+    pid = view.snapshot.scsynth_pid
+    assert pid is not None
+    since, console = view.events.mark(), view.console.mark()
+    os.kill(pid, signal.SIGKILL)
+    event = view.events.wait_for(Kind.RESTORED, since, 30.0)
+    assert event is not None and event.details.get("process") == "scsynth"
+    deadline = time.monotonic() + 5  # sclang sends its own defs again once scsynth is back
+    while room.rooms.execute_one("room", "Synth(\\mine).free; 1").server_errors:
+        assert time.monotonic() < deadline, "sclang did not send \\mine again"
+        time.sleep(0.1)
+    assert_known(room)
+    assert [x.text for x in view.console.since(console, source="sclang")
+            if x.text.startswith("ERROR")] == []
