@@ -94,3 +94,11 @@ def test_code_that_sends_nothing_is_not_slowed(room: Orchestra) -> None:
         assert run(room, "1").value == "1"
         times.append(time.perf_counter() - started)
     assert statistics.median(times) < 0.005, times
+
+
+def test_a_library_def_the_room_did_not_load_is_known_to_sclang_only(room: Orchestra) -> None:
+    """sclang knows every library SynthDesc, but sends none on its own: scsynth holds what
+    the room loaded (its config, `synthdefs load`), which scorch restores."""
+    assert run(room, "SynthDescLib.global[\\kick].notNil").value == "true"
+    assert run(room, "Synth(\\kick); 1").server_errors == (
+        "*** ERROR: SynthDef kick not found", "FAILURE IN SERVER /s_new SynthDef not found")
