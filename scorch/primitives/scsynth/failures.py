@@ -70,10 +70,20 @@ def select(lines: Iterable[str], sent: Iterable[str]) -> tuple[str, ...]:
 def failures_since(osc: OscClient, console: Console, since: int, sent: Iterable[str],
                    grace: float = GRACE, timeout: float = FENCE_TIMEOUT) -> tuple[str, ...]:
     """Wait until scsynth performed what was sent before; the failures of ``sent`` since."""
+    sent = tuple(sent)
     try:
         osc.sync(timeout=timeout)
     except (OscTimeout, OscFailure, OSError):  # gone or hung: the console is all we know
         pass
     else:
-        console.wait_for(FAILURE, grace, since=since, source="scsynth")
+        console.wait_for(_failure_of(sent), grace, since=since, source="scsynth")
     return select((line.text for line in console.since(since, source="scsynth")), sent)
+
+
+def _failure_of(sent: Iterable[str]) -> re.Pattern[str]:
+    """A failure line of one of these commands (of any, for a raw packet)."""
+    names = {command_name(x) for x in sent}
+    if "*" in names:
+        return _FAILED_COMMAND
+    alternatives = "|".join(map(re.escape, sorted(names)))
+    return re.compile(rf"^FAILURE IN SERVER ({alternatives})(\s|$)")

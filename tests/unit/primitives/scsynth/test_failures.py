@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import time
+from typing import cast
+
 import pytest
 
-from scorch.primitives.scsynth.failures import command_name, select
+from scorch.primitives.console import Console
+from scorch.primitives.scsynth.client import OscClient
+from scorch.primitives.scsynth.failures import command_name, failures_since, select
 
 LINES = [
     "*** ERROR: SynthDef nosuchdef not found",
@@ -34,3 +39,22 @@ def test_only_the_sent_commands_failures_are_kept_each_after_its_error_line() ->
 
 def test_a_raw_packet_may_have_caused_any_of_them() -> None:
     assert select(LINES, ["*"]) == (*LINES[:3], *LINES[4:])
+
+
+def test_the_grace_ends_at_once_when_a_failure_of_a_sent_command_is_there() -> None:
+    """And waits out its grace when only another command's failure is."""
+    class Synced:
+        def sync(self, timeout: float) -> None:
+            pass
+
+    osc = cast(OscClient, Synced())
+    console = Console()
+    console.append("scsynth", "FAILURE IN SERVER /n_set Node 5 not found")
+    started = time.monotonic()
+    assert failures_since(osc, console, 0, ["9"], grace=0.5) == ()
+    assert time.monotonic() - started >= 0.5
+    console.append("scsynth", "FAILURE IN SERVER /s_new SynthDef not found")
+    started = time.monotonic()
+    assert failures_since(osc, console, 0, ["9"], grace=5.0) == (
+        "FAILURE IN SERVER /s_new SynthDef not found",)
+    assert time.monotonic() - started < 1.0
