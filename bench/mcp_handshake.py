@@ -5,7 +5,9 @@ an install (the answers shipped with scorch, ``mcp_server/handshake.json``);
 warm: the cache an earlier start filled. Each start is a new process; the
 answers are read from its stdout as Claude Desktop would, and the process is
 ended by closing its stdin.
-``python -m bench.mcp_handshake [runs]``.
+``python -m bench.mcp_handshake [runs] [--venv DIR]``: with ``--venv``, ``DIR/bin/scorch``
+of a virtualenv where scorch was installed from a built wheel (not this checkout)
+is spawned from an empty folder, as Claude Desktop spawns it after an install.
 """
 
 from __future__ import annotations
@@ -42,21 +44,30 @@ def config(folder: Path) -> Path:
     return path
 
 
-def start(config: Path, cache: Path, compiled: bool = True) -> tuple[float, float]:
+def start(config: Path, cache: Path, compiled: bool = True,
+          venv: Path | None = None) -> tuple[float, float]:
     """Seconds from spawn to the initialize answer and to the tools/list answer.
 
     Not ``compiled``: scorch's own compiled modules are removed first, as in a
     fresh virtualenv (pip compiles the libraries it installs, not an editable tree).
     """
+    trees = [ROOT] if venv is None else list(venv.glob("lib/python*/site-packages"))
     if not compiled:
-        for package in PACKAGES:
-            for folder in (ROOT / package).rglob("__pycache__"):
-                shutil.rmtree(folder, ignore_errors=True)
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": str(ROOT)}
+        for tree in trees:
+            for package in PACKAGES:
+                for folder in (tree / package).rglob("__pycache__"):
+                    shutil.rmtree(folder, ignore_errors=True)
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    if venv is None:
+        env["PYTHONPATH"] = str(ROOT)
+        argv = [sys.executable, "-m", "scorch.cli.main"]
+    else:
+        env.pop("PYTHONPATH", None)
+        argv = [str(venv / "bin" / "scorch")]
     spawned = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "scorch.cli.main", "mcp", "--config",
-                             str(config)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen([*argv, "mcp", "--config", str(config)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                            cwd=config.parent)
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n"
                               for m in (INITIALIZE, INITIALIZED, TOOLS)))
@@ -84,14 +95,22 @@ def summary(values: list[float]) -> str:
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 10
+    args = sys.argv[1:]
+    venv = None
+    if "--venv" in args:
+        at = args.index("--venv")
+        venv = Path(args[at + 1]).resolve()
+        del args[at:at + 2]
+    runs = int(args[0]) if args else 10
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         path = config(folder)
-        fresh = [start(path, folder / f"fresh-{n}", compiled=False) for n in range(runs)]
-        cold = [start(path, folder / f"cold-{n}") for n in range(runs)]
-        start(path, folder / "warm")  # fills the cache
-        warm = [start(path, folder / "warm") for _ in range(runs)]
+        fresh = [start(path, folder / f"fresh-{n}", compiled=False, venv=venv)
+                 for n in range(runs)]
+        cold = [start(path, folder / f"cold-{n}", venv=venv) for n in range(runs)]
+        start(path, folder / "warm", venv=venv)  # fills the cache
+        warm = [start(path, folder / "warm", venv=venv) for _ in range(runs)]
+    print(f"scorch from {venv or ROOT}")
     for label, figures in (("cold, fresh tree (no .pyc)", fresh), ("cold", cold), ("warm", warm)):
         print(f"{label} ({runs} runs): spawn->initialize {summary([a for a, _ in figures])}; "
               f"spawn->tools/list {summary([b for _, b in figures])}")

@@ -10,7 +10,8 @@ How to work:
    CPU and synth counts. Use status for one instance's details and its named nodes.
 2. For sounds, look in the SynthDef library first: synthdefs(action="list") gives each
    SynthDef's description and params with their ranges and units. play starts one;
-   synthdefs(action="load") makes a SynthDef available to code you write.
+   synthdefs(action="load") makes a SynthDef available to code you write; sclang's
+   SynthDescLib knows every library SynthDef, so a Pbind sends all its params.
 3. Give play a `name` for anything you will tweak later: a named node survives crashes
    and restarts with its last values, and set(instance, node, params) changes it while
    it plays; release(instance, node) fades it out. Unnamed synths are fire-and-forget.
@@ -22,7 +23,8 @@ How to work:
    source around it: fix that line and run again. A runtime error shows the receiver
    and the call stack. Code that runs too long is stopped (timeout_s) and sclang is
    restarted; the sound on scsynth goes on. Code that returned but left a routine that
-   holds sclang busy gives its value, and left_running says so.
+   holds sclang busy gives its value, and left_running says so. What scsynth refused
+   of the messages the code sent (an unknown SynthDef, a node gone) is in server_errors.
 6. Asynchronous output (a routine posting later, a server message) lands in the console:
    read it with console, or block until a line matches with wait_for (pass the last seq
    you saw as `since` so a line printed in between is not missed).

@@ -90,11 +90,13 @@ class Code:
             self._event(Kind.STARTUP_ERROR, result.error.describe())
 
     def resend_lang_synthdefs(self) -> None:
-        """SynthDefs made in sclang live in its SynthDescLib: send them to the new scsynth."""
+        """SynthDefs made in sclang live in its SynthDescLib: send them to the new scsynth
+        (the library's, there too, are scorch's to restore)."""
         session = self._processes.session
         if session is not None:
             session.submit(
-                "SynthDescLib.global.synthDescs.do { |d| d.def !? { |def| def.send(s) } };",
+                "SynthDescLib.global.synthDescs.do { |d| d.def !? { |def| "
+                "if(def.isKindOf(ScorchSynthDef).not) { def.send(s) } } };",
                 timeout=5.0, raw=True)
 
     def recompiled(self) -> None:

@@ -220,6 +220,7 @@ class Nodes:
         if osc is not None:
             osc.send(commands.d_recv(compiled))
             osc.sync(timeout=5.0)
+        self._processes.read_descs([name])  # a reloaded library may have changed it
 
     def silence(self) -> list[str]:
         """Free every node on scsynth and forget the named ones; return their names."""

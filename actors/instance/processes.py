@@ -13,12 +13,15 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from scorch.config.tables import AudioConfig, InstanceConfig, WatchdogConfig
 from scorch.errors import BootError, BootTimeout, OscError, OscTimeout, PortInUse
+from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.interpreter import Sclang
 from scorch.primitives.sclang.session import SclangSession
 from scorch.primitives.scsynth.client import OscClient
+from scorch.primitives.scsynth.failures import failures_since
 from scorch.primitives.scsynth.server import Scsynth, ScsynthOptions, commands, port_in_use
 from scorch.primitives.system.ports import free_udp_port, udp_port_free
 from scorch.primitives.system.process import ExitCallback
@@ -46,6 +49,9 @@ class InstanceSettings:
     compiled_synthdef: Callable[[str], bytes]
     """Return a SynthDef's compiled bytes by name (raise KeyError if unknown)."""
     all_synthdefs: Callable[[], list[str]]
+    synthdescs: Callable[[], Path | None] = lambda: None
+    """Return the directory of the library's SynthDefs that sclang reads into its
+    SynthDescLib (:mod:`scorch.primitives.synthdefs.descs`), or None."""
     jack_alive: Callable[[], bool] = lambda: True
     """False while the JACK server scorch owns is down (then restarts wait for it)."""
     on_changed: Callable[[str], None] = lambda name: None
@@ -262,11 +268,37 @@ class Processes:
             timeout=self._settings.sclang_timeout, binary=self._settings.sclang,
             extra_env=self._settings.extra_env, on_server_request=self._on_server_request,
             on_recompiled=self._on_recompiled, abort=scsynth.trouble,
-            server_host=scsynth.host,
+            server_host=scsynth.host, synthdescs=self._synthdescs(),
+            server_failures=self._server_failures,
         )
         self.sclang = sclang
         self._view.sclang = sclang.session
         self._view.update(sclang_state="ready", sclang_pid=sclang.pid)
+
+    def _server_failures(self, since: int, sent: tuple[str, ...]) -> tuple[str, ...]:
+        """scsynth's failures of the commands ``sent`` after ``since``, once it performed
+        them (a thread of the request's; the scsynth of the moment)."""
+        osc = self.osc
+        if osc is None:
+            return ()
+        return failures_since(osc, self._view.console, since, sent)
+
+    def _synthdescs(self) -> str | None:
+        try:
+            where = self._settings.synthdescs()
+        except OSError as err:  # patterns lose the library's controls, the room still plays
+            log.warning("%s: the SynthDescs cannot be written: %s", self.name, err)
+            return None
+        return None if where is None else str(where)
+
+    def read_descs(self, names: list[str]) -> None:
+        """Have the running sclang read these library SynthDefs into its SynthDescLib again.
+
+        Sent as scorch's own code, after anything already sent, so code sent next sees them.
+        """
+        session, where = self.session, self._synthdescs()
+        if session is not None and where is not None:
+            session.submit(protocol.read_descs(where, names), timeout=5.0, raw=True)
 
     def stop_sclang(self, error: str = "sclang stopped") -> None:
         """Stop sclang, failing the code in flight with ``error``."""

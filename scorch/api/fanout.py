@@ -182,6 +182,7 @@ def _unknown_row(room: str, why: str, config: Config, last: dict[str, Any] | Non
 def _failed_outcome(room: str, why: str) -> Answer:
     return {"instance": room, "ok": False, "value": None, "posted": [], "warnings": [],
             "elapsed_ms": 0.0, "request": 0, "left_running": None, "console_since": None,
+            "server_errors": [],
             "error": {"kind": "unavailable", "message": why, "line": None, "char": None,
                       "context": "", "error_class": None, "receiver": None, "selector": None,
                       "call_stack": [], "library_frames": [], "protected_call_stack": [],

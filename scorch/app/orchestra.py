@@ -103,6 +103,7 @@ class Orchestra:
         return InstanceSettings(
             audio=config.audio, watchdog=config.watchdog,
             compiled_synthdef=self.library.compiled, all_synthdefs=self.library.names,
+            synthdescs=self.library.synthdescs,
             startup_code=startup, listen=config.listen_address(),
             seed=seed.rooms.get(name) if seed is not None else None,
         )

@@ -86,6 +86,10 @@ class ExecuteOutcome(BaseModel):
     console_since: int | None = Field(
         description="console seq at the end of the request: console or wait_for with this "
         "`since` shows what came after")
+    server_errors: list[str] = Field(
+        default_factory=list,
+        description="what scsynth posted about the messages the code sent before it "
+        "returned (FAILURE IN SERVER ...); the code itself ran, so ok stays true")
 
     @classmethod
     def of(cls, result: ExecuteResult) -> ExecuteOutcome:
@@ -95,7 +99,8 @@ class ExecuteOutcome(BaseModel):
                    elapsed_ms=round(result.elapsed * 1000, 3),
                    error=ErrorInfo.of(result.error) if result.error is not None else None,
                    request=result.request, left_running=result.late,
-                   console_since=result.console_since)
+                   console_since=result.console_since,
+                   server_errors=list(result.server_errors))
 
 
 class ExecuteOutput(Result):
@@ -117,6 +122,8 @@ class ExecuteOutput(Result):
             text = f"{result.instance}: {result.error.text if result.error else 'failed'}"
             if result.posted:
                 text += "\nposted before the error:\n" + "\n".join(result.posted)
+            if result.server_errors:
+                text += "\nscsynth said:\n" + "\n".join(result.server_errors)
             blocks.append(text)
         return "\n\n".join(blocks)
 
@@ -127,6 +134,7 @@ class ExecuteOutput(Result):
             lines += [f"{prefix}{line}" for line in result.posted]
             if result.ok:
                 lines.append(f"{prefix}-> {result.value}")
+            lines += [f"{prefix}scsynth: {line}" for line in result.server_errors]
         return "\n".join(lines)
 
 

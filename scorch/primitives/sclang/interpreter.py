@@ -23,7 +23,7 @@ from scorch.errors import BootError, InstanceNotReady
 from scorch.primitives.console import Console, ConsoleLine
 from scorch.primitives.files import write_atomically
 from scorch.primitives.sclang import protocol
-from scorch.primitives.sclang.session import ABORT_POLL, SclangSession
+from scorch.primitives.sclang.session import ABORT_POLL, SclangSession, ServerFailures
 from scorch.primitives.system.process import ExitCallback, ManagedProcess, stopped
 
 READY = r"\*\*\* Welcome to SuperCollider"
@@ -90,7 +90,8 @@ class Sclang:
     """A started sclang whose ``s`` is the instance's scsynth."""
 
     def __init__(self, process: ManagedProcess, session: SclangSession, lang_port: int,
-                 name: str, timeout: float, server_host: str = "127.0.0.1") -> None:
+                 name: str, timeout: float, server_host: str = "127.0.0.1",
+                 synthdescs: str | None = None) -> None:
         self.process = process
         self.session = session
         self.lang_port = lang_port
@@ -98,6 +99,8 @@ class Sclang:
         self.timeout = timeout
         self.server_host = server_host
         """The address scsynth listens on, as this machine reaches it."""
+        self.synthdescs = synthdescs
+        """The directory of SynthDefs read into the SynthDescLib at every attach."""
 
     @property
     def pid(self) -> int | None:
@@ -110,22 +113,28 @@ class Sclang:
               extra_env: dict[str, str] | None = None,
               on_server_request: Callable[[str], None] = lambda what: None,
               on_recompiled: Callable[[], None] = lambda: None,
-              abort: Abort = lambda: None, server_host: str = "127.0.0.1") -> Sclang:
+              abort: Abort = lambda: None, server_host: str = "127.0.0.1",
+              synthdescs: str | None = None,
+              server_failures: ServerFailures | None = None) -> Sclang:
         """Start sclang, install the evaluator and attach ``s`` to scsynth at ``server_port``.
 
         Gives up at once (BootError) when sclang exits or is stopped, or when
         ``abort`` names a reason (the scsynth it attaches to died), instead of
-        waiting out ``timeout``.
+        waiting out ``timeout``. ``synthdescs``: a directory of SynthDefs scsynth
+        has, read into the SynthDescLib before ``s`` attaches (and after a recompile).
+        ``server_failures``: how a request that sent scsynth messages learns what scsynth
+        said about them (``ExecuteResult.server_errors``).
         """
         mark = console.mark()
         session = SclangSession(lambda data: proc.write(data), console, instance=name,
                                 on_server_request=on_server_request,
-                                on_recompiled=on_recompiled)
+                                on_recompiled=on_recompiled,
+                                server_failures=server_failures)
         argv = [binary, "-i", "scorch", "-u", str(lang_port), "-l", str(class_library_conf())]
         proc = ManagedProcess("sclang", argv, console, env={**SCLANG_ENV, **(extra_env or {})},
                               stdin=True, on_output=session.feed, on_exit=on_exit)
         proc.start()
-        sclang = cls(proc, session, lang_port, name, timeout, server_host)
+        sclang = cls(proc, session, lang_port, name, timeout, server_host, synthdescs)
 
         def failed(what: str) -> BootError:
             how = proc.describe_exit()
@@ -174,7 +183,8 @@ class Sclang:
                             f"(is {CLASSES} in the class library?)")
         try:
             attached = session.call(lambda reply: protocol.attach(self.name, server_port, reply,
-                                                                    self.server_host),
+                                                                    self.server_host,
+                                                                    self.synthdescs),
                                     ("attached",), self.timeout, trouble)
         except BootError as err:
             raise BootError(f"stopped attaching to scsynth on port {server_port}: {err}") \

@@ -93,11 +93,23 @@ def check(request_id: str, code: str) -> bytes:
             + _chunk(f'Scorch.done("{request_id}")'))
 
 
-def attach(name: str, port: int, request_id: str, host: str = "127.0.0.1") -> bytes:
-    """Make ``s`` a ScorchServer for the scsynth on ``host:port``; answered by ``attached``."""
+def attach(name: str, port: int, request_id: str, host: str = "127.0.0.1",
+           descs: str | None = None) -> bytes:
+    """Make ``s`` a ScorchServer for the scsynth on ``host:port``; answered by ``attached``.
+
+    ``descs``: a directory of SynthDefs to read into the SynthDescLib first
+    (:mod:`scorch.primitives.synthdefs.descs`).
+    """
     if not re.fullmatch(r"[0-9A-Fa-f.:]{2,45}", host):
         raise ValueError(f"not an IP address: {host!r}")
-    return _chunk(f'Scorch.attach(\\{name}, {port}, "{request_id}", "{host}")')
+    where = "nil" if descs is None else sc_string(descs)
+    return _chunk(f'Scorch.attach(\\{name}, {port}, "{request_id}", "{host}", {where})')
+
+
+def read_descs(descs: str, names: list[str]) -> str:
+    """Code that reads these SynthDefs from ``descs`` into the SynthDescLib again."""
+    symbols = ", ".join(sc_string(name) for name in names)
+    return f"Scorch.readDescs({sc_string(descs)}, [{symbols}]);"
 
 
 def reattach(port: int, request_id: str) -> bytes:

@@ -90,6 +90,10 @@ class ExecuteResult:
     """What the code left running did after it returned (posted, failed), if anything."""
     console_since: int | None = None
     """Console seq at the end of the request: later output is read from there."""
+    server_errors: tuple[str, ...] = ()
+    """What scsynth posted about the messages the code sent before it returned
+    (``FAILURE IN SERVER /s_new SynthDef not found``...): the code itself ran, so ``ok``
+    does not change."""
 
 
 class Transcript:
@@ -110,6 +114,9 @@ class Transcript:
         self.protected: list[str] = []
         self.status: str | None = None
         """``ok``, ``error``, ``parse`` or ``aborted`` (from the ``end`` record)."""
+        self.server_sent: tuple[str, ...] = ()
+        """The commands the code sent to ``s`` while it ran, as sclang named them (``/s_new``,
+        ``s_new``, ``9``; ``*`` a raw packet): a ``server-sent`` record."""
 
     def post(self, text: bytes) -> None:
         """Text the code posted; the middle of a flood is counted, not kept."""
@@ -145,6 +152,8 @@ class Transcript:
             self.value_size = int(text or 0)
         elif name == "end":
             self.status = text
+        elif name == "server-sent":
+            self.server_sent = tuple(text.split())
         elif name == "error-frame":
             self.frames.append(text)
         elif name == "error-protected":

@@ -27,6 +27,9 @@ from scorch.primitives.sclang.result import ExecuteResult, Transcript
 log = logging.getLogger(__name__)
 
 Writer = Callable[[bytes], None]
+ServerFailures = Callable[[int, tuple[str, ...]], tuple[str, ...]]
+"""Given a console mark and the commands a request sent, wait until scsynth performed
+them; return its failures of those commands since the mark."""
 
 #: How long code sent without a timeout (startup code, restores) may take.
 DEFAULT_TIMEOUT = 30.0
@@ -59,6 +62,8 @@ class _Request:
     ended_at: float = 0.0
     answered: bool = False
     """Answered before its closing record: the code returned, then sclang got stuck."""
+    console_start: int = 0
+    """Console seq when it was sent: scsynth's failures after it may be the code's."""
 
 
 @dataclass
@@ -74,7 +79,8 @@ class SclangSession:
 
     def __init__(self, write: Writer, console: Console, instance: str = "",
                  on_server_request: Callable[[str], None] = lambda what: None,
-                 on_recompiled: Callable[[], None] = lambda: None) -> None:
+                 on_recompiled: Callable[[], None] = lambda: None,
+                 server_failures: ServerFailures | None = None) -> None:
         self._write = write
         self._console = console
         self.instance = instance
@@ -82,6 +88,8 @@ class SclangSession:
         """This session's id: records about no request (pongs, late errors) carry it."""
         self._on_server_request = on_server_request
         self._on_recompiled = on_recompiled
+        self._server_failures = server_failures
+        """Fences scsynth and returns its failure lines after a console mark (blocks)."""
         self._stream = RecordStream(self._accepts)
         self._numbers = itertools.count(1)
         self._pending: dict[str, _Request] = {}
@@ -125,7 +133,8 @@ class SclangSession:
                 else protocol.evaluate(wire_id, code, raw=raw, at=at))
         with self._lock:
             self._pending[wire_id] = _Request(number, wire_id, Transcript(code), future, now,
-                                              now + timeout, echo=not raw)
+                                              now + timeout, echo=not raw,
+                                              console_start=self._console.mark())
             if at is not None and not check_only:
                 self._scheduled[wire_id] = number
                 while len(self._scheduled) > MAX_SCHEDULED:  # the oldest never ran (a restart)
@@ -219,8 +228,24 @@ class SclangSession:
                 else:
                     self._stuck.notify()  # a new one may be due sooner
         for request, result in done:  # outside the lock: callbacks may call back
-            request.future.set_result(result)
+            if request.transcript.server_sent and self._server_failures is not None:
+                # never block the reader thread: the fence waits for scsynth
+                threading.Thread(target=self._answer_with_server_errors, args=(request, result),
+                                 daemon=True, name=f"sclang-fence-{self.instance}").start()
+            else:
+                request.future.set_result(result)
         return []
+
+    def _answer_with_server_errors(self, request: _Request, result: ExecuteResult) -> None:
+        """Answer a request that sent scsynth messages with what scsynth said about them."""
+        assert self._server_failures is not None
+        try:
+            errors = self._server_failures(request.console_start, request.transcript.server_sent)
+        except Exception:  # a result without them beats no result
+            log.exception("%s: scsynth's failures for #%d", self.instance, request.number)
+            errors = ()
+        if not request.future.done():
+            request.future.set_result(replace(result, server_errors=errors))
 
     def _watch_stuck(self) -> None:
         """Answer requests that returned but whose closing record does not come in time.

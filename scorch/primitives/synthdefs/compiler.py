@@ -60,7 +60,7 @@ spec = { |v|
     } { esc.("not a ControlSpec: " ++ v.asCompileString) }
 };
 one = { |index, path, outdir|
-    var fn, def, md, json, dict, text;
+    var fn, def, md, full, json, dict, text;
     ("@@scorch-begin " ++ index).postln;
     fn = thisProcess.interpreter.compile(File.readAllString(path));
     if(fn.isNil) { "ERROR: the file does not parse".postln } {
@@ -70,6 +70,13 @@ one = { |index, path, outdir|
                 ("ERROR: the file evaluates to " ++ def.class.name ++ ", not a SynthDef").postln
             } {
                 md = def.metadata ? ();
+                // The metadata as sclang reads it back into the room's SynthDesc
+                // (scorch/primitives/synthdefs/descs.py), its specs made ControlSpecs.
+                full = md.copy;
+                if(md[\specs].isKindOf(Dictionary)) {
+                    full[\specs] = md[\specs].collect { |v|
+                        if(v.respondsTo(\asSpec)) { v.asSpec ? v } { v } }
+                };
                 dict = { |d, f|
                     if(d.isKindOf(Dictionary)) {
                         "{" ++ d.keys.asArray.sort.collect { |k|
@@ -83,6 +90,7 @@ one = { |index, path, outdir|
                     ++ ",\"category\":" ++ text.(md[\category])
                     ++ ",\"specs\":" ++ dict.(md[\specs], spec)
                     ++ ",\"descriptions\":" ++ dict.(md[\descriptions], esc)
+                    ++ ",\"metadata\":" ++ esc.(full.asCompileString)
                     ++ ",\"controls\":[" ++ def.allControlNames.collect { |c|
                         "{\"name\":" ++ esc.(c.name) ++ ",\"default\":" ++ num.(c.defaultValue)
                         ++ ",\"rate\":" ++ esc.(c.rate) ++ "}"

@@ -34,6 +34,7 @@ import platformdirs
 from scorch.errors import SynthDefError, UnknownSynthDef
 from scorch.primitives.files import write_json_atomically
 from scorch.primitives.synthdefs.compiler import compile_with_sclang
+from scorch.primitives.synthdefs.descs import write_descs
 from scorch.primitives.synthdefs.warps import WARP_ALIASES
 
 #: The categories a SynthDef may declare in ``metadata.category``.
@@ -45,7 +46,7 @@ BUS_CONTROLS = ("out", "in")
 DEFAULT_DIRECTORY = Path(__file__).resolve().parents[3] / "synthdefs"
 
 # Bump when the generated sclang script or the cached record changes shape.
-_CACHE_SCHEMA = "1"
+_CACHE_SCHEMA = "2"
 
 
 _BUS_SPEC = {"minval": 0, "maxval": 1023, "warp": "lin", "default": 0, "step": 1, "units": "bus"}
@@ -117,6 +118,8 @@ class SynthDefLibrary:
         self._infos: dict[str, SynthDefInfo] = {}
         self._bytes: dict[str, bytes] = {}
         self._errors: dict[str, str] = {}
+        self._metadata: dict[str, str] = {}
+        self._descs: Path | None = None
         self._load()
 
     def names(self) -> list[str]:
@@ -134,6 +137,13 @@ class SynthDefLibrary:
     def compiled(self, name: str) -> bytes:
         """Return the ``.scsyndef`` bytes of ``name``, ready for ``/d_recv``."""
         return self._bytes[self._check(name)]
+
+    def synthdescs(self) -> Path:
+        """Return the directory sclang reads every SynthDesc from (written on first use)."""
+        if self._descs is None:
+            self._descs = write_descs(self.cache_dir, {
+                name: (self._bytes[name], self._metadata.get(name, "")) for name in self.names()})
+        return self._descs
 
     @property
     def errors(self) -> dict[str, str]:
@@ -184,6 +194,7 @@ class SynthDefLibrary:
                 continue
             self._infos[name] = info
             self._bytes[name] = data
+            self._metadata[name] = str(records[path]["raw"].get("metadata") or "")
 
 
 def _cache_key(path: Path) -> str:

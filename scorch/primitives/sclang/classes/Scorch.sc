@@ -28,6 +28,7 @@ Scorch {
 		var interp = thisProcess.interpreter, func, result, string;
 		thisProcess.mainThread.exceptionHandler = this;
 		active = id;
+		ScorchServer.commands = Set.new;
 		this.prepare(id, code, raw) !? { |prepared| code = prepared };
 		this.emit(id, "compile", "");
 		func = interp.compile(code);
@@ -40,6 +41,7 @@ Scorch {
 		result = if(at.isNil) { func.value } { this.schedule(func, at, id) };
 		thisProcess.nowExecutingPath = nil;  // as interpretPrintCmdLine does
 		string = result.asString;  // exactly what sclang prints after "-> "
+		this.emitSent(id);
 		active = nil;
 		if(string.size > valueLimit) {
 			this.emit(id, "value-size", string.size);
@@ -48,6 +50,13 @@ Scorch {
 		this.emit(id, "value", string);
 		this.emit(id, "end", "ok");
 		interp.codeDump.value(code, result, func, interp);
+	}
+
+	// The commands the request sent to `s` while it ran (names or numbers), when it sent any.
+	*emitSent { |id|
+		var commands = ScorchServer.commands;
+		ScorchServer.commands = nil;
+		if(commands.size > 0) { this.emit(id, "server-sent", commands.asArray.join(" ")) };
 	}
 
 	// Run `func` so that scsynth hears it at the wall-clock time `when` (Unix seconds): on
@@ -93,12 +102,15 @@ Scorch {
 	// top-level ^ or by halt, and puts the handler back.
 	*done { |id|
 		thisProcess.mainThread.exceptionHandler = this;
-		if(active == id) { active = nil; this.emit(id, "end", "aborted") };
+		if(active == id) { active = nil; this.emitSent(id); this.emit(id, "end", "aborted") };
+		ScorchServer.commands = nil;
 		this.emit(id, "done", "");
 	}
 
-	// Attach the default server to scsynth on `port` (once per sclang start or recompile).
-	*attach { |name, port, id, host = "127.0.0.1"|
+	// Attach the default server to scsynth on `port` (once per sclang start or recompile),
+	// after reading the library's SynthDescs from `descs` (a directory, or nil).
+	*attach { |name, port, id, host = "127.0.0.1", descs|
+		descs !? { this.readDescs(descs) };
 		Server.default = Server.named[name] ?? { ScorchServer.remote(name, NetAddr(host, port)) };
 		Server.default.addr.port = port;
 		thisProcess.interpreter.s = Server.default;
@@ -108,10 +120,40 @@ Scorch {
 			Server.default.aliveThreadPeriod = 0.7;
 			// A remote server never runs ServerBoot, so the library's own SynthDefs
 			// (\default for Pbind, JITLib's system_link_*) would be missing.
-			SynthDescLib.global.synthDescs.do { |desc| desc.def !? { |def| def.send(Server.default) } };
+			// (The library's own came from scorch, which restores them: not sent again.)
+			SynthDescLib.global.synthDescs.do { |desc|
+				desc.def !? { |def| if(def.isKindOf(ScorchSynthDef).not) { def.send(Server.default) } }
+			};
 			this.syncSurely(Server.default);
 			this.emit(id, "attached", Server.default.clientID);
 		};
+	}
+
+	// The library's SynthDefs, which scsynth got from scorch by /d_recv, into the
+	// SynthDescLib (scorch/primitives/synthdefs/descs.py): patterns then send every
+	// control, and no gate to a def without one. `names`: only these (nil: all). Each
+	// desc's def is a ScorchSynthDef holding the bytes (sent again only when code asks).
+	*readDescs { |dir, names|
+		var lib = SynthDescLib.global;
+		names = names ?? { (dir +/+ "*.scsyndef").pathMatch.collect { |p| p.basename.splitext[0] } };
+		names.do { |name|
+			var path = dir +/+ name ++ ".scsyndef", meta, bytes;
+			if(File.exists(path)) {
+				this.safe {  // one unreadable file must not stop the attach
+					meta = File.readAllString(path.splitext[0] ++ ".scmeta").interpret;
+					meta = if(meta.isKindOf(Dictionary)) { meta } { () };
+					File.use(path, "rb", { |file|  // a File reads fast, a CollStream slowly
+						bytes = Int8Array.newClear(file.length);
+						file.read(bytes);
+						file.seek(0, 0);
+						lib.readStream(file, false)
+					}).do { |desc|
+						desc.metadata = meta;
+						desc.def = ScorchSynthDef.fromBytes(desc.name, bytes, meta);
+					}
+				}
+			}
+		}
 	}
 
 	// Server.sync, asking again until scsynth answers: under a parallel boot a datagram to or
@@ -165,6 +207,7 @@ Scorch {
 		var id = active, trace = this.getBackTrace;
 		if(id.notNil) {
 			active = nil;
+			this.emitSent(id);
 			this.fields(id, "error-", err, trace);
 			this.emit(id, "end", "error");
 			this.halt;  // abort the rest of the request, as sclang does after reporting

@@ -3,7 +3,26 @@
 // reboot from code never start or stop a process here: they tell scorch (a
 // `server-request` record) and say what happens.
 ScorchServer : Server {
+	classvar <>commands;
 	var pendingReboot;
+
+	// While a request runs (`commands` is a Set), the commands it sends are noted:
+	// Scorch.eval tells scorch, which then reads what scsynth said about them
+	// (server_errors). A raw packet is "*".
+	*prCount { |msg|
+		commands !? {
+			commands.add(if(msg.isSequenceableCollection and: { msg.isString.not }) {
+				msg[0].asString } { "*" })
+		}
+	}
+	sendMsg { |... msg| ScorchServer.prCount(msg); ^super.sendMsg(*msg) }
+	sendBundle { |time ... msgs| msgs.do { |m| ScorchServer.prCount(m) }; ^super.sendBundle(time, *msgs) }
+	sendRaw { |rawArray| ScorchServer.prCount(nil); ^super.sendRaw(rawArray) }
+	listSendMsg { |msg| ScorchServer.prCount(msg); ^super.listSendMsg(msg) }
+	listSendBundle { |time, msgs|
+		msgs.do { |m| ScorchServer.prCount(m) };
+		^super.listSendBundle(time, msgs)
+	}
 
 	boot { |startAliveThread = true, recover = false, onFailure|
 		if(this.serverRunning and: { this.unresponsive.not }) {

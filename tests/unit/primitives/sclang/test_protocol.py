@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from scorch.primitives.console import Console
@@ -88,12 +88,15 @@ def test_any_bytes_between_records_come_back_unchanged(noise: bytes) -> None:
 
 
 @given(st.text(max_size=200).filter(lambda s: "\x00" not in s))
+@example(' ++ 27.asAscii ++ "\x1b')
 def test_a_string_literal_holds_any_code_without_a_raw_chunk_delimiter(code: str) -> None:
     literal = sc_string(code)
     assert "\x0c" not in literal and "\x1b" not in literal
     # What sclang's lexer makes of it: unescape \\ \" \f and join the 27.asAscii pieces.
-    pieces = literal.split(" ++ 27.asAscii ++ ")
-    decoded = [re.sub(r'\\(.)', lambda m: {"f": "\x0c"}.get(m.group(1), m.group(1)), p[1:-1],
+    # (the joiner may be inside a literal too: the code may contain its text)
+    pieces = re.findall(r'"((?:[^"\\]|\\.)*)"', literal, flags=re.S)
+    assert " ++ 27.asAscii ++ ".join(f'"{p}"' for p in pieces) == literal
+    decoded = [re.sub(r'\\(.)', lambda m: {"f": "\x0c"}.get(m.group(1), m.group(1)), p,
                       flags=re.S) for p in pieces]
     assert "\x1b".join(decoded) == code
 
