@@ -26,9 +26,15 @@ from typing import Any
 from mcp_server.early import ROOT, SNAPSHOT, SNAPSHOT_ENV, sources_digest, versions
 
 
+#: scorch's own packages: the libraries are named by version instead (``versions``), since
+#: a virtualenv inside the checkout would put their files under the repository too, where
+#: an installed wheel has none.
+OWN = ("scorch", "mcp_server", "actors", "midi")
+
+
 def sources() -> list[str]:
-    """Every module of the repository the SDK's answers are built from (what building the
-    server imports; not this one), as paths under the repository."""
+    """Every module of scorch's own packages that the SDK's answers are built from (what
+    building the server imports; not this one), as paths under the repository."""
     from mcp_server.server import build_server
     from scorch.api.local import LocalService
 
@@ -39,8 +45,11 @@ def sources() -> list[str]:
         if not file:
             continue
         path = Path(file).resolve()
-        if path.suffix == ".py" and path.is_relative_to(ROOT) and path != Path(__file__).resolve():
-            found.add(path.relative_to(ROOT).as_posix())
+        if path.suffix != ".py" or not path.is_relative_to(ROOT):
+            continue
+        relative = path.relative_to(ROOT)
+        if relative.parts[0] in OWN and path != Path(__file__).resolve():
+            found.add(relative.as_posix())
     return sorted(found)
 
 
