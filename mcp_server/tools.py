@@ -61,6 +61,8 @@ CALL_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar("scorch_ca
 class Failed(ScorchError):
     """A result that reports its own failure (code that threw, a room that did not boot)."""
 
+    code = "FAILED"  # each one's own, from Result.failure_code()
+
 
 class ScorchTool(Tool):
     """A tool whose every error result says its code, whether to retry, and the argument."""
