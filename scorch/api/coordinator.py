@@ -87,19 +87,23 @@ class Coordinator:
         parsed = _absolute(op.parse(args))
         if key is None and not op.access_of(parsed).idempotent:
             key = new_key()
+        try:
+            return self._call(op, parsed, key)
+        except ScorchError as err:
+            op.blame(err, parsed)
+            raise
+
+    def _call(self, op: Operation[Any, Any], parsed: Args, key: str | None) -> Result:
+        name = op.name
         if op.spread.across is not None:
             own = op.spread.across(self, parsed)
             if own is not None:
                 return own
         plan = fanout.plan(op, parsed, self.config, self.parts)
         timeout = host_timeout(op, parsed)
-        try:
-            if plan.one:
-                return self._first(op, parsed, plan.hosts, timeout, key)
-            answers, failures = self._fan(op, parsed, plan.hosts, timeout, key)
-        except ScorchError as err:
-            op.blame(err, parsed)
-            raise
+        if plan.one:
+            return self._first(op, parsed, plan.hosts, timeout, key)
+        answers, failures = self._fan(op, parsed, plan.hosts, timeout, key)
         if op.spread.roll_call:
             for host, answer in answers.items():
                 self.links[host].keep_rows(answer.get("instances") or [])

@@ -14,7 +14,6 @@ runs a resent request again.
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 import time
 import uuid
@@ -57,10 +56,12 @@ class _Entry:
 
 
 def fingerprint(request: Request) -> str:
-    """What a key stands for: the method and its arguments (a key reused for another call
-    is refused, not answered with the first call's reply)."""
-    text = json.dumps([request.method, request.args], sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    """What a key stands for: the operation (a key given to another one is refused).
+
+    Not its arguments: a resend may rightly differ in them (a coordinator turns a
+    ``delay`` into the time it ends anew on each send), and it is still the same request.
+    """
+    return request.method
 
 
 class Once:
@@ -101,8 +102,8 @@ class Once:
             return reply
         if entry.fingerprint != mine:
             return Reply.failed(request.id, InvalidRequest(
-                f"request key {key!r} was given to another call; a key names one request "
-                "and its resends"))
+                f"request key {key!r} was given to a call of another operation; a key names "
+                "one request and its resends"))
         if not entry.done.wait(self.wait) or entry.reply is None:
             return Reply.failed(request.id, NoAnswer(
                 f"the first run of request {key!r} ({request.method}) has not answered "

@@ -60,12 +60,19 @@ def test_a_resend_after_the_first_run_gets_its_reply_at_once_and_another_key_run
     assert once.run(request("b"), lambda: Reply(id=1, result=3)).result == 3
 
 
-def test_a_key_given_to_another_call_is_refused() -> None:
+def test_a_key_given_to_another_operation_is_refused() -> None:
     once = Once()
-    once.run(request("a", code="1"), lambda: Reply(id=1, result=1))
-    other = once.run(request("a", code="2"), lambda: Reply(id=1, result=2))
+    once.run(request("a"), lambda: Reply(id=1, result=1))
+    other = once.run(Request(id=2, method="play", key="a"), lambda: Reply(id=2, result=2))
     assert other.error is not None and other.error.code == "INVALID_ARGUMENT"
-    assert "another call" in other.error.message
+    assert "another operation" in other.error.message
+
+
+def test_a_resend_whose_arguments_moved_on_is_still_the_same_request() -> None:
+    """A coordinator's resend of a delayed call has another ``at``: it must not run again."""
+    once = Once()
+    once.run(request("a", code="at 1.0"), lambda: Reply(id=1, result=1))
+    assert once.run(request("a", code="at 1.2"), lambda: Reply(id=1, result=2)).result == 1
 
 
 def test_finished_keys_are_forgotten_after_their_time_and_beyond_the_size() -> None:
