@@ -275,8 +275,10 @@ class Operation(Generic[A, R]):
             return typing.cast(A, model.model_validate(raw))
         except ValidationError as err:
             known = list(model.model_fields)
-            problems = "\n".join(describe_errors(
-                err, known=lambda where: [] if where else known))
+            listed = describe_errors(err, known=lambda where: [] if where else known)
+            if len(listed) > MAX_PROBLEMS:  # thousands of unknown keys: a short answer
+                listed = [*listed[:MAX_PROBLEMS], f"... and {len(listed) - MAX_PROBLEMS} more"]
+            problems = "\n".join(listed)
             action = f" action {raw.get('action', self.default_action)!r}" if self.actions else ""
             refused = InvalidRequest(f"{self.name}{action}: invalid arguments:\n{problems}")
             where = err.errors()[0]["loc"] if err.errors() else ()
@@ -313,6 +315,9 @@ class Operation(Generic[A, R]):
         own = float(getattr(args, self.waits, None) or 0.0) if self.waits else 0.0
         return own + self.patience
 
+
+#: Problems one refusal lists at most (a request may carry thousands of bad keys).
+MAX_PROBLEMS = 50
 
 #: The argument that names an operation's rooms unless it says otherwise (when it has one).
 ROOMS = "instance"
