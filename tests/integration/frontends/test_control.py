@@ -543,16 +543,3 @@ async def test_hosted_and_attached_tools_give_the_same_answers(
     assert mine.structured_content is not None and theirs.structured_content is not None
     assert stable(mine.structured_content) == stable(theirs.structured_content)
 
-
-@pytest.mark.integration
-@pytest.mark.anyio
-async def test_each_attached_tools_call_carries_its_own_request_key(
-        both: tuple[Client, Client], real: ControlServer) -> None:
-    """A key per tools/call, for what is not idempotent only: each call runs."""
-    _, attached = both
-    kept = len(real.once)
-    for _ in range(2):
-        ran = await attached.call_tool("execute", {"instance": "alpha", "code": "1"})
-        assert not ran.is_error
-    await attached.call_tool("status", {"instance": "alpha"})
-    assert len(real.once) == kept + 2

@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 
+from mcp_server.server import build_server
 from scorch.api.local import LocalService
 from scorch.api.remote import RemoteService
 from scorch.app.orchestra import Orchestra
@@ -179,3 +181,28 @@ def test_the_attached_client_sends_again_itself_when_its_connection_drops_mid_ca
         caller.join(timeout=10)
         remote.close()
     assert counter(served, "onceClient") == "1"
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_each_attached_tools_call_carries_its_own_request_key(
+        served: ControlServer) -> None:
+    """A key per tools/call, kept for what is not idempotent only: each call runs."""
+    remote = RemoteService(served.path)
+    try:
+        async with Client(build_server(remote)) as attached:
+            kept = len(served.once)
+            for expected in ("1", "2"):
+                ran = await attached.call_tool("execute", {
+                    "instance": "room", "code": counting("onceMcp")})
+                assert not ran.is_error and ran.structured_content is not None
+                assert ran.structured_content["results"][0]["value"] == expected
+            status = await attached.call_tool("status", {"instance": "room"})
+            assert not status.is_error
+            assert len(served.once) == kept + 2
+    finally:
+        remote.close()
