@@ -183,7 +183,7 @@ def test_a_keyed_call_sent_again_through_the_coordinator_runs_once_on_each_host(
             out = coordinator.call("execute", {"instance": "*", "code": code}, key=key)
         finally:
             coordinator.close()
-        values.append({r.instance: r.value for r in out.results})  # type: ignore[attr-defined]
+        values.append({r["instance"]: r["value"] for r in out.model_dump()["results"]})
     assert values == [{"lobby": "1", "gallery": "1"}] * 2 + [{"lobby": "2", "gallery": "2"}]
 
 
