@@ -18,21 +18,31 @@ each as image content, beside its structured content and its one-line text.
 Every failure a person can act on becomes a tool error whose text says what went
 wrong and what is known (the instance names, the state and since when, the
 argument at fault); anything else is logged with its traceback and reported
-without taking the server down.
+without taking the server down. For a program, every error result also carries
+its code, whether retrying can help and the argument at fault as structured
+content (``{"code", "retryable", "argument", "message"}``, docs/errors.md), and
+its text begins with ``[CODE]``.
+
+Each ``tools/call`` gets a request key (``Request.key``) made of its JSON-RPC id
+and this server's nonce, so that a call an attached server sends again after a
+dropped connection runs once in the ``scorch run`` behind it.
 """
 
 from __future__ import annotations
 
 import base64
+import contextvars
 import inspect
 import logging
+import uuid
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.context import Context
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic.json_schema import models_json_schema
 from pydantic_core import PydanticUndefined
 
@@ -42,6 +52,43 @@ from scorch.errors import ScorchError
 
 log = logging.getLogger(__name__)
 
+#: The request key of the ``tools/call`` being run (set by ``ScorchTool.run``; the
+#: tool function runs in a worker thread, which anyio gives a copy of this context).
+CALL_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar("scorch_call_key",
+                                                                      default=None)
+
+
+class Failed(ScorchError):
+    """A result that reports its own failure (code that threw, a room that did not boot)."""
+
+    code = "FAILED"  # each one's own, from Result.failure_code()
+
+
+class ScorchTool(Tool):
+    """A tool whose every error result says its code, whether to retry, and the argument."""
+
+    nonce: str = ""
+    """This server's own, in each call's request key: JSON-RPC ids repeat across sessions."""
+
+    async def run(self, arguments: dict[str, Any], context: Context[Any, Any],
+                  convert_result: bool = False) -> Any:
+        """Run the tool under its call's request key; an error as an error result."""
+        try:
+            key: str | None = f"{self.nonce}:{context.request_id}"
+        except ValueError:  # called outside of a request: no id to key it by
+            key = None
+        token = CALL_KEY.set(key)
+        try:
+            return await super().run(arguments, context, convert_result)
+        except UnexpectedToolError as exc:
+            log.exception("tool %s raised an unexpected exception", self.name)
+            return error_result(str(exc), None)
+        except ToolError as exc:
+            log.info("tool %r failed: %r", self.name, str(exc)[:500])
+            return error_result(str(exc), exc)
+        finally:
+            CALL_KEY.reset(token)
+
 
 def tool_annotations(access: Access) -> ToolAnnotations:
     """MCP's hints from what the operation does to the installation."""
@@ -50,19 +97,49 @@ def tool_annotations(access: Access) -> ToolAnnotations:
 
 
 def call(service: Service, name: str, arguments: dict[str, Any]) -> Result:
-    """Run an operation for a tool; every failure becomes a ToolError a person understands."""
+    """Run an operation for a tool; every failure becomes a ToolError a person understands.
+
+    The ToolError's cause is the ScorchError (its code, retryable, argument).
+    """
     try:
-        result = service.call(name, arguments)
+        result = service.call(name, arguments, key=CALL_KEY.get())
     except ScorchError as err:
         raise ToolError(str(err)) from err
     except Exception as err:
         log.exception("tool %s failed", name)
+        internal = ScorchError("internal error")
+        internal.code = "INTERNAL"
         raise ToolError(f"internal error in {name} ({type(err).__name__}); scorch keeps "
-                        "running, the server log has the details") from err
+                        "running, the server log has the details") from internal
     failure = result.failure()
     if failure is not None:
-        raise ToolError(failure)
+        failed = Failed(failure)
+        failed.code = result.failure_code()
+        raise ToolError(failure) from failed
     return result
+
+
+def error_result(text: str, exc: BaseException | None) -> CallToolResult:
+    """An error result: ``text`` after its ``[CODE]``, and what a program reads of it.
+
+    The code, retryable and argument are the ScorchError's found among ``exc``'s
+    causes; arguments the SDK refused are INVALID_ARGUMENT, naming the first one.
+    """
+    code, retryable, argument = "INTERNAL", False, None
+    while exc is not None:
+        if isinstance(exc, ScorchError):
+            code, retryable, argument = exc.code, exc.retryable, exc.argument
+            break
+        if isinstance(exc, ValidationError):
+            code = "INVALID_ARGUMENT"
+            where = exc.errors()[0]["loc"] if exc.errors() else ()
+            argument = str(where[0]) if where else None
+            break
+        exc = exc.__cause__
+    return CallToolResult(
+        content=[TextContent(text=f"[{code}] {text}")], is_error=True,
+        structured_content={"code": code, "retryable": retryable, "argument": argument,
+                            "message": text})
 
 
 def with_images(result: Result) -> Result | CallToolResult:
@@ -135,12 +212,14 @@ def input_schema(op: Operation[Any, Any], flat: dict[str, Any]) -> dict[str, Any
 
 
 def tools(service: Service) -> list[Tool]:
-    """A tool for every operation meant for Claude."""
-    made = []
+    """A tool for every operation meant for Claude (one nonce for this server's calls)."""
+    made: list[Tool] = []
+    nonce = uuid.uuid4().hex[:12]
     for op in OPERATIONS.values():
         if op.tool:
-            tool = Tool.from_function(tool_function(op, service), name=op.name,
-                                      description=op.doc, structured_output=True,
-                                      annotations=tool_annotations(op.access))
-            made.append(tool.model_copy(update={"parameters": input_schema(op, tool.parameters)}))
+            tool = ScorchTool.from_function(tool_function(op, service), name=op.name,
+                                            description=op.doc, structured_output=True,
+                                            annotations=tool_annotations(op.access))
+            made.append(tool.model_copy(update={
+                "parameters": input_schema(op, tool.parameters), "nonce": nonce}))
     return made

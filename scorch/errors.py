@@ -5,15 +5,48 @@ reads it in Claude Desktop, in a terminal or in the journal. Errors cross the
 control socket by class name (:func:`by_name`), so an attached client raises
 the same kind the installation raised. Third-party errors are wrapped with
 ``raise ... from err``.
+
+Each class also says, for a program, what kind of failure it is: a stable
+``code`` of :data:`CODES`, whether the same request may succeed later
+(``retryable``), and the ``argument`` at fault where one is known. They cross
+the wire beside the message and reach MCP's error results and the CLI's
+``--json`` (docs/errors.md lists them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+#: Every code an error may carry, and what it means (docs/errors.md lists each).
+CODES: dict[str, str] = {
+    "INVALID_ARGUMENT": "the request's arguments cannot be used; change them",
+    "NOT_FOUND": "a name matches nothing (a room, a node, a buffer, a file...)",
+    "CONFIG_ERROR": "the configuration file is missing, unreadable or invalid",
+    "BOOTING": "the room is booting or restarting; it comes back by itself",
+    "UNAVAILABLE": "it exists but cannot take the request now (not running, busy, off)",
+    "ROOM_FAILED": "the room used up its restarts and stays down until booted again",
+    "TIMEOUT": "no answer came in time",
+    "SUPERCOLLIDER_ERROR": "sclang or scsynth refused or failed the work asked of it",
+    "PROCESS_ERROR": "a process or device could not be started or used",
+    "FAILED": "the request was done in part, or could not be done; the message says why",
+    "INTERNAL": "a fault in scorch itself; the log has the details",
+}
+
 
 class ScorchError(Exception):
     """Base of every error scorch reports to a person."""
+
+    code: str = "FAILED"
+    """What kind of failure it is, for a program: one of :data:`CODES`."""
+    retryable: bool = False
+    """Whether the same request, sent again later, may succeed."""
+    argument: str | None = None
+    """The request's argument at fault, where one is known."""
+
+    def info(self) -> dict[str, str | bool | None]:
+        """What a program reads of it: code, retryable, argument, and the text for people."""
+        return {"code": self.code, "retryable": self.retryable, "argument": self.argument,
+                "message": str(self)}
 
     def __str__(self) -> str:
         # KeyError subclasses would repr() their message; every scorch error reads as text.
@@ -25,6 +58,8 @@ class ScorchError(Exception):
 
 class InvalidRequest(ScorchError, ValueError):
     """A request's arguments cannot be used; the message says which and why."""
+
+    code = "INVALID_ARGUMENT"
 
 
 class SampleRejected(InvalidRequest):
@@ -42,9 +77,13 @@ class AudioFileError(InvalidRequest):
 class ConfigError(ScorchError):
     """The configuration file is missing, unreadable or invalid (file:line in the message)."""
 
+    code = "CONFIG_ERROR"
+
 
 class NotFound(ScorchError, KeyError):
     """A name that matches nothing; the message lists what does exist."""
+
+    code = "NOT_FOUND"
 
 
 class InstanceNotFound(NotFound):
@@ -118,17 +157,38 @@ class RecordingNotFound(NotFound):
 class Unavailable(ScorchError):
     """Something exists but cannot take the request now; the message says when it might."""
 
+    code = "UNAVAILABLE"
+    retryable = True
+
 
 class InstanceNotReady(Unavailable):
     """The instance exists but cannot take the request in its current state."""
 
 
+class InstanceBooting(InstanceNotReady):
+    """The instance is booting or restarting: it comes back by itself, try again shortly."""
+
+    code = "BOOTING"
+
+
+class NoAnswer(InstanceNotReady):
+    """Something was asked and did not answer in time (an instance, an installation)."""
+
+    code = "TIMEOUT"
+
+
 class InstanceFailed(InstanceNotReady):
     """The instance used up its restart budget and stays down until booted again."""
+
+    code = "ROOM_FAILED"
+    retryable = False
 
 
 class MidiUnavailable(Unavailable):
     """MIDI is off: disabled in the config, or no MIDI backend could be opened."""
+
+    code = "UNAVAILABLE"
+    retryable = False
 
 
 class ControlBusy(Unavailable):
@@ -161,9 +221,14 @@ class HistoryUnavailable(Unavailable):
 class BootError(ScorchError):
     """A process could not be started (missing binary, busy port, bad option)."""
 
+    code = "PROCESS_ERROR"
+
 
 class BootTimeout(BootError):
     """A process started but did not say it was ready in time."""
+
+    code = "TIMEOUT"
+    retryable = True
 
 
 class PortInUse(BootError):
@@ -173,13 +238,19 @@ class PortInUse(BootError):
 class CaptureError(ScorchError):
     """Sound could not be captured or rendered to a file (unwritable folder, full disk...)."""
 
+    code = "PROCESS_ERROR"
+
 
 class SynthDefError(ScorchError):
     """A SynthDef library file failed to compile or breaks the metadata convention."""
 
+    code = "SUPERCOLLIDER_ERROR"
+
 
 class IntrospectionError(ScorchError):
     """sclang's class library could not be dumped, or its dump could not be read."""
+
+    code = "SUPERCOLLIDER_ERROR"
 
 
 # --- the wire ------------------------------------------------------------------
@@ -188,25 +259,39 @@ class IntrospectionError(ScorchError):
 class OscError(ScorchError, ValueError):
     """Bytes that are not a well-formed OSC packet."""
 
+    code = "SUPERCOLLIDER_ERROR"
+
 
 class OscTimeout(ScorchError, TimeoutError):
     """scsynth sent no matching reply in time."""
+
+    code = "TIMEOUT"
+    retryable = True
 
 
 class ServerGone(OscTimeout):
     """The scsynth a reply was awaited from exited: no reply will come."""
 
+    code = "UNAVAILABLE"
+    retryable = True
+
 
 class OscFailure(ScorchError):
     """scsynth answered a command with ``/fail``."""
+
+    code = "SUPERCOLLIDER_ERROR"
 
 
 class MidiBackendError(ScorchError):
     """The MIDI backend (ALSA, JACK, CoreMIDI, WinMM) could not be opened."""
 
+    code = "PROCESS_ERROR"
+
 
 class RemoteError(ScorchError):
     """The installation answered with an error of a kind this side does not know."""
+
+    code = "INTERNAL"
 
 
 def by_name(kind: str) -> type[ScorchError] | None:
@@ -217,12 +302,23 @@ def by_name(kind: str) -> type[ScorchError] | None:
     return None
 
 
-def rebuild(kind: str, message: str) -> ScorchError:
-    """An error of class ``kind`` carrying ``message``, or a RemoteError naming the kind."""
+def rebuild(kind: str, message: str, code: str | None = None,
+            retryable: bool | None = None, argument: str | None = None) -> ScorchError:
+    """An error of class ``kind`` carrying ``message``, or a RemoteError naming the kind.
+
+    ``code``, ``retryable`` and ``argument`` are the other side's (an older scorch
+    sends none: the class's own stand).
+    """
     cls = by_name(kind)
     if cls is None:
-        return RemoteError(f"{kind}: {message}")
-    # Built without __init__: some kinds take structured arguments locally.
-    err = cls.__new__(cls)
-    err.args = (message,)
+        err: ScorchError = RemoteError(f"{kind}: {message}")
+    else:
+        # Built without __init__: some kinds take structured arguments locally.
+        err = cls.__new__(cls)
+        err.args = (message,)
+    if code in CODES:
+        err.code = code
+    if retryable is not None:
+        err.retryable = retryable
+    err.argument = argument
     return err

@@ -33,6 +33,7 @@ from scorch.config.installation import Config
 from scorch.errors import HostUnreachable, NotRunning, ScorchError, Unavailable
 from scorch.hosts.channel import Channel, open_channel
 from scorch.hosts.link import CONNECT_TIMEOUT, HostLink, HostState
+from scorch.wire.once import derive, new_key
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +76,25 @@ class Coordinator:
 
     # --- the API -------------------------------------------------------------------
 
-    def call(self, name: str, args: Mapping[str, Any] | Args) -> Result:
-        """Run operation ``name`` on the hosts it concerns; one answer."""
+    def call(self, name: str, args: Mapping[str, Any] | Args, key: str | None = None) -> Result:
+        """Run operation ``name`` on the hosts it concerns; one answer.
+
+        A call that is not idempotent carries a request key (``key``, or a new one) to
+        each host, derived from it per host: sent again with the same ``key``, it runs
+        once on each host.
+        """
         op = lookup(name)
         parsed = _absolute(op.parse(args))
+        if key is None and not op.access_of(parsed).idempotent:
+            key = new_key()
+        try:
+            return self._call(op, parsed, key)
+        except ScorchError as err:
+            op.blame(err, parsed)
+            raise
+
+    def _call(self, op: Operation[Any, Any], parsed: Args, key: str | None) -> Result:
+        name = op.name
         if op.spread.across is not None:
             own = op.spread.across(self, parsed)
             if own is not None:
@@ -86,8 +102,8 @@ class Coordinator:
         plan = fanout.plan(op, parsed, self.config, self.parts)
         timeout = host_timeout(op, parsed)
         if plan.one:
-            return self._first(op, parsed, plan.hosts, timeout)
-        answers, failures = self._fan(op, parsed, plan.hosts, timeout)
+            return self._first(op, parsed, plan.hosts, timeout, key)
+        answers, failures = self._fan(op, parsed, plan.hosts, timeout, key)
         if op.spread.roll_call:
             for host, answer in answers.items():
                 self.links[host].keep_rows(answer.get("instances") or [])
@@ -118,13 +134,14 @@ class Coordinator:
         return answers
 
     def _fan(self, op: Operation[Any, Any], args: Args, hosts: tuple[str | None, ...],
-             timeout: float) -> tuple[dict[str | None, dict[str, Any]],
-                                      dict[str | None, ScorchError]]:
+             timeout: float, key: str | None = None,
+             ) -> tuple[dict[str | None, dict[str, Any]], dict[str | None, ScorchError]]:
         """Ask ``hosts`` in parallel; their answers and their errors, by host."""
         dumped = args.model_dump(mode="json")
         ping = "hosts" in op.result.model_fields and not self.watching
         futures = {host: self._pool.submit(self._ask, self.links[host], op.name, dumped,
-                                           timeout, ping) for host in hosts}
+                                           timeout, ping, _part(key, host))
+                   for host in hosts}
         answers: dict[str | None, dict[str, Any]] = {}
         failures: dict[str | None, ScorchError] = {}
         deadline = time.monotonic() + timeout + CONNECT_TIMEOUT + MARGIN
@@ -138,7 +155,7 @@ class Coordinator:
         return answers, failures
 
     def _ask(self, link: HostLink, name: str, args: dict[str, Any],
-             timeout: float, ping: bool = False) -> dict[str, Any]:
+             timeout: float, ping: bool = False, key: str | None = None) -> dict[str, Any]:
         """One host's answer; a host known to be down fails at once while it is watched.
 
         ``ping`` first (a one-shot status): the host's round trip, clock and config.
@@ -155,18 +172,18 @@ class Coordinator:
             link.ping(timeout + (CONNECT_TIMEOUT if first else 0.0))
             first = False
         answer: dict[str, Any] = link.call(name, args,
-                                           timeout + (CONNECT_TIMEOUT if first else 0.0))
+                                           timeout + (CONNECT_TIMEOUT if first else 0.0), key)
         return answer
 
     def _first(self, op: Operation[Any, Any], args: Args, hosts: tuple[str | None, ...],
-               timeout: float) -> Result:
+               timeout: float, key: str | None = None) -> Result:
         """The answer of the first host that gives one (hosts known down are tried last)."""
         ordered = sorted(hosts, key=lambda h: self.links[h].view.state != HostState.CONNECTED)
         errors: list[str] = []
         for host in ordered:
             try:
                 answer = self._ask(self.links[host], op.name, args.model_dump(mode="json"),
-                                   timeout)
+                                   timeout, key=_part(key, host))
             except Unavailable as err:
                 errors.append(f"{fanout.label(host)}: {err}")
                 continue
@@ -197,6 +214,11 @@ def host_timeout(op: Operation[Any, Any], args: Args) -> float:
     if op.access.read_only and op.waits is None:
         return READ_TIMEOUT
     return op.answer_within(args)
+
+
+def _part(key: str | None, host: str | None) -> str | None:
+    """A host's key of a keyed call: the same for every resend of it, another per host."""
+    return derive(key, fanout.label(host)) if key is not None else None
 
 
 def _absolute(args: Args) -> Args:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from scorch.api.operation import Args, Result
 from scorch.api.ops import lookup
-from scorch.errors import InstanceNotReady
+from scorch.errors import InstanceNotReady, ScorchError
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -23,10 +23,23 @@ class LocalService:
         self.unavailable: str | None = None
         """Why there is no orchestra (its start failed), told to every caller."""
 
-    def call(self, name: str, args: Mapping[str, Any] | Args) -> Result:
-        """Validate ``args`` and run operation ``name`` on the orchestra."""
+    def call(self, name: str, args: Mapping[str, Any] | Args, key: str | None = None) -> Result:
+        """Validate ``args`` and run operation ``name`` on the orchestra.
+
+        ``key`` is the request's id; in this process nothing is sent twice, so it is
+        not needed here (the control server keeps the keys of what it serves).
+        """
         op = lookup(name)
         parsed = op.parse(args)
         if self.orchestra is None:
             raise InstanceNotReady(self.unavailable or "scorch is not started yet")
-        return op.run(self.orchestra, parsed)
+        try:
+            return op.run(self.orchestra, parsed)
+        except ScorchError as err:
+            op.blame(err, parsed)
+            raise
+
+    def idempotent(self, name: str, args: Mapping[str, Any]) -> bool:
+        """Whether this call may run twice to the same effect (its action's access says)."""
+        op = lookup(name)
+        return op.access_of(op.parse(args)).idempotent

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from scorch.api.actions import actions_of, first_sentence, flat_fields
-from scorch.errors import InvalidRequest
+from scorch.errors import InstanceNotFound, InvalidRequest, ScorchError
 from scorch.values import StrictModel, describe_errors
 
 if TYPE_CHECKING:
@@ -115,6 +115,10 @@ class Result(BaseModel):
         """
         return None
 
+    def failure_code(self) -> str:
+        """The code of the failure ``failure()`` reports (``scorch.errors.CODES``)."""
+        return "FAILED"
+
     def text(self) -> str:
         """The result for a terminal; JSON unless a result renders itself better."""
         return self.model_dump_json(indent=2)
@@ -148,7 +152,7 @@ class Hosts(Protocol):
     config: Config
     parts: list[str | None]
 
-    def call(self, name: str, args: Mapping[str, Any] | Args) -> Result:
+    def call(self, name: str, args: Mapping[str, Any] | Args, key: str | None = None) -> Result:
         """Run another operation across the hosts."""
         ...
 
@@ -250,11 +254,13 @@ class Operation(Generic[A, R]):
                                  f"arguments is expected, found {type(raw).__name__}")
         action = raw.get("action", self.default_action)
         if action is None:
-            raise InvalidRequest(f"{self.name}: invalid arguments:\naction: this argument is "
-                                 f"required: one of {', '.join(self.actions)}")
+            raise _at("action", InvalidRequest(
+                f"{self.name}: invalid arguments:\naction: this argument is required: one of "
+                f"{', '.join(self.actions)}"))
         if not isinstance(action, str) or action not in self.actions:
-            raise InvalidRequest(f"{self.name}: invalid arguments:\naction: should be one of "
-                                 f"{', '.join(self.actions)}, found {str(action)[:60]!r}")
+            raise _at("action", InvalidRequest(
+                f"{self.name}: invalid arguments:\naction: should be one of "
+                f"{', '.join(self.actions)}, found {str(action)[:60]!r}"))
         return self.actions[action]
 
     def parse(self, raw: Mapping[str, Any] | Args) -> A:
@@ -269,10 +275,15 @@ class Operation(Generic[A, R]):
             return typing.cast(A, model.model_validate(raw))
         except ValidationError as err:
             known = list(model.model_fields)
-            problems = "\n".join(describe_errors(
-                err, known=lambda where: [] if where else known))
+            listed = describe_errors(err, known=lambda where: [] if where else known)
+            if len(listed) > MAX_PROBLEMS:  # thousands of unknown keys: a short answer
+                listed = [*listed[:MAX_PROBLEMS], f"... and {len(listed) - MAX_PROBLEMS} more"]
+            problems = "\n".join(listed)
             action = f" action {raw.get('action', self.default_action)!r}" if self.actions else ""
-            raise InvalidRequest(f"{self.name}{action}: invalid arguments:\n{problems}") from None
+            refused = InvalidRequest(f"{self.name}{action}: invalid arguments:\n{problems}")
+            where = err.errors()[0]["loc"] if err.errors() else ()
+            refused.argument = str(where[0]) if where else None
+            raise refused from None
 
     def access_of(self, args: Args) -> Access:
         """What this call does: its action's access, else the operation's."""
@@ -286,11 +297,27 @@ class Operation(Generic[A, R]):
         named = getattr(args, self.spread.rooms, None) if self.spread.rooms else None
         return Where(rooms=named if isinstance(named, str) else None)
 
+    def blame(self, err: ScorchError, args: Args) -> None:
+        """Name the argument at fault in ``err`` when it can be told: the one naming its rooms
+        (or its host) when no room is called so."""
+        if err.argument is not None or not isinstance(err, InstanceNotFound):
+            return
+        named = getattr(err, "name", None)  # None when it crossed the wire
+        for name in (self.spread.rooms, ROOMS, "host"):
+            if name is not None and getattr(args, name, None) == named:
+                err.argument = name
+                return
+        if self.spread.rooms is not None:
+            err.argument = self.spread.rooms
+
     def answer_within(self, args: A) -> float:
         """How long an attached caller waits for this call's answer."""
         own = float(getattr(args, self.waits, None) or 0.0) if self.waits else 0.0
         return own + self.patience
 
+
+#: Problems one refusal lists at most (a request may carry thousands of bad keys).
+MAX_PROBLEMS = 50
 
 #: The argument that names an operation's rooms unless it says otherwise (when it has one).
 ROOMS = "instance"
@@ -354,6 +381,12 @@ def operation(*, access: Access | None = None, name: str | None = None,
     return register
 
 
+def _at(argument: str, err: ScorchError) -> ScorchError:
+    """``err``, naming the argument at fault."""
+    err.argument = argument
+    return err
+
+
 def _resolve(run: Callable[..., Any], annotation: Any) -> Any:
     """An annotation, evaluated in the defining module (they are strings there)."""
     if isinstance(annotation, str):
@@ -367,6 +400,11 @@ class Service(Protocol):
     mode: str
     """``hosted`` (this process runs the rooms) or ``attached`` (a ``scorch run`` does)."""
 
-    def call(self, name: str, args: Mapping[str, Any] | Args) -> Result:
-        """Run operation ``name``; raise a ScorchError a person can act on."""
+    def call(self, name: str, args: Mapping[str, Any] | Args, key: str | None = None) -> Result:
+        """Run operation ``name``; raise a ScorchError a person can act on.
+
+        ``key``: the request's own id, kept when it is sent again, so that a call
+        that is not idempotent runs at most once (generated when None, where a call
+        crosses a connection).
+        """
         ...

@@ -2,7 +2,9 @@
 
 :class:`RemoteService` runs any operation remotely by name: it validates the
 arguments with the operation's own model, sends them, and validates the answer
-with its result model. There is no forwarder per method.
+with its result model. There is no forwarder per method. A call that is not
+idempotent carries a request key (``scorch.wire.once``): sent again after its
+connection dropped, it runs once.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from scorch.api.operation import Args, Result
 from scorch.api.ops import lookup
 from scorch.wire.client import EVICTIONS, IDLE_CONNECTIONS, ControlClient
+from scorch.wire.once import new_key
 
 __all__ = ["EVICTIONS", "IDLE_CONNECTIONS", "ControlClient", "RemoteService"]
 
@@ -27,12 +30,18 @@ class RemoteService:
         self.path = Path(path)
         self.client = ControlClient(path)
 
-    def call(self, name: str, args: Mapping[str, Any] | Args) -> Result:
-        """Run operation ``name`` on the installation; its errors are raised here."""
+    def call(self, name: str, args: Mapping[str, Any] | Args, key: str | None = None) -> Result:
+        """Run operation ``name`` on the installation; its errors are raised here.
+
+        A call that is not idempotent carries ``key`` (a new one when None), so that
+        the client may send it again after a dropped connection and it still runs once.
+        """
         op = lookup(name)
         parsed = op.parse(args)
+        if key is None and not op.access_of(parsed).idempotent:
+            key = new_key()
         reply = self.client.call(name, parsed.model_dump(mode="json"),
-                                 timeout=op.answer_within(parsed))
+                                 timeout=op.answer_within(parsed), key=key)
         result: Result = op.result.model_validate(reply)
         return result
 

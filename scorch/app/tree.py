@@ -20,7 +20,13 @@ from actors.router.proxy import MidiRouterProxy
 from actors.supervisor import SupervisorProxy
 from actors.watchdog import WatchdogProxy
 from scorch.config.installation import Config
-from scorch.errors import InstanceNotFound, InstanceNotReady, MidiUnavailable, TempoUnavailable
+from scorch.errors import (
+    InstanceNotFound,
+    InstanceNotReady,
+    MidiUnavailable,
+    NoAnswer,
+    TempoUnavailable,
+)
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.events import State
 from scorch.state.tempo import TempoView
@@ -105,7 +111,7 @@ class Tree:
         try:
             return call(proxy).get(timeout=timeout)
         except pykka.Timeout as err:
-            raise InstanceNotReady(
+            raise NoAnswer(
                 f"instance {name!r} did not answer within {timeout:g} s "
                 f"(state {self.views[name].snapshot.state})"
             ) from err

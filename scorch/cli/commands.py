@@ -203,13 +203,15 @@ def run_command(op: Operation[Any, Any], parsed: argparse.Namespace, command: st
                                      f"is not read-only ({access.word})")
             return _watch(service, op, args, parsed.json)
         return _print(service.call(op.name, args), parsed.json)
-    except InvalidRequest as err:
-        print(f"scorch {command}: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    except NotRunning as err:
-        print(f"scorch: {err}", file=sys.stderr)
-        return EXIT_NOT_RUNNING
     except ScorchError as err:
+        if parsed.json:  # what a program reads: the code, retryable, the argument at fault
+            print(json.dumps({"error": err.info()}), flush=True)
+        if isinstance(err, InvalidRequest):
+            print(f"scorch {command}: {err}", file=sys.stderr)
+            return EXIT_USAGE
+        if isinstance(err, NotRunning):
+            print(f"scorch: {err}", file=sys.stderr)
+            return EXIT_NOT_RUNNING
         print(f"scorch {command}: {err}", file=sys.stderr)
         return EXIT_FAILED
     finally:

@@ -44,8 +44,8 @@ class Channel(Protocol):
     """One way to a host's control socket."""
 
     def call(self, method: str, args: dict[str, Any] | None = None,
-             timeout: float = 30.0) -> Any:
-        """Call ``method`` there; raise the error the host raised."""
+             timeout: float = 30.0, key: str | None = None) -> Any:
+        """Call ``method`` there (``key``: the request's own id); raise the host's error."""
         ...
 
     def close(self) -> None:
@@ -97,11 +97,11 @@ class LocalChannel:
         self._ids = itertools.count(1)
 
     def call(self, method: str, args: dict[str, Any] | None = None,
-             timeout: float = 30.0) -> Any:
-        """Call ``method`` on that ``scorch run``."""
-        line = request_line(next(self._ids), method, args or {})
+             timeout: float = 30.0, key: str | None = None) -> Any:
+        """Call ``method`` on that ``scorch run`` (a keyed call may go again, and runs once)."""
+        line = request_line(next(self._ids), method, args or {}, key)
         try:
-            reply = self.client.roundtrip(line, method, timeout)
+            reply = self.client.roundtrip(line, method, timeout, resend=key is not None)
         except NotRunning:
             raise
         except (ScorchError, OSError, ValueError) as err:
@@ -154,8 +154,11 @@ class SshChannel:
                          daemon=True).start()
 
     def call(self, method: str, args: dict[str, Any] | None = None,
-             timeout: float = 30.0) -> Any:
-        """Call ``method`` on the host; raise its error, or HostUnreachable."""
+             timeout: float = 30.0, key: str | None = None) -> Any:
+        """Call ``method`` on the host; raise its error, or HostUnreachable.
+
+        ``key`` goes with the request to the host's server through the bridge.
+        """
         if self.dead is not None:
             raise HostUnreachable(self.dead)
         request_id = next(self._ids)
@@ -163,7 +166,7 @@ class SshChannel:
         with self._lock:
             self._pending[request_id] = pending
         try:
-            line = request_line(request_id, method, args or {})
+            line = request_line(request_id, method, args or {}, key)
             stdin = self._proc.stdin
             assert stdin is not None
             try:

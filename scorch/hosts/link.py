@@ -141,10 +141,13 @@ class HostLink:
             return channel
 
     def call(self, method: str, args: Mapping[str, Any] | None = None,
-             timeout: float = 30.0) -> Any:
-        """Call ``method`` on the host's ``scorch run``; its state follows what happened."""
+             timeout: float = 30.0, key: str | None = None) -> Any:
+        """Call ``method`` on the host's ``scorch run``; its state follows what happened.
+
+        ``key``: the request's own id there (``Request.key``).
+        """
         try:
-            result = self.channel().call(method, dict(args or {}), timeout)
+            result = self.channel().call(method, dict(args or {}), timeout, key)
         except NotRunning as err:
             self._mark(HostState.NOT_RUNNING, str(err))
             raise

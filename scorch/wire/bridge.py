@@ -5,7 +5,9 @@ A coordinator on another machine runs ``ssh HOST scorch bridge --config FILE
 on the ssh channel. The bridge hands each request line to the host's
 ``scorch run`` over its control socket and writes the answer back. Requests
 run in parallel (a slow ``execute`` never holds a ``status`` behind it), so
-answers may come out of order: each carries its request's ``id``.
+answers may come out of order: each carries its request's ``id``. A request's
+``key`` goes on to the server as it came: a keyed request whose connection to
+the server drops mid-call is sent again on a new one, and runs once.
 
 When no ``scorch run`` answers on the socket, each request is answered with a
 ``NotRunning`` error and the bridge stays: the coordinator sees the host
@@ -81,7 +83,8 @@ class Bridge:
         try:
             request = decode_request(line)
             request_id = request.id
-            reply = self._client.roundtrip(encode(request), request.method, ANSWER_WITHIN)
+            reply = self._client.roundtrip(encode(request), request.method, ANSWER_WITHIN,
+                                           resend=request.key is not None)
             if reply.closed:  # the server's closing line names no request
                 reply = Reply(id=request_id, error=reply.error)
         except BadRequest as err:
@@ -91,7 +94,7 @@ class Bridge:
         except Exception as err:  # an answer for every request, whatever happened
             log.exception("bridge request failed")
             reply = Reply(id=request_id, error=WireError(
-                type="InternalError", message=f"the bridge failed: {err}"))
+                type="InternalError", code="INTERNAL", message=f"the bridge failed: {err}"))
         data = encode(reply)
         with self._write_lock:
             self._sink.write(data)

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from scorch.errors import InstanceNotReady, NotRunning, RemoteError
+from scorch.errors import InstanceNotReady, NoAnswer, NotRunning, RemoteError
 from scorch.wire.envelope import MAX_LINE, Reply, decode_reply, request_line
 
 IDLE_CONNECTIONS = 4  # a client keeps at most this many idle connections open
@@ -74,13 +74,24 @@ class ControlClient:
         conn.close()
 
     def call(self, method: str, args: dict[str, Any] | None = None,
-             timeout: float = 30.0) -> Any:
-        """Call ``method``; re-raise a remote error as the same exception kind."""
-        line = request_line(next(self._ids), method, args or {})
-        return self.roundtrip(line, method, timeout).unwrap()
+             timeout: float = 30.0, key: str | None = None) -> Any:
+        """Call ``method``; re-raise a remote error as the same exception kind.
 
-    def roundtrip(self, payload: bytes, method: str, timeout: float) -> Reply:
-        """Send one request line and return its answer (asking again when evicted)."""
+        ``key``: the request's own id (``Request.key``), so that it may be sent again
+        when its connection drops mid-call and still run once.
+        """
+        line = request_line(next(self._ids), method, args or {}, key)
+        return self.roundtrip(line, method, timeout, resend=key is not None).unwrap()
+
+    def roundtrip(self, payload: bytes, method: str, timeout: float,
+                  resend: bool = False) -> Reply:
+        """Send one request line and return its answer (asking again when evicted).
+
+        A connection that was idle may have been closed by the server: the request
+        goes again on another. ``resend``: the request carries a key, so it goes
+        again once on a new connection after its own dropped mid-call too (the
+        server answers a key it ran with its first reply).
+        """
         evictions = 0
         while True:
             conn, reused = self._take()
@@ -91,15 +102,16 @@ class ControlClient:
             except TimeoutError as err:
                 # A late answer would be read by the next call on this connection.
                 conn.close()
-                raise InstanceNotReady(f"the installation did not answer {method!r} "
+                raise NoAnswer(f"the installation did not answer {method!r} "
                                        f"within {timeout:g} s") from err
             except OSError:
                 line = b""
             if not line:
                 conn.close()
-                if not reused:
+                if not reused and not resend:
                     raise InstanceNotReady(f"the scorch installation behind {self.path} "
                                            "closed the connection (did it stop?)")
+                resend = resend and reused  # once on a new connection, not again
                 continue  # an idle connection the server has closed: the next, or a new one
             if not line.endswith(b"\n"):
                 conn.close()  # the rest of this answer is still on the wire

@@ -8,6 +8,12 @@ per line::
     -> {"id": 1, "method": "status", "args": {"instance": "lobby"}}
     <- {"id": 1, "result": {...}}   or   {"id": 1, "error": {"type": ..., "message": ...}}
 
+A request may carry a ``key``, the caller's own id of it (``"key": "3f9c..."``):
+a call that is not idempotent runs at most once per key, and a resend gets the
+first run's answer (``scorch.wire.once``). An error carries, beside its class's
+name and message, its ``code``, whether it is ``retryable`` and the ``argument``
+at fault (docs/errors.md); an older scorch sends neither and ignores both.
+
 A reply with ``"closed": true`` (and ``"id": null``) is the server's last on that
 connection: too many connections, or a request too large. Errors cross by class
 name (:class:`WireError`), so the caller raises the kind the installation raised.
@@ -33,6 +39,7 @@ MAX_LINE = 16 * 1024 * 1024  # bytes in one reply: consoles and results are smal
 MAX_REQUEST = REQUEST_LIMITS.size  # bytes in one request line
 #: What one reply may hold: results nest a little deeper than arguments, and lists are long.
 REPLY_LIMITS = Limits(size=MAX_LINE, depth=128, items=None)
+MAX_KEY = 128  # characters in a request's key
 
 
 class Request(BaseModel):
@@ -46,6 +53,10 @@ class Request(BaseModel):
     """The operation's name."""
     args: dict[str, Any] = {}
     """The operation's arguments (its schema checks them on the server)."""
+    key: str | None = Field(None, strict=True, min_length=1, max_length=MAX_KEY)
+    """The caller's own id of this request, the same on every resend: a call that is not
+    idempotent runs at most once per key (``scorch.wire.once``); None (an older client):
+    each arrival runs."""
 
     @field_validator("args", mode="before")
     @classmethod
@@ -61,16 +72,23 @@ class WireError(BaseModel):
     type: str
     """The class's name in ``scorch.errors`` (else the caller raises a RemoteError)."""
     message: str
+    code: str | None = None
+    """Its code (``scorch.errors.CODES``); None from an older scorch: the class's."""
+    retryable: bool | None = None
+    """Whether the same request may succeed later; None from an older scorch: the class's."""
+    argument: str | None = None
+    """The request's argument at fault, where one is known."""
 
     @classmethod
     def of(cls, err: ScorchError) -> WireError:
         """``err`` as it crosses: named after its nearest class the other side knows."""
         known = next(k for k in type(err).__mro__ if by_name(k.__name__) is k)
-        return cls(type=known.__name__, message=str(err))
+        return cls(type=known.__name__, message=str(err), code=err.code,
+                   retryable=err.retryable, argument=err.argument)
 
     def exception(self) -> ScorchError:
-        """The error to raise on this side: the same kind, the same message."""
-        return rebuild(self.type, self.message)
+        """The error to raise on this side: the same kind, message, code and argument."""
+        return rebuild(self.type, self.message, self.code, self.retryable, self.argument)
 
 
 class Reply(BaseModel):
@@ -114,6 +132,8 @@ def encode(message: Request | Reply) -> bytes:
     as it always was), not through pydantic's JSON mode, which would make it null.
     """
     keys = None
+    if isinstance(message, Request):
+        keys = {"id", "method", "args"} | ({"key"} if message.key is not None else set())
     if isinstance(message, Reply):
         keys = {"id", "result" if message.error is None else "error"}
         keys |= {"closed", "evicted"} if message.closed else set()
@@ -151,9 +171,10 @@ def decode_reply(line: bytes, method: str | None = None) -> Reply:
         raise RemoteError(f"{what} is not JSON: {err}") from None
 
 
-def request_line(request_id: int, method: str, args: dict[str, Any]) -> bytes:
-    """One request, encoded for the wire."""
-    return encode(Request(id=request_id, method=method, args=args))
+def request_line(request_id: int, method: str, args: dict[str, Any],
+                 key: str | None = None) -> bytes:
+    """One request, encoded for the wire (``key``: the caller's id of it, kept on resends)."""
+    return encode(Request(id=request_id, method=method, args=args, key=key))
 
 
 def socket_path(state_dir: Path) -> Path:

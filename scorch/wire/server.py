@@ -27,12 +27,14 @@ from scorch.wire.envelope import (
     MAX_REQUEST,
     BadRequest,
     Reply,
+    Request,
     WireError,
     answers,
     decode_request,
     encode,
     socket_path,
 )
+from scorch.wire.once import Once
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +68,10 @@ class Served(Protocol):
         """Run operation ``name`` with ``args``; raise a ScorchError to refuse."""
         ...
 
+    def idempotent(self, name: str, args: dict[str, Any]) -> bool:
+        """Whether running this call twice does what running it once does (no key kept)."""
+        ...
+
 
 class ControlServer:
     """Serve a service's operations on ``state_dir/control.sock`` (threads, bounded).
@@ -78,6 +84,9 @@ class ControlServer:
     never sent anything: ``hello_timeout``) is closed. A request line longer than
     ``MAX_REQUEST`` bytes is answered with an error, and its connection closed.
     Running out of file descriptors pauses accepting; it never ends it.
+
+    A request with a ``key`` whose call is not idempotent runs at most once
+    (:class:`~scorch.wire.once.Once`): a resend gets the first run's reply.
     """
 
     def __init__(self, service: Served, state_dir: Path,
@@ -94,6 +103,8 @@ class ControlServer:
         self._conns: list[_Connection] = []  # oldest first
         self._lock = threading.Lock()
         self._complained = -LOG_EVERY
+        self.once = Once()
+        """The keys of recent calls that are not idempotent, and their replies."""
 
     def start(self) -> None:
         """Bind the socket (refusing if another scorch answers on it) and serve in a thread."""
@@ -232,20 +243,32 @@ class ControlServer:
 
     def handle(self, line: bytes) -> Reply:
         """Answer one request line; never raises."""
-        request_id: Any = None
         try:
             request = decode_request(line)
-            request_id = request.id
-            result = self.service.call(request.method, request.args)
-            return Reply(id=request_id, result=result.model_dump(mode="json"))
         except BadRequest as err:
             return Reply.failed(err.request_id, err)
+        if request.key is not None and not self._idempotent(request):
+            return self.once.run(request, lambda: self._answer(request))
+        return self._answer(request)
+
+    def _idempotent(self, request: Request) -> bool:
+        try:
+            return self.service.idempotent(request.method, request.args)
+        except ScorchError:
+            return True  # a request its operation refuses runs nothing: no key to keep
+
+    def _answer(self, request: Request) -> Reply:
+        """Run one request; never raises."""
+        request_id = request.id
+        try:
+            result = self.service.call(request.method, request.args)
+            return Reply(id=request_id, result=result.model_dump(mode="json"))
         except ScorchError as err:
             return Reply.failed(request_id, err)
         except Exception as err:
             log.exception("control request failed")
             return Reply(id=request_id, error=WireError(
-                type="InternalError",
+                type="InternalError", code="INTERNAL",
                 message=f"internal error ({type(err).__name__}: {err}); the installation's "
                 "log has the details"))
 

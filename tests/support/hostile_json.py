@@ -41,7 +41,8 @@ def json_values() -> st.SearchStrategy[Any]:
     return st.recursive(
         st.none() | st.booleans() | st.integers() | st.text(max_size=5),
         lambda inner: st.lists(inner, max_size=3)
-        | st.dictionaries(st.sampled_from(["id", "method", "args", "jsonrpc", "params", "x"]),
+        | st.dictionaries(st.sampled_from(
+            ["id", "method", "args", "key", "jsonrpc", "params", "x"]),
                           inner, max_size=4),
         max_leaves=20)
 

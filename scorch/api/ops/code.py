@@ -127,6 +127,13 @@ class ExecuteOutput(Result):
             blocks.append(text)
         return "\n\n".join(blocks)
 
+    def failure_code(self) -> str:
+        """SUPERCOLLIDER_ERROR for code that did not compile or threw; TIMEOUT, UNAVAILABLE."""
+        kinds = {r.error.kind for r in self.results if not r.ok and r.error is not None}
+        if kinds & {"parse", "runtime", "aborted"} or not kinds:
+            return "SUPERCOLLIDER_ERROR"
+        return "TIMEOUT" if "timeout" in kinds else "UNAVAILABLE"
+
     def text(self) -> str:
         lines = []
         for result in self.results:

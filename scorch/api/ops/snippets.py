@@ -110,6 +110,10 @@ class SnippetOutput(Result):
         """A run's errors, as execute reports them."""
         return ExecuteOutput(results=self.results).failure() if self.results else None
 
+    def failure_code(self) -> str:
+        """As execute's."""
+        return ExecuteOutput(results=self.results).failure_code()
+
     def text(self) -> str:
         if self.action == "list":
             width = max((len(s.name) for s in self.snippets), default=0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -171,6 +172,11 @@ def test_operation_commands_reach_the_running_installation(tmp_path: Path) -> No
         assert unknown.returncode == 1 and "known instances: lobby, attic" in unknown.stderr
         bad = scorch("exec", "lobby", "1", "--timeout-s", "soon")
         assert bad.returncode == 2 and "timeout_s" in bad.stderr
+        unknown = scorch("status", "nobody", "--json")  # for a program: code and argument
+        assert unknown.returncode == 1 and "known instances" in unknown.stderr
+        assert json.loads(unknown.stdout)["error"] == {
+            "code": "NOT_FOUND", "retryable": False, "argument": "instance",
+            "message": unknown.stderr.strip().removeprefix("scorch status: ")}
         played = scorch("play", "attic", "sine", "--params", '{"amp": 0.01}', "--name", "hum",
                         "--json")
         assert played.returncode == 0 and '"node": "hum"' in played.stdout

@@ -535,8 +535,11 @@ async def test_hosted_and_attached_tools_give_the_same_answers(
     local, remote = both
     mine, theirs = await local.call_tool(tool, args), await remote.call_tool(tool, args)
     assert mine.is_error is is_error and theirs.is_error is is_error
-    if is_error:
+    if is_error:  # the same text, code, retryable and argument, across the wire too
         assert mine.content == theirs.content
+        assert mine.structured_content == theirs.structured_content
+        assert mine.structured_content is not None and mine.structured_content["code"]
         return
     assert mine.structured_content is not None and theirs.structured_content is not None
     assert stable(mine.structured_content) == stable(theirs.structured_content)
+

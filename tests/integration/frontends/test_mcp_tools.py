@@ -136,6 +136,30 @@ async def test_unknown_instance_lists_the_known_ones(client: Client) -> None:
     assert "'gamma'" in message and "alpha, beta" in message and "rooms" in message
 
 
+async def test_an_error_result_says_its_code_whether_to_retry_and_the_argument(
+        client: Client) -> None:
+    """What a program reads of a failed call: structured content, and [CODE] in the text."""
+    cases = [
+        ({"instance": "gamma", "code": "1"}, "NOT_FOUND", False, "instance"),  # no such room
+        ({"instance": 5, "code": "1"}, "INVALID_ARGUMENT", False, "instance"),  # SDK's check
+        ({"instance": "alpha", "code": "  "}, "INVALID_ARGUMENT", False, "code"),  # ours
+        ({"instance": "beta", "code": "nil.fooBarBaz"}, "SUPERCOLLIDER_ERROR", False, None),
+        ({"instance": "beta", "code": "1 +* ) ("}, "SUPERCOLLIDER_ERROR", False, None),
+    ]
+    for args, code, retryable, argument in cases:
+        result = await client.call_tool("execute", args)
+        assert result.is_error, args
+        said = result.structured_content
+        assert said is not None, args
+        assert (said["code"], said["retryable"], said["argument"]) == (
+            code, retryable, argument), (args, said)
+        assert text(result).startswith(f"[{code}] ")
+        assert said["message"] in text(result)  # the text for people, as it was
+    status = await client.call_tool("status", {"instance": "nobody"})
+    assert status.structured_content is not None
+    assert status.structured_content["argument"] == "instance"
+
+
 async def test_bad_arguments_say_which_and_the_server_answers_after(client: Client) -> None:
     assert "timeout_s" in await fails(client, "execute", instance="alpha", code="1",
                                       timeout_s=-1)

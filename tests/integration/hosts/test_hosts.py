@@ -171,6 +171,31 @@ def test_exec_on_every_host_and_errors_name_the_room(hosts: Hosts) -> None:
     assert "gallery" in failed.stderr and "foo" in failed.stderr
 
 
+def test_a_keyed_call_sent_again_through_the_coordinator_runs_once_on_each_host(
+        hosts: Hosts) -> None:
+    """The coordinator derives each host's key from the call's: the same on a resend."""
+    code = ("Library.put(\\onceHosts, (Library.at(\\onceHosts) ? 0) + 1); "
+            "Library.at(\\onceHosts)")
+    values = []
+    for key in ("coordinated-1", "coordinated-1", "coordinated-2"):
+        coordinator = Coordinator(hosts.config)  # a new one, as after a dropped connection
+        try:
+            out = coordinator.call("execute", {"instance": "*", "code": code}, key=key)
+        finally:
+            coordinator.close()
+        values.append({r["instance"]: r["value"] for r in out.model_dump()["results"]})
+    assert values == [{"lobby": "1", "gallery": "1"}] * 2 + [{"lobby": "2", "gallery": "2"}]
+
+
+def test_a_failed_command_with_json_prints_its_code_and_argument(hosts: Hosts) -> None:
+    done = hosts.scorch("status", "nobody", "--json")
+    assert done.returncode == 1 and "nobody" in done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert (error["code"], error["retryable"], error["argument"]) == (
+        "NOT_FOUND", False, "instance")
+    assert "nobody" in error["message"]
+
+
 def test_one_delay_is_one_time_on_every_host_and_scsynth_starts_then(hosts: Hosts) -> None:
     coordinator = Coordinator(hosts.config)
     try:

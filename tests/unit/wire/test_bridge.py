@@ -208,3 +208,31 @@ def test_a_large_request_within_the_limits_reaches_the_server(served: ControlSer
     bridge.send(request(6, "ping"))
     assert bridge.answer()["id"] == 6
     assert bridge.close() == 0
+
+
+def test_a_keyed_request_sent_again_through_a_new_bridge_runs_once(tmp_path: Path) -> None:
+    """As when ssh drops mid-call and the coordinator asks again through a new bridge."""
+    state = tmp_path / "own-state"
+    config = parse_config(f'state_dir = "{state}"\n{CONFIG}', tmp_path / "config.toml")
+    server = ControlServer(LocalService(Orchestra(config)), state)
+    server.start()
+    save = {"id": 1, "method": "snippet", "key": "once-1", "args": {
+        "action": "save", "name": "once", "code": "1 + 1", "description": "a test"}}
+    try:
+        dropped = Piped(server.path)
+        dropped.send(json.dumps(save).encode() + b"\n")
+        dropped.requests.close()  # gone before its answer came: it may or may not have run
+        dropped.thread.join(timeout=10)
+        dropped.answers.close()
+        bridge = Piped(server.path)
+        bridge.send(json.dumps({**save, "id": 2}).encode() + b"\n")
+        answer = bridge.answer()
+        assert answer["id"] == 2 and "error" not in answer, answer
+        assert answer["result"]["snippet"]["name"] == "once"
+        bridge.send(json.dumps({**save, "id": 3, "key": "once-2"}).encode() + b"\n")
+        other = bridge.answer()  # another key: it runs, and the snippet was saved once
+        assert other["error"]["type"] == "SnippetExists"
+        assert other["error"]["code"] == "INVALID_ARGUMENT"
+        assert bridge.close() == 0
+    finally:
+        server.stop()

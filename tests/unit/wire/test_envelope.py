@@ -37,15 +37,41 @@ def old_line(message: dict[str, Any]) -> bytes:
     (Request(id=2, method="ping"), {"id": 2, "method": "ping", "args": {}}),
     (Reply(id=1, result={"instances": ["a"]}), {"id": 1, "result": {"instances": ["a"]}}),
     (Reply(id="x", result=None), {"id": "x", "result": None}),
+    (Request(id=3, method="execute", args={}, key="k1"),
+     {"id": 3, "method": "execute", "args": {}, "key": "k1"}),
     (Reply.failed(3, InvalidRequest("bad")),
-     {"id": 3, "error": {"type": "InvalidRequest", "message": "bad"}}),
+     {"id": 3, "error": {"type": "InvalidRequest", "message": "bad",
+                         "code": "INVALID_ARGUMENT", "retryable": False, "argument": None}}),
     (Reply(error=WireError(type="ControlBusy", message="full"), closed=True, evicted=True),
-     {"id": None, "error": {"type": "ControlBusy", "message": "full"}, "closed": True,
-      "evicted": True}),
+     {"id": None, "error": {"type": "ControlBusy", "message": "full", "code": None,
+                            "retryable": None, "argument": None},
+      "closed": True, "evicted": True}),
 ])
-def test_lines_are_byte_for_byte_what_older_scorches_wrote(
+def test_lines_are_byte_for_byte_what_older_scorches_wrote_and_new_keys_come_after(
         message: Request | Reply, before: dict[str, Any]) -> None:
+    """A request without key is the old line; an error's new keys follow type and message."""
     assert encode(message) == old_line(before)
+
+
+def test_an_older_servers_error_gets_its_class_code_and_a_newer_ones_code_wins() -> None:
+    old = decode_reply(old_line({"id": 1, "error": {"type": "InstanceNotFound",
+                                                    "message": "no room"}}))
+    with pytest.raises(ScorchError) as raised:
+        old.unwrap()
+    assert (raised.value.code, raised.value.retryable, raised.value.argument) == (
+        "NOT_FOUND", False, None)
+    new = decode_reply(old_line({"id": 1, "error": {
+        "type": "InstanceNotReady", "message": "booting", "code": "BOOTING",
+        "retryable": True, "argument": "instance"}}))
+    with pytest.raises(ScorchError) as raised:
+        new.unwrap()
+    assert (raised.value.code, raised.value.retryable, raised.value.argument) == (
+        "BOOTING", True, "instance")
+
+
+def test_an_unknown_code_from_the_other_side_is_not_taken() -> None:
+    err = WireError(type="NotFound", message="x", code="SOMETHING_NEW").exception()
+    assert err.code == "NOT_FOUND"
 
 
 def test_an_older_servers_closing_line_is_read_as_closed() -> None:
@@ -69,6 +95,15 @@ def test_every_error_kind_crosses_as_itself(kind: str) -> None:
     with pytest.raises(ScorchError) as raised:
         decode_reply(line, "status").unwrap()
     assert type(raised.value) is type(sent) and str(raised.value) == f"the {kind} text"
+    assert (raised.value.code, raised.value.retryable) == (sent.code, sent.retryable)
+
+
+@pytest.mark.parametrize("key", ["", "k" * 129, 12])
+def test_a_request_key_is_a_short_string(key: Any) -> None:
+    line = json.dumps({"id": 4, "method": "execute", "args": {}, "key": key}).encode()
+    with pytest.raises(BadRequest, match="key") as raised:
+        decode_request(line)
+    assert raised.value.request_id == 4
 
 
 def test_an_error_class_the_other_side_cannot_know_crosses_as_its_nearest_known_kind() -> None:
@@ -84,7 +119,7 @@ def test_an_error_class_the_other_side_cannot_know_crosses_as_its_nearest_known_
            st.lists(st.integers(), max_size=4)), max_size=5))
 def test_a_request_comes_back_as_it_went(request_id: Any, method: str,
                                         args: dict[str, Any]) -> None:
-    request = Request(id=request_id, method=method, args=args)
+    request = Request(id=request_id, method=method, args=args, key=method[:128])
     assert decode_request(encode(request)) == request
 
 

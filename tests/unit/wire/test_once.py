@@ -1,0 +1,136 @@
+"""At most once: the server's table of request keys, and the server that keeps it.
+
+``Once`` is driven with real threads and events; ``ControlServer.handle`` with
+an orchestra that is built but not started, whose snippet library works without
+rooms: saving a snippet is a change a second run would refuse (it exists).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from scorch.api.local import LocalService
+from scorch.app.orchestra import Orchestra
+from scorch.config.installation import parse_config
+from scorch.wire.envelope import Reply, Request, encode
+from scorch.wire.once import Once, derive
+from scorch.wire.server import ControlServer
+
+
+def request(key: str | None, request_id: int = 1, code: str = "1") -> Request:
+    return Request(id=request_id, method="execute", args={"code": code}, key=key)
+
+
+def test_a_resend_while_the_first_runs_waits_for_its_reply_and_runs_nothing() -> None:
+    once = Once()
+    entered, release = threading.Event(), threading.Event()
+    runs: list[int] = []
+
+    def slow() -> Reply:
+        runs.append(1)
+        entered.set()
+        assert release.wait(10)
+        return Reply(id=1, result={"value": len(runs)})
+
+    first: list[Reply] = []
+    thread = threading.Thread(target=lambda: first.append(once.run(request("k"), slow)))
+    thread.start()
+    assert entered.wait(10)
+    second: list[Reply] = []
+    resend = threading.Thread(target=lambda: second.append(once.run(
+        request("k", request_id=2), lambda: Reply(id=2, result={"value": "ran again"}))))
+    resend.start()
+    resend.join(timeout=0.2)
+    assert resend.is_alive()  # waiting for the first run, not running
+    release.set()
+    thread.join(timeout=10)
+    resend.join(timeout=10)
+    assert runs == [1]
+    assert first[0].result == second[0].result == {"value": 1}
+    assert second[0].id == 2  # the resend's own id
+
+
+def test_a_resend_after_the_first_run_gets_its_reply_at_once_and_another_key_runs() -> None:
+    once = Once()
+    assert once.run(request("a"), lambda: Reply(id=1, result=1)).result == 1
+    assert once.run(request("a", 5), lambda: Reply(id=5, result=2)).result == 1
+    assert once.run(request("b"), lambda: Reply(id=1, result=3)).result == 3
+
+
+def test_a_key_given_to_another_operation_is_refused() -> None:
+    once = Once()
+    once.run(request("a"), lambda: Reply(id=1, result=1))
+    other = once.run(Request(id=2, method="play", key="a"), lambda: Reply(id=2, result=2))
+    assert other.error is not None and other.error.code == "INVALID_ARGUMENT"
+    assert "another operation" in other.error.message
+
+
+def test_a_resend_whose_arguments_moved_on_is_still_the_same_request() -> None:
+    """A coordinator's resend of a delayed call has another ``at``: it must not run again."""
+    once = Once()
+    once.run(request("a", code="at 1.0"), lambda: Reply(id=1, result=1))
+    assert once.run(request("a", code="at 1.2"), lambda: Reply(id=1, result=2)).result == 1
+
+
+def test_finished_keys_are_forgotten_after_their_time_and_beyond_the_size() -> None:
+    once = Once(keep=0.0)
+    once.run(request("a"), lambda: Reply(id=1, result=1))
+    assert once.run(request("a"), lambda: Reply(id=1, result=2)).result == 2  # forgotten
+    bounded = Once(size=3)
+    for n in range(10):
+        bounded.run(request(f"k{n}"), lambda: Reply(id=1, result=0))
+    assert len(bounded) <= 4  # the oldest finished go first; the newest is there
+    assert bounded.run(request("k9"), lambda: Reply(id=1, result=9)).result == 0
+
+
+def test_a_run_that_raises_leaves_no_key_so_a_resend_runs() -> None:
+    once = Once()
+
+    def broken() -> Reply:
+        raise RuntimeError("no reply")
+
+    with pytest.raises(RuntimeError):
+        once.run(request("a"), broken)
+    assert once.run(request("a"), lambda: Reply(id=1, result=2)).result == 2
+
+
+def test_a_part_key_is_the_same_on_every_resend_and_another_per_part() -> None:
+    assert derive("k", "alpha") == derive("k", "alpha")
+    assert len({derive("k", "alpha"), derive("k", "beta"), derive("j", "alpha")}) == 3
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> ControlServer:
+    config = parse_config(f'state_dir = "{tmp_path / "state"}"\n[instances.alpha]\n',
+                          tmp_path / "config.toml")
+    return ControlServer(LocalService(Orchestra(config)), tmp_path / "state")  # not started
+
+
+def save(key: str | None, request_id: int) -> bytes:
+    return encode(Request(id=request_id, method="snippet", key=key, args={
+        "action": "save", "name": "once", "code": "1 + 1", "description": "a test"}))
+
+
+def test_a_keyed_change_runs_once_and_its_resend_gets_the_first_reply(
+        server: ControlServer) -> None:
+    first = server.handle(save("k1", 1))
+    assert first.error is None, first.error
+    again = server.handle(save("k1", 2))
+    assert again.id == 2 and again.error is None and again.result == first.result
+    assert len(server.once) == 1
+
+
+def test_without_a_key_the_same_change_runs_again(server: ControlServer) -> None:
+    assert server.handle(save(None, 1)).error is None
+    second = server.handle(save(None, 2))  # ran: the snippet exists now
+    assert second.error is not None and second.error.type == "SnippetExists"
+    assert second.error.code == "INVALID_ARGUMENT"
+
+
+def test_an_idempotent_call_keeps_no_key(server: ControlServer) -> None:
+    ping = encode(Request(id=1, method="ping", key="p"))
+    assert server.handle(ping).error is None
+    assert len(server.once) == 0
