@@ -51,9 +51,9 @@ class ConfigGate:
         self._watcher.start()
         return self
 
-    def call(self, name: str, args: Mapping[str, Any] | Args) -> Result:
+    def call(self, name: str, args: Mapping[str, Any] | Args, key: str | None = None) -> Result:
         """Run ``name`` on the installation, once the file loads; else raise its mistakes."""
-        return self.service().call(name, args)
+        return self.service().call(name, args, key)
 
     def service(self) -> Service:
         """The installation's service, the file read again first if it has not loaded yet."""

@@ -25,7 +25,6 @@ from typing import Any
 
 from mcp_server.early import ROOT, SNAPSHOT, SNAPSHOT_ENV, sources_digest, versions
 
-
 #: scorch's own packages: the libraries are named by version instead (``versions``), since
 #: a virtualenv inside the checkout would put their files under the repository too, where
 #: an installed wheel has none.
