@@ -127,6 +127,10 @@ class InstanceNotReady(Unavailable):
     """The instance exists but cannot take the request in its current state."""
 
 
+class Booting(InstanceNotReady):
+    """scorch or a room was still starting when the call's own timeout ended."""
+
+
 class InstanceFailed(InstanceNotReady):
     """The instance used up its restart budget and stays down until booted again."""
 

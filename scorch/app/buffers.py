@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 from actors.instance.processes import load_timeout
@@ -34,7 +35,7 @@ class Buffers:
             bufnum = self._common_bufnum(names, name)
         loaded = []
         for room in names:
-            self._tree.settled(room, RESTORE_WAIT)
+            self._tree.await_ready([room], time.monotonic() + RESTORE_WAIT, "buffer load")
             state = self._tree.ask(room, lambda p: p.buffers.load(name, str(found), bufnum),
                                    timeout=load_timeout([str(found)]) + ASK)
             loaded.append(buffer_row(room, state))
