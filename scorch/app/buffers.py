@@ -55,7 +55,9 @@ class Buffers:
     def free(self, selector: str, name: str) -> list[BufferInfo]:
         """Free buffer ``name`` on every instance of ``selector`` that holds it."""
         views = self._tree.views
-        names = [n for n in self._tree.resolve(selector) if name in views[n].buffers]
+        rooms = self._tree.resolve(selector)
+        self._tree.await_ready(rooms, time.monotonic() + RESTORE_WAIT, "buffer free")
+        names = [n for n in rooms if name in views[n].buffers]
         if not names:
             known = sorted({b for n in self._tree.resolve(selector) for b in views[n].buffers})
             raise BufferNotFound(f"no buffer {name!r} on {selector!r}; buffers: "

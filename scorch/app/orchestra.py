@@ -76,7 +76,7 @@ class Orchestra:
         self.sessions = Sessions(tree, self.rooms, self.buffers, self.midi, self.tempo)
         """Session files, the autosave and resume."""
         self.scenes = Conductor(self.views, self.library, self.rooms.resolve,
-                                self.rooms.set_values, state)
+                                self.rooms.set_values, state, tree.await_ready)
         """Scenes: saved node values, recalled and morphed."""
         self.knowledge = Knowledge(config, ready=tree.await_ready)
         """The docs index, the execution history and the snippets (the knowledge ops')."""

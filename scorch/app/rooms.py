@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from scorch.app.models import InstanceStatus, NodeInfo
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
-from scorch.errors import InstanceFailed, InstanceNotReady, OscTimeout, ScorchError
+from scorch.errors import InstanceFailed, InstanceNotReady, NodeNotFound, OscTimeout, ScorchError
 from scorch.primitives.console import ConsoleLine
 from scorch.primitives.patterns import compile_pattern
 from scorch.primitives.sclang.result import ExecuteResult, SclangError
@@ -71,6 +71,19 @@ class Rooms:
         Read from the instance's view, so it answers while the actor is busy booting.
         """
         return {node.name: NodeInfo.of(node) for node in self.view(name).nodes.values()}
+
+    def node(self, name: str, node: str, what: str) -> NodeInfo:
+        """One named node, once its room is up; NodeNotFound names the room's others.
+
+        A booting room publishes its nodes as it restores them: ``what`` (the call)
+        waits for it as a call without a timeout of its own does.
+        """
+        self._ready(name, what)
+        nodes = self.nodes(name)
+        if node not in nodes:
+            raise NodeNotFound(f"instance {name!r} has no node {node!r}; named nodes: "
+                               f"{', '.join(nodes) or '(none)'}")
+        return nodes[node]
 
     def pids(self) -> dict[str, int | None]:
         """Process ids by role: ``jackd`` and ``NAME.scsynth``, ``NAME.sclang``."""

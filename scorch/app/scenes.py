@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scorch.app.tree import RESTORE_WAIT, Ready
 from scorch.errors import InvalidRequest, SceneNotFound
 from scorch.primitives.files import write_json_atomically
 from scorch.primitives.synthdefs.library import SynthDefLibrary
@@ -65,8 +66,10 @@ class Conductor:
 
     def __init__(self, views: Mapping[str, InstanceView], library: SynthDefLibrary,
                  resolve: Callable[[str], list[str]], set_values: SetValues,
-                 state_dir: Path) -> None:
+                 state_dir: Path, ready: Ready | None = None) -> None:
         self._views = views
+        self._ready = ready
+        """Waits for booting or restoring rooms before their nodes are read or set."""
         self._library = library
         self._resolve = resolve
         self._set_values = set_values
@@ -115,6 +118,7 @@ class Conductor:
     def save(self, name: str, selector: str) -> Scene:
         """Keep the params of every named node of the rooms ``selector`` names, as ``name``."""
         rooms = self._resolve(selector)
+        self._wait(rooms, "scene save")
         values = {room: nodes for room, nodes in self.current(rooms).items() if nodes}
         if not values:
             raise InvalidRequest(f"no named nodes on {selector!r} to keep in a scene: play "
@@ -141,6 +145,7 @@ class Conductor:
         """Set the scene's values on the nodes that are there now."""
         scene = self.get(name)
         rooms = self._rooms(scene, selector)
+        self._wait(rooms, "scene recall")
         with self._lock:
             self._generation += 1
             self._morph = None
@@ -150,6 +155,7 @@ class Conductor:
         """Set the values ``position`` (0..1) of the way from the morph's origin to the scene."""
         scene = self.get(name)
         rooms = self._rooms(scene, selector)
+        self._wait(rooms, "scene morph")
         with self._lock:
             self._generation += 1
             state = self._start(scene, rooms)
@@ -167,6 +173,7 @@ class Conductor:
                                  f"found {seconds:g}")
         scene = self.get(name)
         rooms = self._rooms(scene, selector)
+        self._wait(rooms, "scene morph")
         with self._lock:
             self._generation += 1
             self._morph = None
@@ -208,6 +215,10 @@ class Conductor:
         return out
 
     # --- inside -----------------------------------------------------------------------
+
+    def _wait(self, rooms: list[str], what: str) -> None:
+        if self._ready is not None:
+            self._ready(rooms, time.monotonic() + RESTORE_WAIT, what)
 
     def _rooms(self, scene: Scene, selector: str) -> list[str]:
         return [room for room in self._resolve(selector) if room in scene.values]
