@@ -129,6 +129,7 @@ async def test_every_tool_called_at_once_after_initialize_waits_for_the_boot_it_
     calls = {tool: dict(args) for tool, args in CALLS.items()}
     calls["buffer"]["path"] = str(setup["sample"])
     outcomes: dict[str, Outcome] = {}
+    short: dict[str, Outcome] = {}
     listed: list[str] = []
 
     async def list_tools(client: Client) -> None:
@@ -140,6 +141,9 @@ async def test_every_tool_called_at_once_after_initialize_waits_for_the_boot_it_
             for tool, args in calls.items():
                 tasks.start_soon(call, client, tool, args, outcomes)
             tasks.start_soon(list_tools, client)
+            # Shorter than any boot: this one must say BOOTING, the room and its phase.
+            tasks.start_soon(call, client, "execute", {
+                "instance": "beta", "code": "1", "timeout_s": 0.5}, short)
         rooms = (await client.call_tool("list_instances", {})).structured_content
     log = setup["log"].read_text()
 
@@ -166,3 +170,6 @@ async def test_every_tool_called_at_once_after_initialize_waits_for_the_boot_it_
     assert not wrong, "\n".join(f"{tool}: {why}" for tool, why in wrong.items())
     booting = {tool: o.text for tool, o in outcomes.items() if o.error}
     assert all("waited" in text and "for it" in text for text in booting.values()), booting
+    (brief,) = short.values()
+    assert brief.error and "instance 'beta' is BOOTING (" in brief.text, brief.text
+    assert "execute waited 0.5 s for it" in brief.text, brief.text
