@@ -74,7 +74,10 @@ class Tree:
         """Set once the start is over: every room READY or given up (or the start failed)."""
 
     def forget_actors(self) -> None:
-        """The tree stopped: no proxy is left to ask."""
+        """The tree stopped: no proxy is left to ask, and a later start begins afresh."""
+        self.starting = False
+        self.built.clear()
+        self.started.clear()
         self.instances = {}
         self.router = None
         self.conductor = None
