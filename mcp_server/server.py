@@ -65,6 +65,7 @@ def hosting_lifespan(service: LocalService, config: Config) -> Lifespan:
         # Rooms boot in the background: Claude's initialize is answered at once, and a
         # call that needs a room still booting waits for it (list_instances: BOOTING).
         orchestra = Orchestra(config, hosted_by="scorch mcp")
+        orchestra.announce_start()  # before any call can find the orchestra
         service.orchestra = orchestra
         starter = threading.Thread(target=_start, args=(orchestra, service),
                                    name="orchestra-start", daemon=True)

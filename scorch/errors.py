@@ -165,8 +165,9 @@ class InstanceNotReady(Unavailable):
     """The instance exists but cannot take the request in its current state."""
 
 
-class InstanceBooting(InstanceNotReady):
-    """The instance is booting or restarting: it comes back by itself, try again shortly."""
+class Booting(InstanceNotReady):
+    """scorch or a room is booting or restarting, past the call's own timeout: it comes
+    back by itself; try again shortly, or with a longer timeout."""
 
     code = "BOOTING"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 from actors.instance.processes import load_timeout
@@ -34,7 +35,7 @@ class Buffers:
             bufnum = self._common_bufnum(names, name)
         loaded = []
         for room in names:
-            self._tree.settled(room, RESTORE_WAIT)
+            self._tree.await_ready([room], time.monotonic() + RESTORE_WAIT, "buffer load")
             state = self._tree.ask(room, lambda p: p.buffers.load(name, str(found), bufnum),
                                    timeout=load_timeout([str(found)]) + ASK)
             loaded.append(buffer_row(room, state))
@@ -54,7 +55,9 @@ class Buffers:
     def free(self, selector: str, name: str) -> list[BufferInfo]:
         """Free buffer ``name`` on every instance of ``selector`` that holds it."""
         views = self._tree.views
-        names = [n for n in self._tree.resolve(selector) if name in views[n].buffers]
+        rooms = self._tree.resolve(selector)
+        self._tree.await_ready(rooms, time.monotonic() + RESTORE_WAIT, "buffer free")
+        names = [n for n in rooms if name in views[n].buffers]
         if not names:
             known = sorted({b for n in self._tree.resolve(selector) for b in views[n].buffers})
             raise BufferNotFound(f"no buffer {name!r} on {selector!r}; buffers: "

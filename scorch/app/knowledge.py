@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scorch.app.tree import Ready
 from scorch.config.installation import Config
 from scorch.errors import DocsUnavailable, HistoryUnavailable
 from scorch.knowledge import build
@@ -70,12 +71,14 @@ class DocsState:
 class Knowledge:
     """The docs index, the execution history and the snippets of one installation."""
 
-    def __init__(self, config: Config, sclang: str = "sclang") -> None:
+    def __init__(self, config: Config, sclang: str = "sclang", ready: Ready | None = None) -> None:
         state = config.state_path()
         self.docs_path = state / "docs.sqlite"
         self.history_path = state / "history.sqlite"
         self.snippets = SnippetStore(state / "snippets")
         self._sclang = sclang
+        self._ready = ready
+        """Waits while scorch starts, before a first index is built (None: never waits)."""
         self._history_config = config.history
         self._build_mode = config.docs.build
         self._help_dir = (config.resolve_path(config.docs.help_dir)
@@ -93,23 +96,35 @@ class Knowledge:
         self._last: dict[str, Any] = {}
         """The last refresh's report (see :class:`scorch.knowledge.build.Report`)."""
         self._closed = True
+        self._started = False
+        """:meth:`start` ran: the rooms are up, a refresh may run."""
+        self._stopped = False
+        """:meth:`stop` ran (and no :meth:`open` since)."""
 
     # --- lifecycle (the Orchestra calls these) --------------------------------------
 
-    def start(self) -> None:
-        """Open the history and the cached index; in background mode, check the index."""
+    def open(self) -> None:
+        """Open the history and the cached index: both answer while the rooms boot."""
         with self._lock:
-            self._closed = False
+            if not self._closed:
+                return
+            self._closed, self._stopped = False, False
             self._checked = False
         self._open_history()
         self._open_index()
+
+    def start(self) -> None:
+        """Once the rooms are up (or given up): in background mode, check the index."""
+        self.open()
+        with self._lock:
+            self._started = True
         if self._build_mode == "background":
             self.refresh_docs()
 
     def stop(self, timeout: float = 5.0) -> None:
         """End a refresh under way (its child, by pid) and close the databases."""
         with self._lock:
-            self._closed = True
+            self._closed, self._started, self._stopped = True, False, True
             refresh, history = self._refresh, self._history
             self._history, self._history_error = None, "scorch is stopped"
             self._index = None
@@ -163,15 +178,24 @@ class Knowledge:
         DocsUnavailable says it is still being built (and for how long), or why it
         could not be.
         """
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            index, refresh, started = self._index, self._refresh, self._started
+        if index is None and not started and self._ready is not None:
+            # A first index is built once the rooms are up, so it never slows their boot.
+            self._ready(None, deadline, "docs (a first docs index is built once the rooms "
+                        "are up)")
         with self._lock:
             index, refresh = self._index, self._refresh
             gave_up = index is None and bool(self._failure) and (
                 time.monotonic() - self._failed_at < RETRY_AFTER)
-            start = not gave_up and ((index is None and refresh is None) or not self._checked)
+            # A cached index answers while the rooms boot; its check waits for them.
+            check = not self._checked and (self._started or self._ready is None)
+            start = not gave_up and ((index is None and refresh is None) or check)
         if start:
             refresh = self.refresh_docs()
         if index is None and refresh is not None:
-            refresh.done.wait(timeout)
+            refresh.done.wait(max(0.0, deadline - time.monotonic()))
         with self._lock:
             index, refresh = self._index, self._refresh
             if index is None:
@@ -190,7 +214,7 @@ class Knowledge:
                     f"{time.monotonic() - refresh.started:.1f} s so far{before}; ask again in "
                     "a few seconds")
         if self._closed:
-            return "scorch is stopped"
+            return "scorch is stopped" if self._stopped else "scorch is not started"
         return f"the SuperCollider docs index could not be built: {self._failure or 'no reason'}"
 
     def docs_changed(self, timeout: float) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,7 +11,7 @@ from pydantic import ValidationError
 
 from midi.schema import ControlRoute, KeyRoute
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
-from scorch.app.tree import ASK, Tree
+from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.errors import InvalidRequest, ScorchError
 from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.node_tree import tree_synths
@@ -100,6 +101,7 @@ class Midi:
         range, and each gets ``gate 0``: voices the router no longer knows (a router
         restarted, a release lost) are released too.
         """
+        self._tree.await_ready((), time.monotonic() + RESTORE_WAIT, "MIDI panic")
         released = 0
         router = self._tree.router
         if router is not None:

@@ -76,11 +76,12 @@ class Orchestra:
         self.sessions = Sessions(tree, self.rooms, self.buffers, self.midi, self.tempo)
         """Session files, the autosave and resume."""
         self.scenes = SceneDirector(self.views, self.library, self.rooms.resolve,
-                                    self.rooms.set_values, state)
+                                    self.rooms.set_values, state, tree.await_ready)
         """Scenes: saved node values, recalled and morphed."""
-        self.knowledge = Knowledge(config)
+        self.knowledge = Knowledge(config, ready=tree.await_ready)
         """The docs index, the execution history and the snippets (the knowledge ops')."""
-        self.studio = Studio(state, self.views, self.library, config.audio.sample_rate)
+        self.studio = Studio(state, self.views, self.library, config.audio.sample_rate,
+                             tree.await_ready)
         """Recordings, listening and renders."""
 
     @property
@@ -108,6 +109,20 @@ class Orchestra:
             seed=seed.rooms.get(name) if seed is not None else None,
         )
 
+    def announce_start(self) -> None:
+        """Say scorch is starting: rooms BOOTING, the history and a cached docs index open.
+
+        :meth:`start` does it first; a host that runs ``start`` in another thread calls
+        it before, so a call made at once waits for the rooms instead of finding
+        scorch not started.
+        """
+        if self._tree.starting:
+            return
+        for view in self.views.values():
+            view.update(state=State.BOOTING, reason="scorch is starting")
+        self._tree.starting = True
+        self.knowledge.open()
+
     def start(self, timeout: float = 60.0, seed: Session | None = None) -> dict[str, str | None]:
         """Start JACK and boot every instance in parallel; return boot errors by name.
 
@@ -117,9 +132,7 @@ class Orchestra:
         """
         tree = self._tree
         marks = {name: view.events.mark() for name, view in self.views.items()}
-        for view in self.views.values():
-            view.update(state=State.BOOTING, reason="scorch is starting")
-        tree.starting = True
+        self.announce_start()
         settings = {name: self._settings(name, seed=seed) for name in self.config.instances}
         if self.config.hosts and self.config.midi.enabled:
             from scorch.hosts.remote_rooms import HostRooms
@@ -142,6 +155,7 @@ class Orchestra:
             for view in self.views.values():
                 view.update(state=State.FAILED, reason=tree.start_error)
             tree.built.set()
+            tree.started.set()
             self.stop()
             raise
         tree.built.set()
@@ -149,6 +163,7 @@ class Orchestra:
         deadline = time.monotonic() + timeout
         errors = {name: view.wait_settled(marks[name], deadline - time.monotonic())
                   for name, view in self.views.items()}
+        tree.started.set()
         # After the rooms are READY (or given up), so a docs build never slows their boot.
         self.knowledge.start()
         return errors

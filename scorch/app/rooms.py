@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from scorch.app.models import InstanceStatus, NodeInfo
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
-from scorch.errors import InstanceFailed, InstanceNotReady, OscTimeout, ScorchError
+from scorch.errors import InstanceFailed, InstanceNotReady, NodeNotFound, OscTimeout, ScorchError
 from scorch.primitives.console import ConsoleLine
 from scorch.primitives.patterns import compile_pattern
 from scorch.primitives.sclang.result import ExecuteResult, SclangError
@@ -72,6 +72,19 @@ class Rooms:
         """
         return {node.name: NodeInfo.of(node) for node in self.view(name).nodes.values()}
 
+    def node(self, name: str, node: str, what: str) -> NodeInfo:
+        """One named node, once its room is up; NodeNotFound names the room's others.
+
+        A booting room publishes its nodes as it restores them: ``what`` (the call)
+        waits for it as a call without a timeout of its own does.
+        """
+        self._ready(name, what)
+        nodes = self.nodes(name)
+        if node not in nodes:
+            raise NodeNotFound(f"instance {name!r} has no node {node!r}; named nodes: "
+                               f"{', '.join(nodes) or '(none)'}")
+        return nodes[node]
+
     def pids(self) -> dict[str, int | None]:
         """Process ids by role: ``jackd`` and ``NAME.scsynth``, ``NAME.sclang``."""
         out: dict[str, int | None] = {}
@@ -108,11 +121,13 @@ class Rooms:
     def boot(self, name: str, timeout: float = 60.0) -> None:
         """Boot an instance that is STOPPED or FAILED; wait until READY or given up."""
         view = self.view(name)
+        deadline = time.monotonic() + timeout
+        self._tree.await_ready([name], deadline, "instance boot")
         mark = view.events.mark()
-        self._tree.ask(name, lambda p: p.boot(), timeout=timeout)
+        self._tree.ask(name, lambda p: p.boot(), timeout=max(0.0, deadline - time.monotonic()))
         if view.snapshot.state == State.READY:
             return
-        error = view.wait_settled(mark, timeout)
+        error = view.wait_settled(mark, deadline - time.monotonic())
         if error is not None:
             raise InstanceFailed(f"instance {name!r} did not boot: {error}")
 
@@ -125,12 +140,16 @@ class Rooms:
         self.quit(name)
         self.boot(name, timeout)
 
+    def _ready(self, name: str, what: str) -> None:
+        """Wait for a booting or restoring room as long as a call without a timeout may."""
+        self._tree.await_ready([name], time.monotonic() + RESTORE_WAIT, what)
+
     # --- code ----------------------------------------------------------------
 
     def _when_settled(self, name: str, deadline: float, ask: Callable[[], T]) -> T:
         """``ask()`` once the instance is settled; again if it started restoring meanwhile."""
         while True:
-            self._tree.settled(name, deadline - time.monotonic(), need_sclang=True)
+            self._tree.await_ready([name], deadline, "execute", need_sclang=True)
             try:
                 return ask()
             except InstanceFailed:
@@ -196,7 +215,7 @@ class Rooms:
     def _silence(self, selector: str, stop_routines: bool) -> dict[str, list[str]]:
         forgotten = {}
         for name in self.resolve(selector):
-            self._tree.settled(name, RESTORE_WAIT)
+            self._ready(name, "stop")
             forgotten[name] = self._tree.ask(name, lambda p: p.silence(stop_routines))
             self._tree.tell_router(name, None, None)
         return forgotten
@@ -209,7 +228,7 @@ class Rooms:
         """
         library = self._tree.library
         compiled = library.compiled(synthdef)
-        self._tree.settled(name, RESTORE_WAIT)
+        self._ready(name, "play")
         played = self._tree.ask(name, lambda p: p.nodes.play(
             synthdef, dict(params or {}), node, compiled, at))
         if node is not None:
@@ -224,6 +243,7 @@ class Rooms:
     def set(self, name: str, node: str, params: dict[str, float],
             at: float | None = None) -> dict[str, float]:
         """Set a named node's parameters (kept for restarts); ``at``: at that Unix time."""
+        self._ready(name, "set")
         values = self._tree.ask(name, lambda p: p.nodes.set_params(node, dict(params), at))
         self._tree.tell_router(name, node, params)
         return values
@@ -240,6 +260,7 @@ class Rooms:
 
     def release(self, name: str, node: str, at: float | None = None) -> None:
         """Release a named node; ``at``: its fade begins at that Unix time."""
+        self._ready(name, "release")
         self._tree.ask(name, lambda p: p.nodes.release(node, at))
         self._tree.tell_router(name, node, None)
 
@@ -264,6 +285,7 @@ class Rooms:
         names = self.resolve(selector)
         compiled = library.compiled(synthdef)
         for name in names:
+            self._ready(name, "synthdefs load")
             self._tree.ask(name, lambda p: p.nodes.load_synthdef(synthdef, compiled))
         return names
 

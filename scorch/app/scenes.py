@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scorch.app.tree import RESTORE_WAIT, Ready
 from scorch.errors import InvalidRequest, SceneNotFound
 from scorch.primitives.files import write_json_atomically
 from scorch.primitives.synthdefs.library import SynthDefLibrary
@@ -69,8 +70,10 @@ class SceneDirector:
 
     def __init__(self, views: Mapping[str, InstanceView], library: SynthDefLibrary,
                  resolve: Callable[[str], list[str]], set_values: SetValues,
-                 state_dir: Path) -> None:
+                 state_dir: Path, ready: Ready | None = None) -> None:
         self._views = views
+        self._ready = ready
+        """Waits for booting or restoring rooms before their nodes are read or set."""
         self._library = library
         self._resolve = resolve
         self._set_values = set_values
@@ -119,6 +122,7 @@ class SceneDirector:
     def save(self, name: str, selector: str) -> Scene:
         """Keep the params of every named node of the rooms ``selector`` names, as ``name``."""
         rooms = self._resolve(selector)
+        self._wait(rooms, "scene save")
         values = {room: nodes for room, nodes in self.current(rooms).items() if nodes}
         if not values:
             raise InvalidRequest(f"no named nodes on {selector!r} to keep in a scene: play "
@@ -145,6 +149,7 @@ class SceneDirector:
         """Set the scene's values on the nodes that are there now."""
         scene = self.get(name)
         rooms = self._rooms(scene, selector)
+        self._wait(rooms, "scene recall")
         with self._lock:
             self._generation += 1
             self._morph = None
@@ -154,6 +159,7 @@ class SceneDirector:
         """Set the values ``position`` (0..1) of the way from the morph's origin to the scene."""
         scene = self.get(name)
         rooms = self._rooms(scene, selector)
+        self._wait(rooms, "scene morph")
         with self._lock:
             self._generation += 1
             state = self._start(scene, rooms)
@@ -171,6 +177,7 @@ class SceneDirector:
                                  f"found {seconds:g}")
         scene = self.get(name)
         rooms = self._rooms(scene, selector)
+        self._wait(rooms, "scene morph")
         with self._lock:
             self._generation += 1
             self._morph = None
@@ -212,6 +219,10 @@ class SceneDirector:
         return out
 
     # --- inside -----------------------------------------------------------------------
+
+    def _wait(self, rooms: list[str], what: str) -> None:
+        if self._ready is not None:
+            self._ready(rooms, time.monotonic() + RESTORE_WAIT, what)
 
     def _rooms(self, scene: Scene, selector: str) -> list[str]:
         return [room for room in self._resolve(selector) if room in scene.values]

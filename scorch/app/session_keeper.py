@@ -8,6 +8,7 @@ the running installation and brings it to one, through the other components.
 from __future__ import annotations
 
 import logging
+import time
 
 from scorch.app.buffers import Buffers
 from scorch.app.midi import Midi
@@ -23,7 +24,7 @@ from scorch.app.sessions import (
     render,
 )
 from scorch.app.tempo import Tempo
-from scorch.app.tree import Tree
+from scorch.app.tree import RESTORE_WAIT, Tree
 from scorch.errors import ScorchError, SessionFileError, SessionNotFound
 from scorch.state.session import BufferSpec, Change, NodeSpec, RoomSpec, Session, diff
 from scorch.state.tempo import INSTALLATION
@@ -130,7 +131,12 @@ class Sessions:
     # --- capture, compare, apply ---------------------------------------------
 
     def capture(self) -> Session:
-        """Every room's named nodes and buffers, and the run-time MIDI routes, as they are now."""
+        """Every room's named nodes and buffers, and the run-time MIDI routes, as they are now.
+
+        While scorch starts, once its rooms are up: a session saved meanwhile would
+        lack what they restore.
+        """
+        self._tree.await_ready(None, time.monotonic() + RESTORE_WAIT, "session")
         rooms = {
             name: RoomSpec(
                 nodes={n.name: NodeSpec(n.synthdef, dict(n.params))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from scorch.app.tree import ASK, Tree
+from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.errors import InvalidRequest
 from scorch.state import timing
 from scorch.state.tempo import INSTALLATION
@@ -48,6 +48,8 @@ class Tempo:
         See ``scorch.state.timing``.
         """
         scope = INSTALLATION
+        if isinstance(at, str):  # a beat: the grid is there once scorch has started
+            self._tree.await_ready((), time.monotonic() + RESTORE_WAIT, f"at {at}")
         if isinstance(at, str) and selector is not None:
             config = self._tree.config
             scopes = {config.tempo_scope(room) for room in self._tree.resolve(selector)}

@@ -9,7 +9,9 @@ timeout on every ``ask`` and turns pykka's errors into scorch's.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import TypeVar
 
 import pykka
@@ -21,6 +23,7 @@ from actors.supervisor import SupervisorProxy
 from actors.watchdog import WatchdogProxy
 from scorch.config.installation import Config
 from scorch.errors import (
+    Booting,
     InstanceNotFound,
     InstanceNotReady,
     MidiUnavailable,
@@ -34,8 +37,14 @@ from scorch.state.view import InstanceView, Snapshot
 
 T = TypeVar("T")
 
+Ready = Callable[[Iterable[str] | None, float, str], None]
+""":meth:`Tree.await_ready` as a component is given it: room names (None: every room
+while scorch starts), a ``time.monotonic()`` deadline, and what waits."""
+
 ASK = 15.0  # seconds any ask to an actor may take before the call gives up
-RESTORE_WAIT = 10.0  # seconds a call waits for a booting or restoring instance
+RESTORE_WAIT = 10.0
+"""Seconds a call without a timeout of its own waits for scorch to start, or for a room
+to boot or restore, before it says BOOTING."""
 
 
 class Tree:
@@ -59,11 +68,17 @@ class Tree:
         self.start_error: str | None = None
         """Why the tree could not be started, when it could not."""
         self.starting = False
+        """A start began: calls wait for :attr:`built`, then for their rooms."""
         self.built = threading.Event()
         """Set once the actors exist (or the start failed)."""
+        self.started = threading.Event()
+        """Set once the start is over: every room READY or given up (or the start failed)."""
 
     def forget_actors(self) -> None:
-        """The tree stopped: no proxy is left to ask."""
+        """The tree stopped: no proxy is left to ask, and a later start begins afresh."""
+        self.starting = False
+        self.built.clear()
+        self.started.clear()
         self.instances = {}
         self.router = None
         self.conductor = None
@@ -89,15 +104,36 @@ class Tree:
 
     # --- actors --------------------------------------------------------------
 
-    def wait_built(self) -> None:
-        """While the tree is being built, wait a moment for it."""
-        if self.starting:
-            self.built.wait(RESTORE_WAIT)
+    def await_ready(self, names: Iterable[str] | None, deadline: float, what: str,
+                    need_sclang: bool = False) -> None:
+        """Wait while scorch starts, and while the rooms ``names`` boot or restore.
+
+        The one wait of every call that needs a room, the router, the tempo or
+        (through ``names=None``: every room, only while scorch starts) what is
+        built once the rooms are up. Returns at once when nothing is under way;
+        whatever a room's state then, the call's own ask says it. Raises
+        :class:`~scorch.errors.Booting`, naming the room and its phase, when the
+        ``deadline`` (``time.monotonic()``) of the call, ``what``, comes first.
+        """
+        began = time.monotonic()
+        rooms = list(names) if names is not None else (
+            [] if self.started.is_set() else self.names())
+        if self.starting and not self.built.wait(max(0.0, deadline - began)):
+            who = f"instance {rooms[0]!r} is" if rooms else "scorch is"
+            raise Booting(f"{who} BOOTING (scorch is starting JACK, the MIDI router and the "
+                          f"rooms' actors): {_waited(what, began)}")
+        for name in rooms:
+            snap = self.view(name).wait_until(partial(_settled, need_sclang),
+                                              deadline - time.monotonic())
+            if not _settled(need_sclang, snap):
+                raise Booting(f"instance {name!r} is {snap.state} ({_phase(snap)}): "
+                              f"{_waited(what, began)}")
 
     def instance(self, name: str) -> InstanceProxy:
         """The actor of instance ``name``; InstanceNotReady while there is none."""
         self.view(name)
-        self.wait_built()
+        self.await_ready((), time.monotonic() + RESTORE_WAIT,
+                         f"the call to instance {name!r}")
         proxy = self.instances.get(name)
         if proxy is None:
             raise InstanceNotReady(f"instance {name!r} is not running: "
@@ -119,32 +155,19 @@ class Tree:
             raise InstanceNotReady(f"instance {name!r} is not running") from err
 
     def midi(self) -> MidiRouterProxy:
-        """The MIDI router; MidiUnavailable says why there is none."""
+        """The MIDI router (waited for while scorch starts); MidiUnavailable says why not."""
+        self.await_ready((), time.monotonic() + RESTORE_WAIT, "MIDI")
         if self.router is None:
             raise MidiUnavailable(self.midi_error or "MIDI is off")
         return self.router
 
     def tempo_owner(self) -> ConductorProxy:
-        """The tempo's conductor; TempoUnavailable while there is none."""
-        self.wait_built()
+        """The tempo's conductor (waited for while scorch starts); TempoUnavailable without one."""
+        self.await_ready((), time.monotonic() + RESTORE_WAIT, "the tempo")
         if self.conductor is None:
             raise TempoUnavailable(
                 f"the tempo is not running: {self.start_error or 'scorch is not started'}")
         return self.conductor
-
-    def settled(self, name: str, timeout: float, need_sclang: bool = False) -> None:
-        """Wait while the instance boots or restores, up to ``timeout``; at once otherwise.
-
-        A restore takes a fraction of a second: a call that arrives meanwhile waits
-        for it rather than failing. Whatever the state then, the actor says it.
-        """
-        def settled(snap: Snapshot) -> bool:
-            if snap.state in (State.BOOTING, State.RESTARTING):
-                return False
-            return not (need_sclang and snap.state == State.READY
-                        and snap.sclang_state in ("starting", "restarting"))
-
-        self.view(name).wait_until(settled, timeout)
 
     def tell_router(self, name: str, node: str | None, values: dict[str, float] | None,
                     moved: bool = False) -> None:
@@ -161,3 +184,25 @@ class Tree:
             return
         assert node is not None
         self.router.observe(name, node, values, moved).get(timeout=ASK)
+
+
+def _settled(need_sclang: bool, snap: Snapshot) -> bool:
+    """Neither booting nor restoring (nor, when code runs, starting its sclang)."""
+    if snap.state in (State.BOOTING, State.RESTARTING):
+        return False
+    return not (need_sclang and snap.state == State.READY
+                and snap.sclang_state in ("starting", "restarting"))
+
+
+def _phase(snap: Snapshot) -> str:
+    """Where a booting or restoring room is, as its view tells."""
+    if snap.scsynth_pid is None:
+        return f"starting scsynth; {snap.reason}" if snap.reason else "starting scsynth"
+    if snap.sclang_state in ("starting", "restarting"):
+        return f"scsynth up, sclang {snap.sclang_state}"
+    return "scsynth and sclang up, restoring its SynthDefs, buffers and nodes"
+
+
+def _waited(what: str, began: float) -> str:
+    return (f"{what} waited {time.monotonic() - began:.1f} s for it (its own timeout); "
+            "ask again in a moment, or give a longer timeout")

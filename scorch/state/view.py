@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from scorch.errors import InstanceBooting, InstanceFailed, InstanceNotReady
+from scorch.errors import Booting, InstanceFailed, InstanceNotReady
 from scorch.primitives.console import Console
 from scorch.primitives.sclang.session import SclangSession
 from scorch.primitives.scsynth.client import OscClient
@@ -46,7 +46,7 @@ class Snapshot:
             raise InstanceFailed(f"instance {self.name!r} is FAILED: {self.reason}; "
                                  "boot it again once the cause is fixed")
         if self.state in (State.RESTARTING, State.BOOTING):
-            raise InstanceBooting(f"instance {self.name!r} is {self.state} (since "
+            raise Booting(f"instance {self.name!r} is {self.state} (since "
                                   f"{time.ctime(self.since)}); it comes back by itself, "
                                   "try again in a moment")
         if self.state not in SOUNDING:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import mcp_server.tools
 import scorch.wire.envelope
-from scorch.errors import CODES, InstanceBooting, ScorchError
+from scorch.errors import CODES, Booting, ScorchError
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
 
@@ -50,7 +50,7 @@ def test_every_code_is_documented_and_the_docs_list_no_other() -> None:
 
 
 def test_an_error_tells_a_program_its_code_retry_and_argument_and_people_its_text() -> None:
-    err = InstanceBooting("room 'a' is BOOTING")
+    err = Booting("room 'a' is BOOTING")
     err.argument = "instance"
     assert err.info() == {"code": "BOOTING", "retryable": True, "argument": "instance",
                           "message": "room 'a' is BOOTING"}

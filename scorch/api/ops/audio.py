@@ -19,7 +19,7 @@ from scorch.app.studio.capture import AUDIO_BUSES, MAX_SECONDS, Source
 from scorch.app.studio.renderer import MAX_RENDER, Rendered
 from scorch.app.studio.studio import Heard
 from scorch.audio.report import SoundReport
-from scorch.errors import InvalidRequest, NodeNotFound
+from scorch.errors import InvalidRequest
 from scorch.primitives.synthdefs.capture import MAX_CHANNELS
 from scorch.values import Seconds, Text
 
@@ -212,12 +212,8 @@ def listen(orch: Orchestra, args: ListenArgs) -> HeardOutput:
         raise InvalidRequest("listen: give `bus` or `node`, not both")
     source = Source(channels=args.channels, bus=args.bus or 0)
     if args.node is not None:
-        nodes = orch.rooms.nodes(args.instance)
-        if args.node not in nodes:
-            raise NodeNotFound(f"instance {args.instance!r} has no node {args.node!r}; named "
-                               f"nodes: {', '.join(nodes) or '(none)'}")
-        source = Source(channels=args.channels, node=args.node,
-                        node_id=nodes[args.node].node_id)
+        node = orch.rooms.node(args.instance, args.node, "listen")
+        source = Source(channels=args.channels, node=args.node, node_id=node.node_id)
     return HeardOutput.of(orch.studio.listen(args.instance, view, source, args.seconds))
 
 

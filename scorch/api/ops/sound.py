@@ -15,7 +15,7 @@ from scorch.api.fields import (
     TimedArgs,
 )
 from scorch.api.operation import CHANGE, DESTROY, READ, SET, Action, Args, Result, operation
-from scorch.errors import InvalidRequest, NodeNotFound
+from scorch.errors import InvalidRequest
 from scorch.primitives.synthdefs.library import ParamSpec, SynthDefInfo
 
 if TYPE_CHECKING:
@@ -170,11 +170,8 @@ class SetOutput(Result):
 def set_params(orch: Orchestra, args: SetArgs) -> SetOutput:
     """Change params of a named node while it plays; the values are kept for restarts.
     With at or delay scsynth sets them then."""
-    nodes = orch.rooms.nodes(args.instance)
-    if args.node not in nodes:
-        raise NodeNotFound(f"instance {args.instance!r} has no node {args.node!r}; named "
-                           f"nodes: {', '.join(nodes) or '(none)'}")
-    warnings = _check_params(orch.library.info(nodes[args.node].synthdef), args.params)
+    node = orch.rooms.node(args.instance, args.node, "set")
+    warnings = _check_params(orch.library.info(node.synthdef), args.params)
     when = orch.tempo.when(args.at, args.delay, args.instance)
     values = orch.rooms.set(args.instance, args.node, dict(args.params), at=when)
     return SetOutput(instance=args.instance, node=args.node, params=values, warnings=warnings,

@@ -32,6 +32,7 @@ from scorch.app.studio.capture import (
     Source,
     bytes_per_second,
 )
+from scorch.app.tree import RESTORE_WAIT, Ready
 from scorch.errors import AudioFileError, CaptureError, InvalidRequest, RecordingNotFound
 from scorch.primitives.files import write_json_atomically
 from scorch.state.events import State
@@ -87,10 +88,13 @@ def disk_reserve(channels: int) -> int:
 class Recorder:
     """Every recording of one installation, under ``folder``; thread-safe."""
 
-    def __init__(self, folder: Path, views: dict[str, InstanceView], slots: Slots) -> None:
+    def __init__(self, folder: Path, views: dict[str, InstanceView], slots: Slots,
+                 ready: Ready | None = None) -> None:
         self.folder = folder.resolve()
         self.views = views
         self.slots = slots
+        self._ready = ready
+        """Waits for a booting or restoring room before a recording starts (None: never)."""
         self._lock = threading.Lock()
         self._active: dict[str, _Active] = {}
 
@@ -99,6 +103,8 @@ class Recorder:
     def start(self, room: str, source: Source, fmt: str, seconds: float | None,
               name: str | None) -> Recording:
         """Start recording ``source`` of ``room`` to ``folder/NAME.FMT``."""
+        if self._ready is not None:
+            self._ready([room], time.monotonic() + RESTORE_WAIT, "record")
         view = self.views[room]
         try:
             self.folder.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ from scorch.app.studio.capture import Capture, Slots, Source
 from scorch.app.studio.hearing import MAX_FILE_SECONDS, hear, prune, warm_up
 from scorch.app.studio.recorder import Recorder
 from scorch.app.studio.renderer import Renderer
+from scorch.app.tree import RESTORE_WAIT, Ready
 from scorch.errors import AudioFileError, InstanceNotReady
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.view import InstanceView
@@ -46,15 +47,19 @@ class Studio:
     """The recorder, the capture slots, the listening folder and the render cache."""
 
     def __init__(self, state_dir: Path, views: dict[str, InstanceView],
-                 library: SynthDefLibrary, sample_rate: int) -> None:
+                 library: SynthDefLibrary, sample_rate: int, ready: Ready | None = None) -> None:
         self.slots = Slots()
-        self.recorder = Recorder(state_dir / "recordings", views, self.slots)
+        self._ready = ready
+        """Waits for a booting or restoring room before a capture starts (None: never)."""
+        self.recorder = Recorder(state_dir / "recordings", views, self.slots, ready)
         self.listening = (state_dir / "listening").resolve()
         self.renderer = Renderer(state_dir / "renders", library, sample_rate)
 
     def listen(self, room: str, view: InstanceView, source: Source, seconds: float) -> Heard:
         """Capture ``seconds`` of ``source`` in ``room`` now, then measure and draw it."""
         warm_up()
+        if self._ready is not None:
+            self._ready([room], time.monotonic() + RESTORE_WAIT, "listen")
         self.listening.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{time.time_ns() % 10**9:09d}"
         audio = self.listening / f"{room}-{stamp}.wav"
