@@ -1,0 +1,146 @@
+"""The router's ports end to end: output ports, resources across rescans, stopping, the
+backends; JACK MIDI virtual ports as the hardware (the rig is this folder's conftest)."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+import rtmidi
+
+from midi.schema import KeyRoute
+from tests.support.harness import (
+    VOICE_DEF,
+    needs_tools,
+    wait_for,
+)
+from tests.support.midi_devices import Hardware
+from tests.support.router_rig import ASK, cutoff, wait_connected
+
+pytestmark = [pytest.mark.integration, needs_tools]
+
+
+def test_send_reaches_a_named_output_port(targets, jack, router_factory):
+    received: list[list[int]] = []
+    got = threading.Event()
+    synth = rtmidi.MidiIn(rtmidi.API_UNIX_JACK, name="fakesynth")
+    synth.ignore_types(timing=False)
+
+    def on_message(event: tuple[list[int], float], _data: object) -> None:
+        received.append(event[0])
+        got.set()
+
+    synth.set_callback(on_message)
+    synth.open_virtual_port("Hardware Synth In")
+    try:
+        router = router_factory(targets)
+        router.send("hardware synth", "note_on", channel=3, note=60, velocity=90).get(timeout=ASK)
+        router.send("hardware synth", "cc", channel=1, control=7, value=100).get(timeout=ASK)
+        router.send("hardware synth", "program", channel=16, program=5).get(timeout=ASK)
+        router.send("hardware synth", "clock").get(timeout=ASK)
+        wait_for(lambda: len(received) >= 4, timeout=2)
+        assert received == [[0x92, 60, 90], [0xB0, 7, 100], [0xCF, 5], [0xF8]]
+    finally:
+        synth.close_port()
+        synth.delete()
+
+
+def jack_fds() -> int:
+    """Count this process's fds on JACK: its shm and semaphores, its named sockets."""
+    with open("/proc/net/unix") as table:
+        jack_sockets = {f"socket:[{f[6]}]" for f in (line.split() for line in table)
+                        if len(f) > 7 and "jack" in f[7]}
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # closed since listed
+            continue
+        count += link.startswith("/dev/shm/jack") or link in jack_sockets
+    return count
+
+
+def native_threads() -> int:
+    """Count threads no Python Thread owns: JACK's and rtmidi's, one set per client."""
+    python = {t.native_id for t in threading.enumerate()}
+    return sum(int(task) not in python for task in os.listdir("/proc/self/task"))
+
+
+def router_resources() -> tuple[int, int, int]:
+    """What a MIDI client opened per rescan would leak, and the router's own threads.
+
+    Not the process's totals: finalisers of earlier tests and worker threads of
+    other libraries change those at any time.
+    """
+    router = sum(t.name.startswith("midi-router") for t in threading.enumerate())
+    return jack_fds(), native_threads(), router
+
+
+def test_rescans_reuse_one_client_and_leak_nothing(targets, hardware, router_factory):
+    router = router_factory(targets, rescan_interval=60)
+    wait_connected(router, hardware)
+    for _ in range(5):
+        router.rescan().get(timeout=ASK)
+    before = router_resources()
+    assert before[0] > 0 and before[1] > 0  # the count sees the clients that are open
+    for _ in range(200):
+        router.rescan().get(timeout=ASK)
+    # Waited for, not sampled: a thread that just ended leaves Python before the OS.
+    wait_for(lambda: router_resources() == before, timeout=2)
+    # Unplugging and plugging back closes the old client before opening a new one.
+    for i in range(5):
+        device = Hardware(f"Cycle {i}", client=f"cycle{i}")
+        wait_for(lambda d=device: (router.rescan().get(timeout=ASK),
+                                   d.name in router.ports().get(timeout=ASK)["inputs"])[1])
+        device.unplug()
+        wait_for(lambda d=device: (router.rescan().get(timeout=ASK),
+                                   d.name not in router.ports().get(timeout=ASK)["inputs"])[1])
+    wait_for(lambda: router_resources() == before, timeout=2)
+
+
+def test_stopping_closes_every_port(targets, hardware, router_factory, jack):
+    router = router_factory(targets, virtual_port="scorch-stop-test")
+    wait_connected(router, hardware)
+    probe = rtmidi.MidiOut(rtmidi.API_UNIX_JACK, name="probe")
+    try:
+        assert any("scorch-stop-test" in p for p in probe.get_ports())
+        router.actor_ref.stop(timeout=ASK)
+        wait_for(lambda: not any("scorch" in p for p in probe.get_ports()))
+    finally:
+        probe.delete()
+
+
+def test_key_route_model_round_trips_through_map(targets, router_factory):
+    router = router_factory(targets)
+    route_id = router.map(KeyRoute(id="bass", instance="lobby", synthdef=VOICE_DEF,
+                                   notes=(0, 47))).get(timeout=ASK)
+    assert route_id == "bass"
+    (listed,) = router.routes().get(timeout=ASK)
+    assert listed["route"]["notes"] == [0, 47]
+
+
+def test_auto_backend_falls_back_to_jack_and_the_virtual_port_plays(
+    targets, servers, router_factory
+):
+    router = router_factory(
+        targets,
+        backend="auto",
+        virtual_port="scorch-virtual-test",
+        controls=[{"cc": 3, "instance": "lobby", "node": "pad", "param": "cutoff",
+                   "range": [0, 127]}],
+    )
+    ports = router.ports().get(timeout=ASK)
+    assert ports["backend"] in ("alsa", "jack")  # ALSA's sequencer is absent on CI machines
+    assert "scorch-virtual-test" in ports["inputs"]
+    software = rtmidi.MidiOut(rtmidi.API_UNIX_JACK, name="othersoftware")
+    try:
+        names = software.get_ports()
+        software.open_port(next(i for i, n in enumerate(names) if "scorch-virtual-test" in n))
+        # The connection is made when open_port returns, but JACK activates it on a later
+        # cycle: repeat until a message gets through.
+        wait_for(
+            lambda: (software.send_message([0xB0, 3, 21]), cutoff(servers["lobby"]) == 21.0)[1]
+        )
+    finally:
+        software.delete()
