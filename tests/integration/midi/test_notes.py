@@ -141,6 +141,12 @@ async def test_a_phrase_played_is_read_back_exported_and_kept_across_a_restart(
                        input="scorchtest-notes")
     assert brief["summarised"] and brief["listing"].startswith("5 notes in ")
 
+    bar = 3 * 60 / 96
+    bars = await call(client, "notes", action="played", last_bars=4, input="scorchtest-notes")
+    assert [n["pitch"] for n in bars["notes"]][-len(PHRASE):] == [p for p, _, _, _ in sent]
+    assert 4 * bar <= bars["end"] - bars["start"] < 5 * bar  # back to a bar line
+    assert bars["notes"][0]["onset"] >= bars["start"]
+
     exported = await call(client, "notes", action="export", since=since, path="phrase.mid")
     path = Path(exported["path"])
     assert path == orch.config.state_path() / "midi" / "phrase.mid"
@@ -151,7 +157,7 @@ async def test_a_phrase_played_is_read_back_exported_and_kept_across_a_restart(
     assert meters == [(3, 4)]
     assert_same_notes(read_mid(midi), sent, slack + 60 / 96 / midi.ticks_per_beat)
     # the file starts on the bar line at or before the first note
-    assert 0 <= exported["notes"][0]["onset"] - exported["start"] < 3 * 60 / 96 + 1e-3
+    assert 0 <= exported["notes"][0]["onset"] - exported["start"] < bar + 1e-3
 
     sounding = await call(client, "notes", action="sounding")
     assert sounding["count"] == 0 and "scorchtest-notes" in str(sounding["sounding"])
