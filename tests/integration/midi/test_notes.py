@@ -15,6 +15,7 @@ from mcp_server.server import build_server
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
+from scorch.errors import MidiUnavailable
 from tests.conftest import MakeConfig
 from tests.support.mcp_calls import call, fails
 from tests.support.midi_devices import Hardware
@@ -192,3 +193,25 @@ async def test_a_range_must_be_one_and_an_unknown_input_names_the_played_ones(
     assert "no MIDI input matching 'nope'" in await fails(
         client, "notes", action="played", last_seconds=5, input="nope")
     assert "nothing to export" in await fails(client, "notes", action="export", last_seconds=1)
+
+
+def test_with_capture_off_notes_says_how_to_turn_it_on_and_nothing_is_saved(
+        make_config: MakeConfig, start_orchestra: Callable[[Config], Orchestra]) -> None:
+    config = make_config(ROOM, extra=MIDI.replace("[midi]", "[midi]\ncapture_notes = 0"),
+                         tag="notes")
+    orch = start_orchestra(config)
+    assert orch.config.midi.capture_notes == 0
+    keys = Hardware("scorchtest-notes", "scorchtest-hw", orch.config.audio.jack_server)
+    try:
+        deadline = time.monotonic() + 10
+        while orch.midi.stats()["received"] < 2:  # the router takes the port's keys
+            assert time.monotonic() < deadline, "the router never read the new port"
+            keys.send(0x90, 60, 90)
+            keys.send(0x80, 60, 0)
+            time.sleep(0.05)
+    finally:
+        keys.unplug()
+    with pytest.raises(MidiUnavailable, match=r"capture_notes = 0"):
+        orch.notes.sounding()
+    orch.stop()
+    assert not (config.state_path() / "notes").exists()
