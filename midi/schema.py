@@ -267,6 +267,9 @@ class MidiConfig(StrictModel):
         description="Seconds between two /n_set of one (node, param); later values wait and "
         "only the newest is sent.",
     )
+    capture_notes: int = Field(
+        2048, ge=0, le=1_000_000, description="Notes kept per MIDI input for `notes` (a ring "
+        "per source, saved in the state directory at stop); 0: no capture.")
     controls: tuple[ControlRoute, ...] = Field((), description="[[midi.controls]] routes.")
     keys: tuple[KeyRoute, ...] = Field((), description="[[midi.keys]] routes.")
     clock_out: tuple[ClockOutConfig, ...] = Field(

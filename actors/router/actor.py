@@ -35,6 +35,7 @@ from midi.ports import InputPort, OutputPort
 from midi.routes import Route, RouteEntry, compile_table, port_matches, resolve_all
 from midi.schema import ClockOutConfig, ControlRoute, MidiConfig, SceneRoute
 from midi.store import FILENAME, load_routes, save_routes
+from scorch.notes.capture import Capture
 from scorch.state.tempo import INSTALLATION, TempoView
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,7 @@ class MidiRouter(pykka.ThreadingActor):
         self._clocks: list[ClockOut] = []
         self._targets = targets
         self._store = Path(state_dir) / FILENAME
+        self._notes = Path(state_dir) / "notes"  # the inputs' notes, kept across restarts
         self._client = config.virtual_port or "scorch"
         self._jack_server = jack_server
         """The JACK server the JACK backend joins (scorch's own), or None for the default."""
@@ -111,6 +113,8 @@ class MidiRouter(pykka.ThreadingActor):
     def on_start(self) -> None:
         """Open the backend and ports, load run-time routes, start the helper threads."""
         self._runtime_routes = load_routes(self._store)
+        if self._config.capture_notes:  # before the input thread, its one writer, starts
+            self._input.capture = Capture.load(self._notes, self._config.capture_notes)
         self._sender.start()  # before any port: the input thread sends through it
         self._ports = PortSet(self._config.backend, self._client, self._jack_server,
                               self._config.clock_in)
@@ -160,6 +164,11 @@ class MidiRouter(pykka.ThreadingActor):
                     log.error("MIDI input thread did not stop; its ports are left open")
             self._ports = None
         self._sender.stop()
+        if self._input.capture is not None:
+            try:
+                self._input.capture.save(self._notes)
+            except OSError:
+                log.exception("the captured notes were not saved in %s", self._notes)
 
     def on_failure(self, *_exc: object) -> None:
         """Close the ports even when the actor dies of an exception."""
@@ -272,6 +281,10 @@ class MidiRouter(pykka.ThreadingActor):
     def refresh_targets(self) -> None:
         """Ask the targets again where instances and nodes are (tell this when one is READY)."""
         self._refresh_targets()
+
+    def capture(self) -> Capture | None:
+        """The inputs' notes (read from any thread: see NoteRing), or None: not captured."""
+        return self._input.capture
 
     def stats(self) -> dict[str, Any]:
         """Return counters and the hot path's time from callback to datagram sent."""

@@ -21,6 +21,7 @@ from midi.batch import Message, coalesce, recover
 from midi.clock import CLOCK_MESSAGES, ClockFollower, ClockReading
 from midi.engine import Engine
 from midi.ports import InputPort
+from scorch.notes.capture import Capture
 from scorch.primitives.system.thread_timing import tighten_current_thread
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,8 @@ class MidiInput:
         self.follower = ClockFollower()
         self.ports: tuple[InputPort, ...] = ()
         """The open inputs (replaced whole by the router's actor thread)."""
+        self.capture: Capture | None = None
+        """Where each input's notes are kept (a ring per port), or None: not kept."""
         self._halt = threading.Event()
         self._thread: threading.Thread | None = None
         self._error_logged = 0
@@ -134,8 +137,11 @@ class MidiInput:
         elif batch[0][0][:1] == [0xF0]:
             batch = recover(batch)
         handle, apply, now = engine.handle, self._sender.apply, start * 1e-9
+        ring = self.capture.ring(name) if self.capture is not None else None
         sent = False
         for data, _delta in batch:
+            if ring is not None and len(data) == 3:  # O(1): a finished note is one tuple
+                ring.message(now, data[0], data[1], data[2])
             actions = handle(name, data)
             if actions:
                 apply(actions, now)

@@ -26,3 +26,4 @@ class MidiRouterProxy(ActorMemberMixin, pykka.ActorProxy[MidiRouter]):
     forget = proxy_method(MidiRouter.forget)
     refresh_targets = proxy_method(MidiRouter.refresh_targets)
     stats = proxy_method(MidiRouter.stats)
+    capture = proxy_method(MidiRouter.capture)

@@ -1,7 +1,7 @@
 """The Orchestra: builds the facade's components and runs the actor tree's life.
 
 Every feature is a component (``orch.rooms``, ``orch.buffers``, ``orch.midi``,
-``orch.tempo``, ``orch.sessions``, ``orch.scenes``, ``orch.studio``,
+``orch.tempo``, ``orch.notes``, ``orch.sessions``, ``orch.scenes``, ``orch.studio``,
 ``orch.knowledge``); this module starts, reloads and stops what they reach
 through the shared :class:`~scorch.app.tree.Tree`.
 """
@@ -20,6 +20,7 @@ from actors.supervisor import Supervisor, SupervisorProxy
 from scorch.app.buffers import Buffers
 from scorch.app.knowledge import Knowledge
 from scorch.app.midi import Midi
+from scorch.app.notes import Notes
 from scorch.app.rooms import Rooms
 from scorch.app.scenes import SceneDirector
 from scorch.app.session_keeper import Sessions
@@ -73,6 +74,8 @@ class Orchestra:
         """The MIDI router's ports and routes."""
         self.tempo = Tempo(tree)
         """The beat grids and timed requests."""
+        self.notes = Notes(tree)
+        """What the MIDI inputs sound and played, as text, data and .mid files."""
         self.sessions = Sessions(tree, self.rooms, self.buffers, self.midi, self.tempo)
         """Session files, the autosave and resume."""
         self.scenes = SceneDirector(self.views, self.library, self.rooms.resolve,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 
@@ -17,3 +19,22 @@ def children(pid: int) -> list[int]:
             if int(fields[1]) == pid:
                 out.append(int(entry.name))
     return out
+
+
+SCORCH = str(Path(sys.executable).parent / "scorch")
+
+
+def pids_using(jack: str) -> list[int]:
+    """Processes whose command line or environment names this test's JACK server."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            blob = (entry / "cmdline").read_bytes() + (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().split(")")[-1].split()[0]
+        except OSError:
+            continue
+        if jack.encode() in blob and state != "Z":
+            found.append(int(entry.name))
+    return found

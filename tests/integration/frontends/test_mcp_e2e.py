@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,10 +25,10 @@ from scorch.wire.envelope import find_running
 from tests.conftest import jack_name, scsynth_param
 from tests.support.harness import two_rooms
 from tests.support.mcp_calls import call
+from tests.support.processes import SCORCH, pids_using
 
 pytestmark = [pytest.mark.integration]
 
-SCORCH = str(Path(sys.executable).parent / "scorch")
 
 
 @pytest.fixture
@@ -51,20 +50,6 @@ def setup(tmp_path: Path) -> Iterator[dict[str, Any]]:
             os.kill(pid, signal.SIGKILL)
 
 
-def pids_using(jack: str) -> list[int]:
-    """Processes whose command line or environment names this test's JACK server."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            blob = (entry / "cmdline").read_bytes() + (entry / "environ").read_bytes()
-            state = (entry / "stat").read_text().split(")")[-1].split()[0]
-        except OSError:
-            continue
-        if jack.encode() in blob and state != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 def mcp_params(setup: dict[str, Any]) -> StdioServerParameters:

@@ -28,8 +28,8 @@ from mcp import Client, StdioServerParameters
 
 from scorch.app.tree import RESTORE_WAIT
 from tests.conftest import jack_name
-from tests.integration.frontends.test_mcp_e2e import SCORCH, pids_using
 from tests.support.harness import two_rooms
+from tests.support.processes import SCORCH, pids_using
 
 pytestmark = [pytest.mark.integration]
 
@@ -64,6 +64,7 @@ CALLS: dict[str, dict[str, Any]] = {
     "snippet": {"action": "run", "name": "synthdef-controls", "instance": "alpha",
                 "timeout_s": 60},
     "midi": {"action": "routes"},
+    "notes": {"action": "sounding"},
     "tempo": {},
     "docs": {"name": "SinOsc", "timeout_s": 120},
     "history": {},

@@ -17,7 +17,7 @@ import pytest
 
 from scorch.wire.limits import REQUEST_LIMITS
 from tests.conftest import jack_name
-from tests.integration.frontends.test_mcp_early import INITIALIZE, INITIALIZED, Session
+from tests.support.mcp_stdio import INITIALIZE, INITIALIZED, Session
 
 pytestmark = pytest.mark.integration
 

@@ -29,7 +29,7 @@ from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from scorch.wire.server import ControlServer
 from tests.conftest import jack_name
-from tests.unit.wire.test_bridge import Piped
+from tests.support.bridge_pipe import Piped
 
 pytestmark = pytest.mark.integration
 

@@ -79,6 +79,13 @@ def test_answers_are_joined_in_config_order_and_logs_by_time(config: Config) -> 
     assert [c["detail"] for c in merged["changes"]] == [
         "a: tempo of installation: 120 -> 96 bpm", "b: tempo of installation: 120 -> 96 bpm",
         "set n"]
+    merged = fanout.merge(lookup("notes"), None, [
+        ("a", {"action": "played", "listing": "bar 1", "count": 2, "summarised": False,
+               "notes": [{"onset": 1.0}, {"onset": 4.0}]}),
+        ("b", {"action": "played", "listing": "bar 2", "count": 1, "summarised": False,
+               "notes": [{"onset": 2.0}]})], config)
+    assert [n["onset"] for n in merged["notes"]] == [1.0, 2.0, 4.0]
+    assert merged["count"] == 3 and merged["listing"] == "a:\nbar 1\nb:\nbar 2"
 
 
 def test_the_coordinator_merges_rooms_with_hosts_and_says_each_hosts_state(

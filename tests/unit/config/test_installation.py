@@ -156,6 +156,12 @@ BAD = [
     pytest.param('[instances.a]\n[[midi.keys]]\ninstance = "a"\nsynthdef = "sine"\n'
                  "max_hold = 0\n",
                  ["cfg.toml:5", "midi.keys.0.max_hold", "greater than 0"], id="max-hold-zero"),
+    pytest.param("[instances.a]\n[midi]\ncapture_notes = -1\n",
+                 ["cfg.toml:3", "midi.capture_notes", "greater than or equal to 0", "found -1"],
+                 id="capture-notes-negative"),
+    pytest.param("[instances.a]\n[midi]\ncapture_notes = 1.5\n",
+                 ["cfg.toml:3", "midi.capture_notes", "valid integer", "found 1.5"],
+                 id="capture-notes-fraction"),
 ]
 
 

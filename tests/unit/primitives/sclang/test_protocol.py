@@ -17,6 +17,7 @@ from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.protocol import Record, RecordStream, sc_string
 from scorch.primitives.sclang.result import KEEP_POSTED, Transcript, parse_error, source_context
 from scorch.primitives.sclang.session import SclangSession
+from tests.support.sclang_records import record
 
 SYNTAX_CODE = "(\nvar x = 1;\nx.foo(3\n)"
 #: What compile() posts for SYNTAX_CODE (sclang 3.13, copied from a run).
@@ -32,10 +33,6 @@ ERROR: Command line parse failed
 """
 
 
-def record(request_id: str, name: str, payload: bytes | str = b"") -> bytes:
-    """One record as Scorch.emit writes it."""
-    data = payload.encode() if isinstance(payload, str) else payload
-    return b"@@scorch:%s:%s:%d@@%s\n" % (request_id.encode(), name.encode(), len(data), data)
 
 
 def events(stream: RecordStream, data: bytes, step: int = 0) -> list[protocol.Event]:

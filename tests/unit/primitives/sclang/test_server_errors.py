@@ -15,7 +15,7 @@ from scorch.api.ops.code import ExecuteOutcome, ExecuteOutput
 from scorch.primitives.console import Console
 from scorch.primitives.sclang.result import ExecuteResult
 from scorch.primitives.sclang.session import SclangSession
-from tests.unit.primitives.sclang.test_protocol import record
+from tests.support.sclang_records import record
 
 OK = (("compile", ""), ("start", ""), ("value", "1"), ("end", "ok"))
 

@@ -1,0 +1,190 @@
+"""The notes operation: what the MIDI inputs sound now, what they played, and a .mid of it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, Strict
+
+from scorch.api.fanout import label
+from scorch.api.operation import CHANGE, READ, Action, Answer, Host, Result, operation
+from scorch.notes import text
+from scorch.notes.capture import Note, place
+from scorch.state.tempo import Timeline
+from scorch.values import Text
+
+if TYPE_CHECKING:
+    from scorch.app.notes import Notes, Span
+    from scorch.app.orchestra import Orchestra
+
+#: Notes a played range gives as data at most unless told; past it only the text's summary.
+MAX_NOTES = 200
+
+Input = Annotated[Text | None, Field(
+    description="Only the MIDI inputs whose port name contains this (default: every input)")]
+Bars = Annotated[float | None, Strict(), Field(
+    gt=0, le=10_000, allow_inf_nan=False,
+    description="The last N bars of the installation's grid, from the bar line at or "
+    "before N bars ago up to now")]
+LastSeconds = Annotated[float | None, Strict(), Field(
+    gt=0, le=604_800, allow_inf_nan=False, description="The last N seconds up to now")]
+Since = Annotated[float | None, Strict(), Field(
+    gt=0, allow_inf_nan=False, description="From this Unix time (seconds)")]
+Until = Annotated[float | None, Strict(), Field(
+    gt=0, allow_inf_nan=False, description="Up to this Unix time (with since; default: now)")]
+
+
+class NotesSounding(Action):
+    """The keys held down now on each MIDI input, with how long so far."""
+
+    access = READ
+    action: Literal["sounding"] = "sounding"
+    input: Input = None
+
+
+class _Range(Action):
+    input: Input = None
+    last_bars: Bars = None
+    last_seconds: LastSeconds = None
+    since: Since = None
+    until: Until = None
+
+    def span(self, notes: Notes) -> Span:
+        return notes.span(self.last_bars, self.last_seconds, self.since, self.until)
+
+
+class NotesPlayed(_Range):
+    """The notes the MIDI inputs played in a range (one of last_bars, last_seconds, since):
+    a compact text (bar|beat, name, length as a fraction of a whole note, velocity) and the
+    notes as data; a range too large for the budget is summarised."""
+
+    access = READ
+    action: Literal["played"]
+    budget: Annotated[int, Strict(), Field(
+        ge=100, le=100_000, description="Characters the text may take; more notes than fit "
+        "give a summary (counts, range, pitch classes, density)")] = 4000
+    max_notes: Annotated[int, Strict(), Field(
+        ge=0, le=100_000, description="Notes given as data at most; a range with more gives "
+        "none (the text summarises it)")] = MAX_NOTES
+
+
+class NotesExport(_Range):
+    """Write the notes played in a range to a Standard MIDI File at the grid's tempo and
+    meter, starting on a bar line."""
+
+    access = CHANGE
+    action: Literal["export"]
+    path: Annotated[Text | None, Field(
+        description="Where to write the .mid: absolute, or relative to the state "
+        "directory's midi/ folder (default: midi/notes-<time>.mid there)")] = None
+
+
+NotesArgs = Annotated[NotesSounding | NotesPlayed | NotesExport, Field(discriminator="action")]
+
+
+class NoteRecord(BaseModel):
+    """One note, in seconds and on the grid."""
+
+    onset: float = Field(description="Unix time of the key press")
+    duration: float = Field(description="seconds held (sounding: so far)")
+    pitch: int = Field(description="MIDI note number, 60 = C4")
+    velocity: int
+    channel: int = Field(description="MIDI channel, 0 to 15")
+    source: str = Field(description="the MIDI input that played it")
+    bar: int = Field(description="bar on the installation's grid, from 1")
+    beat: float = Field(description="beat in the bar, from 1")
+    name: str = Field(description="scientific pitch name")
+    length: str = Field(description="length as a fraction of a whole note")
+
+
+class NotesOutput(Result):
+    """The answer of the notes tool."""
+
+    action: str
+    listing: str = Field(description="the notes as compact text, or a summary of them")
+    count: int = Field(0, description="notes in the range (sounding: keys down)")
+    summarised: bool = Field(False, description="the range held more than the budget or "
+                             "max_notes: the listing is a summary, notes is empty")
+    notes: list[NoteRecord] = Field(default_factory=list)
+    sounding: dict[str, list[NoteRecord]] = Field(
+        default_factory=dict, description="keys down now, by MIDI input")
+    start: float | None = Field(None, description="Unix time the range (export: the file's "
+                                "0, a bar line) starts")
+    end: float | None = Field(None, description="Unix time the range ends")
+    path: str | None = Field(None, description="the .mid written")
+    bpm: float | None = Field(None, description="the grid's tempo the bars are counted on")
+    beats_per_bar: int | None = None
+
+    def text(self) -> str:
+        """The listing (and where a .mid went)."""
+        return self.listing + (f"\nwritten to {self.path}" if self.path else "")
+
+
+def _records(notes: list[Note], line: Timeline, offset: float) -> list[NoteRecord]:
+    out = []
+    for n in sorted(notes):
+        where = place(n.onset, line)
+        out.append(NoteRecord(
+            onset=round(n.onset + offset, 6), duration=round(n.duration, 6), pitch=n.pitch,
+            velocity=n.velocity, channel=n.channel, source=n.source, bar=where.bar,
+            beat=round(where.beat, 6), name=text.note_name(n.pitch),
+            length=text.length_name(n.duration * line.bpm / 60.0)))
+    return out
+
+
+def _listing(notes: list[Note], line: Timeline, budget: int, max_notes: int,
+             offset: float) -> tuple[str, bool, list[NoteRecord]]:
+    """The text (a summary past the budget), whether it was summarised, and the data."""
+    full = text.dump(notes, line) if notes else "no notes"
+    listing = full if len(full) <= budget else text.render(notes, line, budget)
+    summarised = len(notes) > max_notes or listing is not full
+    return listing, summarised, [] if summarised else _records(notes, line, offset)
+
+
+def _hosts_notes(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) -> Answer:
+    """Every host's notes in onset order, counted together, each host's listing under its name."""
+    if len(answers) == 1:
+        return merged
+    merged["notes"] = sorted(merged.get("notes", []), key=lambda n: float(n["onset"]))
+    merged["count"] = sum(int(answer.get("count", 0)) for _, answer in answers)
+    merged["summarised"] = any(answer.get("summarised") for _, answer in answers)
+    merged["listing"] = "\n".join(f"{label(host)}:\n{answer.get('listing', '')}"
+                                  for host, answer in answers)
+    return merged
+
+
+@operation(command="notes", positional=("action",), rooms=None, merge=_hosts_notes)
+def notes(orch: Orchestra, args: NotesArgs) -> NotesOutput:
+    """Notes the MIDI inputs play, captured as they come in ([midi] capture_notes per input,
+    kept across restarts): what is sounding now, what was played in a range (the last bars
+    or seconds, or between two Unix times) as compact text with bar|beat on the
+    installation's grid, note name, length and velocity, plus the notes as data (summarised
+    when many), or export that range to a .mid file at the grid's tempo and meter."""
+    component, offset = orch.notes, orch.notes.wall_offset()
+    if args.action == "sounding":
+        line = component.line()
+        down = component.sounding(args.input)
+        sounding = {source: _records(keys, line, offset) for source, keys in down.items()}
+        listing = "\n".join(
+            f"{source}: " + (", ".join(f"{k.name} ({k.duration:.2f} s, v{k.velocity})"
+                                       for k in keys) or "nothing")
+            for source, keys in sounding.items()) or "no MIDI input has played yet"
+        return NotesOutput(action="sounding", listing=listing, sounding=sounding,
+                           count=sum(len(keys) for keys in down.values()))
+    span = args.span(component)
+    line = component.line()
+    grid = {"bpm": line.bpm, "beats_per_bar": line.beats_per_bar}
+    if args.action == "played":
+        played = component.played(span, args.input)
+        listing, summarised, records = _listing(played, line, args.budget, args.max_notes,
+                                                offset)
+        return NotesOutput(action="played", listing=listing, count=len(played),
+                           summarised=summarised, notes=records, start=span.start + offset,
+                           end=span.end + offset, **grid)
+    exported = component.export(span, args.input, Path(args.path) if args.path else None)
+    listing, summarised, records = _listing(exported.notes, line, 4000, MAX_NOTES, offset)
+    return NotesOutput(action="export", listing=listing, count=len(exported.notes),
+                       summarised=summarised, notes=records, start=exported.start + offset,
+                       end=span.end + offset, path=str(exported.path), **grid)

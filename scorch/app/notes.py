@@ -1,0 +1,136 @@
+"""Notes: what each MIDI input is sounding and has played, as text, data and .mid files.
+
+The router's input thread feeds a ring per input (:mod:`scorch.notes.capture`);
+this component reads them from the caller's thread (a ring is read whole note by
+note, never locked) and puts them on the installation's beat grid.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from scorch.app.tree import ASK, Tree
+from scorch.errors import InvalidRequest, MidiUnavailable, NotFound, TempoUnavailable
+from scorch.notes import smf
+from scorch.notes.capture import Capture, Note
+from scorch.state.tempo import INSTALLATION, Timeline
+
+#: The state directory's folder for exported .mid files.
+MIDI_DIR = "midi"
+
+
+@dataclass(frozen=True)
+class Span:
+    """A range of time on the monotonic clock the notes are captured on."""
+
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class Exported:
+    """A .mid written: where, what it holds, and the moment its 0 stands for."""
+
+    path: Path
+    notes: list[Note]
+    start: float
+    """The monotonic time of the file's 0 (a bar line on the grid)."""
+
+
+class Notes:
+    """Read the inputs' captured notes (any thread)."""
+
+    def __init__(self, tree: Tree) -> None:
+        self._tree = tree
+
+    def _capture(self) -> Capture:
+        capture = self._tree.midi().capture().get(timeout=ASK)
+        if capture is None:
+            raise MidiUnavailable("notes are not captured: [midi] capture_notes = 0 in the "
+                                  "config; set it to the notes to keep per input (2048)")
+        return capture
+
+    def line(self) -> Timeline:
+        """The installation's beat grid now (monotonic clock)."""
+        view = self._tree.tempo
+        if view is None:
+            raise TempoUnavailable(
+                f"the tempo is not running: {self._tree.start_error or 'scorch is not started'}")
+        return view.get(INSTALLATION)
+
+    @staticmethod
+    def wall_offset() -> float:
+        """Add to a monotonic time to get a Unix time."""
+        return time.time() - time.monotonic()
+
+    def sources(self, pattern: str | None = None) -> list[str]:
+        """The inputs notes were captured from whose names contain ``pattern`` (None: all).
+
+        A pattern that matches none is refused with the names there are.
+        """
+        # list() of a dict is one step the input thread cannot interleave with
+        known = sorted(list(self._capture().rings))
+        if pattern is None:
+            return known
+        chosen = [s for s in known if pattern in s]
+        if not chosen:
+            raise NotFound(f"no MIDI input matching {pattern!r} has played; inputs that have: "
+                           f"{', '.join(known) or 'none yet'}")
+        return chosen
+
+    def sounding(self, pattern: str | None = None) -> dict[str, list[Note]]:
+        """The keys down now, by input, each with its duration so far."""
+        capture, now = self._capture(), time.monotonic()
+        return {s: capture.rings[s].sounding(now) for s in self.sources(pattern)}
+
+    def span(self, bars: float | None = None, seconds: float | None = None,
+             since: float | None = None, until: float | None = None) -> Span:
+        """A range: the last ``bars`` (from the bar line at or before), the last ``seconds``,
+        or ``since`` to ``until`` (Unix times; until defaults to now)."""
+        now = time.monotonic()
+        given = sum(x is not None for x in (bars, seconds, since))
+        if given != 1 or (until is not None and since is None):
+            raise InvalidRequest("say one range: last_bars, last_seconds, or since (with "
+                                 "until, or up to now)")
+        if bars is not None:
+            line = self.line()
+            back = line.beat_at(now) - bars * line.beats_per_bar
+            bar_line = math.floor(back / line.beats_per_bar + 1e-9) * line.beats_per_bar
+            return Span(line.time_at(bar_line), now)
+        if seconds is not None:
+            return Span(now - seconds, now)
+        assert since is not None
+        offset = self.wall_offset()
+        end = now if until is None else until - offset
+        if end <= since - offset:
+            raise InvalidRequest(f"until ({until}) is not after since ({since})")
+        return Span(since - offset, end)
+
+    def played(self, span: Span, pattern: str | None = None) -> list[Note]:
+        """The finished notes starting in ``span`` from the inputs matching ``pattern``."""
+        return self._capture().between(span.start, span.end, self.sources(pattern))
+
+    def export(self, span: Span, pattern: str | None = None, path: Path | None = None) -> Exported:
+        """Write the notes played in ``span`` to a .mid on the grid's tempo and meter.
+
+        ``path``: absolute, or under the state directory's ``midi/`` folder (default: a
+        name from the time now).
+        """
+        notes = self.played(span, pattern)
+        if not notes:
+            raise InvalidRequest("no notes were played in that range: nothing to export")
+        folder = self._tree.config.state_path() / MIDI_DIR
+        if path is None:
+            path = folder / time.strftime("notes-%Y%m%d-%H%M%S.mid")
+        elif not path.is_absolute():
+            path = folder / path
+        if path.suffix.lower() not in (".mid", ".midi"):
+            raise InvalidRequest(f"{path} is not a .mid file's name")
+        try:
+            start = smf.write(notes, path, self.line())
+        except OSError as err:
+            raise InvalidRequest(f"cannot write {path}: {err.strerror or err}") from err
+        return Exported(path, notes, start)
