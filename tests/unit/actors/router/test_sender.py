@@ -12,6 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -63,7 +64,7 @@ def test_a_refused_datagram_loses_that_message_and_nothing_else(room: socket.soc
 
 def voluntary_switches(thread: threading.Thread) -> int:
     """How often ``thread`` has waited so far (Linux counts each wait that slept)."""
-    status = open(f"/proc/self/task/{thread.native_id}/status").read()
+    status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
     return int(status.split("voluntary_ctxt_switches:")[1].split()[0])
 
 
