@@ -120,7 +120,6 @@ def _refresh(index_path: Path, current: dict[str, str], *, sclang: str,
                      "without summaries or examples")
     note = "; ".join(notes)
     scratch = shared.scratch_path(index_path)
-    scratch.unlink(missing_ok=True)
     index = DocsIndex(scratch)
     try:
         stats = index.build(help_dir if help_dir is not None and help_dir.is_dir() else None,

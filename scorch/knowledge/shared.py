@@ -74,7 +74,13 @@ def build_lock(index: Path, timeout: float) -> Iterator[None]:
 
 
 def scratch_path(index: Path) -> Path:
-    """Return the file a builder (this process) writes the next index to."""
+    """Return the file a builder (this process) writes the next index to.
+
+    Those of builders killed on the way (scorch stopped) are removed first: the
+    caller holds the build lock, so no other builder is writing one.
+    """
+    for abandoned in index.parent.glob(f".{index.stem}.*.building"):
+        abandoned.unlink(missing_ok=True)
     return index.with_name(f".{index.stem}.{os.getpid()}.building")
 
 

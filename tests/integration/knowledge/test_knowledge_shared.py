@@ -71,9 +71,12 @@ def test_two_configs_share_one_index_and_the_second_start_does_not_rebuild_it(
         [first.docs_path.name, first.docs_path.with_suffix(".lock").name])
 
 
-def test_two_builders_at_once_build_the_index_once_and_leave_it_whole(
+def test_two_builders_at_once_build_the_index_once_and_leave_it_whole_and_alone(
         tmp_path: Path, cache: Path) -> None:
     index = cache / "docs" / "shared.sqlite"
+    index.parent.mkdir(parents=True)
+    # What a builder killed on the way (its scorch stopped) left behind.
+    (index.parent / ".shared.4194304.building").write_bytes(b"half an index")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     builders = [subprocess.Popen([sys.executable, "-m", "scorch.knowledge.build", str(index)],
                                  stdout=subprocess.PIPE, text=True, env=env)
