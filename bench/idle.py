@@ -68,11 +68,14 @@ def switches(pid: int) -> tuple[Counter[str], Counter[str], Counter[str]]:
     return voluntary, involuntary, ticks
 
 
-def rss_mb(pid: int) -> float:
+def rss_mb(pid: int) -> tuple[float, float]:
+    """VmRSS, and the part of it that is shared memory (JACK's segment, mostly), in MB."""
+    found = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "RssShmem"):
+            found[key] = int(value.split()[0]) / 1024
+    return found.get("VmRSS", 0.0), found.get("RssShmem", 0.0)
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,8 @@ class Idle:
     """The threads (by name) that use the most CPU, and their % of a core."""
     rss: float
     """MB."""
+    shared: float
+    """MB of the RSS that is shared memory (JACK's)."""
     load: float
 
 
@@ -108,7 +113,7 @@ def measure(tmp: Path, rooms: int, seconds: float) -> Idle:
         lines = [proc.stdout.readline() for _ in range(2 + rooms)]
         assert all("READY" in line for line in lines[2:]), lines
         time.sleep(SETTLE)
-        rss = rss_mb(proc.pid)
+        rss, shared = rss_mb(proc.pid)
         cpu0, (vol0, inv0, tick0), t0 = cpu_seconds(proc.pid), switches(proc.pid), time.monotonic()
         time.sleep(seconds)
         cpu1, (vol1, inv1, tick1), t1 = cpu_seconds(proc.pid), switches(proc.pid), time.monotonic()
@@ -118,7 +123,7 @@ def measure(tmp: Path, rooms: int, seconds: float) -> Idle:
                     sum((inv1 - inv0).values()) / took,
                     [(name.split("/")[0], n / took) for name, n in vol.most_common(6)],
                     [(name, 100 * n / TICKS / took) for name, n in (tick1 - tick0).most_common(5)],
-                    rss, os.getloadavg()[0])
+                    rss, shared, os.getloadavg()[0])
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -138,14 +143,15 @@ def main() -> None:
             top = ", ".join(f"{name} {rate:.0f}" for name, rate in row.top)
             print(f"{rooms:>2} rooms: CPU {row.cpu:.2f} % of a core, "
                   f"{row.voluntary:.0f} voluntary + {row.involuntary:.0f} involuntary "
-                  f"switches/s (most: {top}), RSS {row.rss:.0f} MB, CPU by thread: "
+                  f"switches/s (most: {top}), RSS {row.rss:.0f} MB "
+                  f"({row.shared:.0f} MB shared), CPU by thread: "
                   f"{', '.join(f'{name} {pct:.2f} %' for name, pct in row.busiest)}, "
                   f"load {row.load:.2f}", flush=True)
     if args.write:
         table = "\n".join(f"| {r.rooms} | {r.cpu:.2f} % | {r.voluntary:.0f} | "
-                          f"{r.rss:.0f} MB | {r.load:.2f} |" for r in rows)
+                          f"{r.rss:.0f} MB ({r.shared:.0f}) | {r.load:.2f} |" for r in rows)
         write_section(f"## Idle\n\n`python -m bench.idle --seconds {args.seconds:g}`\n\n"
-                      "| rooms | CPU (own) | voluntary switches/s | RSS | load avg |\n"
+                      "| rooms | CPU (own) | voluntary switches/s | RSS (shared) | load avg |\n"
                       f"|---|---|---|---|---|\n{table}\n")
 
 
