@@ -79,7 +79,10 @@ def open_scanners(
             with client_environment(jack_server):
                 scan_in: Scanner
                 scan_out: Scanner
-                if name == "jack":  # never activated: no process thread woken every cycle
+                # Never activated: no process thread woken every cycle. Linux only: the
+                # client's open is variadic, which ctypes calls right on x86-64 and not
+                # on every ABI (Apple's arm64).
+                if name == "jack" and sys.platform.startswith("linux"):
                     scan_in = JackPortLister(f"{client_prefix}-scan", sources=True)
                     scan_out = JackPortLister(f"{client_prefix}-scan", sources=False)
                 else:
