@@ -9,7 +9,7 @@ import threading
 
 _PR_SET_NAME = 15
 _libc = ctypes.CDLL(None)
-_bootstrap = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
+_bootstrap = getattr(threading.Thread, "_bootstrap_inner")  # noqa: B009 (private: no stub)
 
 
 def _named(self: threading.Thread) -> None:
@@ -17,4 +17,4 @@ def _named(self: threading.Thread) -> None:
     _bootstrap(self)
 
 
-threading.Thread._bootstrap_inner = _named  # type: ignore[attr-defined]
+setattr(threading.Thread, "_bootstrap_inner", _named)  # noqa: B010
