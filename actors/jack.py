@@ -20,6 +20,10 @@ log = logging.getLogger(__name__)
 #: What jackd prints when its name is registered to a server (live, or killed and unreaped).
 STALE = "server already active"
 STALE_RETRY = 0.25
+#: Ports a headless jackd allows at least, and beyond twice what the rooms and the
+#: driver register (MIDI ports, a recorder, a client someone connects by hand).
+PORT_MAX_MIN = 256
+PORT_SPARE = 128
 _BANNER = ("jackdmp ", "Copyright ", "jackdmp comes with", "This is free software",
            "under certain conditions")
 
@@ -34,10 +38,16 @@ def jackd_options(config: Config) -> JackdOptions:
             match = re.fullmatch(r"system:playback_(\d+)", port)
             if match:
                 playback = max(playback, int(match.group(1)))
+    # A headless server holds scorch's own ports only: the rooms', the driver's and the
+    # MIDI router's, with room to spare. A sound card's keeps jackd's default: other
+    # programs may join it.
+    rooms = sum(inst.inputs + inst.outputs for inst in config.instances.values())
+    port_max = (max(PORT_MAX_MIN, 2 * (rooms + capture + playback) + PORT_SPARE)
+                if audio.driver != "alsa" else None)
     return JackdOptions(server=audio.jack_server, driver=audio.driver,
                         sample_rate=audio.sample_rate, period=audio.period, device=audio.device,
                         capture=max(2, capture), playback=max(2, playback),
-                        realtime=audio.realtime)
+                        realtime=audio.realtime, port_max=port_max)
 
 
 class Jack(pykka.ThreadingActor):

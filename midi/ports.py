@@ -13,11 +13,13 @@ import logging
 import sys
 import threading
 import time
+from typing import Protocol
 
 import rtmidi
 
 from midi.batch import Message
 from scorch.errors import MidiBackendError, MidiPortNotFound
+from scorch.primitives.system.jack_ports import JackPortLister
 from scorch.primitives.system.jackd import client_environment
 
 log = logging.getLogger(__name__)
@@ -46,9 +48,21 @@ def own_port(name: str, client_prefix: str) -> bool:
     return client == prefix or client.startswith(prefix + "-")
 
 
+class Scanner(Protocol):
+    """What lists one side's ports: rtmidi's clients, or a JackPortLister."""
+
+    def get_ports(self) -> list[str]:
+        """Return the ports' names."""
+        ...
+
+    def delete(self) -> None:
+        """Release the backend's client."""
+        ...
+
+
 def open_scanners(
     backend: str, client_prefix: str, jack_server: str | None = None
-) -> tuple[str, int, rtmidi.MidiIn, rtmidi.MidiOut]:
+) -> tuple[str, int, Scanner, Scanner]:
     """Return (name, api, input scanner, output scanner); for auto, the first that opens.
 
     ``jack_server`` is the JACK server the JACK backend joins (None: the default one).
@@ -63,12 +77,21 @@ def open_scanners(
             continue
         try:
             with client_environment(jack_server):
-                scan_in = rtmidi.MidiIn(api, name=f"{client_prefix}-scan")
-                scan_out = rtmidi.MidiOut(api, name=f"{client_prefix}-scan")
+                scan_in: Scanner
+                scan_out: Scanner
+                # Never activated: no process thread woken every cycle. Linux only: the
+                # client's open is variadic, which ctypes calls right on x86-64 and not
+                # on every ABI (Apple's arm64).
+                if name == "jack" and sys.platform.startswith("linux"):
+                    scan_in = JackPortLister(f"{client_prefix}-scan", sources=True)
+                    scan_out = JackPortLister(f"{client_prefix}-scan", sources=False)
+                else:
+                    scan_in = rtmidi.MidiIn(api, name=f"{client_prefix}-scan")
+                    scan_out = rtmidi.MidiOut(api, name=f"{client_prefix}-scan")
                 # Listing connects the backend's client now, to the server chosen above.
                 scan_in.get_ports()
                 scan_out.get_ports()
-        except rtmidi.SystemError as err:  # e.g. no /dev/snd/seq, no JACK server
+        except (rtmidi.SystemError, OSError) as err:  # e.g. no /dev/snd/seq, no JACK server
             reasons.append(f"{name}: {err}")
             continue
         log.info("MIDI backend: %s", name)

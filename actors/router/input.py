@@ -1,8 +1,9 @@
 """The router's input thread: MIDI from rtmidi's queues to the engine and out as OSC.
 
 The hot path. rtmidi queues each input's messages in C (no backend thread ever
-runs Python); this thread takes them every :data:`POLL_ACTIVE` seconds
-(:data:`POLL_IDLE` after a quiet second), feeds the clock-in port's clock to the
+runs Python); this thread takes them every :data:`POLL_ACTIVE` seconds while MIDI
+flows, every :data:`POLL_IDLE` after a quiet second and :data:`POLL_QUIET` after
+quiet :data:`QUIET_AFTER` seconds (see below), feeds the clock-in port's clock to the
 follower, recovers what a broken SysEx swallowed, thins out controller values a
 later one replaces (:mod:`midi.batch`), and runs the rest through the engine and
 out of the sender, all under the router's one lock. The router (its actor
@@ -26,11 +27,20 @@ from scorch.primitives.system.thread_timing import tighten_current_thread
 
 log = logging.getLogger(__name__)
 
-#: Seconds between two looks at the inputs' queues while MIDI comes in, and after
-#: IDLE_AFTER seconds without any (a first note then waits a millisecond on average).
+#: Seconds between two looks at the inputs' queues while MIDI comes in, after
+#: IDLE_AFTER seconds without any (a first note then waits a millisecond on average),
+#: and after QUIET_AFTER seconds (2 ms on average, at most POLL_QUIET).
+#:
+#: Why a poll and not a wait: rtmidi queues in C and wakes nothing; only a callback
+#: could write a pipe or an eventfd, and python-rtmidi's callbacks run Python in
+#: JACK's process thread (see the module's docstring). Each look costs a wake-up
+#: of this thread: 4,000/s while MIDI flows, 500/s idle, 250/s quiet, which is
+#: what an idle orchestrator spends most on (bench/idle.py, BENCHMARKS.md "Idle").
 POLL_ACTIVE = 0.00025
 POLL_IDLE = 0.002
+POLL_QUIET = 0.004
 IDLE_AFTER = 1.0
+QUIET_AFTER = 10.0
 #: Nanoseconds between two logs of a failing MIDI input batch.
 ERROR_LOG_EVERY_NS = 5_000_000_000
 #: Seconds the router waits for the input thread to stop.
@@ -88,7 +98,7 @@ class MidiInput:
         tighten_current_thread()
         clock, lock, sleep = time.monotonic_ns, self._lock, time.sleep
         last = clock()
-        idle_after = int(IDLE_AFTER * 1e9)
+        idle_after, quiet_after = int(IDLE_AFTER * 1e9), int(QUIET_AFTER * 1e9)
         while not self._halt.is_set():
             now = clock()
             try:
@@ -102,7 +112,9 @@ class MidiInput:
                     self._error_logged = now
                     log.exception("MIDI input failed (%d so far); going on",
                                   self._counts["input_errors"])
-            sleep(POLL_ACTIVE if now - last < idle_after else POLL_IDLE)
+            silent = now - last
+            sleep(POLL_ACTIVE if silent < idle_after else
+                  POLL_IDLE if silent < quiet_after else POLL_QUIET)
 
     def _clock_in(self, batch: list[Message], start: int) -> list[Message]:
         """Feed the clock-in port's clock messages to the follower; return the others.

@@ -80,6 +80,9 @@ class OscSender:
         """Releases that waited for their voice's gate to have been open MIN_GATE."""
         self._halt = threading.Event()
         self._wake = threading.Event()
+        self._asleep = False
+        """The sender thread waits without a timeout: nothing held, started or to report
+        (set and cleared under the engine lock; a value to report then wakes it)."""
         self._thread: threading.Thread | None = None
         self.timings = [0] * TIMINGS
         """Nanoseconds from callback to datagram sent, the last :data:`TIMINGS` messages."""
@@ -117,6 +120,9 @@ class OscSender:
             if type(action) is SetParam:
                 instance, node, param, value, address, node_id = action
                 self._dirty[(instance, node, param)] = value
+                if self._asleep:
+                    self._asleep = False
+                    self._wake.set()
                 if address is None or node_id is None:
                     continue
                 self._set(address, node_id, param, value, now, send)
@@ -127,6 +133,9 @@ class OscSender:
                                     commands.DEFAULT_GROUP, action.args), action.address)
                 self._started[action.node_id] = now
                 self.sent += 1
+                if self._asleep:  # its start is forgotten MIN_GATE later, at a report
+                    self._asleep = False
+                    self._wake.set()
             elif type(action) is ReleaseVoice:
                 started = self._started.pop(action.node_id, None)
                 if started is not None and now - started < MIN_GATE:
@@ -198,6 +207,10 @@ class OscSender:
                 next_due = now + REPORT_EVERY
             if report:
                 next_report = now + REPORT_EVERY
+            if self._asleep:  # nothing to flush or report until the hot path wakes us
+                self._wake.wait()
+                next_report = time.monotonic_ns() * 1e-9  # report what woke it at once
+                continue
             wait = next_report - now if next_due is None else min(next_due, next_report) - now
             self._wake.wait(max(wait, 0.0))
         self._flush(float("inf"), report=True)
@@ -225,6 +238,9 @@ class OscSender:
                 self._started = {n: t for n, t in self._started.items() if t > young}
             if report and self._dirty:
                 dirty, self._dirty = self._dirty, {}
+            # Idle: the next value, start or held-back release (hot path, this lock) wakes us.
+            self._asleep = (report and next_due is None and not deferred
+                            and not self._started and not self._dirty)
         if dirty:  # outside the lock: the callback never waits on the orchestra
             for (instance, node, param), value in dirty.items():
                 try:

@@ -401,7 +401,7 @@ def main() -> None:
     args = parser.parse_args()
     runs = [run(args.samples, args.rate, args.seconds, realtime)
             for realtime in (False, True)]
-    from bench import midi_hotpath
+    from bench.midi import hotpath as midi_hotpath
 
     section = report(runs, midi_hotpath.run(args.hotpath_count, 0.0), args.hotpath_count)
     print(section)

@@ -1,12 +1,15 @@
 """What an installation knows besides its rooms: the docs index, the history, the snippets.
 
-All three live in the installation's state directory. The docs index is kept
+The history and the snippets live in the installation's state directory; the
+docs index is one per SuperCollider installation, in the user cache folder,
+shared by every config on the machine (:mod:`scorch.knowledge.shared`). It is kept
 current by a child process (``python -m scorch.knowledge.build``), started by a
 thread of this object's own once the rooms are READY (``[docs] build =
 "background"``) or at the first ``docs`` call (``"on-demand"``): the rooms and
 their interpreters are never asked, and nothing here blocks a room. A cheap
 stamp of the files the index was made from (:mod:`scorch.knowledge.sources`)
-decides whether the child is needed at all. Every method may be called from any
+decides whether the child is needed at all; a child that waited for another
+installation's builder finds the index current and ends. Every method may be called from any
 thread.
 """
 
@@ -28,11 +31,10 @@ from typing import Any
 from scorch.app.tree import Ready
 from scorch.config.installation import Config
 from scorch.errors import DocsUnavailable, HistoryUnavailable
-from scorch.knowledge import build
+from scorch.knowledge import build, shared
 from scorch.knowledge.docs_index import INDEX_SCHEMA, DocsIndex
 from scorch.knowledge.history import History
 from scorch.knowledge.snippets import SnippetStore
-from scorch.knowledge.sources import Sources, stamp
 from scorch.primitives.system.process import spawn
 
 log = logging.getLogger(__name__)
@@ -73,7 +75,6 @@ class Knowledge:
 
     def __init__(self, config: Config, sclang: str = "sclang", ready: Ready | None = None) -> None:
         state = config.state_path()
-        self.docs_path = state / "docs.sqlite"
         self.history_path = state / "history.sqlite"
         self.snippets = SnippetStore(state / "snippets")
         self._sclang = sclang
@@ -83,6 +84,7 @@ class Knowledge:
         self._build_mode = config.docs.build
         self._help_dir = (config.resolve_path(config.docs.help_dir)
                           if config.docs.help_dir is not None else None)
+        self.docs_path = shared.index_path(sclang, self._help_dir)
         self._lock = threading.Lock()
         self._history: History | None = None
         self._history_error = "scorch is not started"
@@ -305,7 +307,7 @@ class Knowledge:
                  report["introspection_seconds"] + report["build_seconds"],
                  report["documents"], report["version"] or "?",
                  f"; {report['note']}" if report["note"] else "")
-        index = DocsIndex(self.docs_path)
+        index = DocsIndex(self.docs_path, published=True)
         with self._lock:
             self._last, self._failure = report, ""
             self._finished_at = time.monotonic()
@@ -317,7 +319,7 @@ class Knowledge:
         if not self.docs_path.exists():
             return
         try:
-            index = DocsIndex(self.docs_path)
+            index = DocsIndex(self.docs_path, published=True)
             usable = index.meta().get("schema") == INDEX_SCHEMA
         except Exception as err:
             log.warning("the cached docs index %s cannot be read (%s): it will be rebuilt",
@@ -335,16 +337,10 @@ class Knowledge:
         if index is None:
             return False
         meta = index.meta()
-        if meta.get("schema") != INDEX_SCHEMA:
-            return False
-        if not meta.get(build.STAMP):
+        if meta.get("schema") == INDEX_SCHEMA and not meta.get(build.STAMP):
             # The class library could not be read last time: try again, not on every call.
             return tried_recently
-        try:
-            sources = Sources.from_json(meta.get(build.SOURCES, ""))
-        except ValueError:
-            return False
-        return stamp(sources) == meta[build.STAMP]
+        return build.is_current(meta)
 
 
 def _report(output: str, returncode: int | None) -> dict[str, Any]:

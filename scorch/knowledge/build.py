@@ -13,21 +13,33 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
+import sqlite3
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from scorch.errors import IntrospectionError
-from scorch.knowledge.docs_index import DocsIndex, docs_fingerprint
+from scorch.knowledge import shared
+from scorch.knowledge.docs_index import INDEX_SCHEMA, DocsIndex, docs_fingerprint, needs_rebuild
 from scorch.knowledge.introspect import ClassRecord, Platform, introspect
-from scorch.knowledge.sources import KNOWN_HELP_DIRS, find_help_dir, sources_of, stamp
+from scorch.knowledge.sources import (
+    KNOWN_HELP_DIRS,
+    Sources,
+    find_help_dir,
+    resolve_binary,
+    sources_of,
+    stamp,
+)
 
 #: The index's meta keys this module writes (besides DocsIndex's own).
 STAMP, SOURCES, NOTE = "stamp", "sources", "note"
 
 #: Niceness of the build: the rooms' processes come first.
 NICENESS = 10
+#: Seconds a builder waits for another one (of another installation) to finish.
+LOCK_TIMEOUT = 170.0
 
 
 @dataclass(frozen=True)
@@ -49,13 +61,27 @@ class Report:
 
 def refresh(index_path: Path, *, sclang: str = "sclang", help_dir: Path | None = None,
             data_home: Path | None = None, timeout: float = 60.0,
-            force: bool = False) -> Report:
+            force: bool = False, lock_timeout: float = LOCK_TIMEOUT) -> Report:
     """Dump the library, find the help, and rebuild the index at ``index_path`` if they changed.
 
     ``help_dir`` replaces the HelpSource folder sclang reports. When sclang cannot
     be run, an index that exists is kept as it is; a new one is built from the help
-    alone. Either way the note says so.
+    alone. Either way the note says so. One builder at a time holds the index's
+    lock; one that waited for another finds the index current and returns at once.
+    The index is never written in place (:mod:`scorch.knowledge.shared`).
     """
+    with shared.build_lock(index_path, lock_timeout):
+        current = _meta(index_path)
+        if not force and is_current(current) and _asked_for(current, sclang, help_dir):
+            return Report(False, current.get("version", ""), _documents(current), 0.0, 0.0,
+                          current.get(NOTE, ""))
+        return _refresh(index_path, current, sclang=sclang, help_dir=help_dir,
+                        data_home=data_home, timeout=timeout, force=force)
+
+
+def _refresh(index_path: Path, current: dict[str, str], *, sclang: str,
+             help_dir: Path | None, data_home: Path | None, timeout: float,
+             force: bool) -> Report:
     started = time.monotonic()
     notes: list[str] = []
     classes: tuple[ClassRecord, ...] = ()
@@ -75,37 +101,88 @@ def refresh(index_path: Path, *, sclang: str = "sclang", help_dir: Path | None =
     sources = sources_of(sclang, platform, help_dir)
     # Without a dump there is nothing to compare with: no stamp, so the next start tries again.
     meta = {STAMP: stamp(sources) if platform is not None else "", SOURCES: sources.to_json()}
-    index = DocsIndex(index_path)
+    if platform is None and current.get("version"):
+        # Keep the last good index rather than replace it with the help alone.
+        notes[-1] = notes[-1].replace("help files only", "the last index is kept")
+        _republish(index_path, {NOTE: "; ".join(notes)})
+        return Report(False, current["version"], _documents(current), dumped, 0.0,
+                      "; ".join(notes))
+    fingerprint = docs_fingerprint(help_dir, classes)
+    if not force and current and not needs_rebuild(current, version, fingerprint):
+        _republish(index_path, {**meta, NOTE: current.get(NOTE, "")})
+        return Report(False, version, _documents(current), dumped, 0.0, current.get(NOTE, ""))
+    if help_dir is None:
+        notes.append(f"no HelpSource folder found (looked where sclang said, beside "
+                     f"{sources.sclang} and in {', '.join(KNOWN_HELP_DIRS)}): "
+                     "runtime classes only, without summaries or examples")
+    elif not help_dir.is_dir():
+        notes.append(f"no HelpSource folder at {help_dir}: runtime classes only, "
+                     "without summaries or examples")
+    note = "; ".join(notes)
+    scratch = shared.scratch_path(index_path)
+    index = DocsIndex(scratch)
     try:
-        if platform is None and index.meta().get("version"):
-            # Keep the last good index rather than replace it with the help alone.
-            notes[-1] = notes[-1].replace("help files only", "the last index is kept")
-            index.set_meta({NOTE: "; ".join(notes)})
-            return Report(False, index.meta()["version"], _documents(index), dumped, 0.0,
-                          "; ".join(notes))
-        fingerprint = docs_fingerprint(help_dir, classes)
-        if not force and not index.needs_rebuild(version, fingerprint):
-            index.set_meta({**meta, NOTE: index.meta().get(NOTE, "")})
-            return Report(False, version, _documents(index), dumped, 0.0,
-                          index.meta().get(NOTE, ""))
-        if help_dir is None:
-            notes.append(f"no HelpSource folder found (looked where sclang said, beside "
-                         f"{sources.sclang} and in {', '.join(KNOWN_HELP_DIRS)}): "
-                         "runtime classes only, without summaries or examples")
-        elif not help_dir.is_dir():
-            notes.append(f"no HelpSource folder at {help_dir}: runtime classes only, "
-                         "without summaries or examples")
-        note = "; ".join(notes)
         stats = index.build(help_dir if help_dir is not None and help_dir.is_dir() else None,
                             classes, version=version, meta={**meta, NOTE: note})
-        return Report(True, version, stats.documents, dumped, stats.seconds, note)
+    finally:
+        index.close()
+    shared.publish(scratch, index_path)
+    return Report(True, version, stats.documents, dumped, stats.seconds, note)
+
+
+def is_current(meta: dict[str, str]) -> bool:
+    """Say whether an index's meta names sources that are as they were when it was built.
+
+    False for an index of another format, and for one whose class library could
+    not be read (it has no stamp).
+    """
+    if meta.get("schema") != INDEX_SCHEMA or not meta.get(STAMP):
+        return False
+    try:
+        sources = Sources.from_json(meta.get(SOURCES, ""))
+    except ValueError:
+        return False
+    return stamp(sources) == meta[STAMP]
+
+
+def _asked_for(meta: dict[str, str], sclang: str, help_dir: Path | None) -> bool:
+    """Say whether the index was made from this sclang (and this help folder, if named)."""
+    sources = Sources.from_json(meta[SOURCES])
+    return sources.sclang == resolve_binary(sclang) and (
+        help_dir is None or sources.help_dir == str(help_dir))
+
+
+def _meta(index_path: Path) -> dict[str, str]:
+    """The published index's meta ({} when there is none, or it cannot be read)."""
+    if not index_path.exists():
+        return {}
+    try:
+        index = DocsIndex(index_path, published=True)
+    except sqlite3.Error:
+        return {}
+    try:
+        return index.meta()
+    except sqlite3.Error:
+        return {}
     finally:
         index.close()
 
 
-def _documents(index: DocsIndex) -> int:
+def _republish(index_path: Path, items: dict[str, str]) -> None:
+    """Publish a copy of the index with ``items`` in its meta (it is never written in place)."""
+    scratch = shared.scratch_path(index_path)
+    shutil.copyfile(index_path, scratch)
+    index = DocsIndex(scratch)
     try:
-        return int(json.loads(index.meta().get("stats", "{}")).get("documents", 0))
+        index.set_meta(items)
+    finally:
+        index.close()
+    shared.publish(scratch, index_path)
+
+
+def _documents(meta: dict[str, str]) -> int:
+    try:
+        return int(json.loads(meta.get("stats", "{}")).get("documents", 0))
     except ValueError:
         return 0
 

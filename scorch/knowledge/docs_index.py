@@ -101,15 +101,32 @@ def docs_fingerprint(help_dir: Path | None, classes: Sequence[ClassRecord]) -> s
     return digest.hexdigest()[:32]
 
 
+def needs_rebuild(meta: Mapping[str, str], version: str, fingerprint: str) -> bool:
+    """Say whether an index with ``meta`` is missing, of another schema, version or fingerprint."""
+    return (meta.get("schema") != INDEX_SCHEMA or meta.get("version") != version
+            or meta.get("fingerprint") != fingerprint)
+
+
 class DocsIndex:
     """The docs index in one SQLite file; safe to share between threads."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, published: bool = False) -> None:
+        """Open (or create) the index at ``path``.
+
+        ``published``: the file is never written again, only replaced by a rename
+        (:mod:`scorch.knowledge.shared`); it is opened read-only, without locks, and
+        this connection keeps reading the file it opened.
+        """
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute("PRAGMA busy_timeout = 5000")
+        if published:
+            uri = f"{self.path.resolve().as_uri()}?mode=ro&immutable=1"
+            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False,
+                                       isolation_level=None)
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA busy_timeout = 5000")
         self._lock = threading.Lock()
         self._names: list[str] | None = None
 
@@ -120,9 +137,7 @@ class DocsIndex:
 
     def needs_rebuild(self, version: str, fingerprint: str) -> bool:
         """Say whether the index is missing, of another schema, version or fingerprint."""
-        meta = self.meta()
-        return (meta.get("schema") != INDEX_SCHEMA or meta.get("version") != version
-                or meta.get("fingerprint") != fingerprint)
+        return needs_rebuild(self.meta(), version, fingerprint)
 
     def meta(self) -> dict[str, str]:
         """Return what the last build recorded (schema, version, fingerprint, stats)."""

@@ -44,11 +44,16 @@ class JackdOptions:
     """Playback ports of the dummy driver."""
     realtime: bool = False
     """``-R``: the server's and its clients' process threads run at realtime priority."""
+    port_max: int | None = None
+    """``--port-max`` (None: jackd's own, 2048). Every client, scorch included, maps
+    32 KiB of shared memory per possible port: 2048 ports are 64 MiB in each."""
     binary: str = "jackd"
 
     def argv(self) -> list[str]:
         """The command line: realtime (``-R``) or not (``-r``), the driver, rate and period."""
         argv = [self.binary, "-n", self.server, "-R" if self.realtime else "-r"]
+        if self.port_max is not None:
+            argv += ["--port-max", str(self.port_max)]
         if self.driver == "alsa":
             assert self.device is not None
             argv += ["-d", "alsa", "-d", self.device]

@@ -1,6 +1,6 @@
 """docs, history and snippet through an in-memory MCP client, against real rooms.
 
-One two-room orchestra for the module, with a fresh state directory (so the docs
+One two-room orchestra for the module, with a fresh cache folder (so the docs
 index is built here, in the background, from the installed help and a headless
 sclang) and its own ``XDG_DATA_HOME`` (so a class file can be added to the user
 extension folder without touching anyone else's sclang).
@@ -61,11 +61,16 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 def data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A private XDG_DATA_HOME for the rooms and the docs builder of this module."""
+    """A private XDG_DATA_HOME for the rooms and the docs builder of this module.
+
+    And a private XDG_CACHE_HOME: the docs index, shared by the installations of
+    the machine, is built here from nothing.
+    """
     home = tmp_path_factory.mktemp("xdg-data")
     (home / "SuperCollider" / "Extensions").mkdir(parents=True)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_DATA_HOME", str(home))
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
         yield home
 
 
@@ -106,7 +111,7 @@ async def client(orchestra: Orchestra) -> AsyncIterator[Client]:
 async def test_the_index_is_built_in_the_background_once_the_rooms_are_ready(
         client: Client, orchestra: Orchestra) -> None:
     status = orchestra.knowledge.status()
-    # A fresh state directory: the first build is under way, started after start-up.
+    # A fresh cache folder: the first build is under way, started after start-up.
     assert status["building"], status
     rooms = [v.snapshot for v in orchestra.views.values()]
     assert all(r.state == "READY" and r.booted_at is not None for r in rooms)
@@ -214,7 +219,8 @@ async def test_a_class_added_to_the_extension_folder_appears(
 
 
 async def test_without_helpsource_the_runtime_classes_answer_and_say_so(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     config = parse_config(f"""
 state_dir = "{tmp_path / 'state'}"
 [instances.alone]

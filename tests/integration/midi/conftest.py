@@ -16,8 +16,8 @@ from tests.support.harness import (
     compile_test_synthdefs,
     jack_server,
 )
-from tests.support.midi_devices import PAD_ID, FakeTargets, Hardware
-from tests.support.router_rig import ASK, start_router
+from tests.support.midi.devices import PAD_ID, FakeTargets, Hardware
+from tests.support.midi.router_rig import ASK, start_router
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from scorch.config.installation import Config
 from scorch.errors import InstanceNotFound, InvalidRequest, MidiUnavailable
 from scorch.state.events import Kind
 from tests.conftest import MakeConfig, node_param
-from tests.support.midi_devices import Hardware
+from tests.support.midi.devices import Hardware
 
 pytestmark = pytest.mark.integration
 

@@ -15,8 +15,8 @@ from tests.support.harness import (
     needs_tools,
     wait_for,
 )
-from tests.support.midi_devices import Hardware
-from tests.support.router_rig import ASK, cutoff, wait_connected
+from tests.support.midi.devices import Hardware
+from tests.support.midi.router_rig import ASK, cutoff, wait_connected
 
 pytestmark = [pytest.mark.integration, needs_tools]
 

@@ -31,9 +31,9 @@ from tests.support.harness import (
     needs_tools,
     wait_for,
 )
-from tests.support.midi_devices import PAD_ID, FakeTargets, Hardware
-from tests.support.midi_flood import PORT as FLOOD_PORT
-from tests.support.midi_flood import FloodController
+from tests.support.midi.devices import PAD_ID, FakeTargets, Hardware
+from tests.support.midi.flood import PORT as FLOOD_PORT
+from tests.support.midi.flood import FloodController
 
 pytestmark = [pytest.mark.integration, needs_tools]
 

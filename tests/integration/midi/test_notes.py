@@ -18,7 +18,7 @@ from scorch.config.installation import Config
 from scorch.errors import MidiUnavailable
 from tests.conftest import MakeConfig
 from tests.support.mcp_calls import call, fails
-from tests.support.midi_devices import Hardware
+from tests.support.midi.devices import Hardware
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 

@@ -12,11 +12,12 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from actors.router.sender import OscSender
-from midi.actions import ReleaseVoice, StartVoice
+from midi.actions import ReleaseVoice, SetParam, StartVoice
 from scorch.primitives.osc import decode_message
 
 REFUSED = ("127.0.0.1", 0)
@@ -57,5 +58,38 @@ def test_a_refused_datagram_loses_that_message_and_nothing_else(room: socket.soc
         with lock:
             sender.apply([StartVoice(address, 5002, "sine", ())], time.monotonic_ns() * 1e-9)
         assert received(room)[0] == "/s_new"
+    finally:
+        sender.stop()
+
+
+def voluntary_switches(thread: threading.Thread) -> int:
+    """How often ``thread`` has waited so far (Linux counts each wait that slept)."""
+    status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
+    return int(status.split("voluntary_ctxt_switches:")[1].split()[0])
+
+
+def test_an_idle_sender_sleeps_until_a_value_wakes_it_then_reports_the_value() -> None:
+    lock = threading.Lock()
+    reported = threading.Event()
+    values: list[tuple[str, str, str, float]] = []
+
+    def report(instance: str, node: str, param: str, value: float) -> None:
+        values.append((instance, node, param, value))
+        reported.set()
+
+    sender = OscSender(lock, 0.0, report)
+    sender.start()
+    try:
+        assert sender._thread is not None
+        time.sleep(0.1)  # its first look at what to do
+        before = voluntary_switches(sender._thread)
+        time.sleep(0.5)
+        # Nothing held back, started or to report: no wake-up (it woke every 20 ms).
+        assert voluntary_switches(sender._thread) - before <= 1
+        with lock:
+            sender.apply([SetParam("lobby", "pad", "cutoff", 0.5, None, None)],
+                         time.monotonic_ns() * 1e-9)
+        assert reported.wait(1.0)
+        assert values == [("lobby", "pad", "cutoff", 0.5)]
     finally:
         sender.stop()

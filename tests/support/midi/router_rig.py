@@ -12,7 +12,7 @@ from tests.support.harness import (
     Scsynth,
     wait_for,
 )
-from tests.support.midi_devices import PAD_ID, FakeTargets, Hardware
+from tests.support.midi.devices import PAD_ID, FakeTargets, Hardware
 
 ASK = 5.0
 FAST_RESCAN = 0.05

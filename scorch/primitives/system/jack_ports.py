@@ -1,0 +1,96 @@
+"""List a JACK server's MIDI ports from a client that is never activated.
+
+rtmidi's JACK backend activates every client it opens, listing ones included:
+JACK then runs that client's process thread every cycle (750 times a second at
+64 frames and 48 kHz) for as long as it lives. A client that only lists ports
+needs no cycle: this one is opened with libjack and never activated, so it wakes
+for nothing but the server's notifications.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+from pathlib import Path
+from typing import Any
+
+_NO_START_SERVER = 0x01
+_PORT_IS_INPUT = 0x1
+_PORT_IS_OUTPUT = 0x2
+_MIDI_TYPE = b"8 bit raw midi"
+
+
+def _loaded_libjack() -> str | None:
+    """The libjack this process has loaded already (python-rtmidi's wheel brings its own)."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return None
+    for line in maps.splitlines():
+        path = line.split(maxsplit=5)[-1]
+        if "/libjack" in path and ".so" in path:
+            return path
+    return None
+
+
+@functools.cache
+def _libjack() -> Any:
+    # The same libjack as rtmidi's clients: a second copy would map JACK's shared
+    # segment a second time (40-100 MB of RSS).
+    path = _loaded_libjack() or ctypes.util.find_library("jack")
+    if path is None:
+        raise OSError("libjack is not installed")
+    lib = ctypes.CDLL(path)
+    lib.jack_client_open.restype = ctypes.c_void_p
+    lib.jack_client_open.argtypes = [ctypes.c_char_p, ctypes.c_int,
+                                     ctypes.POINTER(ctypes.c_int)]
+    lib.jack_get_ports.restype = ctypes.POINTER(ctypes.c_char_p)
+    lib.jack_get_ports.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+                                   ctypes.c_ulong]
+    lib.jack_free.argtypes = [ctypes.c_void_p]
+    lib.jack_client_close.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+class JackPortLister:
+    """The MIDI ports one side can open, as rtmidi names them (``client:port``).
+
+    ``sources`` lists the ports that send MIDI (what an input opens), otherwise
+    those that receive it (what an output opens). The caller chooses the server
+    (``scorch.primitives.system.jackd.client_environment``); the client is opened
+    at once, and OSError says why it could not be.
+    """
+
+    def __init__(self, name: str, sources: bool) -> None:
+        self._lib = _libjack()
+        self._flags = _PORT_IS_OUTPUT if sources else _PORT_IS_INPUT
+        status = ctypes.c_int(0)
+        self._client: int | None = self._lib.jack_client_open(
+            name.encode(), _NO_START_SERVER, ctypes.byref(status))
+        if not self._client:
+            raise OSError(f"cannot open a JACK client (status 0x{status.value:x})")
+
+    def get_ports(self) -> list[str]:
+        """Return the ports' full names, in the server's order (rtmidi's own)."""
+        if self._client is None:
+            return []
+        found = self._lib.jack_get_ports(self._client, None, _MIDI_TYPE, self._flags)
+        if not found:
+            return []
+        try:
+            names = []
+            for index in range(1 << 16):
+                name = found[index]
+                if name is None:
+                    break
+                names.append(name.decode("utf-8", errors="replace"))
+            return names
+        finally:
+            self._lib.jack_free(ctypes.cast(found, ctypes.c_void_p))
+
+    def delete(self) -> None:
+        """Close the client (the lister lists nothing after)."""
+        client, self._client = self._client, None
+        if client is not None:
+            self._lib.jack_client_close(client)
