@@ -9,6 +9,7 @@ never a sleep.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -98,6 +99,8 @@ class Sclang:
         self.timeout = timeout
         self.server_host = server_host
         """The address scsynth listens on, as this machine reaches it."""
+        self.client_id = 0
+        """``s.clientID`` once attached: sclang's node ids lie in this client's range."""
 
     @property
     def pid(self) -> int | None:
@@ -110,6 +113,7 @@ class Sclang:
               extra_env: dict[str, str] | None = None,
               on_server_request: Callable[[str], None] = lambda what: None,
               on_recompiled: Callable[[], None] = lambda: None,
+              on_pattern: Callable[[str, str], None] = lambda name, payload: None,
               abort: Abort = lambda: None, server_host: str = "127.0.0.1") -> Sclang:
         """Start sclang, install the evaluator and attach ``s`` to scsynth at ``server_port``.
 
@@ -120,7 +124,7 @@ class Sclang:
         mark = console.mark()
         session = SclangSession(lambda data: proc.write(data), console, instance=name,
                                 on_server_request=on_server_request,
-                                on_recompiled=on_recompiled)
+                                on_recompiled=on_recompiled, on_pattern=on_pattern)
         argv = [binary, "-i", "scorch", "-u", str(lang_port), "-l", str(class_library_conf())]
         proc = ManagedProcess("sclang", argv, console, env={**SCLANG_ENV, **(extra_env or {})},
                               stdin=True, on_output=session.feed, on_exit=on_exit)
@@ -182,6 +186,9 @@ class Sclang:
         if attached is None:
             raise BootError(f"did not attach to scsynth on port {server_port} within "
                             f"{self.timeout:g} s")
+        with contextlib.suppress(ValueError):
+            self.client_id = int(attached.payload.decode(errors="replace").strip() or 0)
+        session.client_id = self.client_id
 
     def reattach(self, server_port: int, abort: Abort = lambda: None) -> None:
         """Register ``s`` with a restarted scsynth, keeping its client id and node ids."""

@@ -20,7 +20,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
 TOOLS = {"list_instances", "execute", "stop", "status", "instance", "console", "wait_for",
          "synthdefs", "play", "set", "release", "midi", "events", "docs", "history", "snippet",
-         "buffer", "session", "scene", "record", "listen", "render", "tempo"}
+         "buffer", "session", "scene", "record", "listen", "render", "tempo",
+         "playing"}
 
 
 @pytest.fixture(scope="module")
