@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import replace
 
 import pykka
 
@@ -27,6 +29,9 @@ log = logging.getLogger(__name__)
 
 #: How long the restore code may take in sclang (it only defines and schedules).
 RESTORE_TIMEOUT = 10.0
+#: sclang restarting again this soon after patterns resumed: one of them may be what
+#: stops it (a Tdef that never yields), so the next restore defines them and plays none.
+RELAPSE = 10.0
 
 Event = Callable[..., None]
 
@@ -41,6 +46,8 @@ class Patterns:
         self._processes = processes
         self._view = view
         self._event = event
+        self._resumed_at: float | None = None
+        """``time.monotonic()`` of the last restore that resumed patterns."""
 
     def bind(self, recorded: Callable[[str, str], object]) -> None:
         """Take sclang's records through the actor's mailbox (``recorded``: its proxy's)."""
@@ -79,6 +86,17 @@ class Patterns:
         patterns = list(self._desired.patterns.values())
         if session is None or not patterns:
             return
+        now = time.monotonic()
+        if self._resumed_at is not None and now - self._resumed_at < RELAPSE:
+            stopped = [p.key for p in patterns if p.playing]
+            patterns = [replace(p, playing=False) for p in patterns]
+            for p in patterns:
+                self._desired.patterns[p.key] = p
+            self.publish()
+            self._event(Kind.STARTUP_ERROR, f"sclang restarted again within {RELAPSE:g} s of "
+                        f"resuming patterns: defined again, not resumed: {', '.join(stopped)}",
+                        patterns=stopped)
+        self._resumed_at = now if any(p.playing for p in patterns) else None
         _, future = session.submit(restore_code(patterns), RESTORE_TIMEOUT, raw=True)
         future.add_done_callback(self._restored)
         playing = [p.key for p in patterns if p.playing]

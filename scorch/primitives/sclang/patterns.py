@@ -73,7 +73,7 @@ def restore_code(patterns: list[PatternRecord]) -> str:
     """``ScorchPatterns.restore([...])``: define each again, resume those that played."""
     entries = ", ".join(
         f"[{sc_string(p.kind)}, {sc_string(p.name)}, {'true' if p.playing else 'false'}, "
-        f"{sc_string(p.how)}, {sc_string(p.text)}]" for p in patterns)
+        f"{sc_string(p.how)}, {sc_string(p.text)}, {sc_string(p.quant)}]" for p in patterns)
     return f"ScorchPatterns.restore([{entries}]);"
 
 

@@ -220,3 +220,25 @@ Tdef(\\tick, { loop { 1.wait } }).play;
     assert orch.rooms.execute_one("lobby", "Pdef(\\acc).stop", timeout=10).ok
     wait(lambda: not view.patterns["Pdef acc"].playing, 3, "the stop was not recorded")
     assert view.patterns["Tdef tick"].playing and view.patterns["Ndef drone"].playing
+
+
+def test_a_pattern_that_hangs_sclang_again_right_after_it_resumed_is_not_resumed_twice(
+    room: tuple[Orchestra, Listener],
+) -> None:
+    orch, _ = room
+    view = orch.views["lobby"]
+    since = view.events.mark()
+    assert orch.rooms.execute_one("lobby", "Tdef(\\spin, { loop { } }).play", timeout=10).ok
+    first = view.events.wait_for(Kind.HUNG, since, 15.0)
+    assert first is not None, orch.rooms.events("lobby")
+    second = view.events.wait_for(Kind.HUNG, first.seq, 30.0)
+    assert second is not None, ("the restored Tdef did not play (it hangs sclang when it does)",
+                                orch.rooms.events("lobby"), view.patterns,
+                                [ln.text for ln in view.console.tail(40)])
+    refused = view.events.wait_for(Kind.STARTUP_ERROR, second.seq, 15.0)
+    assert refused is not None and "not resumed: Tdef spin" in refused.message
+    assert view.events.wait_for(Kind.RESTORED, refused.seq, 15.0) is not None
+    result = orch.rooms.execute_one("lobby", "Tdef(\\spin).isPlaying", timeout=10)
+    assert result.ok and result.value == "false"
+    assert not view.patterns["Tdef spin"].playing
+    assert orch.rooms.status("lobby").state == "READY"

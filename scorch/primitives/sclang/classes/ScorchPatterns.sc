@@ -99,7 +99,7 @@ ScorchPatterns {
 
 	// After sclang restarted: define every entry again, then play those that played on the
 	// next bar of the room's clock once scorch has told it the grid (or in 2 s at most).
-	// entries: [kind, name, playing, how, text] each.
+	// entries: [kind, name, playing, how, text, quant] each.
 	*restore { |entries|
 		var done = Set.new;
 		restoring = true;
@@ -110,6 +110,9 @@ ScorchPatterns {
 				done.add(text);
 				{ text.interpret } .try { |err| this.failed(name, err) };
 			};
+		};
+		entries.do { |e|
+			{ this.proxy(e[0], e[1].asSymbol) !? { |p| p.quant = e[5].interpret } }.try
 		};
 		entries.do { |e|
 			this.proxy(e[0], e[1].asSymbol) !? { |p|

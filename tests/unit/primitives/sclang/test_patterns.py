@@ -46,8 +46,8 @@ def test_restore_code_quotes_every_text_so_sclang_reads_it_back_unchanged() -> N
     code = restore_code([PatternRecord("Pdef", "a", True, "1.0", "code", tricky),
                          PatternRecord("Ndef", "n", False, "nil", "source", "Ndef('n', 1)")])
     assert code == ('ScorchPatterns.restore([["Pdef", "a", true, "code", '
-                    + sc_string(tricky) + '], ["Ndef", "n", false, "source", '
-                    '"Ndef(\'n\', 1)"]]);')
+                    + sc_string(tricky) + ', "1.0"], ["Ndef", "n", false, "source", '
+                    '"Ndef(\'n\', 1)", "nil"]]);')
     assert sc_string(tricky) == '"Pdef(\\\\a, Pbind(\\\\note, \\"x\\\\\\"y\\"))"'
 
 
