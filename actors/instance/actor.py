@@ -321,6 +321,7 @@ class Instance(pykka.ThreadingActor):
                     took=took)
         if kind == "scsynth":
             self.code.resend_lang_synthdefs()
+            self.patterns.restore(("Ndef",))
             self.code.run_startup()
 
     def _start_scsynth(self) -> None:
@@ -414,6 +415,7 @@ class Instance(pykka.ThreadingActor):
         self._event(Kind.RESTORED, f"restored {len(self.desired.nodes)} nodes after s.reboot",
                     process="scsynth", nodes=list(self.desired.nodes))
         self.code.resend_lang_synthdefs()
+        self.patterns.restore(("Ndef",))
         self.code.run_startup()
 
     def _on_recompiled(self) -> None:

@@ -80,14 +80,20 @@ class Patterns:
         """Show the patterns to readers (a new dict: they read it unlocked)."""
         self._view.patterns = dict(self._desired.patterns)
 
-    def restore(self) -> None:
-        """Define every recorded pattern in the new sclang; those that played resume."""
+    def restore(self, kinds: tuple[str, ...] | None = None) -> None:
+        """Define every recorded pattern in the new sclang; those that played resume.
+
+        ``kinds``: only these (after an scsynth restart, sclang's Pdefs and Tdefs play on,
+        but an Ndef's group and synths died with the old scsynth).
+        """
         session = self._processes.session
-        patterns = list(self._desired.patterns.values())
+        patterns = [p for p in self._desired.patterns.values()
+                    if kinds is None or p.kind in kinds]
         if session is None or not patterns:
             return
         now = time.monotonic()
-        if self._resumed_at is not None and now - self._resumed_at < RELAPSE:
+        # only a new sclang can be one a pattern stops again
+        if kinds is None and self._resumed_at is not None and now - self._resumed_at < RELAPSE:
             stopped = [p.key for p in patterns if p.playing]
             patterns = [replace(p, playing=False) for p in patterns]
             for p in patterns:
@@ -96,7 +102,8 @@ class Patterns:
             self._event(Kind.STARTUP_ERROR, f"sclang restarted again within {RELAPSE:g} s of "
                         f"resuming patterns: defined again, not resumed: {', '.join(stopped)}",
                         patterns=stopped)
-        self._resumed_at = now if any(p.playing for p in patterns) else None
+        if kinds is None:
+            self._resumed_at = now if any(p.playing for p in patterns) else None
         _, future = session.submit(restore_code(patterns), RESTORE_TIMEOUT, raw=True)
         future.add_done_callback(self._restored)
         playing = [p.key for p in patterns if p.playing]

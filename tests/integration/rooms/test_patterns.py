@@ -242,3 +242,24 @@ def test_a_pattern_that_hangs_sclang_again_right_after_it_resumed_is_not_resumed
     assert result.ok and result.value == "false"
     assert not view.patterns["Tdef spin"].playing
     assert orch.rooms.status("lobby").state == "READY"
+
+
+def test_an_ndef_plays_again_on_a_restarted_scsynth_while_the_pdef_plays_on(
+    room: tuple[Orchestra, Listener],
+) -> None:
+    orch, _ = room
+    view = orch.views["lobby"]
+    assert orch.rooms.execute_one("lobby", PLAY, timeout=10).ok
+    wait(lambda: {"Pdef acc", "Ndef drone"} <= set(owners(orch)), 5, f"{owners(orch)}")
+    scsynth = orch.rooms.status("lobby").pids["scsynth"]
+    since = view.events.mark()
+    os.kill(scsynth, signal.SIGKILL)
+    restored = view.events.wait_for(Kind.RESTORED, since, 30.0)
+    assert restored is not None, orch.rooms.events("lobby")
+    # the Ndef's group and synths died with scsynth: defined again, they play from the next bar
+    wait(lambda: {"Pdef acc", "Ndef drone", "Ndef monitor"} <= set(owners(orch)), BAR + 3,
+         f"not back on the new scsynth: {owners(orch)}")
+    checked = orch.rooms.execute_one(
+        "lobby", "[Pdef(\\acc).isPlaying, Ndef(\\drone).isMonitoring]", timeout=10)
+    assert checked.value == "[ true, true ]"
+    assert owners(orch)["Ndef drone"] == 1

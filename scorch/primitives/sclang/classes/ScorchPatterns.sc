@@ -42,7 +42,8 @@ ScorchPatterns {
 		};
 	}
 
-	// [kind, name, proxy] of every defined proxy (one with a source).
+	// [kind, name, proxy] of every defined proxy (one with a source). A name with a tab or a
+	// newline in it (the record's separators) is left out.
 	*proxies {
 		var out = Array.new;
 		Pdef.all.keysValuesDo { |name, proxy|
@@ -57,7 +58,7 @@ ScorchPatterns {
 				proxy.source !? { out = out.add(["Ndef", name, proxy]) }
 			}
 		};
-		^out
+		^out.reject { |e| e[1].asString.any { |c| c == $\t or: { c == $\n } } }
 	}
 
 	*isPlaying { |kind, proxy|
