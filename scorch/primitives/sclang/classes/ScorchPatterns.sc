@@ -109,10 +109,10 @@ ScorchPatterns {
 		restoring = true;
 		known = IdentityDictionary.new;
 		entries.do { |e|
-			var kind = e[0], name = e[1].asSymbol, how = e[3], text = e[4];
+			var name = e[1].asSymbol, text = e[4];
 			if(done.includes(text).not) {
 				done.add(text);
-				{ text.interpret } .try { |err| this.failed(name, err) };
+				{ text.interpret }.try { |err| this.failed(name, err) };
 			};
 		};
 		entries.do { |e|
