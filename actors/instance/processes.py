@@ -290,11 +290,12 @@ class Processes:
         try:
             reply = osc.request(commands.Cmd.G_QUERY_TREE, 0, 0,
                                 reply=commands.Reply.QUERY_TREE, timeout=2.0)
-        except (OscError, OscTimeout, OscFailure) as err:
+            nodes = tree_nodes(reply.args)
+        except (OscError, OscTimeout, OscFailure, ValueError) as err:
             log.warning("%s: could not read the node tree to free sclang's leftovers: %s",
                         self.name, err)
             return []
-        leftovers = client_leftovers(tree_nodes(reply.args), self._client_id)
+        leftovers = client_leftovers(nodes, self._client_id)
         if leftovers:
             osc.send(commands.n_free(*leftovers))
             log.info("%s: freed %d nodes the last sclang left", self.name, len(leftovers))

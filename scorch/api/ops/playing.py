@@ -130,10 +130,10 @@ def _room(view: InstanceView, detail: bool) -> RoomPlaying:
         try:
             reply = osc.request(commands.Cmd.G_QUERY_TREE, 0, 0,
                                 reply=commands.Reply.QUERY_TREE, timeout=2.0)
-        except ScorchError:
-            reply = None
-        if reply is not None:
-            parsed = tree_nodes(reply.args)
+            parsed: list[TreeNode] | None = tree_nodes(reply.args)
+        except (ScorchError, ValueError):
+            parsed = None  # synths stay None: scsynth did not answer as it should
+        if parsed is not None:
             session = view.sclang
             found = owners(parsed, view, session.client_id if session is not None else 0)
             synths = dict(Counter(found[n.node_id] for n in parsed if n.synthdef is not None))

@@ -60,25 +60,32 @@ def tree_nodes(args: Sequence[OscArg]) -> list[TreeNode]:
     with_controls = args[0] == 1
     nodes: list[TreeNode] = []
     position = 3
-    pending = [(int(args[1]), int(args[2]))]  # type: ignore[arg-type]  # (group, children left)
+    pending = [(_int(args[1]), _int(args[2]))]  # (group, children left)
     while pending and position < len(args):
         group, left = pending[-1]
         if left == 0:
             pending.pop()
             continue
         pending[-1] = (group, left - 1)
-        node_id, children = int(args[position]), int(args[position + 1])  # type: ignore[arg-type]
+        node_id, children = _int(args[position]), _int(args[position + 1])
         position += 2
         if children == -1:
             nodes.append(TreeNode(node_id, group, str(args[position])))
             position += 1
             if with_controls:
-                count = int(args[position])  # type: ignore[arg-type]
+                count = _int(args[position])
                 position += 1 + 2 * count
         else:
             nodes.append(TreeNode(node_id, group, None))
             pending.append((node_id, children))
     return nodes
+
+
+def _int(arg: OscArg) -> int:
+    """A count or an id of the reply (ValueError: the reply is not a node tree)."""
+    if isinstance(arg, bool) or not isinstance(arg, (int, float)):
+        raise ValueError(f"not a node tree: {arg!r} where a number belongs")
+    return int(arg)
 
 
 def client_of(node_id: int) -> int:
