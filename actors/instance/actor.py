@@ -24,6 +24,7 @@ import pykka
 from actors.instance.buffers import Buffers
 from actors.instance.code import Code
 from actors.instance.nodes import Nodes
+from actors.instance.patterns import Patterns
 from actors.instance.processes import InstanceSettings, Processes
 from actors.keeper import Keeper
 from scorch.config.changes import RoomChanges
@@ -69,6 +70,8 @@ class Instance(pykka.ThreadingActor):
         self.code = pykka.traversable(Code(
             name, self.processes, self.desired, self._event, self._require_ready,
             lambda how: self._crashed("sclang", how)))
+        self.patterns = pykka.traversable(Patterns(
+            name, self.desired, self.processes, view, self._event))
         self._keepers: dict[str, Keeper] = {}
         self._hung: set[str] = set()
 
@@ -100,6 +103,7 @@ class Instance(pykka.ThreadingActor):
         place, so the first boot already plays what was saved.
         """
         self.nodes.bind(self.actor_ref.proxy().nodes)
+        self.patterns.bind(self.actor_ref.proxy().patterns.recorded)
         wanted = self.config.synthdefs
         names = self.settings.all_synthdefs() if wanted == "all" else list(wanted)
         seed = self.settings.seed
@@ -317,6 +321,7 @@ class Instance(pykka.ThreadingActor):
                     took=took)
         if kind == "scsynth":
             self.code.resend_lang_synthdefs()
+            self.patterns.restore(("Ndef",))
             self.code.run_startup()
 
     def _start_scsynth(self) -> None:
@@ -410,6 +415,7 @@ class Instance(pykka.ThreadingActor):
         self._event(Kind.RESTORED, f"restored {len(self.desired.nodes)} nodes after s.reboot",
                     process="scsynth", nodes=list(self.desired.nodes))
         self.code.resend_lang_synthdefs()
+        self.patterns.restore(("Ndef",))
         self.code.run_startup()
 
     def _on_recompiled(self) -> None:

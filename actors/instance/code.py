@@ -104,6 +104,7 @@ class Code:
         sclang, port = self._processes.sclang, self._processes.port
         if sclang is None or port is None:
             return
+        self._processes.free_leftovers()  # the new library allocates the same node ids
         try:
             sclang.install_and_attach(port)
         except (BootError, OSError) as err:
@@ -111,3 +112,4 @@ class Code:
             return
         self._event(Kind.RESTORED, "sclang recompiled its class library and attached again",
                     process="sclang")
+        self._processes.on_sclang_started()

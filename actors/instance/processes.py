@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scorch.config.tables import AudioConfig, InstanceConfig, WatchdogConfig
-from scorch.errors import BootError, BootTimeout, OscError, OscTimeout, PortInUse
+from scorch.errors import BootError, BootTimeout, OscError, OscFailure, OscTimeout, PortInUse
 from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.interpreter import Sclang
 from scorch.primitives.sclang.session import SclangSession
 from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.scsynth.failures import failures_since
+from scorch.primitives.scsynth.node_tree import client_leftovers, tree_nodes
 from scorch.primitives.scsynth.server import Scsynth, ScsynthOptions, commands, port_in_use
 from scorch.primitives.system.ports import free_udp_port, udp_port_free
 from scorch.primitives.system.process import ExitCallback
@@ -147,6 +148,12 @@ class Processes:
                  on_server_request: Callable[[str], None],
                  on_recompiled: Callable[[], None]) -> None:
         self.name = name
+        self.on_pattern: Callable[[str, str], None] = lambda name, payload: None
+        """Told each ``pattern*`` record sclang sends (its reader thread)."""
+        self.on_sclang_started: Callable[[], None] = lambda: None
+        """Called (actor thread) once a new sclang attached: patterns are restored then."""
+        self._client_id = 0
+        """The login slot of the last sclang: its leftovers on scsynth are freed."""
         self._on_node_end = on_node_end
         """Told each named node that ended, and on which scsynth (OSC receive thread)."""
         self._on_server_request = on_server_request
@@ -262,6 +269,7 @@ class Processes:
             raise BootError(f"instance {self.name!r}: sclang needs its scsynth, which is "
                             "not running")
         self._view.update(sclang_state="starting", lang_port=self._lang_port)
+        self.free_leftovers()
         sclang = Sclang.start(
             name=self.name, lang_port=self._lang_port, server_port=scsynth.port,
             console=self._view.console, on_exit=self._on_exit,
@@ -269,11 +277,36 @@ class Processes:
             extra_env=self._settings.extra_env, on_server_request=self._on_server_request,
             on_recompiled=self._on_recompiled, abort=scsynth.trouble,
             server_host=scsynth.host, synthdescs=self._synthdescs(),
-            server_failures=self._server_failures,
+            server_failures=self._server_failures, on_pattern=self.on_pattern,
         )
         self.sclang = sclang
+        self._client_id = sclang.client_id
         self._view.sclang = sclang.session
         self._view.update(sclang_state="ready", sclang_pid=sclang.pid)
+        self.on_sclang_started()
+
+    def free_leftovers(self) -> list[int]:
+        """Free what the last sclang left on scsynth (its patterns' synths, its proxies' groups).
+
+        A new sclang allocates node ids from the same client range again, and nothing would
+        release a note the dead one started. Returns the ids freed.
+        """
+        osc = self.osc
+        if osc is None:
+            return []
+        try:
+            reply = osc.request(commands.Cmd.G_QUERY_TREE, 0, 0,
+                                reply=commands.Reply.QUERY_TREE, timeout=2.0)
+            nodes = tree_nodes(reply.args)
+        except (OscError, OscTimeout, OscFailure, ValueError) as err:
+            log.warning("%s: could not read the node tree to free sclang's leftovers: %s",
+                        self.name, err)
+            return []
+        leftovers = client_leftovers(nodes, self._client_id)
+        if leftovers:
+            osc.send(commands.n_free(*leftovers))
+            log.info("%s: freed %d nodes the last sclang left", self.name, len(leftovers))
+        return leftovers
 
     def _server_failures(self, since: int, sent: tuple[str, ...]) -> tuple[str, ...]:
         """scsynth's failures of the commands ``sent`` after ``since``, once it performed

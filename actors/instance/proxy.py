@@ -14,6 +14,7 @@ from actors.instance.actor import Instance
 from actors.instance.buffers import Buffers
 from actors.instance.code import Code
 from actors.instance.nodes import Nodes
+from actors.instance.patterns import Patterns
 
 
 class NodesProxy:
@@ -41,6 +42,13 @@ class BuffersProxy:
     free = proxy_method(Buffers.free)
 
 
+class PatternsProxy:
+    """``proxy.patterns``: Pdef, Tdef, Ndef... as sclang reported them."""
+
+    recorded = proxy_method(Patterns.recorded)
+    restore = proxy_method(Patterns.restore)
+
+
 class InstanceProxy(ActorMemberMixin, pykka.ActorProxy[Instance]):
     """An Instance's proxy, as the facade, the supervisor and the watchdog ask it."""
 
@@ -54,3 +62,4 @@ class InstanceProxy(ActorMemberMixin, pykka.ActorProxy[Instance]):
     nodes: NodesProxy
     code: CodeProxy
     buffers: BuffersProxy
+    patterns: PatternsProxy

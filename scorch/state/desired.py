@@ -9,10 +9,11 @@ so sessions and other hosts can carry it.
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scorch.errors import InvalidRequest
+from scorch.primitives.sclang.patterns import PatternRecord
 from scorch.primitives.scsynth import commands
 
 #: scsynth runs with 4 logins; each client's ids (and its default group at
@@ -72,6 +73,9 @@ class DesiredState:
     nodes: dict[str, NodeState] = field(default_factory=dict)
     buffers: dict[str, BufferState] = field(default_factory=dict)
     startup_code: str | None = None
+    patterns: dict[str, PatternRecord] = field(default_factory=dict)
+    """Pdef, Pbindef, Tdef and Ndef sclang reported, by ``Pdef acc``: defined again (and
+    resumed on the next bar) after sclang restarts. Kept in memory only."""
     _next_id: int = PERSISTENT_NODE_BASE
     _next_unnamed: int = 0
 
@@ -122,6 +126,14 @@ class DesiredState:
         gone = list(self.nodes.values())
         self.nodes.clear()
         return gone
+
+    def record_pattern(self, record: PatternRecord) -> PatternRecord:
+        """Keep what sclang reported; an approximate text never replaces a better one."""
+        old = self.patterns.get(record.key)
+        if record.how == "approx" and old is not None and old.kind == record.kind:
+            record = replace(record, how=old.how, text=old.text)
+        self.patterns[record.key] = record
+        return record
 
     def free_bufnums(self) -> list[int]:
         """scorch's sample buffers no recorded buffer uses, lowest first."""

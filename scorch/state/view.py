@@ -14,6 +14,7 @@ from typing import Any
 
 from scorch.errors import Booting, InstanceFailed, InstanceNotReady
 from scorch.primitives.console import Console
+from scorch.primitives.sclang.patterns import PatternRecord
 from scorch.primitives.sclang.session import SclangSession
 from scorch.primitives.scsynth.client import OscClient
 from scorch.state.desired import BufferState, NodeState
@@ -78,6 +79,8 @@ class InstanceView:
         """Named persistent nodes as last published (replaced whole on change, never mutated)."""
         self.buffers: dict[str, BufferState] = {}
         """Loaded sample buffers as last published (replaced whole on change, never mutated)."""
+        self.patterns: dict[str, PatternRecord] = {}
+        """Pdef, Tdef, Ndef... as sclang last reported them (replaced whole on change)."""
 
     @property
     def name(self) -> str:

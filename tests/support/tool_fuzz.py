@@ -194,6 +194,12 @@ HOSTILE: list[tuple[str, dict[str, Any]]] = [
     ("scene", {"action": "morph", "name": "ghost", "position": 0.5, "seconds": 1}),
     ("scene", {"action": "morph", "name": "ghost", "seconds": 0}),
     ("scene", {"action": "recall", "name": "ghost", "instance": "nowhere"}),
+    ("execute", {"instance": "room", "code": 'Pdef("a\\tb\\nc".asSymbol, Pbind(\\dur, 1)); '
+                 'Pdef(\'q"\\\\x\', Pbind(\\dur, 2)); Ndef(\\n, { |a| ^a }); 1'}),
+    ("playing", {"instance": "room", "detail": True}),
+    ("playing", {"instance": "room", "detail": "yes"}),
+    ("playing", {"instance": "\x00"}),
+    ("playing", {"instance": "nowhere"}),
 ]
 
 

@@ -9,6 +9,7 @@ never a sleep.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -101,6 +102,8 @@ class Sclang:
         """The address scsynth listens on, as this machine reaches it."""
         self.synthdescs = synthdescs
         """The directory of SynthDefs read into the SynthDescLib at every attach."""
+        self.client_id = 0
+        """``s.clientID`` once attached: sclang's node ids lie in this client's range."""
 
     @property
     def pid(self) -> int | None:
@@ -113,6 +116,7 @@ class Sclang:
               extra_env: dict[str, str] | None = None,
               on_server_request: Callable[[str], None] = lambda what: None,
               on_recompiled: Callable[[], None] = lambda: None,
+              on_pattern: Callable[[str, str], None] = lambda name, payload: None,
               abort: Abort = lambda: None, server_host: str = "127.0.0.1",
               synthdescs: str | None = None,
               server_failures: ServerFailures | None = None) -> Sclang:
@@ -129,7 +133,7 @@ class Sclang:
         session = SclangSession(lambda data: proc.write(data), console, instance=name,
                                 on_server_request=on_server_request,
                                 on_recompiled=on_recompiled,
-                                server_failures=server_failures)
+                                server_failures=server_failures, on_pattern=on_pattern)
         argv = [binary, "-i", "scorch", "-u", str(lang_port), "-l", str(class_library_conf())]
         proc = ManagedProcess("sclang", argv, console, env={**SCLANG_ENV, **(extra_env or {})},
                               stdin=True, on_output=session.feed, on_exit=on_exit)
@@ -192,6 +196,9 @@ class Sclang:
         if attached is None:
             raise BootError(f"did not attach to scsynth on port {server_port} within "
                             f"{self.timeout:g} s")
+        with contextlib.suppress(ValueError):
+            self.client_id = int(attached.payload.decode(errors="replace").strip() or 0)
+        session.client_id = self.client_id
 
     def reattach(self, server_port: int, abort: Abort = lambda: None) -> None:
         """Register ``s`` with a restarted scsynth, keeping its client id and node ids."""

@@ -80,7 +80,8 @@ class SclangSession:
     def __init__(self, write: Writer, console: Console, instance: str = "",
                  on_server_request: Callable[[str], None] = lambda what: None,
                  on_recompiled: Callable[[], None] = lambda: None,
-                 server_failures: ServerFailures | None = None) -> None:
+                 server_failures: ServerFailures | None = None,
+                 on_pattern: Callable[[str, str], None] = lambda name, payload: None) -> None:
         self._write = write
         self._console = console
         self.instance = instance
@@ -90,6 +91,8 @@ class SclangSession:
         self._on_recompiled = on_recompiled
         self._server_failures = server_failures
         """Fences scsynth and returns its failure lines after a console mark (blocks)."""
+        self._on_pattern = on_pattern
+        """Told each ``pattern*`` record (``ScorchPatterns.sc``): its name and payload."""
         self._stream = RecordStream(self._accepts)
         self._numbers = itertools.count(1)
         self._pending: dict[str, _Request] = {}
@@ -105,6 +108,8 @@ class SclangSession:
         self._dump_ending = False
         self._partial = b""
         self.installed = False
+        self.client_id = 0
+        """sclang's ``s.clientID`` once attached (its node ids lie in that client's range)."""
         self.async_errors: deque[dict[str, str]] = deque(maxlen=50)
         """The latest errors in things left running: their fields, and ``after``."""
         self._lock = threading.RLock()
@@ -397,6 +402,8 @@ class SclangSession:
                 self._last = number
         elif name == "server-request":
             self._on_server_request(text)
+        elif name.startswith("pattern"):
+            self._on_pattern(name, text)
         elif name.startswith("async-"):
             self._async_record(name[len("async-"):], text)
         elif name == "exiting":

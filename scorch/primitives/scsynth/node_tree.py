@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from scorch.primitives.osc import OscArg
 
@@ -36,3 +37,73 @@ def tree_synths(args: Sequence[OscArg]) -> list[tuple[int, str]]:
         else:
             pending.append(children)
     return synths
+
+
+#: Node ids of one client of scsynth (``-l 4`` logins): client k allocates in
+#: [k * CLIENT_SPAN, (k + 1) * CLIENT_SPAN), its default group at k * CLIENT_SPAN + 1.
+CLIENT_SPAN = 2**26
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    """One node of a ``/g_queryTree.reply``: a group (``synthdef`` None) or a synth."""
+
+    node_id: int
+    parent: int
+    synthdef: str | None
+
+
+def tree_nodes(args: Sequence[OscArg]) -> list[TreeNode]:
+    """Every node below the queried group, depth first, each with its parent."""
+    if len(args) < 3:
+        return []
+    with_controls = args[0] == 1
+    nodes: list[TreeNode] = []
+    position = 3
+    pending = [(_int(args[1]), _int(args[2]))]  # (group, children left)
+    while pending and position < len(args):
+        group, left = pending[-1]
+        if left == 0:
+            pending.pop()
+            continue
+        pending[-1] = (group, left - 1)
+        node_id, children = _int(args[position]), _int(args[position + 1])
+        position += 2
+        if children == -1:
+            nodes.append(TreeNode(node_id, group, str(args[position])))
+            position += 1
+            if with_controls:
+                count = _int(args[position])
+                position += 1 + 2 * count
+        else:
+            nodes.append(TreeNode(node_id, group, None))
+            pending.append((node_id, children))
+    return nodes
+
+
+def _int(arg: OscArg) -> int:
+    """A count or an id of the reply (ValueError: the reply is not a node tree)."""
+    if isinstance(arg, bool) or not isinstance(arg, (int, float)):
+        raise ValueError(f"not a node tree: {arg!r} where a number belongs")
+    return int(arg)
+
+
+def client_of(node_id: int) -> int:
+    """The login slot whose range holds ``node_id`` (4 and above: none, scorch's own ids)."""
+    return node_id // CLIENT_SPAN
+
+
+def is_default_group(node_id: int) -> bool:
+    """A client's default group (1, 2**26 + 1, ...): made by sclang's attach, kept."""
+    return node_id % CLIENT_SPAN == 1 and client_of(node_id) < 4
+
+
+def client_leftovers(nodes: Sequence[TreeNode], client_id: int) -> list[int]:
+    """The nodes ``client_id`` made, outermost only (freeing a group frees what it holds).
+
+    Its default group stays (scorch's named nodes play in group 1), as does the root.
+    """
+    mine = {n.node_id for n in nodes
+            if client_of(n.node_id) == client_id and n.node_id != 0
+            and not is_default_group(n.node_id)}
+    return [n.node_id for n in nodes if n.node_id in mine and n.parent not in mine]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -20,7 +21,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
 TOOLS = {"list_instances", "execute", "stop", "status", "instance", "console", "wait_for",
          "synthdefs", "play", "set", "release", "midi", "events", "docs", "history", "snippet",
-         "buffer", "session", "scene", "record", "listen", "render", "tempo", "notes"}
+         "buffer", "session", "scene", "record", "listen", "render", "tempo", "notes",
+         "playing"}
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +66,29 @@ async def test_every_tool_is_listed_with_a_description_params_and_annotations(
     assert tools["set"].annotations.idempotent_hint is True  # type: ignore[union-attr]
     code = tools["execute"].input_schema["properties"]["code"]
     assert "description" in code
+
+
+async def test_playing_shows_a_pattern_sclang_defined_compactly_and_in_full_on_request(
+        client: Client) -> None:
+    await call(client, "execute", instance="alpha",
+               code="Pdef(\\mcp, Pbind(\\degree, Pseq([0, 2, 4], inf), \\dur, 0.5, "
+                    "\\amp, 0.001, \\sustain, 20)).play; 1")
+    for _ in range(50):
+        out = await call(client, "playing", instance="alpha")
+        if out["rooms"][0]["synths"] and "Pdef mcp" in out["rooms"][0]["synths"]:
+            break
+        await anyio.sleep(0.1)
+    room = out["rooms"][0]
+    assert room["room"] == "alpha" and room["tree"] is None
+    whole = "Pdef('mcp', Pbind('degree', Pseq([ 0, 2, 4 ], inf), 'dur', 0.5, 'amp', 0.001, " \
+            "'sustain', 20))"
+    assert room["patterns"] == [{"kind": "Pdef", "name": "mcp", "playing": True, "quant": "1.0",
+                                 "source": whole[:57] + "...", "source_from": "source"}]
+    assert room["synths"]["Pdef mcp"] >= 1
+    full = await call(client, "playing", instance="alpha", detail=True)
+    assert full["rooms"][0]["patterns"][0]["source"] == whole
+    assert any(n["owner"] == "Pdef mcp" for n in full["rooms"][0]["tree"])
+    await call(client, "execute", instance="alpha", code="Pdef(\\mcp).stop; Pdef(\\mcp).clear; 1")
 
 
 async def test_instructions_teach_the_workflow(client: Client) -> None:

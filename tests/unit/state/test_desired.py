@@ -8,6 +8,7 @@ import pytest
 
 from scorch.errors import InvalidRequest
 from scorch.primitives.osc import decode_message
+from scorch.primitives.sclang.patterns import PatternRecord
 from scorch.state.desired import (
     PERSISTENT_NODE_BASE,
     SAMPLE_BUFFER_BASE,
@@ -106,3 +107,15 @@ def test_clear_nodes_forgets_everything_and_returns_what_was_there() -> None:
     state.add_node("a", "sine", {})
     assert [n.name for n in state.clear_nodes()] == ["a"]
     assert state.nodes == {}
+
+
+def test_an_approximate_pattern_text_never_replaces_the_code_that_defined_it() -> None:
+    state = DesiredState()
+    code = PatternRecord("Pdef", "a", False, "1.0", "code", "var n = 3; Pdef(\\a, Pfunc { n })")
+    state.record_pattern(code)
+    later = state.record_pattern(PatternRecord("Pdef", "a", True, "4", "approx",
+                                               "Pdef('a', Pfunc({ \"open Function\" }))"))
+    assert later == PatternRecord("Pdef", "a", True, "4", "code", code.text)
+    assert state.patterns == {"Pdef a": later}
+    exact = PatternRecord("Pdef", "a", True, "4", "source", "Pdef('a', Pbind('degree', 2))")
+    assert state.record_pattern(exact) == exact

@@ -39,6 +39,7 @@ Scorch {
 		interp.cmdLine = code;
 		this.emit(id, "start", "");
 		result = if(at.isNil) { func.value } { this.schedule(func, at, id) };
+		{ ScorchPatterns.scan(if(raw) { nil } { code }) }.try;  // what it did to Pdef, Ndef...
 		thisProcess.nowExecutingPath = nil;  // as interpretPrintCmdLine does
 		string = result.asString;  // exactly what sclang prints after "-> "
 		this.emitSent(id);

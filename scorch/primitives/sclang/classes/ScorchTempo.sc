@@ -24,6 +24,7 @@ ScorchTempo {
 			TempoClock.default.tempo = bpm / 60;
 			TempoClock.default.beats = beat;
 		};
+		ScorchPatterns.gridReady;  // patterns waiting to resume on the grid may start
 	}
 
 	// A new tempo, the beat running on without a jump (to the whole session with Link).

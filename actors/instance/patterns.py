@@ -1,0 +1,122 @@
+"""The patterns and proxies one instance's sclang plays: recorded, and restored after it restarts.
+
+:class:`Patterns` belongs to the Instance actor (``proxy.patterns``): every method
+runs in the actor's thread. sclang's reader thread hands it the ``pattern`` records
+(``ScorchPatterns.sc``) with a ``tell``; after a new sclang attached (a crash, a hang,
+a timeout, a recompile), :meth:`Patterns.restore` defines them again and resumes
+those that played on the next bar of the room's clock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import replace
+
+import pykka
+
+from actors.instance.processes import Processes
+from scorch.primitives.sclang.patterns import parse_gone, parse_pattern, restore_code
+from scorch.primitives.sclang.result import ExecuteResult
+from scorch.state.desired import DesiredState
+from scorch.state.events import Kind
+from scorch.state.view import InstanceView
+
+log = logging.getLogger(__name__)
+
+#: How long the restore code may take in sclang (it only defines and schedules).
+RESTORE_TIMEOUT = 10.0
+#: sclang restarting again this soon after patterns resumed: one of them may be what
+#: stops it (a Tdef that never yields), so the next restore defines them and plays none.
+RELAPSE = 10.0
+
+Event = Callable[..., None]
+
+
+class Patterns:
+    """Pdef, Pbindef, Tdef and Ndef of one instance (actor thread)."""
+
+    def __init__(self, name: str, desired: DesiredState, processes: Processes,
+                 view: InstanceView, event: Event) -> None:
+        self.name = name
+        self._desired = desired
+        self._processes = processes
+        self._view = view
+        self._event = event
+        self._resumed_at: float | None = None
+        """``time.monotonic()`` of the last restore that resumed patterns."""
+
+    def bind(self, recorded: Callable[[str, str], object]) -> None:
+        """Take sclang's records through the actor's mailbox (``recorded``: its proxy's)."""
+
+        def hand_off(name: str, payload: str) -> None:  # sclang's reader thread
+            with contextlib.suppress(pykka.ActorDeadError):
+                recorded(name, payload)
+
+        self._processes.on_pattern = hand_off
+        self._processes.on_sclang_started = self.restore
+
+    def recorded(self, name: str, payload: str) -> None:
+        """Take one ``pattern``, ``pattern-gone`` or ``pattern-error`` record from sclang."""
+        try:
+            if name == "pattern":
+                self._desired.record_pattern(parse_pattern(payload))
+            elif name == "pattern-gone":
+                self._desired.patterns.pop(parse_gone(payload), None)
+            elif name == "pattern-error":
+                self._event(Kind.STARTUP_ERROR, f"pattern not restored: {payload}")
+                return
+            else:
+                return
+        except ValueError as err:
+            log.warning("%s: %s", self.name, err)
+            return
+        self.publish()
+
+    def publish(self) -> None:
+        """Show the patterns to readers (a new dict: they read it unlocked)."""
+        self._view.patterns = dict(self._desired.patterns)
+
+    def restore(self, kinds: tuple[str, ...] | None = None) -> None:
+        """Define every recorded pattern in the new sclang; those that played resume.
+
+        ``kinds``: only these (after an scsynth restart, sclang's Pdefs and Tdefs play on,
+        but an Ndef's group and synths died with the old scsynth).
+        """
+        session = self._processes.session
+        patterns = [p for p in self._desired.patterns.values()
+                    if kinds is None or p.kind in kinds]
+        if session is None or not patterns:
+            return
+        now = time.monotonic()
+        # only a new sclang can be one a pattern stops again
+        if kinds is None and self._resumed_at is not None and now - self._resumed_at < RELAPSE:
+            stopped = [p.key for p in patterns if p.playing]
+            patterns = [replace(p, playing=False) for p in patterns]
+            for p in patterns:
+                self._desired.patterns[p.key] = p
+            self.publish()
+            self._event(Kind.STARTUP_ERROR, f"sclang restarted again within {RELAPSE:g} s of "
+                        f"resuming patterns: defined again, not resumed: {', '.join(stopped)}",
+                        patterns=stopped)
+        if kinds is None:
+            self._resumed_at = now if any(p.playing for p in patterns) else None
+        _, future = session.submit(restore_code(patterns), RESTORE_TIMEOUT, raw=True)
+        future.add_done_callback(self._restored)
+        playing = [p.key for p in patterns if p.playing]
+        self._event(Kind.RESTORED, f"patterns defined again: {len(patterns)}; resuming on the "
+                    f"next bar: {', '.join(playing) or 'none'}", process="sclang",
+                    patterns=[p.key for p in patterns])
+
+    def _restored(self, future: Future[ExecuteResult]) -> None:
+        try:
+            result = future.result()
+        except Exception as err:
+            self._event(Kind.STARTUP_ERROR, f"patterns were not restored: {err}")
+            return
+        if not result.ok and result.error is not None:
+            self._event(Kind.STARTUP_ERROR, f"patterns were not restored: "
+                        f"{result.error.describe()}")

@@ -1,0 +1,154 @@
+"""What plays, in one call: each room's patterns and proxies, named nodes and node tree."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from scorch.api.fields import Selector
+from scorch.api.operation import READ, Args, Result, operation
+from scorch.errors import ScorchError
+from scorch.primitives.sclang.patterns import PatternRecord, short
+from scorch.primitives.scsynth import commands
+from scorch.primitives.scsynth.node_tree import TreeNode, tree_nodes
+from scorch.state.playing import owner
+from scorch.state.view import InstanceView
+
+if TYPE_CHECKING:
+    from scorch.app.orchestra import Orchestra
+
+
+class PlayingArgs(Args):
+    """Rooms to describe, and how much."""
+
+    instance: Selector = "*"
+    detail: bool = Field(False, description="the full form: whole sources, node values and "
+                         "every group and synth of the node tree with its owner")
+
+
+class PatternOut(BaseModel):
+    """A Pdef, Pbindef, Tdef or Ndef as sclang last reported it."""
+
+    kind: str
+    name: str
+    playing: bool
+    quant: str
+    source: str = Field(description="its definition (cut to one short line unless detail)")
+    source_from: str = Field(description="source: rebuilt from its compile string; code: the "
+                             "request that defined it; approx: a compile string that does not "
+                             "compile back")
+
+
+class NamedNodeOut(BaseModel):
+    """A named node scorch keeps."""
+
+    name: str
+    synthdef: str
+    node_id: int
+    params: dict[str, float] | None = None
+
+
+class TreeNodeOut(BaseModel):
+    """A group or synth on scsynth, and who made it."""
+
+    id: int
+    parent: int
+    synthdef: str | None = Field(description="None: a group")
+    owner: str
+
+
+class RoomPlaying(BaseModel):
+    """What one room plays."""
+
+    room: str
+    state: str
+    patterns: list[PatternOut]
+    nodes: list[NamedNodeOut]
+    synths: dict[str, int] | None = Field(
+        description="synths on scsynth by owner (None: scsynth did not answer)")
+    tree: list[TreeNodeOut] | None = Field(None, description="detail: every node, depth first")
+
+
+class PlayingOutput(Result):
+    """What each room plays."""
+
+    rooms: list[RoomPlaying]
+
+    def text(self) -> str:
+        blocks = []
+        for room in self.rooms:
+            lines = [f"{room.room} ({room.state})"]
+            for p in room.patterns:
+                lines.append(f"  {p.kind} {p.name}: {'playing' if p.playing else 'stopped'}, "
+                             f"quant {p.quant}: {short(p.source)}")
+            for n in room.nodes:
+                lines.append(f"  node {n.name}: {n.synthdef} #{n.node_id}")
+            if room.synths is None:
+                lines.append("  synths: scsynth did not answer")
+            else:
+                counts = ", ".join(f"{who} {count}" for who, count in room.synths.items())
+                lines.append(f"  synths: {counts or 'none'}")
+            for t in room.tree or ():
+                what = t.synthdef if t.synthdef is not None else "group"
+                lines.append(f"    {t.id} in {t.parent}: {what} ({t.owner})")
+            blocks.append("\n".join(lines))
+        return "\n\n".join(blocks)
+
+
+def owners(nodes: list[TreeNode], view: InstanceView, client_id: int) -> dict[int, str]:
+    """Each node's owner; a group whose synths all have one owner takes it."""
+    named = {n.node_id: n.name for n in view.nodes.values()}
+    patterns = list(view.patterns.values())
+    found = {n.node_id: owner(n, named, patterns, client_id) for n in nodes}
+    held: dict[int, set[str]] = {}
+    for n in reversed(nodes):  # depth first: a group's children come after it
+        mine = {found[n.node_id]} if n.synthdef is not None else held.get(n.node_id, set())
+        held.setdefault(n.parent, set()).update(mine)
+    for n in nodes:
+        inside = held.get(n.node_id, set())
+        if found[n.node_id] == "sclang (group)" and len(inside) == 1:
+            found[n.node_id] = next(iter(inside))
+    return found
+
+
+def _pattern(p: PatternRecord, detail: bool) -> PatternOut:
+    return PatternOut(kind=p.kind, name=p.name, playing=p.playing, quant=p.quant,
+                      source=p.text if detail else short(p.text), source_from=p.how)
+
+
+def _room(view: InstanceView, detail: bool) -> RoomPlaying:
+    patterns = [_pattern(p, detail) for p in view.patterns.values()]
+    nodes = [NamedNodeOut(name=n.name, synthdef=n.synthdef, node_id=n.node_id,
+                          params=dict(n.params) if detail else None)
+             for n in view.nodes.values()]
+    synths: dict[str, int] | None = None
+    tree: list[TreeNodeOut] | None = None
+    osc = view.osc
+    if osc is not None:
+        try:
+            reply = osc.request(commands.Cmd.G_QUERY_TREE, 0, 0,
+                                reply=commands.Reply.QUERY_TREE, timeout=2.0)
+            parsed: list[TreeNode] | None = tree_nodes(reply.args)
+        except (ScorchError, ValueError):
+            parsed = None  # synths stay None: scsynth did not answer as it should
+        if parsed is not None:
+            session = view.sclang
+            found = owners(parsed, view, session.client_id if session is not None else 0)
+            synths = dict(Counter(found[n.node_id] for n in parsed if n.synthdef is not None))
+            if detail:
+                tree = [TreeNodeOut(id=n.node_id, parent=n.parent, synthdef=n.synthdef,
+                                    owner=found[n.node_id]) for n in parsed]
+    return RoomPlaying(room=view.name, state=str(view.snapshot.state), patterns=patterns,
+                       nodes=nodes, synths=synths, tree=tree)
+
+
+@operation(access=READ, command="playing", positional=("instance",))
+def playing(orch: Orchestra, args: PlayingArgs) -> PlayingOutput:
+    """What plays in each room: every pattern and proxy (Pdef, Pbindef, Tdef, Ndef: playing
+    or not, quant, source), every named node, and the synths on scsynth counted by who made
+    them (a pattern, a proxy, a named node, MIDI, code); `detail` for whole sources, node
+    values and the node tree."""
+    return PlayingOutput(rooms=[_room(orch.rooms.view(name), args.detail)
+                                for name in orch.rooms.resolve(args.instance)])

@@ -1,0 +1,48 @@
+"""scsynth's node tree read with parents, and what a dead sclang left in it."""
+
+from __future__ import annotations
+
+from scorch.primitives.scsynth.node_tree import (
+    CLIENT_SPAN,
+    TreeNode,
+    client_leftovers,
+    is_default_group,
+    tree_nodes,
+    tree_synths,
+)
+
+# root 0: default group 1 (a named node, an Ndef group with its synth and monitor group,
+# a pattern's note), client 1's default group, a MIDI voice at the root
+REPLY = [0, 0, 3,
+         1, 4,
+         2**30, -1, "sine",
+         1000, 1, 1003, -1, "temp__0drone123_1",
+         1001, 1, 1004, -1, "system_link_audio_2",
+         1002, -1, "default",
+         CLIENT_SPAN + 1, 0,
+         2**29 + 5, -1, "sine"]
+
+
+def test_tree_nodes_gives_each_node_its_parent_depth_first() -> None:
+    assert tree_nodes(REPLY) == [
+        TreeNode(1, 0, None), TreeNode(2**30, 1, "sine"), TreeNode(1000, 1, None),
+        TreeNode(1003, 1000, "temp__0drone123_1"), TreeNode(1001, 1, None),
+        TreeNode(1004, 1001, "system_link_audio_2"), TreeNode(1002, 1, "default"),
+        TreeNode(CLIENT_SPAN + 1, 0, None), TreeNode(2**29 + 5, 0, "sine")]
+    assert [s for s, _ in tree_synths(REPLY)] == [2**30, 1003, 1004, 1002, 2**29 + 5]
+
+
+def test_tree_nodes_skips_controls_when_the_reply_carries_them() -> None:
+    reply = [1, 0, 2, 1, 1, 1000, -1, "default", 2, "freq", 440.0, "amp", 0.1, 2**30, -1,
+             "sine", 0]
+    assert tree_nodes(reply) == [TreeNode(1, 0, None), TreeNode(1000, 1, "default"),
+                                 TreeNode(2**30, 0, "sine")]
+    assert tree_nodes([0, 0]) == []
+
+
+def test_a_dead_sclangs_leftovers_are_its_outermost_nodes_never_a_default_group() -> None:
+    nodes = tree_nodes(REPLY)
+    assert client_leftovers(nodes, 0) == [1000, 1001, 1002]  # groups take their synths along
+    assert client_leftovers(nodes, 1) == []
+    assert is_default_group(1) and is_default_group(3 * CLIENT_SPAN + 1)
+    assert not is_default_group(1001) and not is_default_group(2**30 + 1)
