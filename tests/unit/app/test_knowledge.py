@@ -27,13 +27,16 @@ class Rooms:
 
 @pytest.mark.parametrize("build", ["background", "on-demand"])
 def test_a_cached_index_and_the_history_answer_at_once_while_the_rooms_boot(
-        tmp_path: Path, build: str) -> None:
+        tmp_path: Path, build: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the shared index's home
     config = parse_config(f'state_dir = "{tmp_path / "state"}"\n[docs]\nbuild = "{build}"\n'
                           "[instances.a]\n", tmp_path / "config.toml")
-    cached = DocsIndex(config.state_path() / "docs.sqlite")
-    cached.set_meta({"schema": INDEX_SCHEMA, "version": "3.13.0"})
     rooms = Rooms()
     knowledge = Knowledge(config, ready=rooms.await_ready)
+    knowledge.docs_path.parent.mkdir(parents=True, exist_ok=True)
+    cached = DocsIndex(knowledge.docs_path)
+    cached.set_meta({"schema": INDEX_SCHEMA, "version": "3.13.0"})
+    cached.close()  # published: what the builder renames into place is whole and closed
     knowledge.open()
     try:
         began = time.monotonic()
@@ -48,7 +51,8 @@ def test_a_cached_index_and_the_history_answer_at_once_while_the_rooms_boot(
 
 
 def test_without_an_index_docs_waits_for_the_rooms_and_says_booting_not_stopped(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no shared index there
     config = parse_config(f'state_dir = "{tmp_path / "state"}"\n[instances.a]\n',
                           tmp_path / "config.toml")
     rooms = Rooms()
