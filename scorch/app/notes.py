@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from scorch.app.tree import ASK, Tree
+from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.errors import InvalidRequest, MidiUnavailable, NotFound, TempoUnavailable
 from scorch.notes import smf
 from scorch.notes.capture import Capture, Note
@@ -54,7 +54,8 @@ class Notes:
         return capture
 
     def line(self) -> Timeline:
-        """The installation's beat grid now (monotonic clock)."""
+        """The installation's beat grid now (monotonic clock), waited for while scorch starts."""
+        self._tree.await_ready((), time.monotonic() + RESTORE_WAIT, "the tempo")
         view = self._tree.tempo
         if view is None:
             raise TempoUnavailable(
