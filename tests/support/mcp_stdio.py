@@ -8,6 +8,7 @@ import queue
 import signal
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -82,3 +83,20 @@ class Session:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
         return self.proc.stderr.read().decode()
+
+
+def one_room_config(folder: Path, jack: str) -> Path:
+    """A config of one headless room, MIDI off, docs built on demand, in ``folder``."""
+    path = folder / "config.toml"
+    path.write_text(textwrap.dedent(f"""
+        state_dir = "{folder / 'state'}"
+        [audio]
+        driver = "dummy"
+        jack_server = "{jack}"
+        [midi]
+        enabled = false
+        [docs]
+        build = "on-demand"
+        [instances.room]
+        """))
+    return path

@@ -9,7 +9,6 @@ one answer per request.
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -25,7 +24,7 @@ from mcp_server.early import (
     sources_digest,
 )
 from tests.conftest import jack_name
-from tests.support.mcp_stdio import INITIALIZE, INITIALIZED, TOOLS, Session
+from tests.support.mcp_stdio import INITIALIZE, INITIALIZED, TOOLS, Session, one_room_config
 
 
 def handshake(config: Path, cache: Path,
@@ -46,19 +45,7 @@ def handshake(config: Path, cache: Path,
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    path = tmp_path / "config.toml"
-    path.write_text(textwrap.dedent(f"""
-        state_dir = "{tmp_path / 'state'}"
-        [audio]
-        driver = "dummy"
-        jack_server = "{jack_name('early')}"
-        [midi]
-        enabled = false
-        [docs]
-        build = "on-demand"
-        [instances.room]
-        """))
-    return path
+    return one_room_config(tmp_path, jack_name("early"))
 
 
 @pytest.mark.integration

@@ -9,7 +9,6 @@ end it at once, with status 0).
 from __future__ import annotations
 
 import json
-import textwrap
 import threading
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pytest
 
 from scorch.wire.limits import REQUEST_LIMITS
 from tests.conftest import jack_name
-from tests.support.mcp_stdio import INITIALIZE, INITIALIZED, Session
+from tests.support.mcp_stdio import INITIALIZE, INITIALIZED, Session, one_room_config
 
 pytestmark = pytest.mark.integration
 
@@ -45,19 +44,7 @@ HOSTILE = {
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    path = tmp_path / "config.toml"
-    path.write_text(textwrap.dedent(f"""
-        state_dir = "{tmp_path / 'state'}"
-        [audio]
-        driver = "dummy"
-        jack_server = "{jack_name('limits')}"
-        [midi]
-        enabled = false
-        [docs]
-        build = "on-demand"
-        [instances.room]
-        """))
-    return path
+    return one_room_config(tmp_path, jack_name("limits"))
 
 
 def test_hostile_lines_get_json_rpc_errors_and_the_session_goes_on(
