@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import psutil
 
 from scorch.errors import BootError, BootTimeout, OscFailure, OscTimeout, PortInUse
 from scorch.primitives.console import Console
@@ -130,6 +133,7 @@ class Scsynth:
 
         proc = ManagedProcess("scsynth", options.argv(), console, env=options.env(),
                               on_exit=exited)
+        sweep_stale_segments()
         before = segment_identity(options.port)
         proc.start()
         line = console.wait_for(f"{READY}|{FATAL}", timeout, since=mark, source="scsynth")
@@ -204,3 +208,33 @@ def remove_shared_memory(port: int, unless: tuple[int, int] | None = None) -> No
     if unless is not None and segment_identity(port) == unless:
         return
     (SHARED_MEMORY / f"SuperColliderServer_{port}").unlink(missing_ok=True)
+
+
+#: A segment younger than this may belong to a scsynth that has not bound its port yet
+#: (scsynth makes its segment first); a running scsynth holds its port from then on.
+STALE_AFTER = 10.0
+
+
+def sweep_stale_segments(min_age: float = STALE_AFTER) -> list[int]:
+    """Remove this user's scsynth segments that no live process's port holds; return
+    their ports. A scsynth killed with its whole process tree (scorch itself SIGKILLed,
+    its children ended by PDEATHSIG) leaves 8 MB behind that no one else would free."""
+    candidates: dict[int, Path] = {}
+    now, uid = time.time(), os.getuid()
+    for path in SHARED_MEMORY.glob("SuperColliderServer_*"):
+        try:
+            port, info = int(path.name.rpartition("_")[2]), path.stat()
+        except (ValueError, OSError):
+            continue
+        if info.st_uid == uid and now - info.st_mtime >= min_age:
+            candidates[port] = path
+    if not candidates:
+        return []
+    try:
+        held = {conn.laddr.port for conn in psutil.net_connections(kind="inet") if conn.laddr}
+    except (psutil.Error, OSError):
+        return []  # not knowing which ports are held, leave every segment alone
+    swept = sorted(port for port in candidates if port not in held)
+    for port in swept:
+        candidates[port].unlink(missing_ok=True)
+    return swept
