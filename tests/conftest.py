@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -111,13 +112,36 @@ def orphan_segments(ports: set[int]) -> list[str]:
                   if (SHARED_MEMORY / f"SuperColliderServer_{port}").exists())
 
 
+def segment_ports() -> set[int]:
+    """The ports of every scsynth shared-memory segment in /dev/shm now."""
+    return {int(path.name.rsplit("_", 1)[1]) for path in SHARED_MEMORY.glob("SuperColliderServer_*")
+            if path.name.rsplit("_", 1)[1].isdigit()}
+
+
+def left_segments(before: set[int], ports: set[int], *, grace: float = 5.0) -> list[str]:
+    """Segments the session made that no process holds, after ``grace`` s for dying processes.
+
+    Two sources: the ports of every scsynth this process started, and every segment that
+    appeared during the session (scsynths of the ``scorch run`` and ``scorch mcp``
+    subprocesses the tests start, which this process never sees).
+    """
+    deadline = time.monotonic() + grace
+    while True:
+        left = orphan_segments(ports | (segment_ports() - before))
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.25)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def no_segment_left_by_the_suite() -> Iterator[None]:
-    """After the whole session, no scsynth segment of a port the suite started one on is left.
+    """After the whole session, /dev/shm holds no scsynth segment the suite left behind.
 
-    Every scsynth this process starts is seen (its options' command line); one that
-    failed, crashed or was killed must not leave its 8 MB in /dev/shm.
+    Every scsynth this process starts is seen (its options' command line), and every
+    segment that appears while the suite runs is checked too; one whose scsynth failed,
+    crashed or was killed must not leave its 8 MB in /dev/shm.
     """
+    before = segment_ports()
     ports: set[int] = set()
     argv = ScsynthOptions.argv
 
@@ -128,7 +152,7 @@ def no_segment_left_by_the_suite() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(ScsynthOptions, "argv", seen)
         yield
-    left = orphan_segments(ports)
+    left = left_segments(before, ports)
     assert not left, f"/dev/shm keeps segments of the suite's scsynths: {left}"
 
 
