@@ -91,7 +91,9 @@ class Access:
         """Whether ``presented`` is the token (constant time), or none is needed."""
         if self.token is None:
             return True
-        return presented is not None and hmac.compare_digest(presented.encode(), self.token.encode())
+        if presented is None:
+            return False
+        return hmac.compare_digest(presented.encode(), self.token.encode())
 
     def origin_ok(self, origin: str | None) -> bool:
         """Whether a request's ``Origin`` may reach this listener.

@@ -37,7 +37,8 @@ def test_loopback_asks_no_token_and_any_other_address_does(tmp_path: Path) -> No
         refused = guarded.refusal(authorization=authorization, origin=None)
         assert refused is not None and refused[0] == 401 and "token" in refused[1]
     assert guarded.refusal(authorization=f"Bearer {guarded.token}", origin=None) is None
-    assert guarded.refusal(authorization=f"bearer {guarded.token}", origin="http://10.1.2.3:8765") is None
+    wildcard_origin = "http://10.1.2.3:8765"
+    assert guarded.refusal(authorization=f"bearer {guarded.token}", origin=wildcard_origin) is None
 
 
 @pytest.mark.parametrize(("listener", "origin", "ok"), [
@@ -72,7 +73,7 @@ def test_bearer_header(header: str | None, token: str | None) -> None:
 
 
 @given(st.text(max_size=200), st.one_of(st.none(), st.text(max_size=200)))
-def test_hostile_headers_never_raise_and_never_pass_without_the_token(auth: str, origin: str | None) -> None:
+def test_hostile_headers_never_pass_without_the_token(auth: str, origin: str | None) -> None:
     access = Access("10.9.8.7", 8765, "s3cret-token")
     refused = access.refusal(authorization=auth, origin=origin)
     if refused is None:
