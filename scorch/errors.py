@@ -248,6 +248,12 @@ class SynthDefError(ScorchError):
     code = "SUPERCOLLIDER_ERROR"
 
 
+class CodeFailed(ScorchError):
+    """Code scorch itself sent to sclang for a request did not run (the message says why)."""
+
+    code = "SUPERCOLLIDER_ERROR"
+
+
 class IntrospectionError(ScorchError):
     """sclang's class library could not be dumped, or its dump could not be read."""
 

@@ -123,15 +123,27 @@ class Notes:
         notes = self.played(span, pattern)
         if not notes:
             raise InvalidRequest("no notes were played in that range: nothing to export")
-        folder = self._tree.config.state_path() / MIDI_DIR
-        if path is None:
-            path = folder / time.strftime("notes-%Y%m%d-%H%M%S.mid")
-        elif not path.is_absolute():
-            path = folder / path
-        if path.suffix.lower() not in (".mid", ".midi"):
-            raise InvalidRequest(f"{path} is not a .mid file's name")
+        path = self.midi_path(path or Path(time.strftime("notes-%Y%m%d-%H%M%S.mid")))
         try:
             start = smf.write(notes, path, self.line())
         except OSError as err:
             raise InvalidRequest(f"cannot write {path}: {err.strerror or err}") from err
         return Exported(path, notes, start)
+
+    def midi_path(self, path: Path) -> Path:
+        """``path`` as a .mid file's place: absolute, or under the state directory's ``midi/``."""
+        if not path.is_absolute():
+            path = self._tree.config.state_path() / MIDI_DIR / path
+        if path.suffix.lower() not in (".mid", ".midi"):
+            raise InvalidRequest(f"{path} is not a .mid file's name")
+        return path
+
+    def read_file(self, path: Path, grid: float | None = None) -> smf.FileNotes:
+        """The notes of the .mid at ``path`` (see :meth:`midi_path`), snapped to ``grid`` beats."""
+        path = self.midi_path(path)
+        try:
+            return smf.read(path, grid=grid)
+        except FileNotFoundError:
+            raise InvalidRequest(f"no .mid file at {path}") from None
+        except smf.UNREADABLE as err:
+            raise InvalidRequest(f"{path} is not a readable Standard MIDI File: {err}") from None

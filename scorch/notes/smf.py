@@ -20,6 +20,9 @@ from scorch.state.tempo import Timeline
 
 TICKS_PER_BEAT = 480
 
+#: What mido raises on a file that is not a Standard MIDI File, or a broken one.
+UNREADABLE: tuple[type[Exception], ...] = (OSError, EOFError, ValueError, KeyError, IndexError)
+
 
 def write(notes: list[Note], path: Path, line: Timeline,
           ticks_per_beat: int = TICKS_PER_BEAT) -> float:

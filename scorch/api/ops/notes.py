@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, Field, Strict
 
 from scorch.api.fanout import label
-from scorch.api.operation import CHANGE, READ, Action, Answer, Host, Result, operation
-from scorch.notes import text
+from scorch.api.fields import InstanceName, SynthDefName
+from scorch.api.operation import CHANGE, READ, Action, Answer, Host, Result, Where, operation
+from scorch.errors import CodeFailed, InvalidRequest, UnknownSynthDef
+from scorch.notes import pbind, text
 from scorch.notes.capture import Note, place
 from scorch.state.tempo import Timeline
 from scorch.values import Text
@@ -21,6 +23,8 @@ if TYPE_CHECKING:
 
 #: Notes a played range gives as data at most unless told; past it only the text's summary.
 MAX_NOTES = 200
+#: Seconds the room may take to compile and start a file's Pdef.
+PLAY_TIMEOUT = 20.0
 
 Input = Annotated[Text | None, Field(
     description="Only the MIDI inputs whose port name contains this (default: every input)")]
@@ -81,7 +85,37 @@ class NotesExport(_Range):
         "directory's midi/ folder (default: midi/notes-<time>.mid there)")] = None
 
 
-NotesArgs = Annotated[NotesSounding | NotesPlayed | NotesExport, Field(discriminator="action")]
+class NotesPlay(Action):
+    """Play a .mid file's notes in a room as a named Pdef on the installation's grid, from
+    the next bar (or beat, or now), once or looped: listed by `playing`, kept through
+    sclang restarts like every pattern, stopped by its name (`Pdef(\\name).stop`)."""
+
+    access = CHANGE
+    action: Literal["play"]
+    instance: InstanceName
+    path: Annotated[Text, Field(
+        description="The .mid to play: absolute, or relative to the state directory's "
+        "midi/ folder (where export writes)")]
+    synthdef: Annotated[SynthDefName, Field(
+        description="The SynthDef that plays each note (the library's or one the room "
+        "knows); it gets midinote/freq, amp and sustain")] = "pluck"
+    name: Annotated[Text | None, Field(
+        max_length=64, description="The Pdef's name (default: from the file's name)")] = None
+    start: Annotated[Literal["bar", "beat", "now"], Field(
+        description="When it starts: on the grid's next bar line, next beat, or now")] = "bar"
+    quantise: Annotated[float | None, Strict(), Field(
+        gt=0, le=4, allow_inf_nan=False,
+        description="Snap onsets and ends to this many beats (0.25 = sixteenths)")] = None
+    loop: Annotated[bool, Strict(), Field(
+        description="Play it again and again, bar-aligned, until stopped")] = False
+
+    def where(self) -> Where:
+        """Where its room is."""
+        return Where(rooms=self.instance)
+
+
+NotesArgs = Annotated[NotesSounding | NotesPlayed | NotesExport | NotesPlay,
+                      Field(discriminator="action")]
 
 
 class NoteRecord(BaseModel):
@@ -113,13 +147,16 @@ class NotesOutput(Result):
     start: float | None = Field(None, description="Unix time the range (export: the file's "
                                 "0, a bar line) starts")
     end: float | None = Field(None, description="Unix time the range ends")
-    path: str | None = Field(None, description="the .mid written")
+    path: str | None = Field(None, description="the .mid written (play: read)")
+    pattern: str | None = Field(None, description="play: the Pdef that plays the file")
     bpm: float | None = Field(None, description="the grid's tempo the bars are counted on")
     beats_per_bar: int | None = None
 
     def text(self) -> str:
         """The listing (and where a .mid went)."""
-        return self.listing + (f"\nwritten to {self.path}" if self.path else "")
+        if self.action == "export" and self.path:
+            return f"{self.listing}\nwritten to {self.path}"
+        return self.listing
 
 
 def _records(notes: list[Note], line: Timeline, offset: float) -> list[NoteRecord]:
@@ -163,6 +200,8 @@ def notes(orch: Orchestra, args: NotesArgs) -> NotesOutput:
     installation's grid, note name, length and velocity, plus the notes as data (summarised
     when many), or export that range to a .mid file at the grid's tempo and meter."""
     component, offset = orch.notes, orch.notes.wall_offset()
+    if args.action == "play":
+        return _play(orch, args)
     if args.action == "sounding":
         line = component.line()
         down = component.sounding(args.input)
@@ -188,3 +227,34 @@ def notes(orch: Orchestra, args: NotesArgs) -> NotesOutput:
     return NotesOutput(action="export", listing=listing, count=len(exported.notes),
                        summarised=summarised, notes=records, start=exported.start + offset,
                        end=span.end + offset, path=str(exported.path), **grid)
+
+
+def _play(orch: Orchestra, args: NotesPlay) -> NotesOutput:
+    """Read the file, lay it out in beats, and define and play its Pdef in the room."""
+    found = orch.notes.read_file(Path(args.path), grid=args.quantise)
+    try:
+        score = pbind.lay_out(found.notes, found.line)
+    except ValueError as err:
+        refused = InvalidRequest(f"{args.path}: {err}")
+        refused.argument = "path"
+        raise refused from None
+    name = pbind.pattern_name(args.name or Path(args.path).stem)
+    line = orch.notes.line()
+    quant = {"bar": float(line.beats_per_bar), "beat": 1.0, "now": 0.0}[args.start]
+    code = pbind.pdef_code(score, name, args.synthdef, quant=quant, loop=args.loop)
+    result = orch.rooms.execute_one(args.instance, code, timeout=PLAY_TIMEOUT)
+    if result.value == pbind.NO_SYNTHDEF:
+        raise UnknownSynthDef(f"{args.instance} knows no SynthDef named {args.synthdef!r} (see "
+                              "synthdefs, or send it with execute first)")
+    if not result.ok:
+        why = result.error.message if result.error else "it did not run"
+        raise CodeFailed(f"{args.instance} could not play {args.path}: {why}")
+    bars = score.beats / found.line.beats_per_bar
+    listing = (f"playing {score.notes} notes of {found.line.beats_per_bar}/4 "
+               f"({bars:g} bars, {score.beats:g} beats) from {args.path} in {args.instance} as "
+               f"Pdef(\\{name}) with {args.synthdef}, "
+               f"{'looped, ' if args.loop else ''}from the next {args.start}"
+               if args.start != "now" else "now")
+    listing += f"; stop it with Pdef(\\{name}).stop"
+    return NotesOutput(action="play", listing=listing, count=score.notes, path=args.path,
+                       pattern=name, bpm=line.bpm, beats_per_bar=line.beats_per_bar)

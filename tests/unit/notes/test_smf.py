@@ -6,6 +6,8 @@ from pathlib import Path
 
 import mido
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scorch.notes import smf
 from scorch.notes.capture import Note
@@ -78,3 +80,17 @@ def test_reading_can_quantise(tmp_path: Path):
     smf.write([Note(0.0, 0.2, 60, 90), Note(0.52, 0.2, 62, 90)], tmp_path / "q.mid", line)
     got = smf.read(tmp_path / "q.mid", grid=1.0)
     assert [(n.onset, n.duration) for n in got.notes] == [(0.0, 0.5), (0.5, 0.5)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300), st.booleans())
+def test_any_bytes_read_as_notes_or_fail_as_unreadable(tmp_path_factory: pytest.TempPathFactory,
+                                                       data: bytes, header: bool) -> None:
+    path = tmp_path_factory.mktemp("hostile") / "x.mid"
+    path.write_bytes((b"MThd\x00\x00\x00\x06\x00\x00\x00\x01\x01\xe0MTrk" if header else b"")
+                     + data)
+    try:
+        found = smf.read(path)
+    except smf.UNREADABLE:
+        return
+    assert all(0 <= n.pitch <= 127 and n.duration >= 0 for n in found.notes)

@@ -1,0 +1,147 @@
+"""A .mid played in a real room: its notes reach scsynth at their pitches and on the grid.
+
+The file is written with mido itself (not scorch's writer); scsynth's own ``/n_go``
+notifications and ``/s_get`` say which notes started, when and at what pitch.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import mido
+import pytest
+
+from scorch.api.local import LocalService
+from scorch.api.ops.notes import NotesOutput
+from scorch.api.ops.playing import PlayingOutput
+from scorch.app.orchestra import Orchestra
+from scorch.errors import InvalidRequest, ScorchError, UnknownSynthDef
+from tests.conftest import scsynth_param
+from tests.integration.rooms.test_patterns import Listener
+
+pytestmark = pytest.mark.integration
+
+BPM = 240.0
+BEAT = 60.0 / BPM
+ROOM = """
+[instances.lobby]
+synthdefs = ["pluck"]
+"""
+#: (beat, beats long, note, velocity): a note, a chord on the next beat, a note half a beat on.
+TUNE = [(0.0, 1.0, 60, 100), (1.0, 1.0, 64, 90), (1.0, 1.0, 67, 90), (2.5, 0.5, 72, 127)]
+
+
+def write_mid(path: Path) -> None:
+    """TUNE at 120 bpm in 4/4, written by mido (ticks of 480 a beat)."""
+    events = sorted([(round(b * 480), 1, n, v) for b, _, n, v in TUNE]
+                    + [(round((b + d) * 480), 0, n, 0) for b, d, n, _ in TUNE])
+    track = mido.MidiTrack([mido.MetaMessage("set_tempo", tempo=500_000),
+                            mido.MetaMessage("time_signature", numerator=4, denominator=4)])
+    now = 0
+    for tick, on, note, velocity in events:
+        track.append(mido.Message("note_on" if on else "note_off", note=note,
+                                  velocity=velocity, time=tick - now))
+        now = tick
+    midi = mido.MidiFile(ticks_per_beat=480)
+    midi.tracks.append(track)
+    midi.save(str(path))
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Orchestra, Listener, Path]]:
+    # Module scope: one room for every test here (the fixtures are function-scoped).
+    from scorch.config.installation import parse_config
+    from scorch.primitives.synthdefs.library import SynthDefLibrary
+    from tests.conftest import jack_name
+
+    folder = tmp_path_factory.mktemp("notes-play")
+    text = (f'state_dir = "{folder / "state"}"\n[audio]\ndriver = "dummy"\n'
+            f'jack_server = "{jack_name("notes-play")}"\n[docs]\nbuild = "on-demand"\n'
+            f"[tempo]\nbpm = {BPM}\n" + ROOM)
+    orch = Orchestra(parse_config(text, folder / "config.toml"), SynthDefLibrary())
+    orch.start()
+    try:
+        port = orch.rooms.status("lobby").port
+        assert port is not None
+        listener = Listener(port)
+        write_mid(folder / "tune.mid")
+        yield orch, listener, folder
+        listener.close()
+    finally:
+        orch.stop()
+
+
+def test_a_mid_plays_its_notes_at_their_pitches_from_the_next_bar(
+        room: tuple[Orchestra, Listener, Path]) -> None:
+    orch, listener, folder = room
+    service = LocalService(orch)
+    since = time.time()
+    out = service.call("notes", {"action": "play", "instance": "lobby",
+                                 "path": str(folder / "tune.mid"), "synthdef": "pluck"})
+    assert isinstance(out, NotesOutput) and out.pattern == "tune" and out.count == 4
+    assert "Pdef(\\tune)" in out.text() and "1 bars" in out.text()
+    port = orch.rooms.status("lobby").port
+    assert port is not None
+    deadline = time.monotonic() + 4 * 4 * BEAT + 3.0
+    while len(listener.synth_starts(since)) < 4 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    starts = sorted(listener.synth_starts(since), key=lambda h: h.at)
+    assert len(starts) == 4, starts
+    # Each synth's freq, asked of scsynth while the string still rings (decay 2 s).
+    freqs = sorted(round(scsynth_param(port, int(h.message.args[0]), "freq"), 2)
+                   for h in starts)
+    assert freqs == sorted(round(440 * 2 ** ((n - 69) / 12), 2) for _, _, n, _ in TUNE)
+    # The file's beats on the room's grid: gaps of 1, 0 and 1.5 beats at 240 bpm.
+    gaps = [b.at - a.at for a, b in itertools.pairwise(starts)]
+    assert gaps == pytest.approx([BEAT, 0.0, 1.5 * BEAT], abs=0.04), gaps
+    # From a bar line, a server latency (s.latency, as every pattern plays) after it.
+    grid = orch.tempo.grid()
+    assert grid is not None
+    late = (grid.beat_at(starts[0].at) % grid.beats_per_bar) * BEAT
+    assert late < 0.3, f"{late:.3f} s after the bar line"
+    playing = service.call("playing", {"instance": "lobby"})
+    assert isinstance(playing, PlayingOutput)
+    assert "tune" in {p.name for p in playing.rooms[0].patterns}
+
+
+def test_a_looped_mid_plays_until_stopped_by_its_name(
+        room: tuple[Orchestra, Listener, Path]) -> None:
+    orch, listener, folder = room
+    service = LocalService(orch)
+    since = time.time()
+    service.call("notes", {"action": "play", "instance": "lobby", "path": str(folder / "tune.mid"),
+                           "synthdef": "pluck", "name": "again", "loop": True, "start": "now"})
+    deadline = time.monotonic() + 3 * 4 * BEAT + 3.0
+    while len(listener.synth_starts(since)) < 9 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(listener.synth_starts(since)) >= 9, "a looped file plays more than twice"
+    assert orch.rooms.execute_one("lobby", "Pdef(\\again).stop; Pdef(\\again).isPlaying",
+                                  timeout=10).value == "false"
+    time.sleep(2 * BEAT)
+    stopped = time.time()
+    time.sleep(4 * BEAT + 0.4)
+    assert listener.synth_starts(stopped) == []
+
+
+@pytest.mark.parametrize(("args", "error", "words"), [
+    ({"synthdef": "nosuchdef"}, UnknownSynthDef, "knows no SynthDef named 'nosuchdef'"),
+    ({"path": "missing.mid"}, InvalidRequest, "no .mid file at"),
+    ({"path": "song.wav"}, InvalidRequest, "is not a .mid file's name"),
+    ({"path": "garbage.mid"}, InvalidRequest, "not a readable Standard MIDI File"),
+    ({"path": "empty.mid"}, InvalidRequest, "holds no notes"),
+])
+def test_bad_files_and_unknown_synthdefs_are_refused_in_words(
+        room: tuple[Orchestra, Listener, Path], args: dict[str, str],
+        error: type[ScorchError], words: str) -> None:
+    orch, _, folder = room
+    (folder / "state" / "midi").mkdir(parents=True, exist_ok=True)
+    (folder / "state" / "midi" / "garbage.mid").write_bytes(b"MThd\x00\x00\x00\x06garbage")
+    empty = mido.MidiFile()
+    empty.tracks.append(mido.MidiTrack())
+    empty.save(str(folder / "state" / "midi" / "empty.mid"))
+    call = {"action": "play", "instance": "lobby", "path": str(folder / "tune.mid"), **args}
+    with pytest.raises(error, match=words):
+        LocalService(orch).call("notes", call)
