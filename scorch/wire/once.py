@@ -7,19 +7,27 @@ of recent calls that are not idempotent: a key it has not seen runs; a key
 whose run is still going waits for that run's reply; a key whose run is done
 gets its reply at once. The table is bounded (``size`` keys: the oldest
 finished ones go first) and time-limited (a finished key is forgotten after
-``keep`` seconds); it lives in the server's memory, so a restarted server
-runs a resent request again.
+``keep`` seconds). Given a journal file, every finished key is appended to it
+with its reply, and a new server reads it back: a request resent after the server
+itself restarted (a crash, systemd) still gets the first run's reply. The journal
+is rewritten with only the live keys when it holds twice as many lines.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
+import os
 import threading
 import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
 
 from scorch.errors import InvalidRequest, NoAnswer
 from scorch.wire.envelope import Reply, Request
@@ -30,6 +38,10 @@ KEEP = 600.0
 SIZE = 4096
 #: Seconds a resend waits for the first run's reply.
 WAIT = 900.0
+#: The journal's name in the state directory.
+JOURNAL = "request-keys.jsonl"
+
+log = logging.getLogger(__name__)
 
 
 def new_key() -> str:
@@ -67,12 +79,17 @@ def fingerprint(request: Request) -> str:
 class Once:
     """The server's table of recent keys -> (in progress | reply) (thread-safe)."""
 
-    def __init__(self, keep: float = KEEP, size: int = SIZE, wait: float = WAIT) -> None:
+    def __init__(self, keep: float = KEEP, size: int = SIZE, wait: float = WAIT,
+                 journal: Path | None = None) -> None:
         self.keep = keep
         self.size = size
         self.wait = wait
+        self.journal = journal
         self._entries: OrderedDict[str, _Entry] = OrderedDict()  # oldest first
         self._lock = threading.Lock()
+        self._lines = 0
+        if journal is not None:
+            self._load(journal)
 
     def __len__(self) -> int:
         with self._lock:
@@ -99,6 +116,7 @@ class Once:
                 raise
             entry.reply, entry.finished = reply, time.monotonic()
             entry.done.set()
+            self._write(key, entry)
             return reply
         if entry.fingerprint != mine:
             return Reply.failed(request.id, InvalidRequest(
@@ -118,3 +136,62 @@ class Once:
             if now - entry.finished > self.keep or over > 0:
                 del self._entries[key]
                 over -= 1
+
+    # --- the journal -------------------------------------------------------------
+
+    def _load(self, path: Path) -> None:
+        """Take the finished keys of an earlier server that are younger than ``keep``."""
+        try:
+            lines = path.read_text(errors="replace").splitlines()
+        except FileNotFoundError:
+            return
+        except OSError as err:
+            log.warning("request keys not read from %s: %s", path, err)
+            return
+        wall, mono = time.time(), time.monotonic()
+        for number, line in enumerate(lines, 1):
+            try:
+                item = json.loads(line)
+                age = wall - float(item["at"])
+                entry = _Entry(str(item["fingerprint"]), reply=Reply.model_validate(item["reply"]))
+                key = str(item["key"])
+            except (ValueError, TypeError, KeyError, ValidationError):
+                log.warning("%s:%d is not a request key's line; skipped", path, number)
+                continue
+            if 0 <= age <= self.keep:
+                entry.finished = mono - age
+                entry.done.set()
+                self._entries.pop(key, None)
+                self._entries[key] = entry
+        self._lines = len(lines)
+        self._forget(mono)
+
+    def _write(self, key: str, entry: _Entry) -> None:
+        """Append a finished key to the journal (rewritten when mostly stale)."""
+        if self.journal is None or entry.reply is None:
+            return
+        with self._lock:
+            try:
+                if self._lines >= 2 * max(self.size, 1) and self._lines >= 2 * len(self._entries):
+                    self._rewrite(self.journal)
+                with self.journal.open("a") as out:
+                    out.write(_line(key, entry) + "\n")
+                self._lines += 1
+            except OSError as err:  # a full disk: the key still holds for this server
+                log.warning("request key not kept in %s: %s", self.journal, err)
+
+    def _rewrite(self, path: Path) -> None:
+        """Write only the finished keys held now (under the lock)."""
+        partial = path.with_name(path.name + ".new")
+        done = [(key, entry) for key, entry in self._entries.items() if entry.done.is_set()]
+        partial.write_text("".join(_line(key, entry) + "\n" for key, entry in done))
+        os.replace(partial, path)
+        self._lines = len(done)
+
+
+def _line(key: str, entry: _Entry) -> str:
+    """A finished key as one journal line: its wall-clock end, operation and reply."""
+    assert entry.reply is not None
+    at = time.time() - (time.monotonic() - entry.finished)
+    return json.dumps({"key": key, "fingerprint": entry.fingerprint, "at": round(at, 3),
+                       "reply": entry.reply.model_dump(mode="json")}, separators=(",", ":"))

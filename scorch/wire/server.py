@@ -34,7 +34,7 @@ from scorch.wire.envelope import (
     encode,
     socket_path,
 )
-from scorch.wire.once import Once
+from scorch.wire.once import JOURNAL, Once
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ class ControlServer:
         self._conns: list[_Connection] = []  # oldest first
         self._lock = threading.Lock()
         self._complained = -LOG_EVERY
-        self.once = Once()
+        self.once = Once(journal=state_dir / JOURNAL)
         """The keys of recent calls that are not idempotent, and their replies."""
 
     def start(self) -> None:

@@ -7,6 +7,7 @@ rooms: saving a snippet is a change a second run would refuse (it exists).
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 
@@ -134,3 +135,40 @@ def test_an_idempotent_call_keeps_no_key(server: ControlServer) -> None:
     ping = encode(Request(id=1, method="ping", key="p"))
     assert server.handle(ping).error is None
     assert len(server.once) == 0
+
+
+def test_a_restarted_server_gives_a_resend_the_first_runs_reply(tmp_path: Path) -> None:
+    first = ControlServer(LocalService(Orchestra(parse_config(
+        f'state_dir = "{tmp_path / "state"}"\n[instances.alpha]\n', tmp_path / "config.toml"))),
+        tmp_path / "state")
+    ran = first.handle(save("k1", 1))
+    assert ran.error is None, ran.error
+    # A new server on the same state directory (scorch run restarted): the snippet exists
+    # now, so a second run would fail; the resend gets the first reply instead.
+    second = ControlServer(first.service, tmp_path / "state")
+    again = second.handle(save("k1", 2))
+    assert again.id == 2 and again.error is None and again.result == ran.result
+    assert second.handle(save("k2", 3)).error is not None  # a new key runs, and fails
+
+
+def test_the_journal_keeps_only_young_keys_skips_bad_lines_and_is_compacted(
+        tmp_path: Path) -> None:
+    journal = tmp_path / "keys.jsonl"
+    once = Once(size=4, keep=600, journal=journal)
+    for i in range(12):
+        once.run(request(f"k{i}"), functools.partial(Reply, id=1, result=i))
+    assert len(journal.read_text().splitlines()) <= 2 * 4 + 1  # rewritten, not grown
+    with journal.open("a") as out:
+        out.write("not json\n{\"key\": 1}\n")
+    again = Once(size=4, keep=600, journal=journal)
+    assert len(again) == 4  # the 4 newest
+    assert again.run(request("k11", 9), lambda: Reply(id=9, result="ran")).result == 11
+    assert again.run(request("k0", 9), lambda: Reply(id=9, result="ran")).result == "ran"
+    stale = Once(size=4, keep=0.0, journal=journal)
+    assert len(stale) == 0
+
+
+def test_an_unwritable_journal_keeps_the_key_in_memory(tmp_path: Path) -> None:
+    once = Once(journal=tmp_path / "missing-folder" / "keys.jsonl")
+    assert once.run(request("a"), lambda: Reply(id=1, result=1)).result == 1
+    assert once.run(request("a", 2), lambda: Reply(id=2, result=2)).result == 1
