@@ -6,8 +6,10 @@ fixture checks that none of their pids is left.
 
 from __future__ import annotations
 
+import itertools
 import os
 import textwrap
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -112,22 +114,55 @@ def orphan_segments(ports: set[int]) -> list[str]:
                   if (SHARED_MEMORY / f"SuperColliderServer_{port}").exists())
 
 
-def segment_ports() -> set[int]:
-    """The ports of every scsynth shared-memory segment in /dev/shm now."""
-    return {int(path.name.rsplit("_", 1)[1]) for path in SHARED_MEMORY.glob("SuperColliderServer_*")
-            if path.name.rsplit("_", 1)[1].isdigit()}
+def scsynth_port(argv: list[str]) -> int | None:
+    """The UDP port of a scsynth command line (``-u PORT``), or None."""
+    for flag, value in itertools.pairwise(argv):
+        if flag == "-u" and value.isdigit():
+            return int(value)
+    return None
 
 
-def left_segments(before: set[int], ports: set[int], *, grace: float = 5.0) -> list[str]:
-    """Segments the session made that no process holds, after ``grace`` s for dying processes.
+class DescendantScsynths:
+    """The ports of every scsynth the suite's own subprocesses start, looked for every 0.2 s.
 
-    Two sources: the ports of every scsynth this process started, and every segment that
-    appeared during the session (scsynths of the ``scorch run`` and ``scorch mcp``
-    subprocesses the tests start, which this process never sees).
+    ``scorch run`` and ``scorch mcp`` subprocesses start their scsynths where this process
+    never sees their options; another program's scsynth on the same machine is not ours
+    and is never counted.
     """
+
+    def __init__(self) -> None:
+        self.ports: set[int] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="scsynth-ports", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        me = psutil.Process()
+        while not self._stop.wait(0.2):
+            try:
+                children = me.children(recursive=True)
+            except psutil.Error:
+                continue
+            for child in children:
+                try:
+                    if child.name() == "scsynth":
+                        port = scsynth_port(child.cmdline())
+                        if port is not None:
+                            self.ports.add(port)
+                except psutil.Error:
+                    continue
+
+    def stop(self) -> set[int]:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        return self.ports
+
+
+def left_segments(ports: set[int], *, grace: float = 5.0) -> list[str]:
+    """Segments of ``ports`` that no process holds, after ``grace`` s for dying processes."""
     deadline = time.monotonic() + grace
     while True:
-        left = orphan_segments(ports | (segment_ports() - before))
+        left = orphan_segments(ports)
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.25)
@@ -135,15 +170,15 @@ def left_segments(before: set[int], ports: set[int], *, grace: float = 5.0) -> l
 
 @pytest.fixture(scope="session", autouse=True)
 def no_segment_left_by_the_suite() -> Iterator[None]:
-    """After the whole session, /dev/shm holds no scsynth segment the suite left behind.
+    """After the whole session, /dev/shm holds no segment of a scsynth the suite started.
 
-    Every scsynth this process starts is seen (its options' command line), and every
-    segment that appears while the suite runs is checked too; one whose scsynth failed,
-    crashed or was killed must not leave its 8 MB in /dev/shm.
+    Every scsynth this process starts is seen (its options' command line), and so is
+    every scsynth of the suite's subprocesses; one that failed, crashed or was killed
+    must not leave its 8 MB in /dev/shm.
     """
-    before = segment_ports()
     ports: set[int] = set()
     argv = ScsynthOptions.argv
+    descendants = DescendantScsynths()
 
     def seen(options: ScsynthOptions) -> list[str]:
         ports.add(options.port)
@@ -152,7 +187,7 @@ def no_segment_left_by_the_suite() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(ScsynthOptions, "argv", seen)
         yield
-    left = left_segments(before, ports)
+    left = left_segments(ports | descendants.stop())
     assert not left, f"/dev/shm keeps segments of the suite's scsynths: {left}"
 
 
