@@ -78,13 +78,14 @@ class Meters:
     @contextmanager
     def watch(self) -> Iterator[Meters]:
         """Watch the meters for as long as the ``with`` lasts."""
-        self._join()
+        self.join()
         try:
             yield self
         finally:
-            self._leave()
+            self.leave()
 
-    def _join(self) -> None:
+    def join(self) -> None:
+        """One more watcher: the first places the meters. Call :meth:`leave` once done."""
         with self._lock:
             self._watchers += 1
             if self._thread is not None:
@@ -93,7 +94,8 @@ class Meters:
             self._thread = threading.Thread(target=self._keep, name="meters", daemon=True)
             self._thread.start()
 
-    def _leave(self) -> None:
+    def leave(self) -> None:
+        """One watcher less: after the last, the meters are freed (waits for that)."""
         with self._lock:
             self._watchers -= 1
             if self._watchers > 0 or self._thread is None:
