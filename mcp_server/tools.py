@@ -52,6 +52,12 @@ from scorch.errors import ScorchError
 
 log = logging.getLogger(__name__)
 
+#: The MCP Apps panel (``mcp_server/panel.html``, docs/web.md): the tools that show it
+#: inline, and the tools only it calls (hidden from the model by hosts with Apps).
+PANEL_URI = "ui://scorch/panel.html"
+PANEL_TOOLS = frozenset({"status", "listen"})
+PANEL_ONLY = frozenset({"live", "fader"})
+
 #: The request key of the ``tools/call`` being run (set by ``ScorchTool.run``; the
 #: tool function runs in a worker thread, which anyio gives a copy of this context).
 CALL_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar("scorch_call_key",
@@ -211,6 +217,15 @@ def input_schema(op: Operation[Any, Any], flat: dict[str, Any]) -> dict[str, Any
             "$defs": {**flat.get("$defs", {}), **schemas}}
 
 
+def tool_meta(name: str) -> dict[str, Any] | None:
+    """The tool's ``_meta``: the panel it shows (MCP Apps), and who may call it."""
+    if name in PANEL_TOOLS:
+        return {"ui": {"resourceUri": PANEL_URI}}
+    if name in PANEL_ONLY:
+        return {"ui": {"resourceUri": PANEL_URI, "visibility": ["app"]}}
+    return None
+
+
 def tools(service: Service) -> list[Tool]:
     """A tool for every operation meant for Claude (one nonce for this server's calls)."""
     made: list[Tool] = []
@@ -219,7 +234,8 @@ def tools(service: Service) -> list[Tool]:
         if op.tool:
             tool = ScorchTool.from_function(tool_function(op, service), name=op.name,
                                             description=op.doc, structured_output=True,
-                                            annotations=tool_annotations(op.access))
+                                            annotations=tool_annotations(op.access),
+                                            meta=tool_meta(op.name))
             made.append(tool.model_copy(update={
                 "parameters": input_schema(op, tool.parameters), "nonce": nonce}))
     return made

@@ -11,17 +11,39 @@ from __future__ import annotations
 
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
 from scorch.api.models import plain
-from scorch.api.operation import Result
+from scorch.api.operation import OPERATIONS, Result
 from scorch.errors import ScorchError
 
 if TYPE_CHECKING:
-    from scorch.api.local import LocalService
+    from collections.abc import Mapping
+
     from scorch.app.orchestra import Orchestra
+
+
+class Caller(Protocol):
+    """What runs the operations the view is built from (a service)."""
+
+    def call(self, name: str, args: Mapping[str, Any]) -> Result:
+        """Run operation ``name``."""
+        ...
+
+
+class Here:
+    """The operations on an orchestra of this process, as an operation itself calls them."""
+
+    def __init__(self, orch: Orchestra) -> None:
+        self.orch = orch
+
+    def call(self, name: str, args: Mapping[str, Any]) -> Result:
+        """Validate ``args`` and run ``name`` (the same checks as every front end's)."""
+        op = OPERATIONS[name]
+        result: Result = op.run(self.orch, op.parse(args))
+        return result
 
 #: Events kept in the view (the page filters them by room and kind).
 EVENTS_SHOWN = 60
@@ -45,6 +67,8 @@ class NodeLive(BaseModel):
     synthdef: str
     node_id: int
     params: dict[str, float]
+    ranges: dict[str, tuple[float, float, str]] = Field(
+        default_factory=dict, description="each param's spec: min, max, warp (a fader's)")
 
 
 class PatternLive(BaseModel):
@@ -137,7 +161,15 @@ def _midi(orch: Orchestra) -> dict[str, Any] | None:
     return plain({key: stats[key] for key in keep if key in stats})
 
 
-def live_view(service: LocalService, orch: Orchestra) -> LiveView:
+def _ranges(orch: Orchestra, synthdef: str) -> dict[str, tuple[float, float, str]]:
+    try:
+        params = orch.library.info(synthdef).params
+    except ScorchError:
+        return {}
+    return {p.name: (p.minval, p.maxval, p.warp) for p in params}
+
+
+def live_view(service: Caller, orch: Orchestra) -> LiveView:
     """The whole view now, from the operations and this process's meters."""
     now = time.time()
     status = service.call("status", {}).model_dump()
@@ -152,13 +184,17 @@ def live_view(service: LocalService, orch: Orchestra) -> LiveView:
         name = inst["name"]
         server = inst.get("server") or {}
         view = orch.rooms.view(name)
+        synths = server.get("synths")
+        if synths and meters.get(name) is not None:
+            synths -= 1  # the meter is scorch's, not the room's
         rooms.append(RoomLive(
             name=name, group=inst["group"], state=inst["state"], since=inst["since"],
             reason=inst["reason"], uptime=inst["uptime"], restarts=inst["restarts_in_window"],
             restart_budget_left=inst["restart_budget_left"], last_crash=inst["last_crash"],
             pids=inst["pids"], sclang=inst["sclang"], cpu=server.get("avg_cpu"),
-            peak_cpu=server.get("peak_cpu"), synths=server.get("synths"),
-            nodes=[NodeLive(name=n, **info) for n, info in inst["nodes"].items()],
+            peak_cpu=server.get("peak_cpu"), synths=synths,
+            nodes=[NodeLive(name=n, **info, ranges=_ranges(orch, info["synthdef"]))
+                   for n, info in inst["nodes"].items()],
             patterns=[PatternLive(kind=p.kind, name=p.name, playing=p.playing)
                       for p in view.patterns.values()],
             meter=meters.get(name), history=orch.meters.levels(name).history(now)))

@@ -46,6 +46,8 @@ log = logging.getLogger(__name__)
 KEEP_EVERY = 0.5
 #: A meter silent this long is started again (freed by a stop, lost with its scsynth).
 SILENT_AFTER = 1.5
+#: Seconds a lease keeps the meters running (the panel asks again well before).
+LEASE = 5.0
 
 
 class Meters:
@@ -58,10 +60,8 @@ class Meters:
         self.rate = rate
         self._lock = threading.Lock()
         self._watchers = 0
+        self._lease_until = 0.0
         self._levels: dict[str, Levels] = {}
-        self._placed: dict[str, tuple[OscClient, float]] = {}
-        """The OSC client each room's meter was placed through (a new one: a new scsynth),
-        and when."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -88,17 +88,19 @@ class Meters:
         """One more watcher: the first places the meters. Call :meth:`leave` once done."""
         with self._lock:
             self._watchers += 1
-            if self._thread is not None:
-                return
-            self._stop.clear()
-            self._thread = threading.Thread(target=self._keep, name="meters", daemon=True)
-            self._thread.start()
+            self._start()
+
+    def lease(self, seconds: float = LEASE) -> None:
+        """Meter for ``seconds`` more (a panel that polls, and may vanish without a word)."""
+        with self._lock:
+            self._lease_until = max(self._lease_until, time.monotonic() + seconds)
+            self._start()
 
     def leave(self) -> None:
         """One watcher less: after the last, the meters are freed (waits for that)."""
         with self._lock:
-            self._watchers -= 1
-            if self._watchers > 0 or self._thread is None:
+            self._watchers = max(0, self._watchers - 1)
+            if self._wanted() or self._thread is None:
                 return
             thread, self._thread = self._thread, None
             self._stop.set()
@@ -108,62 +110,82 @@ class Meters:
         """Stop metering whoever still watches (scorch stops)."""
         with self._lock:
             thread, self._thread = self._thread, None
+            self._watchers, self._lease_until = 0, 0.0
             self._stop.set()
         if thread is not None:
             thread.join(timeout=5.0)
 
-    def _keep(self) -> None:
+    def _wanted(self) -> bool:
+        return self._watchers > 0 or time.monotonic() < self._lease_until
+
+    def _start(self) -> None:
+        """Under the lock: a keeper, unless one runs."""
+        if self._thread is not None:
+            return
+        self._stop = stop = threading.Event()
+        self._thread = threading.Thread(target=self._keep, args=(stop,), name="meters",
+                                        daemon=True)
+        self._thread.start()
+
+    def _keep(self, stop: threading.Event) -> None:
+        # The OSC client each room's meter was placed through (a new one: a new scsynth),
+        # and when: this keeper's own, so a keeper that ends never frees another's.
+        placed: dict[str, tuple[OscClient, float]] = {}
         try:
-            while not self._stop.is_set():
+            while not stop.is_set():
+                with self._lock:
+                    if not self._wanted():  # a lease ran out, nobody watches
+                        if self._thread is threading.current_thread():
+                            self._thread = None
+                        return
                 for name in list(self._tree.views):
                     try:
-                        self._keep_room(name)
+                        self._keep_room(name, placed)
                     except ScorchError as err:
                         log.debug("meter of %s: %s", name, err)
-                self._stop.wait(KEEP_EVERY)
+                stop.wait(KEEP_EVERY)
         finally:
-            for name in list(self._placed):
-                self._remove(name)
+            for name in list(placed):
+                self._remove(name, placed)
 
-    def _keep_room(self, name: str) -> None:
+    def _keep_room(self, name: str, placed: dict[str, tuple[OscClient, float]]) -> None:
         view = self._tree.views.get(name)
         inst = self._tree.config.instances.get(name)
         if view is None or inst is None or inst.outputs < 1:
             return
         osc = view.osc
-        placed, at = self._placed.get(name, (None, 0.0))
+        there, at = placed.get(name, (None, 0.0))
         if osc is None or view.snapshot.state not in SOUNDING:
-            if placed is not None and placed is not osc:
-                self._remove(name)
+            if there is not None and there is not osc:
+                self._remove(name, placed)
             return
         room = self.levels(name)
         now = time.time()
-        if placed is osc:
+        if there is osc:
             last = room.last(now, stale=SILENT_AFTER)
             if last is None and now - at > SILENT_AFTER:
-                self._place(osc, inst.outputs)
-                self._placed[name] = (osc, now)
+                self._place(osc, room, inst.outputs)
+                placed[name] = (osc, now)
             return
-        if placed is not None:
-            self._remove(name)
+        if there is not None:
+            self._remove(name, placed)
+        osc.send(commands.d_recv(meter_synthdef(inst.outputs)))
+        osc.sync(timeout=2.0)
+        self._place(osc, room, inst.outputs)
+        placed[name] = (osc, now)
 
+    def _place(self, osc: OscClient, room: Levels, outputs: int) -> None:
         def heard(msg: OscMessage) -> None:
             found = levels(msg)
             if found is not None and found[0] == METER_NODE_ID:
                 room.add(time.time(), found[1], found[2])
 
         osc.listeners[METER_REPLY] = heard
-        osc.send(commands.d_recv(meter_synthdef(inst.outputs)))
-        osc.sync(timeout=2.0)
-        self._place(osc, inst.outputs)
-        self._placed[name] = (osc, now)
-
-    def _place(self, osc: OscClient, outputs: int) -> None:
         osc.send(commands.s_new(meter_name(outputs), METER_NODE_ID, AddAction.TAIL,
                                 commands.ROOT_NODE, ["rate", self.rate]))
 
-    def _remove(self, name: str) -> None:
-        osc, _ = self._placed.pop(name, (None, 0.0))
+    def _remove(self, name: str, placed: dict[str, tuple[OscClient, float]]) -> None:
+        osc, _ = placed.pop(name, (None, 0.0))
         if osc is None:
             return
         osc.listeners.pop(METER_REPLY, None)

@@ -93,15 +93,18 @@ function renderRoom(r) {
 }
 
 function spark(svg, history, now) {
-  const y = (db) => 36 - pct(db) * 0.34 - 1;
-  const x = (t) => 300 - (now - t) * (300 / SPARK_SECONDS);
   if (!history.length) { svg.innerHTML = ""; return; }
+  // The last five minutes once there are; until then the last minute or what there is.
+  const span = Math.min(SPARK_SECONDS, Math.max(60, now - history[0][0]));
+  const y = (db) => 36 - pct(db) * 0.34 - 1;
+  const x = (t) => 300 - (now - t) * (300 / span);
   const peak = history.map((p) => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(" ");
   const rms = history.map((p) => `${x(p[0]).toFixed(1)},${y(p[2]).toFixed(1)}`);
   const area = `M${x(history[0][0]).toFixed(1)},36 L${rms.join(" L")} ` +
     `L${x(history[history.length - 1][0]).toFixed(1)},36 Z`;
   svg.innerHTML = `<path d="${area}" fill="#2f81f7" fill-opacity="0.35" stroke="none"/>` +
-    `<polyline points="${peak}" fill="none" stroke="#9cc3ff" stroke-width="1"/>`;
+    `<polyline points="${peak}" fill="none" stroke="#9cc3ff" stroke-width="1"/>` +
+    `<text x="4" y="11" fill="#8a949e" font-size="9">${Math.round(span / 60)} min</text>`;
 }
 
 function renderMeters(meters) {
