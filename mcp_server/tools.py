@@ -52,11 +52,10 @@ from scorch.errors import ScorchError
 
 log = logging.getLogger(__name__)
 
-#: The MCP Apps panel (``mcp_server/panel.html``, docs/web.md): the tools that show it
-#: inline, and the tools only it calls (hidden from the model by hosts with Apps).
+#: The MCP Apps panel (``mcp_server/panel.html``, docs/web.md), which the tools of
+#: operations declared ``panel="show"`` show inline; those declared ``panel="only"`` are
+#: called by the panel alone (hosts with Apps hide them from the model).
 PANEL_URI = "ui://scorch/panel.html"
-PANEL_TOOLS = frozenset({"status", "listen"})
-PANEL_ONLY = frozenset({"live", "fader"})
 
 #: The request key of the ``tools/call`` being run (set by ``ScorchTool.run``; the
 #: tool function runs in a worker thread, which anyio gives a copy of this context).
@@ -217,11 +216,11 @@ def input_schema(op: Operation[Any, Any], flat: dict[str, Any]) -> dict[str, Any
             "$defs": {**flat.get("$defs", {}), **schemas}}
 
 
-def tool_meta(name: str) -> dict[str, Any] | None:
+def tool_meta(op: Operation[Any, Any]) -> dict[str, Any] | None:
     """The tool's ``_meta``: the panel it shows (MCP Apps), and who may call it."""
-    if name in PANEL_TOOLS:
+    if op.panel == "show":
         return {"ui": {"resourceUri": PANEL_URI}}
-    if name in PANEL_ONLY:
+    if op.panel == "only":
         return {"ui": {"resourceUri": PANEL_URI, "visibility": ["app"]}}
     return None
 
@@ -235,7 +234,7 @@ def tools(service: Service) -> list[Tool]:
             tool = ScorchTool.from_function(tool_function(op, service), name=op.name,
                                             description=op.doc, structured_output=True,
                                             annotations=tool_annotations(op.access),
-                                            meta=tool_meta(op.name))
+                                            meta=tool_meta(op))
             made.append(tool.model_copy(update={
                 "parameters": input_schema(op, tool.parameters), "nonce": nonce}))
     return made

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 METER_LEASE = 5.0
 
 
-@operation(access=READ, command="live", rooms=None, patience=10.0)
+@operation(access=READ, command="live", rooms=None, patience=10.0, panel="only")
 def live(orch: Orchestra, args: NoArgs) -> LiveView:
     """The live view the panel shows: every room's state, uptime, restarts, CPU, level
     meters and their last minutes, named nodes with their params and ranges, patterns,
@@ -58,7 +58,7 @@ class FaderOutput(Result):
 
 
 @operation(access=SET, command="fader", positional=("instance", "node", "param", "value"),
-           patience=5.0)
+           patience=5.0, panel="only")
 def fader(orch: Orchestra, args: FaderArgs) -> FaderOutput:
     """Move one param of a named node (a fader of the panel): the value is sent to scsynth
     at once and kept for restarts, as set does."""
