@@ -90,18 +90,23 @@ class Reader:
             for line in self._response:
                 if line.startswith(b"event:"):
                     self.events += 1
-        except (OSError, ValueError):
-            pass
+        except (OSError, ValueError, AttributeError):
+            pass  # closed under the reader (http.client drops its file on close)
 
     def close(self) -> None:
         self._response.close()
 
 
 def latency(out: Any, osc: Any, node: int, samples: int) -> dict[str, float]:
-    """Send CC 1 = v and poll /s_get until freq = 100 + 10 v; the times in ms."""
+    """Send CC 1 = v and poll /s_get until freq = 100 + 10 v; the times in ms.
+
+    A message that never arrives within a second (JACK drops the MIDI of the cycles
+    its dummy driver missed, on a loaded machine) is counted as lost.
+    """
     from scorch.primitives.scsynth.commands import Cmd, Reply
 
     times = []
+    lost = 0
     value = 0
     for _ in range(samples):
         value = value % 126 + 1
@@ -112,14 +117,15 @@ def latency(out: Any, osc: Any, node: int, samples: int) -> dict[str, float]:
             reply = osc.request(Cmd.S_GET, node, "freq", reply=Reply.N_SET, timeout=1.0,
                                 match=lambda m: m.args[0] == node)
             if abs(float(reply.args[2]) - want) < 0.01:
+                times.append((time.perf_counter() - start) * 1000)
                 break
-            if time.perf_counter() - start > 2.0:
-                raise RuntimeError(f"freq never reached {want}")
-        times.append((time.perf_counter() - start) * 1000)
+            if time.perf_counter() - start > 1.0:
+                lost += 1
+                break
         time.sleep(0.02)
     times.sort()
     return {"p50": times[len(times) // 2], "p99": times[int(len(times) * 0.99)],
-            "max": times[-1]}
+            "max": times[-1], "lost": lost}
 
 
 def phase(proc: subprocess.Popen[str], seconds: float, out: Any, osc: Any, node: int,
@@ -190,7 +196,7 @@ def report(r: dict[str, Any]) -> str:
         p = r[name]
         m = p["midi"]
         rows.append(f"| page {name} | {p['cpu']:.1f} % | {m['p50']:.2f} | {m['p99']:.2f} | "
-                    f"{m['max']:.2f} | {p['load']:.2f} |")
+                    f"{m['max']:.2f} | {m['lost']} | {p['load']:.2f} |")
     return "\n".join([
         "## Technician's page",
         "",
@@ -200,10 +206,11 @@ def report(r: dict[str, Any]) -> str:
         f"each. CPU is scorch's own process (scsynth and sclang not counted), % of one core. "
         f"MIDI end to end: CC sent on a JACK port until scsynth holds the new value, read by "
         f"`/s_get` polled back to back, {r['samples']} samples, ms (an upper bound by about "
-        f"one poll).",
+        f"one poll); lost: never arrived within 1 s (JACK's dummy driver drops the MIDI of "
+        f"the cycles it misses on a loaded machine).",
         "",
-        "| | CPU | MIDI p50 | p99 | max | load |",
-        "|---|---|---|---|---|---|",
+        "| | CPU | MIDI p50 | p99 | max | lost | load |",
+        "|---|---|---|---|---|---|---|",
         *rows,
         "",
     ])

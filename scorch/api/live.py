@@ -124,7 +124,8 @@ class LiveView(Result):
     this_host: str | None
     hosts: list[str] = Field(description="the installation's hosts (several hosts)")
     audio: str | None
-    xruns: int = Field(description="xruns jackd reported since scorch started")
+    xruns: int = Field(description="xruns jackd reported in its recent output (the last "
+                       "1000 lines scorch keeps of it)")
     rooms: list[RoomLive]
     tempo: dict[str, Any] | None
     midi: dict[str, Any] | None = Field(description="None: MIDI is off; else the router's "

@@ -8,6 +8,7 @@ asking anything itself, so ten open pages cost what one does.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from typing import TYPE_CHECKING
@@ -56,8 +57,6 @@ class Feed:
 
     def meters(self) -> str:
         """Each room's meter now (JSON)."""
-        import json
-
         return json.dumps({name: meter.model_dump() if meter else None
                            for name, meter in meters_now(self.orch).items()})
 

@@ -98,7 +98,7 @@ def test_errors_of_the_operation_come_back_with_their_code() -> None:
     assert web.post("/api/reboot").status_code == 404
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(token=st.text(PRINTABLE, max_size=60),
        origin=st.one_of(st.none(), st.text(PRINTABLE, max_size=40)),
        path=st.sampled_from(["/", "/api/view", "/static/page.js", "/static/../x",
