@@ -126,8 +126,7 @@ def make_app(feed: Feed, gate: Gate, meter_hz: float) -> Starlette:
             try:
                 sent = -1
                 while not await request.is_disconnected():
-                    version, data = feed.view()
-                    if version != sent and data:
+                    for version, data in feed.views_since(sent):
                         sent = version
                         yield {"event": "view", "data": data}
                     yield {"event": "meters", "data": feed.meters()}

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
+from collections import deque
 from typing import TYPE_CHECKING
 
 from scorch.api.live import live_view, meters_now
@@ -22,8 +24,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Seconds between two builds of the view while a page is open.
+#: Seconds between two builds of the view while a page is open...
 VIEW_EVERY = 0.5
+#: ...and between two looks at the rooms' states, whose change is built and sent at once
+#: (a restart can be over in less than VIEW_EVERY; each of its states is shown).
+STATE_EVERY = 0.02
+#: Views kept for streams that read a little late (each sends every view it missed).
+KEPT = 16
 
 
 class Feed:
@@ -33,9 +40,8 @@ class Feed:
         self.service = service
         self.orch = orch
         self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
         self._pages = 0
-        self._view = ""
+        self._views: deque[tuple[int, str]] = deque(maxlen=KEPT)
         self.version = 0
         """Counts the builds: a stream sends the view when it moved on."""
         self._stop = threading.Event()
@@ -46,10 +52,10 @@ class Feed:
         """How many streams are open."""
         return self._pages
 
-    def view(self) -> tuple[int, str]:
-        """The newest view's version and JSON."""
+    def views_since(self, version: int) -> list[tuple[int, str]]:
+        """The views built after ``version`` (the newest KEPT at most), oldest first."""
         with self._lock:
-            return self.version, self._view
+            return [(v, data) for v, data in self._views if v > version]
 
     def build(self) -> str:
         """The view now (JSON), built at once."""
@@ -82,15 +88,8 @@ class Feed:
                 return
             thread, self._thread = self._thread, None
             self._stop.set()
-            self._changed.notify_all()
         thread.join(timeout=5.0)
         self.orch.meters.leave()
-
-    def wait_view(self, version: int, timeout: float) -> None:
-        """Wait until a view newer than ``version`` is built (or ``timeout``)."""
-        with self._lock:
-            if self.version <= version and not self._stop.is_set():
-                self._changed.wait(timeout)
 
     def _build(self) -> None:
         while not self._stop.is_set():
@@ -102,7 +101,17 @@ class Feed:
                 log.exception("live view could not be built")
             else:
                 with self._lock:
-                    self._view = view
                     self.version += 1
-                    self._changed.notify_all()
-            self._stop.wait(VIEW_EVERY)
+                    self._views.append((self.version, view))
+            self._wait_change()
+
+    def _states(self) -> dict[str, str]:
+        return {name: str(view.snapshot.state) for name, view in self.orch.views.items()}
+
+    def _wait_change(self) -> None:
+        """Wait VIEW_EVERY, or less when a room's state changes."""
+        states = self._states()
+        deadline = time.monotonic() + VIEW_EVERY
+        while not self._stop.wait(STATE_EVERY):
+            if time.monotonic() >= deadline or self._states() != states:
+                return

@@ -5,6 +5,8 @@ const ROLE = document.body.dataset.role;
 const FLOOR = -60;  // dB at the left end of a meter and the bottom of a sparkline
 const SPARK_SECONDS = 300;
 const cards = new Map();
+const seen = new Map();  // room -> [[state, time]] of the last SEEN_SECONDS
+const SEEN_SECONDS = 10;
 const trees = new Map();  // room -> timer of its open tree drawing
 let lastView = null;
 
@@ -72,7 +74,15 @@ function renderRoom(r) {
   state.textContent = r.state;
   state.className = "state state-" + r.state;
   el.dataset.state = r.state;
-  el.querySelector(".reason").textContent = r.state === "READY" ? "" : (r.reason || "");
+  // Every state shown lately: a restart over within a second still says it happened.
+  const now = Date.now() / 1000;
+  const states = (seen.get(r.name) || []).filter(([, t]) => now - t < SEEN_SECONDS);
+  if (!states.length || states[states.length - 1][0] !== r.state) states.push([r.state, now]);
+  seen.set(r.name, states);
+  el.dataset.seen = [...new Set(states.map(([s]) => s))].join(" ");
+  const was = states.filter(([s]) => s !== "READY").map(([s]) => s);
+  el.querySelector(".reason").textContent = r.state !== "READY" ? (r.reason || "")
+    : was.length ? `back after ${[...new Set(was)].join(", ")}` : "";
   const cpu = r.cpu == null ? "–" : r.cpu.toFixed(1) + " %";
   el.querySelector(".facts").innerHTML =
     `<span>up <b>${duration(r.uptime)}</b></span><span>restarts <b>${r.restarts}</b></span>` +
