@@ -36,6 +36,15 @@ COOKIE = "scorch_token"
 #: On loopback (no token asked), the cookie that keeps a page read-only.
 MODE_COOKIE = "scorch_mode"
 FULL, READ = "full", "read"
+#: The page runs its own files only, talks to its own server only, and is never framed
+#: (a confirm button inside another site's frame could be clicked through).
+HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
+                               "frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
 #: The files the page is made of (package data, no build step).
 STATIC = {"page.css": "text/css", "page.js": "text/javascript"}
 
@@ -100,7 +109,7 @@ def make_app(feed: Feed, gate: Gate, meter_hz: float) -> Starlette:
             return answer
         html = resources.files("scorch.web").joinpath("static/index.html").read_text()
         return Response(html.replace("{{ROLE}}", role or READ), media_type="text/html",
-                        headers={"Cache-Control": "no-store"})
+                        headers=HEADERS)
 
     async def static(request: Request) -> Response:
         name = request.path_params["name"]

@@ -52,7 +52,9 @@ def client(host: str, token: str | None) -> tuple[TestClient, Service]:
 
 def test_loopback_is_open_and_readonly_is_kept_by_a_cookie_the_server_obeys() -> None:
     web, service = client("127.0.0.1", None)
-    assert 'data-role="full"' in web.get("/").text
+    page = web.get("/")
+    assert 'data-role="full"' in page.text
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
     assert web.post("/api/restart?room=a").status_code == 200
     assert service.calls == [("instance", {"action": "restart", "name": "a"})]
     answer = web.get("/?readonly")
