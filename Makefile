@@ -9,7 +9,8 @@ CONFIG ?= config.toml
 # openssh-server/-client, iproute2 and nftables: the tests of several hosts run a private sshd,
 # network namespaces and veth pairs, and cut or thin their links (docs/hosts.md).
 APT_PACKAGES := supercollider-server supercollider-language jackd2 \
-                openssh-server openssh-client iproute2 nftables
+                openssh-server openssh-client iproute2 nftables \
+                chromium
 
 .PHONY: run test bench lint handshake system-deps clean
 
@@ -32,7 +33,7 @@ system-deps:
 	for bin in scsynth sclang jackd; do command -v $$bin >/dev/null || missing="yes"; done; \
 	if [ "$$(uname)" = Linux ]; then \
 	  for bin in ssh ip tc nft; do command -v $$bin >/dev/null || missing="yes"; done; \
-	  [ -x /usr/sbin/sshd ] || missing="yes"; \
+	  [ -x /usr/sbin/sshd ] && [ -x /usr/bin/chromium ] || missing="yes"; \
 	fi; \
 	if [ -n "$$missing" ]; then \
 	  if command -v apt-get >/dev/null; then \

@@ -19,11 +19,13 @@ import os
 import signal
 import threading
 from collections.abc import AsyncIterator, Callable
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
+from mcp.server.apps import Apps
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
@@ -31,7 +33,7 @@ from mcp_server.config_gate import ConfigGate
 from mcp_server.early import EarlyFront
 from mcp_server.instructions import INSTRUCTIONS
 from mcp_server.stdio import protocol_streams
-from mcp_server.tools import tools
+from mcp_server.tools import PANEL_URI, tools
 from scorch.api.local import LocalService
 from scorch.api.operation import Service
 from scorch.api.remote import RemoteService
@@ -51,8 +53,18 @@ def build_server(service: Service, lifespan: Lifespan | None = None) -> MCPServe
     """The MCP server with every scorch tool and the workflow instructions."""
     server: MCPServer[Any] = MCPServer(
         name="scorch", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING",
-        tools=tools(service))
+        tools=tools(service), extensions=[panel()])
     return server
+
+
+def panel() -> Apps:
+    """The MCP Apps extension with the panel ``status`` and ``listen`` show (``panel.html``)."""
+    apps = Apps()
+    html = resources.files("mcp_server").joinpath("panel.html").read_text()
+    apps.add_html_resource(PANEL_URI, html, name="scorch panel", title="scorch: the rooms live",
+                           description="Every room's state, levels and named nodes' faders",
+                           prefers_border=True)
+    return apps
 
 
 def hosting_lifespan(service: LocalService, config: Config) -> Lifespan:

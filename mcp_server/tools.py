@@ -52,6 +52,11 @@ from scorch.errors import ScorchError
 
 log = logging.getLogger(__name__)
 
+#: The MCP Apps panel (``mcp_server/panel.html``, docs/web.md), which the tools of
+#: operations declared ``panel="show"`` show inline; those declared ``panel="only"`` are
+#: called by the panel alone (hosts with Apps hide them from the model).
+PANEL_URI = "ui://scorch/panel.html"
+
 #: The request key of the ``tools/call`` being run (set by ``ScorchTool.run``; the
 #: tool function runs in a worker thread, which anyio gives a copy of this context).
 CALL_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar("scorch_call_key",
@@ -211,6 +216,15 @@ def input_schema(op: Operation[Any, Any], flat: dict[str, Any]) -> dict[str, Any
             "$defs": {**flat.get("$defs", {}), **schemas}}
 
 
+def tool_meta(op: Operation[Any, Any]) -> dict[str, Any] | None:
+    """The tool's ``_meta``: the panel it shows (MCP Apps), and who may call it."""
+    if op.panel == "show":
+        return {"ui": {"resourceUri": PANEL_URI}}
+    if op.panel == "only":
+        return {"ui": {"resourceUri": PANEL_URI, "visibility": ["app"]}}
+    return None
+
+
 def tools(service: Service) -> list[Tool]:
     """A tool for every operation meant for Claude (one nonce for this server's calls)."""
     made: list[Tool] = []
@@ -219,7 +233,8 @@ def tools(service: Service) -> list[Tool]:
         if op.tool:
             tool = ScorchTool.from_function(tool_function(op, service), name=op.name,
                                             description=op.doc, structured_output=True,
-                                            annotations=tool_annotations(op.access))
+                                            annotations=tool_annotations(op.access),
+                                            meta=tool_meta(op))
             made.append(tool.model_copy(update={
                 "parameters": input_schema(op, tool.parameters), "nonce": nonce}))
     return made

@@ -296,7 +296,7 @@ class MidiRouter(pykka.ThreadingActor):
             return timings[min(count - 1, int(q * count))] / 1000.0 if count else None
 
         return {
-            **self._counts,
+            **self._counts, "inputs": {p.name: p.taken for p in self._input.ports},
             "queued": sum(p.taken for p in self._input.ports),
             "sent": sender.sent,
             "send_errors": sender.send_errors,

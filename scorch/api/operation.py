@@ -231,6 +231,8 @@ class Operation(Generic[A, R]):
     """Each action's model by name, the default action first; empty: no actions."""
     fields: Mapping[str, FieldInfo] = field(default_factory=dict)
     """Every argument any action takes, as the CLI and the MCP tool list them."""
+    panel: str | None = None
+    """The MCP Apps panel: ``show`` (the tool shows it), ``only`` (only it calls the tool)."""
 
     @property
     def summary(self) -> str:
@@ -335,13 +337,15 @@ def operation(*, access: Access | None = None, name: str | None = None,
               any_host: bool = False, merge: Merge | None = None,
               unanswered: Filler | None = None, roll_call: bool = False,
               across: Callable[[Hosts, Any], Result | None] | None = None,
+              panel: str | None = None,
               ) -> Callable[[Callable[[Orchestra, A], R]], Callable[[Orchestra, A], R]]:
     """Register ``run(orchestra, args) -> result`` as an operation (its name by default).
 
     ``access``: what it does (with actions: derived, the most dangerous action's).
     ``short``, ``follow``, ``aliases`` and ``files`` shape its command (:class:`CliForm`);
     ``rooms`` (the argument naming its rooms, when it has one), ``any_host``, ``merge``,
-    ``unanswered``, ``roll_call`` and ``across`` how it runs on several hosts (:class:`Spread`).
+    ``unanswered``, ``roll_call`` and ``across`` how it runs on several hosts (:class:`Spread`);
+    ``panel`` its part in the MCP Apps panel (``show`` it, or called ``only`` by it).
     """
 
     def register(run: Callable[[Orchestra, A], R]) -> Callable[[Orchestra, A], R]:
@@ -375,7 +379,7 @@ def operation(*, access: Access | None = None, name: str | None = None,
             name=op_name, doc=inspect.cleandoc(run.__doc__ or op_name), args=args_type,
             result=result_type, run=run, access=op_access, command=command,
             positional=positional, patience=patience, waits=waits, tool=tool, cli=cli,
-            spread=spread, actions=actions, fields=fields)
+            spread=spread, actions=actions, fields=fields, panel=panel)
         return run
 
     return register

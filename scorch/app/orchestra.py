@@ -19,6 +19,7 @@ from actors.instance.processes import InstanceSettings
 from actors.supervisor import Supervisor, SupervisorProxy
 from scorch.app.buffers import Buffers
 from scorch.app.knowledge import Knowledge
+from scorch.app.meters import Meters
 from scorch.app.midi import Midi
 from scorch.app.notes import Notes
 from scorch.app.rooms import Rooms
@@ -83,6 +84,8 @@ class Orchestra:
         """Scenes: saved node values, recalled and morphed."""
         self.knowledge = Knowledge(config, ready=tree.await_ready)
         """The docs index, the execution history and the snippets (the knowledge ops')."""
+        self.meters = Meters(tree, config.web.meter_hz)
+        """Each room's output levels, measured by scsynth while someone watches."""
         self.studio = Studio(state, self.views, self.library, config.audio.sample_rate,
                              tree.await_ready)
         """Recordings, listening and renders."""
@@ -183,6 +186,7 @@ class Orchestra:
         The autosave session is written first, when autosave runs.
         """
         self.sessions.stop()
+        self.meters.close()
         self.scenes.stop()
         self.knowledge.stop()
         remote, self._remote = self._remote, None

@@ -12,6 +12,7 @@ import signal
 import threading
 import time
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
@@ -21,6 +22,9 @@ from scorch.primitives.system.process import pid_alive
 from scorch.primitives.system.systemd import Notifier
 from scorch.state.events import State
 from scorch.wire.server import ControlServer
+
+if TYPE_CHECKING:
+    from scorch.web.serve import WebServer
 
 log = logging.getLogger("scorch")
 
@@ -59,6 +63,7 @@ class Runner:
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, self._on_signal)
         control: ControlServer | None = None
+        web: WebServer | None = None
         try:
             seed = self.orchestra.sessions.autosaved() if self.resume else None
             if self.resume and seed is None:
@@ -74,17 +79,33 @@ class Runner:
             print(self.service.call("list_instances", {}).text(), flush=True)
             control = ControlServer(LocalService(self.orchestra), self.config.state_path())
             control.start()
+            web = self._serve_page()
             self.notifier.ready(self.rooms_status())
             log.info("running %s; control socket %s; Ctrl-C stops", self.config.source,
                      control.path)
             self._loop()
         finally:
             self.notifier.stopping()
+            if web is not None:
+                web.stop()
             if control is not None:
                 control.stop()
             left = self._stop_orchestra()
             self.notifier.close()
         return 1 if left else 0
+
+    def _serve_page(self) -> WebServer | None:
+        """The technician's page, when ``[web] listen`` asks for it (imported only then)."""
+        address = self.config.web.address()
+        if address is None:
+            return None
+        from scorch.web.serve import WebServer
+
+        web = WebServer(self.service, self.orchestra, *address, self.config.state_path(),
+                        self.config.web.meter_hz)
+        web.start()
+        print(f"the technician's page: {web.url}", flush=True)
+        return web
 
     def _loop(self) -> None:
         periods = [p for p in (self.status_every, self.notifier.watchdog_every) if p]

@@ -31,6 +31,7 @@ from scorch.config.tables import (
     SessionsConfig,
     TempoConfig,
     WatchdogConfig,
+    WebConfig,
 )
 from scorch.errors import ConfigError, InstanceNotFound
 from scorch.primitives.toml_limits import TooDeep, check_toml
@@ -58,6 +59,7 @@ class Config(StrictModel):
     sessions: SessionsConfig = SessionsConfig()
     history: HistoryConfig = HistoryConfig()
     docs: DocsConfig = DocsConfig()
+    web: WebConfig = WebConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     hosts: dict[HostName, HostConfig] = Field(
         default_factory=dict, description="the machines of an installation across several "

@@ -137,6 +137,44 @@ class HistoryConfig(StrictModel):
                           description="at most this many executions are kept (the newest)")
 
 
+def _listen(value: str | None) -> str | None:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6), checked; None stays None."""
+    if value is None:
+        return None
+    host, sep, port = value.rpartition(":")
+    bare = host.strip("[]")
+    if not sep or not port.isdigit() or not bare or (":" in bare and not host.startswith("[")):
+        raise ValueError(f"expected HOST:PORT such as \"127.0.0.1:8470\" (IPv6: "
+                         f"\"[::1]:8470\"), found {value[:80]!r}")
+    if not 1 <= int(port) <= 65535:
+        raise ValueError(f"the port of {value[:80]!r} must be 1 to 65535")
+    if any(c.isspace() or c in "/?#@" for c in bare):
+        raise ValueError(f"{bare[:80]!r} is not a host name or an IP address")
+    return value
+
+
+class WebConfig(StrictModel):
+    """The ``[web]`` table: the technician's page, served by ``scorch run``."""
+
+    listen: str | None = Field(
+        None, description="HOST:PORT the page listens on (unset: no page); loopback is open "
+        "to this machine's users, any other address asks for the token in the state directory")
+    meter_hz: float = Field(15.0, ge=1.0, le=50.0,
+                            description="level meters' reports a second while the page is open")
+
+    @field_validator("listen")
+    @classmethod
+    def _check_listen(cls, value: str | None) -> str | None:
+        return _listen(value)
+
+    def address(self) -> tuple[str, int] | None:
+        """The host (without IPv6 brackets) and port to listen on, or None."""
+        if self.listen is None:
+            return None
+        host, _, port = self.listen.rpartition(":")
+        return host.strip("[]"), int(port)
+
+
 class DocsConfig(StrictModel):
     """The ``[docs]`` table: the SuperCollider docs index behind the ``docs`` tool."""
 

@@ -15,6 +15,11 @@ from scorch.state.desired import PERSISTENT_NODE_BASE, UNNAMED_NODE_BASE
 
 #: MIDI voices' ids (``actors/router``): from 2**29 up to the named nodes.
 MIDI_NODE_BASE = 2**29
+#: The level meter scorch runs in a room while someone watches (``scorch.app.meters``):
+#: the last id of scorch's own client (3 of scsynth's 4 logins), which nothing else takes.
+METER_NODE_ID = 2**28 - 1
+#: What :func:`owner` calls it; ``playing`` leaves it out of the room's synths.
+METER_OWNER = "scorch (meter)"
 _INSTRUMENT = re.compile(r"""['\\]instrument['"]?\s*,\s*['\\]([A-Za-z0-9_]+)'?""")
 
 
@@ -42,6 +47,8 @@ def owner(node: TreeNode, named: Mapping[int, str], patterns: Sequence[PatternRe
         return "root"
     if is_default_group(node_id):
         return f"default group of client {client_of(node_id)}"
+    if node_id == METER_NODE_ID:
+        return METER_OWNER
     if node_id in named:
         return f"node {named[node_id]}"
     if MIDI_NODE_BASE <= node_id < PERSISTENT_NODE_BASE:

@@ -21,6 +21,8 @@ from urllib.parse import urlsplit
 
 #: The token's file in the state directory.
 TOKEN_FILE = "http-token"
+#: The read-only token's file: the technician's page opened with it shows, never acts.
+READONLY_TOKEN_FILE = "http-token-readonly"
 
 #: Host names that are this machine's loopback whatever the resolver says.
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
@@ -40,9 +42,9 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def load_token(state_dir: Path) -> str:
+def load_token(state_dir: Path, name: str = TOKEN_FILE) -> str:
     """The installation's HTTP token, made on first use (0600, in ``state_dir``)."""
-    path = state_dir / TOKEN_FILE
+    path = state_dir / name
     try:
         token = path.read_text().strip()
     except FileNotFoundError:
@@ -52,7 +54,7 @@ def load_token(state_dir: Path) -> str:
     state_dir.mkdir(parents=True, exist_ok=True)
     token = secrets.token_urlsafe(32)
     # Written under a private name first and renamed: two starts at once share one token.
-    partial = path.with_name(f".{TOKEN_FILE}.{os.getpid()}")
+    partial = path.with_name(f".{name}.{os.getpid()}")
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         out.write(token + "\n")

@@ -191,7 +191,7 @@ class ListenArgs(Args):
 
 
 @operation(access=READ, command="listen", positional=("instance",), waits="seconds",
-           patience=100.0)
+           patience=100.0, panel="show")
 def listen(orch: Orchestra, args: ListenArgs) -> HeardOutput:
     """Hear what a room plays now (or an audio file): a picture (waveform over a
     log-frequency spectrogram), the numbers (peak and RMS dBFS, LUFS, clipping,

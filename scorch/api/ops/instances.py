@@ -136,7 +136,7 @@ class StatusArgs(Args):
 
 
 @operation(access=READ, command="status", positional=("instance",),
-           unanswered=unknown_statuses)
+           unanswered=unknown_statuses, panel="show")
 def status(orch: Orchestra, args: StatusArgs) -> StatusOutput:
     """Full status of instances: state and since when, scsynth's live CPU and counts,
     process ids, restart budget, last crash, and named nodes with their values; and the

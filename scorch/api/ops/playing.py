@@ -13,7 +13,7 @@ from scorch.errors import ScorchError
 from scorch.primitives.sclang.patterns import PatternRecord, short
 from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.node_tree import TreeNode, tree_nodes
-from scorch.state.playing import owner
+from scorch.state.playing import METER_OWNER, owner
 from scorch.state.view import InstanceView
 
 if TYPE_CHECKING:
@@ -136,6 +136,8 @@ def _room(view: InstanceView, detail: bool) -> RoomPlaying:
         if parsed is not None:
             session = view.sclang
             found = owners(parsed, view, session.client_id if session is not None else 0)
+            # The meter that runs while someone watches the page is scorch's, not the room's.
+            parsed = [n for n in parsed if found[n.node_id] != METER_OWNER]
             synths = dict(Counter(found[n.node_id] for n in parsed if n.synthdef is not None))
             if detail:
                 tree = [TreeNodeOut(id=n.node_id, parent=n.parent, synthdef=n.synthdef,

@@ -87,6 +87,8 @@ class OscClient:
         """The latest ``/status.reply`` anyone asked for (the watchdog asks often)."""
         self.on_node_end: Callable[[int], None] | None = None
         """Told each ended node's id, in the receive thread, once :meth:`notify` registered."""
+        self.listeners: dict[str, Callable[[OscMessage], None]] = {}
+        """Told each message of their address, in the receive thread (meters' replies)."""
         self._thread = threading.Thread(target=self._receive, name=f"{name}-osc", daemon=True)
         self._thread.start()
 
@@ -189,6 +191,11 @@ class OscClient:
                         self.on_node_end(int(msg.args[0]))  # type: ignore[arg-type]
                     except Exception:
                         log.exception("node end handler failed")
+                elif (listener := self.listeners.get(msg.address)) is not None:
+                    try:
+                        listener(msg)
+                    except Exception:
+                        log.exception("listener of %s failed", msg.address)
                 with self._lock:
                     for waiter in self._waiters:
                         if not waiter.event.is_set() and waiter.match(msg):

@@ -14,23 +14,15 @@ bytes are those sclang writes for the same graph:
 
 from __future__ import annotations
 
-import struct
-from dataclasses import dataclass
+from scorch.primitives.synthdefs.scgf import AUDIO as _AUDIO
+from scorch.primitives.synthdefs.scgf import CONTROL as _CONTROL
+from scorch.primitives.synthdefs.scgf import UGen as _UGen
+from scorch.primitives.synthdefs.scgf import synthdef as _synthdef
 
 #: The most channels one capture takes.
 MAX_CHANNELS = 32
 
-_CONTROL, _AUDIO = 1, 2
 _FREE_SELF = 2.0  # Line's doneAction: free the synth
-
-
-@dataclass(frozen=True)
-class _UGen:
-    name: str
-    rate: int
-    inputs: tuple[tuple[int, int], ...]
-    """(ugen index, output index), or (-1, constant index)."""
-    outputs: int
 
 
 def record_name(channels: int) -> str:
@@ -68,28 +60,3 @@ def _check(channels: int) -> int:
     if not 1 <= channels <= MAX_CHANNELS:
         raise ValueError(f"a capture takes 1 to {MAX_CHANNELS} channels, not {channels}")
     return channels
-
-
-def _synthdef(name: str, params: tuple[str, ...], constants: tuple[float, ...],
-              ugens: list[_UGen]) -> bytes:
-    out = bytearray(b"SCgf" + struct.pack(">iH", 2, 1))
-    out += _pstring(name)
-    out += struct.pack(f">i{len(constants)}f", len(constants), *constants)
-    out += struct.pack(f">i{len(params)}f", len(params), *[0.0] * len(params))
-    out += struct.pack(">i", len(params))
-    for index, param in enumerate(params):
-        out += _pstring(param) + struct.pack(">i", index)
-    out += struct.pack(">i", len(ugens))
-    for ugen in ugens:
-        out += _pstring(ugen.name)
-        out += struct.pack(">biih", ugen.rate, len(ugen.inputs), ugen.outputs, 0)
-        for source, index in ugen.inputs:
-            out += struct.pack(">ii", source, index)
-        out += bytes([ugen.rate]) * ugen.outputs
-    out += struct.pack(">h", 0)  # no variants
-    return bytes(out)
-
-
-def _pstring(text: str) -> bytes:
-    data = text.encode("ascii")
-    return bytes([len(data)]) + data

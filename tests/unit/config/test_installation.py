@@ -296,3 +296,17 @@ def test_a_config_nested_too_deep_is_a_located_error_not_a_recursion(tmp_path: P
     text = "[instances.a]\nstartup = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n"
     with pytest.raises(ConfigError, match=r"c\.toml: invalid TOML: line 2: nested more than 32"):
         parse_config(text, tmp_path / "c.toml")
+
+
+@pytest.mark.parametrize("listen", ["0.0.0.0:x", "::1:80", "a b:3", "host:0", "host:70000",
+                                    ":80", "127.0.0.1"])
+def test_a_bad_web_listen_is_refused_naming_the_key(listen: str) -> None:
+    with pytest.raises(ConfigError, match=r"web\.listen"):
+        parse_config(f'[instances.a]\n[web]\nlisten = "{listen}"\n')
+
+
+@pytest.mark.parametrize(("listen", "address"), [("127.0.0.1:8470", ("127.0.0.1", 8470)),
+                                                 ("[::1]:80", ("::1", 80)),
+                                                 ("stage.local:9000", ("stage.local", 9000))])
+def test_web_listen_gives_host_and_port(listen: str, address: tuple[str, int]) -> None:
+    assert parse_config(f'[instances.a]\n[web]\nlisten = "{listen}"\n').web.address() == address

@@ -1,0 +1,232 @@
+"""What the technician's page costs: scorch's CPU with the page open (meters at 20 Hz) or
+closed, and the MIDI end-to-end time into scsynth either way, in one run.
+
+Run: ``.venv/bin/python -m bench.web [--seconds 30] [--samples 200] [--write]``. Starts
+``scorch run`` with 4 headless rooms (a JACK dummy server), ``[web] listen`` on
+loopback with ``meter_hz = 20``, and a MIDI control route from a JACK port this
+benchmark plays (CC 1) to room0's named node ``hum`` (``freq``). Then, page closed
+and page open (one stream of ``/api/stream`` read as a browser reads it: the server's
+work is the same whatever shows it):
+
+- CPU of scorch's own process (utime + stime, its threads, not scsynth or sclang) over
+  ``--seconds``, as % of one core;
+- MIDI end to end: from ``send_message`` on the JACK port to the moment scsynth holds
+  the new value, read by ``/s_get`` polled back to back (each poll a loopback round
+  trip, so a figure is an upper bound, within about one poll).
+The load average is printed beside: the machine may be shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from bench.idle import cpu_seconds
+from bench.report import write_section
+from scorch.primitives.system.process import DIE_WITH_PARENT
+
+JACK = os.environ.get("SCORCH_TEST_JACK", "scorch-bench") + "-web"
+ROOMS = 4
+PORT_NAME = "benchweb"
+SETTLE = 5.0
+
+
+def config_text(state: Path, port: int) -> str:
+    rooms = "".join(f'\n[instances.room{i}]\nsynthdefs = ["sine"]\n' for i in range(ROOMS))
+    return f"""state_dir = "{state}"
+[audio]
+driver = "dummy"
+jack_server = "{JACK}"
+[docs]
+build = "on-demand"
+[web]
+listen = "127.0.0.1:{port}"
+meter_hz = 20
+[midi]
+backend = "jack"
+inputs = ["{PORT_NAME}"]
+[[midi.controls]]
+port = "{PORT_NAME}"
+cc = 1
+instance = "room0"
+node = "hum"
+param = "freq"
+range = [100, 1370]
+takeover = "immediate"
+{rooms}
+[instances.room0.nodes.hum]
+synthdef = "sine"
+params = {{ freq = 100, amp = 0.05 }}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Reader:
+    """A page's stream, read in a thread until closed."""
+
+    def __init__(self, url: str) -> None:
+        self.events = 0
+        self._response = urllib.request.urlopen(url + "api/stream", timeout=10)
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            for line in self._response:
+                if line.startswith(b"event:"):
+                    self.events += 1
+        except (OSError, ValueError, AttributeError):
+            pass  # closed under the reader (http.client drops its file on close)
+
+    def close(self) -> None:
+        self._response.close()
+
+
+def latency(out: Any, osc: Any, node: int, samples: int) -> dict[str, float]:
+    """Send CC 1 = v and poll /s_get until freq = 100 + 10 v; the times in ms.
+
+    A message that never arrives within a second (JACK drops the MIDI of the cycles
+    its dummy driver missed, on a loaded machine) is counted as lost.
+    """
+    from scorch.primitives.scsynth.commands import Cmd, Reply
+
+    times = []
+    lost = 0
+    value = 0
+    for _ in range(samples):
+        value = value % 126 + 1
+        want = 100.0 + 10.0 * value
+        start = time.perf_counter()
+        out.send_message([0xB0, 1, value])
+        while True:
+            reply = osc.request(Cmd.S_GET, node, "freq", reply=Reply.N_SET, timeout=1.0,
+                                match=lambda m: m.args[0] == node)
+            if abs(float(reply.args[2]) - want) < 0.01:
+                times.append((time.perf_counter() - start) * 1000)
+                break
+            if time.perf_counter() - start > 1.0:
+                lost += 1
+                break
+        time.sleep(0.02)
+    times.sort()
+    return {"p50": times[len(times) // 2], "p99": times[int(len(times) * 0.99)],
+            "max": times[-1], "lost": lost}
+
+
+def phase(proc: subprocess.Popen[str], seconds: float, out: Any, osc: Any, node: int,
+          samples: int) -> dict[str, Any]:
+    time.sleep(SETTLE)
+    cpu0, t0 = cpu_seconds(proc.pid), time.monotonic()
+    time.sleep(seconds)
+    cpu = 100 * (cpu_seconds(proc.pid) - cpu0) / (time.monotonic() - t0)
+    return {"cpu": cpu, "load": os.getloadavg()[0],
+            "midi": latency(out, osc, node, samples)}
+
+
+def run(seconds: float, samples: int) -> dict[str, Any]:
+    from scorch.api.remote import RemoteService
+    from scorch.primitives.scsynth.client import OscClient
+
+    with tempfile.TemporaryDirectory(prefix="scorch-web-") as work:
+        port = free_port()
+        path = Path(work) / "config.toml"
+        path.write_text(config_text(Path(work) / "state", port))
+        proc = subprocess.Popen([sys.executable, "-m", "scorch.cli.main", "run", "--config",
+                                 str(path)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                text=True, preexec_fn=DIE_WITH_PARENT)
+        assert proc.stdout is not None
+        out = None
+        try:
+            lines = [proc.stdout.readline() for _ in range(2 + ROOMS)]
+            assert all("READY" in line for line in lines[2:]), lines
+            os.environ["JACK_DEFAULT_SERVER"] = JACK
+            os.environ["JACK_NO_START_SERVER"] = "1"
+            import rtmidi
+
+            out = rtmidi.MidiOut(rtmidi.API_UNIX_JACK, name=PORT_NAME)
+            out.open_virtual_port(PORT_NAME)
+            api = RemoteService(Path(work) / "state" / "control.sock")
+            status = {r["name"]: r for r in api.call("status", {}).model_dump()["instances"]}
+            node = status["room0"]["nodes"]["hum"]["node_id"]
+            osc = OscClient(status["room0"]["port"])
+            deadline = time.monotonic() + 20
+            while not any(PORT_NAME in p for p in
+                          api.call("midi", {"action": "ports"}).model_dump()["result"]["inputs"]):
+                assert time.monotonic() < deadline, "the router did not open the port"
+                time.sleep(0.2)
+            url = f"http://127.0.0.1:{port}/"
+            closed = phase(proc, seconds, out, osc, node, samples)
+            reader = Reader(url)
+            try:
+                opened = phase(proc, seconds, out, osc, node, samples)
+                view = json.loads(urllib.request.urlopen(url + "api/view", timeout=10).read())
+                metered = sum(r["meter"] is not None for r in view["rooms"])
+                events = reader.events
+            finally:
+                reader.close()
+            osc.close()
+            api.close()
+        finally:
+            if out is not None:
+                out.delete()
+            proc.terminate()
+            proc.wait(timeout=60)
+    return {"closed": closed, "open": opened, "metered": metered, "events": events,
+            "seconds": seconds, "samples": samples}
+
+
+def report(r: dict[str, Any]) -> str:
+    rows = []
+    for name in ("closed", "open"):
+        p = r[name]
+        m = p["midi"]
+        rows.append(f"| page {name} | {p['cpu']:.1f} % | {m['p50']:.2f} | {m['p99']:.2f} | "
+                    f"{m['max']:.2f} | {m['lost']} | {p['load']:.2f} |")
+    return "\n".join([
+        "## Technician's page",
+        "",
+        f"`python -m bench.web`: one `scorch run` of {ROOMS} headless rooms, `[web] meter_hz = "
+        f"20`, measured page closed then page open (one `/api/stream` reader, {r['events']} "
+        f"events received; {r['metered']} of {ROOMS} rooms metered) over {r['seconds']:g} s "
+        f"each. CPU is scorch's own process (scsynth and sclang not counted), % of one core. "
+        f"MIDI end to end: CC sent on a JACK port until scsynth holds the new value, read by "
+        f"`/s_get` polled back to back, {r['samples']} samples, ms (an upper bound by about "
+        f"one poll); lost: never arrived within 1 s (JACK's dummy driver drops the MIDI of "
+        f"the cycles it misses on a loaded machine).",
+        "",
+        "| | CPU | MIDI p50 | p99 | max | lost | load |",
+        "|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--write", action="store_true", help="replace BENCHMARKS.md's section")
+    args = parser.parse_args()
+    text = report(run(args.seconds, args.samples))
+    print(text)
+    if args.write:
+        write_section(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+"""The live view of an installation: one model for the technician's page and the Claude panel.
+
+Built from what the operations already answer (``status``, ``events``, ``tempo``,
+``playing``), called through the service as every front end calls them, plus what
+only this process holds: the level meters (``orch.meters``), the MIDI router's
+counters and jackd's xruns. :func:`meters_now` is the light part sent many times a
+second; :func:`live_view` the whole view, sent about once a second.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from scorch.api.models import plain
+from scorch.api.operation import OPERATIONS, Result
+from scorch.errors import ScorchError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from scorch.app.orchestra import Orchestra
+
+
+class Caller(Protocol):
+    """What runs the operations the view is built from (a service)."""
+
+    def call(self, name: str, args: Mapping[str, Any]) -> Result:
+        """Run operation ``name``."""
+        ...
+
+
+class Here:
+    """The operations on an orchestra of this process, as an operation itself calls them."""
+
+    def __init__(self, orch: Orchestra) -> None:
+        self.orch = orch
+
+    def call(self, name: str, args: Mapping[str, Any]) -> Result:
+        """Validate ``args`` and run ``name`` (the same checks as every front end's)."""
+        op = OPERATIONS[name]
+        result: Result = op.run(self.orch, op.parse(args))
+        return result
+
+#: Events kept in the view (the page filters them by room and kind).
+EVENTS_SHOWN = 60
+#: Event kinds that are trouble.
+TROUBLE = frozenset({"CRASHED", "HUNG", "FAILED", "BOOT_FAILED", "STARTUP_ERROR", "DEGRADED",
+                     "BUFFER_LOST", "NODE_ENDED"})
+_XRUN = re.compile(r"\bxrun", re.IGNORECASE)
+
+
+class Meter(BaseModel):
+    """A room's outputs now: peak and RMS per output, dBFS (-90: silence or no reading)."""
+
+    peak: list[float]
+    rms: list[float]
+
+
+class NodeLive(BaseModel):
+    """A named node and its params."""
+
+    name: str
+    synthdef: str
+    node_id: int
+    params: dict[str, float]
+    ranges: dict[str, tuple[float, float, str]] = Field(
+        default_factory=dict, description="each param's spec: min, max, warp (a fader's)")
+
+
+class PatternLive(BaseModel):
+    """A Pdef, Pbindef, Tdef or Ndef."""
+
+    kind: str
+    name: str
+    playing: bool
+
+
+class RoomLive(BaseModel):
+    """One room at a glance."""
+
+    name: str
+    group: str | None
+    state: str
+    since: float
+    reason: str | None
+    uptime: float | None
+    restarts: int = Field(description="restarts within the restart window")
+    restart_budget_left: int
+    last_crash: str | None
+    pids: dict[str, int | None]
+    sclang: str
+    cpu: float | None = Field(description="scsynth's average CPU, percent")
+    peak_cpu: float | None
+    synths: int | None
+    nodes: list[NodeLive]
+    patterns: list[PatternLive]
+    meter: Meter | None = Field(description="None: nobody meters it, or no report lately")
+    history: list[tuple[int, float, float]] = Field(
+        description="the level of the last minutes: (Unix second, loudest peak, RMS), dBFS")
+
+
+class EventLive(BaseModel):
+    """A lifecycle event."""
+
+    seq: int
+    time: float
+    room: str
+    kind: str
+    message: str
+    trouble: bool
+
+
+class LiveView(Result):
+    """Everything the page and the panel show."""
+
+    time: float
+    config: str | None
+    hosted_by: str
+    started_at: float | None
+    this_host: str | None
+    hosts: list[str] = Field(description="the installation's hosts (several hosts)")
+    audio: str | None
+    xruns: int = Field(description="xruns jackd reported in its recent output (the last "
+                       "1000 lines scorch keeps of it)")
+    rooms: list[RoomLive]
+    tempo: dict[str, Any] | None
+    midi: dict[str, Any] | None = Field(description="None: MIDI is off; else the router's "
+                                        "counters and notes per input")
+    events: list[EventLive]
+
+    def text(self) -> str:
+        lines = [f"{r.name}: {r.state}, restarts {r.restarts}" for r in self.rooms]
+        return "\n".join(lines)
+
+
+def meters_now(orch: Orchestra, now: float | None = None) -> dict[str, Meter | None]:
+    """Each room's meter now (None: no fresh report)."""
+    now = time.time() if now is None else now
+    found: dict[str, Meter | None] = {}
+    for name in orch.rooms.names():
+        last = orch.meters.levels(name).last(now)
+        found[name] = Meter(peak=list(last.peak), rms=list(last.rms)) if last else None
+    return found
+
+
+def _xruns(orch: Orchestra) -> int:
+    return sum(1 for line in orch.jack_console.tail(1000) if _XRUN.search(line.text))
+
+
+def _midi(orch: Orchestra) -> dict[str, Any] | None:
+    if orch.midi.error is not None:
+        return None
+    try:
+        stats = orch.midi.stats()
+    except ScorchError:
+        return None
+    keep = ("notes_on", "notes_off", "voices", "sent", "errors", "inputs")
+    return plain({key: stats[key] for key in keep if key in stats})
+
+
+def _ranges(orch: Orchestra, synthdef: str) -> dict[str, tuple[float, float, str]]:
+    try:
+        params = orch.library.info(synthdef).params
+    except ScorchError:
+        return {}
+    return {p.name: (p.minval, p.maxval, p.warp) for p in params}
+
+
+def live_view(service: Caller, orch: Orchestra) -> LiveView:
+    """The whole view now, from the operations and this process's meters."""
+    now = time.time()
+    status = service.call("status", {}).model_dump()
+    events = service.call("events", {}).model_dump()["events"][-EVENTS_SHOWN:]
+    try:
+        tempo: dict[str, Any] | None = service.call("tempo", {}).model_dump()
+    except ScorchError:
+        tempo = None
+    meters = meters_now(orch, now)
+    rooms = []
+    for inst in status["instances"]:
+        name = inst["name"]
+        server = inst.get("server") or {}
+        view = orch.rooms.view(name)
+        synths = server.get("synths")
+        if synths and meters.get(name) is not None:
+            synths -= 1  # the meter is scorch's, not the room's
+        rooms.append(RoomLive(
+            name=name, group=inst["group"], state=inst["state"], since=inst["since"],
+            reason=inst["reason"], uptime=inst["uptime"], restarts=inst["restarts_in_window"],
+            restart_budget_left=inst["restart_budget_left"], last_crash=inst["last_crash"],
+            pids=inst["pids"], sclang=inst["sclang"], cpu=server.get("avg_cpu"),
+            peak_cpu=server.get("peak_cpu"), synths=synths,
+            nodes=[NodeLive(name=n, **info, ranges=_ranges(orch, info["synthdef"]))
+                   for n, info in inst["nodes"].items()],
+            patterns=[PatternLive(kind=p.kind, name=p.name, playing=p.playing)
+                      for p in view.patterns.values()],
+            meter=meters.get(name), history=orch.meters.levels(name).history(now)))
+    config = orch.config
+    return LiveView(
+        time=now, config=str(config.source) if config.source else None,
+        hosted_by=orch.hosted_by, started_at=orch.started_at, this_host=config.host,
+        hosts=sorted(config.hosts), audio=(status.get("audio") or {}).get("summary"),
+        xruns=_xruns(orch), rooms=rooms, tempo=tempo, midi=_midi(orch),
+        events=[EventLive(seq=e["seq"], time=e["time"], room=e["instance"], kind=e["kind"],
+                          message=e["message"], trouble=e["kind"] in TROUBLE) for e in events])

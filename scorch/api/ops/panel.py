@@ -1,0 +1,67 @@
+"""The panel's operations: the live view and a fader, for the MCP Apps panel (issue 28).
+
+``live`` answers the whole live view (``scorch.api.live``) and keeps the rooms'
+level meters running a few seconds more, so a panel that polls sees levels and one
+that vanishes costs nothing soon after. ``fader`` moves one param of a named node, as
+``set`` does (the value is kept for restarts), one value at a time as a fader sends
+them. Both are tools only the panel sees (``_meta.ui.visibility = ["app"]``); every
+other front end has ``status`` and ``set``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import Field
+
+from scorch.api.live import Here, LiveView, live_view
+from scorch.api.operation import READ, SET, Args, Result, operation
+from scorch.api.ops.instances import NoArgs
+from scorch.values import Float32, InstanceName, NodeName, ParamName
+
+if TYPE_CHECKING:
+    from scorch.app.orchestra import Orchestra
+
+#: Seconds the meters run on after a ``live`` call.
+METER_LEASE = 5.0
+
+
+@operation(access=READ, command="live", rooms=None, patience=10.0, panel="only")
+def live(orch: Orchestra, args: NoArgs) -> LiveView:
+    """The live view the panel shows: every room's state, uptime, restarts, CPU, level
+    meters and their last minutes, named nodes with their params and ranges, patterns,
+    MIDI activity, tempo and recent events. Keeps the level meters running a few
+    seconds."""
+    orch.meters.lease(METER_LEASE)
+    return live_view(Here(orch), orch)
+
+
+class FaderArgs(Args):
+    """One param of a named node, and its new value."""
+
+    instance: InstanceName
+    node: NodeName
+    param: ParamName
+    value: Annotated[Float32, Field(description="the param's new value")]
+
+
+class FaderOutput(Result):
+    """The value set."""
+
+    instance: str
+    node: str
+    param: str
+    value: float
+
+    def text(self) -> str:
+        return f"{self.instance}/{self.node}: {self.param} = {self.value:g}"
+
+
+@operation(access=SET, command="fader", positional=("instance", "node", "param", "value"),
+           patience=5.0, panel="only")
+def fader(orch: Orchestra, args: FaderArgs) -> FaderOutput:
+    """Move one param of a named node (a fader of the panel): the value is sent to scsynth
+    at once and kept for restarts, as set does."""
+    values = orch.rooms.set(args.instance, args.node, {args.param: args.value})
+    return FaderOutput(instance=args.instance, node=args.node, param=args.param,
+                       value=values.get(args.param, args.value))

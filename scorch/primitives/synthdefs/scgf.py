@@ -1,0 +1,51 @@
+"""SynthDefs written as bytes in scsynth's own ``SCgf`` version 2 format (no sclang).
+
+See SuperCollider's "Synth Definition File Format": constants, params with their
+defaults and names, then each UGen with its rate, inputs and outputs. scorch's own
+small SynthDefs (captures, meters) are built with it, so they need no sclang.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+CONTROL, AUDIO = 1, 2
+
+
+@dataclass(frozen=True)
+class UGen:
+    """One UGen of a graph."""
+
+    name: str
+    rate: int
+    inputs: tuple[tuple[int, int], ...]
+    """(ugen index, output index), or (-1, constant index)."""
+    outputs: int
+
+
+def synthdef(name: str, params: tuple[str, ...], constants: tuple[float, ...],
+             ugens: list[UGen], defaults: tuple[float, ...] | None = None) -> bytes:
+    """The bytes of one SynthDef (params default to 0 unless ``defaults`` says)."""
+    values = defaults if defaults is not None else (0.0,) * len(params)
+    out = bytearray(b"SCgf" + struct.pack(">iH", 2, 1))
+    out += _pstring(name)
+    out += struct.pack(f">i{len(constants)}f", len(constants), *constants)
+    out += struct.pack(f">i{len(params)}f", len(params), *values)
+    out += struct.pack(">i", len(params))
+    for index, param in enumerate(params):
+        out += _pstring(param) + struct.pack(">i", index)
+    out += struct.pack(">i", len(ugens))
+    for ugen in ugens:
+        out += _pstring(ugen.name)
+        out += struct.pack(">biih", ugen.rate, len(ugen.inputs), ugen.outputs, 0)
+        for source, index in ugen.inputs:
+            out += struct.pack(">ii", source, index)
+        out += bytes([ugen.rate]) * ugen.outputs
+    out += struct.pack(">h", 0)  # no variants
+    return bytes(out)
+
+
+def _pstring(text: str) -> bytes:
+    data = text.encode("ascii")
+    return bytes([len(data)]) + data

@@ -1,0 +1,244 @@
+// The technician's page: one EventSource; "view" about twice a second, "meters" at the
+// meters' rate. Actions POST to /api/...; the server refuses them to a read-only page.
+"use strict";
+const ROLE = document.body.dataset.role;
+const FLOOR = -60;  // dB at the left end of a meter and the bottom of a sparkline
+const SPARK_SECONDS = 300;
+const cards = new Map();
+const seen = new Map();  // room -> [[state, time]] of the last SEEN_SECONDS
+const SEEN_SECONDS = 10;
+const trees = new Map();  // room -> timer of its open tree drawing
+let lastView = null;
+
+const esc = (s) => String(s ?? "").replace(/[&<>"']/g,
+  (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
+const $ = (id) => document.getElementById(id);
+
+function duration(s) {
+  if (s == null) return "–";
+  s = Math.floor(s);
+  if (s < 60) return s + " s";
+  if (s < 3600) return Math.floor(s / 60) + " min";
+  return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
+}
+const pct = (db) => Math.max(0, Math.min(100, (db - FLOOR) / -FLOOR * 100));
+
+async function act(path, question) {
+  if (!window.confirm(question)) return;
+  const buttons = document.querySelectorAll("button.act");
+  buttons.forEach((b) => { b.disabled = true; });
+  try {
+    const answer = await fetch(path, {method: "POST", headers: {"Content-Type": "application/json"}});
+    if (!answer.ok) {
+      const body = await answer.json().catch(() => ({error: answer.statusText}));
+      window.alert(body.error || answer.statusText);
+    }
+  } finally {
+    buttons.forEach((b) => { b.disabled = false; });
+  }
+}
+
+function card(room) {
+  let el = cards.get(room);
+  if (el) return el;
+  el = document.createElement("article");
+  el.className = "room";
+  el.id = "room-" + room;
+  el.dataset.room = room;
+  el.innerHTML = `<div class="room-head"><h2>${esc(room)}</h2><span class="state"></span></div>
+    <div class="reason"></div><div class="facts"></div>
+    <div class="meters"></div><div class="meter-db"></div>
+    <svg class="spark" viewBox="0 0 300 36" preserveAspectRatio="none" role="img"
+         aria-label="level of the last five minutes"></svg>
+    <ul class="nodes"></ul>
+    <div class="row"><button class="act danger restart">Restart</button>
+      <button class="tree-toggle">Node tree</button></div>
+    <div class="tree" hidden></div>`;
+  el.querySelector(".restart").addEventListener("click", () =>
+    act(`/api/restart?room=${encodeURIComponent(room)}`,
+        `Restart room ${room}? Its sound stops for a moment; named nodes come back.`));
+  el.querySelector(".tree-toggle").addEventListener("click", () => toggleTree(room));
+  el.querySelector(".nodes").addEventListener("click", (e) => {
+    const node = e.target.dataset && e.target.dataset.node;
+    if (node) act(`/api/release?room=${encodeURIComponent(room)}&node=${encodeURIComponent(node)}`,
+                  `Stop node ${node} in ${room}? It fades out and is forgotten.`);
+  });
+  $("rooms").appendChild(el);
+  cards.set(room, el);
+  return el;
+}
+
+function renderRoom(r) {
+  const el = card(r.name);
+  const state = el.querySelector(".state");
+  state.textContent = r.state;
+  state.className = "state state-" + r.state;
+  el.dataset.state = r.state;
+  // Every state shown lately: a restart over within a second still says it happened.
+  const now = Date.now() / 1000;
+  const states = (seen.get(r.name) || []).filter(([, t]) => now - t < SEEN_SECONDS);
+  if (!states.length || states[states.length - 1][0] !== r.state) states.push([r.state, now]);
+  seen.set(r.name, states);
+  el.dataset.seen = [...new Set(states.map(([s]) => s))].join(" ");
+  const was = states.filter(([s]) => s !== "READY").map(([s]) => s);
+  el.querySelector(".reason").textContent = r.state !== "READY" ? (r.reason || "")
+    : was.length ? `back after ${[...new Set(was)].join(", ")}` : "";
+  const cpu = r.cpu == null ? "–" : r.cpu.toFixed(1) + " %";
+  el.querySelector(".facts").innerHTML =
+    `<span>up <b>${duration(r.uptime)}</b></span><span>restarts <b>${r.restarts}</b></span>` +
+    `<span>CPU <b>${cpu}</b></span><span>synths <b>${r.synths ?? "–"}</b></span>` +
+    `<span>scsynth <b class="pid">${r.pids.scsynth ?? "–"}</b></span>` +
+    `<span>sclang <b>${esc(r.sclang)}</b></span>`;
+  const items = r.nodes.map((n) => {
+    const params = Object.entries(n.params).slice(0, 6)
+      .map(([k, v]) => `${esc(k)} ${Number(v).toPrecision(3)}`).join(", ");
+    return `<li><b>${esc(n.name)}</b><span class="dim">${esc(n.synthdef)}</span>` +
+      `<span class="params">${params}</span>` +
+      `<button class="act small danger" data-node="${esc(n.name)}">stop</button></li>`;
+  }).concat(r.patterns.map((p) =>
+    `<li><b>${esc(p.name)}</b><span class="dim">${esc(p.kind)}</span>` +
+    `<span class="params">${p.playing ? "playing" : "stopped"}</span></li>`));
+  el.querySelector(".nodes").innerHTML = items.join("");
+  spark(el.querySelector(".spark"), r.history, lastView.time);
+}
+
+function spark(svg, history, now) {
+  if (!history.length) { svg.innerHTML = ""; return; }
+  // The last five minutes once there are; until then the last minute or what there is.
+  const span = Math.min(SPARK_SECONDS, Math.max(60, now - history[0][0]));
+  const y = (db) => 36 - pct(db) * 0.34 - 1;
+  const x = (t) => 300 - (now - t) * (300 / span);
+  const peak = history.map((p) => `${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(" ");
+  const rms = history.map((p) => `${x(p[0]).toFixed(1)},${y(p[2]).toFixed(1)}`);
+  const area = `M${x(history[0][0]).toFixed(1)},36 L${rms.join(" L")} ` +
+    `L${x(history[history.length - 1][0]).toFixed(1)},36 Z`;
+  svg.innerHTML = `<path d="${area}" fill="#2f81f7" fill-opacity="0.35" stroke="none"/>` +
+    `<polyline points="${peak}" fill="none" stroke="#9cc3ff" stroke-width="1"/>` +
+    `<text x="4" y="11" fill="#8a949e" font-size="9">${Math.round(span / 60)} min</text>`;
+}
+
+function renderMeters(meters) {
+  for (const [room, m] of Object.entries(meters)) {
+    const el = cards.get(room);
+    if (!el) continue;
+    const box = el.querySelector(".meters");
+    const text = el.querySelector(".meter-db");
+    if (!m) { box.innerHTML = ""; text.textContent = "no level"; el.dataset.peak = ""; continue; }
+    while (box.children.length < m.peak.length) {
+      const bar = document.createElement("div");
+      bar.className = "meter";
+      bar.innerHTML = '<div class="rms"></div><div class="peak"></div>';
+      box.appendChild(bar);
+    }
+    while (box.children.length > m.peak.length) box.lastChild.remove();
+    m.peak.forEach((peak, i) => {
+      const bar = box.children[i];
+      bar.querySelector(".rms").style.width = pct(m.rms[i]) + "%";
+      bar.querySelector(".peak").style.left = `calc(${pct(peak)}% - 2px)`;
+    });
+    const loudest = Math.max(...m.peak);
+    el.dataset.peak = String(loudest);
+    text.textContent = "peak " + m.peak.map((p) => p.toFixed(1)).join(" / ") + " dB";
+  }
+}
+
+function renderSummary(v) {
+  const t = v.tempo;
+  const midi = v.midi ? Object.entries(v.midi.inputs || {})
+    .map(([port, n]) => `${esc(port)} <b>${n}</b>`).join(", ") || "no input" : "off";
+  const parts = [
+    `rooms <b>${v.rooms.filter((r) => r.state === "READY").length}/${v.rooms.length}</b> READY`,
+    t ? `tempo <b>${t.bpm.toFixed(1)}</b> bpm, bar <b>${t.bar}</b> ${t.playing ? "▶" : "■"}` : "",
+    `MIDI ${midi}` + (v.midi ? `, voices <b>${v.midi.voices ?? 0}</b>` : ""),
+    `xruns <b>${v.xruns}</b>`,
+    v.hosts.length ? `hosts <b>${v.hosts.map(esc).join(", ")}</b>` +
+      (v.this_host ? ` (this: ${esc(v.this_host)})` : "") : "",
+    v.audio ? esc(v.audio) : "",
+  ];
+  $("summary").innerHTML = parts.filter(Boolean).map((p) => `<span>${p}</span>`).join("");
+  $("config").textContent = v.config || "";
+}
+
+function renderEvents(v) {
+  const select = $("log-room");
+  for (const r of v.rooms) {
+    if (![...select.options].some((o) => o.value === r.name)) select.add(new Option(r.name, r.name));
+  }
+  const room = select.value;
+  const trouble = $("log-trouble").checked;
+  const shown = v.events.filter((e) => (!room || e.room === room) && (!trouble || e.trouble));
+  $("events").innerHTML = shown.reverse().map((e) =>
+    `<li class="${e.trouble ? "trouble" : ""}" data-kind="${esc(e.kind)}" data-room="${esc(e.room)}">` +
+    `${new Date(e.time * 1000).toLocaleTimeString()} <span class="kind">${esc(e.kind)}</span>` +
+    `${esc(e.room)}: ${esc(e.message)}</li>`).join("");
+}
+
+function render(v) {
+  lastView = v;
+  renderSummary(v);
+  v.rooms.forEach(renderRoom);
+  for (const [room, el] of cards) {
+    if (!v.rooms.some((r) => r.name === room)) { el.remove(); cards.delete(room); }
+  }
+  renderEvents(v);
+}
+
+async function drawTree(room) {
+  const box = cards.get(room).querySelector(".tree");
+  const answer = await fetch(`/api/tree/${encodeURIComponent(room)}`);
+  if (!answer.ok) { box.textContent = "no tree: " + answer.statusText; return; }
+  const found = ((await answer.json()).rooms[0] || {}).tree || [];
+  const nodes = found.some((n) => n.id === 0) ? found
+    : [{id: 0, parent: -1, synthdef: null, owner: "root"}, ...found];
+  const depth = new Map([[0, -1]]);
+  const rows = nodes.map((n, i) => {
+    const d = n.id === 0 ? 0 : (depth.get(n.parent) ?? 0) + 1;
+    depth.set(n.id, d);
+    return {...n, d, i};
+  });
+  const index = new Map(rows.map((r) => [r.id, r]));
+  const h = rows.length * 22 + 8;
+  const width = Math.max(300, ...rows.map((r) => r.d * 18 + 260));
+  const parts = rows.map((r) => {
+    const x = r.d * 18 + 10, y = r.i * 22 + 14;
+    const parent = index.get(r.parent);
+    const edge = parent && r.id !== 0
+      ? `<path d="M${parent.d * 18 + 10},${parent.i * 22 + 14} V${y} H${x}"/>` : "";
+    const mark = r.synthdef == null
+      ? `<rect class="group" x="${x - 5}" y="${y - 5}" width="10" height="10" rx="2"/>`
+      : `<circle class="synth" cx="${x}" cy="${y}" r="5"/>`;
+    const label = r.synthdef == null ? "group" : esc(r.synthdef);
+    return `${edge}${mark}<text x="${x + 10}" y="${y + 4}">${label} ${r.id}` +
+      ` <tspan class="owner">${esc(r.owner)}</tspan></text>`;
+  });
+  box.innerHTML = `<svg width="${width}" height="${h}" viewBox="0 0 ${width} ${h}" ` +
+    `role="img" aria-label="node tree of ${esc(room)}">${parts.join("")}</svg>`;
+}
+
+function toggleTree(room) {
+  const box = cards.get(room).querySelector(".tree");
+  if (trees.has(room)) {
+    clearInterval(trees.get(room));
+    trees.delete(room);
+    box.hidden = true;
+    return;
+  }
+  box.hidden = false;
+  drawTree(room);
+  trees.set(room, setInterval(() => drawTree(room), 2000));
+}
+
+function connect() {
+  const source = new EventSource("/api/stream");
+  source.addEventListener("open", () => { $("link").textContent = "live"; });
+  source.addEventListener("error", () => { $("link").textContent = "reconnecting"; });
+  source.addEventListener("view", (e) => render(JSON.parse(e.data)));
+  source.addEventListener("meters", (e) => renderMeters(JSON.parse(e.data)));
+}
+
+$("role").textContent = ROLE === "read" ? "read-only" : "technician";
+$("panic").addEventListener("click", () =>
+  act("/api/panic", "Panic: release every MIDI voice and send all-notes-off everywhere?"));
+$("log-room").addEventListener("change", () => lastView && renderEvents(lastView));
+$("log-trouble").addEventListener("change", () => lastView && renderEvents(lastView));
+connect();
