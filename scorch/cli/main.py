@@ -68,7 +68,7 @@ def cmd_bridge(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Check binaries, MIDI APIs and ports; print the install command for what is missing."""
-    from scorch.cli.doctor import report, run_checks
+    from scorch.app.doctor import report, run_checks
     from scorch.config.installation import find_config, load_config
 
     config = None

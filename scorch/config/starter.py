@@ -31,6 +31,9 @@ def write_starter(target: Path) -> Path:
     path = target / "config.toml" if target.is_dir() or not target.suffix else target
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ConfigError(f"cannot write {path}: {err.strerror}") from err
+    try:
         # O_EXCL: even a file that appears between a check and the write is never replaced.
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError as err:

@@ -16,6 +16,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 #: The mcpb CLI, installed under the checkout (never globally) by `make` or here.
 MCPB = ROOT / "build" / "mcpb" / "node_modules" / ".bin" / "mcpb"
+#: The version the Makefile installs (MCPB_PACKAGE there).
+MCPB_PACKAGE = "@anthropic-ai/mcpb@^2.1"
 #: uv, a dev dependency: it installs the wheel as `uv tool install` does for people.
 UV = Path(sys.executable).parent / "uv"
 
@@ -36,7 +38,7 @@ def mcpb() -> Path:
         npm = shutil.which("npm")
         assert npm, "npm is missing: `make system-deps` installs nodejs and npm"
         subprocess.run([npm, "install", "--prefix", str(MCPB.parents[2]), "--no-audit",
-                        "--no-fund", "@anthropic-ai/mcpb"], check=True, timeout=300,
+                        "--no-fund", MCPB_PACKAGE], check=True, timeout=300,
                        stdout=subprocess.DEVNULL)
     return MCPB
 

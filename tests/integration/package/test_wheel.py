@@ -91,7 +91,7 @@ def test_the_installed_scorch_is_its_own_and_reads_its_own_files(tool: Tool) -> 
         == {"scorch": True, "synthdefs": True, "classes": True, "config": True}
     # No config anywhere: the built-in one, one room.
     assert found["rooms"] == ["main"]
-    assert not str(ROOT) in json.dumps(found)
+    assert str(ROOT) not in json.dumps(found)
 
 
 @pytest.mark.anyio
