@@ -69,11 +69,12 @@ def sessions() -> list[list[dict[str, Any]]]:
     """
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-    classic = [[{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": version, "capabilities": {},
-        "clientInfo": {"name": "snapshot", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+    hello = {"name": "snapshot", "version": "1"}
+    classic: list[list[dict[str, Any]]] = [
+        [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+          "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": hello}},
+         {"jsonrpc": "2.0", "method": "notifications/initialized"},
+         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
         for version in HANDSHAKE_PROTOCOL_VERSIONS]
     modern = [[_modern(1, "server/discover", version), _modern(2, "tools/list", version)]
               for version in MODERN_PROTOCOL_VERSIONS]
