@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,21 +47,38 @@ def mcpb() -> Path:
 def outside(home: Path) -> dict[str, str]:
     """An environment with nothing of the checkout: HOME and XDG folders under ``home``.
 
-    The caches stay the user's (uv's, and scorch's compiled SynthDefs, which are
-    keyed by their sources): a second install copies from them, a room boots
-    without compiling what the checkout's tests compiled already.
+    The caches stay the user's (uv's, scorch's compiled SynthDefs, Python's bytecode:
+    each keyed by what it was made from): a second install copies from them, a room
+    boots without compiling what an earlier run compiled already.
     """
     env = {key: value for key, value in os.environ.items()
-           if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "JACK_DEFAULT_SERVER")
+           if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "JACK_DEFAULT_SERVER",
+                          "PYTHONDONTWRITEBYTECODE")
            and not key.startswith("XDG_")}
     env.setdefault("UV_CACHE_DIR", str(Path.home() / ".cache" / "uv"))
     env["XDG_CACHE_HOME"] = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    env["PYTHONPYCACHEPREFIX"] = str(Path(env["XDG_CACHE_HOME"]) / "scorch-tests" / "pycache")
     for name, sub in (("HOME", ""), ("XDG_CONFIG_HOME", ".config"),
                       ("XDG_STATE_HOME", ".local/state"), ("XDG_DATA_HOME", ".local/share")):
         env[name] = str(home / sub)
     (home / ".config").mkdir(parents=True, exist_ok=True)
     env["PATH"] = os.pathsep.join([str(UV.parent), "/usr/local/bin", "/usr/bin", "/bin"])
     return env
+
+
+def fixed_folder(name: str) -> Path:
+    """An empty temporary folder whose path is the same run after run (this user, this tag).
+
+    Python's bytecode of a fresh environment goes to the user's cache
+    (``PYTHONPYCACHEPREFIX``, keyed by the source's path and mtime): at a path that
+    does not change, the next run's fresh environment imports without compiling
+    numpy, scipy, matplotlib and the MCP SDK again.
+    """
+    tag = os.environ.get("SCORCH_TEST_JACK", "scorch-test")
+    folder = Path(tempfile.gettempdir()) / f"scorch-{os.getuid()}-{tag}-{name}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
 
 
 def base_python() -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from mcp import Client, StdioServerParameters
 
 from tests.conftest import jack_name
 from tests.support.mcp_calls import call
-from tests.support.packaging import mcpb, outside
+from tests.support.packaging import fixed_folder, mcpb, outside
 from tests.support.processes import pids_using
 
 pytestmark = [pytest.mark.integration]
@@ -67,7 +68,7 @@ def declared(manifest: dict[str, Any], folder: Path, config: Path) -> tuple[str,
 @pytest.mark.anyio
 async def test_the_unpacked_bundle_serves_the_tools_its_manifest_lists(
         bundle: Path, tmp_path: Path) -> None:
-    folder = tmp_path / "unpacked"
+    folder = fixed_folder("bundle")
     with zipfile.ZipFile(bundle) as archive:
         archive.extractall(folder)
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -108,3 +109,4 @@ async def test_the_unpacked_bundle_serves_the_tools_its_manifest_lists(
     while pids_using(JACK) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert pids_using(JACK) == []
+    shutil.rmtree(folder, ignore_errors=True)

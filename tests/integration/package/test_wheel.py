@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tarfile
@@ -24,7 +25,7 @@ from mcp import Client, StdioServerParameters
 
 from tests.conftest import jack_name
 from tests.support.mcp_calls import call
-from tests.support.packaging import ROOT, UV, base_python, headless, outside
+from tests.support.packaging import ROOT, UV, base_python, fixed_folder, headless, outside
 from tests.support.processes import pids_using
 
 pytestmark = [pytest.mark.integration]
@@ -44,8 +45,8 @@ class Tool:
 
 
 @pytest.fixture(scope="module")
-def tool(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tool]:
-    folder = tmp_path_factory.mktemp("uvtool")
+def tool(wheel: Path) -> Iterator[Tool]:
+    folder = fixed_folder("uvtool")
     home = folder / "home"
     env = outside(home)
     subprocess.run([str(UV), "tool", "install", "--python", base_python(), str(wheel)],
@@ -57,6 +58,7 @@ def tool(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tool
     for pid in pids_using(JACK):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_wheel_and_sdist_hold_every_file_a_room_needs(wheel: Path) -> None:
