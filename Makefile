@@ -11,13 +11,19 @@ CONFIG ?= config.toml
 APT_PACKAGES := supercollider-server supercollider-language jackd2 \
                 openssh-server openssh-client iproute2 nftables \
                 chromium
+# nodejs and npm: the official MCP Bundle CLI (@anthropic-ai/mcpb, from npm) that `make
+# bundle` and the tests run, installed under build/mcpb (never globally). Installed on
+# their own, only when npm is missing: Debian's npm conflicts with a NodeSource nodejs.
+NODE_APT_PACKAGES := nodejs npm
+MCPB := build/mcpb/node_modules/.bin/mcpb
+MCPB_PACKAGE := @anthropic-ai/mcpb@^2.1
 
-.PHONY: run test bench lint handshake system-deps clean
+.PHONY: run test bench lint handshake system-deps clean dist bundle
 
 run: $(STAMP)
 	$(VENV)/bin/scorch run --config $(CONFIG)
 
-test: system-deps $(STAMP)
+test: system-deps $(STAMP) $(MCPB)
 	$(VENV)/bin/lint-imports --no-logo
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
@@ -47,6 +53,18 @@ system-deps:
 	    echo "scsynth, sclang or jackd missing: install SuperCollider 3.13 and JACK" >&2; exit 1; \
 	  fi; \
 	fi
+	@if ! command -v npm >/dev/null; then \
+	  if command -v apt-get >/dev/null; then \
+	    SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	    echo "installing $(NODE_APT_PACKAGES) with apt-get" >&2; \
+	    $$SUDO apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends $(NODE_APT_PACKAGES); \
+	  elif command -v brew >/dev/null; then \
+	    brew install node; \
+	  else \
+	    echo "npm missing: install Node.js and npm (the MCP Bundle CLI needs them)" >&2; exit 1; \
+	  fi; \
+	fi
 
 $(STAMP): pyproject.toml | system-deps
 	python3 -m venv $(VENV)
@@ -55,10 +73,24 @@ $(STAMP): pyproject.toml | system-deps
 	$(VENV)/bin/python -m mcp_server.snapshot
 	touch $(STAMP)
 
+# The wheel and the sdist, in dist/ (`uv tool install dist/scorch-*.whl`, or pipx).
+dist: $(STAMP)
+	rm -rf dist
+	$(VENV)/bin/python -m build --no-isolation -o dist .
+
+# The MCP Bundle for Claude Desktop: dist/scorch.mcpb, checked and packed by mcpb.
+bundle: dist $(MCPB)
+	$(VENV)/bin/python -m mcp_server.bundle build/bundle dist/scorch-*.whl
+	$(MCPB) validate build/bundle/manifest.json
+	$(MCPB) pack build/bundle dist/scorch.mcpb
+
+$(MCPB): | system-deps
+	npm install --prefix build/mcpb --no-audit --no-fund '$(MCPB_PACKAGE)'
+
 # The MCP handshake scorch answers before the SDK loads, recorded from the SDK (after a
 # change to an operation, the tools or the instructions; the test says when).
 handshake: $(STAMP)
 	$(VENV)/bin/python -m mcp_server.snapshot
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist

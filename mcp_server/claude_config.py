@@ -1,20 +1,141 @@
-"""``scorch claude-config``: the Claude Desktop snippet that starts this checkout's server."""
+"""``scorch claude-config``: the Claude Desktop entry that starts this scorch's MCP server.
+
+``--install`` writes it into Claude Desktop's own config file (a backup of the
+file first), keeping every other entry, and refuses to replace a ``scorch`` entry
+it did not write: one it wrote carries :data:`MARK` in its ``env``.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import platform
+import shutil
+import sys
+import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+#: Set to a file to install into it instead of Claude Desktop's own (tests, odd setups).
+PATH_ENV = "SCORCH_CLAUDE_CONFIG"
+#: The ``env`` key that marks an entry as written by ``scorch claude-config --install``.
+MARK = "SCORCH_ENTRY"
+MARK_VALUE = "written by scorch claude-config --install"
+#: Claude Desktop's config file is small; a larger one is not the file we expect.
+MAX_BYTES = 4 * 1024 * 1024
+
+
+class InstallRefused(Exception):
+    """The config file was left as it was: its content, or an entry in it, says not to touch it."""
 
 
 def command_path() -> Path:
-    """This checkout's ``scorch`` console script (in its ``.venv``)."""
-    return REPO_ROOT / ".venv" / "bin" / "scorch"
+    """The ``scorch`` console script: a checkout's ``.venv`` one, else this Python's."""
+    if (REPO_ROOT / "pyproject.toml").is_file() and (REPO_ROOT / "Makefile").is_file():
+        return REPO_ROOT / ".venv" / "bin" / "scorch"
+    folder = Path(sys.executable).parent
+    return folder / ("scorch.exe" if os.name == "nt" else "scorch")
+
+
+def entry(config_path: Path) -> dict[str, Any]:
+    """The ``mcpServers`` entry for Claude Desktop, with absolute paths."""
+    return {"command": str(command_path()),
+            "args": ["mcp", "--config", str(Path(config_path).resolve())],
+            "env": {MARK: MARK_VALUE}}
 
 
 def snippet(config_path: Path) -> str:
     """The ``mcpServers`` JSON for Claude Desktop, with absolute paths."""
-    entry = {"command": str(command_path()),
-             "args": ["mcp", "--config", str(Path(config_path).resolve())]}
-    return json.dumps({"mcpServers": {"scorch": entry}}, indent=2)
+    return json.dumps({"mcpServers": {"scorch": entry(config_path)}}, indent=2)
+
+
+def desktop_config_path(system: str | None = None, env: Mapping[str, str] | None = None,
+                        home: Path | None = None) -> Path:
+    """Claude Desktop's config file on this system (``SCORCH_CLAUDE_CONFIG`` overrides it)."""
+    env = os.environ if env is None else env
+    if env.get(PATH_ENV):
+        return Path(env[PATH_ENV])
+    system = system or platform.system()
+    home = home or Path.home()
+    if system == "Darwin":
+        folder = home / "Library" / "Application Support" / "Claude"
+    elif system == "Windows":
+        folder = Path(env.get("APPDATA") or home / "AppData" / "Roaming") / "Claude"
+    else:
+        folder = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "Claude"
+    return folder / "claude_desktop_config.json"
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """The config file's object ({} when there is no file, or it is empty)."""
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise InstallRefused(f"{path} is over {MAX_BYTES // 1024 // 1024} MB: "
+                                 "not a Claude Desktop config; left as it was")
+        text = path.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        return {}
+    except UnicodeDecodeError as err:
+        raise InstallRefused(f"{path} is not UTF-8 text ({err.reason} at byte {err.start}); "
+                             "left as it was") from err
+    except OSError as err:
+        raise InstallRefused(f"cannot read {path}: {err.strerror}") from err
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InstallRefused(f"{path} is not valid JSON (line {err.lineno}, column "
+                             f"{err.colno}: {err.msg}); fix it or move it away: left as "
+                             "it was") from err
+    except RecursionError as err:
+        raise InstallRefused(f"{path} is nested too deep to be a Claude Desktop config; "
+                             "left as it was") from err
+    if not isinstance(data, dict):
+        raise InstallRefused(f"{path} holds a JSON {type(data).__name__}, not an object; "
+                             "left as it was")
+    return data
+
+
+def merged(current: dict[str, Any], name: str, new: dict[str, Any],
+           where: Path) -> dict[str, Any]:
+    """``current`` with ``mcpServers[name]`` set to ``new``; every other key kept as it was."""
+    servers = current.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise InstallRefused(f"{where}: mcpServers is a JSON {type(servers).__name__}, not an "
+                             "object; left as it was")
+    old = servers.get(name)
+    if old is not None and old != new and not _ours(old):
+        raise InstallRefused(f"{where}: an mcpServers entry {name!r} is there that scorch did "
+                             f"not write; left as it was (install under another name with "
+                             "--name, or remove that entry)")
+    return {**current, "mcpServers": {**servers, name: new}}
+
+
+def _ours(found: Any) -> bool:
+    env = found.get("env") if isinstance(found, dict) else None
+    return isinstance(env, dict) and env.get(MARK) == MARK_VALUE
+
+
+def install(config_path: Path, target: Path, name: str = "scorch") -> tuple[Path, Path | None]:
+    """Write the entry into ``target``; return it and its backup (None: there was no file)."""
+    target = target.resolve() if target.is_symlink() else target
+    current = _read(target)
+    content = json.dumps(merged(current, name, entry(config_path), target), indent=2) + "\n"
+    backup = None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        # Two installs in one second keep both backups.
+        names = (f"{target.name}.{stamp}{f'-{n}' if n else ''}.bak" for n in range(1000))
+        backup = next((target.with_name(b) for b in names if not target.with_name(b).exists()),
+                      None)
+        if backup is None:
+            raise InstallRefused(f"{target}: too many backups from this second; left as it was")
+        shutil.copy2(target, backup)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    partial.write_text(content, encoding="utf-8")
+    os.replace(partial, target)
+    return target, backup

@@ -23,7 +23,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from mcp_server.early import ROOT, SNAPSHOT, SNAPSHOT_ENV, sources_digest, versions
+from mcp_server.early import (
+    ROOT,
+    SNAPSHOT,
+    SNAPSHOT_ENV,
+    VERSION_META,
+    sources_digest,
+    versions,
+)
 
 #: scorch's own packages: the libraries are named by version instead (``versions``), since
 #: a virtualenv inside the checkout would put their files under the repository too, where
@@ -53,15 +60,32 @@ def sources() -> list[str]:
 
 
 def sessions() -> list[list[dict[str, Any]]]:
-    """The requests of each session that fills the cache: one per handshake version."""
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+    """The requests of each session that fills the cache: one per protocol version.
 
-    return [[{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": version, "capabilities": {},
-        "clientInfo": {"name": "snapshot", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+    Modern versions too (``server/discover``, then ``tools/list`` with the envelope):
+    a client that probes ``server/discover`` and gets no answer within its timeout
+    (a first start on a busy machine) falls back to ``initialize`` while the SDK
+    still takes the probe, and the session's eras disagree.
+    """
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+    hello = {"name": "snapshot", "version": "1"}
+    classic: list[list[dict[str, Any]]] = [
+        [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+          "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": hello}},
+         {"jsonrpc": "2.0", "method": "notifications/initialized"},
+         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
         for version in HANDSHAKE_PROTOCOL_VERSIONS]
+    modern = [[_modern(1, "server/discover", version), _modern(2, "tools/list", version)]
+              for version in MODERN_PROTOCOL_VERSIONS]
+    return classic + modern
+
+
+def _modern(request_id: int, method: str, version: str) -> dict[str, Any]:
+    """A modern-era request: its protocol version and capabilities in ``_meta``."""
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {"_meta": {
+        VERSION_META: version, "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "snapshot", "version": "1"}}}}
 
 
 def sdk_answers(folder: Path) -> dict[str, Any]:

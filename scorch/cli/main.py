@@ -68,7 +68,7 @@ def cmd_bridge(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Check binaries, MIDI APIs and ports; print the install command for what is missing."""
-    from scorch.cli.doctor import report, run_checks
+    from scorch.app.doctor import report, run_checks
     from scorch.config.installation import find_config, load_config
 
     config = None
@@ -94,11 +94,37 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_claude_config(args: argparse.Namespace) -> int:
-    """Print the Claude Desktop JSON snippet for this checkout."""
-    from mcp_server.claude_config import snippet
+    """Print the Claude Desktop JSON snippet; ``--install`` writes it into Claude's config."""
+    from mcp_server.claude_config import InstallRefused, desktop_config_path, install, snippet
     from scorch.config.installation import find_config
 
-    print(snippet(find_config(args.config).resolve()))
+    config = find_config(args.config).resolve()
+    if not args.install:
+        print(snippet(config))
+        return 0
+    try:
+        path, backup = install(config, Path(args.path) if args.path else desktop_config_path(),
+                               args.name)
+    except (InstallRefused, OSError) as err:
+        print(f"scorch: {err}", file=sys.stderr)
+        return 1
+    print(f"wrote the {args.name!r} entry into {path}"
+          + (f" (the previous file is {backup})" if backup else "")
+          + "; restart Claude Desktop to start it")
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """Write a commented starter config.toml (never over an existing one)."""
+    from scorch.config.installation import user_config
+    from scorch.config.starter import write_starter
+
+    try:
+        written = write_starter(Path(args.dir) if args.dir else user_config())
+    except ConfigError as err:
+        print(f"scorch: {err}", file=sys.stderr)
+        return 1
+    print(f"wrote {written}: edit it, then `scorch run --config {written}`")
     return 0
 
 
@@ -144,7 +170,16 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.set_defaults(func=cmd_mcp)
     claude = sub.add_parser("claude-config", help="print the Claude Desktop config snippet")
     claude.add_argument("--config")
+    claude.add_argument("--install", action="store_true",
+                        help="write the entry into Claude Desktop's config file (backed up)")
+    claude.add_argument("--path", help="that file (default: Claude Desktop's own on this "
+                        "system, or $SCORCH_CLAUDE_CONFIG)")
+    claude.add_argument("--name", default="scorch", help="the entry's name (default: scorch)")
     claude.set_defaults(func=cmd_claude_config)
+    init = sub.add_parser("init", help="write a commented starter config.toml")
+    init.add_argument("dir", nargs="?", help="a folder, or a .toml file (default: the user's "
+                      "config folder, where scorch looks when no --config is given)")
+    init.set_defaults(func=cmd_init)
     from scorch.cli.commands import add_commands  # the operations' commands: pydantic and all
 
     add_commands(sub)

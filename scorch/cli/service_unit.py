@@ -15,6 +15,8 @@ from pathlib import Path
 
 import platformdirs
 
+from scorch import bundled
+
 #: Seconds systemd waits for WATCHDOG=1 before it restarts scorch (sent every half of it).
 WATCHDOG_SEC = 30
 #: Seconds a start may take: every room booted or given up, with retries.
@@ -38,7 +40,7 @@ def unit_text(scorch: Path, config: Path, user: bool, host: str | None = None,
     lines = [
         "[Unit]",
         f"Description=scorch: SuperCollider {rooms} of {config}",
-        "Documentation=file://" + str(Path(__file__).resolve().parents[2] / "docs/operations.md"),
+        "Documentation=file://" + str(bundled.docs() / "operations.md"),
         # Several hosts: chrony's clock first, so timed bundles start together.
         "After=network-online.target sound.target time-sync.target",
         "Wants=network-online.target",

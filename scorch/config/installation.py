@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from midi.schema import ControlRoute, KeyRoute, MidiConfig
+from scorch import bundled
 from scorch.config.hosts import HostConfig, RemoteRoom
 from scorch.config.lines import fields_at, key_lines, located
 from scorch.config.tables import (
@@ -43,8 +44,8 @@ from scorch.values import (
     describe_errors,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_CONFIG = REPO_ROOT / "config.toml"
+#: The built-in installation (package data; in a checkout, its own config.toml).
+DEFAULT_CONFIG = bundled.default_config()
 
 
 class Config(StrictModel):
@@ -278,12 +279,20 @@ class Config(StrictModel):
 # --- reading -----------------------------------------------------------------
 
 
+def user_config() -> Path:
+    """The user's own config, where ``scorch init`` writes it (``~/.config/scorch`` on Linux)."""
+    return platformdirs.user_config_path("scorch") / "config.toml"
+
+
 def find_config(arg: str | Path | None) -> Path:
-    """The config ``--config`` names: that file, else ./config.toml, else the embedded one."""
+    """The config ``--config`` names: that file, else ./config.toml, else the user's own
+    (:func:`user_config`), else the built-in one (one room that you hear)."""
     if arg:
         return Path(arg)
-    local = Path("config.toml")
-    return local if local.is_file() else DEFAULT_CONFIG
+    for found in (Path("config.toml"), user_config()):
+        if found.is_file():
+            return found
+    return DEFAULT_CONFIG
 
 
 def load_config(path: Path | str | None = None) -> Config:

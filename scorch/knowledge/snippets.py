@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from scorch import bundled
 from scorch.errors import (
     InvalidSnippet,
     ReadOnlySnippet,
@@ -25,7 +26,7 @@ from scorch.errors import (
 )
 from scorch.primitives.files import write_atomically
 
-BUILTIN_DIR = Path(__file__).resolve().parent / "snippets"
+BUILTIN_DIR = bundled.folder("scorch.knowledge", "snippets")
 
 NAME_RULE = ("1 to 40 characters: lower-case letters, digits, '-' and '_', "
              "starting with a letter or digit")

@@ -282,3 +282,38 @@ def reload(orch: Orchestra, args: NoArgs) -> ReloadOutput:
     with an error changes nothing, and the error names its line."""
     changes, failed = orch.reload()
     return ReloadOutput(changes=changes.summary(), failed=failed)
+
+
+class DoctorCheck(BaseModel):
+    """One check of the machine."""
+
+    name: str
+    ok: bool
+    detail: str = Field(description="what was found")
+    fix: str = Field(description="the exact command that fixes it on this system; empty if ok")
+
+
+class DoctorOutput(Result):
+    """What this machine lacks to run scorch, and how to fix each."""
+
+    ok: bool = Field(description="every check passed")
+    checks: list[DoctorCheck]
+
+    def text(self) -> str:
+        """The report, one line a check and its fix under it."""
+        from scorch.app.doctor import Check, report
+
+        return report([Check(c.name, c.ok, c.detail, c.fix) for c in self.checks])
+
+
+@operation(access=READ)
+def doctor(orch: Orchestra, args: NoArgs) -> DoctorOutput:
+    """Check the machine the rooms run on: SuperCollider, JACK (or PipeWire's JACK),
+    realtime limits, the audio group, MIDI and the clock. Each problem comes with the
+    exact command that fixes it on this system (Debian/Ubuntu, Fedora, Arch or macOS).
+    Call it when a room will not boot or plays with dropouts."""
+    from scorch.app.doctor import run_checks
+
+    checks = run_checks(orch.config, running=True)
+    return DoctorOutput(ok=all(c.ok for c in checks), checks=[
+        DoctorCheck(name=c.name, ok=c.ok, detail=c.detail, fix=c.fix) for c in checks])

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import platformdirs
 
+from scorch import bundled
 from scorch.errors import BootError, InstanceNotReady
 from scorch.primitives.console import Console, ConsoleLine
 from scorch.primitives.files import write_atomically
@@ -36,7 +37,7 @@ SCLANG_ENV = {"QTWEBENGINE_DISABLE_SANDBOX": "1", "QT_QPA_PLATFORM": "offscreen"
 Abort = Callable[[], "str | None"]
 """Asked while a start or attach waits: a reason to give up now, or None to go on."""
 #: The classes scorch adds to every sclang's class library.
-CLASSES = Path(__file__).resolve().parent / "classes"
+CLASSES = bundled.folder("scorch.primitives.sclang", "classes")
 
 
 def user_conf_path() -> Path:

@@ -31,6 +31,7 @@ from typing import Any
 
 import platformdirs
 
+from scorch import bundled
 from scorch.errors import SynthDefError, UnknownSynthDef
 from scorch.primitives.files import write_json_atomically
 from scorch.primitives.synthdefs.compiler import compile_with_sclang
@@ -43,7 +44,8 @@ CATEGORIES = ("drums", "bass", "pad", "lead", "fx", "sampler")
 #: Controls that are bus numbers: a spec and a description are optional for these.
 BUS_CONTROLS = ("out", "in")
 
-DEFAULT_DIRECTORY = Path(__file__).resolve().parents[3] / "synthdefs"
+#: The built-in SynthDefs (package data; in a checkout, its own synthdefs/).
+DEFAULT_DIRECTORY = bundled.synthdefs()
 
 # Bump when the generated sclang script or the cached record changes shape.
 _CACHE_SCHEMA = "2"

@@ -14,8 +14,10 @@ import pytest
 
 from scorch.api.models import InstanceRow
 from scorch.api.status_text import render
+from scorch.app.doctor import this_machine
 from scorch.config.installation import load_config
 from scorch.primitives.system.process import DIE_WITH_PARENT
+from scorch.primitives.system.setup_fixes import fix
 from tests.conftest import jack_name, pid_alive
 from tests.support.processes import children
 
@@ -96,7 +98,7 @@ def test_missing_config_file_is_a_clear_error(tmp_path: Path) -> None:
 def test_doctor_checks_binaries_midi_and_ports(tmp_path: Path) -> None:
     done = subprocess.run([*SCORCH, "doctor", "--config", str(write_config(tmp_path, "doc"))],
                           capture_output=True, text=True, timeout=60)
-    for name in ("scsynth", "sclang", "jackd", "midi"):
+    for name in ("system", "scsynth", "sclang", "jack", "midi"):
         assert f"] {name}: " in done.stdout
     if done.returncode != 0:
         assert "fix: " in done.stdout
@@ -122,7 +124,8 @@ def test_doctor_prints_the_install_command_for_a_missing_binary(tmp_path: Path) 
                           env=env)
     assert done.returncode == 1
     assert "[FAIL] scsynth: not found on PATH" in done.stdout
-    assert "apt-get install -y --no-install-recommends supercollider-server" in done.stdout
+    assert f"fix: {fix('supercollider', this_machine().family)}\n" in done.stdout
+    assert "[FAIL] jack: jackd and jack_wait not found on PATH" in done.stdout
 
 
 def test_status_table_has_one_aligned_row_per_instance() -> None:

@@ -74,6 +74,7 @@ CALLS: dict[str, dict[str, Any]] = {
     "render": {"synthdef": "sine", "duration": 0.5},
     "live": {},
     "fader": {"instance": "alpha", "node": "hum", "param": "amp", "value": 0.001},
+    "doctor": {},
 }
 
 

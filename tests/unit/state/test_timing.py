@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorch.api.ops import lookup
-from scorch.cli.doctor import clock_check, parse_tracking
+from scorch.app.doctor import clock_check, parse_tracking
 from scorch.errors import InvalidRequest
 from scorch.primitives.osc import decode_packet, timetag
 from scorch.primitives.sclang import protocol

@@ -1,21 +1,38 @@
-"""Check that this machine can run scorch, and say exactly how to fix what is missing."""
+"""Check that this machine can run scorch, and say exactly how to fix what is missing.
+
+The fixes are the commands of this machine's system (Debian/Ubuntu, Fedora, Arch or
+macOS, told from /etc/os-release): SuperCollider, JACK or PipeWire's JACK, realtime
+limits and the audio group (``scorch.primitives.system.setup_fixes``). ``scorch
+doctor`` prints the report; the ``doctor`` tool gives Claude the same checks.
+"""
 
 from __future__ import annotations
 
+import os
 import platform
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from scorch.config.installation import Config
 from scorch.primitives.system.audio_driver import choose, sound_cards
 from scorch.primitives.system.ports import udp_port_free
+from scorch.primitives.system.setup_fixes import (
+    AUDIO_GROUP,
+    FIXES,
+    MIN_RTPRIO,
+    Limits,
+    describe,
+    family,
+    fix,
+    group_ok,
+    realtime_ok,
+)
 
-APT = ("sudo apt-get install -y --no-install-recommends "
-       "supercollider-server supercollider-language jackd2")
-BREW = "brew install --cask supercollider && brew install jack"
+OS_RELEASE = Path("/etc/os-release")
 
 
 @dataclass(frozen=True)
@@ -28,13 +45,47 @@ class Check:
     fix: str = ""
 
 
-def install_hint() -> str:
-    """The install command for this platform."""
-    if platform.system() == "Darwin":
-        return BREW
-    if Path("/etc/debian_version").exists() or shutil.which("apt-get"):
-        return APT
-    return "install SuperCollider 3.13 (scsynth, sclang) and JACK 2 with your package manager"
+@dataclass(frozen=True)
+class Machine:
+    """What the checks read of this machine (a test gives its own)."""
+
+    system: str
+    """``platform.system()``: ``Linux``, ``Darwin``..."""
+    os_release: str | None
+    """/etc/os-release's text, None without one."""
+    limits: Limits | None
+    """The realtime limits and groups (None off Linux)."""
+    which: Callable[[str], str | None] = shutil.which
+
+    @property
+    def family(self) -> str:
+        """The family whose commands fix this machine."""
+        return family(self.os_release, self.system)
+
+
+def this_machine() -> Machine:
+    """This machine, as the checks read it."""
+    system = platform.system()
+    try:
+        text: str | None = OS_RELEASE.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = None
+    return Machine(system, text, _limits() if system == "Linux" else None)
+
+
+def _limits() -> Limits:
+    import grp
+    import resource
+
+    names = set()
+    for gid in os.getgroups():
+        try:
+            names.add(grp.getgrgid(gid).gr_name)
+        except KeyError:
+            continue
+    soft, _hard = resource.getrlimit(resource.RLIMIT_RTPRIO)
+    rtprio = MIN_RTPRIO * 10 if soft == resource.RLIM_INFINITY else soft
+    return Limits(rtprio=rtprio, uid=os.getuid(), groups=frozenset(names))
 
 
 def _version(argv: list[str]) -> str:
@@ -46,20 +97,28 @@ def _version(argv: list[str]) -> str:
     return text[0] if text else "(no version printed)"
 
 
-def run_checks(config: Config | None = None) -> list[Check]:
-    """Every check, in the order a person would fix them."""
-    checks: list[Check] = []
-    hint = install_hint()
-    for binary, version_flag in (("scsynth", "-v"), ("sclang", "-v"), ("jackd", "--version")):
-        path = shutil.which(binary)
-        if path is None:
-            checks.append(Check(binary, False, "not found on PATH", hint))
-        else:
-            checks.append(Check(binary, True, f"{path}: {_version([path, version_flag])}"))
+def run_checks(config: Config | None = None, machine: Machine | None = None,
+               running: bool = False) -> list[Check]:
+    """Every check, in the order a person would fix them.
+
+    ``running``: the installation runs (the ``doctor`` tool): its ports are its own
+    and its audio driver was chosen already (``status`` says which).
+    """
+    machine = machine or this_machine()
+    kind = machine.family
+    checks = [Check("system", True, describe(kind, machine.os_release))]
+    for binary, version_flag in (("scsynth", "-v"), ("sclang", "-v")):
+        path = machine.which(binary)
+        checks.append(Check(binary, False, "not found on PATH", fix("supercollider", kind))
+                      if path is None else
+                      Check(binary, True, f"{path}: {_version([path, version_flag])}"))
+    checks.append(_jack_check(machine))
+    if machine.limits is not None:
+        checks += _realtime_checks(machine.limits, kind)
     checks.append(_midi_check())
     checks.append(clock_check(config is not None and bool(config.hosts)))
-    if config is not None:
-        checks.append(_audio_check(config))
+    if config is not None and not running:
+        checks.append(_audio_check(config, machine))
         for name, inst in config.instances.items():
             if inst.port is None:
                 continue
@@ -68,6 +127,40 @@ def run_checks(config: Config | None = None) -> list[Check]:
                                 f"instance {name!r}: " + ("free" if free else "in use"),
                                 "" if free else f"choose another port in [instances.{name}]"))
     return checks
+
+
+def _jack_check(machine: Machine) -> Check:
+    """jackd and jack_wait (scorch starts its own server, and waits for one)."""
+    kind = machine.family
+    missing = [tool for tool in ("jackd", "jack_wait") if machine.which(tool) is None]
+    if not missing:
+        path = machine.which("jackd") or "jackd"
+        return Check("jack", True, f"{path}: {_version([path, '--version'])}")
+    pipewire = machine.which("pw-jack") is not None
+    detail = f"{' and '.join(missing)} not found on PATH"
+    remedy = fix("jack", kind)
+    if pipewire:
+        detail += "; PipeWire's JACK is here (pw-jack): a room can join it"
+    elif FIXES["pipewire-jack"].get(kind):
+        remedy += f" (or PipeWire's JACK: {FIXES['pipewire-jack'][kind]})"
+    return Check("jack", False, detail, remedy)
+
+
+def _realtime_checks(limits: Limits, kind: str) -> list[Check]:
+    """Realtime priority for jackd and scsynth, and the group that grants it."""
+    group = AUDIO_GROUP.get(kind, "audio")
+    rt_ok = realtime_ok(limits)
+    rt = Check("realtime", rt_ok,
+               "root" if limits.uid == 0 else f"realtime priority limit {limits.rtprio}"
+               + ("" if rt_ok else f" (jackd needs {MIN_RTPRIO}: without it, audio drops "
+                                   "out under load)"),
+               "" if rt_ok else fix("realtime", kind))
+    in_group = group_ok(limits, kind)
+    member = Check("group", in_group,
+                   "root" if limits.uid == 0 else
+                   f"{'in' if in_group else 'not in'} the {group!r} group",
+                   "" if in_group else fix("group", kind))
+    return [rt, member]
 
 
 def _midi_check() -> Check:
@@ -83,11 +176,12 @@ def _midi_check() -> Check:
     return Check("midi", bool(apis), detail)
 
 
-def _audio_check(config: Config) -> Check:
+def _audio_check(config: Config, machine: Machine) -> Check:
     """Which driver the installation would run with now, as ``scorch run`` would choose it."""
     audio = config.audio
-    if shutil.which("jack_wait") is None:
-        return Check("audio", False, "jack_wait not found (it comes with JACK)", install_hint())
+    if machine.which("jack_wait") is None:
+        return Check("audio", False, "jack_wait not found (it comes with JACK)",
+                     fix("jack", machine.family))
     choice = choose(audio.driver, config.jack_server(), audio.device)
     cards = ", ".join(f"{c.device} {c.id}" for c in sound_cards()) or "none"
     detail = f"{choice.describe()}; sound cards: {cards}"
