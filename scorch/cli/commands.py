@@ -30,7 +30,8 @@ from pydantic.fields import FieldInfo
 
 from scorch.api.operation import Operation, Result, Service
 from scorch.api.ops import OPERATIONS
-from scorch.config.installation import find_config, load_config
+from scorch.config.installation import load_config
+from scorch.config.locate import find_config
 from scorch.errors import InvalidRequest, NotRunning, ScorchError
 
 EXIT_FAILED, EXIT_USAGE, EXIT_NOT_RUNNING = 1, 2, 3

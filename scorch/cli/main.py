@@ -29,7 +29,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     the rooms are, that it is alive (``WatchdogSec=``), and when it stops.
     """
     from scorch.cli.running import Runner
-    from scorch.config.installation import find_config, load_config
+    from scorch.config.installation import load_config
+    from scorch.config.locate import find_config
 
     config = load_config(find_config(args.config)).for_host(args.host)
     return Runner(config, args.boot_timeout, args.status_every, resume=args.resume).run()
@@ -38,7 +39,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_service_install(args: argparse.Namespace) -> int:
     """Write a systemd unit that runs ``scorch run`` with this config."""
     from scorch.cli.service_unit import next_steps, scorch_executable, unit_path, unit_text
-    from scorch.config.installation import find_config, load_config
+    from scorch.config.installation import load_config
+    from scorch.config.locate import find_config
 
     config_path = find_config(args.config).resolve()
     # A unit for a config (or a host) that does not load would only fail later.
@@ -58,7 +60,8 @@ def cmd_service_install(args: argparse.Namespace) -> int:
 
 def cmd_bridge(args: argparse.Namespace) -> int:
     """Carry the control socket's wire over stdin and stdout (``ssh HOST scorch bridge``)."""
-    from scorch.config.installation import find_config, load_config
+    from scorch.config.installation import load_config
+    from scorch.config.locate import find_config
     from scorch.wire.bridge import Bridge
     from scorch.wire.envelope import socket_path
 
@@ -69,7 +72,8 @@ def cmd_bridge(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Check binaries, MIDI APIs and ports; print the install command for what is missing."""
     from scorch.app.doctor import report, run_checks
-    from scorch.config.installation import find_config, load_config
+    from scorch.config.installation import load_config
+    from scorch.config.locate import find_config
 
     config = None
     try:
@@ -87,7 +91,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     front = EarlyFront().start()
     from mcp_server.server import serve
-    from scorch.config.installation import find_config
+    from scorch.config.locate import find_config
 
     serve(find_config(args.config), front)
     return 0
@@ -96,7 +100,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 def cmd_claude_config(args: argparse.Namespace) -> int:
     """Print the Claude Desktop JSON snippet; ``--install`` writes it into Claude's config."""
     from mcp_server.claude_config import InstallRefused, desktop_config_path, install, snippet
-    from scorch.config.installation import find_config
+    from scorch.config.locate import find_config
 
     config = find_config(args.config).resolve()
     if not args.install:
@@ -116,7 +120,7 @@ def cmd_claude_config(args: argparse.Namespace) -> int:
 
 def cmd_init(args: argparse.Namespace) -> int:
     """Write a commented starter config.toml (never over an existing one)."""
-    from scorch.config.installation import user_config
+    from scorch.config.locate import user_config
     from scorch.config.starter import write_starter
 
     try:

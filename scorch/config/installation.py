@@ -20,9 +20,9 @@ from pydantic import (
 )
 
 from midi.schema import ControlRoute, KeyRoute, MidiConfig
-from scorch import bundled
 from scorch.config.hosts import HostConfig, RemoteRoom
 from scorch.config.lines import fields_at, key_lines, located
+from scorch.config.locate import DEFAULT_CONFIG
 from scorch.config.tables import (
     AudioConfig,
     DocsConfig,
@@ -43,9 +43,6 @@ from scorch.values import (
     StrictModel,
     describe_errors,
 )
-
-#: The built-in installation (package data; in a checkout, its own config.toml).
-DEFAULT_CONFIG = bundled.default_config()
 
 
 class Config(StrictModel):
@@ -277,22 +274,6 @@ class Config(StrictModel):
 
 
 # --- reading -----------------------------------------------------------------
-
-
-def user_config() -> Path:
-    """The user's own config, where ``scorch init`` writes it (``~/.config/scorch`` on Linux)."""
-    return platformdirs.user_config_path("scorch") / "config.toml"
-
-
-def find_config(arg: str | Path | None) -> Path:
-    """The config ``--config`` names: that file, else ./config.toml, else the user's own
-    (:func:`user_config`), else the built-in one (one room that you hear)."""
-    if arg:
-        return Path(arg)
-    for found in (Path("config.toml"), user_config()):
-        if found.is_file():
-            return found
-    return DEFAULT_CONFIG
 
 
 def load_config(path: Path | str | None = None) -> Config:

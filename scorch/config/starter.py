@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from scorch.config.installation import DEFAULT_CONFIG, user_config
+from scorch.config.locate import DEFAULT_CONFIG, user_config
 from scorch.errors import ConfigError
 
 HEADER = """\

@@ -79,7 +79,8 @@ def test_wheel_and_sdist_hold_every_file_a_room_needs(wheel: Path) -> None:
 def test_the_installed_scorch_is_its_own_and_reads_its_own_files(tool: Tool) -> None:
     probe = ("import json, scorch\n"
              "from scorch import bundled\n"
-             "from scorch.config.installation import find_config, load_config\n"
+             "from scorch.config.installation import load_config\n"
+             "from scorch.config.locate import find_config\n"
              "from scorch.primitives.sclang.interpreter import CLASSES\n"
              "config = load_config(find_config(None))\n"
              "print(json.dumps({'scorch': scorch.__file__, 'synthdefs': str(bundled.synthdefs()),"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from scorch.config.installation import DEFAULT_CONFIG, find_config, load_config, user_config
+from scorch.config.installation import load_config
+from scorch.config.locate import DEFAULT_CONFIG, find_config, user_config
 from scorch.config.starter import write_starter
 from scorch.errors import ConfigError
 
