@@ -12,6 +12,7 @@ import signal
 import threading
 import time
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
@@ -21,6 +22,9 @@ from scorch.primitives.system.process import pid_alive
 from scorch.primitives.system.systemd import Notifier
 from scorch.state.events import State
 from scorch.wire.server import ControlServer
+
+if TYPE_CHECKING:
+    from mcp_server.http import HttpFront
 
 log = logging.getLogger("scorch")
 
@@ -59,6 +63,7 @@ class Runner:
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, self._on_signal)
         control: ControlServer | None = None
+        http = self._listen_http()  # a taken port says so before any room boots
         try:
             seed = self.orchestra.sessions.autosaved() if self.resume else None
             if self.resume and seed is None:
@@ -74,17 +79,38 @@ class Runner:
             print(self.service.call("list_instances", {}).text(), flush=True)
             control = ControlServer(LocalService(self.orchestra), self.config.state_path())
             control.start()
+            if http is not None:
+                http.start()
             self.notifier.ready(self.rooms_status())
             log.info("running %s; control socket %s; Ctrl-C stops", self.config.source,
                      control.path)
             self._loop()
         finally:
             self.notifier.stopping()
+            if http is not None:
+                http.stop()
             if control is not None:
                 control.stop()
             left = self._stop_orchestra()
             self.notifier.close()
         return 1 if left else 0
+
+    def _listen_http(self) -> HttpFront | None:
+        """MCP over streamable HTTP at ``[mcp] http`` beside the control socket, or None."""
+        where = self.config.mcp.listen()
+        if where is None:
+            return None
+        from mcp_server.http import HttpFront, listen
+        from mcp_server.server import build_server
+
+        host, port = where
+        sock = listen(host, port)
+        try:
+            return HttpFront.open(build_server(LocalService(self.orchestra)), sock, host,
+                                  self.config.state_path())
+        except BaseException:
+            sock.close()
+            raise
 
     def _loop(self) -> None:
         periods = [p for p in (self.status_every, self.notifier.watchdog_every) if p]

@@ -1,0 +1,87 @@
+"""The HTTP front's pure parts: the SDK's own checks agree with scorch's policy; call keys."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from mcp.server.transport_security import TransportSecurityMiddleware
+from starlette.requests import Request
+
+from mcp_server.http import transport_security, url
+from mcp_server.tools import call_key
+from scorch.wire.access import Access
+
+
+def request(host: str, origin: str | None) -> Request:
+    headers = [(b"host", host.encode("latin-1"))]
+    if origin is not None:
+        headers.append((b"origin", origin.encode("latin-1")))
+    return Request({"type": "http", "method": "GET", "path": "/mcp", "headers": headers})
+
+
+async def sdk_refuses(access: Access, host: str, origin: str | None) -> int | None:
+    checked = TransportSecurityMiddleware(transport_security(access))
+    refused = await checked.validate_request(request(host, origin))
+    return None if refused is None else refused.status_code
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("origin", [
+    None, "http://localhost:3000", "http://127.0.0.1:57180", "https://localhost:1",
+    "http://[::1]:8080"])
+async def test_on_loopback_the_sdk_passes_the_origins_scorch_passes(origin: str | None) -> None:
+    access = Access("127.0.0.1", 57180, None)
+    assert access.origin_ok(origin)
+    assert await sdk_refuses(access, "127.0.0.1:57180", origin) is None
+    assert await sdk_refuses(access, "localhost:57180", origin) is None
+
+
+@pytest.mark.anyio
+async def test_on_loopback_the_sdk_refuses_a_foreign_host_dns_rebinding() -> None:
+    access = Access("127.0.0.1", 57180, None)
+    assert await sdk_refuses(access, "evil.example:57180", None) == 421
+    assert await sdk_refuses(access, "127.0.0.1:57180", "http://evil.example") == 403
+
+
+@pytest.mark.anyio
+async def test_off_loopback_the_token_guards_and_the_sdk_asks_no_host() -> None:
+    access = Access("10.0.0.5", 57180, "t0ken")
+    assert await sdk_refuses(access, "studio.local:57180", None) is None
+
+
+NAMES = st.from_regex(r"[a-z][a-z0-9-]{0,20}(\.[a-z]{2,6}){0,2}", fullmatch=True)
+
+
+@given(st.sampled_from(["http", "https"]), st.one_of(NAMES, st.sampled_from(
+    ["localhost", "127.0.0.1", "[::1]"])), st.integers(1, 65535))
+def test_scorch_and_the_sdk_agree_on_every_origin_a_browser_sends(
+        scheme: str, host: str, port: int) -> None:
+    """A browser's Origin is scheme://host:port: both checks pass it, or both refuse it."""
+    import anyio
+
+    access = Access("127.0.0.1", 57180, None)
+    origin = f"{scheme}://{host}:{port}"
+    sdk = anyio.run(sdk_refuses, access, "127.0.0.1:57180", origin)
+    assert (sdk is None) == access.origin_ok(origin), origin
+
+
+def test_urls_bracket_ipv6() -> None:
+    assert url("::1", 8) == "http://[::1]:8/mcp"
+    assert url("10.0.0.1", 8) == "http://10.0.0.1:8/mcp"
+
+
+def context(request_id: str, headers: dict[str, str] | None) -> Any:
+    return SimpleNamespace(request_id=request_id, headers=headers)
+
+
+def test_call_keys_are_the_jsonrpc_id_on_stdio_and_per_session_over_http() -> None:
+    assert call_key("n", context("3", None)) == "n:3"
+    one = call_key("n", context("3", {"mcp-session-id": "aaa"}))
+    two = call_key("n", context("3", {"mcp-session-id": "bbb"}))
+    assert one == "n:aaa:3" and two == "n:bbb:3"
+    # Without a session two clients' id 3 are two calls, never one.
+    assert call_key("n", context("3", {})) != call_key("n", context("3", {}))
