@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
 
-from mcp_server.http import transport_security, url
+from mcp_server.http import CannotListen, listen, transport_security, url
 from mcp_server.tools import call_key
 from scorch.wire.access import Access
 
@@ -85,3 +85,22 @@ def test_call_keys_are_the_jsonrpc_id_on_stdio_and_per_session_over_http() -> No
     assert one == "n:aaa:3" and two == "n:bbb:3"
     # Without a session two clients' id 3 are two calls, never one.
     assert call_key("n", context("3", {})) != call_key("n", context("3", {}))
+
+
+def test_a_bad_address_on_the_command_line_is_refused_naming_it(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from scorch.cli.main import main
+
+    assert main(["mcp", "--http", "studio:99999"]) == 2
+    assert "scorch mcp --http: the port must be a number from 1 to 65535, found '99999'" in (
+        capsys.readouterr().err)
+
+
+def test_a_taken_port_is_a_clear_error_before_anything_starts() -> None:
+    taken = listen("127.0.0.1", 0)
+    try:
+        port = taken.getsockname()[1]
+        with pytest.raises(CannotListen, match=f"127.0.0.1:{port}: Address already in use"):
+            listen("127.0.0.1", port)
+    finally:
+        taken.close()
