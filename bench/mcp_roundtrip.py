@@ -20,6 +20,7 @@ The figures replace the ``## MCP`` section of BENCHMARKS.md (``--no-write`` to s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import signal
@@ -46,9 +47,10 @@ SCORCH = str(Path(sys.executable).parent / "scorch")
 GOALS = {"list_instances": 10.0, "execute": 5.0}  # ms at the median
 
 
-def write_config(folder: Path) -> Path:
+def write_config(folder: Path, jack: str = "scorch-bench-mcp") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
     config = folder / "config.toml"
-    config.write_text(two_rooms(folder / "state", "scorch-bench-mcp"))
+    config.write_text(two_rooms(folder / "state", jack))
     return config
 
 
@@ -59,37 +61,52 @@ def stdio(config: Path) -> StdioServerParameters:
         env={"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp")})
 
 
-async def measure(server: StdioServerParameters | str, samples: int,
-                  mode: str = "auto") -> tuple[str, dict[str, list[float]]]:
-    """The protocol the client spoke, and milliseconds per call of each tool after a warm-up.
+Figures = tuple[str, dict[str, list[float]]]
+"""The protocol a client spoke, and milliseconds per call of each tool."""
 
-    ``server``: a stdio command, or the URL of a ``scorch mcp --http``.
+
+Server = StdioServerParameters | str
+"""A stdio command, or the URL of a ``scorch mcp --http``."""
+
+
+async def measure(servers: dict[str, Server], samples: int,
+                  mode: str = "auto") -> dict[str, Figures]:
+    """Each server's figures, after a warm-up; with several, their calls take turns.
+
+    A server is a stdio command or the URL of a ``scorch mcp --http``. Taking turns
+    call by call, they share whatever else the machine is doing at the time.
     """
     calls: dict[str, tuple[str, dict[str, Any]]] = {
         "list_instances": ("list_instances", {}),
         "execute": ("execute", {"instance": "alpha", "code": "1"}),
     }
-    out: dict[str, list[float]] = {name: [] for name in calls}
+    out: dict[str, dict[str, list[float]]] = {label: {name: [] for name in calls}
+                                              for label in servers}
     with open(os.devnull, "w") as quiet:
         sys.stderr.flush()
         saved = os.dup(2)
         os.dup2(quiet.fileno(), 2)  # the server's log goes to our stderr otherwise
         try:
-            async with Client(server, mode=mode) as client:
+            async with contextlib.AsyncExitStack() as stack:
+                clients = {label: await stack.enter_async_context(Client(server, mode=mode))
+                           for label, server in servers.items()}
                 for _ in range(20):
-                    for tool, args in calls.values():
-                        await client.call_tool(tool, args)
+                    for client in clients.values():
+                        for tool, args in calls.values():
+                            await client.call_tool(tool, args)
                 for _ in range(samples):
                     for name, (tool, args) in calls.items():
-                        start = time.perf_counter()
-                        result = await client.call_tool(tool, args)
-                        out[name].append((time.perf_counter() - start) * 1000)
-                        assert not result.is_error, result.content
-                protocol = str(client.session.protocol_version)
+                        for label, client in clients.items():
+                            start = time.perf_counter()
+                            result = await client.call_tool(tool, args)
+                            out[label][name].append((time.perf_counter() - start) * 1000)
+                            assert not result.is_error, result.content
+                spoke = {label: str(client.session.protocol_version)
+                         for label, client in clients.items()}
         finally:
             os.dup2(saved, 2)
             os.close(saved)
-    return protocol, out
+    return {label: (spoke[label], out[label]) for label in servers}
 
 
 async def start_up(config: Path) -> tuple[float, float]:
@@ -123,7 +140,7 @@ async def start_up(config: Path) -> tuple[float, float]:
             os.close(saved)
 
 
-def attached(config: Path, samples: int) -> tuple[str, dict[str, list[float]]]:
+def attached(config: Path, samples: int) -> dict[str, Figures]:
     """Measure against a running ``scorch run``."""
     run = subprocess.Popen([SCORCH, "run", "--config", str(config)], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, start_new_session=True,
@@ -134,24 +151,29 @@ def attached(config: Path, samples: int) -> tuple[str, dict[str, list[float]]]:
             if run.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("scorch run did not open its control socket")
             time.sleep(0.1)
-        return anyio.run(measure, stdio(config), samples)
+        servers: dict[str, Server] = {"stdio attached": stdio(config)}
+        return anyio.run(measure, servers, samples)
     finally:
         run.send_signal(signal.SIGTERM)
         run.wait(timeout=30)
 
 
-def over_http(config: Path, samples: int) -> dict[str, tuple[str, dict[str, list[float]]]]:
-    """Measure ``scorch mcp --http`` on loopback (hosting), with each protocol the client offers.
+def hosted(config: Path, samples: int) -> dict[str, Figures]:
+    """stdio and HTTP side by side, each ``scorch mcp`` hosting its own two rooms.
 
-    ``auto`` is the SDK client's default (the newest protocol, no session); ``legacy``
-    the initialize handshake and a session, as a 2025 client speaks.
+    The HTTP one runs a copy of the config on its own JACK server. Both client modes:
+    ``legacy`` (the initialize handshake, as Claude Desktop; over HTTP a session) and
+    ``auto`` (the SDK client's default, the newest protocol).
     """
-    port = free_tcp_port()
-    log = config.parent / "http.log"
-    server = HttpServer(config, "127.0.0.1", port, log)
+    other = write_config(config.parent / "http", "scorch-bench-mcp-http")
+    server = HttpServer(other, "127.0.0.1", free_tcp_port(), other.parent / "http.log")
     try:
-        return {f"HTTP hosted {mode}": anyio.run(measure, server.url, samples, mode)
-                for mode in ("legacy", "auto")}
+        figures: dict[str, Figures] = {}
+        servers: dict[str, Server] = {"stdio": stdio(config), "HTTP": server.url}
+        for mode in ("legacy", "auto"):
+            found = anyio.run(measure, servers, samples, mode)
+            figures.update({f"{label} hosted {mode}": f for label, f in found.items()})
+        return figures
     finally:
         server.stop()
 
@@ -171,7 +193,7 @@ def summary(values: list[float]) -> str:
     return f"{statistics.median(ordered):.2f} | {p90:.2f} | {p99:.2f}"
 
 
-def report(figures: dict[str, tuple[str, dict[str, list[float]]]], samples: int,
+def report(figures: dict[str, Figures], samples: int,
            starts: list[tuple[float, float]]) -> str:
     lines = [
         "## MCP",
@@ -179,7 +201,8 @@ def report(figures: dict[str, tuple[str, dict[str, list[float]]]], samples: int,
         "Tool round trips through the MCP SDK's own client (`mcp.Client`), from `call_tool` to"
         " its parsed result; two READY instances; in one run, over stdio"
         " (`StdioServerParameters` running `scorch mcp`) and over streamable HTTP (`scorch mcp"
-        " --http` on loopback, the client given its URL);"
+        " --http` on loopback, the client given its URL), the hosted stdio and HTTP servers"
+        " side by side, their calls taking turns so that both meet the same load;"
         f" {samples} samples each after 20 warm-up calls. `python -m bench.mcp_roundtrip`.",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}, JACK period 64.",
@@ -228,10 +251,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="scorch-bench-mcp-") as folder:
         config = write_config(Path(folder))
         starts = [anyio.run(start_up, config) for _ in range(4)]
-        figures = {f"stdio hosted {mode}": anyio.run(measure, stdio(config), args.samples, mode)
-                   for mode in ("legacy", "auto")}
-        figures["stdio attached auto"] = attached(config, args.samples)
-        figures.update(over_http(config, args.samples))
+        figures = {**hosted(config, args.samples), **attached(config, args.samples)}
     section = report(figures, args.samples, starts)
     sys.stdout.write(section)
     if not args.no_write:

@@ -160,9 +160,19 @@ def _error(message: str, status: int, headers: dict[str, str] | None = None) -> 
 def listen(host: str, port: int) -> socket.socket:
     """A TCP socket listening on ``host``:``port``; CannotListen says why not."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP said outright: asyncio turns Nagle off (TCP_NODELAY) only on connections
+    # of a socket whose proto says TCP, and socket.create_server leaves it 0; with Nagle on,
+    # every answer written in two parts (headers, body) waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
-        return socket.create_server((host, port), family=family, backlog=128)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+        return sock
     except OSError as err:
+        sock.close()
         why = err.strerror or str(err)
         raise CannotListen(f"cannot serve MCP over HTTP at {host}:{port}: {why}"
                            + ("; is another scorch on that port?" if err.errno == 98 else "")
@@ -176,11 +186,14 @@ class HttpFront:
     server: MCPServer[Any]
     access: Access
     sock: socket.socket
+    state_dir: Path = Path()
+    """Where the token is (off loopback)."""
 
     def __post_init__(self) -> None:
         app = self.server.streamable_http_app(
             streamable_http_path=PATH, transport_security=transport_security(self.access),
-            host=self.access.host, max_sessions=MAX_SESSIONS)
+            host=self.access.host, max_sessions=MAX_SESSIONS,
+            max_request_body_size=REQUEST_LIMITS.size)
         config = uvicorn.Config(Guard(app, self.access), log_config=None, access_log=False,
                                 lifespan="on", timeout_graceful_shutdown=int(GRACE),
                                 server_header=False)
@@ -200,20 +213,20 @@ class HttpFront:
         try:
             access = (Access.for_listener(host, port, state_dir) if state_dir is not None
                       else Access(host, port, None))
-            front = cls(server, access, sock)
+            front = cls(server, access, sock, state_dir or Path())
         except BaseException:
             sock.close()
             raise
-        if is_loopback(host):
-            log.info("MCP over streamable HTTP at %s (loopback: no token asked)", url(host, port))
-        else:
-            assert state_dir is not None
-            log.info("MCP over streamable HTTP at %s; every request needs the token in %s "
-                     "(Authorization: Bearer)", url(host, port), state_dir / TOKEN_FILE)
         return front
 
     async def serve(self) -> None:
         """Serve in this event loop until :meth:`stop` (or a stop asked by a signal)."""
+        where = url(self.access.host, self.access.port)
+        if self.access.token is None:
+            log.info("MCP over streamable HTTP at %s (loopback: no token asked)", where)
+        else:
+            log.info("MCP over streamable HTTP at %s; every request needs the token in %s "
+                     "(Authorization: Bearer)", where, self.state_dir / TOKEN_FILE)
         await self.uvicorn.serve(sockets=[self.sock])
 
     def start(self) -> HttpFront:

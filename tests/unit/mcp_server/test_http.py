@@ -104,3 +104,28 @@ def test_a_taken_port_is_a_clear_error_before_anything_starts() -> None:
             listen("127.0.0.1", port)
     finally:
         taken.close()
+
+
+def test_connections_of_the_listening_socket_send_without_nagle() -> None:
+    """Else an answer written as headers then body waits ~40 ms for a delayed ACK."""
+    import asyncio
+    import socket
+
+    async def accepted_nodelay() -> int:
+        sock = listen("127.0.0.1", 0)
+        seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        async def handle(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            raw = writer.get_extra_info("socket")
+            seen.set_result(raw.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(handle, sock=sock)
+        async with server:
+            _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+            try:
+                return await asyncio.wait_for(seen, 10.0)
+            finally:
+                writer.close()
+
+    assert asyncio.run(accepted_nodelay()) == 1
