@@ -40,7 +40,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_server.server import server_for
 from scorch.config.installation import load_config
-from scorch.errors import ScorchError
+from scorch.errors import CannotListen
 from scorch.wire.access import TOKEN_FILE, Access, is_loopback
 from scorch.wire.limits import REQUEST_LIMITS, OverLimit, check
 
@@ -56,12 +56,6 @@ MAX_SESSIONS = 128
 #: Seconds the open streams get to close at a stop before they are cut.
 GRACE = 2.0
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-
-
-class CannotListen(ScorchError):
-    """The HTTP address cannot be listened on (taken, not this machine's, not allowed)."""
-
-    code = "UNAVAILABLE"
 
 
 def url(host: str, port: int) -> str:

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
 
-from mcp_server.http import CannotListen, listen, transport_security, url
+from mcp_server.http import listen, transport_security, url
 from mcp_server.tools import call_key
+from scorch.errors import CannotListen
 from scorch.wire.access import Access
 
 
