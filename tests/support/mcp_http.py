@@ -64,8 +64,11 @@ class HttpServer:
 
 
 @contextlib.asynccontextmanager
-async def client(url: str, **headers: str) -> AsyncIterator[Client]:
-    """An initialized ``mcp.Client`` over streamable HTTP, ``headers`` in every request."""
+async def client(url: str, mode: str = "auto", **headers: str) -> AsyncIterator[Client]:
+    """An initialized ``mcp.Client`` over streamable HTTP, ``headers`` in every request.
+
+    ``mode``: the client's (``legacy``: the initialize handshake and a session).
+    """
     async with httpx2.AsyncClient(headers=headers, timeout=TIMEOUT) as http, \
-            Client(streamable_http_client(url, http_client=http)) as mcp:
+            Client(streamable_http_client(url, http_client=http), mode=mode) as mcp:
         yield mcp

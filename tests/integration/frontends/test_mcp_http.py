@@ -267,3 +267,33 @@ def test_off_loopback_a_request_without_the_token_is_refused_and_with_it_served(
             assert [(r["name"], r["state"]) for r in rows] == [("far", "READY")]
 
     anyio.run(calls)
+
+
+def test_two_clients_of_an_attached_server_each_run_their_own_calls(
+        guarded: Guarded, tmp_path: Path) -> None:
+    """Both clients' first call has the same JSON-RPC id: two calls, not one sent twice."""
+    attached = HttpServer(guarded.config, "127.0.0.1", free_tcp_port(), tmp_path / "http.log")
+    try:
+        async def both(mode: str) -> set[str]:
+            async with client(attached.url, mode) as one, client(attached.url, mode) as two:
+                async def play(who: Any, name: str) -> None:
+                    played = await who.call_tool("play", {
+                        "instance": "far", "synthdef": "sine", "name": name,
+                        "params": {"freq": 330, "amp": 0.001}})
+                    assert not played.is_error, played.content
+
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(play, one, f"{mode}-one")
+                    tasks.start_soon(play, two, f"{mode}-two")
+                seen = await one.call_tool("playing", {"instance": "far"})
+                names = {n["name"] for room in (seen.structured_content or {})["rooms"]
+                         for n in room["nodes"]}
+                for name in (f"{mode}-one", f"{mode}-two"):
+                    await two.call_tool("release", {"instance": "far", "node": name})
+                return names
+
+        for mode in ("legacy", "auto"):
+            assert {f"{mode}-one", f"{mode}-two"} <= anyio.run(both, mode), mode
+    finally:
+        assert attached.stop() == 0
+    assert "attaching to the running installation" in attached.log.read_text()
