@@ -116,9 +116,25 @@ def serve(config_path: Path, front: EarlyFront) -> None:
     """Serve MCP on stdio for the installation of ``config_path`` until the client goes.
 
     ``front`` took the protocol's streams when the process started and may have
-    answered the handshake already (``mcp_server.early``). A config with
-    ``[hosts]``: a coordinator over every host's ``scorch run``, watching them
-    while the session lasts; it never runs a room itself.
+    answered the handshake already (``mcp_server.early``).
+    """
+    server, close = server_for(config_path)
+    try:
+        with protocol_streams(front) as (stdin, stdout):
+            anyio.run(_run, server, stdin, stdout)
+    finally:
+        close()
+
+
+def server_for(config_path: Path) -> tuple[MCPServer[Any], Callable[[], None]]:
+    """The MCP server for the installation of ``config_path``, and what ends it after serving.
+
+    Whatever the transport (stdio, HTTP): a config with mistakes gives a server
+    whose tools say them until the file is fixed (``mcp_server.config_gate``); a
+    config with ``[hosts]`` a coordinator over every host's ``scorch run``,
+    watching them while the server lasts (it never runs a room itself); else
+    the running ``scorch run`` of the config if one answers, or rooms hosted here
+    for the server's life (its lifespan).
     """
     try:
         config = load_config(config_path)
@@ -126,31 +142,25 @@ def serve(config_path: Path, front: EarlyFront) -> None:
         log.error("%s has mistakes; every tool says them until the file is fixed:\n%s",
                   config_path, err)
         gate = ConfigGate(config_path, err, open_service).start()
-        with protocol_streams(front) as (stdin, stdout):
-            anyio.run(_run, build_server(gate, closing(gate.close)), stdin, stdout)
-        return
+        return build_server(gate, closing(gate.close)), _nothing
     if config.hosts:
         from scorch.api.coordinator import Coordinator
 
         coordinator = Coordinator(config, watch=True)
         log.info("scorch mcp pid %d: coordinating hosts %s", os.getpid(),
                  ", ".join(link.label for link in coordinator.links.values()))
-        try:
-            with protocol_streams(front) as (stdin, stdout):
-                anyio.run(_run, build_server(coordinator), stdin, stdout)
-        finally:
-            coordinator.close()
-        return
+        return build_server(coordinator), coordinator.close
     running = find_running(config.state_path())
     if running is not None:
         log.info("scorch mcp pid %d: attaching to the running installation at %s",
                  os.getpid(), running)
-        server = build_server(RemoteService(running))
-    else:
-        local = LocalService()
-        server = build_server(local, hosting_lifespan(local, config))
-    with protocol_streams(front) as (stdin, stdout):
-        anyio.run(_run, server, stdin, stdout)
+        return build_server(RemoteService(running)), _nothing
+    local = LocalService()
+    return build_server(local, hosting_lifespan(local, config)), _nothing
+
+
+def _nothing() -> None:
+    """Nothing to end: the server's lifespan ended what it started."""
 
 
 def open_service(config: Config) -> tuple[Service, Callable[[], None]]:

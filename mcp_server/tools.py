@@ -24,8 +24,9 @@ content (``{"code", "retryable", "argument", "message"}``, docs/errors.md), and
 its text begins with ``[CODE]``.
 
 Each ``tools/call`` gets a request key (``Request.key``) made of its JSON-RPC id
-and this server's nonce, so that a call an attached server sends again after a
-dropped connection runs once in the ``scorch run`` behind it.
+(within its HTTP session, if it came over HTTP) and this server's nonce, so that
+a call an attached server sends again after a dropped connection runs once in
+the ``scorch run`` behind it.
 """
 
 from __future__ import annotations
@@ -78,11 +79,7 @@ class ScorchTool(Tool):
     async def run(self, arguments: dict[str, Any], context: Context[Any, Any],
                   convert_result: bool = False) -> Any:
         """Run the tool under its call's request key; an error as an error result."""
-        try:
-            key: str | None = f"{self.nonce}:{context.request_id}"
-        except ValueError:  # called outside of a request: no id to key it by
-            key = None
-        token = CALL_KEY.set(key)
+        token = CALL_KEY.set(call_key(self.nonce, context))
         try:
             return await super().run(arguments, context, convert_result)
         except UnexpectedToolError as exc:
@@ -93,6 +90,24 @@ class ScorchTool(Tool):
             return error_result(str(exc), exc)
         finally:
             CALL_KEY.reset(token)
+
+
+def call_key(nonce: str, context: Context[Any, Any]) -> str | None:
+    """The request key of a ``tools/call``: unique to its client, the same if it is sent again.
+
+    On stdio (one client) the JSON-RPC id; over HTTP, where several clients count
+    ids alike, the id within the client's session, and a key of its own for a
+    call without a session (each such call stands alone).
+    """
+    try:
+        request_id = context.request_id
+        headers = context.headers
+    except ValueError:  # called outside of a request: no id to key it by
+        return None
+    if headers is None:
+        return f"{nonce}:{request_id}"
+    session = headers.get("mcp-session-id")
+    return f"{nonce}:{session}:{request_id}" if session else f"{nonce}:{uuid.uuid4().hex}"
 
 
 def tool_annotations(access: Access) -> ToolAnnotations:

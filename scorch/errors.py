@@ -200,6 +200,10 @@ class NotRunning(Unavailable):
     """No ``scorch run`` answers on the control socket of this installation."""
 
 
+class CannotListen(Unavailable):
+    """An HTTP address cannot be listened on (taken, not this machine's, not allowed)."""
+
+
 class TempoUnavailable(Unavailable):
     """The tempo is not kept now: scorch is starting, stopped, or could not start."""
 

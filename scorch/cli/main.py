@@ -86,7 +86,22 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    """Serve MCP over stdio for Claude Desktop (the handshake is answered before the SDK loads)."""
+    """Serve MCP over stdio for Claude Desktop (the handshake is answered before the SDK loads).
+
+    ``--http [ADDR:PORT]``: over streamable HTTP instead, for any number of clients.
+    """
+    if args.http is not None:
+        from mcp_server.http import serve_http
+        from scorch.config.locate import find_config
+        from scorch.config.tables import HTTP_HOST, HTTP_PORT, parse_listen
+
+        try:
+            host, port = parse_listen(args.http) if args.http else (HTTP_HOST, HTTP_PORT)
+        except ValueError as err:
+            print(f"scorch mcp --http: {err}", file=sys.stderr)
+            return 2
+        serve_http(find_config(args.config), host, port)
+        return 0
     from mcp_server.early import EarlyFront
 
     front = EarlyFront().start()
@@ -132,6 +147,14 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config")
+    parser.add_argument("--http", nargs="?", const="", metavar="ADDR:PORT",
+                        help="serve streamable HTTP at http://ADDR:PORT/mcp instead of stdio "
+                        "(default 127.0.0.1:57180; off loopback every request needs the "
+                        "state folder's http-token)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     parser = argparse.ArgumentParser(prog="scorch", description=__doc__)
@@ -169,8 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="check this machine")
     doctor.add_argument("--config")
     doctor.set_defaults(func=cmd_doctor)
-    mcp = sub.add_parser("mcp", help="serve MCP over stdio (Claude Desktop)")
-    mcp.add_argument("--config")
+    mcp = sub.add_parser("mcp", help="serve MCP over stdio (Claude Desktop) or HTTP")
+    _mcp_arguments(mcp)
     mcp.set_defaults(func=cmd_mcp)
     claude = sub.add_parser("claude-config", help="print the Claude Desktop config snippet")
     claude.add_argument("--config")
@@ -196,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["mcp"]:
         # Claude Desktop waits for the handshake: parse nothing else, import nothing more.
         mcp = argparse.ArgumentParser(prog="scorch mcp")
-        mcp.add_argument("--config")
+        _mcp_arguments(mcp)
         mcp.add_argument("-v", "--verbose", action="store_true", help="debug logging")
         args = mcp.parse_args(argv[1:])
         args.func = cmd_mcp

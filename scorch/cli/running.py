@@ -24,6 +24,7 @@ from scorch.state.events import State
 from scorch.wire.server import ControlServer
 
 if TYPE_CHECKING:
+    from mcp_server.http import HttpFront
     from scorch.web.serve import WebServer
 
 log = logging.getLogger("scorch")
@@ -64,6 +65,7 @@ class Runner:
             signal.signal(signum, self._on_signal)
         control: ControlServer | None = None
         web: WebServer | None = None
+        http = self._listen_http()  # a taken port says so before any room boots
         try:
             seed = self.orchestra.sessions.autosaved() if self.resume else None
             if self.resume and seed is None:
@@ -80,6 +82,8 @@ class Runner:
             control = ControlServer(LocalService(self.orchestra), self.config.state_path())
             control.start()
             web = self._serve_page()
+            if http is not None:
+                http.start()
             self.notifier.ready(self.rooms_status())
             log.info("running %s; control socket %s; Ctrl-C stops", self.config.source,
                      control.path)
@@ -88,6 +92,8 @@ class Runner:
             self.notifier.stopping()
             if web is not None:
                 web.stop()
+            if http is not None:
+                http.stop()
             if control is not None:
                 control.stop()
             left = self._stop_orchestra()
@@ -106,6 +112,23 @@ class Runner:
         web.start()
         print(f"the technician's page: {web.url}", flush=True)
         return web
+
+    def _listen_http(self) -> HttpFront | None:
+        """MCP over streamable HTTP at ``[mcp] http`` beside the control socket, or None."""
+        where = self.config.mcp.listen()
+        if where is None:
+            return None
+        from mcp_server.http import HttpFront, listen
+        from mcp_server.server import build_server
+
+        host, port = where
+        sock = listen(host, port)
+        try:
+            return HttpFront.open(build_server(LocalService(self.orchestra)), sock, host,
+                                  self.config.state_path())
+        except BaseException:
+            sock.close()
+            raise
 
     def _loop(self) -> None:
         periods = [p for p in (self.status_every, self.notifier.watchdog_every) if p]

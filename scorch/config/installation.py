@@ -28,6 +28,7 @@ from scorch.config.tables import (
     DocsConfig,
     HistoryConfig,
     InstanceConfig,
+    McpConfig,
     SamplesConfig,
     SessionsConfig,
     TempoConfig,
@@ -58,6 +59,7 @@ class Config(StrictModel):
     history: HistoryConfig = HistoryConfig()
     docs: DocsConfig = DocsConfig()
     web: WebConfig = WebConfig()
+    mcp: McpConfig = McpConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     hosts: dict[HostName, HostConfig] = Field(
         default_factory=dict, description="the machines of an installation across several "

@@ -6,6 +6,8 @@ with the installation-wide checks.
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -16,6 +18,12 @@ from scorch.state.tempo import MAX_BPM, MIN_BPM
 from scorch.values import Float32, GroupName, HostName, NodeName, ParamName, StrictModel
 
 Port = Annotated[int, Field(ge=1024, le=65535)]
+
+#: Where MCP's streamable HTTP listens unless told: loopback, and a port near SuperCollider's.
+HTTP_HOST = "127.0.0.1"
+HTTP_PORT = 57180
+_HOSTNAME = re.compile(r"(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                       r"(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
 
 
 class AudioConfig(StrictModel):
@@ -137,22 +145,6 @@ class HistoryConfig(StrictModel):
                           description="at most this many executions are kept (the newest)")
 
 
-def _listen(value: str | None) -> str | None:
-    """``HOST:PORT`` (``[::1]:PORT`` for IPv6), checked; None stays None."""
-    if value is None:
-        return None
-    host, sep, port = value.rpartition(":")
-    bare = host.strip("[]")
-    if not sep or not port.isdigit() or not bare or (":" in bare and not host.startswith("[")):
-        raise ValueError(f"expected HOST:PORT such as \"127.0.0.1:8470\" (IPv6: "
-                         f"\"[::1]:8470\"), found {value[:80]!r}")
-    if not 1 <= int(port) <= 65535:
-        raise ValueError(f"the port of {value[:80]!r} must be 1 to 65535")
-    if any(c.isspace() or c in "/?#@" for c in bare):
-        raise ValueError(f"{bare[:80]!r} is not a host name or an IP address")
-    return value
-
-
 class WebConfig(StrictModel):
     """The ``[web]`` table: the technician's page, served by ``scorch run``."""
 
@@ -165,14 +157,13 @@ class WebConfig(StrictModel):
     @field_validator("listen")
     @classmethod
     def _check_listen(cls, value: str | None) -> str | None:
-        return _listen(value)
+        if value is not None:
+            parse_listen(value)
+        return value
 
     def address(self) -> tuple[str, int] | None:
         """The host (without IPv6 brackets) and port to listen on, or None."""
-        if self.listen is None:
-            return None
-        host, _, port = self.listen.rpartition(":")
-        return host.strip("[]"), int(port)
+        return parse_listen(self.listen) if self.listen is not None else None
 
 
 class DocsConfig(StrictModel):
@@ -184,6 +175,8 @@ class DocsConfig(StrictModel):
         "docs call")
     help_dir: Path | None = Field(None, description="the HelpSource folder; default: the one "
                                   "sclang reports, else the usual install locations")
+
+
 class GroupTempo(StrictModel):
     """A ``[tempo.groups.NAME]`` table: a group that plays at its own tempo."""
 
@@ -201,3 +194,61 @@ class TempoConfig(StrictModel):
                        "sclang LinkClock: tempo and phase shared with every Link peer")
     groups: dict[GroupName, GroupTempo] = Field(
         default_factory=dict, description="groups with a tempo of their own (not on Link)")
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``ADDR:PORT`` (``[V6]:PORT``, ``ADDR``, ``:PORT``) as (host, port); ValueError says why.
+
+    A missing address is loopback (:data:`HTTP_HOST`), a missing port :data:`HTTP_PORT`.
+    """
+    spec = text.strip()
+    if not spec or len(spec) > 300:
+        raise ValueError(f"expected ADDR:PORT (e.g. \"{HTTP_HOST}:{HTTP_PORT}\"), found {text!r}")
+    host, port = spec, ""
+    if spec.startswith("["):
+        inside, bracket, rest = spec[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            raise ValueError(f"expected [IPV6]:PORT, found {text!r}")
+        host, port = inside, rest[1:]
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise ValueError(f"{host!r} in brackets is not an IPv6 address") from None
+    elif spec.count(":") == 1:
+        host, _, port = spec.partition(":")
+    elif spec.isdigit():
+        host, port = "", spec
+    host = host or HTTP_HOST
+    if ":" not in host and not _HOSTNAME.fullmatch(host):
+        raise ValueError(f"{host!r} is not an address or a host name (in {text!r})")
+    if ":" in host:
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise ValueError(f"{host!r} is not an IPv6 address (in {text!r})") from None
+    if not port:
+        return host, HTTP_PORT
+    if not port.isascii() or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValueError(f"the port must be a number from 1 to 65535, found {port!r} (in {text!r})")
+    return host, int(port)
+
+
+class McpConfig(StrictModel):
+    """The ``[mcp]`` table: the MCP tools beside stdio."""
+
+    http: str | None = Field(
+        None, description="`scorch run` also serves the MCP tools over streamable HTTP at "
+        f"\"ADDR:PORT\" (path /mcp; default port {HTTP_PORT}); a loopback address is open to "
+        "this machine's users, any other asks every request for the token in the state "
+        "folder's http-token file (Authorization: Bearer)")
+
+    @field_validator("http")
+    @classmethod
+    def _listen(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_listen(value)
+        return value
+
+    def listen(self) -> tuple[str, int] | None:
+        """Where to serve HTTP (host, port), or None: stdio and the control socket only."""
+        return parse_listen(self.http) if self.http is not None else None

@@ -106,10 +106,10 @@ class Access:
         """
         if origin is None:
             return True
-        parts = urlsplit(origin)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            return False
-        try:
+        try:  # a malformed one ("http://[::1", a port of letters) is no listener's
+            parts = urlsplit(origin)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                return False
             port = parts.port or (443 if parts.scheme == "https" else 80)
         except ValueError:
             return False

@@ -162,6 +162,16 @@ BAD = [
     pytest.param("[instances.a]\n[midi]\ncapture_notes = 1.5\n",
                  ["cfg.toml:3", "midi.capture_notes", "valid integer", "found 1.5"],
                  id="capture-notes-fraction"),
+    pytest.param('[instances.a]\n[mcp]\nhttp = "10.0.0.1:99999"\n',
+                 ["cfg.toml:3", "mcp.http", "port must be a number from 1 to 65535",
+                  "'99999'"], id="mcp-http-port"),
+    pytest.param('[instances.a]\n\n[mcp]\nhttp = "the lobby"\n',
+                 ["cfg.toml:4", "mcp.http", "'the lobby' is not an address or a host name"],
+                 id="mcp-http-host"),
+    pytest.param("[instances.a]\n[mcp]\nhttp = 8000\n",
+                 ["cfg.toml:3", "mcp.http", "valid string"], id="mcp-http-number"),
+    pytest.param('[instances.a]\n[mcp]\nhtp = "127.0.0.1:8000"\n',
+                 ["cfg.toml:3", "mcp.htp", "http"], id="mcp-typo"),
 ]
 
 

@@ -54,6 +54,7 @@ def test_loopback_asks_no_token_and_any_other_address_does(tmp_path: Path) -> No
     ("0.0.0.0", "http://192.168.0.9:8765", True),
     ("0.0.0.0", "http://192.168.0.9:80", False),
     ("127.0.0.1", "http://[::1]:notaport", False),
+    ("127.0.0.1", "http://[::1", False),
 ])
 def test_origin_must_name_the_listener(listener: str, origin: str | None, ok: bool) -> None:
     access = Access(listener, 8765, None)

@@ -1,0 +1,283 @@
+"""``scorch mcp --http`` and ``[mcp] http``: the same tools over MCP's streamable HTTP.
+
+The SDK's streamable HTTP app (``MCPServer.streamable_http_app``) serves one MCP
+session per client at ``http://ADDR:PORT/mcp``; every session calls the one
+service, so several clients at once see the same rooms. In front of it, a small
+ASGI guard applies scorch's HTTP policy (:mod:`scorch.wire.access`): a foreign
+``Origin`` is refused (403), and on any address but loopback a request without
+the state folder's token too (401); a body is held to the control socket's
+limits (:data:`~scorch.wire.limits.REQUEST_LIMITS`) before anything decodes it.
+
+The SDK's own transport security is set to agree with that policy rather than
+left to its defaults: on loopback it checks the ``Host`` header (the DNS
+rebinding defence the spec asks for) and allows loopback Origins, as the guard
+does; on any other address the token guards every request and clients may name
+the machine as they like, so it checks neither (the guard still checks Origins).
+
+uvicorn serves it on a socket bound here first, so a taken port is a clear error
+before anything starts; its log goes to scorch's (stderr), never to stdout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import uvicorn
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError
+from starlette.datastructures import Headers
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mcp_server.server import server_for
+from scorch.config.installation import load_config
+from scorch.errors import CannotListen
+from scorch.wire.access import TOKEN_FILE, Access, is_loopback
+from scorch.wire.limits import REQUEST_LIMITS, OverLimit, check
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+log = logging.getLogger(__name__)
+
+#: The endpoint's path.
+PATH = "/mcp"
+#: Clients' sessions open at once; a request for one more is answered 503.
+MAX_SESSIONS = 128
+#: Seconds the open streams get to close at a stop before they are cut.
+GRACE = 2.0
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def url(host: str, port: int) -> str:
+    """The endpoint's URL for a listener (an IPv6 address in brackets)."""
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{PATH}"
+
+
+def transport_security(access: Access) -> TransportSecuritySettings:
+    """The SDK's own Host and Origin checks, set to agree with ``access``."""
+    if access.token is not None:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    hosts = {*_LOOPBACK_HOSTS, f"[{access.host}]" if ":" in access.host else access.host}
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=sorted({form for h in hosts for form in (h, f"{h}:*")}),
+        allowed_origins=[f"{scheme}://{h}:*" for scheme in ("http", "https") for h in hosts])
+
+
+class Guard:
+    """ASGI middleware: scorch's access policy and input limits before the SDK's app."""
+
+    def __init__(self, app: ASGIApp, access: Access) -> None:
+        self.app = app
+        self.access = access
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # the lifespan: the orchestra's start and stop
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        refusal = self.access.refusal(authorization=headers.get("authorization"),
+                                      origin=headers.get("origin"))
+        if refusal is not None:
+            status, reason = refusal
+            peer = scope.get("client") or ("?", 0)
+            log.warning("HTTP %s from %s refused (%d): %s", scope.get("method"), peer[0],
+                        status, reason)
+            extra = {"WWW-Authenticate": 'Bearer realm="scorch"'} if status == 401 else None
+            await _error(reason, status, extra)(scope, receive, send)
+            return
+        if scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        body, more = await _read_body(receive, REQUEST_LIMITS.size)
+        if more:
+            await _error(f"the body is larger than {REQUEST_LIMITS.size} bytes", 413)(
+                scope, receive, send)
+            return
+        try:
+            check(body, REQUEST_LIMITS)
+        except OverLimit as err:
+            await _error(str(err), 400)(scope, receive, send)
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+
+async def _read_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
+    """The request's body up to ``limit`` bytes, and whether more was sent."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks), False
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return b"", True
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks), False
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives the body read already, then what the client sends next."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _error(message: str, status: int, headers: dict[str, str] | None = None) -> Response:
+    """A JSON-RPC error without id, as the SDK answers what it refuses."""
+    body = JSONRPCError(jsonrpc="2.0", id=None,
+                        error=ErrorData(code=INVALID_REQUEST, message=message))
+    return Response(body.model_dump_json(by_alias=True, exclude_unset=True),
+                    status_code=status, media_type="application/json", headers=headers)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A TCP socket listening on ``host``:``port``; CannotListen says why not."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP said outright: asyncio turns Nagle off (TCP_NODELAY) only on connections
+    # of a socket whose proto says TCP, and socket.create_server leaves it 0; with Nagle on,
+    # every answer written in two parts (headers, body) waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+        return sock
+    except OSError as err:
+        sock.close()
+        why = err.strerror or str(err)
+        raise CannotListen(f"cannot serve MCP over HTTP at {host}:{port}: {why}"
+                           + ("; is another scorch on that port?" if err.errno == 98 else "")
+                           ) from err
+
+
+@dataclass
+class HttpFront:
+    """One MCP server on one listening socket, served by uvicorn until :meth:`stop`."""
+
+    server: MCPServer[Any]
+    access: Access
+    sock: socket.socket
+    state_dir: Path = Path()
+    """Where the token is (off loopback)."""
+
+    def __post_init__(self) -> None:
+        app = self.server.streamable_http_app(
+            streamable_http_path=PATH, transport_security=transport_security(self.access),
+            host=self.access.host, max_sessions=MAX_SESSIONS,
+            max_request_body_size=REQUEST_LIMITS.size)
+        config = uvicorn.Config(Guard(app, self.access), log_config=None, access_log=False,
+                                lifespan="on", timeout_graceful_shutdown=int(GRACE),
+                                server_header=False)
+        self.uvicorn: uvicorn.Server = _QuietServer(config)
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def open(cls, server: MCPServer[Any], sock: socket.socket, host: str,
+             state_dir: Path | None) -> HttpFront:
+        """Serve on ``sock``, listening on ``host`` (:func:`listen`); the token in ``state_dir``.
+
+        ``state_dir`` may be None on loopback only, where no token is asked.
+        """
+        port = int(sock.getsockname()[1])
+        if state_dir is None and not is_loopback(host):
+            raise ValueError(f"{host} is not loopback: its token needs a state folder")
+        try:
+            access = (Access.for_listener(host, port, state_dir) if state_dir is not None
+                      else Access(host, port, None))
+            front = cls(server, access, sock, state_dir or Path())
+        except BaseException:
+            sock.close()
+            raise
+        return front
+
+    async def serve(self) -> None:
+        """Serve in this event loop until :meth:`stop` (or a stop asked by a signal)."""
+        where = url(self.access.host, self.access.port)
+        if self.access.token is None:
+            log.info("MCP over streamable HTTP at %s (loopback: no token asked)", where)
+        else:
+            log.info("MCP over streamable HTTP at %s; every request needs the token in %s "
+                     "(Authorization: Bearer)", where, self.state_dir / TOKEN_FILE)
+        await self.uvicorn.serve(sockets=[self.sock])
+
+    def start(self) -> HttpFront:
+        """Serve in a thread of its own (``scorch run``)."""
+        self._thread = threading.Thread(target=anyio.run, args=(self.serve,),
+                                        name="mcp-http", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop serving: open streams get :data:`GRACE` s, then the server's lifespan ends."""
+        self.uvicorn.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self.sock.close()
+
+
+class _QuietServer(uvicorn.Server):
+    """uvicorn's server without its signal handlers: scorch handles its own signals.
+
+    uvicorn replaces SIGINT's and SIGTERM's handlers in the main thread and raises
+    the signal again once it stopped, which would end the process before the
+    installation's own shutdown; here the caller sets ``should_exit``.
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def serve_until_signal(front: HttpFront) -> None:
+    """Serve ``front`` until SIGTERM, SIGINT or SIGHUP (``scorch mcp --http``)."""
+
+    async def stop_on_signal() -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+            async for signum in signals:
+                log.info("%s: stopping", signal.Signals(signum).name)
+                front.uvicorn.should_exit = True
+                return
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(stop_on_signal)
+        await front.serve()
+        tasks.cancel_scope.cancel()
+
+
+
+def serve_http(config_path: Path, host: str, port: int) -> None:
+    """``scorch mcp --http``: serve the installation of ``config_path`` until a signal."""
+    # Off loopback the token lives in the installation's state folder: the config must load.
+    state_dir = None if is_loopback(host) else load_config(config_path).state_path()
+    sock = listen(host, port)  # a taken port says so before any room boots
+    try:
+        server, close = server_for(config_path)
+        try:
+            anyio.run(serve_until_signal, HttpFront.open(server, sock, host, state_dir))
+        finally:
+            close()
+    finally:
+        sock.close()
