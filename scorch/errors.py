@@ -127,6 +127,10 @@ class SceneNotFound(NotFound):
     """No saved scene of that name."""
 
 
+class PatternNotFound(NotFound):
+    """No Pdef, Pbindef, Tdef or Ndef of that name in that room."""
+
+
 class DocNotFound(NotFound):
     """No class or help page has that name; the message names the closest ones."""
 
@@ -244,6 +248,12 @@ class CaptureError(ScorchError):
 
 class SynthDefError(ScorchError):
     """A SynthDef library file failed to compile or breaks the metadata convention."""
+
+    code = "SUPERCOLLIDER_ERROR"
+
+
+class PatternFailed(ScorchError):
+    """sclang refused a change to a pattern or proxy (its code threw)."""
 
     code = "SUPERCOLLIDER_ERROR"
 

@@ -72,6 +72,7 @@ CALLS: dict[str, dict[str, Any]] = {
     "listen": {"instance": "alpha", "node": "hum", "seconds": 0.5},
     "record": {"action": "start", "instance": "alpha", "seconds": 1},
     "render": {"synthdef": "sine", "duration": 0.5},
+    "pattern": {"action": "unmute", "instance": "alpha", "at": "now"},
 }
 
 
