@@ -50,3 +50,14 @@ def fade_code(kind: str, name: str, seconds: float, when: str) -> str:
     """Fade ``kind`` ``name`` out over ``seconds``, then stop it."""
     return (f"ScorchPatternOps.fade({sc_string(proxy_kind(kind))}, {sc_symbol(name)}, "
             f"{seconds!r}, {sc_string(when)})")
+
+
+def define_code(kind: str, name: str, text: str, playing: bool) -> str:
+    """Define ``kind`` ``name`` by ``text`` (a recorded definition), then play or stop it."""
+    proxy = f"{proxy_kind(kind)}({sc_symbol(name)})"
+    return f"(\n{text}\n);\n{proxy}.{'play' if playing else 'stop'}; nil"
+
+
+def clear_code(kind: str, name: str) -> str:
+    """Stop ``kind`` ``name`` and forget its source."""
+    return f"{proxy_kind(kind)}({sc_symbol(name)}).clear; nil"

@@ -73,6 +73,7 @@ CALLS: dict[str, dict[str, Any]] = {
     "record": {"action": "start", "instance": "alpha", "seconds": 1},
     "render": {"synthdef": "sine", "duration": 0.5},
     "pattern": {"action": "unmute", "instance": "alpha", "at": "now"},
+    "undo": {"action": "list"},
 }
 
 
