@@ -30,7 +30,8 @@ def scope_of(orch: Orchestra, name: str, args: Any) -> Scope | None:
             return None
         if name == "pattern" and action not in PATTERN_STATE:
             return None
-        return Scope(rooms=(args.instance,), patterns=name == "pattern")
+        # resolved: an unknown room is InstanceNotFound, as the call itself would say
+        return Scope(rooms=tuple(orch.rooms.resolve(args.instance)), patterns=name == "pattern")
     if name == "stop":  # it stops the patterns too
         return Scope(rooms=tuple(orch.rooms.resolve(args.instance)), patterns=True)
     if name == "buffer" and action in ("load", "free"):

@@ -154,7 +154,6 @@ class Sessions:
     def capture_now(self, rooms: list[str], tempo: bool, routes: bool,
                     patterns: bool = False) -> Session:
         """What ``rooms`` hold now, and their patterns, the tempo and the routes if asked."""
-        views = self._tree.views
         specs = {
             name: RoomSpec(
                 nodes={n.name: NodeSpec(n.synthdef, dict(n.params))
@@ -163,7 +162,7 @@ class Sessions:
                 patterns={key: PatternSpec(p.kind, p.name, p.playing, p.text)
                           for key, p in view.patterns.items()} if patterns else {},
                 patterns_known=patterns)
-            for name, view in ((n, views[n]) for n in rooms)}
+            for name, view in ((n, self._tree.view(n)) for n in rooms)}
         tempos = self._tempo.bpms() if tempo else {}
         if not routes or self._tree.router is None:
             return Session(rooms=specs, routes_known=False, tempos=tempos)
