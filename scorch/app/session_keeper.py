@@ -149,7 +149,7 @@ class Sessions:
         lack what they restore.
         """
         self._tree.await_ready(None, time.monotonic() + RESTORE_WAIT, "session")
-        return self.capture_now(list(self._tree.views), tempo=True, routes=True)
+        return self.capture_now(list(self._tree.views), tempo=True, routes=True, patterns=True)
 
     def capture_now(self, rooms: list[str], tempo: bool, routes: bool,
                     patterns: bool = False) -> Session:

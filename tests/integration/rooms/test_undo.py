@@ -96,9 +96,7 @@ def test_undo_of_ten_mixed_changes_restores_what_scsynth_holds_and_redo_brings_i
     api = LocalService(room)
     assert room.rooms.execute_one("lobby", PLAY, timeout=10).ok
     view = room.views["lobby"]
-    deadline = time.monotonic() + 5
-    while len(view.patterns) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait(lambda: len(view.patterns) == 2, "the patterns were not recorded")
     before = heard(room)
     changes: list[tuple[str, dict[str, Any]]] = [
         ("play", {"instance": "lobby", "synthdef": "sine", "name": "lead",
@@ -160,12 +158,17 @@ def test_dry_runs_change_nothing_and_back_to_a_checkpoint_is_undone_in_turn(
     room: Orchestra,
 ) -> None:
     api = LocalService(room)
+    view = room.views["lobby"]
+    assert room.rooms.execute_one("lobby", PLAY, timeout=10).ok
+    wait(lambda: len(view.patterns) == 2, "the patterns were not recorded")
     api.call("undo", {"action": "checkpoint", "name": "start"})
     api.call("play", {"instance": "lobby", "synthdef": "sine", "name": "lead",
                       "params": {"freq": 300, "amp": 0.002}})
+    api.call("pattern", {"action": "stop", "instance": "lobby", "name": "beat", "at": "now"})
+    wait(lambda: not view.patterns["Pdef beat"].playing, "the stop was not recorded")
     before = heard(room)
 
-    playing = {"lobby": ["node hum (sine)", "node lead (sine)"]}
+    playing = {"lobby": ["node hum (sine)", "node lead (sine)", "Pdef other"]}
     stop = api.call("stop", {"instance": "lobby", "dry_run": True})
     assert isinstance(stop, StopOutput) and stop.would_stop == playing
     quit_ = api.call("instance", {"action": "quit", "name": "lobby", "dry_run": True})
@@ -182,9 +185,17 @@ def test_dry_runs_change_nothing_and_back_to_a_checkpoint_is_undone_in_turn(
     back = api.call("undo", {"action": "back", "name": "start", "dry_run": True})
     assert isinstance(back, UndoOutput)
     assert sorted(c.detail.split(" (")[0] for c in back.steps[0].changes) == [
-        "free buffer tone", "release node lead"]
+        "free buffer tone", "play Pdef beat", "release node lead"]
     api.call("undo", {"action": "back", "name": "start"})
-    assert set(room.views["lobby"].nodes) == {"hum"} and not room.views["lobby"].buffers
+    assert set(view.nodes) == {"hum"} and not view.buffers
+    wait(lambda: view.patterns["Pdef beat"].playing, "back did not play the pattern again")
     api.call("undo", {})  # the way back is a change too
-    assert set(room.views["lobby"].nodes) == {"hum", "lead"}
-    assert "tone" in room.views["lobby"].buffers
+    assert set(view.nodes) == {"hum", "lead"} and "tone" in view.buffers
+    wait(lambda: not view.patterns["Pdef beat"].playing, "undo did not stop it again")
+
+
+def wait(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 5.0
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
