@@ -167,6 +167,28 @@ def test_mute_and_solo_silence_events_while_the_patterns_play_on(room: Room) -> 
     wait(lambda: bool(room.starts(room.keep, unmuted + 0.3)), BAR, "unmute did not end the solo")
 
 
+def test_a_fade_ends_the_pattern_after_its_seconds_and_a_new_source_plays_on_the_beat(
+    room: Room,
+) -> None:
+    view = room.orch.views["lobby"]
+    out = room.pattern(action="fade", name="keep", seconds=1.0, at="now")
+    faded = time.time()
+    wait(lambda: not view.patterns["Pdef keep"].playing, 3, "the fade did not stop it")
+    assert time.time() - faded >= 0.9, "stopped before its fade was over"
+    time.sleep(0.5)
+    assert not room.starts(room.keep, faded + 1.5), "it played on after the fade"
+    assert out.lands_in == 0
+    new = room.pattern(action="source", name="bass", at="next_beat",
+                       source=f"Pbind(\\dur, 1, \\legato, 0.1, \\amp, 0.001, "
+                              f"\\group, {room.bass})")
+    wait(lambda: "dur', 1" in view.patterns["Pdef bass"].text, BEAT + 2, "not recorded")
+    assert view.patterns["Pdef bass"].kind == "Pdef"  # a Pbind source: a Pdef now
+    began = time.time() + new.lands_in + 0.5
+    time.sleep(new.lands_in + 2.2 * BEAT + 0.5)
+    gaps = [b.at - a.at for a, b in itertools.pairwise(room.starts(room.bass, began))]
+    assert gaps and all(abs(g - BEAT) < 0.05 for g in gaps), gaps
+
+
 @pytest.mark.parametrize(("args", "error", "argument"), [
     ({"action": "stop", "name": "nothing"}, PatternNotFound, "name"),
     ({"action": "set", "name": "hum", "key": "dur", "value": "1"}, InvalidRequest, "name"),
@@ -183,7 +205,7 @@ def test_bad_changes_are_refused_naming_the_argument(
     with pytest.raises(error) as raised:
         room.pattern(**args)
     assert raised.value.argument == argument, raised.value
-    assert room.orch.views["lobby"].patterns["Pdef bass"].kind == "Pbindef"
+    assert room.orch.views["lobby"].patterns["Pdef bass"].kind in ("Pbindef", "Pdef")
 
 
 def test_after_a_recompile_patterns_resume_on_the_grid_not_on_a_fallback(room: Room) -> None:
