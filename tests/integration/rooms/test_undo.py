@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 import wave
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,41 +21,54 @@ from scorch.api.ops.code import StopOutput
 from scorch.api.ops.instances import ActionOutput
 from scorch.api.ops.undo import UndoOutput
 from scorch.app.orchestra import Orchestra
-from scorch.config.installation import Config
+from scorch.config.installation import parse_config
 from scorch.errors import InvalidRequest
 from scorch.primitives.scsynth.node_tree import tree_nodes
+from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.desired import SAMPLE_BUFFER_BASE
 from scorch.state.events import Kind
-from tests.conftest import MakeConfig
+from tests.conftest import jack_name, orchestra_pids, pid_alive
 
 pytestmark = pytest.mark.integration
 
-Start = Callable[[Config], Orchestra]
+CONFIG = """
+state_dir = "{state}"
+[audio]
+driver = "dummy"
+jack_server = "{jack}"
+[midi]
+enabled = false
+[samples]
+paths = ["{samples}"]
+[instances.lobby]
+synthdefs = ["sine"]
+[instances.lobby.nodes.hum]
+synthdef = "sine"
+params = {{ freq = 110, amp = 0.001 }}
+"""
 PLAY = ("Pdef(\\beat, Pbind(\\dur, 0.5, \\legato, 0.1, \\amp, 0.001)).play(quant: 1);"
         "Pdef(\\other, Pbind(\\dur, 1, \\legato, 0.1, \\amp, 0.001)).play(quant: 1); 1")
 
 
-@pytest.fixture
-def room(make_config: MakeConfig, start_orchestra: Start, tmp_path: Path) -> Iterator[Orchestra]:
-    samples = tmp_path / "samples"
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory, library: SynthDefLibrary) -> Iterator[Orchestra]:
+    """One room for the module (the second test starts from the state the first left)."""
+    tmp = tmp_path_factory.mktemp("undo")
+    samples = tmp / "samples"
     samples.mkdir()
-    with wave.open(str(samples / "tone.wav"), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(48000)
-        out.writeframes(b"\x00\x10" * 4800)
-    orch = start_orchestra(make_config(f"""
-        [midi]
-        enabled = false
-        [samples]
-        paths = ["{samples}"]
-        [instances.lobby]
-        synthdefs = ["sine"]
-        [instances.lobby.nodes.hum]
-        synthdef = "sine"
-        params = {{ freq = 110, amp = 0.001 }}
-        """, tag="undo"))
+    for name in ("tone", "click"):
+        with wave.open(str(samples / f"{name}.wav"), "wb") as out:
+            out.setnchannels(1)
+            out.setsampwidth(2)
+            out.setframerate(48000)
+            out.writeframes(b"\x00\x10" * 4800)
+    text = CONFIG.format(state=tmp / "state", jack=jack_name("undo"), samples=samples)
+    orch = Orchestra(parse_config(text, tmp / "config.toml"), library)
+    assert orch.start() == {"lobby": None}
+    pids = orchestra_pids(orch)
     yield orch
+    orch.stop()
+    assert not [pid for pid in pids if pid_alive(pid)], "a process outlived stop()"
 
 
 def heard(orch: Orchestra) -> dict[str, Any]:
@@ -159,38 +171,39 @@ def test_dry_runs_change_nothing_and_back_to_a_checkpoint_is_undone_in_turn(
 ) -> None:
     api = LocalService(room)
     view = room.views["lobby"]
-    assert room.rooms.execute_one("lobby", PLAY, timeout=10).ok
-    wait(lambda: len(view.patterns) == 2, "the patterns were not recorded")
+    api.call("pattern", {"action": "play", "instance": "lobby", "name": "beat", "at": "now"})
+    wait(lambda: view.patterns["Pdef beat"].playing, "the pattern does not play")
+    nodes, buffers = set(view.nodes), set(view.buffers)
     api.call("undo", {"action": "checkpoint", "name": "start"})
-    api.call("play", {"instance": "lobby", "synthdef": "sine", "name": "lead",
+    api.call("play", {"instance": "lobby", "synthdef": "sine", "name": "extra",
                       "params": {"freq": 300, "amp": 0.002}})
     api.call("pattern", {"action": "stop", "instance": "lobby", "name": "beat", "at": "now"})
     wait(lambda: not view.patterns["Pdef beat"].playing, "the stop was not recorded")
+    api.call("buffer", {"action": "load", "instance": "lobby", "path": "click.wav"})
     before = heard(room)
 
-    playing = {"lobby": ["node hum (sine)", "node lead (sine)", "Pdef other"]}
+    playing = room.rooms.sounding("lobby")
+    assert "node extra (sine)" in playing["lobby"] and "Pdef beat" not in playing["lobby"]
     stop = api.call("stop", {"instance": "lobby", "dry_run": True})
-    assert isinstance(stop, StopOutput) and stop.would_stop == playing
+    assert isinstance(stop, StopOutput) and stop.would_stop == playing and not stop.stopped
     quit_ = api.call("instance", {"action": "quit", "name": "lobby", "dry_run": True})
     assert isinstance(quit_, ActionOutput) and quit_.would_stop == playing
-    api.call("buffer", {"action": "load", "instance": "lobby", "path": "tone.wav"})
-    freed = api.call("buffer", {"action": "free", "instance": "lobby", "name": "tone",
+    freed = api.call("buffer", {"action": "free", "instance": "lobby", "name": "click",
                                 "dry_run": True})
     assert isinstance(freed, BufferOutput) and freed.dry_run
-    assert [b.name for b in freed.buffers] == ["tone"]
+    assert [b.name for b in freed.buffers] == ["click"]
     assert room.rooms.status("lobby").state == "READY"
-    assert heard(room)["nodes"] == before["nodes"]
-    assert "tone" in room.views["lobby"].buffers
+    assert heard(room) == before, "a dry run changed something"
 
     back = api.call("undo", {"action": "back", "name": "start", "dry_run": True})
     assert isinstance(back, UndoOutput)
     assert sorted(c.detail.split(" (")[0] for c in back.steps[0].changes) == [
-        "free buffer tone", "play Pdef beat", "release node lead"]
+        "free buffer click", "play Pdef beat", "release node extra"]
     api.call("undo", {"action": "back", "name": "start"})
-    assert set(view.nodes) == {"hum"} and not view.buffers
+    assert set(view.nodes) == nodes and set(view.buffers) == buffers
     wait(lambda: view.patterns["Pdef beat"].playing, "back did not play the pattern again")
     api.call("undo", {})  # the way back is a change too
-    assert set(view.nodes) == {"hum", "lead"} and "tone" in view.buffers
+    assert set(view.nodes) == nodes | {"extra"} and set(view.buffers) == buffers | {"click"}
     wait(lambda: not view.patterns["Pdef beat"].playing, "undo did not stop it again")
 
 
