@@ -17,18 +17,21 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scorch.app.session_keeper import Sessions
 from scorch.app.tree import Tree
 from scorch.errors import InvalidRequest, ScorchError
 from scorch.state.events import Kind
-from scorch.state.journal import Entry, Journal
+from scorch.state.journal import Entry, Journal, entry_json, redone_line, undone_line
 from scorch.state.session import Change, Session
 
 log = logging.getLogger(__name__)
 
-#: The journal's file in the state folder.
-FILE = "journal.json"
+#: The journal's file in the state folder: one JSON line per change, undo and redo.
+FILE = "journal.jsonl"
+#: The file is rewritten from the journal once it holds this many times its bound in lines.
+COMPACT = 4
 
 
 @dataclass(frozen=True)
@@ -61,23 +64,42 @@ class Undo:
         self._sessions = sessions
         self._path = tree.config.state_path() / FILE
         self._lock = threading.RLock()
+        self._lines = 0
+        """Lines in the file (it is compacted past :data:`COMPACT` times the bound)."""
         self.journal = self._read(self._path)
 
-    @staticmethod
-    def _read(path: Path) -> Journal:
+    def _read(self, path: Path) -> Journal:
+        journal = Journal()
         try:
-            return Journal.from_json(json.loads(path.read_text()))
+            text = path.read_text()
         except FileNotFoundError:
-            return Journal()
-        except (OSError, ValueError) as err:
+            return journal
+        except OSError as err:
             log.warning("journal %s not read (%s): starting a new one", path, err)
-            return Journal()
+            return journal
+        for number, line in enumerate(text.splitlines(), 1):
+            try:
+                journal.read_line(json.loads(line))
+            except ValueError as err:  # a line cut short by a crash: the rest is kept
+                log.warning("journal %s line %d left out: %s", path, number, err)
+            self._lines += 1
+        return journal
 
-    def _write(self) -> None:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        part = self._path.with_suffix(".part")
-        part.write_text(json.dumps(self.journal.to_json()))
-        os.replace(part, self._path)
+    def _append(self, line: dict[str, Any]) -> None:
+        """Add one line to the file; rewrite it whole once it holds far more than the bound."""
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            if self._lines >= COMPACT * self.journal.limit:
+                part = self._path.with_suffix(".part")
+                part.write_text("".join(json.dumps(x) + "\n" for x in self.journal.lines()))
+                os.replace(part, self._path)
+                self._lines = len(self.journal.entries)
+                return
+            with self._path.open("a") as out:
+                out.write(json.dumps(line) + "\n")
+            self._lines += 1
+        except OSError as err:  # the change is made; only its undo is not kept on disk
+            log.warning("journal %s not written: %s", self._path, err)
 
     # --- recording --------------------------------------------------------------------
 
@@ -90,8 +112,7 @@ class Undo:
         """Keep a change that was just made, with what it touched as it was before."""
         with self._lock:
             entry = self.journal.record(call, summary, scope.rooms, before, time.time())
-            with contextlib.suppress(OSError):  # the change is made; only its undo is lost
-                self._write()
+            self._append({"entry": entry_json(entry)})
             return entry
 
     # --- stepping ---------------------------------------------------------------------
@@ -124,14 +145,11 @@ class Undo:
                     break
                 failed = self._sessions.apply(changes)
                 if back:
-                    journal.undone(entry.seq, now)
+                    self._append(undone_line(journal.undone(entry.seq, now)))
                 else:
-                    journal.redone(entry.seq)
+                    self._append(redone_line(journal.redone(entry.seq)))
                 done.append(Step(entry.seq, entry.call, entry.summary, changes, failed))
                 self._event(entry, back, changes, failed)
-            if done and not dry_run:
-                with contextlib.suppress(OSError):
-                    self._write()
         if not done and not dry_run:
             what = "undo" if back else "redo"
             where = f" in {room}" if room is not None else ""

@@ -20,8 +20,6 @@ from scorch.state.session import BufferSpec, NodeSpec, PatternSpec, RoomSpec, Se
 
 #: Entries kept at most (a change's state is a few kilobytes).
 LIMIT = 200
-#: The journal file's shape.
-JOURNAL_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -59,13 +57,19 @@ class Journal:
     def record(self, call: str, summary: str, rooms: Sequence[str], before: Session,
                now: float) -> Entry:
         """Keep a change just made; the undone entries it supersedes go."""
-        touched = set(rooms)
-        self.entries = [e for e in self.entries
-                        if not e.undone or not (touched & set(e.rooms) or not e.rooms)]
         seq = self.entries[-1].seq + 1 if self.entries else 1
-        entry = Entry(seq, now, call, summary, tuple(rooms), before)
+        return self.add(Entry(seq, now, call, summary, tuple(rooms), before))
+
+    def add(self, entry: Entry) -> Entry:
+        """Keep ``entry`` (new, or read back) after the others."""
+        touched = set(entry.rooms)
+        if not entry.undone:
+            self.entries = [e for e in self.entries
+                            if not e.undone or not (touched & set(e.rooms) or not e.rooms)]
         self.entries.append(entry)
         del self.entries[:-self.limit]
+        if entry.undone:
+            self._undos = itertools.count(max(entry.undone, self._top()) + 1)
         return entry
 
     def to_undo(self, room: str | None) -> Entry | None:
@@ -78,9 +82,17 @@ class Journal:
         undone = [e for e in self.entries if e.undone and e.touches(room)]
         return max(undone, key=lambda e: e.undone) if undone else None
 
-    def undone(self, seq: int, after: Session) -> Entry:
-        """Mark entry ``seq`` undone; ``after``: the state it had made."""
-        return self._put(seq, after=after, undone=next(self._undos))
+    def undone(self, seq: int, after: Session, order: int | None = None) -> Entry:
+        """Mark entry ``seq`` undone; ``after``: the state it had made (``order``: as read
+        back)."""
+        if order is None:
+            order = next(self._undos)
+        else:
+            self._undos = itertools.count(max(order, self._top()) + 1)
+        return self._put(seq, after=after, undone=order)
+
+    def _top(self) -> int:
+        return max((e.undone for e in self.entries), default=0)
 
     def redone(self, seq: int) -> Entry:
         """Mark entry ``seq`` done again."""
@@ -93,33 +105,56 @@ class Journal:
                 return self.entries[index]
         raise KeyError(seq)
 
-    # --- files --------------------------------------------------------------------------
+    # --- files: one JSON line per change, undo and redo (appending costs one entry) ----
 
-    def to_json(self) -> dict[str, Any]:
-        """The journal as JSON values."""
-        return {"version": JOURNAL_VERSION, "entries": [
-            {"seq": e.seq, "time": e.time, "call": e.call, "summary": e.summary,
-             "rooms": list(e.rooms), "before": session_json(e.before),
-             "after": session_json(e.after) if e.after is not None else None,
-             "undone": e.undone} for e in self.entries]}
+    def lines(self) -> list[dict[str, Any]]:
+        """The whole journal as lines (a compacted file)."""
+        return [{"entry": entry_json(e)} for e in self.entries]
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any], limit: int = LIMIT) -> Journal:
-        """A journal read back; ValueError when it is not one."""
-        if not isinstance(data, Mapping) or data.get("version") != JOURNAL_VERSION:
-            raise ValueError("not a scorch journal of this version")
+    def read_line(self, line: Mapping[str, Any]) -> None:
+        """Replay one line; ValueError when it is not one."""
         try:
-            entries = [Entry(int(e["seq"]), float(e["time"]), str(e["call"]),
-                             str(e["summary"]), tuple(str(r) for r in e["rooms"]),
-                             session_of(e["before"]),
-                             session_of(e["after"]) if e.get("after") is not None else None,
-                             int(e["undone"])) for e in data["entries"]]
-        except (KeyError, TypeError, ValueError, AttributeError) as err:
-            raise ValueError(f"a journal entry does not read: {err!r}") from None
-        journal = cls(limit=limit, entries=entries[-limit:])
-        top = max((e.undone for e in entries), default=0)
-        journal._undos = itertools.count(top + 1)
-        return journal
+            if "entry" in line:
+                self.add(entry_of(line["entry"]))
+            elif "undone" in line:
+                self.undone(int(line["undone"]), session_of(line["after"]), int(line["order"]))
+            elif "redone" in line:
+                self.redone(int(line["redone"]))
+            else:
+                raise ValueError(f"unknown journal line: {sorted(line)[:5]}")
+        except KeyError as err:  # a mark for an entry the bound already dropped is no error
+            if isinstance(err.args[0], int):
+                return
+            raise ValueError(f"a journal line does not read: {err!r}") from None
+        except (TypeError, AttributeError) as err:
+            raise ValueError(f"a journal line does not read: {err!r}") from None
+
+
+def undone_line(entry: Entry) -> dict[str, Any]:
+    """The line saying ``entry`` was undone."""
+    assert entry.after is not None
+    return {"undone": entry.seq, "order": entry.undone, "after": session_json(entry.after)}
+
+
+def redone_line(entry: Entry) -> dict[str, Any]:
+    """The line saying ``entry`` was redone."""
+    return {"redone": entry.seq}
+
+
+def entry_json(e: Entry) -> dict[str, Any]:
+    """One entry as JSON values."""
+    return {"seq": e.seq, "time": e.time, "call": e.call, "summary": e.summary,
+            "rooms": list(e.rooms), "before": session_json(e.before),
+            "after": session_json(e.after) if e.after is not None else None,
+            "undone": e.undone}
+
+
+def entry_of(e: Mapping[str, Any]) -> Entry:
+    """An entry from :func:`entry_json`'s values."""
+    return Entry(int(e["seq"]), float(e["time"]), str(e["call"]), str(e["summary"]),
+                 tuple(str(r) for r in e["rooms"]), session_of(e["before"]),
+                 session_of(e["after"]) if e.get("after") is not None else None,
+                 int(e["undone"]))
 
 
 def session_json(session: Session) -> dict[str, Any]:

@@ -8,6 +8,7 @@ before them; redone, as after them. Dry runs and checkpoints beside.
 
 from __future__ import annotations
 
+import json
 import time
 import wave
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ from scorch.primitives.scsynth.node_tree import tree_nodes
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.desired import SAMPLE_BUFFER_BASE
 from scorch.state.events import Kind
+from scorch.state.journal import Journal
 from tests.conftest import jack_name, orchestra_pids, pid_alive
 
 pytestmark = pytest.mark.integration
@@ -164,6 +166,11 @@ def test_undo_of_ten_mixed_changes_restores_what_scsynth_holds_and_redo_brings_i
     assert isinstance(redone, UndoOutput) and len(redone.steps) == 10
     assert redone.failure() is None
     settled(room, after, "redo did not bring the ten changes back")
+    # the journal's file reads back as the journal (a restart of scorch keeps it)
+    kept = Journal()
+    for line in (room.config.state_path() / "journal.jsonl").read_text().splitlines():
+        kept.read_line(json.loads(line))
+    assert kept.entries == room.undo.journal.entries and len(kept.entries) == 10
 
 
 def test_dry_runs_change_nothing_and_back_to_a_checkpoint_is_undone_in_turn(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorch.state.journal import Journal
+from scorch.state.journal import Journal, entry_json, redone_line, undone_line
 from scorch.state.session import (
     BufferSpec,
     NodeSpec,
@@ -54,28 +55,42 @@ def test_a_new_change_to_a_room_drops_its_undone_changes_and_keeps_the_others() 
 @given(st.lists(st.tuples(st.sampled_from(["record", "undo", "redo"]),
                           st.sampled_from([*ROOMS, None])), max_size=60),
        st.integers(min_value=1, max_value=8))
-def test_any_sequence_keeps_the_bound_the_order_and_a_json_round_trip(
+def test_any_sequence_keeps_the_bound_and_reads_back_from_its_lines_or_compacted(
     steps: list[tuple[str, str | None]], limit: int,
 ) -> None:
     journal = Journal(limit=limit)
+    written: list[str] = []
     clock = 0.0
     for what, room in steps:
         clock += 1
         if what == "record":
-            journal.record("set", f"{room}{clock}", [room] if room else [], state(clock), clock)
+            entry = journal.record("set", f"{room}{clock}", [room] if room else [],
+                                   state(clock), clock)
+            written.append(json.dumps({"entry": entry_json(entry)}))
         elif what == "undo" and (entry := journal.to_undo(room)) is not None:
             assert not entry.undone and entry.touches(room)
-            journal.undone(entry.seq, state(-clock))
+            written.append(json.dumps(undone_line(journal.undone(entry.seq, state(-clock)))))
         elif what == "redo" and (entry := journal.to_redo(room)) is not None:
             assert entry.undone and entry.after is not None
-            journal.redone(entry.seq)
+            written.append(json.dumps(redone_line(journal.redone(entry.seq))))
         assert len(journal.entries) <= limit
         seqs = [e.seq for e in journal.entries]
         assert seqs == sorted(set(seqs))
-    back = Journal.from_json(json.loads(json.dumps(journal.to_json())), limit=limit)
-    assert back.entries == journal.entries
-    if (entry := back.to_redo(None)) is not None:
-        assert entry == journal.to_redo(None)
+    for lines in (written, [json.dumps(x) for x in journal.lines()]):
+        back = Journal(limit=limit)
+        for line in lines:
+            back.read_line(json.loads(line))
+        assert back.entries == journal.entries
+        assert back.to_redo(None) == journal.to_redo(None)
+        assert back.to_undo("a") == journal.to_undo("a")
+
+
+def test_a_line_that_is_not_one_is_a_value_error() -> None:
+    journal = Journal()
+    for line in ({}, {"entry": {"seq": "x"}}, {"undone": 1}, {"entry": None}):
+        with pytest.raises(ValueError):
+            journal.read_line(line)
+    journal.read_line({"redone": 7})  # a mark for an entry the bound dropped: nothing to do
 
 
 def test_patterns_are_left_alone_unless_both_sides_hold_them() -> None:
