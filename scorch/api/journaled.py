@@ -43,8 +43,8 @@ def scope_of(orch: Orchestra, name: str, args: Any) -> Scope | None:
     if name == "midi" and action in ("map", "unmap"):
         return Scope(routes=True)
     if (name == "session" and action == "load") or (name == "undo" and action == "back"):
-        return Scope(rooms=tuple(orch.rooms.names()), tempo=True, routes=True,
-                     patterns=name == "undo")
+        # a session file with a room's patterns changes them too
+        return Scope(rooms=tuple(orch.rooms.names()), tempo=True, routes=True, patterns=True)
     return None
 
 
