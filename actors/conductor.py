@@ -172,7 +172,7 @@ class Conductor(pykka.ThreadingActor):
         try:
             for name in self._views:
                 session = self._session(name)
-                if session is not None and self._told.get(name) != session.token:
+                if session is not None and self._told.get(name) != _told(session):
                     self._tell_room(name, session)
             if self._link:
                 self._read_link()
@@ -205,7 +205,9 @@ class Conductor(pykka.ThreadingActor):
         snap = view.snapshot
         if snap.state not in SOUNDING or snap.sclang_state != "ready":
             return None
-        return view.sclang
+        session = view.sclang
+        # recompiling: its clock starts again at beat 0 once the library is back
+        return session if session is not None and session.installed else None
 
     def _tell_rooms(self, scope: str) -> None:
         for name in self._rooms(scope):
@@ -218,10 +220,11 @@ class Conductor(pykka.ThreadingActor):
         scope = self._config.tempo_scope(name)
         line = self.tempo.get(scope)
         link = "true" if self._link and scope == INSTALLATION else "false"
+        # the beat of the Unix time it was read at: sclang adds the time the code took to come
         code = (f"ScorchTempo.follow({line.bpm!r}, {line.beat_at(time.monotonic())!r}, "
-                f"{line.beats_per_bar}, {link})")
+                f"{line.beats_per_bar}, {link}, {time.time()!r})")
         if self._send(name, session, code):
-            self._told[name] = session.token
+            self._told[name] = _told(session)
 
     def _send(self, name: str, session: SclangSession, code: str) -> bool:
         try:
@@ -237,7 +240,7 @@ class Conductor(pykka.ThreadingActor):
     def _link_room(self) -> tuple[str, SclangSession] | None:
         for name in self._rooms(INSTALLATION):
             session = self._session(name)
-            if session is not None and self._told.get(name) == session.token:
+            if session is not None and self._told.get(name) == _told(session):
                 return name, session
         return None
 
@@ -292,6 +295,11 @@ class Conductor(pykka.ThreadingActor):
         if self._peers is None:
             return None
         return max(0, self._peers - max(0, self._linked_rooms - 1))
+
+
+def _told(session: SclangSession) -> str:
+    """What a room's grid was told to: its sclang and the class library it compiled."""
+    return f"{session.token}/{session.compiles}"
 
 
 def _logged(name: str, code: str, future: Future[ExecuteResult]) -> None:

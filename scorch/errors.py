@@ -127,6 +127,10 @@ class SceneNotFound(NotFound):
     """No saved scene of that name."""
 
 
+class PatternNotFound(NotFound):
+    """No Pdef, Pbindef, Tdef or Ndef of that name in that room."""
+
+
 class DocNotFound(NotFound):
     """No class or help page has that name; the message names the closest ones."""
 
@@ -254,6 +258,12 @@ class SynthDefError(ScorchError):
 
 class CodeFailed(ScorchError):
     """Code scorch itself sent to sclang for a request did not run (the message says why)."""
+
+    code = "SUPERCOLLIDER_ERROR"
+
+
+class PatternFailed(ScorchError):
+    """sclang refused a change to a pattern or proxy (its code threw)."""
 
     code = "SUPERCOLLIDER_ERROR"
 

@@ -65,7 +65,12 @@ class Patterns:
             if name == "pattern":
                 self._desired.record_pattern(parse_pattern(payload))
             elif name == "pattern-gone":
-                self._desired.patterns.pop(parse_gone(payload), None)
+                key, kind = parse_gone(payload), payload.partition("\t")[0]
+                held = self._desired.patterns.get(key)
+                # a Pbindef whose source became a Pbind is a Pdef now: reported as such
+                # before its old kind is reported gone, under the same key
+                if held is not None and held.kind == kind:
+                    del self._desired.patterns[key]
             elif name == "pattern-error":
                 self._event(Kind.STARTUP_ERROR, f"pattern not restored: {payload}")
                 return

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from scorch.api import journaled
 from scorch.api.operation import Args, Result
 from scorch.api.ops import lookup
 from scorch.errors import InstanceNotReady, ScorchError
@@ -33,8 +34,16 @@ class LocalService:
         parsed = op.parse(args)
         if self.orchestra is None:
             raise InstanceNotReady(self.unavailable or "scorch is not started yet")
+        orch = self.orchestra
         try:
-            return op.run(self.orchestra, parsed)
+            scope = journaled.scope_of(orch, name, parsed)
+            if scope is None:
+                return op.run(orch, parsed)
+            before = orch.undo.capture(scope)
+            result = op.run(orch, parsed)
+            orch.undo.record(journaled.call_of(name, parsed),
+                             journaled.summary_of(name, parsed), scope, before)
+            return result
         except ScorchError as err:
             op.blame(err, parsed)
             raise

@@ -22,12 +22,14 @@ from scorch.app.knowledge import Knowledge
 from scorch.app.meters import Meters
 from scorch.app.midi import Midi
 from scorch.app.notes import Notes
+from scorch.app.patterns import Patterns
 from scorch.app.rooms import Rooms
 from scorch.app.scenes import SceneDirector
 from scorch.app.session_keeper import Sessions
 from scorch.app.studio.studio import Studio
 from scorch.app.tempo import Tempo
 from scorch.app.tree import ASK, Tree
+from scorch.app.undo import Undo
 from scorch.config.changes import ConfigChanges, config_changes
 from scorch.config.installation import Config, check_synthdefs, load_config
 from scorch.errors import InstanceNotReady
@@ -77,8 +79,12 @@ class Orchestra:
         """The beat grids and timed requests."""
         self.notes = Notes(tree)
         """What the MIDI inputs sound and played, as text, data and .mid files."""
+        self.patterns = Patterns(self.rooms)
+        """Changes to one pattern or proxy while it plays."""
         self.sessions = Sessions(tree, self.rooms, self.buffers, self.midi, self.tempo)
         """Session files, the autosave and resume."""
+        self.undo = Undo(tree, self.sessions)
+        """The journal of changes: undo, redo."""
         self.scenes = SceneDirector(self.views, self.library, self.rooms.resolve,
                                     self.rooms.set_values, state, tree.await_ready)
         """Scenes: saved node values, recalled and morphed."""

@@ -85,6 +85,16 @@ class Rooms:
                                f"{', '.join(nodes) or '(none)'}")
         return nodes[node]
 
+    def sounding(self, selector: str) -> dict[str, list[str]]:
+        """What each room of ``selector`` plays that silencing it would stop (a dry run's
+        answer): its named nodes and the patterns that play."""
+        out = {}
+        for name in self.resolve(selector):
+            view = self.view(name)
+            out[name] = ([f"node {n.name} ({n.synthdef})" for n in view.nodes.values()]
+                         + [f"{p.kind} {p.name}" for p in view.patterns.values() if p.playing])
+        return out
+
     def pids(self) -> dict[str, int | None]:
         """Process ids by role: ``jackd`` and ``NAME.scsynth``, ``NAME.sclang``."""
         out: dict[str, int | None] = {}

@@ -25,11 +25,23 @@ from scorch.app.sessions import (
 )
 from scorch.app.tempo import Tempo
 from scorch.app.tree import RESTORE_WAIT, Tree
-from scorch.errors import ScorchError, SessionFileError, SessionNotFound
-from scorch.state.session import BufferSpec, Change, NodeSpec, RoomSpec, Session, diff
+from scorch.errors import PatternFailed, ScorchError, SessionFileError, SessionNotFound
+from scorch.primitives.sclang import pattern_ops
+from scorch.state.session import (
+    BufferSpec,
+    Change,
+    NodeSpec,
+    PatternSpec,
+    RoomSpec,
+    Session,
+    diff,
+)
 from scorch.state.tempo import INSTALLATION
 
 log = logging.getLogger(__name__)
+
+#: Seconds sclang may take to define a pattern again.
+PATTERN_TIMEOUT = 10.0
 
 
 class Sessions:
@@ -137,18 +149,26 @@ class Sessions:
         lack what they restore.
         """
         self._tree.await_ready(None, time.monotonic() + RESTORE_WAIT, "session")
-        rooms = {
+        return self.capture_now(list(self._tree.views), tempo=True, routes=True, patterns=True)
+
+    def capture_now(self, rooms: list[str], tempo: bool, routes: bool,
+                    patterns: bool = False) -> Session:
+        """What ``rooms`` hold now, and their patterns, the tempo and the routes if asked."""
+        specs = {
             name: RoomSpec(
                 nodes={n.name: NodeSpec(n.synthdef, dict(n.params))
                        for n in view.nodes.values()},
-                buffers={b.name: BufferSpec(b.path, b.bufnum) for b in view.buffers.values()})
-            for name, view in self._tree.views.items()}
-        tempos = self._tempo.bpms()
-        if self._tree.router is None:
-            return Session(rooms=rooms, routes_known=False, tempos=tempos)
-        routes = tuple(canonical_route(r["id"], r["type"], r["route"])
-                       for r in self._midi.routes() if r["origin"] == "runtime")
-        return Session(rooms=rooms, routes=routes, tempos=tempos)
+                buffers={b.name: BufferSpec(b.path, b.bufnum) for b in view.buffers.values()},
+                patterns={key: PatternSpec(p.kind, p.name, p.playing, p.text)
+                          for key, p in view.patterns.items()} if patterns else {},
+                patterns_known=patterns)
+            for name, view in ((n, self._tree.view(n)) for n in rooms)}
+        tempos = self._tempo.bpms() if tempo else {}
+        if not routes or self._tree.router is None:
+            return Session(rooms=specs, routes_known=False, tempos=tempos)
+        found = tuple(canonical_route(r["id"], r["type"], r["route"])
+                      for r in self._midi.routes() if r["origin"] == "runtime")
+        return Session(rooms=specs, routes=found, tempos=tempos)
 
     def _param_defaults(self, synthdef: str) -> dict[str, float]:
         """A library SynthDef's params at their defaults (none for a SynthDef it lacks)."""
@@ -162,6 +182,10 @@ class Sessions:
         current = self.capture()
         if not current.routes_known:
             target = Session(rooms=target.rooms, routes_known=False, tempos=target.tempos)
+        return diff(current, target, self._param_defaults)
+
+    def diff_to(self, current: Session, target: Session) -> list[Change]:
+        """What turns ``current`` (a capture) into ``target``, in order."""
         return diff(current, target, self._param_defaults)
 
     def apply(self, changes: list[Change]) -> list[tuple[Change, str]]:
@@ -199,3 +223,12 @@ class Sessions:
         elif change.action == "map":
             assert change.route is not None
             self._midi.restore(change.route)
+        elif change.action in ("pattern", "clear"):
+            assert room is not None and change.pattern is not None
+            spec = change.pattern
+            code = (pattern_ops.define_code(spec.kind, spec.name, spec.text, spec.playing)
+                    if change.action == "pattern" else pattern_ops.clear_code(spec.kind, spec.name))
+            result = self._rooms.execute_one(room, code, timeout=PATTERN_TIMEOUT)
+            if not result.ok:
+                raise PatternFailed(result.error.describe() if result.error is not None
+                                    else f"{change.detail} failed")

@@ -28,10 +28,18 @@ from scorch.config.lines import key_lines, located
 from scorch.errors import SampleNotFound, SessionFileError, SessionNotFound, UnknownSynthDef
 from scorch.primitives.files import write_atomically
 from scorch.primitives.samples import MB, resolve_sample
+from scorch.primitives.sclang.patterns import pattern_key
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.toml_limits import TooDeep, check_toml
 from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT
-from scorch.state.session import SESSION_VERSION, BufferSpec, NodeSpec, RoomSpec, Session
+from scorch.state.session import (
+    SESSION_VERSION,
+    BufferSpec,
+    NodeSpec,
+    PatternSpec,
+    RoomSpec,
+    Session,
+)
 from scorch.state.tempo import INSTALLATION, MAX_BPM, MIN_BPM
 from scorch.values import (
     BufferName,
@@ -70,11 +78,21 @@ class BufferDoc(StrictModel):
                                  le=SAMPLE_BUFFER_BASE + SAMPLE_BUFFER_COUNT - 1)]
 
 
+class PatternDoc(StrictModel):
+    """``[rooms.ROOM.patterns."KIND NAME"]``: the code that defines it, and whether it plays."""
+
+    kind: Literal["Pdef", "Pbindef", "Tdef", "Ndef"]
+    name: Annotated[Text, Field(min_length=1, max_length=64)]
+    playing: bool
+    text: Annotated[Text, Field(min_length=1, max_length=256 * 1024)]
+
+
 class RoomDoc(StrictModel):
-    """``[rooms.ROOM]``."""
+    """``[rooms.ROOM]`` (without ``patterns``: the room's patterns are left alone)."""
 
     nodes: dict[NodeName, NodeDoc] = Field(default_factory=dict)
     buffers: dict[BufferName, BufferDoc] = Field(default_factory=dict)
+    patterns: dict[Annotated[str, Field(max_length=80)], PatternDoc] | None = None
 
 
 class MidiDoc(StrictModel):
@@ -140,7 +158,7 @@ def render(session: Session, name: str, saved_at: float | None = None) -> str:
     if session.rooms:
         rooms = tomlkit.table(is_super_table=True)
         for room, spec in session.rooms.items():
-            if not spec.nodes and not spec.buffers:
+            if not spec.nodes and not spec.buffers and not spec.patterns_known:
                 rooms.add(room, tomlkit.table())
                 continue
             parts = tomlkit.table(is_super_table=True)
@@ -151,6 +169,11 @@ def render(session: Session, name: str, saved_at: float | None = None) -> str:
                 parts.add("nodes", _tables({n: {"synthdef": node.synthdef,
                                                 "params": dict(node.params)}
                                             for n, node in spec.nodes.items()}))
+            if spec.patterns_known:  # an empty table too: none play, which loading restores
+                parts.add("patterns", _tables({k: {"kind": p.kind, "name": p.name,
+                                                   "playing": p.playing, "text": p.text}
+                                               for k, p in spec.patterns.items()})
+                          if spec.patterns else tomlkit.table())
             rooms.add(room, parts)
         doc.add("rooms", rooms)
     if session.routes:
@@ -273,7 +296,15 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
                             f"{param!r}; its params: {', '.join(known)}")
             nodes[nname] = NodeSpec(ndoc.synthdef, {p: v for p, v in ndoc.params.items()
                                                     if p in known})
-        rooms[room] = RoomSpec(nodes=nodes, buffers=buffers)
+        patterns = {}
+        for key, pdoc in (rdoc.patterns or {}).items():
+            if key != pattern_key(pdoc.kind, pdoc.name):
+                problem(("rooms", room, "patterns", key), "the key must be its kind and name, "
+                        f"{pattern_key(pdoc.kind, pdoc.name)!r}")
+                continue
+            patterns[key] = PatternSpec(pdoc.kind, pdoc.name, pdoc.playing, pdoc.text)
+        rooms[room] = RoomSpec(nodes=nodes, buffers=buffers, patterns=patterns,
+                               patterns_known=rdoc.patterns is not None)
     routes = []
     for index, raw in enumerate(doc.midi.routes):
         loc = ("midi", "routes", str(index))

@@ -46,6 +46,10 @@ class Kind(enum.StrEnum):
     DEGRADED = "DEGRADED"
     SERVER_REQUEST = "SERVER_REQUEST"
     BUFFER_LOST = "BUFFER_LOST"
+    PATTERN_CHANGED = "PATTERN_CHANGED"
+    """A pattern or proxy changed through the ``pattern`` operation (source, key, stop...)."""
+    UNDONE = "UNDONE"
+    """A change was undone or redone (``undo``, ``redo``, ``back``)."""
 
 
 @dataclass(frozen=True)

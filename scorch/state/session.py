@@ -33,11 +33,25 @@ class BufferSpec:
 
 
 @dataclass(frozen=True)
+class PatternSpec:
+    """A Pdef, Pbindef, Tdef or Ndef: the code that defines it, and whether it plays."""
+
+    kind: str
+    name: str
+    playing: bool
+    text: str
+
+
+@dataclass(frozen=True)
 class RoomSpec:
-    """What one room plays: buffers and named nodes by name."""
+    """What one room plays: buffers, named nodes and patterns by name."""
 
     nodes: Mapping[str, NodeSpec] = field(default_factory=dict)
     buffers: Mapping[str, BufferSpec] = field(default_factory=dict)
+    patterns: Mapping[str, PatternSpec] = field(default_factory=dict)
+    """By key (``Pdef acc``), as ``playing`` lists them."""
+    patterns_known: bool = False
+    """False when they were not read (a session file without them): they are left alone."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +73,7 @@ class Change:
     """One step of loading a session, with what it needs to be carried out."""
 
     action: str
-    """free, load, release, play, set, tempo, unmap or map."""
+    """free, load, release, play, set, tempo, unmap, map, pattern (define, play, stop) or clear."""
     instance: str | None
     """The room (None for a MIDI route)."""
     target: str
@@ -73,6 +87,8 @@ class Change:
     route: Mapping[str, Any] | None = None
     bpm: float | None = None
     scope: str | None = None
+    pattern: PatternSpec | None = None
+    """A pattern to define (and play or stop), or with action ``clear``, to clear."""
     """A tempo change's scope ("" the installation's, else a group's)."""
 
 
@@ -138,6 +154,10 @@ def diff(current: Session, target: Session, defaults: Defaults) -> list[Change]:
                 before_text = {p: old.params.get(p, base.get(p, math.nan)) for p in moved}
                 text = ", ".join(f"{p} {before_text[p]:g} -> {v:g}" for p, v in moved.items())
                 changes.append(Change("set", room, name, f"set {name}: {text}", params=moved))
+    for room in rooms:
+        now, want = current.rooms.get(room, empty), target.rooms.get(room, empty)
+        if now.patterns_known and want.patterns_known:
+            changes += _pattern_changes(room, now.patterns, want.patterns)
     for scope, bpm in target.tempos.items():
         now_bpm = current.tempos.get(scope)
         if now_bpm is not None and not _same(now_bpm, bpm):
@@ -146,6 +166,24 @@ def diff(current: Session, target: Session, defaults: Defaults) -> list[Change]:
                                   f"{bpm:g} bpm", bpm=bpm, scope=scope))
     if current.routes_known and target.routes_known:
         changes += _route_changes(current.routes, target.routes)
+    return changes
+
+
+def _pattern_changes(room: str, now: Mapping[str, PatternSpec],
+                     want: Mapping[str, PatternSpec]) -> list[Change]:
+    changes = [Change("clear", room, key, f"clear {key}", pattern=spec)
+               for key, spec in now.items() if key not in want]
+    for key, spec in want.items():
+        old = now.get(key)
+        if old == spec:
+            continue
+        if old is not None and old.text == spec.text:
+            verb = "play" if spec.playing else "stop"
+            changes.append(Change("pattern", room, key, f"{verb} {key}", pattern=spec))
+        else:
+            verb = "define and play" if spec.playing else "define"
+            changes.append(Change("pattern", room, key, f"{verb} {key}: {spec.text[:60]}",
+                                  pattern=spec))
     return changes
 
 

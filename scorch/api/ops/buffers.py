@@ -48,6 +48,8 @@ class BufferFree(Action):
     action: Literal["free"]
     instance: Annotated[Selector, Field(description='Where: a name, a group or "*"')]
     name: Annotated[BufferName, Field(description="Which buffer (see action 'list')")]
+    dry_run: Annotated[bool, Field(strict=True, description=(
+        "List the buffers it would free, free nothing"))] = False
 
 
 class BufferSearch(Action):
@@ -69,6 +71,7 @@ class BufferOutput(Result):
     """The answer of the buffer tool."""
 
     action: str
+    dry_run: bool = False
     buffers: list[BufferInfo] = Field(default_factory=list,
                                       description="loaded, listed or freed buffers")
     samples: list[SampleInfo] = Field(default_factory=list, description="search: files found")
@@ -89,6 +92,9 @@ def buffer(orch: Orchestra, args: BufferArgs) -> BufferOutput:
         return BufferOutput(action="list", buffers=orch.buffers.loaded(args.instance or "*"))
     if args.action == "load":
         rows = orch.buffers.load(args.instance, args.path, args.name)
+    elif args.dry_run:
+        rows = [b for b in orch.buffers.loaded(args.instance) if b.name == args.name]
+        return BufferOutput(action="free", dry_run=True, buffers=rows)
     else:
         rows = orch.buffers.free(args.instance, args.name)
     return BufferOutput(action=args.action, buffers=rows)

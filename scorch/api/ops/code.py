@@ -183,16 +183,29 @@ def run_code(orch: Orchestra, selector: str, code: str, timeout: float,
     return output
 
 
+class StopArgs(SelectorArgs):
+    """Instances to silence."""
+
+    dry_run: Annotated[Flag, Field(description="Say what it would stop, stop nothing")] = False
+
+
 class StopOutput(Result):
     """Instances silenced, with the named nodes each forgot."""
 
     stopped: dict[str, list[str]]
+    dry_run: bool = False
+    would_stop: dict[str, list[str]] | None = Field(
+        None, description="dry_run: each room's named nodes and playing patterns it would stop")
 
 
 @operation(access=SILENCE, command="stop", positional=("instance",))
-def stop(orch: Orchestra, args: SelectorArgs) -> StopOutput:
+def stop(orch: Orchestra, args: StopArgs) -> StopOutput:
     """Silence instances like Cmd-Period: stop routines and free every synth. Named
-    nodes are forgotten (play them again to bring them back)."""
+    nodes are forgotten (play them again, or `undo`, to bring them back); `dry_run`
+    says what it would stop."""
+    if args.dry_run:
+        return StopOutput(stopped={}, dry_run=True,
+                          would_stop=orch.rooms.sounding(args.instance))
     return StopOutput(stopped=orch.rooms.stop_sound(args.instance))
 
 

@@ -163,6 +163,8 @@ class Quit(_OnInstances):
 
     access = SILENCE
     action: Literal["quit"]
+    dry_run: Annotated[bool, Field(strict=True, description=(
+        "Say what it would stop, quit nothing"))] = False
 
 
 class Restart(_OnInstances):
@@ -180,6 +182,9 @@ class ActionOutput(StatusOutput):
 
     failed: dict[str, str] = Field(default_factory=dict,
                                    description="instances that did not boot, and why")
+    would_stop: dict[str, list[str]] | None = Field(
+        None, description="quit with dry_run: each room's named nodes and playing patterns "
+        "it would stop (nothing was quit)")
 
     def failure(self) -> str | None:
         if not self.failed:
@@ -196,6 +201,9 @@ def instance_action(orch: Orchestra, args: InstanceAction) -> ActionOutput:
     come back with their last values."""
     rooms = orch.rooms
     names = rooms.resolve(args.name)
+    if getattr(args, "dry_run", False):
+        statuses = _statuses(orch, names)
+        return ActionOutput(instances=statuses.instances, would_stop=rooms.sounding(args.name))
     act = {"boot": rooms.boot, "quit": rooms.quit, "restart": rooms.restart}[args.action]
     failed: dict[str, str] = {}
     with ThreadPoolExecutor(max_workers=max(1, len(names)),

@@ -108,6 +108,8 @@ class SclangSession:
         self._dump_ending = False
         self._partial = b""
         self.installed = False
+        self.compiles = 1
+        """How many class libraries this sclang compiled (a recompile forgets the clock)."""
         self.client_id = 0
         """sclang's ``s.clientID`` once attached (its node ids lie in that client's range)."""
         self.async_errors: deque[dict[str, str]] = deque(maxlen=50)
@@ -321,6 +323,7 @@ class SclangSession:
                 self._dump_ending = True
         if self.installed and raw.startswith(WELCOME):
             self.installed = False
+            self.compiles += 1
             self._on_recompiled()
         self._console.append("sclang", text, note)
 

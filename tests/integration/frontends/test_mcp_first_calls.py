@@ -75,6 +75,8 @@ CALLS: dict[str, dict[str, Any]] = {
     "live": {},
     "fader": {"instance": "alpha", "node": "hum", "param": "amp", "value": 0.001},
     "doctor": {},
+    "pattern": {"action": "unmute", "instance": "alpha", "at": "now"},
+    "undo": {"action": "list"},
 }
 
 

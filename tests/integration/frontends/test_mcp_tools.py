@@ -22,7 +22,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 TOOLS = {"list_instances", "execute", "stop", "status", "instance", "console", "wait_for",
          "synthdefs", "play", "set", "release", "midi", "events", "docs", "history", "snippet",
          "buffer", "session", "scene", "record", "listen", "render", "tempo", "notes",
-         "playing", "live", "fader", "doctor"}
+         "playing", "live", "fader", "doctor",
+         "pattern", "undo"}
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from scorch.api.ops.playing import PlayingOutput
 from scorch.app.orchestra import Orchestra
 from scorch.errors import InvalidRequest, ScorchError, UnknownSynthDef
 from tests.conftest import scsynth_param
-from tests.integration.rooms.test_patterns import Listener
+from tests.support.scsynth_listener import Listener
 
 pytestmark = pytest.mark.integration
 

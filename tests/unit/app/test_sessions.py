@@ -61,3 +61,34 @@ def test_a_session_file_nested_too_deep_is_a_located_error_not_a_recursion(
     text = "version = 2\nx = " + "[" * 5000 + "]" * 5000 + "\n"
     with pytest.raises(SessionFileError, match="line 2: nested more than 32 levels deep"):
         parse(text, tmp_path / "deep.toml", Reading(config, SynthDefLibrary(tmp_path / "defs")))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(
+    st.sampled_from(["a", "b"]),
+    st.none() | st.lists(st.tuples(st.sampled_from(["Pdef", "Pbindef", "Tdef", "Ndef"]),
+                                   st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True),
+                                   st.booleans(),
+                                   st.text(min_size=1, max_size=80).filter(
+                                       lambda t: "\x00" not in t)), max_size=3),
+    max_size=2))
+def test_patterns_read_back_from_a_session_file_and_rooms_without_them_are_left_alone(
+        rooms: dict[str, list[tuple[str, str, bool, str]] | None]) -> None:
+    import tempfile
+
+    from scorch.app.sessions import Reading, parse, render
+    from scorch.config.installation import parse_config
+    from scorch.primitives.sclang.patterns import pattern_key
+    from scorch.primitives.synthdefs.library import SynthDefLibrary
+    from scorch.state.session import PatternSpec, RoomSpec, Session
+
+    session = Session(rooms={room: RoomSpec(
+        patterns={pattern_key(k, n): PatternSpec(k, n, p, t) for k, n, p, t in found or []},
+        patterns_known=found is not None) for room, found in rooms.items()})
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        config = parse_config("[instances.a]\n[instances.b]\n", tmp / "c.toml")
+        (tmp / "defs").mkdir()
+        back = parse(render(session, "s"), tmp / "s.toml",
+                     Reading(config, SynthDefLibrary(tmp / "defs")))
+    assert back.rooms == session.rooms

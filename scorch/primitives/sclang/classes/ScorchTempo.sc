@@ -8,8 +8,10 @@
 ScorchTempo {
 	classvar <link, <beatsPerBar = 4;
 
-	// Follow scorch's grid: `bpm` and `beat` now (local), or join Link (`useLink`).
-	*follow { |bpm, beat, bpb, useLink = false|
+	// Follow scorch's grid: `bpm` and `beat` at Unix time `sent` (local), or join Link
+	// (`useLink`). The code takes tens of ms to come (more while sclang is busy, as after a
+	// recompile): the clock is set to the beat of now, not of when scorch read it.
+	*follow { |bpm, beat, bpb, useLink = false, sent|
 		beatsPerBar = bpb;
 		if(useLink) {
 			if(link.isNil) {
@@ -22,7 +24,8 @@ ScorchTempo {
 		} {
 			link !? { link.removeDependant(this); link.stop; link = nil };
 			TempoClock.default.tempo = bpm / 60;
-			TempoClock.default.beats = beat;
+			TempoClock.default.beats = beat + if(sent.isNil) { 0 } {
+				(Date.getDate.rawSeconds - sent).clip(0, 1) * bpm / 60 };
 		};
 		ScorchPatterns.gridReady;  // patterns waiting to resume on the grid may start
 	}

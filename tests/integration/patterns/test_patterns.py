@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import pytest
 
@@ -22,10 +19,10 @@ from scorch.api.local import LocalService
 from scorch.api.ops.playing import PlayingOutput
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
-from scorch.primitives.osc import OscMessage, decode_packet, encode_message
 from scorch.primitives.scsynth.node_tree import client_of, is_default_group, tree_nodes
 from scorch.state.events import Kind
 from tests.conftest import MakeConfig
+from tests.support.scsynth_listener import Listener
 
 pytestmark = pytest.mark.integration
 
@@ -55,53 +52,6 @@ Pdef(\\acc, Pbind(\\instrument, \\default, \\degree, Pseq([0, 2, 4], inf), \\dur
     \\sustain, 30, \\amp, 0.002)).play(quant: 1);
 Ndef(\\drone, { SinOsc.ar(110) * 0.002 }).play;
 """
-
-
-@dataclass(frozen=True)
-class Heard:
-    """One notification scsynth sent us, with when it arrived (Unix time)."""
-
-    at: float
-    message: OscMessage
-
-
-class Listener:
-    """A client of scsynth that registers for notifications and keeps every one."""
-
-    def __init__(self, port: int) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.settimeout(0.1)
-        self.address = ("127.0.0.1", port)
-        self.heard: list[Heard] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self.sock.sendto(encode_message("/notify", 1), self.address)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                data = self.sock.recv(65536)
-            except OSError:
-                continue
-            now = time.time()
-            self.heard.extend(Heard(now, m) for m in decode_packet(data))
-
-    def synth_starts(self, since: float) -> list[Heard]:
-        """``/n_go`` of synths (not groups) in sclang's client range, after ``since``."""
-        return [h for h in list(self.heard) if h.at > since and h.message.address == "/n_go"
-                and int(h.message.args[4]) == 0 and client_of(int(h.message.args[0])) == 0]
-
-    def ends(self, since: float, until: float) -> set[int]:
-        """Node ids whose ``/n_end`` came between ``since`` and ``until``."""
-        return {int(h.message.args[0]) for h in list(self.heard)
-                if since < h.at <= until and h.message.address == "/n_end"}
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=2)
-        self.sock.sendto(encode_message("/notify", 0), self.address)
-        self.sock.close()
 
 
 @pytest.fixture

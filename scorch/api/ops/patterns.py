@@ -1,0 +1,155 @@
+"""The pattern operation: change one pattern or proxy while it plays, on the beat or the bar."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import Field
+
+from scorch.api.fields import MAX_CODE, Code, InstanceName
+from scorch.api.operation import CHANGE, SILENCE, Action, Result, operation
+from scorch.values import ParamName
+
+if TYPE_CHECKING:
+    from scorch.app.orchestra import Orchestra
+
+Name = Annotated[str, Field(min_length=1, max_length=64, description=(
+    "The pattern or proxy's name, as `playing` lists it (acc for Pdef(\\acc))"))]
+Kind = Annotated[Literal["Pdef", "Pbindef", "Tdef", "Ndef"] | None, Field(
+    description="Its kind, when a Pdef and a Tdef or Ndef share the name")]
+When = Annotated[Literal["next_bar", "next_beat", "now"], Field(
+    description="When it lands on the room's clock: on the next bar (default), the next "
+    "beat, or now")]
+#: Seconds a fade may last.
+MAX_FADE = 600.0
+
+
+class PatternSource(Action):
+    """Replace its source (a Pbind, a function...): the events from the next bar play it."""
+
+    access = CHANGE
+    action: Literal["source"]
+    instance: InstanceName
+    name: Name
+    source: Annotated[Code, Field(max_length=MAX_CODE, description=(
+        "SuperCollider code whose value is the new source, e.g. "
+        "Pbind(\\degree, Pseq([0, 2, 4], inf), \\dur, 0.25) or { SinOsc.ar(220) * 0.1 }"))]
+    kind: Kind = None
+    at: When = "next_bar"
+
+
+class PatternSet(Action):
+    """Set one key of a Pbindef (a Pdef of a Pbind becomes one): the next bar plays it."""
+
+    access = CHANGE
+    action: Literal["set"]
+    instance: InstanceName
+    name: Name
+    key: Annotated[ParamName, Field(description="The event key: degree, dur, amp, instrument...")]
+    value: Annotated[Code, Field(max_length=4096, description=(
+        "SuperCollider code of its value: 0.5, Pseq([0, 3, 5], inf), \\\\bass"))]
+    at: When = "next_bar"
+
+
+class PatternPlay(Action):
+    """Play it again (a Pdef from its start)."""
+
+    access = CHANGE
+    action: Literal["play"]
+    instance: InstanceName
+    name: Name
+    kind: Kind = None
+    at: When = "next_bar"
+
+
+class PatternStop(Action):
+    """Stop it; every other pattern and proxy plays on."""
+
+    access = SILENCE
+    action: Literal["stop"]
+    instance: InstanceName
+    name: Name
+    kind: Kind = None
+    at: When = "next_bar"
+
+
+class PatternMute(Action):
+    """Mute it, playing on silently (a Pdef's events become rests, a Tdef pauses)."""
+
+    access = SILENCE
+    action: Literal["mute"]
+    instance: InstanceName
+    name: Name
+    kind: Kind = None
+    at: When = "next_bar"
+
+
+class PatternUnmute(Action):
+    """Unmute it (no name: every muted one, which ends a solo)."""
+
+    access = CHANGE
+    action: Literal["unmute"]
+    instance: InstanceName
+    name: Name | None = None
+    kind: Kind = None
+    at: When = "next_bar"
+
+
+class PatternSolo(Action):
+    """Mute every other pattern and proxy that plays in the room (unmute with no name ends it)."""
+
+    access = SILENCE
+    action: Literal["solo"]
+    instance: InstanceName
+    name: Name
+    kind: Kind = None
+    at: When = "next_bar"
+
+
+class PatternFade(Action):
+    """Fade it out over some seconds, then stop it (a Pdef's \\amp, an Ndef's monitor)."""
+
+    access = SILENCE
+    action: Literal["fade"]
+    instance: InstanceName
+    name: Name
+    seconds: Annotated[float, Field(gt=0, le=MAX_FADE, allow_inf_nan=False, strict=True,
+                                    description=f"How long the fade lasts (to {MAX_FADE:g} s)")]
+    kind: Kind = None
+    at: When = "next_bar"
+
+
+PatternArgs = Annotated[PatternSource | PatternSet | PatternPlay | PatternStop | PatternMute
+                        | PatternUnmute | PatternSolo | PatternFade,
+                        Field(discriminator="action")]
+
+
+class PatternOutput(Result):
+    """One change made or scheduled."""
+
+    instance: str
+    action: str
+    kind: str | None = Field(description="Pdef, Pbindef, Tdef or Ndef (None: every muted one)")
+    name: str | None
+    lands_in: float = Field(description="seconds from this answer until it lands (0: now)")
+
+    def text(self) -> str:
+        what = f"{self.kind} {self.name}" if self.name else "every muted pattern"
+        when = f"in {self.lands_in:.2f} s" if self.lands_in > 0 else "now"
+        return f"{self.instance}: {self.action} {what}, {when}"
+
+
+@operation(command="pattern", positional=("action", "instance", "name"))
+def pattern(orch: Orchestra, args: PatternArgs) -> PatternOutput:
+    """Change one Pdef, Pbindef, Tdef or Ndef of a room while it plays, on the next bar (or
+    beat, or now) of the room's clock: replace its source, set one key of a Pbindef, play,
+    stop, mute, unmute, solo or fade it out; the others play on. `playing` lists them; each
+    change shows in `events`."""
+    when = {"next_bar": "bar", "next_beat": "beat", "now": "now"}[args.at]
+    kind = getattr(args, "kind", None)
+    change = orch.patterns.change(
+        args.instance, args.action, args.name, kind, when,
+        source=getattr(args, "source", None), key=getattr(args, "key", None),
+        value=getattr(args, "value", None), seconds=getattr(args, "seconds", 2.0))
+    return PatternOutput(instance=change.room, action=change.action, kind=change.kind,
+                         name=change.name, lands_in=round(change.lands_in, 3))

@@ -1,0 +1,233 @@
+"""Changing one pattern while it plays, against real processes: on the bar, one at a time.
+
+What lands where is read from scsynth itself: a client of our own registered with
+``/notify 1`` hears every ``/n_go``; each pattern plays into a group of its own, so
+the parent group of a started synth says which pattern made it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from scorch.api.local import LocalService
+from scorch.api.ops.patterns import PatternOutput
+from scorch.api.ops.playing import PlayingOutput
+from scorch.app.orchestra import Orchestra
+from scorch.config.installation import parse_config
+from scorch.errors import InvalidRequest, PatternFailed, PatternNotFound, ScorchError
+from scorch.primitives.synthdefs.library import SynthDefLibrary
+from scorch.state.events import Kind
+from tests.conftest import jack_name, orchestra_pids, pid_alive
+from tests.support.scsynth_listener import Heard, Listener
+
+pytestmark = pytest.mark.integration
+
+BPM = 120.0
+BEAT = 60.0 / BPM
+BAR = 4 * BEAT
+CONFIG = f"""
+state_dir = "{{state}}"
+[audio]
+driver = "dummy"
+jack_server = "{{jack}}"
+[midi]
+enabled = false
+[tempo]
+bpm = {BPM}
+[instances.lobby]
+"""
+#: Two patterns, each in a group of its own; the value is their groups' ids.
+PLAY = """
+~bassGroup = Group.new; ~keepGroup = Group.new;
+Pbindef(\\bass, \\instrument, \\default, \\degree, 0, \\dur, 0.25, \\legato, 0.1,
+    \\amp, 0.001, \\group, ~bassGroup).play(quant: 4);
+Pdef(\\keep, Pbind(\\instrument, \\default, \\dur, 0.5, \\legato, 0.1, \\amp, 0.001,
+    \\group, ~keepGroup)).play(quant: 1);
+Ndef(\\hum, { SinOsc.ar(99) * 0.001 });
+[~bassGroup.nodeID, ~keepGroup.nodeID]
+"""
+
+
+class Room:
+    """The module's one room, its two patterns' groups and a listener on its scsynth."""
+
+    def __init__(self, orch: Orchestra) -> None:
+        self.orch = orch
+        self.api = LocalService(orch)
+        port = orch.rooms.status("lobby").port
+        assert port is not None
+        self.listener = Listener(port)
+        result = orch.rooms.execute_one("lobby", PLAY, timeout=10)
+        assert result.ok and result.value is not None, result
+        self.bass, self.keep = (int(x) for x in result.value.strip("[ ]").split(","))
+
+    def starts(self, group: int, since: float) -> list[Heard]:
+        """``/n_go`` of synths in ``group`` heard after ``since``."""
+        return [h for h in self.listener.synth_starts(since) if int(h.message.args[1]) == group]
+
+    def pattern(self, **args: Any) -> PatternOutput:
+        out = self.api.call("pattern", {"instance": "lobby", **args})
+        assert isinstance(out, PatternOutput)
+        return out
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory, library: SynthDefLibrary) -> Iterator[Room]:
+    tmp = tmp_path_factory.mktemp("changes")
+    text = CONFIG.format(state=tmp / "state", jack=jack_name("changes"))
+    orch = Orchestra(parse_config(text, tmp / "config.toml"), library)
+    assert orch.start() == {"lobby": None}
+    pids = orchestra_pids(orch)
+    the_room = Room(orch)
+    yield the_room
+    the_room.listener.close()
+    orch.stop()
+    assert not [pid for pid in pids if pid_alive(pid)], "a process outlived stop()"
+
+
+def wait(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_a_pbindef_key_change_lands_on_the_next_bar(room: Room) -> None:
+    orch = room.orch
+    view = orch.views["lobby"]
+    wait(lambda: len(room.starts(room.bass, 0)) >= 6, 2 * BAR + 2, "the Pbindef does not play")
+    grid = orch.tempo.grid()
+    assert grid is not None
+    since = view.events.mark()
+    asked = time.time()
+    out = room.pattern(action="set", name="bass", key="dur", value="0.5")
+    assert out.kind == "Pbindef" and 0 <= out.lands_in <= BAR
+    time.sleep(out.lands_in + 2 * BAR)
+    heard = [h.at for h in room.starts(room.bass, asked - BAR)]
+    gaps = [b - a for a, b in itertools.pairwise(heard)]
+    # the first event followed by a half-beat gap (quarters before) is the first to play it
+    first = next(i for i, gap in enumerate(gaps) if gap > 0.375 * BEAT)
+    # (notifications arrive with a few tens of ms of jitter on a loaded machine)
+    assert all(abs(g - BEAT / 4) < 0.05 for g in gaps[:first]), gaps
+    assert all(abs(g - BEAT / 2) < 0.05 for g in gaps[first:]), gaps
+    # every event sounds a server latency (under a quarter beat here) after its beat of the
+    # grid, the change's too: on a bar, that latency after it
+    late = statistics.median((grid.beat_at(h) % 0.25) * BEAT for h in heard[:first])
+    landed = heard[first]
+    offset = (grid.beat_at(landed) % grid.beats_per_bar) * BEAT
+    apart = abs(offset % (BEAT / 4) - late)
+    assert offset < 0.3 and min(apart, BEAT / 4 - apart) < 0.05, (offset, late)
+    # and on the next bar after the call: the bar it said
+    assert asked < landed - offset <= asked + BAR + 0.05
+    assert abs(landed - offset - (asked + out.lands_in)) < 0.1
+    event = view.events.wait_for(Kind.PATTERN_CHANGED, since, 1.0)
+    assert event is not None and event.details["action"] == "set"
+    assert "dur = 0.5" in event.message
+    assert len(room.starts(room.keep, asked)) >= 4, "the other pattern stopped"
+
+
+def test_stopping_one_pattern_leaves_the_others_playing(room: Room) -> None:
+    orch = room.orch
+    view = orch.views["lobby"]
+    wait(lambda: view.patterns["Pdef bass"].playing and view.patterns["Pdef keep"].playing,
+         3, f"{view.patterns}")
+    out = room.pattern(action="stop", name="bass", at="now")
+    assert out.lands_in == 0
+    stopped = time.time()
+    time.sleep(BAR)
+    assert not room.starts(room.bass, stopped + 0.5), "the stopped pattern played on"
+    assert len(room.starts(room.keep, stopped + 0.5)) >= 2, "the other pattern stopped too"
+    wait(lambda: not view.patterns["Pdef bass"].playing, 2, "the stop was not recorded")
+    assert view.patterns["Pdef keep"].playing
+    shown = room.api.call("playing", {"instance": "lobby"})
+    assert isinstance(shown, PlayingOutput)
+    states = {p.name: p.playing for p in shown.rooms[0].patterns}
+    assert states["bass"] is False and states["keep"] is True
+    # played again on the next beat, as it was
+    again = room.pattern(action="play", name="bass", at="next_beat")
+    assert again.lands_in <= BEAT
+    wait(lambda: len(room.starts(room.bass, time.time() - 0.2)) > 0, BAR, "it did not play again")
+
+
+def test_mute_and_solo_silence_events_while_the_patterns_play_on(room: Room) -> None:
+    room.pattern(action="solo", name="bass", at="now")
+    soloed = time.time()
+    time.sleep(BAR)
+    assert not room.starts(room.keep, soloed + 0.5), "solo did not mute the other pattern"
+    assert room.starts(room.bass, soloed + 0.5), "the soloed pattern was silenced"
+    assert room.orch.views["lobby"].patterns["Pdef keep"].playing  # muted, not stopped
+    room.pattern(action="unmute", at="now")
+    unmuted = time.time()
+    wait(lambda: bool(room.starts(room.keep, unmuted + 0.3)), BAR, "unmute did not end the solo")
+
+
+def test_a_fade_ends_the_pattern_after_its_seconds_and_a_new_source_plays_on_the_beat(
+    room: Room,
+) -> None:
+    view = room.orch.views["lobby"]
+    out = room.pattern(action="fade", name="keep", seconds=1.0, at="now")
+    faded = time.time()
+    wait(lambda: not view.patterns["Pdef keep"].playing, 3, "the fade did not stop it")
+    assert time.time() - faded >= 0.9, "stopped before its fade was over"
+    time.sleep(0.5)
+    assert not room.starts(room.keep, faded + 1.5), "it played on after the fade"
+    assert out.lands_in == 0
+    new = room.pattern(action="source", name="bass", at="next_beat",
+                       source=f"Pbind(\\dur, 1, \\legato, 0.1, \\amp, 0.001, "
+                              f"\\group, {room.bass})")
+    wait(lambda: "dur', 1" in view.patterns["Pdef bass"].text, BEAT + 2, "not recorded")
+    assert view.patterns["Pdef bass"].kind == "Pdef"  # a Pbind source: a Pdef now
+    began = time.time() + new.lands_in + 0.5
+    time.sleep(new.lands_in + 2.2 * BEAT + 0.5)
+    gaps = [b.at - a.at for a, b in itertools.pairwise(room.starts(room.bass, began))]
+    assert gaps and all(abs(g - BEAT) < 0.05 for g in gaps), gaps
+
+
+@pytest.mark.parametrize(("args", "error", "argument"), [
+    ({"action": "stop", "name": "nothing"}, PatternNotFound, "name"),
+    ({"action": "set", "name": "hum", "key": "dur", "value": "1"}, InvalidRequest, "name"),
+    ({"action": "set", "name": "bass", "key": "dur z", "value": "1"}, InvalidRequest, "key"),
+    ({"action": "fade", "name": "bass", "seconds": -1}, InvalidRequest, "seconds"),
+    ({"action": "source", "name": "bass", "source": "Pbind(\\dur,"}, PatternFailed, "source"),
+    ({"action": "set", "name": "bass", "key": "dur", "value": "1/nil"}, PatternFailed, "value"),
+    ({"action": "stop", "name": "bass", "kind": "Tdef"}, PatternNotFound, "name"),
+    ({"action": "stop", "name": "bass", "at": "later"}, InvalidRequest, "at"),
+])
+def test_bad_changes_are_refused_naming_the_argument(
+    room: Room, args: dict[str, Any], error: type[ScorchError], argument: str,
+) -> None:
+    with pytest.raises(error) as raised:
+        room.pattern(**args)
+    assert raised.value.argument == argument, raised.value
+    assert room.orch.views["lobby"].patterns["Pdef bass"].kind in ("Pbindef", "Pdef")
+
+
+def test_after_a_recompile_patterns_resume_on_the_grid_not_on_a_fallback(room: Room) -> None:
+    # the recompiled sclang's clock starts at beat 0: the grid must be told again
+    orch = room.orch
+    view = orch.views["lobby"]
+    code = ("Pdef(\\bass).clear; Pdef(\\keep).clear; Ndef(\\hum).clear;"
+            "Pdef(\\tick, Pbind(\\dur, 1, \\legato, 0.1, \\amp, 0.001)).play(quant: 4)")
+    assert orch.rooms.execute_one("lobby", code, timeout=10).ok
+    wait(lambda: set(view.patterns) == {"Pdef tick"}, 3, f"{view.patterns}")
+    began = time.time()
+    wait(lambda: len(room.starts(1, began)) >= 2, BAR + 3, "the Pdef does not play")
+    grid = orch.tempo.grid()
+    assert grid is not None
+    late = statistics.median((grid.beat_at(h.at) % 1) * BEAT for h in room.starts(1, began))
+    since = view.events.mark()
+    assert orch.rooms.execute_one("lobby", "thisProcess.recompile; 1", timeout=10).ok
+    restored = view.events.wait_for(Kind.RESTORED, since, 30.0)
+    assert restored is not None and "recompiled" in restored.message
+    back = time.time()
+    wait(lambda: bool(room.starts(1, back)), BAR + 1.0, "the Pdef did not resume")
+    first = room.starts(1, back)[0].at
+    offset = (grid.beat_at(first) % grid.beats_per_bar) * BEAT
+    assert abs(offset - late) < 0.05, f"resumed {offset:.3f} s after a bar, not {late:.3f}"
+    assert first - back <= BAR + 0.4
