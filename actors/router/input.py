@@ -149,11 +149,15 @@ class MidiInput:
         elif batch[0][0][:1] == [0xF0]:
             batch = recover(batch)
         handle, apply, now = engine.handle, self._sender.apply, start * 1e-9
-        ring = self.capture.ring(name) if self.capture is not None else None
+        capture = self.capture
+        ring = capture.ring(name) if capture is not None else None
+        heard = capture.listeners.get(name) if capture is not None else None
         sent = False
         for data, _delta in batch:
             if ring is not None and len(data) == 3:  # O(1): a finished note is one tuple
                 ring.message(now, data[0], data[1], data[2])
+                if heard is not None:  # a partner's answer: it notes the time, at most wakes
+                    heard(now, data[0], data[1], data[2])
             actions = handle(name, data)
             if actions:
                 apply(actions, now)

@@ -21,6 +21,7 @@ from scorch.app.buffers import Buffers
 from scorch.app.knowledge import Knowledge
 from scorch.app.midi import Midi
 from scorch.app.notes import Notes
+from scorch.app.partner import Partners
 from scorch.app.rooms import Rooms
 from scorch.app.scenes import SceneDirector
 from scorch.app.session_keeper import Sessions
@@ -76,6 +77,8 @@ class Orchestra:
         """The beat grids and timed requests."""
         self.notes = Notes(tree)
         """What the MIDI inputs sound and played, as text, data and .mid files."""
+        self.partner = Partners(tree, self.notes, self.rooms)
+        """A partner per MIDI input: continuations, infills and live answers in its style."""
         self.sessions = Sessions(tree, self.rooms, self.buffers, self.midi, self.tempo)
         """Session files, the autosave and resume."""
         self.scenes = SceneDirector(self.views, self.library, self.rooms.resolve,
@@ -182,6 +185,7 @@ class Orchestra:
 
         The autosave session is written first, when autosave runs.
         """
+        self.partner.stop()
         self.sessions.stop()
         self.scenes.stop()
         self.knowledge.stop()

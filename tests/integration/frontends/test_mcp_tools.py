@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 TOOLS = {"list_instances", "execute", "stop", "status", "instance", "console", "wait_for",
          "synthdefs", "play", "set", "release", "midi", "events", "docs", "history", "snippet",
          "buffer", "session", "scene", "record", "listen", "render", "tempo", "notes",
-         "playing"}
+         "playing", "partner"}
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,181 @@
+"""The partner on a real JACK MIDI input and a real room: continue, infill, and answer live.
+
+One orchestra (a room, MIDI on its own JACK server) for the module. The live answer is
+timed from scsynth's own ``/n_go`` and ``/n_end`` (tests/support/midi/answer.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import mido
+import pytest
+
+from scorch.api.local import LocalService
+from scorch.api.ops.partner import PartnerOutput
+from scorch.app.orchestra import Orchestra
+from scorch.errors import InvalidRequest, NotFound, ScorchError
+from scorch.notes.partner import key
+from tests.support.midi.answer import NodeWatch, answer_once, perform
+from tests.support.midi.devices import Hardware
+
+pytestmark = pytest.mark.integration
+
+BPM = 120.0
+BEAT = 60.0 / BPM
+PORT = "scorchtest-partner"
+#: Two phrases with a silence of 3 beats between them (pitch, held, to the next press).
+LEFT = [(60, 0.2, 0.25), (62, 0.2, 0.25), (64, 0.2, 0.25), (65, 0.2, 0.25), (67, 0.2, 1.5)]
+RIGHT = [(72, 0.2, 0.25), (71, 0.2, 0.25), (69, 0.2, 0.25), (67, 0.2, 0.25), (65, 0.2, 0.25),
+         (64, 0.2, 0.25)]
+#: Bounds, generous for a machine shared by several test runs, far under a beat (0.5 s).
+LATE = 0.08
+STOP = 0.05
+
+
+@pytest.fixture(scope="module")
+def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Orchestra, Hardware]]:
+    from scorch.config.installation import parse_config
+    from scorch.primitives.synthdefs.library import SynthDefLibrary
+    from tests.conftest import jack_name
+
+    folder = tmp_path_factory.mktemp("partner")
+    text = (f'state_dir = "{folder / "state"}"\n[audio]\ndriver = "dummy"\n'
+            f'jack_server = "{jack_name("partner")}"\n[docs]\nbuild = "on-demand"\n'
+            f'[tempo]\nbpm = {BPM}\n[midi]\nbackend = "jack"\nrescan_interval = 0.1\n'
+            '[instances.lobby]\nsynthdefs = ["sine"]\n')
+    orch = Orchestra(parse_config(text, folder / "config.toml"), SynthDefLibrary())
+    orch.start()
+    keys = None
+    try:
+        assert orch.midi.error is None
+        keys = Hardware(PORT, "scorchtest-hw", orch.config.audio.jack_server)
+        deadline = time.monotonic() + 10
+        while PORT not in " ".join(orch.notes.capture().rings):
+            assert time.monotonic() < deadline, "the router never captured the port"
+            keys.send(0x90, 21, 1)
+            keys.send(0x80, 21, 0)
+            time.sleep(0.05)
+        yield orch, keys
+    finally:
+        if keys is not None:
+            keys.unplug()
+        orch.stop()
+
+
+def ngrams_occur(made: list[int], orders: list[int], history: list[int],
+                 played: list[int]) -> None:
+    """Each note chosen at order k >= 1 makes, with the k before it, a run of ``played``."""
+    seq = history + made
+    runs = {tuple(played[i:j]) for i in range(len(played))
+            for j in range(i + 1, min(len(played), i + 8) + 1)}
+    for i, k in enumerate(orders):
+        if k >= 1:
+            gram = tuple(seq[len(history) + i - k:len(history) + i + 1])
+            assert gram in runs, (gram, i, k)
+
+
+def test_continue_and_infill_learn_the_input_and_play_save_and_refuse(
+        rig: tuple[Orchestra, Hardware]) -> None:
+    orch, keys = rig
+    service = LocalService(orch)
+    since = time.time()
+    left, _ = perform(keys, LEFT)
+    time.sleep(LEFT[-1][2] - LEFT[-1][1])  # the silence between the phrases
+    right, _ = perform(keys, RIGHT)
+    time.sleep(0.1)
+    played = learned(orch)
+    heard = orch.notes.played(orch.notes.span(since=since), PORT)
+    assert [n.pitch for n in heard] == left + right
+    offset = orch.notes.wall_offset()
+    left_last, right_first = heard[len(left) - 1].onset + offset, heard[len(left)].onset + offset
+
+    out = service.call("partner", {"action": "continue", "input": PORT, "since": since,
+                                   "notes": 8, "key": "C", "seed": 1, "save": True,
+                                   "instance": "lobby", "synthdef": "sine"})
+    assert isinstance(out, PartnerOutput) and out.count == 8 == len(out.notes)
+    pitches = [n.pitch for n in out.notes]
+    assert all(p % 12 in key("C") for p in pitches)
+    assert all(n.source == f"partner:{orch.partner.source(PORT)}" for n in out.notes)
+    # the seed is the range's notes: the continuation follows its last onset
+    assert out.notes[0].onset > since
+    ngrams_occur(pitches, out.orders, left + right, played)
+    assert out.path is not None and out.pattern == "partner"
+    midi = mido.MidiFile(out.path)
+    assert [m.note for m in midi if m.type == "note_on" and m.velocity] == pitches
+    again = service.call("partner", {"action": "continue", "input": PORT, "since": since,
+                                     "notes": 8, "key": "C", "seed": 1})
+    assert isinstance(again, PartnerOutput) and [n.pitch for n in again.notes] == pitches
+
+    filled = service.call("partner", {"action": "infill", "input": PORT, "since": since,
+                                      "notes": 3, "temperature": 0.5, "seed": 2})
+    assert isinstance(filled, PartnerOutput) and filled.count == 3 and filled.join is not None
+    onsets = [n.onset for n in filled.notes]
+    assert onsets == sorted(onsets)
+    # between the phrases: after the left one's last onset, before the right one's first
+    assert all(left_last < o < right_first for o in onsets), (left_last, onsets, right_first)
+    ngrams_occur([n.pitch for n in filled.notes], filled.orders, left, played)
+
+    for bad, words in [({"action": "continue", "input": PORT, "key": "H"}, "a key is"),
+                       ({"action": "continue", "input": PORT, "notes": 4, "bars": 1},
+                        "notes or bars"),
+                       ({"action": "infill", "input": PORT}, "range holding both"),
+                       ({"action": "continue", "input": "nope"}, "no MIDI input matching"),
+                       ({"action": "answer_on", "input": PORT}, "instance (a room) or output"),
+                       ({"action": "answer_on", "input": PORT, "instance": "lobby",
+                         "synthdef": "nosuchdef"}, "knows no SynthDef")]:
+        with pytest.raises(ScorchError) as err:
+            service.call("partner", bad)
+        assert words in str(err.value), (bad, err.value)
+    with pytest.raises(NotFound):
+        service.call("partner", {"action": "answer_off", "input": PORT})
+    with pytest.raises(InvalidRequest):
+        service.call("partner", {"action": "infill", "input": PORT, "last_seconds": 0.001})
+
+
+def test_answer_starts_on_the_beat_after_the_pause_and_stops_when_the_performer_plays(
+        rig: tuple[Orchestra, Hardware], tmp_path: Path) -> None:
+    orch, keys = rig
+    service = LocalService(orch)
+    port = orch.rooms.status("lobby").port
+    assert port is not None
+    watch = NodeWatch(port)
+    try:
+        on = service.call("partner", {"action": "answer_on", "input": PORT, "instance": "lobby",
+                                      "synthdef": "sine", "pause_beats": 1.0, "notes": 6,
+                                      "seed": 3})
+        assert isinstance(on, PartnerOutput) and "answering" in on.listing
+        figures = answer_once(orch, keys, watch, pause_beats=1.0)
+        listing = service.call("partner", {"action": "answering"})
+        off = service.call("partner", {"action": "answer_off", "input": PORT})
+    finally:
+        watch.close()
+    print(f"\nanswer: first voice {figures.late * 1e3:.1f} ms after its beat "
+          f"({figures.due_to_beat * 1e3:.0f} ms from the pause's end to that beat); "
+          f"stopped {figures.stop * 1e3:.1f} ms after the key press ({figures.held} voice(s) "
+          f"held; one JACK period is {64 / 48:.2f} ms)")
+    # on the grid, the first beat after the pause (the router saw the last release a poll
+    # after it was sent, so the pause ends a little later than measured here)
+    assert figures.off_grid < 1e-6
+    assert -0.01 < figures.due_to_beat <= BEAT + 0.01
+    assert -0.005 < figures.late < LATE
+    assert figures.held >= 1 and figures.stop < STOP
+    answer = figures.answer
+    assert answer.cut is not None and answer.sent >= 2
+    assert [n.pitch for n in answer.heard] == figures.phrase
+    ngrams_occur([s.pitch for s in answer.phrase.symbols], answer.phrase.orders,
+                 figures.phrase, learned(orch))
+    assert isinstance(listing, PartnerOutput) and len(listing.answering[answer_source(orch)]) == 1
+    assert isinstance(off, PartnerOutput) and not orch.partner.answering()
+    assert not orch.notes.capture().listeners
+
+
+def answer_source(orch: Orchestra) -> str:
+    return orch.partner.source(PORT)
+
+
+def learned(orch: Orchestra) -> list[int]:
+    """The pitches the input played, all the ring holds: what the partner learned from."""
+    return [n.pitch for n in orch.notes.capture().rings[answer_source(orch)].notes()]
