@@ -30,9 +30,11 @@ PORT = "scorchtest-partner"
 LEFT = [(60, 0.2, 0.25), (62, 0.2, 0.25), (64, 0.2, 0.25), (65, 0.2, 0.25), (67, 0.2, 1.5)]
 RIGHT = [(72, 0.2, 0.25), (71, 0.2, 0.25), (69, 0.2, 0.25), (67, 0.2, 0.25), (65, 0.2, 0.25),
          (64, 0.2, 0.25)]
-#: Bounds, generous for a machine shared by several test runs, far under a beat (0.5 s).
-LATE = 0.08
-STOP = 0.05
+#: Bounds, generous for a machine shared by several test runs (BENCHMARKS.md "Partner
+#: answer" has the figures: a few ms at the median, up to 0.1 s under load), under a beat
+#: (0.5 s); uncut, the held voice would sound about 0.3 s more, then fade over its release.
+LATE = 0.1
+STOP = 0.2
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +165,8 @@ def test_answer_starts_on_the_beat_after_the_pause_and_stops_when_the_performer_
     assert -0.005 < figures.late < LATE
     assert figures.held >= 1 and figures.stop < STOP
     answer = figures.answer
-    assert answer.cut is not None and answer.sent >= 2
+    assert answer.cut is not None and answer.cut_by is not None and answer.sent >= 2
+    assert answer.cut - answer.cut_by < STOP  # the key press taken to the voices freed
     assert [n.pitch for n in answer.heard] == figures.phrase
     ngrams_occur([s.pitch for s in answer.phrase.symbols], answer.phrase.orders,
                  figures.phrase, learned(orch))

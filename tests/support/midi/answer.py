@@ -102,29 +102,36 @@ def answer_once(orch: Orchestra, keys: Hardware, watch: NodeWatch, pause_beats: 
                 phrase: list[tuple[int, float, float]] = PHRASE, timeout: float = 10.0
                 ) -> Figures:
     """Play a phrase, wait for the answer, come back in during its second note; measure."""
-    (source,) = orch.partner.answering()
-    answerer = orch.partner.answering()[source]
-    before = len(answerer.played)
+    (answerer,) = orch.partner.answering().values()
     line = orch.notes.line()
     time.sleep(1.5 * pause_beats * 60.0 / line.bpm)  # a phrase of its own: silence before it
     pitches, last = perform(keys, phrase)
     due = last + pause_beats * 60.0 / line.bpm
     deadline = time.monotonic() + timeout
+
+    def mine() -> Played | None:
+        """The answer to this phrase (the partner also answers the key that cuts it)."""
+        return next((p for p in list(answerer.played) if p.start > last), None)
     while len(watch.started_after(last)) < 2:
-        assert time.monotonic() < deadline, "the partner never answered"
+        assert time.monotonic() < deadline, (
+            f"the partner never answered: {len(answerer.played)} answers, {answerer.errors} "
+            f"errors, last {[(p.start - last, p.sent, len(p.heard)) for p in answerer.played]}")
         time.sleep(0.005)
     first_go = watch.started_after(last)[0][0]
     # come back in while the second voice sounds (each is held about 0.8 of a beat)
     time.sleep(0.1)
     pressed = time.monotonic()
     keys.send(0x90, 72, 80)
-    while (answerer.played[-1].cut is None or len(answerer.played) == before
-           or any(node not in watch.end for node in answerer.played[-1].freed)):
-        assert time.monotonic() < deadline, "the answer was not cut off"
+    while True:
+        answer = mine()
+        if answer is not None and answer.cut is not None and all(
+                node in watch.end for node in answer.freed):
+            break
+        assert time.monotonic() < deadline, (
+            f"the answer was not cut off: {answer}, ended {sorted(watch.end)[-8:]}, "
+            f"pressed {pressed - last:.3f} s after the phrase")
         time.sleep(0.001)
     keys.send(0x80, 72, 0)
-    assert len(answerer.played) == before + 1
-    answer = answerer.played[-1]
     held = answer.freed
     stopped = max(watch.end[node] for node in held) if held else pressed
     beats = line.beat_at(answer.start)
