@@ -179,6 +179,9 @@ class Answerer:
     last: float | None = None
     """The time of the performer's last note message (written by the input thread only)."""
     playing: bool = False
+    awaited: set[str] | None = None
+    """Where to say an answer plays (:attr:`Capture.awaited`): the input thread then looks
+    for the performer's key press as often as while MIDI flows."""
     played: deque[Played] = field(default_factory=lambda: deque(maxlen=HISTORY))
     errors: int = 0
     _wake: threading.Event = field(default_factory=threading.Event)
@@ -256,6 +259,8 @@ class Answerer:
         held: dict[int, int] = {}
         wake.clear()
         self.playing = True  # after the clear: a press from here on sets the event
+        if self.awaited is not None:
+            self.awaited.add(self.source)
         try:
             for at, starts, i in events:
                 wait = at - time.monotonic()
@@ -274,6 +279,8 @@ class Answerer:
             voices.cut([])
         finally:
             self.playing = False
+            if self.awaited is not None:
+                self.awaited.discard(self.source)
 
 
 def phrase_before(notes: list[Note], pause: float, most: int = 64) -> list[Note]:

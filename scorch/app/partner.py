@@ -250,7 +250,8 @@ class Partners:
             first = made.notes[0].onset if made.notes else 0.0
             return made._replace(notes=[n._replace(onset=n.onset - first) for n in made.notes])
 
-        answerer = Answerer(source, ring, compose, self._notes.line, voices, pause_beats)
+        answerer = Answerer(source, ring, compose, self._notes.line, voices, pause_beats,
+                            awaited=capture.awaited)
         with self._lock:
             old = self._answers.pop(source, None)
             self._answers[source] = answerer

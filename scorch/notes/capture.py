@@ -204,6 +204,9 @@ class Capture:
         self.listeners: dict[str, Listener] = {}
         """Called by the ring's writer (the MIDI input thread) after each message of a source:
         a listener may only note the time or set an event (it runs on the hot path)."""
+        self.awaited: set[str] = set()
+        """Sources whose next key press someone waits for now (a partner's answer playing):
+        the input thread looks at its queues as often as while MIDI flows."""
 
     def ring(self, source: str) -> NoteRing:
         """The ring of ``source``, made if it is new."""

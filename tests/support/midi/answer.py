@@ -21,7 +21,7 @@ LAST_ANSWER_ID = FIRST_ANSWER_ID + ANSWER_SLOTS * ANSWER_ID_SPAN
 #: (pitch, seconds held, seconds to the next press): long notes, so an answer holds a voice
 #: when the performer comes back in. Played at 120 bpm: a beat is 0.5 s.
 PHRASE = [(60, 0.40, 0.50), (62, 0.40, 0.50), (64, 0.40, 0.50), (62, 0.40, 0.50),
-          (64, 0.40, 0.50), (67, 0.40, 0.50), (64, 0.40, 0.50), (60, 0.45, 0.50)]
+          (64, 0.40, 0.50), (67, 0.40, 0.50), (64, 0.40, 0.50), (60, 0.40, 0.50)]
 
 
 class NodeWatch:
@@ -79,6 +79,10 @@ def perform(keys: Hardware, phrase: list[tuple[int, float, float]], velocity: in
     return [p for p, _, _ in phrase], last
 
 
+class Uncut(AssertionError):
+    """The answer had played all its notes before the performer came back in."""
+
+
 @dataclass
 class Figures:
     """One answer, measured."""
@@ -101,7 +105,7 @@ class Figures:
 def answer_once(orch: Orchestra, keys: Hardware, watch: NodeWatch, pause_beats: float,
                 phrase: list[tuple[int, float, float]] = PHRASE, timeout: float = 10.0
                 ) -> Figures:
-    """Play a phrase, wait for the answer, come back in during its second note; measure."""
+    """Play a phrase, wait for the answer, come back in during a note of it; measure."""
     (answerer,) = orch.partner.answering().values()
     line = orch.notes.line()
     time.sleep(1.5 * pause_beats * 60.0 / line.bpm)  # a phrase of its own: silence before it
@@ -112,14 +116,19 @@ def answer_once(orch: Orchestra, keys: Hardware, watch: NodeWatch, pause_beats: 
     def mine() -> Played | None:
         """The answer to this phrase (the partner also answers the key that cuts it)."""
         return next((p for p in list(answerer.played) if p.start > last), None)
-    while len(watch.started_after(last)) < 2:
+    while not watch.started_after(last) or mine() is None:
         assert time.monotonic() < deadline, (
             f"the partner never answered: {len(answerer.played)} answers, {answerer.errors} "
             f"errors, last {[(p.start - last, p.sent, len(p.heard)) for p in answerer.played]}")
         time.sleep(0.005)
     first_go = watch.started_after(last)[0][0]
-    # come back in while the second voice sounds (each is held about 0.8 of a beat)
-    time.sleep(0.1)
+    # come back in 40 ms into the first note held long enough to be sounding then
+    answer = mine()
+    assert answer is not None
+    long = [n for n in answer.phrase.notes if n.duration >= 0.1]
+    if not long:
+        raise Uncut(f"no note of the answer is long enough to cut: {answer.phrase.notes}")
+    time.sleep(max(0.0, answer.start + long[0].onset + 0.04 - time.monotonic()))
     pressed = time.monotonic()
     keys.send(0x90, 72, 80)
     while True:
@@ -127,6 +136,10 @@ def answer_once(orch: Orchestra, keys: Hardware, watch: NodeWatch, pause_beats: 
         if answer is not None and answer.cut is not None and all(
                 node in watch.end for node in answer.freed):
             break
+        if answer is not None and answer.cut is None and answer.sent == len(
+                answer.phrase.notes) and not answerer.playing:
+            keys.send(0x80, 72, 0)
+            raise Uncut(f"the answer ended before the key press: {answer.phrase.notes}")
         assert time.monotonic() < deadline, (
             f"the answer was not cut off: {answer}, ended {sorted(watch.end)[-8:]}, "
             f"pressed {pressed - last:.3f} s after the phrase")
