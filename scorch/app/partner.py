@@ -250,6 +250,9 @@ class Partners:
             first = made.notes[0].onset if made.notes else 0.0
             return made._replace(notes=[n._replace(onset=n.onset - first) for n in made.notes])
 
+        if controls.seed is not None:
+            with model.lock:
+                model.partner.rng = random.Random(controls.seed)
         answerer = Answerer(source, ring, compose, self._notes.line, voices, pause_beats,
                             awaited=capture.awaited)
         with self._lock:
