@@ -49,6 +49,10 @@ STOP_WAIT = 2.0
 FULL_AMP = 0.4
 #: Answers whose figures are kept.
 HISTORY = 32
+#: Beats a key may be held through a pause and still stop the answer; one held longer is
+#: taken for a lost release (MIDI through a loaded machine loses one now and then, and a
+#: key that stays down in the capture must not silence the partner for good).
+HELD_BEATS = 8.0
 
 
 class Voices(Protocol):
@@ -234,7 +238,8 @@ class Answerer:
         if now < due:
             halt.wait(due - now)
             return
-        if self.ring.sounding(now):  # a key held through the pause: not a pause
+        held = HELD_BEATS * 60.0 / line.bpm
+        if any(n.duration < held for n in self.ring.sounding(now)):  # a key held: no pause
             halt.wait(LOOK_EVERY)
             return
         self._answered = last

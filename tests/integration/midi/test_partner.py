@@ -193,3 +193,49 @@ def answer_source(orch: Orchestra) -> str:
 def learned(orch: Orchestra) -> list[int]:
     """The pitches the input played, all the ring holds: what the partner learned from."""
     return [n.pitch for n in orch.notes.capture().rings[answer_source(orch)].notes()]
+
+
+def test_answers_go_to_a_midi_output_and_their_keys_are_released_when_the_performer_plays(
+        rig: tuple[Orchestra, Hardware]) -> None:
+    import rtmidi
+
+    from scorch.primitives.system.jackd import client_environment
+
+    orch, keys = rig
+    service = LocalService(orch)
+    received: list[tuple[float, list[int]]] = []
+    with client_environment(orch.config.audio.jack_server):
+        synth = rtmidi.MidiIn(rtmidi.API_UNIX_JACK, name="scorchtest-synth")
+        synth.set_callback(lambda event, _data: received.append((time.monotonic(), event[0])))
+        synth.open_virtual_port("partner in")
+    try:
+        with pytest.raises(ScorchError, match="cannot answer on MIDI output"):
+            service.call("partner", {"action": "answer_on", "input": PORT, "output": "nowhere"})
+        service.call("partner", {"action": "answer_on", "input": PORT, "output": "partner in",
+                                 "channel": 5, "pause_beats": 1.0, "notes": 4, "seed": 4})
+        time.sleep(0.75)  # a pause before the phrase; the output's first message arrives
+        assert received and received[0][1] == [0xB4, 123, 0]  # all notes off: it is there
+        _, last = perform(keys, [(60, 0.4, 0.5), (64, 0.4, 0.5), (67, 0.4, 0.5)])
+        deadline = time.monotonic() + 5
+        while not any(m[0] == 0x94 and m[2] for _, m in received):
+            assert time.monotonic() < deadline, f"no answer came out: {received}"
+            time.sleep(0.005)
+        first = next(t for t, m in received if m[0] == 0x94 and m[2])
+        assert last + BEAT <= first < last + 2 * BEAT + LATE  # after the pause, on the beat
+        keys.send(0x90, 72, 80)
+        pressed = time.monotonic()
+        time.sleep(0.3)
+        keys.send(0x80, 72, 0)
+    finally:
+        service.call("partner", {"action": "answer_off", "input": PORT})
+        synth.close_port()
+        synth.delete()
+    # every key it pressed it released; after the performer's press, nothing new starts
+    down: set[int] = set()
+    for _, message in received[1:]:
+        if message[0] == 0x94 and message[2]:
+            down.add(message[1])
+        elif message[0] in (0x84, 0x94):
+            down.discard(message[1])
+    assert not down, received
+    assert not [t for t, m in received if m[0] == 0x94 and m[2] and t > pressed + STOP]

@@ -148,3 +148,20 @@ def test_nothing_is_answered_before_anything_is_played(pause: float) -> None:
     time.sleep(0.1)
     answerer.stop()
     assert voices.events == [] and not answerer.played
+
+
+def test_a_key_down_longer_than_held_beats_is_taken_for_a_lost_release() -> None:
+    ring, voices = NoteRing("keys", 64), Recorded()
+    line = Timeline(BPM, 4, beat=0.0, at=time.monotonic())
+    stuck = time.monotonic() - 9 * BEAT  # pressed 9 beats ago, its release never came
+    ring.message(stuck, 0x90, 40, 90)
+    answerer = Answerer("keys", ring, compose, lambda: line, voices, pause_beats=1.0)
+    answerer.start()
+    try:
+        play(ring, answerer, [60, 62])
+        deadline = time.monotonic() + 3
+        while not voices.events:
+            assert time.monotonic() < deadline, "a stuck key silenced the partner"
+            time.sleep(0.005)
+    finally:
+        answerer.stop()
