@@ -2,12 +2,13 @@
 
 The hot path. rtmidi queues each input's messages in C (no backend thread ever
 runs Python); this thread takes them every :data:`POLL_ACTIVE` seconds while MIDI
-flows, every :data:`POLL_IDLE` after a quiet second and :data:`POLL_QUIET` after
-quiet :data:`QUIET_AFTER` seconds (see below), feeds the clock-in port's clock to the
-follower, recovers what a broken SysEx swallowed, thins out controller values a
-later one replaces (:mod:`midi.batch`), and runs the rest through the engine and
-out of the sender, all under the router's one lock. The router (its actor
-thread) replaces :attr:`MidiInput.ports` whole when ports come and go.
+flows (and while a partner's answer plays, so the key press that cuts it is seen
+at once: :attr:`Capture.awaited`), every :data:`POLL_IDLE` after a quiet second and
+:data:`POLL_QUIET` after quiet :data:`QUIET_AFTER` seconds (see below), feeds the
+clock-in port's clock to the follower, recovers what a broken SysEx swallowed,
+thins out controller values a later one replaces (:mod:`midi.batch`), and runs the
+rest through the engine and out of the sender, all under the router's one lock. The
+router (its actor thread) replaces :attr:`MidiInput.ports` whole when ports come and go.
 """
 
 from __future__ import annotations
@@ -112,6 +113,9 @@ class MidiInput:
                     self._error_logged = now
                     log.exception("MIDI input failed (%d so far); going on",
                                   self._counts["input_errors"])
+            capture = self.capture
+            if capture is not None and capture.awaited:  # a key press would cut an answer
+                last = now
             silent = now - last
             sleep(POLL_ACTIVE if silent < idle_after else
                   POLL_IDLE if silent < quiet_after else POLL_QUIET)
@@ -149,11 +153,15 @@ class MidiInput:
         elif batch[0][0][:1] == [0xF0]:
             batch = recover(batch)
         handle, apply, now = engine.handle, self._sender.apply, start * 1e-9
-        ring = self.capture.ring(name) if self.capture is not None else None
+        capture = self.capture
+        ring = capture.ring(name) if capture is not None else None
+        heard = capture.listeners.get(name) if capture is not None else None
         sent = False
         for data, _delta in batch:
             if ring is not None and len(data) == 3:  # O(1): a finished note is one tuple
                 ring.message(now, data[0], data[1], data[2])
+                if heard is not None:  # a partner's answer: it notes the time, at most wakes
+                    heard(now, data[0], data[1], data[2])
             actions = handle(name, data)
             if actions:
                 apply(actions, now)

@@ -53,6 +53,10 @@ class Notes:
                                   "config; set it to the notes to keep per input (2048)")
         return capture
 
+    def capture(self) -> Capture:
+        """The router's capture: a ring per input (MidiUnavailable when notes are not kept)."""
+        return self._capture()
+
     def line(self) -> Timeline:
         """The installation's beat grid now (monotonic clock), waited for while scorch starts."""
         self._tree.await_ready((), time.monotonic() + RESTORE_WAIT, "the tempo")

@@ -22,6 +22,7 @@ from scorch.app.knowledge import Knowledge
 from scorch.app.meters import Meters
 from scorch.app.midi import Midi
 from scorch.app.notes import Notes
+from scorch.app.partner import Partners
 from scorch.app.patterns import Patterns
 from scorch.app.rooms import Rooms
 from scorch.app.scenes import SceneDirector
@@ -81,6 +82,8 @@ class Orchestra:
         """What the MIDI inputs sound and played, as text, data and .mid files."""
         self.patterns = Patterns(self.rooms)
         """Changes to one pattern or proxy while it plays."""
+        self.partner = Partners(tree, self.notes, self.rooms)
+        """A partner per MIDI input: continuations, infills and live answers in its style."""
         self.sessions = Sessions(tree, self.rooms, self.buffers, self.midi, self.tempo)
         """Session files, the autosave and resume."""
         self.undo = Undo(tree, self.sessions)
@@ -191,6 +194,7 @@ class Orchestra:
 
         The autosave session is written first, when autosave runs.
         """
+        self.partner.stop()
         self.sessions.stop()
         self.meters.close()
         self.scenes.stop()

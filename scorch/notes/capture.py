@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote, unquote
@@ -122,6 +123,19 @@ class NoteRing:
         kept.sort()
         return kept
 
+    def since(self, count: int) -> list[Note]:
+        """The notes finished after the first ``count`` (those still kept), in onset order.
+
+        What a learner has not seen yet, given the :attr:`count` it saw last.
+        """
+        fresh = min(max(0, self.count - count), self.size)
+        source, ring, at = self.source, self._ring, self._next
+        picked = [ring[(at - 1 - i) % self.size] for i in range(fresh)]
+        kept = [Note(onset, max(0.0, duration), pitch, velocity, channel, source)
+                for onset, duration, pitch, velocity, channel in filter(None, picked)]
+        kept.sort()
+        return kept
+
     def between(self, t0: float, t1: float) -> list[Note]:
         """The finished notes with an onset in ``[t0, t1)``, in onset order."""
         return [n for n in self.notes() if t0 <= n.onset < t1]
@@ -177,12 +191,22 @@ def load(path: Path, size: int = 4096, clock: tuple[float, float] | None = None)
     return ring
 
 
+Listener = Callable[[float, int, int, int], None]
+"""Told (time, status, data1, data2) of each three-byte message of one source, as it is kept."""
+
+
 class Capture:
-    """A ring per source, made on first use."""
+    """A ring per source, made on first use, and who listens to each source."""
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
         self.rings: dict[str, NoteRing] = {}
+        self.listeners: dict[str, Listener] = {}
+        """Called by the ring's writer (the MIDI input thread) after each message of a source:
+        a listener may only note the time or set an event (it runs on the hot path)."""
+        self.awaited: set[str] = set()
+        """Sources whose next key press someone waits for now (a partner's answer playing):
+        the input thread looks at its queues as often as while MIDI flows."""
 
     def ring(self, source: str) -> NoteRing:
         """The ring of ``source``, made if it is new."""

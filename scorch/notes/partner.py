@@ -83,6 +83,23 @@ def scale(tonic: int, mode: str = "major") -> frozenset[int]:
     return frozenset((tonic + s) % 12 for s in steps)
 
 
+_TONICS = {"c": 0, "d": 2, "e": 4, "f": 5, "g": 7, "a": 9, "b": 11}
+
+
+def key(text: str) -> frozenset[int]:
+    """The pitch classes of a key named like ``"D"``, ``"F# minor"``, ``"Bb major"``, ``"Am"``."""
+    words = text.strip().lower().replace("-", " ").split()
+    if not words or not 1 <= len(words) <= 2 or words[0][0] not in _TONICS:
+        raise ValueError(f"a key is a tonic (C, F#, Bb...) and major or minor, got {text!r}")
+    tonic, mode = words[0], words[1] if len(words) == 2 else "major"
+    if tonic.endswith("m") and len(words) == 1 and len(tonic) > 1:
+        tonic, mode = tonic[:-1], "minor"
+    pitch = _TONICS[tonic[0]] + tonic[1:].count("#") - tonic[1:].count("b")
+    if tonic[1:].strip("#b") or mode not in ("major", "minor", "maj", "min"):
+        raise ValueError(f"a key is a tonic (C, F#, Bb...) and major or minor, got {text!r}")
+    return scale(pitch % 12, "minor" if mode.startswith("min") else "major")
+
+
 def _nearest(value: float, table: Sequence[float]) -> int:
     return min(range(len(table)), key=lambda i: abs(math.log(value / table[i])) if table[i] > 0
                else math.inf)
@@ -276,12 +293,14 @@ class Partner:
 
     def infill(self, left: Sequence[Note], right: Sequence[Note], notes: int,
                temperature: float = 1.0, allowed: frozenset[int] | None = None,
-               tries: int = 64) -> Phrase:
+               tries: int = 64, order: int | None = None) -> Phrase:
         """``notes`` notes after ``left`` that lead into ``right`` and end before it starts.
 
         Of ``tries`` continuations of ``left`` it keeps the one that leads into
         ``right``'s first note at the highest order, then the one whose end lies
         nearest its onset; ``join`` says the order of that lead-in (0: none found).
+        ``order`` caps the contexts it continues from (a lower one when the longest
+        always ran into the right phrase).
         """
         if not left or not right:
             raise ValueError("an infill goes between two phrases, each of one note or more")
@@ -291,7 +310,8 @@ class Partner:
         beat = 60.0 / self.bpm
         best: tuple[tuple[int, float], Phrase] | None = None
         for _ in range(tries):
-            symbols, orders = self.generate(history, notes, None, temperature, 1.0, allowed)
+            symbols, orders = self.generate(history, notes, None, temperature, 1.0, allowed,
+                                            order)
             made = self.decode(symbols, after)
             room = (first.onset - made[-1].onset) / beat if made else 0.0
             if room < CHORD:

@@ -84,7 +84,7 @@ def lay_out(notes: list[Note], line: Timeline) -> Score:
     return Score(pitches, durs, sustains, amps, beats, len(ordered))
 
 
-def _symbol(text: str) -> str:
+def symbol(text: str) -> str:
     """``text`` as an sclang symbol literal (``'name'``), whatever it holds."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
@@ -99,10 +99,10 @@ def pdef_code(score: Score, name: str, synthdef: str, *, quant: float, loop: boo
     Literal arrays (``#[...]``) keep the whole score one literal each, whatever its size.
     """
     pitches = "#[" + ", ".join("\\rest" if p is None else str(p) for p in score.pitches) + "]"
-    body = (f"Pbind(\\instrument, {_symbol(synthdef)}, \\midinote, Pseq({pitches}), "
+    body = (f"Pbind(\\instrument, {symbol(synthdef)}, \\midinote, Pseq({pitches}), "
             f"\\dur, Pseq({_literal(score.durs)}), \\sustain, Pseq({_literal(score.sustains)}), "
             f"\\amp, Pseq({_literal(score.amps)}))")
     if loop:
         body = f"Pn({body}, inf)"
-    return (f"if(SynthDescLib.global.at({_symbol(synthdef)}).isNil) {{ \\{NO_SYNTHDEF} }} "
+    return (f"if(SynthDescLib.global.at({symbol(synthdef)}).isNil) {{ \\{NO_SYNTHDEF} }} "
             f"{{ Pdef(\\{name}, {body}).play(quant: {quant:g}); \\{PLAYING} }}")

@@ -65,6 +65,7 @@ CALLS: dict[str, dict[str, Any]] = {
                 "timeout_s": 60},
     "midi": {"action": "routes"},
     "notes": {"action": "sounding"},
+    "partner": {"action": "answering"},
     "playing": {"instance": "alpha"},
     "tempo": {},
     "docs": {"name": "SinOsc", "timeout_s": 120},

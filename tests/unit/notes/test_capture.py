@@ -153,3 +153,18 @@ def test_feeding_a_full_ring_keeps_its_memory_bounded():
         tracemalloc.stop()
     assert grown < 4096  # 10,000 notes kept would be about a megabyte
     assert ring.count == 11_000 and len(ring.notes()) == 64
+
+
+@given(st.integers(1, 12), st.integers(0, 40), st.integers(0, 40))
+def test_since_gives_exactly_the_notes_finished_after_a_count_that_are_still_kept(
+        size: int, first: int, then: int) -> None:
+    ring = NoteRing("keys", size)
+    for i in range(first):
+        ring.add(Note(float(i), 0.5, 60, 90))
+    seen = ring.count
+    for i in range(first, first + then):
+        ring.add(Note(float(i), 0.5, 61, 90))
+    fresh = ring.since(seen)
+    assert [n.onset for n in fresh] == [float(i) for i in range(first, first + then)][-size:]
+    assert ring.since(ring.count) == []
+    assert ring.since(-5) == ring.notes()  # a count from before the ring began: all kept

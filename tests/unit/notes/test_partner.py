@@ -209,3 +209,21 @@ def test_a_continuation_of_chords_alone_for_some_bars_ends():
     partner.counts[()] = {s: c for s, c in partner.counts[()].items() if s.gap == 0}
     made = partner.continue_(chord, bars=1)
     assert len(made.notes) == MAX_NOTES  # no time passes: the bound ends it
+
+
+@given(st.text(max_size=30))
+def test_any_key_name_gives_seven_or_eight_pitch_classes_or_a_clear_refusal(name: str) -> None:
+    from scorch.notes.partner import key
+    try:
+        classes = key(name)
+    except ValueError as err:
+        assert "a key is a tonic" in str(err)
+    else:
+        assert len(classes) in (7, 8) and all(0 <= c < 12 for c in classes)
+
+
+def test_keys_are_named_as_musicians_name_them() -> None:
+    from scorch.notes.partner import key, scale
+    assert key("C") == scale(0) == key("c major")
+    assert key("F# minor") == scale(6, "minor") == key("Gbm")
+    assert key("Bb") == scale(10) and key("Am") == scale(9, "minor")

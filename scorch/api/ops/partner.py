@@ -1,0 +1,260 @@
+"""The partner operation: continue or fill in what a MIDI input played, or answer it live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import Field, Strict
+
+from scorch.api.fields import InstanceName, SynthDefName
+from scorch.api.operation import CHANGE, READ, Action, Result, Where, operation
+from scorch.api.ops.notes import Bars, Input, LastSeconds, NoteRecord, Since, Until, _records
+from scorch.errors import InvalidRequest
+from scorch.notes import text
+from scorch.notes.capture import Note
+from scorch.values import Text
+
+if TYPE_CHECKING:
+    from scorch.app.notes import Span
+    from scorch.app.orchestra import Orchestra
+    from scorch.app.partner import Controls
+    from scorch.notes.partner import Phrase
+
+Order = Annotated[int | None, Strict(), Field(
+    ge=0, le=6, description="The longest context (notes back) it continues from; lower is "
+    "freer, higher keeps closer to what was played (default: 6, backing off as it must)")]
+Temperature = Annotated[float, Strict(), Field(
+    ge=0, le=10, allow_inf_nan=False, description="0 plays the most frequent continuation "
+    "each time; 1 as often as it was played; above 1 the rarer ones more")]
+Key = Annotated[Text | None, Field(
+    max_length=24, description="Keep to a key: 'C', 'F# minor', 'Bb major', 'Am' (default: "
+    "any note it learned)")]
+Density = Annotated[float, Strict(), Field(
+    gt=0, le=8, allow_inf_nan=False, description="Above 1 favours shorter gaps between "
+    "notes (busier), below 1 longer ones")]
+Seed = Annotated[int | None, Strict(), Field(
+    ge=0, le=2**31, description="Random seed: the same seed and capture give the same notes")]
+Notes = Annotated[int | None, Strict(), Field(ge=1, le=512, description="Notes to make")]
+
+
+class _Make(Action):
+    input: Input = None
+    last_bars: Bars = None
+    last_seconds: LastSeconds = None
+    since: Since = None
+    until: Until = None
+    order: Order = None
+    temperature: Temperature = 1.0
+    key: Key = None
+    density: Density = 1.0
+    seed: Seed = None
+    instance: Annotated[InstanceName | None, Field(
+        description="Play the notes in this room from its next bar, as a Pdef")] = None
+    synthdef: Annotated[SynthDefName, Field(
+        description="The SynthDef that plays them (with instance)")] = "pluck"
+    name: Annotated[Text | None, Field(
+        max_length=64, description="The Pdef's name (default: partner)")] = None
+    save: Annotated[bool, Strict(), Field(description="Write the notes to a .mid")] = False
+    path: Annotated[Text | None, Field(
+        description="Where the .mid goes (implies save): absolute, or under the state "
+        "directory's midi/ (default: midi/partner-<time>.mid)")] = None
+
+    def where(self) -> Where | None:
+        """The room it plays in, when it plays."""
+        return Where(rooms=self.instance) if self.instance else None
+
+    def span(self, orch: Orchestra) -> Span | None:
+        if self.last_bars is None and self.last_seconds is None and self.since is None:
+            if self.until is not None:
+                raise InvalidRequest("until goes with since")
+            return None
+        return orch.notes.span(self.last_bars, self.last_seconds, self.since, self.until)
+
+    def controls(self) -> Controls:
+        from scorch.app.partner import Controls
+        return Controls(self.order, self.temperature, self.key, self.density, self.seed)
+
+
+class PartnerContinue(_Make):
+    """Continue what a MIDI input played, in its style: from the notes of a range (last_bars,
+    last_seconds or since/until) or, without one, from the end of what it played; `notes`
+    notes or `bars` bars (default 2 bars). Returns the notes, plays them in a room
+    (instance) and/or saves a .mid."""
+
+    access = CHANGE
+    action: Literal["continue"] = "continue"
+    notes: Notes = None
+    bars: Annotated[float | None, Strict(), Field(
+        gt=0, le=64, allow_inf_nan=False, description="Bars to make (default 2)")] = None
+
+
+class PartnerInfill(_Make):
+    """Fill the gap between two phrases a MIDI input played: the range (last_bars,
+    last_seconds or since/until) holds both; they are split at `split` (a Unix time) or at
+    the range's longest silence. Makes `notes` notes (default: as dense as the left phrase)
+    that lead into the right phrase."""
+
+    access = CHANGE
+    action: Literal["infill"]
+    notes: Notes = None
+    split: Annotated[float | None, Strict(), Field(
+        gt=0, allow_inf_nan=False,
+        description="Unix time between the two phrases (default: the longest silence)")] = None
+
+
+class PartnerAnswerOn(Action):
+    """Answer a MIDI input live: whenever the performer pauses `pause_beats` beats of the
+    grid, play a phrase in their style from the next beat, in a room (instance, with a
+    SynthDef) or on a MIDI output; it stops the moment they play again."""
+
+    access = CHANGE
+    action: Literal["answer_on"]
+    input: Input = None
+    instance: Annotated[InstanceName | None, Field(
+        description="The room the answers sound in (or give output)")] = None
+    synthdef: Annotated[SynthDefName, Field(
+        description="The SynthDef of the answers in the room: one with a gate sustains "
+        "each note")] = "sine"
+    output: Annotated[Text | None, Field(
+        description="A MIDI output (its name or part of it) the answers go to instead")] = None
+    channel: Annotated[int, Strict(), Field(ge=1, le=16, description="Its MIDI channel")] = 1
+    pause_beats: Annotated[float, Strict(), Field(
+        ge=0.25, le=64, allow_inf_nan=False,
+        description="Beats of silence (no key down) that make it answer")] = 2.0
+    notes: Annotated[int | None, Strict(), Field(
+        ge=1, le=32, description="Notes per answer (default: as many as the phrase, "
+        "up to 32)")] = None
+    order: Order = None
+    temperature: Temperature = 1.0
+    key: Key = None
+    density: Density = 1.0
+    seed: Seed = None
+
+    def where(self) -> Where | None:
+        """The room the answers sound in."""
+        return Where(rooms=self.instance) if self.instance else None
+
+
+class PartnerAnswerOff(Action):
+    """Stop answering a MIDI input (an answer playing is cut off)."""
+
+    access = CHANGE
+    action: Literal["answer_off"]
+    input: Input = None
+
+
+class PartnerAnswering(Action):
+    """Which inputs the partner answers, and its last answers' timing."""
+
+    access = READ
+    action: Literal["answering"]
+
+
+PartnerArgs = Annotated[PartnerContinue | PartnerInfill | PartnerAnswerOn | PartnerAnswerOff
+                        | PartnerAnswering, Field(discriminator="action")]
+
+
+class AnswerFigures(Result):
+    """One live answer."""
+
+    heard: int = Field(description="notes of the phrase it answered")
+    sent: int = Field(description="notes it started")
+    late: float | None = Field(None, description="seconds its first note went out after the "
+                               "beat it was due on")
+    cut_after: float | None = Field(None, description="seconds from the performer's key "
+                                    "press to its voices freed (None: it played to its end)")
+
+
+class PartnerOutput(Result):
+    """The answer of the partner tool."""
+
+    action: str
+    listing: str = Field(description="what it made, as compact text")
+    count: int = 0
+    notes: list[NoteRecord] = Field(default_factory=list)
+    orders: list[int] = Field(default_factory=list, description="the context order each "
+                              "note was chosen at (-1: invented to fit the key)")
+    join: int | None = Field(None, description="infill: the order at which it leads into the "
+                             "right phrase (0: none found)")
+    pattern: str | None = Field(None, description="the Pdef playing it")
+    path: str | None = Field(None, description="the .mid written")
+    answering: dict[str, list[AnswerFigures]] = Field(
+        default_factory=dict, description="inputs answered, with their last answers")
+
+
+def _made(orch: Orchestra, args: PartnerContinue | PartnerInfill, source: str, made: Phrase,
+          what: str, join: int | None = None) -> PartnerOutput:
+    line, offset = orch.notes.line(), orch.notes.wall_offset()
+    notes: list[Note] = [n._replace(source=f"partner:{source}") for n in made.notes]
+    listing = f"{what} ({len(notes)} notes in the style of {source})\n" + (
+        text.render(notes, line, 4000) if notes else "no notes")
+    pattern = path = None
+    if notes and args.instance:
+        pattern = orch.partner.play(args.instance, notes, args.synthdef, args.name or "partner")
+        listing += f"\nplaying in {args.instance} from the next bar as Pdef(\\{pattern})"
+    if notes and (args.save or args.path):
+        path = str(orch.partner.save(notes, Path(args.path) if args.path else None))
+        listing += f"\nwritten to {path}"
+    return PartnerOutput(action=args.action, listing=listing, count=len(notes),
+                         notes=_records(notes, line, offset), orders=made.orders, join=join,
+                         pattern=pattern, path=path)
+
+
+@operation(command="partner", positional=("action",), rooms=None)
+def partner(orch: Orchestra, args: PartnerArgs) -> PartnerOutput:
+    """A partner that learns a MIDI input's style as it plays (a variable-order Markov model
+    of its notes, as Pachet's Continuator): continue what it played, fill the gap between two
+    phrases, or answer the performer live whenever they pause, in a room or on a MIDI output.
+    Controls: order, temperature, key, density, length. Returns the notes it made as compact
+    text and data; plays them in a room (instance) and/or saves a .mid."""
+    if isinstance(args, PartnerAnswering):
+        return _answering(orch)
+    source = orch.partner.source(args.input)
+    if isinstance(args, PartnerAnswerOff):
+        orch.partner.answer_off(source)
+        return PartnerOutput(action=args.action, listing=f"no longer answering {source}")
+    if isinstance(args, PartnerAnswerOn):
+        from scorch.app.partner import Controls
+        controls = Controls(args.order, args.temperature, args.key, args.density, args.seed)
+        controls.allowed()
+        if (args.instance is None) == (args.output is None):
+            raise InvalidRequest("say where the answers sound: instance (a room) or output "
+                                 "(a MIDI output), one of them")
+        voices = (orch.partner.room_voices(args.instance, args.synthdef) if args.instance
+                  else orch.partner.midi_voices(str(args.output), args.channel))
+        orch.partner.answer_on(source, voices, args.pause_beats, args.notes, controls)
+        where = (f"{args.instance} with {args.synthdef}" if args.instance
+                 else f"MIDI output {args.output} channel {args.channel}")
+        return PartnerOutput(action=args.action, listing=(
+            f"answering {source} in {where} whenever it pauses {args.pause_beats:g} beats"))
+    controls = args.controls()
+    span = args.span(orch)
+    if isinstance(args, PartnerContinue):
+        if args.notes is not None and args.bars is not None:
+            raise InvalidRequest("say notes or bars, not both")
+        seed = orch.partner.seed(source, span)
+        bars = args.bars if args.bars is not None or args.notes is not None else 2.0
+        made = orch.partner.continue_(source, seed, args.notes, bars, controls)
+        return _made(orch, args, source, made, f"continued {len(seed)} notes")
+    if span is None:
+        raise InvalidRequest("say the range holding both phrases: last_bars, last_seconds "
+                             "or since")
+    passage = orch.partner.seed(source, span)
+    split = None if args.split is None else args.split - orch.notes.wall_offset()
+    made, left, right = orch.partner.infill(source, passage, split, args.notes, controls)
+    return _made(orch, args, source, made,
+                 f"filled between {len(left)} and {len(right)} notes", made.join)
+
+
+def _answering(orch: Orchestra) -> PartnerOutput:
+    out: dict[str, list[AnswerFigures]] = {}
+    for source, answerer in orch.partner.answering().items():
+        out[source] = [AnswerFigures(
+            heard=len(p.heard), sent=p.sent,
+            late=None if p.began is None else round(p.began - p.start, 6),
+            cut_after=None if p.cut is None or p.cut_by is None else round(p.cut - p.cut_by, 6))
+            for p in answerer.played]
+    listing = "\n".join(f"{source}: {len(answers)} answers" for source, answers in out.items())
+    return PartnerOutput(action="answering", listing=listing or "answering no input",
+                         answering=out)
