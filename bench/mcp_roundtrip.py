@@ -40,7 +40,7 @@ from scorch.primitives.system.process import DIE_WITH_PARENT
 from scorch.wire.envelope import find_running
 from tests.support.harness import two_rooms
 from tests.support.hosts_harness import free_tcp_port
-from tests.support.mcp_http import HttpServer
+from tests.support.mcp.http import HttpServer
 
 ROOT = Path(__file__).resolve().parent.parent
 SCORCH = str(Path(sys.executable).parent / "scorch")

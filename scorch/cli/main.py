@@ -71,9 +71,9 @@ def cmd_bridge(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Check binaries, MIDI APIs and ports; print the install command for what is missing."""
-    from scorch.app.doctor import report, run_checks
     from scorch.config.installation import load_config
     from scorch.config.locate import find_config
+    from scorch.machine.doctor import report, run_checks
 
     config = None
     try:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.support.mcp_stdio import INITIALIZE, INITIALIZED, Session
+from tests.support.mcp.stdio import INITIALIZE, INITIALIZED, Session
 
 CHROMIUM = Path("/usr/bin/chromium")
 #: Where the pictures the docs show are written by the test run.

@@ -26,5 +26,5 @@ def lookup(name: str) -> Operation[Any, Any]:
                        f"{', '.join(sorted(OPERATIONS))}") from None
 
 
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
+for _module in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
+    importlib.import_module(_module.name)

@@ -309,7 +309,7 @@ class DoctorOutput(Result):
 
     def text(self) -> str:
         """The report, one line a check and its fix under it."""
-        from scorch.app.doctor import Check, report
+        from scorch.machine.doctor import Check, report
 
         return report([Check(c.name, c.ok, c.detail, c.fix) for c in self.checks])
 
@@ -320,7 +320,7 @@ def doctor(orch: Orchestra, args: NoArgs) -> DoctorOutput:
     realtime limits, the audio group, MIDI and the clock. Each problem comes with the
     exact command that fixes it on this system (Debian/Ubuntu, Fedora, Arch or macOS).
     Call it when a room will not boot or plays with dropouts."""
-    from scorch.app.doctor import run_checks
+    from scorch.machine.doctor import run_checks
 
     checks = run_checks(orch.config, running=True)
     return DoctorOutput(ok=all(c.ok for c in checks), checks=[

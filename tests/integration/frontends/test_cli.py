@@ -14,8 +14,8 @@ import pytest
 
 from scorch.api.models import InstanceRow
 from scorch.api.status_text import render
-from scorch.app.doctor import this_machine
 from scorch.config.installation import load_config
+from scorch.machine.doctor import this_machine
 from scorch.primitives.system.process import DIE_WITH_PARENT
 from scorch.primitives.system.setup_fixes import fix
 from tests.conftest import jack_name, pid_alive

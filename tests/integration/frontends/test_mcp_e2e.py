@@ -24,7 +24,7 @@ from scorch.primitives.system.process import DIE_WITH_PARENT
 from scorch.wire.envelope import find_running
 from tests.conftest import jack_name, scsynth_param
 from tests.support.harness import two_rooms
-from tests.support.mcp_calls import call
+from tests.support.mcp.calls import call
 from tests.support.processes import SCORCH, pids_using
 
 pytestmark = [pytest.mark.integration]

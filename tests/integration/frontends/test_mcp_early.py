@@ -24,7 +24,7 @@ from mcp_server.early import (
     sources_digest,
 )
 from tests.conftest import jack_name
-from tests.support.mcp_stdio import INITIALIZE, INITIALIZED, TOOLS, Session, one_room_config
+from tests.support.mcp.stdio import INITIALIZE, INITIALIZED, TOOLS, Session, one_room_config
 
 
 def handshake(config: Path, cache: Path,

@@ -16,7 +16,7 @@ import pytest
 
 from scorch.wire.limits import REQUEST_LIMITS
 from tests.conftest import jack_name
-from tests.support.mcp_stdio import INITIALIZE, INITIALIZED, Session, one_room_config
+from tests.support.mcp.stdio import INITIALIZE, INITIALIZED, Session, one_room_config
 
 pytestmark = pytest.mark.integration
 

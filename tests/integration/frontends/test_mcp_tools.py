@@ -15,7 +15,7 @@ from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from tests.conftest import jack_name, scsynth_param
 from tests.support.harness import two_rooms
-from tests.support.mcp_calls import call, fails, text
+from tests.support.mcp.calls import call, fails, text
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 

@@ -26,7 +26,7 @@ from scorch.errors import HistoryUnavailable
 from scorch.knowledge.snippets import BUILTIN_DIR, SnippetStore
 from scorch.primitives.system.process import pid_alive
 from tests.conftest import MakeConfig, jack_name
-from tests.support.mcp_calls import call, fails
+from tests.support.mcp.calls import call, fails
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 

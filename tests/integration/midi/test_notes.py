@@ -17,7 +17,7 @@ from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
 from scorch.errors import MidiUnavailable
 from tests.conftest import MakeConfig
-from tests.support.mcp_calls import call, fails
+from tests.support.mcp.calls import call, fails
 from tests.support.midi.devices import Hardware
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]

@@ -14,7 +14,7 @@ import mido
 import pytest
 
 from scorch.api.local import LocalService
-from scorch.api.ops.partner import PartnerOutput
+from scorch.api.ops.music.partner import PartnerOutput
 from scorch.app.orchestra import Orchestra
 from scorch.errors import InvalidRequest, NotFound, ScorchError
 from scorch.notes.partner import key

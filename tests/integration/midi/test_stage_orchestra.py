@@ -28,7 +28,7 @@ from scorch.errors import InvalidRequest
 from scorch.primitives.scsynth.commands import s_new
 from scorch.primitives.system.jackd import client_environment
 from tests.support.harness import room_clock, wait_for
-from tests.support.mcp_calls import call, fails
+from tests.support.mcp.calls import call, fails
 from tests.support.midi.devices import Hardware
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]

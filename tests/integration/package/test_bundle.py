@@ -22,7 +22,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.conftest import jack_name
-from tests.support.mcp_calls import call
+from tests.support.mcp.calls import call
 from tests.support.packaging import fixed_folder, mcpb, outside
 from tests.support.processes import pids_using
 

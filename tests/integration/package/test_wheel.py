@@ -24,7 +24,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.conftest import jack_name
-from tests.support.mcp_calls import call
+from tests.support.mcp.calls import call
 from tests.support.packaging import ROOT, UV, base_python, fixed_folder, headless, outside
 from tests.support.processes import pids_using
 

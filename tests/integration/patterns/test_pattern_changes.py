@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from scorch.api.local import LocalService
-from scorch.api.ops.patterns import PatternOutput
-from scorch.api.ops.playing import PlayingOutput
+from scorch.api.ops.music.patterns import PatternOutput
+from scorch.api.ops.music.playing import PlayingOutput
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from scorch.errors import InvalidRequest, PatternFailed, PatternNotFound, ScorchError

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from scorch.api.local import LocalService
-from scorch.api.ops.playing import PlayingOutput
+from scorch.api.ops.music.playing import PlayingOutput
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
 from scorch.primitives.scsynth.node_tree import client_of, is_default_group, tree_nodes

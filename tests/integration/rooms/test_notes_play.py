@@ -16,8 +16,8 @@ import pytest
 
 from scorch.api.local import LocalService
 from scorch.api.ops.audio import HeardOutput
-from scorch.api.ops.notes import NotesOutput
-from scorch.api.ops.playing import PlayingOutput
+from scorch.api.ops.music.notes import NotesOutput
+from scorch.api.ops.music.playing import PlayingOutput
 from scorch.app.orchestra import Orchestra
 from scorch.errors import InvalidRequest, ScorchError, UnknownSynthDef
 from tests.conftest import scsynth_param

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
-from scorch.api.ops.partner import PartnerArgs, PartnerContinue
+from scorch.api.ops.music.partner import PartnerArgs, PartnerContinue
 
 ARGS: TypeAdapter[Any] = TypeAdapter(PartnerArgs)
 

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorch.api.ops import lookup
-from scorch.app.doctor import clock_check, parse_tracking
 from scorch.errors import InvalidRequest
+from scorch.machine.doctor import clock_check, parse_tracking
 from scorch.primitives.osc import decode_packet, timetag
 from scorch.primitives.sclang import protocol
 from scorch.primitives.scsynth import commands

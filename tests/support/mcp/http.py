@@ -15,7 +15,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support.mcp_stdio import SCORCH
+from tests.support.mcp.stdio import SCORCH
 
 #: Connect and write within seconds; a call may wait for a room to boot.
 TIMEOUT = httpx2.Timeout(30.0, read=120.0)

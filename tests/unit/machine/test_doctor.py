@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scorch.app.doctor import Machine, report, run_checks
+from scorch.machine.doctor import Machine, report, run_checks
 from scorch.primitives.system.setup_fixes import Limits, fix
 
 FEDORA = 'NAME="Fedora Linux"\nID=fedora\nPRETTY_NAME="Fedora Linux 40"\n'

@@ -9,7 +9,7 @@ from pydantic import Field, Strict
 
 from scorch.api.fields import InstanceName, SynthDefName
 from scorch.api.operation import CHANGE, READ, Action, Result, Where, operation
-from scorch.api.ops.notes import Bars, Input, LastSeconds, NoteRecord, Since, Until, _records
+from scorch.api.ops.music.notes import Bars, Input, LastSeconds, NoteRecord, Since, Until, _records
 from scorch.errors import InvalidRequest
 from scorch.notes import text
 from scorch.notes.capture import Note

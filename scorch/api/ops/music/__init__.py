@@ -1,0 +1,1 @@
+"""The operations of the music itself: patterns and what plays, notes, the partner, the tempo."""

@@ -1,0 +1,1 @@
+"""Real MCP clients of scorch: over stdio, over HTTP, and the calls every tool test makes."""
