@@ -12,7 +12,7 @@ How to work:
    SynthDef's description and params with their ranges and units. play starts one;
    synthdefs(action="load") makes a SynthDef available to code you write; sclang's
    SynthDescLib knows every library SynthDef, so a Pbind sends all its params.
-3. Give play a `name` for anything you will tweak later: a named node survives crashes
+3. Give play a `node` name for anything you will tweak later: a named node survives crashes
    and restarts with its last values, and set(instance, node, params) changes it while
    it plays; release(instance, node) fades it out. Unnamed synths are fire-and-forget.
 4. For everything else (patterns, routines, buses, effects, new SynthDefs) write

@@ -49,6 +49,7 @@ from pydantic_core import PydanticUndefined
 from scorch.api.operation import Access, Operation, Result, Service
 from scorch.api.ops import OPERATIONS
 from scorch.errors import ScorchError
+from scorch.values import describe_errors
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,11 @@ class ScorchTool(Tool):
             key: str | None = f"{self.nonce}:{context.request_id}"
         except ValueError:  # called outside of a request: no id to key it by
             key = None
+        try:
+            arguments = checked(OPERATIONS[self.name], self.fn_metadata.pre_parse_json(arguments))
+        except ScorchError as err:
+            log.info("tool %r refused: %r", self.name, str(err)[:500])
+            return error_result(str(err), err)
         token = CALL_KEY.set(key)
         try:
             return await super().run(arguments, context, convert_result)
@@ -85,9 +91,28 @@ class ScorchTool(Tool):
             return error_result(str(exc), None)
         except ToolError as exc:
             log.info("tool %r failed: %r", self.name, str(exc)[:500])
+            if isinstance(exc.__cause__, ValidationError):  # the SDK's own check: our words
+                problems = "\n".join(describe_errors(exc.__cause__))
+                return error_result(f"{self.name}: invalid arguments:\n{problems}", exc)
             return error_result(str(exc), exc)
         finally:
             CALL_KEY.reset(token)
+
+
+def checked(op: Operation[Any, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments as the operation checks them on every path (the control socket, the
+    CLI): an unknown one, or one of a wrong type, is refused in scorch's words, naming it.
+
+    What goes on to the tool function: the arguments given, with a deprecated alias
+    (``play``'s ``name``) under the name it stands for.
+    """
+    given = ({k: v for k, v in arguments.items() if v is not None} if op.actions
+             else dict(arguments))
+    parsed = op.parse(given)
+    out = {k: v for k, v in given.items() if k in op.fields}
+    for name in parsed.model_fields_set - out.keys():
+        out[name] = parsed.model_dump(mode="json", include={name})[name]
+    return out
 
 
 def tool_annotations(access: Access) -> ToolAnnotations:

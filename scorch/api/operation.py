@@ -281,7 +281,8 @@ class Operation(Generic[A, R]):
             problems = "\n".join(listed)
             action = f" action {raw.get('action', self.default_action)!r}" if self.actions else ""
             refused = InvalidRequest(f"{self.name}{action}: invalid arguments:\n{problems}")
-            where = err.errors()[0]["loc"] if err.errors() else ()
+            errors = sorted(err.errors(), key=lambda e: e["type"] != "extra_forbidden")
+            where = errors[0]["loc"] if errors else ()  # an unknown argument first
             refused.argument = str(where[0]) if where else None
             raise refused from None
 

@@ -68,11 +68,16 @@ class MidiUnmap(Action):
 
 
 class MidiLearn(Action):
-    """Wait for the next control or note moved on any port, and say which it was."""
+    """Wait for the next control or note moved on any port, and say which it was; with a
+    spec, map it at once."""
 
-    access = READ
+    access = CHANGE
     action: Literal["learn"]
     timeout_s: Annotated[WaitTimeout, Field(description="Seconds to wait")] = 10.0
+    spec: Annotated[dict[str, Any] | None, Field(
+        description="Map what is moved at once: a route as for map, without port and cc "
+        '(they are what is moved), e.g. {"instance": "lobby", "node": "pad", "param": '
+        '"cutoff", "range": [200, 4000]}')] = None
 
 
 class MidiSend(Action):
@@ -128,6 +133,8 @@ def _act(orch: Orchestra, args: MidiArgs) -> Any:
         orch.midi.unmap(args.route_id)
         return {"unmapped": args.route_id}
     if args.action == "learn":
+        if args.spec is not None:
+            return orch.midi.learn_and_map(args.spec, args.timeout_s)
         return orch.midi.learn(args.timeout_s)
     if args.action == "send":
         orch.midi.send(args.port, args.message)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from scorch.api.fields import (
     InstanceName,
@@ -116,9 +116,17 @@ class PlayArgs(TimedArgs):
     instance: InstanceName
     synthdef: SynthDefName
     params: Params | None = None
-    name: Annotated[NodeName | None, Field(
-        description="Name the node to tweak it later with set; it survives restarts. "
-        "Reusing a name replaces it.")] = None
+    node: Annotated[NodeName | None, Field(
+        description="Name the node to tweak it later with set, release or listen; it "
+        "survives restarts. Reusing a name replaces it.")] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _deprecated_name(cls, data: Any) -> Any:
+        """``name``, the node's old argument name, stands for ``node`` (deprecated)."""
+        if isinstance(data, dict) and "name" in data and "node" not in data:
+            data = {("node" if k == "name" else k): v for k, v in data.items()}
+        return data
 
 
 class PlayOutput(Result):
@@ -142,8 +150,8 @@ def play(orch: Orchestra, args: PlayArgs) -> PlayOutput:
     params = dict(args.params or {})
     warnings = _check_params(orch.library.info(args.synthdef), params)
     when = orch.tempo.when(args.at, args.delay, args.instance)
-    played = orch.rooms.play(args.instance, args.synthdef, params, args.name, at=when)
-    return PlayOutput(instance=args.instance, synthdef=args.synthdef, node=args.name,
+    played = orch.rooms.play(args.instance, args.synthdef, params, args.node, at=when)
+    return PlayOutput(instance=args.instance, synthdef=args.synthdef, node=args.node,
                       node_id=played.get("node_id"), params=played["params"],
                       warnings=warnings, at=when)
 

@@ -377,7 +377,7 @@ async def test_a_service_without_an_orchestra_explains_why_on_every_call() -> No
 
 async def test_session_scene_and_buffer_tools_through_mcp(client: Client,
                                                           orchestra: Orchestra) -> None:
-    await call(client, "play", instance="beta", synthdef="sine", name="memo",
+    await call(client, "play", instance="beta", synthdef="sine", node="memo",
                params={"freq": 330, "amp": 0.01})
     try:
         saved = await call(client, "session", action="save", name="mcp")
