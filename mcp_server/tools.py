@@ -46,6 +46,7 @@ from pydantic import Field, ValidationError
 from pydantic.json_schema import models_json_schema
 from pydantic_core import PydanticUndefined
 
+from scorch.api import budget
 from scorch.api.operation import Access, Operation, Result, Service
 from scorch.api.ops import OPERATIONS
 from scorch.errors import ScorchError
@@ -161,18 +162,20 @@ def error_result(text: str, exc: BaseException | None) -> CallToolResult:
             argument = str(where[0]) if where else None
             break
         exc = exc.__cause__
+    text = budget.cut(text, budget.HARD, "a narrower call")
     return CallToolResult(
         content=[TextContent(text=f"[{code}] {text}")], is_error=True,
         structured_content={"code": code, "retryable": retryable, "argument": argument,
                             "message": text})
 
 
-def with_images(result: Result) -> Result | CallToolResult:
-    """The result as MCP sends it: its pictures as image content, when it has any.
+def with_images(result: Result) -> CallToolResult:
+    """The result as MCP sends it: its own text (not its JSON again), its fields as
+    structured content, and its pictures as image content, when it has any.
 
-    The structured content stays the result's own fields; the text beside the
-    pictures is the result's own short text. A picture that cannot be read is
-    left out (its path is still in the result).
+    The text is cut at ``budget.HARD`` characters, a last guard (results keep within
+    ``budget.TEXT`` by themselves). A picture that cannot be read is left out (its
+    path is still in the result).
     """
     images = []
     for path in result.images():
@@ -183,16 +186,16 @@ def with_images(result: Result) -> Result | CallToolResult:
             continue
         images.append(ImageContent(data=base64.b64encode(data).decode("ascii"),
                                    mime_type="image/png"))
-    if not images:
-        return result
-    return CallToolResult(content=[TextContent(text=result.text()), *images],
+    text = budget.cut(result.text(), budget.HARD, "a narrower call (the structured "
+                      "content has the whole answer)")
+    return CallToolResult(content=[TextContent(text=text), *images],
                           structured_content=result.model_dump(mode="json"))
 
 
 def tool_function(op: Operation[Any, Any], service: Service) -> Callable[..., Any]:
     """A function whose signature is the operation's arguments, as the MCP SDK reads tools."""
 
-    def run(**arguments: Any) -> Result | CallToolResult:
+    def run(**arguments: Any) -> CallToolResult:
         if op.actions:  # every argument of every action is a parameter: pass those given
             arguments = {key: value for key, value in arguments.items() if value is not None}
         return with_images(call(service, op.name, arguments))

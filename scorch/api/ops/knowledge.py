@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field, Strict, model_validator
 
+from scorch.api import budget
 from scorch.api.fields import Selector, WaitTimeout
 from scorch.api.operation import READ, Answer, Args, Host, Result, operation
 from scorch.errors import DocNotFound
@@ -287,6 +288,8 @@ class HistoryArgs(Args):
                      AfterValidator(lambda v: None if v is None else _since(v))] = None
     limit: Annotated[int, Field(ge=1, le=100, strict=True,
                                 description="How many, newest first")] = 20
+    full: Annotated[Flag, Field(description="Whole code and output of each, however long "
+                                "(by default: what fits the answer's size budget)")] = False
 
 
 class HistoryEntry(BaseModel):
@@ -320,11 +323,15 @@ class HistoryOutput(Result):
     """Executions, newest first."""
 
     entries: list[HistoryEntry]
+    more: int = Field(0, description="older matching entries left out (the size budget): "
+                      "full=true returns them")
 
     def text(self) -> str:
         if not self.entries:
             return "no executions found"
         blocks = []
+        if self.more:
+            blocks.append(f"[{budget.more(self.more, 'older entries', 'history(full=true)')}]")
         for e in self.entries:
             head = (f"#{e.id}  {e.when}  {e.instance}  {e.duration_ms:.1f} ms  "
                     f"{'ok' if e.ok else 'error'}")
@@ -349,4 +356,14 @@ def history(orch: Orchestra, args: HistoryArgs) -> HistoryOutput:
     since = args.since if isinstance(args.since, float | int) else None
     entries = orch.knowledge.history().search(args.query, names, args.errors_only, since,
                                               args.limit)
-    return HistoryOutput(entries=[HistoryEntry.of(e) for e in entries])
+    found = [HistoryEntry.of(e) for e in entries]
+    if args.full:
+        return HistoryOutput(entries=found)
+    found = [e.model_copy(update={
+        "code": budget.cut(e.code, budget.TEXT // 6, "history(full=true)"),
+        "posted": budget.cut(e.posted, budget.TEXT // 12, "history(full=true)", keep_end=True),
+        "value": budget.cut(e.value, budget.TEXT // 12, "history(full=true)")})
+        for e in found]
+    kept = budget.first(found, lambda e: len(e.code) + len(e.posted) + len(e.value)
+                        + len(e.error or ""))
+    return HistoryOutput(entries=kept, more=len(found) - len(kept))

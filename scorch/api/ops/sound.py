@@ -17,6 +17,7 @@ from scorch.api.fields import (
 from scorch.api.operation import CHANGE, DESTROY, READ, SET, Action, Args, Result, operation
 from scorch.errors import InvalidRequest
 from scorch.primitives.synthdefs.library import ParamSpec, SynthDefInfo
+from scorch.values import Flag
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -50,14 +51,17 @@ class SynthDefOut(BaseModel):
     category: str
     sustained: bool = Field(description="holds until released (has a gate)")
     pitched: bool = Field(description="has a freq control")
-    params: list[Param]
+    params: list[Param] = Field(description="each control with its range (empty in the "
+                                "compact list: see controls, and describe for the ranges)")
+    controls: list[str] = Field(default_factory=list, description="its controls' names")
 
     @classmethod
-    def of(cls, info: SynthDefInfo) -> SynthDefOut:
-        """The API form of a library SynthDef."""
+    def of(cls, info: SynthDefInfo, full: bool = True) -> SynthDefOut:
+        """The API form of a library SynthDef (without its params' specs unless ``full``)."""
         return cls(name=info.name, description=info.description, category=info.category,
                    sustained=info.sustained, pitched=info.pitched,
-                   params=[Param.of(p) for p in info.params])
+                   params=[Param.of(p) for p in info.params] if full else [],
+                   controls=[p.name for p in info.params])
 
 
 class SynthDefsList(Action):
@@ -65,6 +69,9 @@ class SynthDefsList(Action):
 
     access = READ
     action: Literal["list"] = "list"
+    full: Annotated[Flag, Field(description="Every param's range, units and description "
+                                "too (by default: names and controls; describe one for its "
+                                "ranges)")] = False
 
 
 class SynthDefsDescribe(Action):
@@ -95,14 +102,24 @@ class SynthDefsOutput(Result):
     synthdefs: list[SynthDefOut] = Field(default_factory=list)
     loaded_on: list[str] = Field(default_factory=list, description="instances it was loaded on")
 
+    def text(self) -> str:
+        if self.action != "list":
+            return super().text()
+        lines = [f"{d.name} ({d.category}{', sustained' if d.sustained else ''}): "
+                 f"{d.description} [{', '.join(d.controls)}]" for d in self.synthdefs]
+        if self.synthdefs and not self.synthdefs[0].params:
+            lines.append("synthdefs(action='describe', name=...) gives one's ranges and "
+                         "units; action='list' with full=true gives them all")
+        return "\n".join(lines)
+
 
 @operation(command="synthdefs", positional=("action", "name"), any_host=True)
 def synthdefs(orch: Orchestra, args: SynthDefsArgs) -> SynthDefsOutput:
     """The SynthDef library: ready-made sounds with descriptions and param specs (range,
     units, default). Load one to use it from your own code; play loads it by itself."""
     if args.action == "list":
-        return SynthDefsOutput(action="list",
-                               synthdefs=[SynthDefOut.of(i) for i in orch.rooms.synthdefs()])
+        return SynthDefsOutput(action="list", synthdefs=[
+            SynthDefOut.of(i, full=args.full) for i in orch.rooms.synthdefs()])
     described = [SynthDefOut.of(orch.library.info(args.name))]
     if args.action == "describe":
         return SynthDefsOutput(action="describe", synthdefs=described)

@@ -245,7 +245,7 @@ async def test_wait_for_reports_no_match_and_refuses_a_bad_regex(client: Client)
 
 
 async def test_synthdefs_list_describe_and_load(client: Client, orchestra: Orchestra) -> None:
-    listed = await call(client, "synthdefs")
+    listed = await call(client, "synthdefs", full=True)
     names = {d["name"] for d in listed["synthdefs"]}
     assert {"sine", "kick", "pad"} <= names or {"sine", "kick"} <= names
     sine = next(d for d in listed["synthdefs"] if d["name"] == "sine")
@@ -405,3 +405,4 @@ async def test_session_scene_and_buffer_tools_through_mcp(client: Client,
         await call(client, "release", instance="beta", node="memo")
         await call(client, "session", action="delete", name="mcp")
         await call(client, "scene", action="delete", name="low")
+
