@@ -30,7 +30,6 @@ from scorch.state.desired import (
     PERSISTENT_NODE_BASE,
     UNNAMED_NODE_BASE,
     DesiredState,
-    new_node_message,
 )
 from scorch.state.session import RoomSpec
 from scorch.state.view import InstanceView
@@ -128,7 +127,7 @@ def restore_nodes(osc: OscClient, desired: DesiredState) -> list[str]:
     dropped = []
     for node in list(desired.nodes.values()):
         try:
-            packet = new_node_message(node)
+            packet = desired.message_for(node)
         except OscError:
             desired.remove_node(node.name)
             dropped.append(node.name)

@@ -131,11 +131,19 @@ class PlayArgs(TimedArgs):
     """A SynthDef to start, where, with which values."""
 
     instance: InstanceName
-    synthdef: SynthDefName
+    synthdef: Annotated[SynthDefName, Field(description=(
+        "A library SynthDef (see synthdefs), or one your code added to this room "
+        "(SynthDef(\\name, { ... }).add): a named node of it survives restarts too"))]
     params: Params | None = None
     node: Annotated[NodeName | None, Field(
         description="Name the node to tweak it later with set, release or listen; it "
         "survives restarts. Reusing a name replaces it.")] = None
+    target: Annotated[NodeName | None, Field(description=(
+        "A named node to place this one before or after (an effect after its source); "
+        "the place is kept through restarts"))] = None
+    add_action: Annotated[Literal["head", "tail", "before", "after"] | None, Field(
+        description="head or tail of the default group (default tail), or before or "
+        "after target (default after, when target is given)")] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -144,6 +152,19 @@ class PlayArgs(TimedArgs):
         if isinstance(data, dict) and "name" in data and "node" not in data:
             data = {("node" if k == "name" else k): v for k, v in data.items()}
         return data
+
+    @model_validator(mode="after")
+    def _placed(self) -> PlayArgs:
+        if self.target is None and self.add_action in ("before", "after"):
+            raise ValueError(f"add_action {self.add_action!r} needs a target (a named node)")
+        if self.target is not None and self.add_action in ("head", "tail"):
+            raise ValueError(f"add_action {self.add_action!r} is in the default group: "
+                             "give before or after with a target")
+        return self
+
+    def placed(self) -> str:
+        """Where it goes: head, tail, before or after."""
+        return self.add_action or ("after" if self.target is not None else "tail")
 
 
 class PlayOutput(Result):
@@ -160,14 +181,19 @@ class PlayOutput(Result):
 
 @operation(access=CHANGE, command="play", positional=("instance", "synthdef"))
 def play(orch: Orchestra, args: PlayArgs) -> PlayOutput:
-    """Start a synth from the library on one instance. Give it a name for anything you
-    will adjust later (set) or stop (release); unnamed synths are fire-and-forget.
-    With at or delay it starts then, sample-accurately, in step with other rooms."""
+    """Start a synth on one instance: a library SynthDef, or one your code added
+    (SynthDef(...).add). Give it a node name for anything you will adjust later (set)
+    or stop (release); unnamed synths are fire-and-forget. A named node survives
+    crashes and restarts, in its place (target and add_action: an effect after its
+    source). With at or delay it starts then, sample-accurately, in step with other
+    rooms."""
     orch.rooms.view(args.instance)
     params = dict(args.params or {})
-    warnings = _check_params(orch.library.info(args.synthdef), params)
+    warnings = (_check_params(orch.library.info(args.synthdef), params)
+                if args.synthdef in orch.library else [])
     when = orch.tempo.when(args.at, args.delay, args.instance)
-    played = orch.rooms.play(args.instance, args.synthdef, params, args.node, at=when)
+    played = orch.rooms.play(args.instance, args.synthdef, params, args.node, at=when,
+                             target=args.target, add_action=args.placed())
     return PlayOutput(instance=args.instance, synthdef=args.synthdef, node=args.node,
                       node_id=played.get("node_id"), params=played["params"],
                       warnings=warnings, at=when)
@@ -196,7 +222,8 @@ def set_params(orch: Orchestra, args: SetArgs) -> SetOutput:
     """Change params of a named node while it plays; the values are kept for restarts.
     With at or delay scsynth sets them then."""
     node = orch.rooms.node(args.instance, args.node, "set")
-    warnings = _check_params(orch.library.info(node.synthdef), args.params)
+    warnings = (_check_params(orch.library.info(node.synthdef), args.params)
+                if node.synthdef in orch.library else [])
     when = orch.tempo.when(args.at, args.delay, args.instance)
     values = orch.rooms.set(args.instance, args.node, dict(args.params), at=when)
     return SetOutput(instance=args.instance, node=args.node, params=values, warnings=warnings,
