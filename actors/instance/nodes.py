@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import pykka
 
 from actors.instance.processes import InstanceSettings, Processes
+from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.config.changes import RoomChanges
 from scorch.errors import InvalidRequest, NodeNotFound, OscFailure, OscTimeout
 from scorch.primitives.scsynth import commands
@@ -222,8 +224,12 @@ class Nodes:
             raise NodeNotFound(f"instance {self.name!r} has no node {node!r}")
         osc = self._processes.osc
         if osc is not None:
-            # gate 0 lets sustained sounds fade; /n_free later would cut the tail.
-            packet = commands.release(state.node_id)
+            # gate 0 lets sustained sounds fade; /n_free later would cut the tail. A def
+            # without a gate (one code added) would never end: it is freed.
+            compiled = self.desired.synthdefs.get(state.synthdef)
+            gated = compiled is None or b"\x04gate" in compiled  # its control names' pstrings
+            packet = (commands.release(state.node_id) if gated
+                      else commands.n_free(state.node_id))
             osc.send(packet if at is None else commands.at(at, packet))
         self.publish()
 
@@ -235,6 +241,24 @@ class Nodes:
             osc.send(commands.d_recv(compiled))
             osc.sync(timeout=5.0)
         self._processes.read_descs([name])  # a reloaded library may have changed it
+
+    def lost(self, synths: list[tuple[int, str]]) -> None:
+        """A crash took ``synths`` (what scsynth last said it ran): say which of them no
+        restore brings back (made by code, unnamed plays), in the events and the status."""
+        named = {n.node_id for n in self.desired.nodes.values()}
+        gone = Counter(synthdef for node_id, synthdef in synths
+                       if node_id not in named and not synthdef.startswith("scorch_")
+                       and not FIRST_NODE_ID <= node_id < FIRST_NODE_ID + NODE_ID_SPAN)
+        if not gone:
+            return
+        count = sum(gone.values())
+        defs = ", ".join(f"{name} x{n}" if n > 1 else name for name, n in gone.most_common(12))
+        text = (f"{count} synth{'s' if count > 1 else ''} scorch does not restore went with "
+                f"scsynth ({defs}): made by code (Synth, routines, effects) or unnamed plays; "
+                "named nodes come back, Pdefs play on, Ndefs are rebuilt. Start them again, or "
+                "play them as named nodes (play takes SynthDefs code added) to have them kept")
+        self._view.update(last_crash=f"{self._view.snapshot.last_crash}; {text}")
+        self._event(Kind.SYNTHS_LOST, text, count=count, synthdefs=dict(gone))
 
     def silence(self) -> list[str]:
         """Free every node on scsynth and forget the named ones; return their names."""

@@ -33,6 +33,11 @@ from scorch.state.view import InstanceView
 T = TypeVar("T")
 
 
+#: What an execute timeout stops, and what goes on.
+TIMEOUT_STOPS = ("every routine and pattern stops with the interpreter (Pdef, Pbindef, Tdef "
+                 "and Ndef are defined again and resume on the next bar; a plain Routine or "
+                 "Pbind.play does not come back); the synths already on scsynth play on")
+
 #: sclang code whose value is the bytes of SynthDef NAME as its SynthDescLib holds them (hex).
 _SENT_BYTES = ("SynthDescLib.global.at(\\NAME) !? { |d| d.def !? { |sd| sd.asBytes.collect { "
                "|b| (b & 255).asHexString(2) }.join } } ? \"none\"")
@@ -204,8 +209,8 @@ class Rooms:
                 self._tree.instance(name).code.execute_timed_out(request_id, timeout)
                 results.append(_failed(
                     name, "timeout",
-                    f"code did not finish within {timeout:g} s; sclang is being restarted "
-                    "(the sound on scsynth goes on)", elapsed=timeout))
+                    f"code did not finish within {timeout:g} s; sclang is being restarted: "
+                    f"{TIMEOUT_STOPS}", elapsed=timeout))
             except ScorchError as err:
                 results.append(_failed(name, "interrupted", str(err)))
         return results
@@ -267,8 +272,9 @@ class Rooms:
         if not result.ok or not re.fullmatch(r"(?:[0-9A-F]{2})+", text):
             raise InvalidRequest(
                 f"instance {name!r} knows no SynthDef {synthdef!r}: it is not in the library "
-                f"(see synthdefs) nor added by code (SynthDef(\\{synthdef}, {{ ... }}).add; "
-                "a def sent with .send keeps no bytes in sclang to restore it from)")
+                f"({', '.join(self._tree.library.names())}) nor added by code "
+                f"(SynthDef(\\{synthdef}, {{ ... }}).add; a def sent with .send keeps no "
+                "bytes in sclang to restore it from)")
         return bytes.fromhex(text)
 
     def set(self, name: str, node: str, params: dict[str, float],

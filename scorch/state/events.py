@@ -46,6 +46,7 @@ class Kind(enum.StrEnum):
     DEGRADED = "DEGRADED"
     SERVER_REQUEST = "SERVER_REQUEST"
     BUFFER_LOST = "BUFFER_LOST"
+    SYNTHS_LOST = "SYNTHS_LOST"
 
 
 @dataclass(frozen=True)

@@ -84,3 +84,31 @@ def test_a_synthdef_code_added_plays_as_a_named_node_in_its_place_through_a_cras
     assert _order(api) == ["sine", "fxtest", "sine"]
     for node in ("fx", "src", "tail"):
         api.call("release", {"instance": "room", "node": node})
+
+
+def test_a_crash_reports_the_synths_code_made_that_no_restore_brings_back(
+        room: Orchestra) -> None:
+    import time
+
+    api = LocalService(room)
+    assert room.rooms.execute_one("room", FX).ok
+    api.call("play", {"instance": "room", "synthdef": "sine", "node": "kept",
+                      "params": {"amp": 0.001}})
+    made = room.rooms.execute_one("room", "~a = Synth(\\fxtest); ~b = Synth(\\fxtest); "
+                                           "~c = Synth(\\sine, [\\amp, 0.001]); 1")
+    assert made.ok and not made.server_errors
+    osc = room.views["room"].osc
+    assert osc is not None
+    deadline = time.monotonic() + 10  # the watchdog asks for the tree every 2 s
+    while [d for _, d in osc.last_synths or []].count("fxtest") < 2:
+        assert time.monotonic() < deadline, osc.last_synths
+        time.sleep(0.1)
+    since = room.views["room"].events.mark()
+    _crash(room)
+    lost = [e for e in room.views["room"].events.since(since) if e.kind == Kind.SYNTHS_LOST]
+    assert len(lost) == 1, lost
+    assert lost[0].details["synthdefs"] == {"fxtest": 2, "sine": 1}  # not the named node
+    assert lost[0].details["count"] == 3 and "fxtest x2" in lost[0].message
+    status: Any = api.call("status", {"instance": "room"})
+    assert "3 synths scorch does not restore" in str(status.instances[0].last_crash)
+    api.call("release", {"instance": "room", "node": "kept"})
