@@ -233,6 +233,10 @@ def listen(orch: Orchestra, args: ListenArgs) -> HeardOutput:
         path = Path(args.path).expanduser()
         if not path.is_absolute():
             path = orch.studio.recorder.folder / path
+        if not path.exists() and not path.suffix:  # a recording's name, as record returned it
+            found = sorted(path.parent.glob(f"{path.name}.*"))
+            audio = [p for p in found if p.suffix in (".wav", ".aiff", ".flac")]
+            path = audio[0] if audio else path
         return HeardOutput.of(orch.studio.listen_file(path))
     if args.instance is None:
         raise InvalidRequest("listen needs `instance` (a room) or `path` (an audio file)")

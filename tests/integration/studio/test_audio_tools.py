@@ -246,6 +246,8 @@ async def test_a_2_s_recording_lasts_2_s_and_is_listed(client: Client) -> None:
     assert flac["seconds"] == pytest.approx(0.5, abs=0.02)
     heard = (await call(client, "listen", path="two-seconds.wav")).structured_content or {}
     assert heard["note"] == "A4" and heard["seconds"] == pytest.approx(2.0, abs=0.02)
+    by_name = (await call(client, "listen", path="two-seconds")).structured_content or {}
+    assert by_name["audio"].endswith("two-seconds.wav")  # the name record returned
 
 
 async def test_a_recording_until_stopped_stops_on_request(client: Client) -> None:
