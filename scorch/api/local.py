@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -33,11 +34,19 @@ class LocalService:
         parsed = op.parse(args)
         if self.orchestra is None:
             raise InstanceNotReady(self.unavailable or "scorch is not started yet")
+        started = time.time()
         try:
-            return op.run(self.orchestra, parsed)
+            result = op.run(self.orchestra, parsed)
         except ScorchError as err:
             op.blame(err, parsed)
             raise
+        if op.tool and result.in_history() and not op.access_of(parsed).read_only:
+            room = getattr(parsed, "instance", None)  # the history never fails the call
+            self.orchestra.knowledge.record(
+                started, room if isinstance(room, str) else "*",
+                f"@{name} {parsed.model_dump_json(exclude_defaults=True)}",
+                result.text()[:2000], "", result.failure(), (time.time() - started) * 1000)
+        return result
 
     def idempotent(self, name: str, args: Mapping[str, Any]) -> bool:
         """Whether this call may run twice to the same effect (its action's access says)."""

@@ -123,6 +123,11 @@ class Result(BaseModel):
         """The result for a terminal; JSON unless a result renders itself better."""
         return self.model_dump_json(indent=2)
 
+    def in_history(self) -> bool:
+        """Whether the history keeps the call as ``@NAME {arguments}`` when it changed
+        something; False for a result whose code the history keeps itself (execute)."""
+        return True
+
     def images(self) -> list[Path]:
         """PNG files that show the result; none unless a result has pictures.
 

@@ -150,6 +150,10 @@ class ExecuteOutput(Result):
             blocks.append(text)
         return "\n\n".join(blocks)
 
+    def in_history(self) -> bool:
+        """Its code is in the history (``run_code`` keeps it)."""
+        return False
+
     def failure_code(self) -> str:
         """SUPERCOLLIDER_ERROR for code that did not compile or threw; TIMEOUT, UNAVAILABLE."""
         kinds = {r.error.kind for r in self.results if not r.ok and r.error is not None}

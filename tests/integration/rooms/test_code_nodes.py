@@ -112,3 +112,27 @@ def test_a_crash_reports_the_synths_code_made_that_no_restore_brings_back(
     status: Any = api.call("status", {"instance": "room"})
     assert "3 synths scorch does not restore" in str(status.instances[0].last_crash)
     api.call("release", {"instance": "room", "node": "kept"})
+
+
+def test_history_keeps_every_change_and_runs_an_entry_again_by_id(room: Orchestra) -> None:
+    api = LocalService(room)
+    api.call("play", {"instance": "room", "synthdef": "sine", "node": "again",
+                      "params": {"freq": 321, "amp": 0.001}})
+    api.call("release", {"instance": "room", "node": "again"})
+    api.call("execute", {"instance": "room", "code": "~count = (~count ? 0) + 1"})
+    found: Any = api.call("history", {"limit": 3})
+    codes = [e.code for e in found.entries]
+    assert codes[0] == "~count = (~count ? 0) + 1"
+    assert codes[1].startswith("@release ") and codes[2].startswith("@play ")
+    assert '"node":"again"' in codes[2] and '"freq":321.0' in codes[2]
+    assert "again" not in room.rooms.nodes("room")
+    replayed: Any = api.call("history", {"action": "rerun", "id": found.entries[2].id})
+    assert replayed.rerun == "play" and "again" in room.rooms.nodes("room")
+    osc = room.views["room"].osc
+    assert osc is not None
+    assert node_param(osc, room.rooms.nodes("room")["again"].node_id, "freq") == 321
+    counted: Any = api.call("history", {"action": "rerun", "id": found.entries[0].id})
+    assert counted.rerun == "execute" and counted.answer["results"][0]["value"] == "2"
+    with pytest.raises(InvalidRequest, match="no entry #999999"):
+        api.call("history", {"action": "rerun", "id": 999999})
+    api.call("release", {"instance": "room", "node": "again"})
