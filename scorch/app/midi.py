@@ -12,12 +12,15 @@ from pydantic import ValidationError
 from midi.schema import ControlRoute, KeyRoute
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
-from scorch.errors import InvalidRequest, ScorchError
+from scorch.errors import InvalidRequest, MidiUnavailable, ScorchError
 from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.node_tree import tree_synths
 from scorch.values import describe_errors
 
 log = logging.getLogger(__name__)
+
+#: Seconds a router may take to open its backend and ports.
+START_WAIT = 30.0
 
 
 class Midi:
@@ -30,6 +33,19 @@ class Midi:
     def error(self) -> str | None:
         """Why MIDI is off, or None while the router runs."""
         return self._tree.midi_error
+
+    def start(self, backend: str | None = None) -> dict[str, Any]:
+        """Switch MIDI on now (the config may disable it): start the router, with
+        ``backend`` if given; MidiUnavailable says why it cannot run."""
+        supervisor = self._tree.supervisor
+        if supervisor is None:
+            raise MidiUnavailable("scorch is not started yet")
+        error = supervisor.start_midi(backend).get(timeout=START_WAIT)
+        self._tree.router = supervisor.router_proxy().get(timeout=ASK)
+        self._tree.midi_error = error
+        if error is not None:
+            raise MidiUnavailable(error)
+        return {"started": True, **self.ports()}
 
     def ports(self) -> dict[str, Any]:
         """Open and missing MIDI ports, and every port the system offers."""

@@ -14,6 +14,7 @@ from scorch.api.operation import (
     CHANGE,
     DESTROY,
     READ,
+    SET,
     SILENCE,
     Action,
     Answer,
@@ -90,6 +91,16 @@ class MidiSend(Action):
         description='e.g. {"type": "note_on", "note": 60, "velocity": 100}')]
 
 
+class MidiStart(Action):
+    """Switch MIDI on now, even if the config disables it (until scorch restarts; set
+    [midi] enabled = true to keep it on)."""
+
+    access = SET
+    action: Literal["start"]
+    backend: Annotated[Literal["auto", "alsa", "jack", "coremidi", "winmm"] | None, Field(
+        description="The MIDI backend (default: the config's)")] = None
+
+
 class MidiPanic(Action):
     """All notes off everywhere: every voice released, pedals lifted, all-notes-off out."""
 
@@ -98,7 +109,7 @@ class MidiPanic(Action):
 
 
 MidiArgs = Annotated[MidiPorts | MidiRoutes | MidiMap | MidiUnmap | MidiLearn | MidiSend
-                     | MidiPanic, Field(discriminator="action")]
+                     | MidiPanic | MidiStart, Field(discriminator="action")]
 
 
 class MidiOutput(Result):
@@ -125,6 +136,8 @@ def midi(orch: Orchestra, args: MidiArgs) -> MidiOutput:
 def _act(orch: Orchestra, args: MidiArgs) -> Any:
     if args.action == "ports":
         return orch.midi.ports()
+    if args.action == "start":
+        return orch.midi.start(args.backend)
     if args.action == "routes":
         return orch.midi.routes()
     if args.action == "map":

@@ -10,6 +10,7 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
@@ -188,6 +189,12 @@ def test_midi_can_be_disabled_in_the_config(
     assert orchestra.midi.error == "MIDI is disabled in the config ([midi] enabled = false)"
     with pytest.raises(MidiUnavailable, match="disabled"):
         orchestra.midi.routes()
+    from scorch.api.local import LocalService
+
+    started: Any = LocalService(orchestra).call("midi", {"action": "start", "backend": "jack"})
+    assert orchestra.midi.error is None and started.result["started"] is True
+    assert orchestra.midi.routes() == []  # the router runs: a tool switched MIDI on
+    assert orchestra.midi.start()["started"] is True  # on already: nothing more to do
 
 
 def test_learn_returns_the_next_control_moved_through_the_facade(
