@@ -39,8 +39,8 @@ How to work:
 9. Before writing code with a class you are not sure of, ask docs(name="Pan2") for its
    methods with the argument names and defaults this machine's class library uses, or
    docs(query="stereo reverb") to find the class. history finds code and calls run
-   earlier (action rerun runs one again by id); snippet lists starters (patterns, effects, a MIDI responder...)
-   to show or run, and keeps code you save.
+   earlier (action rerun runs one again by id); snippet lists starters (patterns,
+   effects, a MIDI responder...) to show or run, and keeps code you save.
 10. Samples: buffer(action="search", query=...) finds sound files in the configured sample
    folders; buffer(action="load", instance, path) loads one (it comes back after crashes
    under the same bufnum); play it with synthdef "sampler" (mono) or "sampler_stereo"

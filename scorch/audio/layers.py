@@ -19,6 +19,7 @@ from scorch.audio.spectrum import Peak, Spectrum, peaks
 _SEGMENT = 0.085  # s: one spectrogram frame (4096 samples at 48 kHz)
 _HOLD_PERCENTILE = 20  # the level a tone keeps in 80 % of the frames
 _MIN_FRAMES = 8  # fewer frames: too short to tell what holds
+_STEADY_DB = 4.0  # its quiet level this close to its mean: it holds, it does not come and go
 _HELD_RANGE_DB = 30.0  # a held tone this far below the loudest moment still counts
 _WINDOW = 0.08  # s: before and after an onset
 _NEW_NOTE_DB = 20.0  # an added peak this close to the strongest may be its root
@@ -42,11 +43,17 @@ def held(mono: NDArray[np.float64], sample_rate: int) -> Peak | None:
     if len(amplitude) < _MIN_FRAMES:
         return None
     quiet = np.percentile(amplitude, _HOLD_PERCENTILE, axis=0)
+    mean = np.sqrt(np.mean(amplitude**2, axis=0))
     hz = np.fft.rfftfreq(size, 1 / sample_rate).astype(np.float64)
-    found = peaks(Spectrum(hz, quiet), limit=8)
-    if not found:
+    steady = []  # a held tone keeps its level: the quiet frames hold nearly all of it
+    for peak in peaks(Spectrum(hz, quiet), limit=8):
+        index = int(np.argmin(np.abs(hz - peak.hz)))
+        ratio = quiet[index] / max(float(mean[index]), 1e-12)
+        if 20 * np.log10(max(float(ratio), 1e-12)) >= -_STEADY_DB:
+            steady.append(peak)
+    if not steady:
         return None
-    strongest = max(found, key=lambda p: p.db)
+    strongest = max(steady, key=lambda p: p.db)
     loudest = 20 * np.log10(max(float(amplitude.max()), 1e-12))
     return strongest if strongest.db >= loudest - _HELD_RANGE_DB else None
 

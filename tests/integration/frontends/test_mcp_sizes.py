@@ -87,3 +87,38 @@ async def test_every_answer_stays_within_the_size_budget_and_says_how_to_get_mor
     assert all(d["params"] for d in whole["synthdefs"] if d["controls"])
     full = await call(client, "history", limit=20, instance="beta", full=True)
     assert any(len(e["code"]) > 60_000 for e in full["entries"])  # as the history keeps it
+
+
+async def test_everyday_requests_end_to_end_each_checked_on_scsynth_or_in_the_sound(
+        client: Client, orchestra: Orchestra) -> None:
+    """A part of issue 30's twelve requests: a drone and a beat, listen, darker, a mistake,
+    history; each outcome read on scsynth or heard."""
+    from tests.conftest import scsynth_param
+
+    port = orchestra.views["beta"].snapshot.port or 0
+    drone = await call(client, "play", instance="beta", synthdef="sine", node="drone",
+                       params={"freq": 110, "amp": 0.1})
+    assert scsynth_param(port, drone["node_id"], "freq") == 110  # a drone
+    await call(client, "synthdefs", action="load", name="kick", instance="beta")
+    await call(client, "execute", instance="beta", code=(
+        "Pdef(\\e2e, Pbind(\\instrument, \\kick, \\dur, 0.25, \\amp, 0.4)).play; 1"))
+    try:
+        heard = await client.call_tool("listen", {"instance": "beta", "seconds": 1.5})
+        shown = text(heard)
+        report = heard.structured_content or {}
+        assert len(report["onsets"]) >= 4, shown  # the beat, heard
+        assert report["held"] is not None and report["held"]["note"] == "A2", shown
+        assert "onsets (" in shown and "LUFS" in shown  # the numbers are in the text
+    finally:
+        await call(client, "execute", instance="beta", code="Pdef(\\e2e).stop; 1")
+    await call(client, "set", instance="beta", node="drone", params={"freq": 55})
+    assert scsynth_param(port, drone["node_id"], "freq") == 55  # darker
+    wrong = await client.call_tool("play", {"instance": "*", "synthdef": "sine"})
+    assert wrong.is_error and (wrong.structured_content or {})["argument"] == "instance"
+    calls = await call(client, "history", instance="beta", limit=5)
+    sets = [e for e in calls["entries"] if e["code"].startswith("@set ")]
+    assert sets, [e["code"] for e in calls["entries"]]
+    await call(client, "set", instance="beta", node="drone", params={"freq": 220})
+    await call(client, "history", action="rerun", id=sets[0]["id"])
+    assert scsynth_param(port, drone["node_id"], "freq") == 55  # the entry, run again
+    await call(client, "release", instance="beta", node="drone")
