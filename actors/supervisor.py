@@ -24,6 +24,7 @@ from actors.router.actor import MidiRouter
 from actors.router.proxy import MidiRouterProxy
 from actors.router.targets import OrchestraTargets, RemoteRooms, SceneCue
 from actors.watchdog import Watchdog, WatchdogProxy
+from midi.schema import MidiConfig
 from scorch.config.changes import ConfigChanges
 from scorch.config.installation import Config
 from scorch.errors import BootError, ScorchError
@@ -201,9 +202,19 @@ class Supervisor(pykka.ThreadingActor):
         """The instance actors, by name."""
         return dict(self.instances)
 
-    def _start_router(self) -> None:
+    def start_midi(self, backend: str | None = None) -> str | None:
+        """Start the MIDI router now (asked by a tool), even when the config disables it,
+        with ``backend`` if given; return why it is off, or None when it runs."""
+        if self.router is None:
+            midi = self.config.midi.model_copy(update={"enabled": True, **(
+                {"backend": backend} if backend is not None else {})})
+            self._start_router(midi)
+        return self.midi_error
+
+    def _start_router(self, midi: MidiConfig | None = None) -> None:
         """Start the MIDI router; without a usable MIDI backend scorch plays on without it."""
-        if not self.config.midi.enabled:
+        midi = midi or self.config.midi
+        if not midi.enabled:
             self.midi_error = "MIDI is disabled in the config ([midi] enabled = false)"
             return
         # rtmidi's JACK backend joins scorch's server (or the one named), never autostarting one.
@@ -213,7 +224,7 @@ class Supervisor(pykka.ThreadingActor):
         conductor = self.conductor
         try:
             router = cast(MidiRouterProxy, MidiRouter.start(
-                self.config.midi, targets, self.config.state_path(),
+                midi, targets, self.config.state_path(),
                 self.config.audio.jack_server if uses_jack else None,
                 self.config.voice_slot(), tempo=self.tempo,
                 on_clock=None if conductor is None else conductor.follow_clock,
@@ -222,7 +233,7 @@ class Supervisor(pykka.ThreadingActor):
             # shows up here as a dead actor (its error is in the log).
             router.ports().get(timeout=ASK_TIMEOUT)
         except (pykka.ActorDeadError, pykka.Timeout, OSError) as err:
-            self.midi_error = (f"MIDI is off: no backend {self.config.midi.backend!r} could be "
+            self.midi_error = (f"MIDI is off: no backend {midi.backend!r} could be "
                                f"opened ({type(err).__name__}); see the log and `scorch doctor`")
             log.error("%s", self.midi_error)
             return
@@ -344,5 +355,6 @@ class SupervisorProxy(ActorMemberMixin, pykka.ActorProxy[Supervisor]):
     watchdog_proxy = proxy_method(Supervisor.watchdog_proxy)
     tempo_view = proxy_method(Supervisor.tempo_view)
     midi_status = proxy_method(Supervisor.midi_status)
+    start_midi = proxy_method(Supervisor.start_midi)
     audio_choice = proxy_method(Supervisor.audio_choice)
     jack_pid = proxy_method(Supervisor.jack_pid)

@@ -15,6 +15,7 @@ from pykka.typing import ActorMemberMixin, proxy_method
 
 from actors.instance.proxy import InstanceProxy
 from actors.ticker import Ticker
+from scorch.primitives.osc import encode_message
 from scorch.primitives.scsynth import commands
 from scorch.primitives.system.process import cpu_seconds, stopped
 from scorch.state.events import State
@@ -24,6 +25,10 @@ from scorch.state.view import InstanceView
 log = logging.getLogger(__name__)
 
 STATUS = commands.status()
+#: The whole node tree, without control values: the client keeps its synths, so a crash
+#: can say which it lost (asked every TREE_EVERY seconds).
+TREE = encode_message(commands.Cmd.G_QUERY_TREE, 0, 0)
+TREE_EVERY = 2.0
 
 #: sclang gets more slack than scsynth: garbage collection and class-library
 #: work can hold the interpreter for a moment without anything being wrong.
@@ -45,6 +50,8 @@ class Watchdog(pykka.ThreadingActor):
         self._ticker: Ticker | None = None
         # Per instance and process: the object watched and the pings it owes.
         self._watched: dict[tuple[str, str], tuple[object, Pings]] = {}
+        self._trees: dict[str, float] = {}
+        """When each room was last asked for its node tree (monotonic)."""
         self._complained: dict[str, float] = {}
         self.last_tick = time.monotonic()
         """When the last check began (the supervisor's health looks at it)."""
@@ -114,6 +121,9 @@ class Watchdog(pykka.ThreadingActor):
             else:
                 osc.send(STATUS)
                 pings.record(now)  # before any reply to it: a reply is always newer
+                if now - self._trees.get(name, 0.0) >= TREE_EVERY:
+                    self._trees[name] = now
+                    osc.send(TREE)
         session = view.sclang
         if session is not None:
             pings = self._pings((name, "sclang"), session)

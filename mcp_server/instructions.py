@@ -12,7 +12,7 @@ How to work:
    SynthDef's description and params with their ranges and units. play starts one;
    synthdefs(action="load") makes a SynthDef available to code you write; sclang's
    SynthDescLib knows every library SynthDef, so a Pbind sends all its params.
-3. Give play a `name` for anything you will tweak later: a named node survives crashes
+3. Give play a `node` name for anything you will tweak later: a named node survives crashes
    and restarts with its last values, and set(instance, node, params) changes it while
    it plays; release(instance, node) fades it out. Unnamed synths are fire-and-forget.
 4. For everything else (patterns, routines, buses, effects, new SynthDefs) write
@@ -22,20 +22,25 @@ How to work:
 5. When execute fails, the error names the line and character in YOUR code with the
    source around it: fix that line and run again. A runtime error shows the receiver
    and the call stack. Code that runs too long is stopped (timeout_s) and sclang is
-   restarted; the sound on scsynth goes on. Code that returned but left a routine that
+   restarted: its routines and patterns stop (Pdef, Tdef, Ndef come back), synths on
+   scsynth play on. Code that returned but left a routine that
    holds sclang busy gives its value, and left_running says so. What scsynth refused
    of the messages the code sent (an unknown SynthDef, a node gone) is in server_errors.
 6. Asynchronous output (a routine posting later, a server message) lands in the console:
    read it with console, or block until a line matches with wait_for (pass the last seq
    you saw as `since` so a line printed in between is not missed).
 7. stop silences an instance like Cmd-Period (named nodes are forgotten). instance
-   boots, quits or restarts one. events shows crashes, restarts and recoveries.
-8. midi lists ports and routes and maps controllers to node params, when MIDI is on.
+   boots, quits or restarts one. events shows crashes, restarts and recoveries, and
+   which synths made by code a crash took (only named nodes come back: play a SynthDef
+   your code added, with target and add_action, to have an effect restored in place).
+8. midi lists ports and routes and maps controllers to node params; action start
+   switches MIDI on. Long answers (posted lines, console, history, events) are cut to
+   a budget and say how many more: ask again with full=true.
 9. Before writing code with a class you are not sure of, ask docs(name="Pan2") for its
    methods with the argument names and defaults this machine's class library uses, or
-   docs(query="stereo reverb") to find the class. history finds code run earlier (and
-   the sound it made); snippet lists starters (patterns, effects, a MIDI responder...)
-   to show or run, and keeps code you save.
+   docs(query="stereo reverb") to find the class. history finds code and calls run
+   earlier (action rerun runs one again by id); snippet lists starters (patterns,
+   effects, a MIDI responder...) to show or run, and keeps code you save.
 10. Samples: buffer(action="search", query=...) finds sound files in the configured sample
    folders; buffer(action="load", instance, path) loads one (it comes back after crashes
    under the same bufnum); play it with synthdef "sampler" (mono) or "sampler_stereo"

@@ -47,9 +47,11 @@ from pydantic import Field, ValidationError
 from pydantic.json_schema import models_json_schema
 from pydantic_core import PydanticUndefined
 
+from scorch.api import budget
 from scorch.api.operation import Access, Operation, Result, Service
 from scorch.api.ops import OPERATIONS
 from scorch.errors import ScorchError
+from scorch.values import describe_errors
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +81,11 @@ class ScorchTool(Tool):
     async def run(self, arguments: dict[str, Any], context: Context[Any, Any],
                   convert_result: bool = False) -> Any:
         """Run the tool under its call's request key; an error as an error result."""
+        try:
+            arguments = checked(OPERATIONS[self.name], self.fn_metadata.pre_parse_json(arguments))
+        except ScorchError as err:
+            log.info("tool %r refused: %r", self.name, str(err)[:500])
+            return error_result(str(err), err)
         token = CALL_KEY.set(call_key(self.nonce, context))
         try:
             return await super().run(arguments, context, convert_result)
@@ -87,6 +94,9 @@ class ScorchTool(Tool):
             return error_result(str(exc), None)
         except ToolError as exc:
             log.info("tool %r failed: %r", self.name, str(exc)[:500])
+            if isinstance(exc.__cause__, ValidationError):  # the SDK's own check: our words
+                problems = "\n".join(describe_errors(exc.__cause__))
+                return error_result(f"{self.name}: invalid arguments:\n{problems}", exc)
             return error_result(str(exc), exc)
         finally:
             CALL_KEY.reset(token)
@@ -108,6 +118,22 @@ def call_key(nonce: str, context: Context[Any, Any]) -> str | None:
         return f"{nonce}:{request_id}"
     session = headers.get("mcp-session-id")
     return f"{nonce}:{session}:{request_id}" if session else f"{nonce}:{uuid.uuid4().hex}"
+
+
+def checked(op: Operation[Any, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments as the operation checks them on every path (the control socket, the
+    CLI): an unknown one, or one of a wrong type, is refused in scorch's words, naming it.
+
+    What goes on to the tool function: the arguments given, with a deprecated alias
+    (``play``'s ``name``) under the name it stands for.
+    """
+    given = ({k: v for k, v in arguments.items() if v is not None} if op.actions
+             else dict(arguments))
+    parsed = op.parse(given)
+    out = {k: v for k, v in given.items() if k in op.fields}
+    for name in parsed.model_fields_set - out.keys():
+        out[name] = parsed.model_dump(mode="json", include={name})[name]
+    return out
 
 
 def tool_annotations(access: Access) -> ToolAnnotations:
@@ -156,18 +182,20 @@ def error_result(text: str, exc: BaseException | None) -> CallToolResult:
             argument = str(where[0]) if where else None
             break
         exc = exc.__cause__
+    text = budget.cut(text, budget.HARD, "a narrower call")
     return CallToolResult(
         content=[TextContent(text=f"[{code}] {text}")], is_error=True,
         structured_content={"code": code, "retryable": retryable, "argument": argument,
                             "message": text})
 
 
-def with_images(result: Result) -> Result | CallToolResult:
-    """The result as MCP sends it: its pictures as image content, when it has any.
+def with_images(result: Result) -> CallToolResult:
+    """The result as MCP sends it: its own text (not its JSON again), its fields as
+    structured content, and its pictures as image content, when it has any.
 
-    The structured content stays the result's own fields; the text beside the
-    pictures is the result's own short text. A picture that cannot be read is
-    left out (its path is still in the result).
+    The text is cut at ``budget.HARD`` characters, a last guard (results keep within
+    ``budget.TEXT`` by themselves). A picture that cannot be read is left out (its
+    path is still in the result).
     """
     images = []
     for path in result.images():
@@ -178,16 +206,16 @@ def with_images(result: Result) -> Result | CallToolResult:
             continue
         images.append(ImageContent(data=base64.b64encode(data).decode("ascii"),
                                    mime_type="image/png"))
-    if not images:
-        return result
-    return CallToolResult(content=[TextContent(text=result.text()), *images],
+    text = budget.cut(result.text(), budget.HARD, "a narrower call (the structured "
+                      "content has the whole answer)")
+    return CallToolResult(content=[TextContent(text=text), *images],
                           structured_content=result.model_dump(mode="json"))
 
 
 def tool_function(op: Operation[Any, Any], service: Service) -> Callable[..., Any]:
     """A function whose signature is the operation's arguments, as the MCP SDK reads tools."""
 
-    def run(**arguments: Any) -> Result | CallToolResult:
+    def run(**arguments: Any) -> CallToolResult:
         if op.actions:  # every argument of every action is a parameter: pass those given
             arguments = {key: value for key, value in arguments.items() if value is not None}
         return with_images(call(service, op.name, arguments))

@@ -275,7 +275,7 @@ class Instance(pykka.ThreadingActor):
         if kind == "sclang":
             self.processes.stop_sclang(error=f"sclang crashed ({how})")
         else:
-            self.processes.stop_scsynth()  # sclang stays: it re-attaches to the new scsynth
+            self.processes.stop_scsynth(lost=self.nodes.lost)  # sclang stays: it re-attaches
         self._fault(kind, f"{kind} {how}")
 
     def _scsynth_fault(self, trouble: str) -> None:

@@ -60,8 +60,9 @@ class Code:
         if session is None or not session.is_pending(request):
             return  # finished meanwhile, or sclang was already restarted
         self._event(Kind.SCLANG_RESTARTED,
-                    f"code did not finish within {timeout:g} s; restarting sclang "
-                    "(the sound on scsynth goes on)", reason="timeout", request=request)
+                    f"code did not finish within {timeout:g} s; restarting sclang: its routines "
+                    "and patterns stop (Pdef, Tdef, Ndef come back on the next bar), the synths "
+                    "on scsynth play on", reason="timeout", request=request)
         self._processes.stop_sclang(error=f"sclang restarted (execute timed out after "
                                          f"{timeout:g} s)")
         if self._processes.scsynth is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -18,11 +19,12 @@ from typing import Any
 import pykka
 
 from actors.instance.processes import InstanceSettings, Processes
+from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.config.changes import RoomChanges
 from scorch.errors import InvalidRequest, NodeNotFound, OscFailure, OscTimeout
 from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.client import OscClient
-from scorch.state.desired import DesiredState, NodeState, new_node_message
+from scorch.state.desired import DesiredState, NodeState
 from scorch.state.events import Kind, State
 from scorch.state.view import InstanceView
 
@@ -91,22 +93,36 @@ class Nodes:
         return osc
 
     def play(self, synthdef: str, params: dict[str, float], name: str | None,
-             compiled: bytes | None = None, at: float | None = None) -> dict[str, object]:
+             compiled: bytes | None = None, at: float | None = None,
+             target: str | None = None, add_action: str = "tail",
+             sent: bool = False) -> dict[str, object]:
         """Start a synth; with ``name`` it is a persistent node restored after restarts.
 
         All or nothing: the node is recorded only once scsynth said it started
         (``/n_go``); a replaced node is freed only then. ``compiled``: the SynthDef's
         bytes, loaded first when the instance does not have it yet. ``at``: a bundle
         that scsynth starts at this Unix time (a node it replaces ends then too); the
-        node is recorded at once, as scheduled.
+        node is recorded at once, as scheduled. ``target``: a named node to start it
+        ``before`` or ``after`` (``add_action``; else ``head`` or ``tail`` of the default
+        group); it keeps its place through restores. ``sent``: the SynthDef is on scsynth
+        already (code sent it): its bytes are kept to send again after a restart.
         """
         self._require_ready()
-        if synthdef not in self.desired.synthdefs and compiled is not None:
+        if target is not None and target not in self.desired.nodes:
+            raise NodeNotFound(f"instance {self.name!r} has no node {target!r} to play "
+                               f"{add_action}; named nodes: "
+                               f"{', '.join(self.desired.nodes) or '(none)'}")
+        if target is not None and target == name:
+            raise InvalidRequest(f"node {name!r} cannot be placed {add_action} itself")
+        if compiled is not None and sent:
+            self.desired.add_synthdef(synthdef, compiled)  # to send again after a restart
+        elif synthdef not in self.desired.synthdefs and compiled is not None:
             self.load_synthdef(synthdef, compiled)
         if name is None:
             node = NodeState("", synthdef, self.desired.unnamed_id(), dict(params))
         else:
             node = self.desired.new_node(name, synthdef, params)
+        node = replace(node, target=target, add_action=add_action)
         if at is not None:
             return self._schedule(node, name, at)
         self._start(node)
@@ -122,7 +138,7 @@ class Nodes:
 
     def _schedule(self, node: NodeState, name: str | None, at: float) -> dict[str, object]:
         """Send the node's start in a bundle for ``at``; keep it (it is scheduled)."""
-        packets = [new_node_message(node)]  # raises before anything is sent or recorded
+        packets = [self.desired.message_for(node)]  # raises before anything is sent or recorded
         old = self.desired.nodes.get(name) if name is not None else None
         if old is not None:
             packets.append(commands.n_free(old.node_id))
@@ -136,7 +152,7 @@ class Nodes:
     def _start(self, node: NodeState) -> None:
         """``/s_new`` and wait for its ``/n_go``; a SynthDef the server lost is sent again."""
         osc = self._osc()
-        packet = new_node_message(node)  # raises before anything is sent or recorded
+        packet = self.desired.message_for(node)  # raises before anything is sent or recorded
         for attempt in (1, 2):
             try:
                 osc.exchange(packet, commands.Cmd.S_NEW, commands.Reply.N_GO, timeout=2.0,
@@ -208,8 +224,12 @@ class Nodes:
             raise NodeNotFound(f"instance {self.name!r} has no node {node!r}")
         osc = self._processes.osc
         if osc is not None:
-            # gate 0 lets sustained sounds fade; /n_free later would cut the tail.
-            packet = commands.release(state.node_id)
+            # gate 0 lets sustained sounds fade; /n_free later would cut the tail. A def
+            # without a gate (one code added) would never end: it is freed.
+            compiled = self.desired.synthdefs.get(state.synthdef)
+            gated = compiled is None or b"\x04gate" in compiled  # its control names' pstrings
+            packet = (commands.release(state.node_id) if gated
+                      else commands.n_free(state.node_id))
             osc.send(packet if at is None else commands.at(at, packet))
         self.publish()
 
@@ -221,6 +241,24 @@ class Nodes:
             osc.send(commands.d_recv(compiled))
             osc.sync(timeout=5.0)
         self._processes.read_descs([name])  # a reloaded library may have changed it
+
+    def lost(self, synths: list[tuple[int, str]]) -> None:
+        """A crash took ``synths`` (what scsynth last said it ran): say which of them no
+        restore brings back (made by code, unnamed plays), in the events and the status."""
+        named = {n.node_id for n in self.desired.nodes.values()}
+        gone = Counter(synthdef for node_id, synthdef in synths
+                       if node_id not in named and not synthdef.startswith("scorch_")
+                       and not FIRST_NODE_ID <= node_id < FIRST_NODE_ID + NODE_ID_SPAN)
+        if not gone:
+            return
+        count = sum(gone.values())
+        defs = ", ".join(f"{name} x{n}" if n > 1 else name for name, n in gone.most_common(12))
+        text = (f"{count} synth{'s' if count > 1 else ''} scorch does not restore went with "
+                f"scsynth ({defs}): made by code (Synth, routines, effects) or unnamed plays; "
+                "named nodes come back, Pdefs play on, Ndefs are rebuilt. Start them again, or "
+                "play them as named nodes (play takes SynthDefs code added) to have them kept")
+        self._view.update(last_crash=f"{self._view.snapshot.last_crash}; {text}")
+        self._event(Kind.SYNTHS_LOST, text, count=count, synthdefs=dict(gone))
 
     def silence(self) -> list[str]:
         """Free every node on scsynth and forget the named ones; return their names."""

@@ -30,7 +30,6 @@ from scorch.state.desired import (
     PERSISTENT_NODE_BASE,
     UNNAMED_NODE_BASE,
     DesiredState,
-    new_node_message,
 )
 from scorch.state.session import RoomSpec
 from scorch.state.view import InstanceView
@@ -128,7 +127,7 @@ def restore_nodes(osc: OscClient, desired: DesiredState) -> list[str]:
     dropped = []
     for node in list(desired.nodes.values()):
         try:
-            packet = new_node_message(node)
+            packet = desired.message_for(node)
         except OscError:
             desired.remove_node(node.name)
             dropped.append(node.name)
@@ -248,8 +247,15 @@ class Processes:
         if PERSISTENT_NODE_BASE <= node_id < UNNAMED_NODE_BASE:
             self._on_node_end(node_id, osc)
 
-    def stop_scsynth(self, graceful: bool = True) -> None:
-        """Stop scsynth (``/quit``, then signals; or SIGKILL at once); none running is fine."""
+    def stop_scsynth(self, graceful: bool = True,
+                     lost: Callable[[list[tuple[int, str]]], None] | None = None) -> None:
+        """Stop scsynth (``/quit``, then signals; or SIGKILL at once); none running is fine.
+
+        ``lost``: told the synths scsynth last said it ran (it crashed: they are gone).
+        """
+        osc = self._view.osc
+        if lost is not None and osc is not None and osc.last_synths is not None:
+            lost(osc.last_synths)
         scsynth, self.scsynth = self.scsynth, None
         self._view.osc = None
         if scsynth is not None:

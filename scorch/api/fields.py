@@ -61,7 +61,8 @@ Pattern = Annotated[str, Strict(), Field(
 
 ExecuteTimeout = Annotated[Seconds, Field(
     ge=0.5, le=300, description="Seconds to wait (0.5 to 300); longer running code is "
-    "stopped and sclang restarted (the sound on scsynth goes on)")]
+    "stopped and sclang restarted: its routines and patterns stop (Pdef, Tdef and Ndef "
+    "come back on the next bar), the synths on scsynth play on")]
 
 WaitTimeout = Annotated[Seconds, Field(le=120, description="Seconds to wait")]
 

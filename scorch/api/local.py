@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -35,18 +36,26 @@ class LocalService:
         if self.orchestra is None:
             raise InstanceNotReady(self.unavailable or "scorch is not started yet")
         orch = self.orchestra
+        started = time.time()
         try:
             scope = journaled.scope_of(orch, name, parsed)
             if scope is None:
-                return op.run(orch, parsed)
-            before = orch.undo.capture(scope)
-            result = op.run(orch, parsed)
-            orch.undo.record(journaled.call_of(name, parsed),
-                             journaled.summary_of(name, parsed), scope, before)
-            return result
+                result = op.run(orch, parsed)
+            else:
+                before = orch.undo.capture(scope)
+                result = op.run(orch, parsed)
+                orch.undo.record(journaled.call_of(name, parsed),
+                                 journaled.summary_of(name, parsed), scope, before)
         except ScorchError as err:
             op.blame(err, parsed)
             raise
+        if op.tool and result.in_history() and not op.access_of(parsed).read_only:
+            room = getattr(parsed, "instance", None)  # the history never fails the call
+            self.orchestra.knowledge.record(
+                started, room if isinstance(room, str) else "*",
+                f"@{name} {parsed.model_dump_json(exclude_defaults=True)}",
+                result.text()[:2000], "", result.failure(), (time.time() - started) * 1000)
+        return result
 
     def idempotent(self, name: str, args: Mapping[str, Any]) -> bool:
         """Whether this call may run twice to the same effect (its action's access says)."""

@@ -123,6 +123,11 @@ class Result(BaseModel):
         """The result for a terminal; JSON unless a result renders itself better."""
         return self.model_dump_json(indent=2)
 
+    def in_history(self) -> bool:
+        """Whether the history keeps the call as ``@NAME {arguments}`` when it changed
+        something; False for a result whose code the history keeps itself (execute)."""
+        return True
+
     def images(self) -> list[Path]:
         """PNG files that show the result; none unless a result has pictures.
 
@@ -283,7 +288,8 @@ class Operation(Generic[A, R]):
             problems = "\n".join(listed)
             action = f" action {raw.get('action', self.default_action)!r}" if self.actions else ""
             refused = InvalidRequest(f"{self.name}{action}: invalid arguments:\n{problems}")
-            where = err.errors()[0]["loc"] if err.errors() else ()
+            errors = sorted(err.errors(), key=lambda e: e["type"] != "extra_forbidden")
+            where = errors[0]["loc"] if errors else ()  # an unknown argument first
             refused.argument = str(where[0]) if where else None
             raise refused from None
 

@@ -12,12 +12,15 @@ from pydantic import ValidationError
 from midi.schema import ControlRoute, KeyRoute
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
-from scorch.errors import InvalidRequest, ScorchError
+from scorch.errors import InvalidRequest, MidiUnavailable, ScorchError
 from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.node_tree import tree_synths
 from scorch.values import describe_errors
 
 log = logging.getLogger(__name__)
+
+#: Seconds a router may take to open its backend and ports.
+START_WAIT = 30.0
 
 
 class Midi:
@@ -30,6 +33,19 @@ class Midi:
     def error(self) -> str | None:
         """Why MIDI is off, or None while the router runs."""
         return self._tree.midi_error
+
+    def start(self, backend: str | None = None) -> dict[str, Any]:
+        """Switch MIDI on now (the config may disable it): start the router, with
+        ``backend`` if given; MidiUnavailable says why it cannot run."""
+        supervisor = self._tree.supervisor
+        if supervisor is None:
+            raise MidiUnavailable("scorch is not started yet")
+        error = supervisor.start_midi(backend).get(timeout=START_WAIT)
+        self._tree.router = supervisor.router_proxy().get(timeout=ASK)
+        self._tree.midi_error = error
+        if error is not None:
+            raise MidiUnavailable(error)
+        return {"started": True, **self.ports()}
 
     def ports(self) -> dict[str, Any]:
         """Open and missing MIDI ports, and every port the system offers."""
@@ -48,6 +64,8 @@ class Midi:
             problems = "; ".join(describe_errors(err, noun="key"))
             raise InvalidRequest(f"invalid MIDI route: {problems}") from err
         names = self._tree.resolve(route.instance)
+        if isinstance(route, ControlRoute):
+            self._check_param(route, names)
         route_id = self._tree.midi().map(route).get(timeout=ASK)
         out: dict[str, Any] = {"id": route_id, "route": route.model_dump(mode="json")}
         if isinstance(route, ControlRoute):
@@ -57,6 +75,46 @@ class Midi:
                 out["warning"] = (f"no node {route.node!r} on {', '.join(missing)} yet: the "
                                   "route acts once one is played with that name")
         return out
+
+    def _check_param(self, route: ControlRoute, rooms: list[str]) -> None:
+        """Refuse a param the node's SynthDef lacks, on every room that has the node now."""
+        for room in rooms:
+            node = self._tree.views[room].nodes.get(route.node)
+            known = self._params_of(node.synthdef) if node is not None else None
+            if known is not None and route.param not in known:
+                raise _param_error(route.param, f"node {route.node!r} on {room} "
+                                   f"({node.synthdef if node else ''})", known)
+
+    def _params_of(self, synthdef: str) -> list[str] | None:
+        """The controls of a SynthDef (None: not the library's, not known here)."""
+        library = self._tree.library
+        return [p.name for p in library.info(synthdef).params] if synthdef in library else None
+
+    def learn_and_map(self, spec: Mapping[str, Any], timeout_s: float) -> dict[str, Any] | None:
+        """Wait for the next control or note moved, then map it with ``spec`` (the route
+        without its port and source: those are what was moved); None on timeout.
+
+        The spec is checked before the wait, so a mistake is told at once.
+        """
+        if any(key in spec for key in SOURCES):
+            raise InvalidRequest(f"learn takes the control from what is moved: leave "
+                                 f"{', '.join(k for k in SOURCES if k in spec)} out of the spec")
+        keys = "synthdef" in spec
+        probe = {**spec} if keys else {**spec, "cc": 0}
+        kind = KeyRoute if keys else ControlRoute
+        try:
+            checked = kind.model_validate(probe)
+        except ValidationError as err:
+            raise InvalidRequest("invalid MIDI route: " + "; ".join(
+                describe_errors(err, noun="key"))) from err
+        if isinstance(checked, ControlRoute):
+            self._check_param(checked, self._tree.resolve(checked.instance))
+        learned = self.learn(timeout_s)
+        if learned is None:
+            return None
+        source = _source(learned, keys)
+        route = {"port": learned["port"], "channel": learned["channel"], **spec, **source}
+        return {"learned": learned, **self.map(route)}
 
     def restore(self, route: Mapping[str, Any]) -> None:
         """Add a route as a session holds it (``type`` ``key`` or ``control``, and its fields)."""
@@ -125,3 +183,26 @@ class Midi:
             swept[name] = len(voices)
         return {"released": released, "voices_in_rooms": swept,
                 "midi": self.error or "on"}
+
+
+#: The keys of a control route that say which control moves it.
+SOURCES = ("cc", "nrpn", "pitchbend", "aftertouch")
+
+
+def _source(learned: Mapping[str, Any], keys: bool) -> dict[str, Any]:
+    """The route keys for what was moved: a CC, NRPN, wheel or pressure (keys: any note)."""
+    kind = learned["kind"]
+    if keys:
+        return {}
+    if kind == "note":
+        raise InvalidRequest(f"a key was played (note {learned['number']}), not a control: "
+                             "move a knob or fader, or give the spec a synthdef to map keys")
+    if kind in ("cc", "nrpn"):
+        return {kind: int(learned["number"])}
+    return {kind: True}
+
+
+def _param_error(param: str, what: str, known: list[str]) -> InvalidRequest:
+    err = InvalidRequest(f"{what} has no param {param!r}; its params: {', '.join(known)}")
+    err.argument = "spec"
+    return err

@@ -6,6 +6,7 @@ actor; commands go to the actors through :meth:`Tree.ask <scorch.app.tree.Tree.a
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -14,7 +15,14 @@ from typing import TypeVar
 
 from scorch.app.models import InstanceStatus, NodeInfo
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
-from scorch.errors import InstanceFailed, InstanceNotReady, NodeNotFound, OscTimeout, ScorchError
+from scorch.errors import (
+    InstanceFailed,
+    InstanceNotReady,
+    InvalidRequest,
+    NodeNotFound,
+    OscTimeout,
+    ScorchError,
+)
 from scorch.primitives.console import ConsoleLine
 from scorch.primitives.patterns import compile_pattern
 from scorch.primitives.sclang.result import ExecuteResult, SclangError
@@ -23,6 +31,16 @@ from scorch.state.events import Event, State
 from scorch.state.view import InstanceView
 
 T = TypeVar("T")
+
+
+#: What an execute timeout stops, and what goes on.
+TIMEOUT_STOPS = ("every routine and pattern stops with the interpreter (Pdef, Pbindef, Tdef "
+                 "and Ndef are defined again and resume on the next bar; a plain Routine or "
+                 "Pbind.play does not come back); the synths already on scsynth play on")
+
+#: sclang code whose value is the bytes of SynthDef NAME as its SynthDescLib holds them (hex).
+_SENT_BYTES = ("SynthDescLib.global.at(\\NAME) !? { |d| d.def !? { |sd| sd.asBytes.collect { "
+               "|b| (b & 255).asHexString(2) }.join } } ? \"none\"")
 
 
 class Rooms:
@@ -201,8 +219,8 @@ class Rooms:
                 self._tree.instance(name).code.execute_timed_out(request_id, timeout)
                 results.append(_failed(
                     name, "timeout",
-                    f"code did not finish within {timeout:g} s; sclang is being restarted "
-                    "(the sound on scsynth goes on)", elapsed=timeout))
+                    f"code did not finish within {timeout:g} s; sclang is being restarted: "
+                    f"{TIMEOUT_STOPS}", elapsed=timeout))
             except ScorchError as err:
                 results.append(_failed(name, "interrupted", str(err)))
         return results
@@ -231,24 +249,43 @@ class Rooms:
         return forgotten
 
     def play(self, name: str, synthdef: str, params: dict[str, float] | None = None,
-             node: str | None = None, at: float | None = None) -> dict[str, object]:
-        """Start a synth; with ``node`` it is named and restored after restarts.
+             node: str | None = None, at: float | None = None, target: str | None = None,
+             add_action: str = "tail") -> dict[str, object]:
+        """Start a synth of the library or of a SynthDef the room's code added; with
+        ``node`` it is named and restored after restarts (with the SynthDef's bytes).
 
-        ``at``: scsynth starts it at this Unix time (a timestamped bundle).
+        ``at``: scsynth starts it at this Unix time (a timestamped bundle). ``target``:
+        a named node to start it ``before`` or ``after`` (``add_action``), else at the
+        ``head`` or ``tail`` of the default group.
         """
         library = self._tree.library
-        compiled = library.compiled(synthdef)
         self._ready(name, "play")
+        sent = synthdef not in library
+        compiled = self._sent_synthdef(name, synthdef) if sent else library.compiled(synthdef)
         played = self._tree.ask(name, lambda p: p.nodes.play(
-            synthdef, dict(params or {}), node, compiled, at))
+            synthdef, dict(params or {}), node, compiled, at, target, add_action, sent))
         if node is not None:
             # Every control starts at its default unless given: the router must know all,
             # and where the node now is.
-            values = {p.name: p.default for p in library.info(synthdef).params}
+            values = ({} if sent else
+                      {p.name: p.default for p in library.info(synthdef).params})
             given = played["params"]
             assert isinstance(given, dict)
             self._tree.tell_router(name, node, {**values, **given}, moved=True)
         return played
+
+    def _sent_synthdef(self, name: str, synthdef: str) -> bytes:
+        """The bytes of a SynthDef the room's sclang knows (``SynthDef(...).add``), from its
+        SynthDescLib; InvalidRequest when it knows none of that name."""
+        result = self.execute_one(name, _SENT_BYTES.replace("NAME", synthdef), timeout=10.0)
+        text = (result.value or "").strip().strip('"')
+        if not result.ok or not re.fullmatch(r"(?:[0-9A-F]{2})+", text):
+            raise InvalidRequest(
+                f"instance {name!r} knows no SynthDef {synthdef!r}: it is not in the library "
+                f"({', '.join(self._tree.library.names())}) nor added by code "
+                f"(SynthDef(\\{synthdef}, {{ ... }}).add; a def sent with .send keeps no "
+                "bytes in sclang to restore it from)")
+        return bytes.fromhex(text)
 
     def set(self, name: str, node: str, params: dict[str, float],
             at: float | None = None) -> dict[str, float]:

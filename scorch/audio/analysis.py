@@ -33,6 +33,11 @@ _GLIDE_CENTS = 100.0
 # within this many seconds of it, where the new sound outweighs what goes on.
 _FRAMES_PER_NOTE = 6
 _NOTE_SECONDS = 0.2
+# An onset whose strongest new peak rises less than this (dB) above what was there is a
+# wobble of what plays (a filter, a beat between partials), not a new sound.
+_MIN_RISE_DB = 15.0
+# ...unless the whole sound rises this much (dB): a hit over the tail of the same hit.
+_MIN_LEVEL_RISE_DB = 3.0
 
 
 def analyse(samples: Any, sample_rate: int) -> SoundReport:
@@ -42,7 +47,7 @@ def analyse(samples: Any, sample_rate: int) -> SoundReport:
     are not finite (NaN, inf) count as clipped and are measured as zero.
     """
 
-    from scorch.audio import levels, onsets, pitch, spectrum
+    from scorch.audio import layers, levels, onsets, pitch, spectrum
 
     data, not_finite = levels.sanitise(_as_frames(samples, sample_rate))
     frames, channels = data.shape
@@ -67,24 +72,34 @@ def analyse(samples: Any, sample_rate: int) -> SoundReport:
     if silent:
         measured |= {"centroid_hz": None, "spectral_flatness": None, "fundamental_hz": None,
                      "note": None, "cents": None, "pitch_confidence": None, "partials": [],
-                     "onsets": [], "onset_notes": []}
+                     "onsets": [], "onset_notes": [], "held": None}
     else:
         mono = _mono(data)
         average = spectrum.average_spectrum(mono, sample_rate)
-        found = onsets.detect(mono, sample_rate)
+        candidates = [(o, layers.added(mono, sample_rate, o.seconds))
+                      for o in onsets.detect(mono, sample_rate)]
+        heard = [(o, hz) for o, (hz, rise) in candidates  # not a wobble of what plays
+                 if rise >= _MIN_RISE_DB
+                 or layers.rise_db(mono, sample_rate, o.seconds) >= _MIN_LEVEL_RISE_DB]
+        found = [o for o, _ in heard]
         percussive = onsets.percussive(found)
+        steady = layers.held(mono, sample_rate)
         measured |= _pitch_fields(pitch.estimate(mono, sample_rate))
         bounds = [round(onset.seconds * sample_rate) for onset in found] + [len(mono)]
         attack = round(_NOTE_SECONDS * sample_rate)
         notes = [pitch.estimate(mono[start : min(end, start + attack)], sample_rate,
                                 frames=_FRAMES_PER_NOTE)
                  for start, end in itertools.pairwise(bounds)]
+        added = [hz for _, hz in heard]
         measured |= {
             "centroid_hz": _round(spectrum.centroid(average), 1),
             "spectral_flatness": _round(spectrum.flatness(average), 3),
             "partials": [_partial(p.hz, p.db) for p in spectrum.peaks(average)],
             "onsets": [round(onset.seconds, 3) for onset in found],
-            "onset_notes": [nearest_note(p.hz).name if p and p.hz else None for p in notes],
+            "onset_notes": [nearest_note(hz).name if hz else
+                            nearest_note(p.hz).name if p and p.hz else None
+                            for hz, p in zip(added, notes, strict=True)],
+            "held": _partial(steady.hz, steady.db) if steady is not None else None,
         }
     report = SoundReport(**measured, summary="")
     return report.model_copy(update={"summary": describe(report, percussive)})

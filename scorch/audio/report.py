@@ -92,6 +92,9 @@ class SoundReport(BaseModel):
         description="Note of the sound starting at each onset, in the same order; None "
         "where it is unpitched (a drum without a clear pitch, noise)."
     )
+    held: Partial | None = Field(
+        None, description="The strongest tone that lasts through the whole sound (a drone, a "
+        "held note under a beat or a melody); None when nothing holds.")
     stereo_correlation: float | None = Field(
         description="Pearson correlation of the first two channels: 1 mono-compatible, "
         "0 unrelated, -1 opposite phase. None for mono, silence or a silent channel."

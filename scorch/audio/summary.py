@@ -15,6 +15,8 @@ _HARMONIC_TOLERANCE = 0.015
 _OPPOSITE_PHASE = -0.5
 # Shorter than this (in seconds) there is no room for pitch or onsets.
 _SHORT = 0.05
+# An onset this early (in seconds) is the start of what was heard.
+_AT_START = 0.1
 
 
 def describe(report: SoundReport, percussive: bool = False) -> str:
@@ -34,17 +36,27 @@ def _what(report: SoundReport, percussive: bool) -> tuple[str, str]:
     pitch = _pitch(report)
     if report.seconds < _SHORT:
         return f"A very short sound ({report.seconds * 1000:.0f} ms)", rms
-    if report.onsets and (percussive or len(report.onsets) > 1):
+    held = report.held
+    one_start = (len(report.onsets) == 1 and report.onsets[0] < _AT_START and held is not None
+                 and report.onset_notes[0] in (None, held.note))  # a held note from its start
+    if report.onsets and (percussive or len(report.onsets) > 1) and not one_start:
         count = len(report.onsets)
         kind = "percussive hit" if percussive else "note"
         text = f"{_count(count)} {kind}{'s' if count > 1 else ''} at {_times(report.onsets)} s"
         notes = {n for n in report.onset_notes if n}
+        over = ""
+        if held is not None and held.note not in notes:
+            over = (f", over a held tone at {held.hz:.1f} Hz ({held.note} "
+                    f"{format_cents(held.cents)} cents)")
+            if report.note == held.note:
+                pitch = None  # the fundamental is the held tone's
         if pitch:
             text += f", pitched near {pitch}"
         elif len(notes) == 1 and all(report.onset_notes):
             text += f", pitched near {notes.pop()}"
         elif len(notes) > 1:
             text += f", playing {_notes(report.onset_notes)}"
+        text += over
         return text, f"{_db(report.peak_dbfs)} dBFS peak" if percussive else rms
     chord = _chord_notes(report)
     if chord:

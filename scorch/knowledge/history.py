@@ -147,6 +147,14 @@ class History:
             found = self._select(fts.match_any(words), instances, errors_only, since, limit)
         return found
 
+    def entry(self, entry_id: int) -> Entry | None:
+        """The entry with id ``entry_id``, if it is still kept."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT id, time, instance, code, value, posted, error, duration_ms "
+                "FROM entries WHERE id = ?", (entry_id,)).fetchone()
+        return Entry(*row) if row is not None else None
+
     def count(self) -> int:
         """Return how many evaluations are stored."""
         with self._lock:

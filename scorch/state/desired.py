@@ -43,6 +43,10 @@ class NodeState:
     synthdef: str
     node_id: int
     params: dict[str, float] = field(default_factory=dict)
+    target: str | None = None
+    """The named node it is placed before or after; None: the default group."""
+    add_action: str = "tail"
+    """head or tail of the default group, before or after ``target``."""
 
 
 @dataclass
@@ -155,7 +159,13 @@ class DesiredState:
 
     def node_messages(self) -> list[bytes]:
         """``/s_new`` for every named node with its last parameter values."""
-        return [new_node_message(node) for node in self.nodes.values()]
+        return [self.message_for(node) for node in self.nodes.values()]
+
+    def message_for(self, node: NodeState) -> bytes:
+        """``/s_new`` for ``node`` where it belongs: before or after its target (the tail of
+        the default group when its target is gone), else at the default group's head or tail."""
+        target = self.nodes.get(node.target) if node.target is not None else None
+        return new_node_message(node, target_id=target.node_id if target is not None else None)
 
     def to_json(self) -> dict[str, Any]:
         """The whole state as JSON values, with its format version."""
@@ -164,7 +174,8 @@ class DesiredState:
             "synthdefs": {name: base64.b64encode(data).decode("ascii")
                           for name, data in self.synthdefs.items()},
             "nodes": {node.name: {"synthdef": node.synthdef, "node_id": node.node_id,
-                                  "params": dict(node.params)}
+                                  "params": dict(node.params), "target": node.target,
+                                  "add_action": node.add_action}
                       for node in self.nodes.values()},
             "buffers": {b.name: {"bufnum": b.bufnum, "path": b.path, "frames": b.frames,
                                  "channels": b.channels, "sample_rate": b.sample_rate}
@@ -187,8 +198,11 @@ class DesiredState:
                 state.synthdefs[str(name)] = base64.b64decode(encoded, validate=True)
             for name, node in data.get("nodes", {}).items():
                 params = {str(k): float(v) for k, v in node.get("params", {}).items()}
-                state.nodes[str(name)] = NodeState(str(name), str(node["synthdef"]),
-                                                   int(node["node_id"]), params)
+                target = node.get("target")
+                state.nodes[str(name)] = NodeState(
+                    str(name), str(node["synthdef"]), int(node["node_id"]), params,
+                    str(target) if target is not None else None,
+                    str(node.get("add_action", "tail")))
             for name, buf in data.get("buffers", {}).items():
                 state.buffers[str(name)] = BufferState(
                     str(name), int(buf["bufnum"]), str(buf["path"]), int(buf.get("frames", 0)),
@@ -201,8 +215,16 @@ class DesiredState:
         return state
 
 
-def new_node_message(node: NodeState, node_id: int | None = None) -> bytes:
-    """``/s_new`` at the tail of the default group (id -1: scsynth picks one)."""
-    target = node.node_id if node_id is None else node_id
-    return commands.s_new(node.synthdef, target, commands.AddAction.TAIL,
-                          commands.DEFAULT_GROUP, commands.controls(node.params))
+def new_node_message(node: NodeState, node_id: int | None = None,
+                     target_id: int | None = None) -> bytes:
+    """``/s_new`` before or after ``target_id`` as the node says, else at the head or tail
+    of the default group (``node_id`` -1: scsynth picks one)."""
+    new_id = node.node_id if node_id is None else node_id
+    if target_id is not None and node.add_action in ("before", "after"):
+        action = commands.AddAction.BEFORE if node.add_action == "before" else \
+            commands.AddAction.AFTER
+        return commands.s_new(node.synthdef, new_id, action, target_id,
+                              commands.controls(node.params))
+    action = commands.AddAction.HEAD if node.add_action == "head" else commands.AddAction.TAIL
+    return commands.s_new(node.synthdef, new_id, action, commands.DEFAULT_GROUP,
+                          commands.controls(node.params))

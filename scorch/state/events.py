@@ -50,6 +50,8 @@ class Kind(enum.StrEnum):
     """A pattern or proxy changed through the ``pattern`` operation (source, key, stop...)."""
     UNDONE = "UNDONE"
     """A change was undone or redone (``undo``, ``redo``, ``back``)."""
+    SYNTHS_LOST = "SYNTHS_LOST"
+    """Synths a scsynth crash took that scorch neither made nor restores (made by code)."""
 
 
 @dataclass(frozen=True)

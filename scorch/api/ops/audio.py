@@ -168,9 +168,38 @@ class HeardOutput(Result, SoundReport):
         return [Path(self.picture)]
 
     def text(self) -> str:
-        """The sentence, and where the picture is."""
+        """The sentence, the key numbers, and where the picture is."""
         remark = f" ({self.remark})" if self.remark else ""
-        return f"{self.summary}{remark}\nPicture: {self.picture}"
+        return f"{self.summary}{remark}\n{numbers(self)}\nPicture: {self.picture}"
+
+
+def numbers(report: SoundReport) -> str:
+    """The key numbers of a report as lines of text (all some clients show a model)."""
+    def db(value: float | None, unit: str) -> str:
+        return "-inf" if value is None else f"{value:.1f} {unit}"
+
+    lines = [f"level: peak {db(report.peak_dbfs, 'dBFS')}, RMS {db(report.rms_dbfs, 'dBFS')}, "
+             f"loudness {db(report.lufs, 'LUFS')}, clipped samples {report.clipped_samples}"]
+    if report.centroid_hz is not None:
+        lines.append(f"spectrum: centroid {report.centroid_hz:.0f} Hz, flatness "
+                     f"{report.spectral_flatness}")
+    if report.fundamental_hz is not None:
+        lines.append(f"fundamental: {report.fundamental_hz:.2f} Hz ({report.note} "
+                     f"{report.cents:+d} cents), confidence {report.pitch_confidence}")
+    if report.partials:
+        lines.append("partials: " + ", ".join(f"{p.hz:.1f} Hz {p.note} {p.db:.0f} dB"
+                                              for p in report.partials))
+    if report.held is not None:
+        lines.append(f"held through: {report.held.hz:.1f} Hz {report.held.note} "
+                     f"{report.held.db:.0f} dB")
+    if report.onsets:
+        shown = ", ".join(f"{t:.3f} s {n or 'unpitched'}"
+                          for t, n in zip(report.onsets[:24], report.onset_notes, strict=False))
+        more = f" and {len(report.onsets) - 24} more" if len(report.onsets) > 24 else ""
+        lines.append(f"onsets ({len(report.onsets)}): {shown}{more}")
+    if report.stereo_correlation is not None:
+        lines.append(f"stereo correlation: {report.stereo_correlation}")
+    return "\n".join(lines)
 
 
 class ListenArgs(Args):
@@ -204,6 +233,10 @@ def listen(orch: Orchestra, args: ListenArgs) -> HeardOutput:
         path = Path(args.path).expanduser()
         if not path.is_absolute():
             path = orch.studio.recorder.folder / path
+        if not path.exists() and not path.suffix:  # a recording's name, as record returned it
+            found = sorted(path.parent.glob(f"{path.name}.*"))
+            audio = [p for p in found if p.suffix in (".wav", ".aiff", ".flac")]
+            path = audio[0] if audio else path
         return HeardOutput.of(orch.studio.listen_file(path))
     if args.instance is None:
         raise InvalidRequest("listen needs `instance` (a room) or `path` (an audio file)")
@@ -249,7 +282,8 @@ class RenderOutput(HeardOutput):
     def text(self) -> str:
         """The sentence, the file, and where the picture is."""
         cached = " (from the cache)" if self.cached else ""
-        return f"{self.summary}\nFile: {self.audio}{cached}\nPicture: {self.picture}"
+        return (f"{self.summary}\n{numbers(self)}\nFile: {self.audio}{cached}\n"
+                f"Picture: {self.picture}")
 
     @classmethod
     def rendered(cls, rendered: Rendered) -> RenderOutput:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, Field
 
+from scorch.api import budget as budget_of
 from scorch.api.fanout import failed_outcomes
 from scorch.api.fields import (
     Code,
@@ -35,6 +36,10 @@ class ExecuteArgs(TimedArgs):
     check_only: Annotated[Flag, Field(
         description="Only compile the code (a syntax check): errors with line and "
         "character, nothing runs")] = False
+    full: Annotated[Flag, Field(
+        description="Every posted line and the whole value, however long (by default the "
+        "answer keeps the last lines that fit its size budget and says how many it left "
+        "out)")] = False
 
 
 class ErrorInfo(BaseModel):
@@ -90,6 +95,24 @@ class ExecuteOutcome(BaseModel):
         default_factory=list,
         description="what scsynth posted about the messages the code sent before it "
         "returned (FAILURE IN SERVER ...); the code itself ran, so ok stays true")
+    posted_more: int = Field(0, description="earlier posted lines left out of this answer "
+                             "(its size budget): full=true returns them all")
+
+    def compact(self, budget: int) -> ExecuteOutcome:
+        """This outcome within ``budget`` characters: the last posted lines that fit, the
+        value and scsynth's complaints cut, saying how many lines it left out."""
+        posted = budget_of.newest(self.posted, len, budget * 3 // 4)
+        value = self.value
+        if value is not None:
+            value = budget_of.cut(value, budget // 4, "execute with full=true")
+        complaints = self.server_errors[:20]
+        if len(self.server_errors) > 20:
+            complaints.append(f"... {len(self.server_errors) - 20} more")
+        return self.model_copy(update={
+            "posted": [budget_of.cut(line, budget // 2, "execute with full=true")
+                       for line in posted],
+            "posted_more": self.posted_more + len(self.posted) - len(posted),
+            "value": value, "server_errors": complaints})
 
     @classmethod
     def of(cls, result: ExecuteResult) -> ExecuteOutcome:
@@ -127,6 +150,10 @@ class ExecuteOutput(Result):
             blocks.append(text)
         return "\n\n".join(blocks)
 
+    def in_history(self) -> bool:
+        """Its code is in the history (``run_code`` keeps it)."""
+        return False
+
     def failure_code(self) -> str:
         """SUPERCOLLIDER_ERROR for code that did not compile or threw; TIMEOUT, UNAVAILABLE."""
         kinds = {r.error.kind for r in self.results if not r.ok and r.error is not None}
@@ -138,6 +165,10 @@ class ExecuteOutput(Result):
         lines = []
         for result in self.results:
             prefix = f"{result.instance}: " if len(self.results) > 1 else ""
+            if result.posted_more:
+                lines.append(f"{prefix}[" + budget_of.more(
+                    result.posted_more, "posted lines before these",
+                    "execute(..., full=true); console shows the latest 1000") + "]")
             lines += [f"{prefix}{line}" for line in result.posted]
             if result.ok:
                 lines.append(f"{prefix}-> {result.value}")
@@ -160,16 +191,17 @@ def execute(orch: Orchestra, args: ExecuteArgs) -> ExecuteOutput:
     posts or throws later is on the console."""
     when = None if args.check_only else orch.tempo.when(args.at, args.delay, args.instance)
     return run_code(orch, args.instance, args.code, args.timeout_s, check_only=args.check_only,
-                    at=when)
+                    at=when, full=args.full)
 
 
 def run_code(orch: Orchestra, selector: str, code: str, timeout: float,
-             check_only: bool = False, at: float | None = None) -> ExecuteOutput:
+             check_only: bool = False, at: float | None = None,
+             full: bool = False) -> ExecuteOutput:
     """Run code as ``execute`` does, and keep each instance's outcome in the history.
 
     A syntax check (``check_only``) ran nothing and is not kept. Keeping never
     fails the call: the history logs what it could not write. ``at``: a Unix time
-    (see ``execute``).
+    (see ``execute``). ``full``: every posted line, else what fits the size budget.
     """
     started = time.time()
     results = orch.rooms.execute(selector, code, timeout, check_only=check_only, at=at)
@@ -180,7 +212,10 @@ def run_code(orch: Orchestra, selector: str, code: str, timeout: float,
                                   "\n".join(outcome.posted),
                                   outcome.error.text if outcome.error else None,
                                   outcome.elapsed_ms)
-    return output
+    if full:
+        return output
+    share = budget_of.TEXT // max(1, len(output.results))
+    return output.model_copy(update={"results": [r.compact(share) for r in output.results]})
 
 
 class StopArgs(SelectorArgs):
@@ -216,6 +251,8 @@ class ConsoleArgs(Args):
     lines: Annotated[int, Field(ge=0, le=1000, strict=True,
                                 description="How many recent lines")] = 50
     clear: Annotated[Flag, Field(description="Forget the lines after reading them")] = False
+    full: Annotated[Flag, Field(description="All the lines asked for, however long (by "
+                                "default the latest that fit the answer's size budget)")] = False
 
 
 class Line(BaseModel):
@@ -234,17 +271,28 @@ class ConsoleOutput(Result):
 
     instance: str
     lines: list[Line]
+    more: int = Field(0, description="earlier lines left out (the size budget): full=true "
+                      "returns them")
 
     def text(self) -> str:
-        return "\n".join(f"[{line.source}] {line.text}" for line in self.lines)
+        shown = "\n".join(f"[{line.source}] {line.text}" for line in self.lines)
+        if not self.more:
+            return shown
+        return f"[{budget_of.more(self.more, 'earlier lines', 'console(..., full=true)')}]\n{shown}"
 
 
 @operation(access=CHANGE, command="console", positional=("instance",))
 def console(orch: Orchestra, args: ConsoleArgs) -> ConsoleOutput:
     """Read an instance's console: what sclang and scsynth printed, including output of
     routines and errors that happened after execute returned."""
-    found = orch.rooms.console(args.instance, args.lines, clear=args.clear)
-    return ConsoleOutput(instance=args.instance, lines=[Line(**line._asdict()) for line in found])
+    found = [Line(**line._asdict())
+             for line in orch.rooms.console(args.instance, args.lines, clear=args.clear)]
+    if args.full:
+        return ConsoleOutput(instance=args.instance, lines=found)
+    kept = budget_of.newest(found, lambda line: len(line.text) + len(line.note))
+    kept = [line.model_copy(update={"text": budget_of.cut(
+        line.text, budget_of.TEXT // 2, "console(..., full=true)")}) for line in kept]
+    return ConsoleOutput(instance=args.instance, lines=kept, more=len(found) - len(kept))
 
 
 class WaitArgs(Args):

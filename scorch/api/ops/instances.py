@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from scorch.api import budget
 from scorch.api.fanout import (
     label,
     unknown_rows,
@@ -32,6 +33,7 @@ from scorch.api.operation import (
 )
 from scorch.errors import NotRunning, ScorchError
 from scorch.hosts.link import HostInfo
+from scorch.values import Flag
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -223,6 +225,8 @@ class EventsArgs(Args):
     instance: Selector = "*"
     since: Annotated[int, Field(ge=0, strict=True,
                                 description="Only events after this seq")] = 0
+    full: Annotated[Flag, Field(description="Every event after since, however many (by "
+                                "default the latest that fit the answer's size budget)")] = False
 
 
 class EventOut(BaseModel):
@@ -240,6 +244,15 @@ class EventsOutput(Result):
     """Lifecycle events, oldest first."""
 
     events: list[EventOut]
+    more: int = Field(0, description="earlier events left out (the size budget): full=true, "
+                      "or a later since, returns them")
+
+    def text(self) -> str:
+        lines = [f"#{e.seq} {time.strftime('%H:%M:%S', time.localtime(e.time))} {e.instance} "
+                 f"{e.kind}: {e.message}" for e in self.events]
+        if self.more:
+            lines.insert(0, f"[{budget.more(self.more, 'earlier events', 'events(full=true)')}]")
+        return "\n".join(lines) or "no events"
 
 
 def _oldest_first(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) -> Answer:
@@ -251,10 +264,12 @@ def _oldest_first(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: 
 def events(orch: Orchestra, args: EventsArgs) -> EventsOutput:
     """Lifecycle events: boots, crashes, hangs, restarts and restores, oldest first.
     Read these when an instance is RESTARTING or FAILED."""
-    return EventsOutput(events=[
-        EventOut(seq=e.seq, time=e.time, instance=e.instance, kind=str(e.kind),
-                 message=e.message, details=plain(e.details))
-        for e in orch.rooms.events(args.instance, args.since)])
+    found = [EventOut(seq=e.seq, time=e.time, instance=e.instance, kind=str(e.kind),
+                      message=e.message, details=plain(e.details))
+             for e in orch.rooms.events(args.instance, args.since)]
+    kept = found if args.full else budget.newest(
+        found, lambda e: len(e.message) + len(str(e.details)))
+    return EventsOutput(events=kept, more=len(found) - len(kept))
 
 
 class ReloadOutput(Result):

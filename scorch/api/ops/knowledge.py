@@ -4,15 +4,27 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import json
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, Strict, model_validator
 
-from scorch.api.fields import Selector, WaitTimeout
-from scorch.api.operation import READ, Answer, Args, Host, Result, operation
-from scorch.errors import DocNotFound
+from scorch.api import budget
+from scorch.api.fields import ExecuteTimeout, Selector, WaitTimeout
+from scorch.api.operation import (
+    DESTROY,
+    OPERATIONS,
+    READ,
+    Action,
+    Answer,
+    Args,
+    Host,
+    Result,
+    operation,
+)
+from scorch.errors import DocNotFound, InvalidRequest
 from scorch.knowledge import fts
 from scorch.knowledge.class_doc import ClassDoc, MethodEntry
 from scorch.knowledge.history import Entry
@@ -270,8 +282,11 @@ def _since(value: float | str) -> float:
                          f"found {value[:40]!r}") from None
 
 
-class HistoryArgs(Args):
-    """Which executions to find."""
+class HistoryFind(Action):
+    """Find executions and operations, newest first."""
+
+    access = READ
+    action: Literal["find"] = "find"
 
     query: Annotated[HistoryQuery | None, Field(description=(
         "Words to find in the code, its value, what it posted or its error; executions "
@@ -287,6 +302,8 @@ class HistoryArgs(Args):
                      AfterValidator(lambda v: None if v is None else _since(v))] = None
     limit: Annotated[int, Field(ge=1, le=100, strict=True,
                                 description="How many, newest first")] = 20
+    full: Annotated[Flag, Field(description="Whole code and output of each, however long "
+                                "(by default: what fits the answer's size budget)")] = False
 
 
 class HistoryEntry(BaseModel):
@@ -316,15 +333,43 @@ class HistoryEntry(BaseModel):
                    error=entry.error, duration_ms=round(entry.duration_ms, 3))
 
 
-class HistoryOutput(Result):
-    """Executions, newest first."""
+class HistoryRerun(Action):
+    """Run an entry again by its id: its code (on its instance, or on `instance`), or the
+    operation it records with the same arguments."""
 
-    entries: list[HistoryEntry]
+    access = DESTROY
+    action: Literal["rerun"]
+    id: Annotated[int, Field(strict=True, ge=1, description="The entry's id (#N)")]
+    instance: Annotated[Selector | None, Field(
+        description="Run its code (or operation) on this instance instead")] = None
+    timeout_s: ExecuteTimeout = 10.0
+
+
+HistoryArgs = Annotated[HistoryFind | HistoryRerun, Field(discriminator="action")]
+
+
+class HistoryOutput(Result):
+    """Executions, newest first; or what a re-run answered."""
+
+    entries: list[HistoryEntry] = Field(default_factory=list)
+    rerun: str | None = Field(None, description="the operation re-run (execute for code)")
+    answer: dict[str, Any] | None = Field(None, description="the re-run's own answer")
+    answer_text: str = ""
+    failed: str | None = None
+
+    def failure(self) -> str | None:
+        return self.failed
+    more: int = Field(0, description="older matching entries left out (the size budget): "
+                      "full=true returns them")
 
     def text(self) -> str:
+        if self.rerun is not None:
+            return self.answer_text
         if not self.entries:
             return "no executions found"
         blocks = []
+        if self.more:
+            blocks.append(f"[{budget.more(self.more, 'older entries', 'history(full=true)')}]")
         for e in self.entries:
             head = (f"#{e.id}  {e.when}  {e.instance}  {e.duration_ms:.1f} ms  "
                     f"{'ok' if e.ok else 'error'}")
@@ -337,16 +382,57 @@ class HistoryOutput(Result):
 def _newest_first(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) -> Answer:
     """Every host's executions, newest first, the ``limit`` newest."""
     entries = sorted(merged.get("entries") or [], key=lambda e: -e["time"])
-    return {**merged, "entries": entries[:args.limit]}
+    return {**merged, "entries": entries[:getattr(args, "limit", len(entries))]}
 
 
-@operation(access=READ, command="history", positional=("query",), merge=_newest_first)
+@operation(command="history", positional=("query",), merge=_newest_first, waits="timeout_s")
 def history(orch: Orchestra, args: HistoryArgs) -> HistoryOutput:
     """Find code that was executed before, newest first: every execute (and snippet run)
     is kept with its instance, time, value, posted output, error and duration, across
-    restarts. Use it to find the code that made a sound an hour ago, or what failed."""
+    restarts, and every operation that changed something (play, set, session load...,
+    as @NAME {arguments}). Use it to find the code that made a sound an hour ago, or what
+    failed; action rerun runs an entry again by its id."""
+    if isinstance(args, HistoryRerun):
+        return _rerun(orch, args)
     names = None if args.instance == "*" else orch.rooms.resolve(args.instance)
     since = args.since if isinstance(args.since, float | int) else None
     entries = orch.knowledge.history().search(args.query, names, args.errors_only, since,
                                               args.limit)
-    return HistoryOutput(entries=[HistoryEntry.of(e) for e in entries])
+    found = [HistoryEntry.of(e) for e in entries]
+    if args.full:
+        return HistoryOutput(entries=found)
+    found = [e.model_copy(update={
+        "code": budget.cut(e.code, budget.TEXT // 6, "history(full=true)"),
+        "posted": budget.cut(e.posted, budget.TEXT // 12, "history(full=true)", keep_end=True),
+        "value": budget.cut(e.value, budget.TEXT // 12, "history(full=true)")})
+        for e in found]
+    kept = budget.first(found, lambda e: len(e.code) + len(e.posted) + len(e.value)
+                        + len(e.error or ""))
+    return HistoryOutput(entries=kept, more=len(found) - len(kept))
+
+
+def _rerun(orch: Orchestra, args: HistoryRerun) -> HistoryOutput:
+    """Run history entry ``args.id`` again: its code, or the operation it records."""
+    from scorch.api.ops.code import run_code
+
+    entry = orch.knowledge.history().entry(args.id)
+    if entry is None:
+        raise InvalidRequest(f"history has no entry #{args.id} (see history)")
+    if entry.code.startswith(CALLED):
+        name, _, given = entry.code[len(CALLED):].partition(" ")
+        op = OPERATIONS.get(name)
+        if op is None:
+            raise InvalidRequest(f"entry #{args.id} records {name!r}, which this scorch lacks")
+        raw = json.loads(given or "{}")
+        if args.instance is not None and "instance" in op.fields:
+            raw["instance"] = args.instance
+        answer = op.run(orch, op.parse(raw))
+        return HistoryOutput(rerun=name, answer=answer.model_dump(mode="json"),
+                             answer_text=answer.text(), failed=answer.failure())
+    out = run_code(orch, args.instance or entry.instance, entry.code, args.timeout_s)
+    return HistoryOutput(rerun="execute", answer=out.model_dump(mode="json"),
+                         answer_text=out.text(), failed=out.failure())
+
+
+#: How the history holds an operation (not code): ``@NAME {arguments as JSON}``.
+CALLED = "@"

@@ -14,6 +14,7 @@ from scorch.api.operation import (
     CHANGE,
     DESTROY,
     READ,
+    SET,
     SILENCE,
     Action,
     Answer,
@@ -68,11 +69,16 @@ class MidiUnmap(Action):
 
 
 class MidiLearn(Action):
-    """Wait for the next control or note moved on any port, and say which it was."""
+    """Wait for the next control or note moved on any port, and say which it was; with a
+    spec, map it at once."""
 
-    access = READ
+    access = CHANGE
     action: Literal["learn"]
     timeout_s: Annotated[WaitTimeout, Field(description="Seconds to wait")] = 10.0
+    spec: Annotated[dict[str, Any] | None, Field(
+        description="Map what is moved at once: a route as for map, without port and cc "
+        '(they are what is moved), e.g. {"instance": "lobby", "node": "pad", "param": '
+        '"cutoff", "range": [200, 4000]}')] = None
 
 
 class MidiSend(Action):
@@ -85,6 +91,16 @@ class MidiSend(Action):
         description='e.g. {"type": "note_on", "note": 60, "velocity": 100}')]
 
 
+class MidiStart(Action):
+    """Switch MIDI on now, even if the config disables it (until scorch restarts; set
+    [midi] enabled = true to keep it on)."""
+
+    access = SET
+    action: Literal["start"]
+    backend: Annotated[Literal["auto", "alsa", "jack", "coremidi", "winmm"] | None, Field(
+        description="The MIDI backend (default: the config's)")] = None
+
+
 class MidiPanic(Action):
     """All notes off everywhere: every voice released, pedals lifted, all-notes-off out."""
 
@@ -93,7 +109,7 @@ class MidiPanic(Action):
 
 
 MidiArgs = Annotated[MidiPorts | MidiRoutes | MidiMap | MidiUnmap | MidiLearn | MidiSend
-                     | MidiPanic, Field(discriminator="action")]
+                     | MidiPanic | MidiStart, Field(discriminator="action")]
 
 
 class MidiOutput(Result):
@@ -120,6 +136,8 @@ def midi(orch: Orchestra, args: MidiArgs) -> MidiOutput:
 def _act(orch: Orchestra, args: MidiArgs) -> Any:
     if args.action == "ports":
         return orch.midi.ports()
+    if args.action == "start":
+        return orch.midi.start(args.backend)
     if args.action == "routes":
         return orch.midi.routes()
     if args.action == "map":
@@ -128,6 +146,8 @@ def _act(orch: Orchestra, args: MidiArgs) -> Any:
         orch.midi.unmap(args.route_id)
         return {"unmapped": args.route_id}
     if args.action == "learn":
+        if args.spec is not None:
+            return orch.midi.learn_and_map(args.spec, args.timeout_s)
         return orch.midi.learn(args.timeout_s)
     if args.action == "send":
         orch.midi.send(args.port, args.message)

@@ -110,6 +110,10 @@ class SnippetOutput(Result):
         """A run's errors, as execute reports them."""
         return ExecuteOutput(results=self.results).failure() if self.results else None
 
+    def in_history(self) -> bool:
+        """A run's code is in the history already."""
+        return self.action != "run"
+
     def failure_code(self) -> str:
         """As execute's."""
         return ExecuteOutput(results=self.results).failure_code()

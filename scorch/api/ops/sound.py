@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from scorch.api.fields import (
     InstanceName,
@@ -17,6 +17,7 @@ from scorch.api.fields import (
 from scorch.api.operation import CHANGE, DESTROY, READ, SET, Action, Args, Result, operation
 from scorch.errors import InvalidRequest
 from scorch.primitives.synthdefs.library import ParamSpec, SynthDefInfo
+from scorch.values import Flag
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -50,14 +51,17 @@ class SynthDefOut(BaseModel):
     category: str
     sustained: bool = Field(description="holds until released (has a gate)")
     pitched: bool = Field(description="has a freq control")
-    params: list[Param]
+    params: list[Param] = Field(description="each control with its range (empty in the "
+                                "compact list: see controls, and describe for the ranges)")
+    controls: list[str] = Field(default_factory=list, description="its controls' names")
 
     @classmethod
-    def of(cls, info: SynthDefInfo) -> SynthDefOut:
-        """The API form of a library SynthDef."""
+    def of(cls, info: SynthDefInfo, full: bool = True) -> SynthDefOut:
+        """The API form of a library SynthDef (without its params' specs unless ``full``)."""
         return cls(name=info.name, description=info.description, category=info.category,
                    sustained=info.sustained, pitched=info.pitched,
-                   params=[Param.of(p) for p in info.params])
+                   params=[Param.of(p) for p in info.params] if full else [],
+                   controls=[p.name for p in info.params])
 
 
 class SynthDefsList(Action):
@@ -65,6 +69,9 @@ class SynthDefsList(Action):
 
     access = READ
     action: Literal["list"] = "list"
+    full: Annotated[Flag, Field(description="Every param's range, units and description "
+                                "too (by default: names and controls; describe one for its "
+                                "ranges)")] = False
 
 
 class SynthDefsDescribe(Action):
@@ -95,14 +102,24 @@ class SynthDefsOutput(Result):
     synthdefs: list[SynthDefOut] = Field(default_factory=list)
     loaded_on: list[str] = Field(default_factory=list, description="instances it was loaded on")
 
+    def text(self) -> str:
+        if self.action != "list":
+            return super().text()
+        lines = [f"{d.name} ({d.category}{', sustained' if d.sustained else ''}): "
+                 f"{d.description} [{', '.join(d.controls)}]" for d in self.synthdefs]
+        if self.synthdefs and not self.synthdefs[0].params:
+            lines.append("synthdefs(action='describe', name=...) gives one's ranges and "
+                         "units; action='list' with full=true gives them all")
+        return "\n".join(lines)
+
 
 @operation(command="synthdefs", positional=("action", "name"), any_host=True)
 def synthdefs(orch: Orchestra, args: SynthDefsArgs) -> SynthDefsOutput:
     """The SynthDef library: ready-made sounds with descriptions and param specs (range,
     units, default). Load one to use it from your own code; play loads it by itself."""
     if args.action == "list":
-        return SynthDefsOutput(action="list",
-                               synthdefs=[SynthDefOut.of(i) for i in orch.rooms.synthdefs()])
+        return SynthDefsOutput(action="list", synthdefs=[
+            SynthDefOut.of(i, full=args.full) for i in orch.rooms.synthdefs()])
     described = [SynthDefOut.of(orch.library.info(args.name))]
     if args.action == "describe":
         return SynthDefsOutput(action="describe", synthdefs=described)
@@ -114,11 +131,40 @@ class PlayArgs(TimedArgs):
     """A SynthDef to start, where, with which values."""
 
     instance: InstanceName
-    synthdef: SynthDefName
+    synthdef: Annotated[SynthDefName, Field(description=(
+        "A library SynthDef (see synthdefs), or one your code added to this room "
+        "(SynthDef(\\name, { ... }).add): a named node of it survives restarts too"))]
     params: Params | None = None
-    name: Annotated[NodeName | None, Field(
-        description="Name the node to tweak it later with set; it survives restarts. "
-        "Reusing a name replaces it.")] = None
+    node: Annotated[NodeName | None, Field(
+        description="Name the node to tweak it later with set, release or listen; it "
+        "survives restarts. Reusing a name replaces it.")] = None
+    target: Annotated[NodeName | None, Field(description=(
+        "A named node to place this one before or after (an effect after its source); "
+        "the place is kept through restarts"))] = None
+    add_action: Annotated[Literal["head", "tail", "before", "after"] | None, Field(
+        description="head or tail of the default group (default tail), or before or "
+        "after target (default after, when target is given)")] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _deprecated_name(cls, data: Any) -> Any:
+        """``name``, the node's old argument name, stands for ``node`` (deprecated)."""
+        if isinstance(data, dict) and "name" in data and "node" not in data:
+            data = {("node" if k == "name" else k): v for k, v in data.items()}
+        return data
+
+    @model_validator(mode="after")
+    def _placed(self) -> PlayArgs:
+        if self.target is None and self.add_action in ("before", "after"):
+            raise ValueError(f"add_action {self.add_action!r} needs a target (a named node)")
+        if self.target is not None and self.add_action in ("head", "tail"):
+            raise ValueError(f"add_action {self.add_action!r} is in the default group: "
+                             "give before or after with a target")
+        return self
+
+    def placed(self) -> str:
+        """Where it goes: head, tail, before or after."""
+        return self.add_action or ("after" if self.target is not None else "tail")
 
 
 class PlayOutput(Result):
@@ -135,15 +181,20 @@ class PlayOutput(Result):
 
 @operation(access=CHANGE, command="play", positional=("instance", "synthdef"))
 def play(orch: Orchestra, args: PlayArgs) -> PlayOutput:
-    """Start a synth from the library on one instance. Give it a name for anything you
-    will adjust later (set) or stop (release); unnamed synths are fire-and-forget.
-    With at or delay it starts then, sample-accurately, in step with other rooms."""
+    """Start a synth on one instance: a library SynthDef, or one your code added
+    (SynthDef(...).add). Give it a node name for anything you will adjust later (set)
+    or stop (release); unnamed synths are fire-and-forget. A named node survives
+    crashes and restarts, in its place (target and add_action: an effect after its
+    source). With at or delay it starts then, sample-accurately, in step with other
+    rooms."""
     orch.rooms.view(args.instance)
     params = dict(args.params or {})
-    warnings = _check_params(orch.library.info(args.synthdef), params)
+    warnings = (_check_params(orch.library.info(args.synthdef), params)
+                if args.synthdef in orch.library else [])
     when = orch.tempo.when(args.at, args.delay, args.instance)
-    played = orch.rooms.play(args.instance, args.synthdef, params, args.name, at=when)
-    return PlayOutput(instance=args.instance, synthdef=args.synthdef, node=args.name,
+    played = orch.rooms.play(args.instance, args.synthdef, params, args.node, at=when,
+                             target=args.target, add_action=args.placed())
+    return PlayOutput(instance=args.instance, synthdef=args.synthdef, node=args.node,
                       node_id=played.get("node_id"), params=played["params"],
                       warnings=warnings, at=when)
 
@@ -171,7 +222,8 @@ def set_params(orch: Orchestra, args: SetArgs) -> SetOutput:
     """Change params of a named node while it plays; the values are kept for restarts.
     With at or delay scsynth sets them then."""
     node = orch.rooms.node(args.instance, args.node, "set")
-    warnings = _check_params(orch.library.info(node.synthdef), args.params)
+    warnings = (_check_params(orch.library.info(node.synthdef), args.params)
+                if node.synthdef in orch.library else [])
     when = orch.tempo.when(args.at, args.delay, args.instance)
     values = orch.rooms.set(args.instance, args.node, dict(args.params), at=when)
     return SetOutput(instance=args.instance, node=args.node, params=values, warnings=warnings,

@@ -253,7 +253,11 @@ class Recorder:
             try:
                 found = probe(path)
             except (AudioFileError, OSError) as err:
-                out.append((replace(recording, state=UNREADABLE, note=str(err)), None))
+                if active is not None:  # DiskOut has not written its first block (FLAC) yet
+                    size = path.stat().st_size if path.exists() else 0
+                    out.append((recording, {"frames": 0, "seconds": 0.0, "size": size}))
+                else:
+                    out.append((replace(recording, state=UNREADABLE, note=str(err)), None))
                 continue
             out.append((recording, {"frames": found.frames, "seconds": found.seconds,
                                     "size": found.size, "sample_rate": found.sample_rate,

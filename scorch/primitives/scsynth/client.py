@@ -14,6 +14,7 @@ from scorch.errors import OscError, OscFailure, OscTimeout, ServerGone
 from scorch.primitives.osc import OscArg, OscMessage, decode_packet, encode_message
 from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.commands import Cmd, Reply
+from scorch.primitives.scsynth.node_tree import tree_synths
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,9 @@ class OscClient:
         self.last_heard = 0.0
         """``time.monotonic()`` of the last packet from scsynth: any reply is a sign of life."""
         self.last_status: ServerStatus | None = None
+        self.last_synths: list[tuple[int, str]] | None = None
+        """(node id, SynthDef) of every synth in the last ``/g_queryTree.reply`` heard (the
+        watchdog asks every few seconds): what a crash lost, once scsynth cannot say."""
         """The latest ``/status.reply`` anyone asked for (the watchdog asks often)."""
         self.on_node_end: Callable[[int], None] | None = None
         """Told each ended node's id, in the receive thread, once :meth:`notify` registered."""
@@ -186,6 +190,11 @@ class OscClient:
             for msg in messages:
                 if msg.address == Reply.STATUS and len(msg.args) >= 9:
                     self.last_status = ServerStatus.from_reply(msg)
+                elif msg.address == Reply.QUERY_TREE and len(msg.args) > 2 and msg.args[1] == 0:
+                    try:
+                        self.last_synths = tree_synths(msg.args)
+                    except (IndexError, TypeError, ValueError):
+                        log.warning("unreadable node tree from scsynth")
                 elif msg.address == Reply.N_END and self.on_node_end is not None:
                     try:
                         self.on_node_end(int(msg.args[0]))  # type: ignore[arg-type]

@@ -180,7 +180,7 @@ def test_operation_commands_reach_the_running_installation(tmp_path: Path) -> No
         assert json.loads(unknown.stdout)["error"] == {
             "code": "NOT_FOUND", "retryable": False, "argument": "instance",
             "message": unknown.stderr.strip().removeprefix("scorch status: ")}
-        played = scorch("play", "attic", "sine", "--params", '{"amp": 0.01}', "--name", "hum",
+        played = scorch("play", "attic", "sine", "--params", '{"amp": 0.01}', "--node", "hum",
                         "--json")
         assert played.returncode == 0 and '"node": "hum"' in played.stdout
         assert '"hum"' in scorch("status", "attic", "--json").stdout

@@ -197,7 +197,7 @@ async def test_bad_arguments_say_which_and_the_server_answers_after(client: Clie
 
 async def test_code_that_runs_too_long_is_stopped_and_sclang_comes_back(client: Client) -> None:
     message = await fails(client, "execute", instance="beta", code="loop { 1 }", timeout_s=0.5)
-    assert "beta: timeout error" in message and "sound on scsynth goes on" in message
+    assert "beta: timeout error" in message and "synths already on scsynth play on" in message
     ready = await call(client, "wait_for", instance="beta", pattern="Welcome|ready|READY",
                        timeout_s=20)
     assert ready["matched"]
@@ -246,7 +246,7 @@ async def test_wait_for_reports_no_match_and_refuses_a_bad_regex(client: Client)
 
 
 async def test_synthdefs_list_describe_and_load(client: Client, orchestra: Orchestra) -> None:
-    listed = await call(client, "synthdefs")
+    listed = await call(client, "synthdefs", full=True)
     names = {d["name"] for d in listed["synthdefs"]}
     assert {"sine", "kick", "pad"} <= names or {"sine", "kick"} <= names
     sine = next(d for d in listed["synthdefs"] if d["name"] == "sine")
@@ -292,7 +292,7 @@ async def test_play_a_named_node_then_set_reaches_scsynth_and_release_forgets_it
 
 async def test_play_and_set_refuse_what_does_not_exist(client: Client) -> None:
     message = await fails(client, "play", instance="alpha", synthdef="nope")
-    assert "unknown SynthDef 'nope'" in message and "sine" in message
+    assert "knows no SynthDef 'nope'" in message and "sine" in message
     message = await fails(client, "play", instance="alpha", synthdef="sine", params={"fre": 1})
     assert "'fre'" in message and "freq" in message
     assert "letter" in await fails(client, "play", instance="alpha", synthdef="sine",
@@ -378,7 +378,7 @@ async def test_a_service_without_an_orchestra_explains_why_on_every_call() -> No
 
 async def test_session_scene_and_buffer_tools_through_mcp(client: Client,
                                                           orchestra: Orchestra) -> None:
-    await call(client, "play", instance="beta", synthdef="sine", name="memo",
+    await call(client, "play", instance="beta", synthdef="sine", node="memo",
                params={"freq": 330, "amp": 0.01})
     try:
         saved = await call(client, "session", action="save", name="mcp")
@@ -406,3 +406,4 @@ async def test_session_scene_and_buffer_tools_through_mcp(client: Client,
         await call(client, "release", instance="beta", node="memo")
         await call(client, "session", action="delete", name="mcp")
         await call(client, "scene", action="delete", name="low")
+

@@ -10,6 +10,7 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
@@ -160,6 +161,12 @@ def test_routes_added_at_run_time_are_listed_and_removed(orch: Orchestra) -> Non
         orch.midi.map({"port": "x", "cc": 1, "instance": "nowhere", "node": "drone",
                        "param": "amp"})
     assert "backend" in orch.midi.ports()
+    before = orch.midi.routes()
+    with pytest.raises(InvalidRequest, match=r"node 'drone' on gallery .sine. has no param "
+                       r"'cutof'; its params: "):
+        orch.midi.map({"port": "x", "cc": 1, "instance": "gallery", "node": "drone",
+                       "param": "cutof"})
+    assert orch.midi.routes() == before  # refused, not stored
 
 
 
@@ -182,6 +189,12 @@ def test_midi_can_be_disabled_in_the_config(
     assert orchestra.midi.error == "MIDI is disabled in the config ([midi] enabled = false)"
     with pytest.raises(MidiUnavailable, match="disabled"):
         orchestra.midi.routes()
+    from scorch.api.local import LocalService
+
+    started: Any = LocalService(orchestra).call("midi", {"action": "start", "backend": "jack"})
+    assert orchestra.midi.error is None and started.result["started"] is True
+    assert orchestra.midi.routes() == []  # the router runs: a tool switched MIDI on
+    assert orchestra.midi.start()["started"] is True  # on already: nothing more to do
 
 
 def test_learn_returns_the_next_control_moved_through_the_facade(
@@ -199,6 +212,23 @@ def test_learn_returns_the_next_control_moved_through_the_facade(
     assert result is not None
     assert (result["channel"], result["kind"], result["number"]) == (3, "cc", 21)
     assert "scorchtest-knobs" in result["port"]
+    spec = {"instance": "lobby", "node": "drone", "param": "freq", "range": [300, 400],
+            "takeover": "immediate"}
+    with pytest.raises(InvalidRequest, match="leave cc out"):
+        orch.midi.learn_and_map({**spec, "cc": 3}, 0.1)
+    with ThreadPoolExecutor(1) as pool:
+        mapped = pool.submit(orch.midi.learn_and_map, spec, 10.0)
+        while not mapped.done():
+            knobs.send(0xB2, 22, 0)
+            time.sleep(0.05)
+        route = mapped.result()
+    assert route is not None and route["route"]["cc"] == 22 and route["route"]["channel"] == 3
+    deadline = time.monotonic() + 10
+    while abs(freq(orch, "lobby") - 400) > 0.01:  # the learned knob moves the spec's param
+        assert time.monotonic() < deadline, freq(orch, "lobby")
+        knobs.send(0xB2, 22, 127)
+        time.sleep(0.05)
+    orch.midi.unmap(route["id"])
 
 
 def test_play_set_release_and_stop_keep_pickup_takeover_in_step(

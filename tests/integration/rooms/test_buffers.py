@@ -189,7 +189,7 @@ def test_a_loaded_sample_comes_back_under_its_bufnum_after_sigkill_and_the_sampl
     got = osc.request("/b_get", row.bufnum, 100, 2000, reply="/b_set", timeout=1.0)
     assert got.args[2::2] == pytest.approx([data[100, 0], data[2000, 0]], abs=1e-7)
 
-    api.call("play", {"instance": "lobby", "synthdef": "sampler", "name": "loop",
+    api.call("play", {"instance": "lobby", "synthdef": "sampler", "node": "loop",
                       "params": {"bufnum": row.bufnum, "loop": 1, "out": BUS, "amp": 0.8}})
     # Pan2 at the centre puts sqrt(1/2) on each side; the probe sums both sides.
     expected = float(np.sqrt(np.mean(data[:, 0] ** 2))) * 0.8 * math.sqrt(0.5) * 2

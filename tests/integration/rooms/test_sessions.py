@@ -288,7 +288,7 @@ def test_a_session_saved_changed_and_loaded_brings_the_params_back(
     assert "[tempo]\nbpm = 120.0" in path.read_text()
 
     api.call("set", {"instance": "lobby", "node": "drone", "params": {"freq": 330, "pan": 0.5}})
-    api.call("play", {"instance": "attic", "synthdef": "sine", "name": "hum",
+    api.call("play", {"instance": "attic", "synthdef": "sine", "node": "hum",
                       "params": {"amp": 0.01}})
     api.call("tempo", {"bpm": 96.0})
     shown = api.call("session", {"action": "diff", "name": "evening"})
@@ -365,7 +365,7 @@ def test_resume_after_sigkill_of_scorch_run_restores_the_autosaved_state(tmp_pat
     pids: list[int] = []
     try:
         _scorch(config, "set", "lobby", "drone", "--params", '{"freq": 330, "amp": 0.02}')
-        _scorch(config, "play", "attic", "sine", "--name", "hum", "--params", '{"freq": 55}')
+        _scorch(config, "play", "attic", "sine", "--node", "hum", "--params", '{"freq": 55}')
         _scorch(config, "release", "attic", "bell")
         _scorch(config, "buffer", "load", "attic", "tone.wav")
         deadline = time.monotonic() + 10

@@ -123,7 +123,7 @@ async def test_the_tools_are_listed_with_output_schemas(client: Client) -> None:
 
 
 async def test_a_440_hz_sine_is_heard_as_a4_with_a_chat_sized_picture(client: Client) -> None:
-    await call(client, "play", instance="live", synthdef="sine", name="tone",
+    await call(client, "play", instance="live", synthdef="sine", node="tone",
                params={"freq": 440.0, "amp": 0.3, **PURE})
     result = await call(client, "listen", instance="live", seconds=1.0)
     heard = result.structured_content or {}
@@ -148,7 +148,7 @@ async def test_a_clipped_signal_is_heard_as_clipping(client: Client) -> None:
     # Two full-scale sines add up to nearly twice full scale: at unrelated frequencies
     # their peaks meet many times a second, whatever their phases.
     for name, freq in (("one", 220.0), ("two", 277.0)):
-        await call(client, "play", instance="live", synthdef="sine", name=name,
+        await call(client, "play", instance="live", synthdef="sine", node=name,
                    params={"freq": freq, "amp": 1.0, "pan": -1.0, **PURE})
     result = await call(client, "listen", instance="live", seconds=0.5)
     heard = result.structured_content or {}
@@ -182,9 +182,9 @@ async def test_a_four_hit_kick_pattern_gives_four_onsets(client: Client) -> None
 
 async def test_one_node_is_heard_alone_and_plays_on_where_it_did(
         client: Client, orchestra: Orchestra) -> None:
-    await call(client, "play", instance="live", synthdef="sine", name="low",
+    await call(client, "play", instance="live", synthdef="sine", node="low",
                params={"freq": 330.0, "amp": 0.2, **PURE})
-    high = await call(client, "play", instance="live", synthdef="sine", name="high",
+    high = await call(client, "play", instance="live", synthdef="sine", node="high",
                       params={"freq": 660.0, "amp": 0.2, **PURE})
     alone = (await call(client, "listen", instance="live", node="high", seconds=0.6)
              ).structured_content or {}
@@ -217,7 +217,7 @@ async def test_bad_listens_say_what_is_wrong(client: Client, tmp_path: Path) -> 
 
 
 async def test_a_2_s_recording_lasts_2_s_and_is_listed(client: Client) -> None:
-    await call(client, "play", instance="live", synthdef="sine", name="tone",
+    await call(client, "play", instance="live", synthdef="sine", node="tone",
                params={"freq": 440.0, "amp": 0.3, **PURE})
     started = (await call(client, "record", action="start", instance="live", seconds=2.0,
                           name="two-seconds")).structured_content or {}
@@ -246,6 +246,8 @@ async def test_a_2_s_recording_lasts_2_s_and_is_listed(client: Client) -> None:
     assert flac["seconds"] == pytest.approx(0.5, abs=0.02)
     heard = (await call(client, "listen", path="two-seconds.wav")).structured_content or {}
     assert heard["note"] == "A4" and heard["seconds"] == pytest.approx(2.0, abs=0.02)
+    by_name = (await call(client, "listen", path="two-seconds")).structured_content or {}
+    assert by_name["audio"].endswith("two-seconds.wav")  # the name record returned
 
 
 async def test_a_recording_until_stopped_stops_on_request(client: Client) -> None:

@@ -60,3 +60,22 @@ def test_files_without_a_note_are_listed_and_what_is_not_audio_says_why(tmp_path
 
 def test_a_missing_folder_lists_nothing(tmp_path: Path) -> None:
     assert Recorder(tmp_path / "never-made", {}, Slots()).list() == []
+
+
+def test_a_flac_that_is_starting_is_listed_recording_not_unreadable(tmp_path: Path) -> None:
+    from dataclasses import replace
+    from typing import Any, cast
+
+    from scorch.app.studio.recorder import _Active
+
+    path = tmp_path / "lobby-start.flac"
+    path.write_bytes(b"")  # DiskOut has not written its first block yet
+    note(path, format="flac")
+    recorder = Recorder(tmp_path, {}, Slots())
+    [(listed, _)] = recorder.list()
+    assert listed.state == "unreadable"  # nobody writes it: it is what it looks like
+    started = replace(listed, state="recording", note=None)
+    recorder._active[path.name] = _Active(started, cast(Any, None))
+    [(recording, facts)] = recorder.list()
+    assert recording.state == "recording" and recording.note is None
+    assert facts == {"frames": 0, "seconds": 0.0, "size": 0}

@@ -1,0 +1,56 @@
+"""The size budget of a result: how much of one answer a model reads by default.
+
+A result that could grow without bound (posted output, console lines, lists,
+histories) keeps by default what fits in :data:`TEXT` characters (the newest
+lines, the first items) and says how many it left out and how to ask for them
+(``full=true``, a smaller ``since``, a larger ``limit``); its full form comes on
+request. MCP cuts any text beyond :data:`HARD` as a last guard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+#: Characters of a result's text (and, roughly, of its structured content) by default.
+TEXT = 12_000
+#: No tool's text goes beyond this, whatever it asked for: the MCP front cuts it there.
+HARD = 60_000
+#: What one item costs beyond its text in the structured content (keys, quotes, numbers).
+OVERHEAD = 60
+
+T = TypeVar("T")
+
+
+def newest(items: Sequence[T], size: Callable[[T], int], budget: int = TEXT) -> list[T]:
+    """The last ``items`` whose sizes (plus :data:`OVERHEAD` each) fit in ``budget``; at
+    least the last one, cut or not."""
+    kept: list[T] = []
+    used = 0
+    for item in reversed(items):
+        used += size(item) + OVERHEAD
+        if kept and used > budget:
+            break
+        kept.append(item)
+    kept.reverse()
+    return kept
+
+
+def first(items: Sequence[T], size: Callable[[T], int], budget: int = TEXT) -> list[T]:
+    """The first ``items`` that fit in ``budget`` (at least one)."""
+    return list(reversed(newest(list(reversed(items)), size, budget)))
+
+
+def cut(text: str, limit: int, how: str, keep_end: bool = False) -> str:
+    """``text`` within ``limit`` characters, saying how many more there are and ``how`` to
+    get them."""
+    if len(text) <= limit:
+        return text
+    shown = text[-limit:] if keep_end else text[:limit]
+    note = more(len(text) - limit, "characters", how)
+    return f"[{note}]\n{shown}" if keep_end else f"{shown}\n[{note}]"
+
+
+def more(count: int, what: str, how: str) -> str:
+    """``"N more WHAT not shown: ask with HOW"``."""
+    return f"{count} more {what} not shown: ask with {how}"

@@ -1,0 +1,138 @@
+"""Named nodes of SynthDefs that code added, in their place, through crashes (issue 30, item 5),
+and the synths scorch does not restore, reported when a crash loses them (item 2)."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from scorch.api.local import LocalService
+from scorch.app.orchestra import Orchestra
+from scorch.errors import InvalidRequest
+from scorch.primitives.synthdefs.library import SynthDefLibrary
+from scorch.state.events import Kind
+from tests.conftest import node_param
+
+pytestmark = pytest.mark.integration
+
+FX = ("SynthDef(\\fxtest, { |out = 0, freq = 300, amp = 0.001| "
+      "Out.ar(out, SinOsc.ar(freq) * amp) }).add; 1")
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory,
+         library: SynthDefLibrary) -> Iterator[Orchestra]:
+    from scorch.config.installation import parse_config
+    from tests.conftest import jack_name
+
+    folder = tmp_path_factory.mktemp("code-nodes")
+    text = (f'state_dir = "{folder / "state"}"\n[audio]\n'
+            f'driver = "dummy"\njack_server = "{jack_name("codenodes")}"\n'
+            '[midi]\nenabled = false\n[instances.room]\n[watchdog]\nmissed = 40\n')
+    orch = Orchestra(parse_config(text, folder / "config.toml"), library)
+    try:
+        assert orch.start() == {"room": None}
+        yield orch
+    finally:
+        orch.stop()
+
+
+def _order(api: LocalService) -> list[str]:
+    """The synthdefs of the default group's synths, head to tail."""
+    rooms: Any = api.call("playing", {"instance": "room", "detail": True})
+    tree = rooms.rooms[0].tree or []
+    return [t.synthdef for t in tree if t.synthdef is not None and t.parent == 1]
+
+
+def _crash(room: Orchestra) -> None:
+    view = room.views["room"]
+    pid = view.snapshot.scsynth_pid
+    assert pid is not None
+    since = view.events.mark()
+    os.kill(pid, signal.SIGKILL)
+    restored = view.events.wait_for(Kind.RESTORED, since, 30.0)
+    assert restored is not None
+
+
+def test_a_synthdef_code_added_plays_as_a_named_node_in_its_place_through_a_crash(
+        room: Orchestra) -> None:
+    api = LocalService(room)
+    assert room.rooms.execute_one("room", FX).ok
+    api.call("play", {"instance": "room", "synthdef": "sine", "node": "src",
+                      "params": {"amp": 0.001}})
+    api.call("play", {"instance": "room", "synthdef": "sine", "node": "tail",
+                      "params": {"amp": 0.001}})
+    played: Any = api.call("play", {"instance": "room", "synthdef": "fxtest", "node": "fx",
+                                    "params": {"freq": 333}, "target": "src"})
+    assert played.node == "fx"
+    assert _order(api) == ["sine", "fxtest", "sine"]  # after src, before tail
+    with pytest.raises(InvalidRequest, match="knows no SynthDef 'nosuchdef'"):
+        api.call("play", {"instance": "room", "synthdef": "nosuchdef", "node": "x"})
+    with pytest.raises(InvalidRequest, match="add_action 'before' needs a target"):
+        api.call("play", {"instance": "room", "synthdef": "sine", "add_action": "before"})
+    # sclang forgets it, so only the bytes scorch kept can bring it back
+    assert room.rooms.execute_one("room", "SynthDescLib.global.removeAt(\\fxtest); 1").ok
+    _crash(room)
+    fx = room.rooms.nodes("room")["fx"]
+    osc = room.views["room"].osc
+    assert osc is not None
+    assert node_param(osc, fx.node_id, "freq") == pytest.approx(333)
+    assert _order(api) == ["sine", "fxtest", "sine"]
+    for node in ("fx", "src", "tail"):
+        api.call("release", {"instance": "room", "node": node})
+
+
+def test_a_crash_reports_the_synths_code_made_that_no_restore_brings_back(
+        room: Orchestra) -> None:
+    import time
+
+    api = LocalService(room)
+    assert room.rooms.execute_one("room", FX).ok
+    api.call("play", {"instance": "room", "synthdef": "sine", "node": "kept",
+                      "params": {"amp": 0.001}})
+    made = room.rooms.execute_one("room", "~a = Synth(\\fxtest); ~b = Synth(\\fxtest); "
+                                           "~c = Synth(\\sine, [\\amp, 0.001]); 1")
+    assert made.ok and not made.server_errors
+    osc = room.views["room"].osc
+    assert osc is not None
+    deadline = time.monotonic() + 10  # the watchdog asks for the tree every 2 s
+    while [d for _, d in osc.last_synths or []].count("fxtest") < 2:
+        assert time.monotonic() < deadline, osc.last_synths
+        time.sleep(0.1)
+    since = room.views["room"].events.mark()
+    _crash(room)
+    lost = [e for e in room.views["room"].events.since(since) if e.kind == Kind.SYNTHS_LOST]
+    assert len(lost) == 1, lost
+    assert lost[0].details["synthdefs"] == {"fxtest": 2, "sine": 1}  # not the named node
+    assert lost[0].details["count"] == 3 and "fxtest x2" in lost[0].message
+    status: Any = api.call("status", {"instance": "room"})
+    assert "3 synths scorch does not restore" in str(status.instances[0].last_crash)
+    api.call("release", {"instance": "room", "node": "kept"})
+
+
+def test_history_keeps_every_change_and_runs_an_entry_again_by_id(room: Orchestra) -> None:
+    api = LocalService(room)
+    api.call("play", {"instance": "room", "synthdef": "sine", "node": "again",
+                      "params": {"freq": 321, "amp": 0.001}})
+    api.call("release", {"instance": "room", "node": "again"})
+    api.call("execute", {"instance": "room", "code": "~count = (~count ? 0) + 1"})
+    found: Any = api.call("history", {"limit": 3})
+    codes = [e.code for e in found.entries]
+    assert codes[0] == "~count = (~count ? 0) + 1"
+    assert codes[1].startswith("@release ") and codes[2].startswith("@play ")
+    assert '"node":"again"' in codes[2] and '"freq":321.0' in codes[2]
+    assert "again" not in room.rooms.nodes("room")
+    replayed: Any = api.call("history", {"action": "rerun", "id": found.entries[2].id})
+    assert replayed.rerun == "play" and "again" in room.rooms.nodes("room")
+    osc = room.views["room"].osc
+    assert osc is not None
+    assert node_param(osc, room.rooms.nodes("room")["again"].node_id, "freq") == 321
+    counted: Any = api.call("history", {"action": "rerun", "id": found.entries[0].id})
+    assert counted.rerun == "execute" and counted.answer["results"][0]["value"] == "2"
+    with pytest.raises(InvalidRequest, match="no entry #999999"):
+        api.call("history", {"action": "rerun", "id": 999999})
+    api.call("release", {"instance": "room", "node": "again"})
