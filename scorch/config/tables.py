@@ -145,11 +145,16 @@ class HistoryConfig(StrictModel):
                           description="at most this many executions are kept (the newest)")
 
 
+#: The page's port when ``[web] listen`` gives none (MCP over HTTP has :data:`HTTP_PORT`).
+WEB_PORT = 8470
+
+
 class WebConfig(StrictModel):
     """The ``[web]`` table: the technician's page, served by ``scorch run``."""
 
     listen: str | None = Field(
-        None, description="HOST:PORT the page listens on (unset: no page); loopback is open "
+        None, description="ADDR:PORT the page listens on (unset: no page; no address: "
+        "loopback, no port: 8470, IPv6 in brackets); loopback is open "
         "to this machine's users, any other address asks for the token in the state directory")
     meter_hz: float = Field(15.0, ge=1.0, le=50.0,
                             description="level meters' reports a second while the page is open")
@@ -158,12 +163,12 @@ class WebConfig(StrictModel):
     @classmethod
     def _check_listen(cls, value: str | None) -> str | None:
         if value is not None:
-            parse_listen(value)
+            parse_listen(value, WEB_PORT)
         return value
 
     def address(self) -> tuple[str, int] | None:
         """The host (without IPv6 brackets) and port to listen on, or None."""
-        return parse_listen(self.listen) if self.listen is not None else None
+        return parse_listen(self.listen, WEB_PORT) if self.listen is not None else None
 
 
 class DocsConfig(StrictModel):
@@ -196,10 +201,11 @@ class TempoConfig(StrictModel):
         default_factory=dict, description="groups with a tempo of their own (not on Link)")
 
 
-def parse_listen(text: str) -> tuple[str, int]:
+def parse_listen(text: str, default_port: int | None = None) -> tuple[str, int]:
     """``ADDR:PORT`` (``[V6]:PORT``, ``ADDR``, ``:PORT``) as (host, port); ValueError says why.
 
-    A missing address is loopback (:data:`HTTP_HOST`), a missing port :data:`HTTP_PORT`.
+    A missing address is loopback (:data:`HTTP_HOST`), a missing port ``default_port``
+    (:data:`HTTP_PORT` unless told).
     """
     spec = text.strip()
     if not spec or len(spec) > 300:
@@ -227,7 +233,7 @@ def parse_listen(text: str) -> tuple[str, int]:
         except ValueError:
             raise ValueError(f"{host!r} is not an IPv6 address (in {text!r})") from None
     if not port:
-        return host, HTTP_PORT
+        return host, HTTP_PORT if default_port is None else default_port
     if not port.isascii() or not port.isdigit() or not 1 <= int(port) <= 65535:
         raise ValueError(f"the port must be a number from 1 to 65535, found {port!r} (in {text!r})")
     return host, int(port)

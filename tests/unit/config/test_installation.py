@@ -308,8 +308,8 @@ def test_a_config_nested_too_deep_is_a_located_error_not_a_recursion(tmp_path: P
         parse_config(text, tmp_path / "c.toml")
 
 
-@pytest.mark.parametrize("listen", ["0.0.0.0:x", "::1:80", "a b:3", "host:0", "host:70000",
-                                    ":80", "127.0.0.1"])
+@pytest.mark.parametrize("listen", ["0.0.0.0:x", "a b:3", "host:0", "host:70000", "[::1:80",
+                                    "[host]:80", "", "h/x:80"])
 def test_a_bad_web_listen_is_refused_naming_the_key(listen: str) -> None:
     with pytest.raises(ConfigError, match=r"web\.listen"):
         parse_config(f'[instances.a]\n[web]\nlisten = "{listen}"\n')
@@ -317,6 +317,9 @@ def test_a_bad_web_listen_is_refused_naming_the_key(listen: str) -> None:
 
 @pytest.mark.parametrize(("listen", "address"), [("127.0.0.1:8470", ("127.0.0.1", 8470)),
                                                  ("[::1]:80", ("::1", 80)),
-                                                 ("stage.local:9000", ("stage.local", 9000))])
+                                                 ("stage.local:9000", ("stage.local", 9000)),
+                                                 (":80", ("127.0.0.1", 80)),
+                                                 ("127.0.0.1", ("127.0.0.1", 8470)),
+                                                 ("::1", ("::1", 8470))])
 def test_web_listen_gives_host_and_port(listen: str, address: tuple[str, int]) -> None:
     assert parse_config(f'[instances.a]\n[web]\nlisten = "{listen}"\n').web.address() == address
