@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
@@ -114,6 +115,15 @@ class EventLive(BaseModel):
     trouble: bool
 
 
+class HostLive(BaseModel):
+    """A host of an installation across several, as this scorch reaches it."""
+
+    name: str
+    state: str | None = Field(description="CONNECTED, NOT_RUNNING, UNREACHABLE or CONNECTING; "
+                              "None: not known here (a host's own scorch run sees no link)")
+    reason: str | None = Field(None, description="why it is not CONNECTED")
+
+
 class LiveView(Result):
     """Everything the page and the panel show."""
 
@@ -122,7 +132,7 @@ class LiveView(Result):
     hosted_by: str
     started_at: float | None
     this_host: str | None
-    hosts: list[str] = Field(description="the installation's hosts (several hosts)")
+    hosts: list[HostLive] = Field(description="the installation's hosts (several hosts)")
     audio: str | None
     xruns: int = Field(description="xruns jackd reported in its recent output (the last "
                        "1000 lines scorch keeps of it)")
@@ -145,6 +155,13 @@ def meters_now(orch: Orchestra, now: float | None = None) -> dict[str, Meter | N
         last = orch.meters.levels(name).last(now)
         found[name] = Meter(peak=list(last.peak), rms=list(last.rms)) if last else None
     return found
+
+
+def hosts_of(status: dict[str, Any], configured: Iterable[str]) -> list[HostLive]:
+    """The hosts with their link's state where the status has it (a coordinator's)."""
+    linked = [HostLive(name=h["name"] or "(no host)", state=h["state"], reason=h["reason"])
+              for h in status.get("hosts") or []]
+    return linked or [HostLive(name=name, state=None) for name in sorted(configured)]
 
 
 def _xruns(orch: Orchestra) -> int:
@@ -203,7 +220,7 @@ def live_view(service: Caller, orch: Orchestra) -> LiveView:
     return LiveView(
         time=now, config=str(config.source) if config.source else None,
         hosted_by=orch.hosted_by, started_at=orch.started_at, this_host=config.host,
-        hosts=sorted(config.hosts), audio=(status.get("audio") or {}).get("summary"),
+        hosts=hosts_of(status, config.hosts), audio=(status.get("audio") or {}).get("summary"),
         xruns=_xruns(orch), rooms=rooms, tempo=tempo, midi=_midi(orch),
         events=[EventLive(seq=e["seq"], time=e["time"], room=e["instance"], kind=e["kind"],
                           message=e["message"], trouble=e["kind"] in TROUBLE) for e in events])

@@ -151,7 +151,9 @@ function renderSummary(v) {
     t ? `tempo <b>${t.bpm.toFixed(1)}</b> bpm, bar <b>${t.bar}</b> ${t.playing ? "▶" : "■"}` : "",
     `MIDI ${midi}` + (v.midi ? `, voices <b>${v.midi.voices ?? 0}</b>` : ""),
     `xruns <b>${v.xruns}</b>`,
-    v.hosts.length ? `hosts <b>${v.hosts.map(esc).join(", ")}</b>` +
+    v.hosts.length ? "hosts " + v.hosts.map((h) => `<b>${esc(h.name)}</b>` + (h.state ?
+      ` <span class="${h.state === "CONNECTED" ? "" : "trouble"}" title="${esc(h.reason || "")}">` +
+      `${esc(h.state)}</span>` : "")).join(", ") +
       (v.this_host ? ` (this: ${esc(v.this_host)})` : "") : "",
     v.audio ? esc(v.audio) : "",
   ];
