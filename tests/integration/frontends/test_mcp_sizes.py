@@ -16,7 +16,7 @@ from scorch.config.installation import parse_config
 from tests.conftest import jack_name
 from tests.integration.frontends.test_mcp_tools import TOOLS
 from tests.support.harness import two_rooms
-from tests.support.mcp_calls import call, text
+from tests.support.mcp.calls import call, text
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
