@@ -26,7 +26,7 @@ def scope_of(orch: Orchestra, name: str, args: Any) -> Scope | None:
         return None
     action = getattr(args, "action", None)
     if name in ("play", "set", "release", "pattern"):
-        if name == "play" and args.name is None:
+        if name == "play" and args.node is None:
             return None
         if name == "pattern" and action not in PATTERN_STATE:
             return None
