@@ -6,6 +6,7 @@ fixture checks that none of their pids is left.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import textwrap
@@ -99,6 +100,26 @@ def make_config(tmp_path: Path) -> MakeConfig:
         return parse_config(text, path)
 
     return make
+
+
+@contextlib.contextmanager
+def module_orchestra(folder: Path, tag: str, body: str,
+                     library: SynthDefLibrary | None = None) -> Iterator[Orchestra]:
+    """One started orchestra for a whole test module (module-scoped fixtures use it).
+
+    ``body``: the config's tables after ``state_dir``, ``[audio]`` (dummy driver, the
+    tag's own JACK server) and ``[docs]`` (on demand); every room must boot.
+    """
+    text = (f'state_dir = "{folder / "state"}"\n[audio]\ndriver = "dummy"\n'
+            f'jack_server = "{jack_name(tag)}"\n[docs]\nbuild = "on-demand"\n'
+            + textwrap.dedent(body))
+    orch = Orchestra(parse_config(text, folder / "config.toml"), library or SynthDefLibrary())
+    try:
+        failed = {name: error for name, error in orch.start().items() if error}
+        assert not failed, failed
+        yield orch
+    finally:
+        orch.stop()
 
 
 def orchestra_ports(orch: Orchestra) -> set[int]:

@@ -20,7 +20,8 @@ from scorch.api.ops.music.notes import NotesOutput
 from scorch.api.ops.music.playing import PlayingOutput
 from scorch.app.orchestra import Orchestra
 from scorch.errors import InvalidRequest, ScorchError, UnknownSynthDef
-from tests.conftest import scsynth_param
+from scorch.primitives.synthdefs.library import SynthDefLibrary
+from tests.conftest import module_orchestra, scsynth_param
 from tests.support.scsynth_listener import Listener
 
 pytestmark = pytest.mark.integration
@@ -56,19 +57,11 @@ def write_mid(path: Path, tune: list[tuple[float, float, int, int]] = TUNE) -> N
 
 
 @pytest.fixture(scope="module")
-def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Orchestra, Listener, Path]]:
-    # Module scope: one room for every test here (the fixtures are function-scoped).
-    from scorch.config.installation import parse_config
-    from scorch.primitives.synthdefs.library import SynthDefLibrary
-    from tests.conftest import jack_name
-
+def room(tmp_path_factory: pytest.TempPathFactory,
+         library: SynthDefLibrary) -> Iterator[tuple[Orchestra, Listener, Path]]:
     folder = tmp_path_factory.mktemp("notes-play")
-    text = (f'state_dir = "{folder / "state"}"\n[audio]\ndriver = "dummy"\n'
-            f'jack_server = "{jack_name("notes-play")}"\n[docs]\nbuild = "on-demand"\n'
-            f"[tempo]\nbpm = {BPM}\n" + ROOM)
-    orch = Orchestra(parse_config(text, folder / "config.toml"), SynthDefLibrary())
-    orch.start()
-    try:
+    with module_orchestra(folder, "notes-play", f"[tempo]\nbpm = {BPM}\n" + ROOM,
+                          library) as orch:
         port = orch.rooms.status("lobby").port
         assert port is not None
         listener = Listener(port)
@@ -76,8 +69,6 @@ def room(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Orchestra, 
         write_mid(folder / "melody.mid", MELODY)
         yield orch, listener, folder
         listener.close()
-    finally:
-        orch.stop()
 
 
 def test_a_mid_plays_its_notes_at_their_pitches_from_the_next_bar(

@@ -15,7 +15,7 @@ from scorch.app.orchestra import Orchestra
 from scorch.errors import InvalidRequest
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.events import Kind
-from tests.conftest import node_param
+from tests.conftest import module_orchestra, node_param
 
 pytestmark = pytest.mark.integration
 
@@ -26,19 +26,10 @@ FX = ("SynthDef(\\fxtest, { |out = 0, freq = 300, amp = 0.001| "
 @pytest.fixture(scope="module")
 def room(tmp_path_factory: pytest.TempPathFactory,
          library: SynthDefLibrary) -> Iterator[Orchestra]:
-    from scorch.config.installation import parse_config
-    from tests.conftest import jack_name
-
-    folder = tmp_path_factory.mktemp("code-nodes")
-    text = (f'state_dir = "{folder / "state"}"\n[audio]\n'
-            f'driver = "dummy"\njack_server = "{jack_name("codenodes")}"\n'
-            '[midi]\nenabled = false\n[instances.room]\n[watchdog]\nmissed = 40\n')
-    orch = Orchestra(parse_config(text, folder / "config.toml"), library)
-    try:
-        assert orch.start() == {"room": None}
+    with module_orchestra(tmp_path_factory.mktemp("code-nodes"), "codenodes",
+                          "[midi]\nenabled = false\n[instances.room]\n[watchdog]\nmissed = 40\n",
+                          library) as orch:
         yield orch
-    finally:
-        orch.stop()
 
 
 def _order(api: LocalService) -> list[str]:

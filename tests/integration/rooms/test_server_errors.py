@@ -16,6 +16,7 @@ from scorch.api.ops.code import ExecuteOutcome, ExecuteOutput
 from scorch.app.orchestra import Orchestra
 from scorch.primitives.sclang.result import ExecuteResult
 from scorch.primitives.synthdefs.library import SynthDefLibrary
+from tests.conftest import module_orchestra
 
 pytestmark = pytest.mark.integration
 
@@ -26,19 +27,10 @@ NOT_FOUND = ("*** ERROR: SynthDef nosuchdef not found",
 @pytest.fixture(scope="module")
 def room(tmp_path_factory: pytest.TempPathFactory,
          library: SynthDefLibrary) -> Iterator[Orchestra]:
-    from scorch.config.installation import parse_config
-    from tests.conftest import jack_name
-
-    folder = tmp_path_factory.mktemp("server-errors")
-    text = (f'state_dir = "{folder / "state"}"\n[audio]\n'
-            f'driver = "dummy"\njack_server = "{jack_name("srverr")}"\n'
-            '[midi]\nenabled = false\n[instances.room]\nsynthdefs = ["sine"]\n')
-    orch = Orchestra(parse_config(text, folder / "config.toml"), library)
-    try:
-        assert orch.start() == {"room": None}
+    with module_orchestra(tmp_path_factory.mktemp("server-errors"), "srverr",
+                          '[midi]\nenabled = false\n[instances.room]\nsynthdefs = ["sine"]\n',
+                          library) as orch:
         yield orch
-    finally:
-        orch.stop()
 
 
 def run(orch: Orchestra, code: str) -> ExecuteResult:

@@ -22,6 +22,7 @@ from scorch.primitives.osc import OscMessage, encode_message
 from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.synthdefs.library import ParamSpec, SynthDefInfo, SynthDefLibrary
 from scorch.state.events import Kind
+from tests.conftest import module_orchestra
 
 pytestmark = pytest.mark.integration
 
@@ -33,21 +34,11 @@ UNSENT = ("gate",)
 def room(tmp_path_factory: pytest.TempPathFactory,
          library: SynthDefLibrary) -> Iterator[Orchestra]:
     """One room that loaded every library SynthDef."""
-    from scorch.config.installation import parse_config
-    from tests.conftest import jack_name
-
-    folder = tmp_path_factory.mktemp("descs")
-    text = (f'state_dir = "{folder / "state"}"\n[audio]\n'
-            f'driver = "dummy"\njack_server = "{jack_name("descs")}"\n'
-            '[midi]\nenabled = false\n[instances.room]\nsynthdefs = "all"\n'
-            # a recompile on a loaded machine can keep sclang from pings for seconds
-            '[watchdog]\nmissed = 40\n')
-    orch = Orchestra(parse_config(text, folder / "config.toml"), library)
-    try:
-        assert orch.start() == {"room": None}
+    # a recompile on a loaded machine can keep sclang from pings for seconds: missed = 40
+    with module_orchestra(tmp_path_factory.mktemp("descs"), "descs",
+                          '[midi]\nenabled = false\n[instances.room]\nsynthdefs = "all"\n'
+                          "[watchdog]\nmissed = 40\n", library) as orch:
         yield orch
-    finally:
-        orch.stop()
 
 
 def value(orch: Orchestra, code: str, timeout: float = 10.0) -> str:

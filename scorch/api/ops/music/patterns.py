@@ -24,99 +24,85 @@ When = Annotated[Literal["next_bar", "next_beat", "now"], Field(
 MAX_FADE = 600.0
 
 
-class PatternSource(Action):
+class _Change(Action):
+    """What every change names: its room, and when it lands."""
+
+    instance: InstanceName
+    at: When = "next_bar"
+
+
+class _OnePattern(_Change):
+    """A change of one pattern or proxy, by name (and kind, where names are shared)."""
+
+    name: Name
+    kind: Kind = None
+
+
+class PatternSource(_OnePattern):
     """Replace its source (a Pbind, a function...): the events from the next bar play it."""
 
     access = CHANGE
     action: Literal["source"]
-    instance: InstanceName
-    name: Name
     source: Annotated[Code, Field(max_length=MAX_CODE, description=(
         "SuperCollider code whose value is the new source, e.g. "
         "Pbind(\\degree, Pseq([0, 2, 4], inf), \\dur, 0.25) or { SinOsc.ar(220) * 0.1 }"))]
-    kind: Kind = None
-    at: When = "next_bar"
 
 
-class PatternSet(Action):
+class PatternSet(_Change):
     """Set one key of a Pbindef (a Pdef of a Pbind becomes one): the next bar plays it."""
 
     access = CHANGE
     action: Literal["set"]
-    instance: InstanceName
     name: Name
     key: Annotated[ParamName, Field(description="The event key: degree, dur, amp, instrument...")]
     value: Annotated[Code, Field(max_length=4096, description=(
         "SuperCollider code of its value: 0.5, Pseq([0, 3, 5], inf), \\\\bass"))]
-    at: When = "next_bar"
 
 
-class PatternPlay(Action):
+class PatternPlay(_OnePattern):
     """Play it again (a Pdef from its start)."""
 
     access = CHANGE
     action: Literal["play"]
-    instance: InstanceName
-    name: Name
-    kind: Kind = None
-    at: When = "next_bar"
 
 
-class PatternStop(Action):
+class PatternStop(_OnePattern):
     """Stop it; every other pattern and proxy plays on."""
 
     access = SILENCE
     action: Literal["stop"]
-    instance: InstanceName
-    name: Name
-    kind: Kind = None
-    at: When = "next_bar"
 
 
-class PatternMute(Action):
+class PatternMute(_OnePattern):
     """Mute it, playing on silently (a Pdef's events become rests, a Tdef pauses)."""
 
     access = SILENCE
     action: Literal["mute"]
-    instance: InstanceName
-    name: Name
-    kind: Kind = None
-    at: When = "next_bar"
 
 
-class PatternUnmute(Action):
+class PatternUnmute(_Change):
     """Unmute it (no name: every muted one, which ends a solo)."""
 
     access = CHANGE
     action: Literal["unmute"]
-    instance: InstanceName
     name: Name | None = None
     kind: Kind = None
-    at: When = "next_bar"
 
 
-class PatternSolo(Action):
+class PatternSolo(_OnePattern):
     """Mute every other pattern and proxy that plays in the room (unmute with no name ends it)."""
 
     access = SILENCE
     action: Literal["solo"]
-    instance: InstanceName
-    name: Name
-    kind: Kind = None
-    at: When = "next_bar"
 
 
-class PatternFade(Action):
+class PatternFade(_OnePattern):
     """Fade it out over some seconds, then stop it (a Pdef's \\amp, an Ndef's monitor)."""
 
     access = SILENCE
     action: Literal["fade"]
-    instance: InstanceName
-    name: Name
     seconds: Annotated[float, Field(gt=0, le=MAX_FADE, allow_inf_nan=False, strict=True,
                                     description=f"How long the fade lasts (to {MAX_FADE:g} s)")]
-    kind: Kind = None
-    at: When = "next_bar"
 
 
 PatternArgs = Annotated[PatternSource | PatternSet | PatternPlay | PatternStop | PatternMute
