@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+    from scorch.audio.pitch import Pitch
+    from scorch.audio.spectrum import Peak
+
 # Mixing to mono cancels sound whose channels are in opposite phase; below this
 # share of the channels' own level, the loudest channel stands in for the mix.
 _CANCELLED = 0.25
@@ -96,13 +99,29 @@ def analyse(samples: Any, sample_rate: int) -> SoundReport:
             "spectral_flatness": _round(spectrum.flatness(average), 3),
             "partials": [_partial(p.hz, p.db) for p in spectrum.peaks(average)],
             "onsets": [round(onset.seconds, 3) for onset in found],
-            "onset_notes": [nearest_note(hz).name if hz else
-                            nearest_note(p.hz).name if p and p.hz else None
-                            for hz, p in zip(added, notes, strict=True)],
+            "onset_notes": [_onset_note(hz, p, steady) for hz, p in zip(added, notes, strict=True)],
             "held": _partial(steady.hz, steady.db) if steady is not None else None,
         }
     report = SoundReport(**measured, summary="")
     return report.model_copy(update={"summary": describe(report, percussive)})
+
+
+def _onset_note(added: float | None, own: Pitch | None, held: Peak | None) -> str | None:
+    """The note an onset starts: what it adds to the spectrum, unless that is a harmonic
+    (2nd to 8th) of the note's own pitch (YIN over its first moments) and that pitch is not
+    the held tone under it: a plucked string's added spectrum is led by an overtone."""
+    own_hz = own.hz if own is not None and own.hz else None
+    if added is None:
+        return nearest_note(own_hz).name if own_hz else None
+    if own_hz is not None and not (held is not None and _same_pitch(own_hz, held.hz)):
+        ratio = added / own_hz
+        if 2 <= round(ratio) <= 8 and abs(ratio - round(ratio)) <= 0.03 * ratio:
+            return nearest_note(own_hz).name
+    return nearest_note(added).name
+
+
+def _same_pitch(a: float, b: float) -> bool:
+    return abs(12 * math.log2(a / b)) < 0.5
 
 
 def read_audio(path: Path | str, max_seconds: float | None = None,
