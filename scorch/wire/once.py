@@ -152,13 +152,14 @@ class Once:
         for number, line in enumerate(lines, 1):
             try:
                 item = json.loads(line)
-                age = wall - float(item["at"])
+                # a key written within the last millisecond may read as just ahead (rounding)
+                age = max(0.0, wall - float(item["at"]))
                 entry = _Entry(str(item["fingerprint"]), reply=Reply.model_validate(item["reply"]))
                 key = str(item["key"])
             except (ValueError, TypeError, KeyError, ValidationError):
                 log.warning("%s:%d is not a request key's line; skipped", path, number)
                 continue
-            if 0 <= age <= self.keep:
+            if age <= self.keep:
                 entry.finished = mono - age
                 entry.done.set()
                 self._entries.pop(key, None)

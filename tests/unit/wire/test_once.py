@@ -8,6 +8,7 @@ rooms: saving a snippet is a change a second run would refuse (it exists).
 from __future__ import annotations
 
 import functools
+import json
 import threading
 from pathlib import Path
 
@@ -164,8 +165,12 @@ def test_the_journal_keeps_only_young_keys_skips_bad_lines_and_is_compacted(
     assert len(again) == 4  # the 4 newest
     assert again.run(request("k11", 9), lambda: Reply(id=9, result="ran")).result == 11
     assert again.run(request("k0", 9), lambda: Reply(id=9, result="ran")).result == "ran"
-    stale = Once(size=4, keep=0.0, journal=journal)
-    assert len(stale) == 0
+    lines = [json.loads(line) for line in journal.read_text().splitlines()
+             if line.startswith("{\"key\": \"k") or line.startswith('{"key":"k')]
+    assert len(lines) == 4
+    journal.write_text("".join(json.dumps({**item, "at": item["at"] - 700}) + "\n"
+                               for item in lines))
+    assert len(Once(size=4, keep=600, journal=journal)) == 0  # all older than keep
 
 
 def test_an_unwritable_journal_keeps_the_key_in_memory(tmp_path: Path) -> None:
