@@ -132,9 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m mcp_server.bundle FOLDER WHEEL``."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2 or not args[1].endswith(".whl"):
-        print("usage: python -m mcp_server.bundle FOLDER WHEEL.whl", file=sys.stderr)
+        sys.stderr.write("usage: python -m mcp_server.bundle FOLDER WHEEL.whl\n")
         return 2
-    print(lay_out(Path(args[0]), Path(args[1])), file=sys.stderr)
+    sys.stderr.write(f"{lay_out(Path(args[0]), Path(args[1]))}\n")
     return 0
 
 

@@ -146,10 +146,10 @@ def up_to_date(path: Path = SNAPSHOT) -> bool:
 def main() -> int:
     """Record the snapshot unless it is up to date (``--force``: record it anyway)."""
     if "--force" not in sys.argv[1:] and up_to_date():
-        print(f"{SNAPSHOT}: up to date", file=sys.stderr)
+        sys.stderr.write(f"{SNAPSHOT}: up to date\n")
         return 0
     changed = record()
-    print(f"{SNAPSHOT}: {'recorded' if changed else 'unchanged'}", file=sys.stderr)
+    sys.stderr.write(f"{SNAPSHOT}: {'recorded' if changed else 'unchanged'}\n")
     return 0
 
 

@@ -37,7 +37,7 @@ def written(text: str) -> str:
 def main() -> int:
     """Write the table into the doc."""
     DOC.write_text(written(DOC.read_text(encoding="utf-8")), encoding="utf-8")
-    print(f"{DOC}: tool table written", file=sys.stderr)
+    sys.stderr.write(f"{DOC}: tool table written\n")
     return 0
 
 
