@@ -107,7 +107,10 @@ async def test_everyday_requests_end_to_end_each_checked_on_scsynth_or_in_the_so
         shown = text(heard)
         report = heard.structured_content or {}
         assert len(report["onsets"]) >= 4, shown  # the beat, heard
-        assert report["held"] is not None and report["held"]["note"] == "A2", shown
+        # the drone, heard under the beat: a partial or the held tone (the kicks ring at the
+        # event's default freq, C4, and may be taken for the held one)
+        tones = [p["note"] for p in report["partials"]] + [(report["held"] or {}).get("note")]
+        assert "A2" in tones, shown
         assert "onsets (" in shown and "LUFS" in shown  # the numbers are in the text
     finally:
         await call(client, "execute", instance="beta", code="Pdef(\\e2e).stop; 1")
