@@ -12,16 +12,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from functools import partial
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pykka
 
-from actors.conductor import ConductorProxy
-from actors.instance.proxy import InstanceProxy
-from actors.router.proxy import MidiRouterProxy
-from actors.supervisor import SupervisorProxy
-from actors.watchdog import WatchdogProxy
-from scorch.config.installation import Config
 from scorch.errors import (
     Booting,
     InstanceNotFound,
@@ -30,10 +24,18 @@ from scorch.errors import (
     NoAnswer,
     TempoUnavailable,
 )
-from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.events import State
-from scorch.state.tempo import TempoView
 from scorch.state.view import InstanceView, Snapshot
+
+if TYPE_CHECKING:  # the actors' modules load when the orchestra starts them, not before
+    from actors.conductor import ConductorProxy
+    from actors.instance.proxy import InstanceProxy
+    from actors.router.proxy import MidiRouterProxy
+    from actors.supervisor import SupervisorProxy
+    from actors.watchdog import WatchdogProxy
+    from scorch.config.installation import Config
+    from scorch.primitives.synthdefs.library import SynthDefLibrary
+    from scorch.state.tempo import TempoView
 
 T = TypeVar("T")
 

@@ -16,8 +16,7 @@ from pydantic import BaseModel, Field
 from scorch.api.fields import Code, InstanceName, NodeName, Params, SynthDefName
 from scorch.api.operation import CHANGE, READ, SET, Action, Args, Result, operation
 from scorch.app.studio.capture import AUDIO_BUSES, MAX_SECONDS, Source
-from scorch.app.studio.renderer import MAX_RENDER, Rendered
-from scorch.app.studio.studio import Heard
+from scorch.app.studio.renderer import MAX_RENDER
 from scorch.audio.report import SoundReport
 from scorch.errors import InvalidRequest
 from scorch.primitives.synthdefs.capture import MAX_CHANNELS
@@ -25,6 +24,8 @@ from scorch.values import Seconds, Text
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
+    from scorch.app.studio.renderer import Rendered
+    from scorch.app.studio.studio import Heard
 
 Format = Annotated[Literal["wav", "aiff", "flac"], Field(
     description="wav (32-bit float), aiff (32-bit float) or flac (24-bit)")]
