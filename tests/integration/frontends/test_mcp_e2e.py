@@ -168,8 +168,12 @@ def test_sigterm_stops_a_hosted_server_cleanly_and_stdout_holds_only_protocol(
         rest = proc.stdout.read().decode()
         assert all(json.loads(line) for line in rest.splitlines() if line.strip())
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        if proc.poll() is None:  # a failed assertion: stop it as a client would, then for sure
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
     assert "orchestra stopped; no process left" in setup["log"].read_text()
     assert wait_gone(children, 5.0) == []
