@@ -85,6 +85,8 @@ class Nodes:
         """Show the named nodes and their values to readers (a copy: they read it unlocked)."""
         self._view.nodes = {name: replace(node, params=dict(node.params))
                             for name, node in self.desired.nodes.items()}
+        if self._view.synthdefs.keys() != self.desired.synthdefs.keys():
+            self._view.synthdefs = dict(self.desired.synthdefs)
         self._view.update(nodes=tuple(self.desired.nodes))
 
     def _osc(self) -> OscClient:

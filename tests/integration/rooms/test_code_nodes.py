@@ -12,7 +12,7 @@ import pytest
 
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
-from scorch.errors import InvalidRequest
+from scorch.errors import InvalidRequest, MidiUnavailable
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.events import Kind
 from tests.conftest import module_orchestra, node_param
@@ -61,6 +61,13 @@ def test_a_synthdef_code_added_plays_as_a_named_node_in_its_place_through_a_cras
                                     "params": {"freq": 333}, "target": "src"})
     assert played.node == "fx"
     assert _order(api) == ["sine", "fxtest", "sine"]  # after src, before tail
+    # `midi map` checks the param against fxtest's own controls, read from its bytes
+    route = {"port": "knobs", "cc": 1, "instance": "room", "node": "fx", "range": [100, 900]}
+    with pytest.raises(InvalidRequest, match=r"node 'fx' on room \(fxtest\) has no param "
+                                             "'cutoff'; its params: out, freq, amp"):
+        room.midi.map({**route, "param": "cutoff"})
+    with pytest.raises(MidiUnavailable):  # fxtest's own param: only MIDI being off stops it
+        room.midi.map({**route, "param": "freq"})
     with pytest.raises(InvalidRequest, match="knows no SynthDef 'nosuchdef'"):
         api.call("play", {"instance": "room", "synthdef": "nosuchdef", "node": "x"})
     with pytest.raises(InvalidRequest, match="add_action 'before' needs a target"):
