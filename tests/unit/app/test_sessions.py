@@ -103,7 +103,8 @@ def test_nodes_keep_their_places_through_a_session_file_and_bad_places_are_locat
     from scorch.state.session import NodeSpec, RoomSpec, Session
 
     nodes = {"src": NodeSpec("sine"), "fx": NodeSpec("sine", {}, "src", "after"),
-             "pre": NodeSpec("sine", {}, "src", "before"), "top": NodeSpec("sine", {}, None, "head")}
+             "pre": NodeSpec("sine", {}, "src", "before"),
+             "top": NodeSpec("sine", {}, None, "head")}
     session = Session(rooms={"a": RoomSpec(nodes=nodes)})
     config = parse_config("[instances.a]\n", tmp_path / "c.toml")
     reading = Reading(config, SynthDefLibrary())
