@@ -15,8 +15,8 @@ from pykka.typing import ActorMemberMixin, proxy_method
 
 from actors.instance.proxy import InstanceProxy
 from actors.ticker import Ticker
-from scorch.primitives.osc import encode_message
 from scorch.primitives.scsynth import commands
+from scorch.primitives.scsynth.client import TREE
 from scorch.primitives.system.process import cpu_seconds, stopped
 from scorch.state.events import State
 from scorch.state.health import HealthPolicy, Pings
@@ -25,9 +25,8 @@ from scorch.state.view import InstanceView
 log = logging.getLogger(__name__)
 
 STATUS = commands.status()
-#: The whole node tree, without control values: the client keeps its synths, so a crash
-#: can say which it lost (asked every TREE_EVERY seconds).
-TREE = encode_message(commands.Cmd.G_QUERY_TREE, 0, 0)
+#: Seconds between two node trees asked for anyway: the client keeps its synths (from the
+#: trees and the node notifications between them), so a crash can say which it lost.
 TREE_EVERY = 2.0
 
 #: sclang gets more slack than scsynth: garbage collection and class-library

@@ -85,6 +85,8 @@ class Nodes:
         """Show the named nodes and their values to readers (a copy: they read it unlocked)."""
         self._view.nodes = {name: replace(node, params=dict(node.params))
                             for name, node in self.desired.nodes.items()}
+        if self._view.synthdefs.keys() != self.desired.synthdefs.keys():
+            self._view.synthdefs = dict(self.desired.synthdefs)
         self._view.update(nodes=tuple(self.desired.nodes))
 
     def _osc(self) -> OscClient:
@@ -187,6 +189,29 @@ class Nodes:
             osc.send(packet if at is None else commands.at(at, packet))
         self.publish()
         return dict(state.params)
+
+    def place(self, name: str, target: str | None, add_action: str) -> dict[str, object]:
+        """Move a named node where it plays: ``before`` or ``after`` named node ``target``,
+        else to the ``head`` or ``tail`` of the default group; kept for restores."""
+        self._require_ready()
+        current = self.desired.nodes.get(name)
+        if current is None:
+            raise NodeNotFound(f"instance {self.name!r} has no node {name!r}; named nodes: "
+                               f"{', '.join(self.desired.nodes) or '(none)'}")
+        if target is not None and target not in self.desired.nodes:
+            raise NodeNotFound(f"instance {self.name!r} has no node {target!r} to place "
+                               f"{name!r} {add_action}; named nodes: "
+                               f"{', '.join(self.desired.nodes)}")
+        if target == name:
+            raise InvalidRequest(f"node {name!r} cannot be placed {add_action} itself")
+        moved = replace(current, target=target, add_action=add_action)
+        packet = self.desired.move_message(moved)  # raises before anything changes
+        osc = self._osc()
+        osc.send(packet)
+        osc.sync(timeout=2.0)
+        self.desired.nodes[name] = moved
+        self.publish()
+        return {"node": name, "target": target, "add_action": add_action}
 
     def set_many(self, values: dict[str, dict[str, float]]) -> list[str]:
         """Set params of several named nodes (a scene); return the names this instance lacks."""

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.config.tables import AudioConfig, InstanceConfig, WatchdogConfig
 from scorch.errors import BootError, BootTimeout, OscError, OscFailure, OscTimeout, PortInUse
 from scorch.primitives.sclang import protocol
@@ -236,6 +237,7 @@ class Processes:
             raise
         osc = scsynth.osc
         osc.on_node_end = lambda node_id: self._node_ended(node_id, osc)
+        osc.track_synths(_lost_if_crashed)
         self.scsynth = scsynth
         self._view.osc = scsynth.osc
         self._view.update(port=scsynth.port, scsynth_pid=scsynth.pid)
@@ -355,3 +357,10 @@ class Processes:
     def running(self) -> bool:
         """True while either process runs."""
         return self.scsynth is not None or self.sclang is not None
+
+
+def _lost_if_crashed(node_id: int) -> bool:
+    """A synth a crash would lose for good: neither a named node nor a MIDI voice (restored
+    or played again); its SynthDef is worth a node tree, so the loss can name it."""
+    return not (FIRST_NODE_ID <= node_id < FIRST_NODE_ID + NODE_ID_SPAN
+                or PERSISTENT_NODE_BASE <= node_id < UNNAMED_NODE_BASE)

@@ -15,6 +15,7 @@ from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.errors import InvalidRequest, MidiUnavailable, ScorchError
 from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.node_tree import tree_synths
+from scorch.primitives.synthdefs.scgf import param_names
 from scorch.values import describe_errors
 
 log = logging.getLogger(__name__)
@@ -80,15 +81,24 @@ class Midi:
         """Refuse a param the node's SynthDef lacks, on every room that has the node now."""
         for room in rooms:
             node = self._tree.views[room].nodes.get(route.node)
-            known = self._params_of(node.synthdef) if node is not None else None
+            known = self._params_of(room, node.synthdef) if node is not None else None
             if known is not None and route.param not in known:
                 raise _param_error(route.param, f"node {route.node!r} on {room} "
                                    f"({node.synthdef if node else ''})", known)
 
-    def _params_of(self, synthdef: str) -> list[str] | None:
-        """The controls of a SynthDef (None: not the library's, not known here)."""
+    def _params_of(self, room: str, synthdef: str) -> list[str] | None:
+        """The controls of a SynthDef: the library's, or those in the bytes of one the
+        room's code sent (kept to send again at every boot); None: not known here."""
         library = self._tree.library
-        return [p.name for p in library.info(synthdef).params] if synthdef in library else None
+        if synthdef in library:
+            return [p.name for p in library.info(synthdef).params]
+        data = self._tree.views[room].synthdefs.get(synthdef)
+        try:
+            return param_names(data) if data is not None else None
+        except ValueError:
+            log.warning("the SynthDef %r kept for %s cannot be read: %s's params unchecked",
+                        synthdef, room, synthdef)
+            return None
 
     def learn_and_map(self, spec: Mapping[str, Any], timeout_s: float) -> dict[str, Any] | None:
         """Wait for the next control or note moved, then map it with ``spec`` (the route

@@ -295,6 +295,13 @@ class Rooms:
         self._tree.tell_router(name, node, params)
         return values
 
+    def place(self, name: str, node: str, target: str | None,
+              add_action: str) -> dict[str, object]:
+        """Move a named node before or after named node ``target``, or to the head or tail
+        of the default group; it keeps that place through restores."""
+        self._ready(name, "place")
+        return self._tree.ask(name, lambda p: p.nodes.place(node, target, add_action))
+
     def set_values(self, name: str, values: dict[str, dict[str, float]]) -> list[str]:
         """Set params of several named nodes of one instance at once; return those it lacks."""
         missing = self._tree.ask(name, lambda p: p.nodes.set_many(values))

@@ -8,7 +8,9 @@ the running installation and brings it to one, through the other components.
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections.abc import Callable
 
 from scorch.app.buffers import Buffers
 from scorch.app.midi import Midi
@@ -16,7 +18,6 @@ from scorch.app.rooms import Rooms
 from scorch.app.sessions import (
     AUTOSAVE,
     FOLDER,
-    Autosaver,
     Reading,
     SessionStore,
     canonical_route,
@@ -156,7 +157,7 @@ class Sessions:
         """What ``rooms`` hold now, and their patterns, the tempo and the routes if asked."""
         specs = {
             name: RoomSpec(
-                nodes={n.name: NodeSpec(n.synthdef, dict(n.params))
+                nodes={n.name: NodeSpec(n.synthdef, dict(n.params), n.target, n.add_action)
                        for n in view.nodes.values()},
                 buffers={b.name: BufferSpec(b.path, b.bufnum) for b in view.buffers.values()},
                 patterns={key: PatternSpec(p.kind, p.name, p.playing, p.text)
@@ -211,7 +212,11 @@ class Sessions:
             self._rooms.release(room, target)
         elif change.action == "play":
             assert room is not None and change.synthdef is not None
-            self._rooms.play(room, change.synthdef, dict(change.params), target)
+            self._rooms.play(room, change.synthdef, dict(change.params), target,
+                             target=change.placed, add_action=change.add_action)
+        elif change.action == "move":
+            assert room is not None
+            self._rooms.place(room, target, change.placed, change.add_action)
         elif change.action == "set":
             assert room is not None
             self._rooms.set(room, target, dict(change.params))
@@ -232,3 +237,32 @@ class Sessions:
             if not result.ok:
                 raise PatternFailed(result.error.describe() if result.error is not None
                                     else f"{change.detail} failed")
+
+
+class Autosaver:
+    """Call ``save()`` every ``interval`` seconds in its own thread until stopped."""
+
+    def __init__(self, interval: float, save: Callable[[], object]) -> None:
+        self._interval = interval
+        self._save = save
+        self._halt = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="session-autosave", daemon=True)
+
+    def start(self) -> Autosaver:
+        """Start the thread."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop the thread (a save in progress finishes first)."""
+        self._halt.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10.0)
+
+    def _run(self) -> None:
+        while not self._halt.wait(self._interval):
+            try:
+                self._save()
+            except Exception:
+                # A full disk or a busy actor must not end autosaving: the next tick retries.
+                log.exception("autosave failed")

@@ -3,18 +3,17 @@
 A session lives in the state directory's ``sessions/NAME.toml``. It is written
 atomically (a crash leaves the old file or the new, never half), read back with
 every error located (``file:line: key.path: what``) before anything is applied,
-and kept current by :class:`Autosaver` as ``sessions/autosave.toml``.
+and kept current as ``sessions/autosave.toml`` (``scorch.app.session_keeper``).
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
 import tomllib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -39,6 +38,7 @@ from scorch.state.session import (
     PatternSpec,
     RoomSpec,
     Session,
+    placement_problems,
 )
 from scorch.state.tempo import INSTALLATION, MAX_BPM, MIN_BPM
 from scorch.values import (
@@ -64,10 +64,13 @@ MAX_FILE = 8 * MB
 
 
 class NodeDoc(StrictModel):
-    """``[rooms.ROOM.nodes.NAME]``."""
+    """``[rooms.ROOM.nodes.NAME]``: with its place (version 3; left out: the default group's
+    tail, or after its target)."""
 
     synthdef: SynthDefName
     params: dict[ParamName, Float32] = Field(default_factory=dict)
+    target: NodeName | None = None
+    add_action: Literal["head", "tail", "before", "after"] | None = None
 
 
 class BufferDoc(StrictModel):
@@ -115,9 +118,9 @@ class TempoDoc(StrictModel):
 
 
 class SessionDoc(StrictModel):
-    """A whole session file (version 1 has no tempo; it still reads)."""
+    """A whole session file (version 1 has no tempo, 1 and 2 no places; they still read)."""
 
-    version: Literal[1, 2]
+    version: Literal[1, 2, 3]
     saved_at: str | None = None
     tempo: TempoDoc = TempoDoc()
     rooms: dict[InstanceName, RoomDoc] = Field(default_factory=dict)
@@ -166,9 +169,10 @@ def render(session: Session, name: str, saved_at: float | None = None) -> str:
                 parts.add("buffers", _tables({b: {"path": buf.path, "bufnum": buf.bufnum}
                                               for b, buf in spec.buffers.items()}))
             if spec.nodes:
-                parts.add("nodes", _tables({n: {"synthdef": node.synthdef,
-                                                "params": dict(node.params)}
-                                            for n, node in spec.nodes.items()}))
+                parts.add("nodes", _tables({n: {
+                    "synthdef": node.synthdef, "params": dict(node.params),
+                    "target": node.target, "add_action": _unless_default(node)}
+                    for n, node in spec.nodes.items()}))
             if spec.patterns_known:  # an empty table too: none play, which loading restores
                 parts.add("patterns", _tables({k: {"kind": p.kind, "name": p.name,
                                                    "playing": p.playing, "text": p.text}
@@ -184,6 +188,13 @@ def render(session: Session, name: str, saved_at: float | None = None) -> str:
         midi.add("routes", routes)
         doc.add("midi", midi)
     return tomlkit.dumps(doc)
+
+
+def _unless_default(node: NodeSpec) -> str | None:
+    """The node's add action, unless it is what reading leaves out: after its target, or
+    the default group's tail."""
+    default = "after" if node.target is not None else "tail"
+    return None if node.add_action in (default, None) else node.add_action
 
 
 def _tables(tables: Mapping[str, Mapping[str, Any]]) -> Table:
@@ -294,8 +305,13 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
                 if param not in known:
                     problem((*loc, "params", param), f"SynthDef {ndoc.synthdef!r} has no param "
                             f"{param!r}; its params: {', '.join(known)}")
+            placed = ndoc.add_action or ("after" if ndoc.target is not None else "tail")
             nodes[nname] = NodeSpec(ndoc.synthdef, {p: v for p, v in ndoc.params.items()
-                                                    if p in known})
+                                                    if p in known}, ndoc.target,
+                                    placed if doc.version >= 3 or ndoc.target else None)
+        for nname, why in placement_problems(nodes).items():
+            problem(("rooms", room, "nodes", nname, "target"), why)
+            nodes[nname] = replace(nodes[nname], target=None, add_action=None)
         patterns = {}
         for key, pdoc in (rdoc.patterns or {}).items():
             if key != pattern_key(pdoc.kind, pdoc.name):
@@ -414,32 +430,3 @@ class SessionStore:
         except FileNotFoundError:
             self.read(name)  # raises SessionNotFound with the list
         return path
-
-
-class Autosaver:
-    """Call ``save()`` every ``interval`` seconds in its own thread until stopped."""
-
-    def __init__(self, interval: float, save: Callable[[], object]) -> None:
-        self._interval = interval
-        self._save = save
-        self._halt = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="session-autosave", daemon=True)
-
-    def start(self) -> Autosaver:
-        """Start the thread."""
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop the thread (a save in progress finishes first)."""
-        self._halt.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=10.0)
-
-    def _run(self) -> None:
-        while not self._halt.wait(self._interval):
-            try:
-                self._save()
-            except Exception:
-                # A full disk or a busy actor must not end autosaving: the next tick retries.
-                log.exception("autosave failed")

@@ -167,6 +167,16 @@ class DesiredState:
         target = self.nodes.get(node.target) if node.target is not None else None
         return new_node_message(node, target_id=target.node_id if target is not None else None)
 
+    def move_message(self, node: NodeState) -> bytes:
+        """The move that puts a running ``node`` where it says (as :meth:`message_for`
+        starts it there)."""
+        target = self.nodes.get(node.target) if node.target is not None else None
+        if target is not None and node.add_action in ("before", "after"):
+            return commands.move(node.node_id, commands.AddAction.BEFORE if node.add_action
+                                 == "before" else commands.AddAction.AFTER, target.node_id)
+        return commands.move(node.node_id, commands.AddAction.HEAD if node.add_action == "head"
+                             else commands.AddAction.TAIL)
+
     def to_json(self) -> dict[str, Any]:
         """The whole state as JSON values, with its format version."""
         return {

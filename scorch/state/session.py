@@ -12,8 +12,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-#: The shape of a session file; bump it when the shape changes (2: tempo).
-SESSION_VERSION = 2
+#: The shape of a session file; bump it when the shape changes (2: tempo; 3: the nodes'
+#: places, target and add_action).
+SESSION_VERSION = 3
+#: Where a named node plays: the default group's head or tail, or before or after a node.
+ADD_ACTIONS = ("head", "tail", "before", "after")
 
 
 @dataclass(frozen=True)
@@ -22,6 +25,10 @@ class NodeSpec:
 
     synthdef: str
     params: Mapping[str, float] = field(default_factory=dict)
+    target: str | None = None
+    """The named node it plays before or after (``add_action``); None: the default group."""
+    add_action: str | None = "tail"
+    """One of ADD_ACTIONS; None: where it is (a file of a version that kept no places)."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,8 @@ class Change:
     """One step of loading a session, with what it needs to be carried out."""
 
     action: str
-    """free, load, release, play, set, tempo, unmap, map, pattern (define, play, stop) or clear."""
+    """free, load, release, play, set, move, tempo, unmap, map, pattern (define, play, stop)
+    or clear."""
     instance: str | None
     """The room (None for a MIDI route)."""
     target: str
@@ -89,7 +97,9 @@ class Change:
     scope: str | None = None
     pattern: PatternSpec | None = None
     """A pattern to define (and play or stop), or with action ``clear``, to clear."""
-    """A tempo change's scope ("" the installation's, else a group's)."""
+    placed: str | None = None
+    """play and move: the named node it goes before or after (``add_action``)."""
+    add_action: str = "tail"
 
 
 Defaults = Callable[[str], Mapping[str, float]]
@@ -130,30 +140,8 @@ def diff(current: Session, target: Session, defaults: Defaults) -> list[Change]:
                 changes.append(Change("load", room, name, f"load {buf.path} into buffer {name} "
                                       f"(bufnum {buf.bufnum})", path=buf.path, bufnum=buf.bufnum))
     for room in rooms:
-        now, want = current.rooms.get(room, empty), target.rooms.get(room, empty)
-        for name, node in now.nodes.items():
-            if name not in want.nodes:
-                changes.append(Change("release", room, name,
-                                      f"release node {name} ({node.synthdef})"))
-        for name, node in want.nodes.items():
-            old = now.nodes.get(name)
-            if old is None or old.synthdef != node.synthdef:
-                was = f" (was {old.synthdef})" if old is not None else ""
-                changes.append(Change("play", room, name, f"play node {name}: {node.synthdef}"
-                                      f"{was} with {_values(node.params)}",
-                                      synthdef=node.synthdef, params=dict(node.params)))
-                continue
-            base = defaults(node.synthdef)
-            moved: dict[str, float] = {}
-            for param in dict.fromkeys([*old.params, *node.params]):
-                before = old.params.get(param, base.get(param))
-                after = node.params.get(param, base.get(param))
-                if after is not None and (before is None or not _same(before, after)):
-                    moved[param] = after
-            if moved:
-                before_text = {p: old.params.get(p, base.get(p, math.nan)) for p in moved}
-                text = ", ".join(f"{p} {before_text[p]:g} -> {v:g}" for p, v in moved.items())
-                changes.append(Change("set", room, name, f"set {name}: {text}", params=moved))
+        changes += _node_changes(room, current.rooms.get(room, empty).nodes,
+                                 target.rooms.get(room, empty).nodes, defaults)
     for room in rooms:
         now, want = current.rooms.get(room, empty), target.rooms.get(room, empty)
         if now.patterns_known and want.patterns_known:
@@ -167,6 +155,91 @@ def diff(current: Session, target: Session, defaults: Defaults) -> list[Change]:
     if current.routes_known and target.routes_known:
         changes += _route_changes(current.routes, target.routes)
     return changes
+
+
+def _node_changes(room: str, now: Mapping[str, NodeSpec], want: Mapping[str, NodeSpec],
+                  defaults: Defaults) -> list[Change]:
+    """Releases, then each wanted node played, moved to its place or set, a node's target
+    first. A node placed by a node played again or moved is moved back beside it."""
+    changes = [Change("release", room, name, f"release node {name} ({node.synthdef})")
+               for name, node in now.items() if name not in want]
+    played: set[str] = set()
+    for name in placement_order(want):
+        node, old = want[name], now.get(name)
+        action = node.add_action or "tail"
+        where = f" {action} {node.target}" if node.target is not None else ""
+        if old is None or old.synthdef != node.synthdef:
+            was = f" (was {old.synthdef})" if old is not None else ""
+            changes.append(Change("play", room, name, f"play node {name}: {node.synthdef}"
+                                  f"{was}{where} with {_values(node.params)}",
+                                  synthdef=node.synthdef, params=dict(node.params),
+                                  placed=node.target, add_action=action))
+            played.add(name)
+            continue
+        if node.add_action is not None and (
+                (old.target, old.add_action) != (node.target, node.add_action)
+                or node.target in played):
+            changes.append(Change("move", room, name, f"move node {name} to "
+                                  f"{where.strip() or f'the {action} of the default group'}",
+                                  placed=node.target, add_action=action))
+            played.add(name)
+        base = defaults(node.synthdef)
+        moved: dict[str, float] = {}
+        for param in dict.fromkeys([*old.params, *node.params]):
+            before = old.params.get(param, base.get(param))
+            after = node.params.get(param, base.get(param))
+            if after is not None and (before is None or not _same(before, after)):
+                moved[param] = after
+        if moved:
+            before_text = {p: old.params.get(p, base.get(p, math.nan)) for p in moved}
+            text = ", ".join(f"{p} {before_text[p]:g} -> {v:g}" for p, v in moved.items())
+            changes.append(Change("set", room, name, f"set {name}: {text}", params=moved))
+    return changes
+
+
+def placement_order(nodes: Mapping[str, NodeSpec]) -> list[str]:
+    """The names with each node's target before it (else in their own order)."""
+    order: list[str] = []
+    visiting: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in order or name in visiting:
+            return
+        visiting.add(name)
+        target = nodes[name].target
+        if target is not None and target in nodes:
+            visit(target)
+        order.append(name)
+
+    for name in nodes:
+        visit(name)
+    return order
+
+
+def placement_problems(nodes: Mapping[str, NodeSpec]) -> dict[str, str]:
+    """What is wrong with the nodes' places, by node: a target that is no node of the room,
+    itself, or part of a circle; before or after without a target; head or tail with one."""
+    problems = {}
+    for name, node in nodes.items():
+        action = node.add_action
+        if node.target is None:
+            if action in ("before", "after"):
+                problems[name] = f"add_action {action!r} needs a target (a named node)"
+            continue
+        if action in ("head", "tail"):
+            problems[name] = (f"add_action {action!r} is in the default group: give before "
+                              "or after with a target")
+        elif node.target not in nodes:
+            problems[name] = (f"target {node.target!r} is no node of this room; its nodes: "
+                              f"{', '.join(nodes)}")
+        else:
+            seen, at = {name}, nodes[node.target]
+            while at.target is not None and at.target in nodes and at.target not in seen:
+                seen.add(at.target)
+                at = nodes[at.target]
+            if at.target == name or node.target == name:
+                problems[name] = f"node {name!r} is placed relative to itself (via {node.target!r})"
+    return problems
 
 
 def _pattern_changes(room: str, now: Mapping[str, PatternSpec],

@@ -77,6 +77,9 @@ class InstanceView:
         """The session of the running sclang (None while it is down)."""
         self.nodes: dict[str, NodeState] = {}
         """Named persistent nodes as last published (replaced whole on change, never mutated)."""
+        self.synthdefs: dict[str, bytes] = {}
+        """The SynthDefs scsynth is given at every boot (library and code-sent), by name, as
+        last published with the nodes (replaced whole on change, never mutated)."""
         self.buffers: dict[str, BufferState] = {}
         """Loaded sample buffers as last published (replaced whole on change, never mutated)."""
         self.patterns: dict[str, PatternRecord] = {}

@@ -14,12 +14,16 @@ from scorch.errors import OscError, OscFailure, OscTimeout, ServerGone
 from scorch.primitives.osc import OscArg, OscMessage, decode_packet, encode_message
 from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.commands import Cmd, Reply
-from scorch.primitives.scsynth.node_tree import tree_synths
+from scorch.primitives.scsynth.node_tree import LiveSynths, tree_synths
 
 log = logging.getLogger(__name__)
 
 Match = Callable[[OscMessage], bool]
 
+#: The whole node tree, without control values (what a crash lost is read from it).
+TREE = encode_message(Cmd.G_QUERY_TREE, 0, 0)
+#: Seconds between two node trees asked for because synths started.
+TREE_GAP = 0.1
 
 
 @dataclass(frozen=True)
@@ -85,16 +89,53 @@ class OscClient:
         self.last_heard = 0.0
         """``time.monotonic()`` of the last packet from scsynth: any reply is a sign of life."""
         self.last_status: ServerStatus | None = None
-        self.last_synths: list[tuple[int, str]] | None = None
-        """(node id, SynthDef) of every synth in the last ``/g_queryTree.reply`` heard (the
-        watchdog asks every few seconds): what a crash lost, once scsynth cannot say."""
         """The latest ``/status.reply`` anyone asked for (the watchdog asks often)."""
+        self._live = LiveSynths()
+        self._live_lock = threading.Lock()
+        self._tree_seen = False
+        self._track: Callable[[int], bool] | None = None
+        self._tree_due = False
+        self._tree_sent = 0.0
         self.on_node_end: Callable[[int], None] | None = None
         """Told each ended node's id, in the receive thread, once :meth:`notify` registered."""
         self.listeners: dict[str, Callable[[OscMessage], None]] = {}
         """Told each message of their address, in the receive thread (meters' replies)."""
         self._thread = threading.Thread(target=self._receive, name=f"{name}-osc", daemon=True)
         self._thread.start()
+
+    @property
+    def last_synths(self) -> list[tuple[int, str]] | None:
+        """(node id, SynthDef) of every synth scsynth runs, as far as it said (None before
+        the first node tree): what a crash lost, once scsynth cannot say.
+
+        From the last ``/g_queryTree.reply`` (the watchdog asks every few seconds) and,
+        once :meth:`track_synths` is on, every node notification since.
+        """
+        with self._live_lock:
+            return self._live.synths() if self._tree_seen else None
+
+    def track_synths(self, wanted: Callable[[int], bool]) -> None:
+        """Keep :attr:`last_synths` current from node notifications (:meth:`notify` first):
+        an ended synth leaves it at once, and a started one for which ``wanted(node_id)``
+        holds has its SynthDef asked for with the next node tree (at most one every
+        TREE_GAP seconds). Asks for a tree now."""
+        self._track = wanted
+        self._tree_sent = time.monotonic()
+        self.send(TREE)
+
+    def _notified(self, msg: OscMessage) -> None:
+        with self._live_lock:
+            started = self._live.notified(msg.address, msg.args)
+        if started and self._track is not None and self._track(int(msg.args[0])):  # type: ignore[arg-type]
+            self._tree_due = True
+
+    def _ask_tree(self) -> None:
+        """Ask for the tree a started synth made due, TREE_GAP after the last one."""
+        now = time.monotonic()
+        if self._tree_due and now - self._tree_sent >= TREE_GAP:
+            self._tree_due = False
+            self._tree_sent = now
+            self.send(TREE)
 
     def send(self, packet: bytes) -> None:
         """Send an encoded packet (see ``scorch.primitives.scsynth.commands``); never blocks."""
@@ -175,6 +216,7 @@ class OscClient:
             try:
                 data, _ = self._sock.recvfrom(65536)
             except TimeoutError:
+                self._ask_tree()
                 continue
             except OSError:
                 if self._closed.is_set():
@@ -188,13 +230,19 @@ class OscClient:
                 log.warning("undecodable packet from scsynth: %s", err)
                 continue
             for msg in messages:
+                if self._track is not None and msg.address in (Reply.N_GO, Reply.N_END):
+                    self._notified(msg)
                 if msg.address == Reply.STATUS and len(msg.args) >= 9:
                     self.last_status = ServerStatus.from_reply(msg)
                 elif msg.address == Reply.QUERY_TREE and len(msg.args) > 2 and msg.args[1] == 0:
                     try:
-                        self.last_synths = tree_synths(msg.args)
+                        synths = tree_synths(msg.args)
                     except (IndexError, TypeError, ValueError):
                         log.warning("unreadable node tree from scsynth")
+                    else:
+                        with self._live_lock:
+                            self._live.tree(synths)
+                            self._tree_seen = True
                 elif msg.address == Reply.N_END and self.on_node_end is not None:
                     try:
                         self.on_node_end(int(msg.args[0]))  # type: ignore[arg-type]
@@ -211,6 +259,7 @@ class OscClient:
                             waiter.reply = msg
                             waiter.event.set()
                             break
+            self._ask_tree()
 
     def abandon(self, reason: str) -> None:
         """The scsynth behind this client is gone: end every wait now, and refuse new ones."""

@@ -32,6 +32,10 @@ class Cmd(enum.StrEnum):
     S_GET = "/s_get"
     N_SET = "/n_set"
     N_FREE = "/n_free"
+    N_BEFORE = "/n_before"
+    N_AFTER = "/n_after"
+    G_HEAD = "/g_head"
+    G_TAIL = "/g_tail"
     G_NEW = "/g_new"
     G_DEEP_FREE = "/g_deepFree"
     G_QUERY_TREE = "/g_queryTree"
@@ -129,6 +133,20 @@ def n_set(node_id: int, params: Mapping[str, float]) -> bytes:
 def n_free(*node_ids: int) -> bytes:
     """Free nodes at once (no release)."""
     return encode_message(Cmd.N_FREE, *node_ids)
+
+
+def move(node_id: int, action: AddAction, target: int = DEFAULT_GROUP) -> bytes:
+    """Move a node: before or after node ``target``, or to the head or tail of group
+    ``target`` (``/n_before``, ``/n_after``, ``/g_head``, ``/g_tail``)."""
+    if action == AddAction.BEFORE:
+        return encode_message(Cmd.N_BEFORE, node_id, target)
+    if action == AddAction.AFTER:
+        return encode_message(Cmd.N_AFTER, node_id, target)
+    if action == AddAction.HEAD:
+        return encode_message(Cmd.G_HEAD, target, node_id)
+    if action == AddAction.TAIL:
+        return encode_message(Cmd.G_TAIL, target, node_id)
+    raise ValueError(f"a node cannot be moved with add action {action!r}")
 
 
 def release(node_id: int) -> bytes:

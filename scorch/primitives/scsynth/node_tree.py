@@ -107,3 +107,41 @@ def client_leftovers(nodes: Sequence[TreeNode], client_id: int) -> list[int]:
             if client_of(n.node_id) == client_id and n.node_id != 0
             and not is_default_group(n.node_id)}
     return [n.node_id for n in nodes if n.node_id in mine and n.parent not in mine]
+
+
+#: The SynthDef of a synth whose ``/n_go`` came in after the last node tree.
+UNNAMED_YET = "(unknown)"
+
+
+class LiveSynths:
+    """The synths scsynth runs now, kept from its node notifications and node trees.
+
+    A tree gives each synth's SynthDef; between two trees ``/n_end`` removes a synth at
+    once and ``/n_go`` adds one (its SynthDef unknown until the next tree). Pure: the
+    OSC client feeds it from its receive thread.
+    """
+
+    def __init__(self) -> None:
+        self._synths: dict[int, str] = {}
+
+    def tree(self, synths: Sequence[tuple[int, str]]) -> None:
+        """A whole tree: what scsynth ran when it answered (the notifications before it
+        are in it; those after it come after)."""
+        self._synths = dict(synths)
+
+    def notified(self, address: str, args: Sequence[OscArg]) -> bool:
+        """Take a ``/n_go`` or ``/n_end``; True when it started a synth (not a group)."""
+        if len(args) < 5 or isinstance(args[0], bool) or not isinstance(args[0], int):
+            return False
+        node_id = args[0]
+        if address == "/n_end":
+            self._synths.pop(node_id, None)
+            return False
+        if address != "/n_go" or args[4] != 0:
+            return False
+        self._synths.setdefault(node_id, UNNAMED_YET)
+        return True
+
+    def synths(self) -> list[tuple[int, str]]:
+        """(node id, SynthDef) of every synth running now, as far as scsynth said."""
+        return list(self._synths.items())

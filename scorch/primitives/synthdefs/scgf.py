@@ -49,3 +49,32 @@ def synthdef(name: str, params: tuple[str, ...], constants: tuple[float, ...],
 def _pstring(text: str) -> bytes:
     data = text.encode("ascii")
     return bytes([len(data)]) + data
+
+
+def param_names(data: bytes) -> list[str]:
+    """The named controls of the first SynthDef in SCgf bytes (version 1 or 2), in their
+    order; ValueError when the bytes are not a SynthDef file."""
+    try:
+        if data[:4] != b"SCgf":
+            raise ValueError("not a SynthDef file (no SCgf header)")
+        (version,) = struct.unpack_from(">i", data, 4)
+        if version not in (1, 2):
+            raise ValueError(f"SynthDef file version {version}: only 1 and 2 are read")
+        count = ">i" if version == 2 else ">h"
+        size = struct.calcsize(count)
+        position = 10 + 1 + data[10]  # the def count, then the first def's name
+        for _ in range(2):  # constants, then the params' initial values
+            (n,) = struct.unpack_from(count, data, position)
+            position += size + 4 * n
+        (n,) = struct.unpack_from(count, data, position)
+        position += size
+        named: list[tuple[int, str]] = []
+        for _ in range(n):
+            length = data[position]
+            name = data[position + 1:position + 1 + length].decode("ascii")
+            (index,) = struct.unpack_from(count, data, position + 1 + length)
+            named.append((index, name))
+            position += 1 + length + size
+    except (IndexError, struct.error, UnicodeDecodeError) as err:
+        raise ValueError(f"not a readable SynthDef file: {err}") from err
+    return [name for _, name in sorted(named)]

@@ -125,16 +125,20 @@ def test_a_session_the_hand_writer_wrote_loads_and_is_written_again_alike(
         reading: Reading, tmp_path: Path) -> None:
     old = WRITTEN_BY_HAND.replace("SAMPLES", str(tmp_path / "s"))
     session = parse(old, tmp_path / "evening.toml", reading)
-    assert session.rooms["lobby"].nodes["drone"] == NodeSpec("sine", {"freq": 110.0,
-                                                                      "amp": 0.125})
+    assert session.rooms["lobby"].nodes["drone"] == NodeSpec(
+        "sine", {"freq": 110.0, "amp": 0.125}, None, None)  # version 2 kept no places
     assert session.rooms["lobby"].buffers["kick"].bufnum == 770
     assert session.rooms["attic"] == room()
     assert session.tempos == {"": 96.5}
     assert session.routes[0]["port"] == 'nano "K2" \\ \x7f'
     again = render(session, "evening", saved_at=1764000000.0)
-    assert parse(again, tmp_path / "again.toml", reading) == session
+    back = parse(again, tmp_path / "again.toml", reading)
+    assert back.rooms["lobby"].nodes["drone"].add_action == "tail"  # written as version 3
+    assert back.routes == session.routes and back.tempos == session.tempos
+    assert render(back, "evening", saved_at=1764000000.0) == again
     # The same lines, but for the spaces tomlkit leaves out inside an inline table.
-    assert again == old.replace("{ freq = 110.0, amp = 0.125 }", "{freq = 110.0, amp = 0.125}")
+    assert again == old.replace("{ freq = 110.0, amp = 0.125 }", "{freq = 110.0, amp = 0.125}"
+                                ).replace("version = 2", "version = 3")
 
 
 def _located(text: str, reading: Reading, tmp_path: Path) -> str:
@@ -149,7 +153,7 @@ HEAD = "version = 1\n"
 @pytest.mark.parametrize(("text", "expected"), [
     pytest.param("version = 1\n[rooms.lobby\n", ["x.toml: invalid TOML", "line 2"],
                  id="not-toml"),
-    pytest.param("version = 3\n", ["x.toml:1: version", "1 or 2"], id="version"),
+    pytest.param("version = 4\n", ["x.toml:1: version", "1, 2 or 3"], id="version"),
     pytest.param(HEAD + "[tempo]\nbpm = 5\n", ["x.toml:3: tempo.bpm", "greater than or equal "
                                               "to 20"], id="tempo-slow"),
     pytest.param(HEAD + "[tempo.groups.ground]\nbpm = 90\n",
@@ -231,7 +235,8 @@ def test_a_resume_leaves_out_what_the_installation_no_longer_has(
         parse(text, tmp_path / "x.toml", reading)
     resume = Reading(reading.config, reading.library, resume=True)
     session = parse(text, tmp_path / "x.toml", resume)
-    assert session.rooms == {"lobby": room({"drone": NodeSpec("sine", {"freq": 110.0})},
+    assert session.rooms == {"lobby": room({"drone": NodeSpec("sine", {"freq": 110.0}, None,
+                                                              None)},  # version 1: no places
                                            {"k": BufferSpec("kick.wav", 768)})}
     assert session.tempos == {"": 96.0}
 

@@ -92,3 +92,32 @@ def test_patterns_read_back_from_a_session_file_and_rooms_without_them_are_left_
         back = parse(render(session, "s"), tmp / "s.toml",
                      Reading(config, SynthDefLibrary(tmp / "defs")))
     assert back.rooms == session.rooms
+
+
+def test_nodes_keep_their_places_through_a_session_file_and_bad_places_are_located(
+        tmp_path: Path) -> None:
+    from scorch.app.sessions import Reading, parse, render
+    from scorch.config.installation import parse_config
+    from scorch.errors import SessionFileError
+    from scorch.primitives.synthdefs.library import SynthDefLibrary
+    from scorch.state.session import NodeSpec, RoomSpec, Session
+
+    nodes = {"src": NodeSpec("sine"), "fx": NodeSpec("sine", {}, "src", "after"),
+             "pre": NodeSpec("sine", {}, "src", "before"),
+             "top": NodeSpec("sine", {}, None, "head")}
+    session = Session(rooms={"a": RoomSpec(nodes=nodes)})
+    config = parse_config("[instances.a]\n", tmp_path / "c.toml")
+    reading = Reading(config, SynthDefLibrary())
+    text = render(session, "s")
+    assert 'target = "src"' in text and 'add_action = "before"' in text
+    assert text.count("add_action") == 2  # after a target and the tail are left out
+    assert parse(text, tmp_path / "s.toml", reading).rooms["a"].nodes == nodes
+    wrong = text.replace('target = "src"\nadd_action = "before"', 'target = "nope"')
+    with pytest.raises(SessionFileError, match=r"s.toml:\d+: rooms.a.nodes.pre.target: "
+                                               "target 'nope' is no node of this room"):
+        parse(wrong, tmp_path / "s.toml", reading)
+    old = text.replace("version = 3", "version = 2")
+    without = old.replace('target = "src"\n', "").replace('add_action = "before"\n', "")
+    without = without.replace('add_action = "head"\n', "")
+    assert {n.add_action for n in parse(without, tmp_path / "s.toml", reading)
+            .rooms["a"].nodes.values()} == {None}  # version 2 kept no places: left alone

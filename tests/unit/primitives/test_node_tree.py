@@ -1,9 +1,12 @@
-"""scsynth's node tree read with parents, and what a dead sclang left in it."""
+"""scsynth's node tree read with parents, what a dead sclang left in it, and the synths kept
+current between trees from node notifications."""
 
 from __future__ import annotations
 
 from scorch.primitives.scsynth.node_tree import (
     CLIENT_SPAN,
+    UNNAMED_YET,
+    LiveSynths,
     TreeNode,
     client_leftovers,
     is_default_group,
@@ -46,3 +49,20 @@ def test_a_dead_sclangs_leftovers_are_its_outermost_nodes_never_a_default_group(
     assert client_leftovers(nodes, 1) == []
     assert is_default_group(1) and is_default_group(3 * CLIENT_SPAN + 1)
     assert not is_default_group(1001) and not is_default_group(2**30 + 1)
+
+
+def test_live_synths_follow_the_notifications_between_two_trees() -> None:
+    live = LiveSynths()
+    live.tree(tree_synths(REPLY))
+    assert len(live.synths()) == 5
+    # a synth ends: gone at once; a group's end and a message too short change nothing
+    assert not live.notified("/n_end", [1002, 1, -1, -1, 0])
+    assert not live.notified("/n_end", [1001, 1, -1, -1, 1, -1, -1])
+    assert not live.notified("/n_go", [7])
+    assert 1002 not in dict(live.synths()) and len(live.synths()) == 4
+    # a synth starts: there, its SynthDef unknown until a tree says it; a group is no synth
+    assert live.notified("/n_go", [2000, 1, -1, -1, 0])
+    assert not live.notified("/n_go", [2001, 1, -1, -1, 1, -1, -1])
+    assert dict(live.synths())[2000] == UNNAMED_YET and 2001 not in dict(live.synths())
+    live.tree([(2000, "fx"), (2**30, "sine")])  # a tree replaces what the notifications made
+    assert live.synths() == [(2000, "fx"), (2**30, "sine")]

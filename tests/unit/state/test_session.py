@@ -77,3 +77,45 @@ def test_a_tempo_is_set_where_both_sides_know_its_scope() -> None:
     # A scope the installation does not set (a MIDI clock drives it) or a file without one.
     assert diff(Session(tempos={"ground": 90.0}), want, defaults) == []
     assert diff(now, Session(), defaults) == []
+
+
+def test_a_node_is_played_in_its_place_after_its_target_and_moved_back_when_moved() -> None:
+    fx = NodeSpec("sine", {}, "src", "after")
+    want = Session({"a": room({"fx": fx, "src": NodeSpec("sine"),
+                               "top": NodeSpec("sine", {}, None, "head")})})
+    steps = [(c.action, c.target, c.placed, c.add_action)
+             for c in diff(Session({"a": room()}), want, defaults)]
+    assert steps == [("play", "src", None, "tail"), ("play", "fx", "src", "after"),
+                     ("play", "top", None, "head")]  # the target first
+    # moved since (to the head): moved back after src, params untouched
+    now = Session({"a": room({"src": NodeSpec("sine"), "fx": NodeSpec("sine", {}, None, "head"),
+                              "top": NodeSpec("sine", {}, None, "head")})})
+    (move,) = diff(now, want, defaults)
+    assert (move.action, move.target, move.placed, move.add_action) == (
+        "move", "fx", "src", "after")
+    assert move.detail == "move node fx to after src"
+    # its target played again (another SynthDef): it goes back beside the new one
+    now = Session({"a": room({"src": NodeSpec("saw"), "fx": fx,
+                              "top": NodeSpec("sine", {}, None, "head")})})
+    assert [(c.action, c.target) for c in diff(now, want, defaults)] == [
+        ("play", "src"), ("move", "fx")]
+
+
+def test_a_node_of_unknown_place_is_left_where_it_is() -> None:
+    now = Session({"a": room({"src": NodeSpec("sine"), "fx": NodeSpec("sine", {}, "src")})})
+    want = Session({"a": room({"src": NodeSpec("sine"), "fx": NodeSpec("sine", {}, None, None)})})
+    assert diff(now, want, defaults) == []  # a file of version 2 says nothing of places
+
+
+def test_places_that_cannot_be_are_named() -> None:
+    from scorch.state.session import placement_order, placement_problems
+
+    nodes = {"a": NodeSpec("sine", {}, "b", "after"), "b": NodeSpec("sine", {}, "a", "before"),
+             "c": NodeSpec("sine", {}, "gone", "after"), "d": NodeSpec("sine", {}, None, "before"),
+             "e": NodeSpec("sine", {}, "a", "head"), "f": NodeSpec("sine", {}, "f", "after"),
+             "g": NodeSpec("sine", {}, "a", "after")}
+    problems = placement_problems(nodes)
+    assert sorted(problems) == ["a", "b", "c", "d", "e", "f"]
+    assert "relative to itself" in problems["a"] and "no node of this room" in problems["c"]
+    assert "needs a target" in problems["d"] and "default group" in problems["e"]
+    assert placement_order(nodes) == ["b", "a", "c", "d", "e", "f", "g"]  # ends, circles too
