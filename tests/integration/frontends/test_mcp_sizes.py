@@ -57,8 +57,9 @@ rescan_interval = 0.1
 """
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 async def client(orchestra: Orchestra) -> AsyncIterator[Client]:
+    """One session for the module, as Claude Desktop keeps one for a conversation."""
     async with Client(build_server(LocalService(orchestra))) as session:
         yield session
 
