@@ -4,14 +4,11 @@ backends; JACK MIDI virtual ports as the hardware (the rig is this folder's conf
 from __future__ import annotations
 
 import os
-import select
 import threading
-import time
 
 import pytest
 import rtmidi
 
-from midi.jack_in import JackInput, Wake
 from midi.schema import KeyRoute
 from tests.support.harness import (
     VOICE_DEF,
@@ -152,58 +149,3 @@ def test_auto_backend_falls_back_to_jack_and_the_virtual_port_plays(
         )
     finally:
         software.delete()
-
-
-def take_until(port: JackInput, wake: Wake, count: int) -> list[list[int]]:
-    """Take what ``port`` brings, woken by ``wake``, until ``count`` messages (or 5 s)."""
-    got: list[list[int]] = []
-    deadline = time.monotonic() + 5
-    while len(got) < count and time.monotonic() < deadline:
-        if select.select([wake.fd], [], [], 0.1)[0]:
-            os.eventfd_read(wake.fd)
-        got += [message for message, _ in port.take()]
-    return got
-
-
-def test_own_jack_input_takes_every_message_in_order_and_closes_under_traffic(jack, hardware):
-    """scorch's JACK client wakes its reader, loses and reorders nothing, leaves clock and
-    active sensing out unless asked; closed while a device floods it, the process lives
-    (its callback is deactivated before its port goes, unlike rtmidi's backend)."""
-    wake = Wake()
-    port = JackInput(hardware.name, "scorchtest-in", wake, jack, source=hardware.name)
-    clocked = JackInput(hardware.name, "scorchtest-clock", wake, jack, timing=True,
-                        source=hardware.name)
-    flooding = threading.Event()
-    try:
-        for _ in range(50):  # a new connection takes effect on a later cycle
-            hardware.send(0xBF, 119, 0)
-            if take_until(port, wake, 1):
-                break
-        time.sleep(0.05)
-        port.take(), clocked.take()
-        sent = [[0xB0 | i % 16, i % 128, (i * 7) % 128] for i in range(2000)]
-        for i, data in enumerate(sent):
-            hardware.send(*data)
-            if i % 100 == 0:
-                hardware.send(0xF8)  # clock: only the clocked port takes it
-                hardware.send(0xFE)  # active sensing: neither does
-        hardware.send(0xF0, 0x7D, 1, 2, 0xF7)
-        assert take_until(port, wake, len(sent) + 1) == [*sent, [0xF0, 0x7D, 1, 2, 0xF7]]
-        assert port.dropped == 0
-        taken = take_until(clocked, wake, len(sent) + 21)
-        assert taken.count([0xF8]) == 20 and [0xFE] not in taken and len(taken) == len(sent) + 21
-
-        def flood() -> None:
-            while not flooding.is_set():
-                hardware.send(0x90, 60, 1)
-
-        threading.Thread(target=flood, daemon=True).start()
-        time.sleep(0.05)
-        port.close()
-        port.close()  # twice: nothing
-        assert port.take() == []
-    finally:
-        flooding.set()
-        port.close()
-        clocked.close()
-        wake.close()
