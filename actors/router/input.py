@@ -216,7 +216,7 @@ class MidiInput:
         heard = capture.listeners.get(name) if capture is not None else None
         sent = False
         for data, _delta in batch:
-            if ring is not None and len(data) == 3:  # O(1): a finished note is one tuple
+            if ring is not None and len(data) == 3 and data[0] & 0xE0 == 0x80:  # notes: O(1)
                 ring.message(now, data[0], data[1], data[2])
                 if heard is not None:  # a partner's answer: it notes the time, at most wakes
                     heard(now, data[0], data[1], data[2])
