@@ -1,13 +1,17 @@
 """Benchmark the MIDI router: latency against a bare rtmidi-to-UDP baseline, and throughput.
 
-Run with ``python -m bench.midi.latency`` (about 15 s). It starts a private
-jackd, plays two JACK MIDI virtual ports standing in for hardware (one for the
-baseline, one for the router, so the two never compete for one message), and
-receives the OSC datagrams on a UDP socket standing in for scsynth.
+Run with ``python -m bench.midi.latency`` (about four minutes on a loaded machine).
+It starts a private jackd, plays JACK MIDI virtual ports standing in for hardware
+(one for the baseline and one per router variant of :data:`VARIANTS`, so none
+compete for one message), and receives the OSC datagrams on a UDP socket
+standing in for scsynth.
 
 - Latency: time from ``send_message`` on the hardware port to the datagram's
-  arrival, samples of the baseline and the router interleaved in one run.
-- Router's own time: callback entry to ``sendto`` returned (``stats()``).
+  arrival; in blocks of :data:`BLOCK` samples, one router variant alive at a time
+  beside the baseline, the two interleaved at random, the variants' order
+  shuffled per block: scorch's own JACK input, rtmidi's polled queue (before),
+  the own input with the notes capture on.
+- Router's own time: taking a message to ``sendto`` returned (``hot_path_ns``).
 - Flood: 20,000 control changes per second over 16 parameters with note on/off
   pairs mixed in, on a third port that the router and a bare rtmidi callback
   both listen to, in the same run: what each received, every parameter's last
@@ -15,6 +19,7 @@ receives the OSC datagrams on a UDP socket standing in for scsynth.
   scheduling (``[audio] realtime``), as a stage machine runs it.
 - Hot path in process (``bench.midi.hotpath``, after jackd is gone): the callback
   called directly, so the CPU cost per message without any scheduling.
+- Idle wake-ups of the input thread (``bench.midi.wakeups``), both inputs.
 
 The figures replace the ``## MIDI`` section of BENCHMARKS.md (``--no-write`` to skip).
 """
@@ -378,9 +383,12 @@ def main() -> None:
     runs = [run(args.samples, args.rate, args.seconds, realtime)
             for realtime in (False, True)]
     from bench.midi import hotpath as midi_hotpath
+    from bench.midi import wakeups
     from bench.midi.latency_report import report
 
-    section = report(runs, midi_hotpath.run(args.hotpath_count, 0.0), args.hotpath_count)
+    idle = wakeups.run(5.0, 2)
+    section = report(runs, midi_hotpath.run(args.hotpath_count, 0.0), args.hotpath_count,
+                     wakeups.lines(idle))
     print(section)
     if not args.no_write:
         write_section(section)

@@ -53,7 +53,7 @@ def latency_lines(runs: list[dict]) -> list[str]:
     return lines
 
 
-def report(runs: list[dict], hot: dict, hot_count: int) -> str:
+def report(runs: list[dict], hot: dict, hot_count: int, idle: list[str]) -> str:
     lines = [
         "## MIDI",
         "",
@@ -69,6 +69,8 @@ def report(runs: list[dict], hot: dict, hot_count: int) -> str:
         "sleeps on, so no JACK thread runs Python and the thread wakes only when MIDI came.",
         "",
         *latency_lines(runs),
+        "",
+        *idle,
     ]
     lines += ["", "CPU cost of the hot path in process (`python -m bench.midi.hotpath`, run by "
               "the command above after jackd stopped): what the input thread does with one "

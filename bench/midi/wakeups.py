@@ -68,11 +68,8 @@ def measure(reader: str, seconds: float, state: Path) -> dict[str, dict[str, flo
     return figures
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--rounds", type=int, default=2)
-    args = parser.parse_args()
+def run(seconds: float, rounds: int) -> dict[str, Any]:
+    """Measure both inputs ``rounds`` times, interleaved, on a private jackd."""
     sys.path.insert(0, str(ROOT))
     from tests.support.harness import jack_server
 
@@ -81,22 +78,39 @@ def main() -> None:
     with jack_server("scorch-bench-wake") as jack, tempfile.TemporaryDirectory() as state:
         os.environ["JACK_DEFAULT_SERVER"] = jack
         os.environ["JACK_NO_START_SERVER"] = "1"
-        for round_ in range(args.rounds):
+        for round_ in range(rounds):
             for reader in ("rtmidi", "own"):
                 where = Path(state) / f"{reader}{round_}"
                 where.mkdir()
-                runs[reader].append(measure(reader, args.seconds, where))
+                runs[reader].append(measure(reader, seconds, where))
                 loads.append(os.getloadavg()[0])
+    return {"runs": runs, "loads": loads, "seconds": seconds, "rounds": rounds}
+
+
+def lines(figures: dict[str, Any]) -> list[str]:
+    """The table, in BENCHMARKS.md's words."""
     names = {"rtmidi": "rtmidi's queue, polled (before)", "own": "own JACK client (after)"}
-    print(f"MIDI input thread, nothing played, {args.rounds} rounds of {args.seconds:.0f} s "
-          f"per window, medians; load average {min(loads):.1f}-{max(loads):.1f}")
-    print("| input | window | wake-ups/s | CPU of a core |")
-    print("|---|---|---|---|")
-    for reader, rounds in runs.items():
+    loads = figures["loads"]
+    out = [f"The MIDI input thread while nothing is played (`python -m bench.midi.wakeups`, "
+           f"run by the command above): {figures['rounds']} rounds of {figures['seconds']:.0f} "
+           "s per window, the two inputs interleaved, medians; wake-ups are the thread's "
+           "timeslices from /proc/self/task/TID/schedstat; load average "
+           f"{min(loads):.1f}-{max(loads):.1f}.", "",
+           "| input | window | wake-ups/s | CPU of a core |", "|---|---|---|---|"]
+    for reader, rounds in figures["runs"].items():
         for window in WINDOWS:
             wake = median(r[window]["wakeups"] for r in rounds)
             cpu = median(r[window]["cpu"] for r in rounds)
-            print(f"| {names[reader]} | {window} | {wake:.1f} | {cpu:.3f} % |")
+            out.append(f"| {names[reader]} | {window} | {wake:.1f} | {cpu:.3f} % |")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    print("\n".join(lines(run(args.seconds, args.rounds))))
 
 
 if __name__ == "__main__":
