@@ -52,6 +52,9 @@ static uint32_t (*event_count)(void *);
 static int (*event_get)(jack_midi_event_t *, void *, uint32_t);
 static int (*cycle_times)(const void *, jack_nframes_t *, jack_time_t *, jack_time_t *,
                           float *);
+static int (*is_realtime)(void *);
+static unsigned long (*thread_id)(void *);
+static int (*acquire_realtime)(unsigned long, int);
 
 typedef struct {
     void *client;
@@ -81,6 +84,9 @@ static int bind_jack(const char *path) {
     LOOK(event_count, "jack_midi_get_event_count");
     LOOK(event_get, "jack_midi_event_get");
     LOOK(cycle_times, "jack_get_cycle_times");
+    LOOK(is_realtime, "jack_is_realtime");
+    LOOK(thread_id, "jack_client_thread_id");
+    LOOK(acquire_realtime, "jack_acquire_real_time_scheduling");
 #undef LOOK
     return 0;
 }
@@ -146,10 +152,12 @@ static int process(jack_nframes_t frames, void *arg) {
     return 0;
 }
 
-/* Open a client with one MIDI input port; connect it to `source` unless NULL.
+/* Open a client with one MIDI input port; connect it to `source` unless NULL; its
+ * process thread realtime at `priority` if the server's are not (0: left as it is).
  * Returns NULL with *error set: 1 libjack, 2 client, 3 port, 4 activate, 5 connect. */
 void *scorch_jack_in_open(const char *libjack, const char *client_name, const char *port,
-                          const char *source, int efd, unsigned ignore, int *error) {
+                          const char *source, int efd, unsigned ignore, int priority,
+                          int *error) {
     *error = 1;
     if (client_open == NULL && bind_jack(libjack) != 0) return NULL;
     input_t *in = calloc(1, sizeof *in);
@@ -165,6 +173,11 @@ void *scorch_jack_in_open(const char *libjack, const char *client_name, const ch
     if (in->port == NULL || set_process_callback(in->client, process, in) != 0) goto fail;
     *error = 4;
     if (activate(in->client) != 0) goto fail;
+    /* On a server without realtime scheduling every client thread is an ordinary one,
+     * and one late by a cycle loses that cycle's MIDI. This one does a memcpy per
+     * cycle: it may take `priority` (SCHED_FIFO) where the process is allowed to. */
+    if (priority > 0 && !is_realtime(in->client))
+        acquire_realtime(thread_id(in->client), priority); /* refused: stays ordinary */
     *error = 5;
     if (source != NULL && jconnect(in->client, source, port_name(in->port)) != 0) goto fail;
     *error = 0;
