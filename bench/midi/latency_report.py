@@ -78,7 +78,14 @@ def report(runs: list[dict], hot: dict, hot_count: int, idle: list[str]) -> str:
               "timed per call; the baseline is a cached `/n_set` with its float packed, and "
               f"`sendto`. {hot_count} control changes over {PARAMS} parameters and "
               f"{hot_count // 5} note messages, each with the garbage collector on, off, and on "
-              "after `gc.freeze()`.", "",
+              "after `gc.freeze()`; then 300 control changes 3 ms apart (a sleep before each "
+              "call, untimed), as the router meets them when MIDI comes a few milliseconds "
+              "apart: its caches cold, each call costs several times a warm one, the "
+              "baseline's `sendto` too. That, not the wake-up, is most of the router's own "
+              "time above (one Python thread cannot keep the interpreter's and the engine's "
+              "data in cache while it sleeps; polling every 0.25 ms kept part of it warm, which "
+              "is why the polled router's own time is a little lower while its latency is "
+              "not).", "",
               "| us per message | p50 | p99 | max |", "|---|---|---|---|"]
     lines += [f"| {name} | {f['p50']:.1f} | {f['p99']:.1f} | {f['max']:.1f} |"
               for name, f in hot.items()]
