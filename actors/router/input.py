@@ -22,6 +22,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from time import monotonic
 
 from actors.router.sender import OscSender
 from midi.batch import Message, coalesce, recover
@@ -30,7 +31,7 @@ from midi.engine import Engine
 from midi.jack_in import JackInput, Wake
 from midi.ports import InputPort
 from midi.voices import Voice
-from scorch.notes.capture import ROOM, Capture
+from scorch.notes.capture import ROOM, Capture, NoteRing
 from scorch.primitives.system.thread_timing import tighten_current_thread
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,9 @@ class MidiInput:
         """The open inputs (replaced whole by the router's actor thread)."""
         self.capture: Capture | None = None
         """Where each input's notes are kept (a ring per port), or None: not kept."""
+        self._rooms: dict[str, NoteRing] = {}
+        """The rooms' rings of :attr:`capture` by room, for :meth:`played`."""
+        self._rooms_of: Capture | None = None
         self.wake = Wake() if hasattr(os, "eventfd") else None
         """Written by scorch's JACK inputs when a cycle brought MIDI (and by :meth:`stop`)."""
         self.event_driven = False
@@ -172,11 +176,19 @@ class MidiInput:
         The engine's hook (:attr:`Engine.played`), called under the router's lock: from
         this thread, or the actor's for a release on a timer, a panic, a port gone.
         """
-        capture, pitch = self.capture, round(voice.pitch)
-        if capture is not None and 0 <= pitch < 128:
-            capture.ring(ROOM + voice.instance).message(
-                time.monotonic(), (0x90 if velocity else 0x80) | voice.channel[1], pitch,
-                velocity)
+        capture = self.capture
+        if capture is None:
+            return
+        ring = self._rooms.get(voice.instance) if capture is self._rooms_of else None
+        if ring is None:  # first note in this room (or a new capture): one lookup kept
+            if capture is not self._rooms_of:
+                self._rooms.clear()
+                self._rooms_of = capture
+            ring = self._rooms[voice.instance] = capture.ring(ROOM + voice.instance)
+        pitch = int(voice.pitch + 0.5)
+        if 0 <= pitch < 128:
+            ring.message(monotonic(), (0x90 if velocity else 0x80) | voice.channel[1], pitch,
+                         velocity)
 
     def _clock_in(self, batch: list[Message], start: int) -> list[Message]:
         """Feed the clock-in port's clock messages to the follower; return the others.
