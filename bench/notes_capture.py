@@ -75,7 +75,8 @@ def beside_router(count: int) -> dict[str, dict[str, float]]:
             gc.collect()
             for _ in range(ROUNDS):  # interleaved: both meet the same machine
                 for name, kept in (("router notes", None), ("router notes + capture", capture)):
-                    router._input.capture = kept
+                    router._input.capture = kept  # and the rooms' notes, as on_start does
+                    router._engine.played = None if kept is None else router._input.played
                     time_calls(callback, messages[:1000], listener)
                     got = summary(time_calls(callback, messages, listener))
                     if name not in figures or got["p50"] < figures[name]["p50"]:
@@ -110,8 +111,9 @@ def main() -> None:
         "",
         f"Beside the router in the same run ({args.router_count} note messages through "
         "`bench.midi.hotpath`'s in-process router, timed per call; the capture through the "
-        "input thread's own hook, off (`capture = None`) and on (a 4096-note ring, full and "
-        f"wrapping), {ROUNDS} rounds interleaved, the round with the best median of each): "
+        "input thread's and the engine's hooks, off (`capture = None`) and on (4096-note "
+        f"rings, full and wrapping), {ROUNDS} rounds interleaved, the round with the best "
+        "median of each): "
         "the capture adds "
         f"{both - alone:.2f} us to the router's {alone:.2f} us at the median "
         f"({(both - alone) / alone:.1%}).",
@@ -122,8 +124,9 @@ def main() -> None:
           for name, f in router.items()),
         "",
         "Reading: on a loaded machine every figure is several times a quiet one's; the "
-        "ratios within the run are what to read. The end-to-end comparison through JACK "
-        "(`bench.midi.latency` with capture on and off) is not measured yet.",
+        "ratios within the run are what to read. The capture here is both what the input "
+        "played and what the router started in the room (`room:NAME`). End to end through "
+        "JACK, with capture on and off beside a bare callback: BENCHMARKS.md, MIDI.",
         "",
     ]
     section = "\n".join(lines)

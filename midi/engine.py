@@ -99,6 +99,9 @@ class Engine:
         """Note-ons and note-offs handled (to check that none is lost)."""
         self.clock: Callable[[], float] = time.monotonic
         """Seconds, for ``max_hold`` deadlines (tests set their own)."""
+        self.played: Callable[[Voice, int], None] | None = None
+        """Told each voice started (with its key's velocity) and ended (0), as it is decided:
+        the notes the router plays in the rooms (the notes capture)."""
         self._takeover: dict[tuple[str, str], Takeover] = {}
         self._cc14: dict[ChannelKey, Cc14] = {}
         self._nrpn: dict[ChannelKey, Nrpn] = {}
@@ -327,6 +330,8 @@ class Engine:
                 for name, value in route.params.items():
                     args += [name, value]
                 actions.append(StartVoice(address, voice.node_id, route.synthdef, tuple(args)))
+                if self.played is not None:
+                    self.played(voice, velocity)
         return actions
 
     def _voice(self, target: KeyTarget, instance: str, address: Address, channel: ChannelKey,
@@ -394,8 +399,11 @@ class Engine:
         actions += self._controls(table.controls.get(("pb", channel[1], 0)), (bend + 1.0) / 2.0)
         return actions
 
-    @staticmethod
-    def _release(voices: list[Voice]) -> list[Action]:
+    def _release(self, voices: list[Voice]) -> list[Action]:
+        played = self.played
+        if played is not None:
+            for voice in voices:
+                played(voice, 0)
         return [ReleaseVoice(v.address, v.node_id) for v in voices]
 
     def _learned(self, port: str, channel: int, kind: str, number: int, value: int) -> None:

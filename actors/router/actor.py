@@ -1,11 +1,10 @@
 """The MIDI router actor: owns the MIDI ports and sends OSC straight to scsynth.
 
 Two paths, two kinds of thread. The hot path is the input thread's
-(:class:`~actors.router.input.MidiInput`): from rtmidi's queues through the engine
-and out of the sender, never through the actor's mailbox; it reads route tables
-the actor swaps in whole. Everything else runs in the actor's own thread: opening
-and closing ports on hotplug (:class:`~actors.router.ports.PortSet`), route changes,
-learning, and asking the targets where the instances are.
+(:class:`~actors.router.input.MidiInput`): from the inputs' queues through the engine
+and out of the sender, never through the mailbox; it reads route tables the actor
+swaps in whole. The actor's own thread does the rest: ports opened and closed on
+hotplug (:class:`~actors.router.ports.PortSet`), routes, learning, the targets.
 """
 
 from __future__ import annotations
@@ -20,41 +19,26 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-import mido
 import pykka
 
 from actors.router.clock import ClockOut
-from actors.router.input import MidiInput
+from actors.router.input import MidiInput, Port
+from actors.router.outgoing import PANIC, encode
 from actors.router.ports import OPEN_ERRORS, PortSet
 from actors.router.sender import OscSender
 from actors.router.targets import Targets, where_targets_are
 from actors.ticker import Ticker
 from midi.clock import ClockReading
 from midi.engine import Engine
-from midi.ports import InputPort, OutputPort
+from midi.ports import OutputPort
 from midi.routes import Route, RouteEntry, compile_table, port_matches, resolve_all
 from midi.schema import ClockOutConfig, ControlRoute, MidiConfig, SceneRoute
 from midi.store import FILENAME, load_routes, save_routes
-from scorch.notes.capture import Capture
+from scorch.notes.capture import OUTPUT, Capture
 from scorch.state.tempo import INSTALLATION, TempoView
 
 log = logging.getLogger(__name__)
 
-_SEND_KINDS = {
-    "note_on": "note_on",
-    "note_off": "note_off",
-    "cc": "control_change",
-    "control_change": "control_change",
-    "program": "program_change",
-    "program_change": "program_change",
-    "clock": "clock",
-    "start": "start",
-    "stop": "stop",
-    "continue": "continue",
-}
-#: What panic sends on every channel of every output: sustain off, all notes off.
-_PANIC = [mido.Message("control_change", channel=channel, control=control, value=0).bytes()
-          for channel in range(16) for control in (64, 123)]
 #: Seconds between two looks for inputs that went away and voices past their max_hold.
 WATCH_INTERVAL = 0.1
 
@@ -115,9 +99,11 @@ class MidiRouter(pykka.ThreadingActor):
         self._runtime_routes = load_routes(self._store)
         if self._config.capture_notes:  # before the input thread, its one writer, starts
             self._input.capture = Capture.load(self._notes, self._config.capture_notes)
+            self._engine.played = self._input.played  # the rooms' notes too
         self._sender.start()  # before any port: the input thread sends through it
         self._ports = PortSet(self._config.backend, self._client, self._jack_server,
-                              self._config.clock_in)
+                              self._config.clock_in, self._input.wake)
+        self._input.event_driven = self._ports.native
         if self._config.virtual_port:
             self._ports.open_virtual(self._config.virtual_port)
             self._input.ports = tuple(self._ports.inputs.values())
@@ -163,6 +149,8 @@ class MidiRouter(pykka.ThreadingActor):
                 else:  # deleting an rtmidi port in use would crash the process: leak it
                     log.error("MIDI input thread did not stop; its ports are left open")
             self._ports = None
+        if input_stopped:  # its eventfd, after every input that wrote it is closed
+            self._input.close()
         self._sender.stop()
         if self._input.capture is not None:
             try:
@@ -240,16 +228,13 @@ class MidiRouter(pykka.ThreadingActor):
         ``kind`` is note_on, note_off, cc, program, clock, start, stop or continue;
         fields are mido's (note, velocity, control, value, program); channel is 1-16.
         """
-        if kind not in _SEND_KINDS:
-            raise ValueError(f"cannot send {kind!r}: use one of {sorted(_SEND_KINDS)}")
-        mido_kind = _SEND_KINDS[kind]
-        if mido_kind in ("clock", "start", "stop", "continue"):
-            message = mido.Message(mido_kind)
-        else:
-            if not 1 <= channel <= 16:
-                raise ValueError(f"channel must be 1-16, got {channel}")
-            message = mido.Message(mido_kind, channel=channel - 1, **fields)
-        self._open.output(port).send(message.bytes())
+        data = encode(kind, channel, fields)
+        output = self._open.output(port)
+        output.send(data)
+        capture = self._input.capture
+        if capture is not None and len(data) == 3:  # kept as the output's notes
+            with self._lock:  # the rings' writers take turns under it
+                capture.ring(OUTPUT + output.name).message(time.monotonic(), *data)
 
     def panic(self) -> int:
         """Release every voice, lift every pedal, send all-notes-off to every output."""
@@ -257,7 +242,7 @@ class MidiRouter(pykka.ThreadingActor):
             actions = self._engine.panic()
             self._sender.apply(actions, time.monotonic_ns() * 1e-9)
         for output in self._open.outputs.values():
-            for message in _PANIC:
+            for message in PANIC:
                 output.send(message)
         return len(actions)
 
@@ -291,15 +276,13 @@ class MidiRouter(pykka.ThreadingActor):
         sender = self._sender
         count = min(sender.timed, len(sender.timings))
         timings = sorted(sender.timings[:count])
-
         def pick(q: float) -> float | None:
             return timings[min(count - 1, int(q * count))] / 1000.0 if count else None
 
         return {
             **self._counts, "inputs": {p.name: p.taken for p in self._input.ports},
             "queued": sum(p.taken for p in self._input.ports),
-            "sent": sender.sent,
-            "send_errors": sender.send_errors,
+            "sent": sender.sent, "send_errors": sender.send_errors,
             "errors": self._engine.errors,
             "notes_on": self._engine.notes[0],
             "notes_off": self._engine.notes[1],
@@ -310,6 +293,11 @@ class MidiRouter(pykka.ThreadingActor):
             "clock_out": {clock.scope: {"ticks": clock.stats.ticks, "late": clock.stats.late}
                           for clock in self._clocks},
         }
+
+    def hot_path_ns(self) -> tuple[int, list[int]]:
+        """Messages timed so far, and the hot path's ns of the last of them (benchmarks)."""
+        sender = self._sender
+        return sender.timed, list(sender.timings)
 
     def clock_lateness(self) -> dict[str, list[float]]:
         """Seconds after its time each of the last ticks of each clock left (benchmarks)."""
@@ -420,7 +408,7 @@ class MidiRouter(pykka.ThreadingActor):
             self._input.ports = tuple(self._open.inputs.values())
             self._refresh_targets()
 
-    def _retire(self, gone: list[InputPort]) -> None:
+    def _retire(self, gone: list[Port]) -> None:
         """Close inputs that went away; release every voice they started."""
         self._input.ports = tuple(self._open.inputs.values())
         for port in gone:

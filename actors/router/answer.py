@@ -3,11 +3,12 @@
 One :class:`Answerer` per MIDI input, each with its own thread. The MIDI input
 thread only calls :meth:`Answerer.heard` after keeping a message in the capture
 ring (:attr:`scorch.notes.capture.Capture.listeners`): it notes the time and,
-while an answer plays and the message is a key press, sets an event. The rest
-runs here: waiting out the pause (``pause_beats`` of the installation's grid
-after the last message, with no key down), asking for a phrase (``compose``: the
-app's partner, learning from the ring first), waiting for the next beat of the
-grid and playing the notes in real time, one datagram per start and release, so
+while an answer plays and the message is a key press, frees the answer's held
+voices itself, at once (no wait for another thread to wake and take the GIL),
+and sets an event. The rest runs here: waiting out the pause (``pause_beats`` of
+the installation's grid after the last message, with no key down), asking for a
+phrase (``compose``: the app's partner, learning from the ring first), waiting for
+the next beat of the grid and playing the notes in real time, one datagram per start and release, so
 that a key press cuts the answer off at once (the voices still held are freed,
 not scheduled ahead where nothing could take them back).
 
@@ -190,6 +191,13 @@ class Answerer:
     errors: int = 0
     _wake: threading.Event = field(default_factory=threading.Event)
     _halt: threading.Event = field(default_factory=threading.Event)
+    _held: dict[int, int] = field(default_factory=dict)
+    """The playing answer's voices still sounding: note index -> handle (under _voices)."""
+    _voices: threading.Lock = field(default_factory=threading.Lock)
+    """Taken around each start, end and cut: the input thread's cut and the answer
+    thread's notes take turns, so no voice starts after a cut or escapes it."""
+    _cut: tuple[float, list[int]] | None = None
+    """When the input thread cut the playing answer, and the voices it freed."""
     _thread: threading.Thread | None = None
     _answered: float = -math.inf
 
@@ -199,6 +207,12 @@ class Answerer:
         if kind == 0x90 or kind == 0x80:
             self.last = t
             if self.playing and kind == 0x90 and data2:
+                with self._voices:
+                    if self.playing and self._cut is None:
+                        freed = list(self._held.values())
+                        self._held.clear()
+                        self.voices.cut(freed)
+                        self._cut = (time.monotonic(), freed)
                 self._wake.set()
 
     def start(self) -> None:
@@ -260,32 +274,54 @@ class Answerer:
         notes = answer.phrase.notes
         events = sorted([(answer.start + n.onset, 1, i) for i, n in enumerate(notes)]
                         + [(answer.start + n.end, 0, i) for i, n in enumerate(notes)])
-        voices, wake, halt = self.voices, self._wake, self._halt
-        held: dict[int, int] = {}
+        voices, wake, halt, held, lock = (self.voices, self._wake, self._halt, self._held,
+                                          self._voices)
         wake.clear()
-        self.playing = True  # after the clear: a press from here on sets the event
+        with lock:
+            held.clear()
+            self._cut = None
+            self.playing = True  # after the clear: a press from here on cuts and sets the event
         if self.awaited is not None:
             self.awaited.add(self.source)
         try:
             for at, starts, i in events:
                 wait = at - time.monotonic()
                 if (wait > 0 and wake.wait(wait)) or self.last != trigger or halt.is_set():
-                    answer.freed = list(held.values())
-                    voices.cut(answer.freed)
-                    answer.cut, answer.cut_by = time.monotonic(), self.last
+                    self._stop(answer)
                     return
+                with lock:
+                    if self._cut is not None:  # a key press came between two looks
+                        break
+                    if starts:
+                        held[i] = voices.start(notes[i])
+                    elif i in held:
+                        voices.end(held.pop(i))
                 if starts:
-                    held[i] = voices.start(notes[i])
                     answer.sent += 1
                     if answer.began is None:
                         answer.began = time.monotonic()
-                elif i in held:
-                    voices.end(held.pop(i))
-            voices.cut([])
+            else:
+                with lock:
+                    voices.cut([])
+                return
+            self._stop(answer)
         finally:
-            self.playing = False
+            with lock:
+                self.playing = False
             if self.awaited is not None:
                 self.awaited.discard(self.source)
+
+    def _stop(self, answer: Played) -> None:
+        """Free what still sounds (the input thread may have done it at the key press)."""
+        with self._voices:
+            rest = list(self._held.values())
+            self._held.clear()
+            if rest or self._cut is None:
+                self.voices.cut(rest)
+            cut, freed = self._cut if self._cut is not None else (time.monotonic(), [])
+            self._cut = (cut, freed)
+        answer.freed = freed + rest
+        answer.cut, answer.cut_by = cut, self.last
 
 
 def phrase_before(notes: list[Note], pause: float, most: int = 64) -> list[Note]:

@@ -1,10 +1,14 @@
-"""The router's input thread: MIDI from rtmidi's queues to the engine and out as OSC.
+"""The router's input thread: MIDI from the inputs' queues to the engine and out as OSC.
 
-The hot path. rtmidi queues each input's messages in C (no backend thread ever
-runs Python); this thread takes them every :data:`POLL_ACTIVE` seconds while MIDI
-flows (and while a partner's answer plays, so the key press that cuts it is seen
-at once: :attr:`Capture.awaited`), every :data:`POLL_IDLE` after a quiet second and
-:data:`POLL_QUIET` after quiet :data:`QUIET_AFTER` seconds (see below), feeds the
+The hot path. On JACK, each input is scorch's own client (:mod:`midi.jack_in`): its
+process callback, in C, queues the cycle's messages and wakes this thread through
+an eventfd, so the thread sleeps until MIDI comes and takes it at once. On other
+backends (or without a C compiler) rtmidi queues each input's messages in C and
+wakes nothing (no backend thread ever runs Python); this thread then takes them
+every :data:`POLL_ACTIVE` seconds while MIDI flows (and while a partner's answer
+plays, so the key press that cuts it is seen at once: :attr:`Capture.awaited`),
+every :data:`POLL_IDLE` after a quiet second and :data:`POLL_QUIET` after quiet
+:data:`QUIET_AFTER` seconds (see below). Either way it feeds the
 clock-in port's clock to the follower, recovers what a broken SysEx swallowed,
 thins out controller values a later one replaces (:mod:`midi.batch`), and runs the
 rest through the engine and out of the sender, all under the router's one lock. The
@@ -14,29 +18,35 @@ router (its actor thread) replaces :attr:`MidiInput.ports` whole when ports come
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
+from time import monotonic
 
 from actors.router.sender import OscSender
 from midi.batch import Message, coalesce, recover
 from midi.clock import CLOCK_MESSAGES, ClockFollower, ClockReading
 from midi.engine import Engine
+from midi.jack_in import JackInput, Wake
 from midi.ports import InputPort
-from scorch.notes.capture import Capture
+from midi.voices import Voice
+from scorch.notes.capture import ROOM, Capture, NoteRing
 from scorch.primitives.system.thread_timing import tighten_current_thread
 
 log = logging.getLogger(__name__)
+
+#: An open input: scorch's own JACK client, or rtmidi's.
+Port = InputPort | JackInput
 
 #: Seconds between two looks at the inputs' queues while MIDI comes in, after
 #: IDLE_AFTER seconds without any (a first note then waits a millisecond on average),
 #: and after QUIET_AFTER seconds (2 ms on average, at most POLL_QUIET).
 #:
-#: Why a poll and not a wait: rtmidi queues in C and wakes nothing; only a callback
-#: could write a pipe or an eventfd, and python-rtmidi's callbacks run Python in
-#: JACK's process thread (see the module's docstring). Each look costs a wake-up
-#: of this thread: 4,000/s while MIDI flows, 500/s idle, 250/s quiet, which is
-#: what an idle orchestrator spends most on (bench/idle.py, BENCHMARKS.md "Idle").
+#: Only for rtmidi's queues (not JACK's, see the module's docstring): they wake
+#: nothing, and python-rtmidi's callbacks run Python in the backend's thread. Each
+#: look costs a wake-up of this thread: 4,000/s while MIDI flows, 500/s idle,
+#: 250/s quiet.
 POLL_ACTIVE = 0.00025
 POLL_IDLE = 0.002
 POLL_QUIET = 0.004
@@ -61,10 +71,17 @@ class MidiInput:
         self._on_clock = on_clock
         """Told what the clock-in port's clock says (from this thread: a tell)."""
         self.follower = ClockFollower()
-        self.ports: tuple[InputPort, ...] = ()
+        self.ports: tuple[Port, ...] = ()
         """The open inputs (replaced whole by the router's actor thread)."""
         self.capture: Capture | None = None
         """Where each input's notes are kept (a ring per port), or None: not kept."""
+        self._rooms: dict[str, NoteRing] = {}
+        """The rooms' rings of :attr:`capture` by room, for :meth:`played`."""
+        self._rooms_of: Capture | None = None
+        self.wake = Wake() if hasattr(os, "eventfd") else None
+        """Written by scorch's JACK inputs when a cycle brought MIDI (and by :meth:`stop`)."""
+        self.event_driven = False
+        """The inputs wake :attr:`wake` (set by the router before :meth:`start`): no poll."""
         self._halt = threading.Event()
         self._thread: threading.Thread | None = None
         self._error_logged = 0
@@ -78,12 +95,20 @@ class MidiInput:
     def stop(self) -> bool:
         """Stop the input thread; False if it did not stop (its ports must not be deleted)."""
         self._halt.set()
+        if self.wake is not None:
+            self.wake.set()
         if self._thread is None:
             return True
         self._thread.join(timeout=STOP_WAIT)
         return not self._thread.is_alive()
 
-    def take(self, port: InputPort, start: int) -> bool:
+    def close(self) -> None:
+        """Release the eventfd (once stopped, and its inputs closed)."""
+        wake, self.wake = self.wake, None
+        if wake is not None:
+            wake.close()
+
+    def take(self, port: Port, start: int) -> bool:
         """Take what ``port`` queued and act on it (router lock held); True if anything."""
         batch = port.take()
         if not batch:
@@ -97,6 +122,35 @@ class MidiInput:
     def _run(self) -> None:
         """Take what the inputs queued and act on it, until stopped (input thread)."""
         tighten_current_thread()
+        if self.event_driven and self.wake is not None:
+            self._wait(self.wake)
+        else:
+            self._poll()
+
+    def _wait(self, wake: Wake) -> None:
+        """Sleep until an input (or :meth:`stop`) writes the eventfd; take; again."""
+        clock, lock, wait = time.monotonic_ns, self._lock, wake.wait
+        while True:
+            wait()
+            if self._halt.is_set():
+                return
+            now = clock()
+            try:
+                with lock:
+                    for port in self.ports:
+                        self.take(port, now)
+            except Exception:  # never the end of MIDI input: log, and take the next batch
+                self._failed(now)
+
+    def _failed(self, now: int) -> None:
+        self._counts["input_errors"] += 1
+        if now - self._error_logged > ERROR_LOG_EVERY_NS:
+            self._error_logged = now
+            log.exception("MIDI input failed (%d so far); going on",
+                          self._counts["input_errors"])
+
+    def _poll(self) -> None:
+        """Look at rtmidi's queues, more often while MIDI flows (input thread)."""
         clock, lock, sleep = time.monotonic_ns, self._lock, time.sleep
         last = clock()
         idle_after, quiet_after = int(IDLE_AFTER * 1e9), int(QUIET_AFTER * 1e9)
@@ -108,17 +162,33 @@ class MidiInput:
                         if self.take(port, now):
                             last = now
             except Exception:  # never the end of MIDI input: log, and take the next batch
-                self._counts["input_errors"] += 1
-                if now - self._error_logged > ERROR_LOG_EVERY_NS:
-                    self._error_logged = now
-                    log.exception("MIDI input failed (%d so far); going on",
-                                  self._counts["input_errors"])
+                self._failed(now)
             capture = self.capture
             if capture is not None and capture.awaited:  # a key press would cut an answer
                 last = now
             silent = now - last
             sleep(POLL_ACTIVE if silent < idle_after else
                   POLL_IDLE if silent < quiet_after else POLL_QUIET)
+
+    def played(self, voice: Voice, velocity: int) -> None:
+        """Keep a voice the engine started (its velocity) or ended (0) as its room's note.
+
+        The engine's hook (:attr:`Engine.played`), called under the router's lock: from
+        this thread, or the actor's for a release on a timer, a panic, a port gone.
+        """
+        capture = self.capture
+        if capture is None:
+            return
+        ring = self._rooms.get(voice.instance) if capture is self._rooms_of else None
+        if ring is None:  # first note in this room (or a new capture): one lookup kept
+            if capture is not self._rooms_of:
+                self._rooms.clear()
+                self._rooms_of = capture
+            ring = self._rooms[voice.instance] = capture.ring(ROOM + voice.instance)
+        pitch = int(voice.pitch + 0.5)
+        if 0 <= pitch < 128:
+            ring.message(monotonic(), (0x90 if velocity else 0x80) | voice.channel[1], pitch,
+                         velocity)
 
     def _clock_in(self, batch: list[Message], start: int) -> list[Message]:
         """Feed the clock-in port's clock messages to the follower; return the others.
@@ -158,7 +228,7 @@ class MidiInput:
         heard = capture.listeners.get(name) if capture is not None else None
         sent = False
         for data, _delta in batch:
-            if ring is not None and len(data) == 3:  # O(1): a finished note is one tuple
+            if ring is not None and len(data) == 3 and data[0] & 0xE0 == 0x80:  # notes: O(1)
                 ring.message(now, data[0], data[1], data[2])
                 if heard is not None:  # a partner's answer: it notes the time, at most wakes
                     heard(now, data[0], data[1], data[2])

@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from midi import jack_in
+from midi.jack_in import JackInput, Wake
 from midi.ports import InputPort, OutputPort, find_port, open_scanners, own_port
 from midi.routes import port_matches
 from scorch.errors import MidiPortNotFound
@@ -27,28 +29,34 @@ class PortSet:
     """Open MIDI inputs and outputs of one backend (router actor thread only)."""
 
     def __init__(self, backend: str, client: str, jack_server: str | None,
-                 clock_in: str | None = None) -> None:
+                 clock_in: str | None = None, wake: Wake | None = None) -> None:
         self._client = client
         self._jack_server = jack_server
         self._clock_in = clock_in
         """The input whose clock, start, stop and song position are let through."""
         self.backend, self._api, self._scan_in, self._scan_out = open_scanners(
             backend, client, jack_server)
-        self.inputs: dict[str, InputPort] = {}
+        self._wake = wake if self.backend == "jack" and jack_in.available() else None
+        self.native = self._wake is not None
+        """Inputs are scorch's own JACK clients, which wake ``wake`` (else rtmidi's, polled)."""
+        self.inputs: dict[str, InputPort | JackInput] = {}
         self.outputs: dict[str, OutputPort] = {}
         self.missing: dict[str, list[str]] = {"inputs": [], "outputs": []}
         self.virtual: str | None = None
 
     def open_virtual(self, name: str) -> None:
         """Open scorch's own input port that other software can play."""
-        self.inputs[name] = InputPort.virtual(self._api, name, self._jack_server)
+        if self._wake is not None:
+            self.inputs[name] = JackInput.virtual(name, self._wake, self._jack_server)
+        else:
+            self.inputs[name] = InputPort.virtual(self._api, name, self._jack_server)
         self.virtual = name
 
     def available(self) -> dict[str, list[str]]:
         """Every input and output the system offers now."""
         return {"inputs": self._scan_in.get_ports(), "outputs": self._scan_out.get_ports()}
 
-    def gone(self) -> list[InputPort]:
+    def gone(self) -> list[InputPort | JackInput]:
         """Remove and return the open inputs that are no longer there (not yet closed).
 
         One listing of the ports: cheap enough to run several times a second, so a
@@ -58,7 +66,8 @@ class PortSet:
         return [self.inputs.pop(name) for name in list(self.inputs)
                 if name != self.virtual and name not in available]
 
-    def rescan(self, wanted_inputs: list[str], wanted_outputs: list[str]) -> list[InputPort]:
+    def rescan(self, wanted_inputs: list[str],
+               wanted_outputs: list[str]) -> list[InputPort | JackInput]:
         """Open what matches ``wanted_*``; return the inputs that went away (not yet closed).
 
         The caller closes those once it has taken what they still hold.
@@ -71,8 +80,7 @@ class PortSet:
                 continue
             try:
                 timing = self._clock_in is not None and port_matches(self._clock_in, name)
-                self.inputs[name] = InputPort(self._api, name, f"{self._client}-in",
-                                              self._jack_server, timing)
+                self.inputs[name] = self._open_input(name, timing)
             except OPEN_ERRORS as err:
                 log.warning("MIDI input %r not opened: %s", name, err)
                 continue
@@ -85,6 +93,12 @@ class PortSet:
         except OPEN_ERRORS as err:  # the inputs that went away must still be retired
             log.warning("MIDI outputs not rescanned: %s", err)
         return gone
+
+    def _open_input(self, name: str, timing: bool) -> InputPort | JackInput:
+        client = f"{self._client}-in"
+        if self._wake is not None:
+            return JackInput(name, client, self._wake, self._jack_server, timing, source=name)
+        return InputPort(self._api, name, client, self._jack_server, timing)
 
     def _rescan_outputs(self, wanted: list[str]) -> None:
         available = self._outputs_available()

@@ -171,7 +171,7 @@ def main() -> None:
         _row("first voice's /n_go after the grid beat it was due on", figures["late"]),
         _row("key press sent to the held voices' /n_end", figures["stop"]),
         _row("of which: the key press taken by the router's input thread to the voices "
-             "freed (the answer thread)", figures["freed"]),
+             "freed (by that thread, in the answer's hook)", figures["freed"]),
         "",
         "On the MIDI hot path, in process (`timeit`, 200000 note messages, best of 7 rounds, "
         "the variants interleaved; each message a call of each function in the row, so "
@@ -182,13 +182,16 @@ def main() -> None:
         *(f"| {name} | {value:.0f} |" for name, value in cost.items()),
         "",
         "Reading: the answer starts on its beat within about a JACK period and a scsynth "
-        "block. While an answer plays, the router's input thread looks at its queues every "
-        "0.25 ms (`Capture.awaited`; otherwise every 2 ms after a second without MIDI), "
-        "and the answer thread frees the held voices within a fraction of a millisecond of "
-        "the key press reaching it; the rest of the stop is the JACK MIDI hop (up to a "
-        "period), scsynth's next block and its notification coming back, and a loaded "
-        "machine's scheduling. The hook costs the input thread less than the capture it "
-        "follows.",
+        "block. The router's input thread wakes when a JACK cycle brings the key press "
+        "(scorch's own JACK client writes its eventfd) and frees the held voices itself, in "
+        "the answer's hook, before it goes on; the rest of the stop is the JACK MIDI hop (to "
+        "the next cycle: up to a period), scsynth taking the `/n_free` at the start of a "
+        "later cycle (the one after the key press's: scsynth has read its commands for that "
+        "cycle before the router sends), its notification coming back, and a loaded "
+        "machine's scheduling. So a stop measured from the key press sent to `/n_end` is "
+        "about two periods at best (one to reach the router, one to reach scsynth's next "
+        "cycle); from the key press taken to the voices freed it is a fraction of one. The "
+        "hook costs the input thread less than the capture it follows.",
     ])
     print(section)
     if not args.no_write:

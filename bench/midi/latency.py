@@ -1,13 +1,17 @@
 """Benchmark the MIDI router: latency against a bare rtmidi-to-UDP baseline, and throughput.
 
-Run with ``python -m bench.midi.latency`` (about 15 s). It starts a private
-jackd, plays two JACK MIDI virtual ports standing in for hardware (one for the
-baseline, one for the router, so the two never compete for one message), and
-receives the OSC datagrams on a UDP socket standing in for scsynth.
+Run with ``python -m bench.midi.latency`` (about four minutes on a loaded machine).
+It starts a private jackd, plays JACK MIDI virtual ports standing in for hardware
+(one for the baseline and one per router variant of :data:`VARIANTS`, so none
+compete for one message), and receives the OSC datagrams on a UDP socket
+standing in for scsynth.
 
 - Latency: time from ``send_message`` on the hardware port to the datagram's
-  arrival, samples of the baseline and the router interleaved in one run.
-- Router's own time: callback entry to ``sendto`` returned (``stats()``).
+  arrival; in blocks of :data:`BLOCK` samples, one router variant alive at a time
+  beside the baseline, the two interleaved at random, the variants' order
+  shuffled per block: scorch's own JACK input, rtmidi's polled queue (before),
+  the own input with the notes capture on.
+- Router's own time: taking a message to ``sendto`` returned (``hot_path_ns``).
 - Flood: 20,000 control changes per second over 16 parameters with note on/off
   pairs mixed in, on a third port that the router and a bare rtmidi callback
   both listen to, in the same run: what each received, every parameter's last
@@ -15,6 +19,7 @@ receives the OSC datagrams on a UDP socket standing in for scsynth.
   scheduling (``[audio] realtime``), as a stage machine runs it.
 - Hot path in process (``bench.midi.hotpath``, after jackd is gone): the callback
   called directly, so the CPU cost per message without any scheduling.
+- Idle wake-ups of the input thread (``bench.midi.wakeups``), both inputs.
 
 The figures replace the ``## MIDI`` section of BENCHMARKS.md (``--no-write`` to skip).
 """
@@ -41,6 +46,8 @@ from midi.schema import MidiConfig
 ROOT = Path(__file__).resolve().parents[2]
 NODE = 1000
 PARAMS = 16
+#: Latency samples per path in one block of the run (one router alive at a time).
+BLOCK = 100
 
 
 class ListenerTargets:
@@ -82,7 +89,7 @@ def _player(conn: Any, jack: str) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     sock.bind(("127.0.0.1", 0))
     outs = {}
-    for path in ("baseline", "router", "flood"):
+    for path in ("baseline", *VARIANTS, "flood"):
         outs[path] = rtmidi.MidiOut(rtmidi.API_UNIX_JACK, name=f"bench{path}")
         outs[path].open_virtual_port(path)
     conn.send(sock.getsockname())
@@ -156,12 +163,12 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def measure_latency(samples: int, conn: Any) -> dict:
-    """Interleave single control changes on both ports; return latencies in us per path."""
-    results: dict[str, list[float]] = {"baseline": [], "router": []}
-    lost = {"baseline": 0, "router": 0}
+def measure_latency(samples: int, conn: Any, paths: Sequence[str]) -> dict:
+    """Interleave single control changes on every path's port; return latencies in us."""
+    results: dict[str, list[float]] = {path: [] for path in paths}
+    lost = dict.fromkeys(paths, 0)
     value = 0
-    order = ["baseline", "router"] * samples
+    order = list(paths) * samples
     random.shuffle(order)
     for path in order:
         value = (value + 37) % 128
@@ -221,24 +228,58 @@ def measure_throughput(
     }
 
 
-def bench_config(coalesce: float | None = None) -> MidiConfig:
-    """PARAMS controls (CC 1..PARAMS to node n's p1..) and 64 voices, on the router's two ports."""
+#: The routers measured beside the bare callback, each on its own port, in one run:
+#: name -> (how its inputs are read, notes captured per source, what it stands for).
+VARIANTS: dict[str, tuple[str, int, str]] = {
+    "router": ("own", 0, "scorch's own JACK input client, woken by an eventfd"),
+    "poll": ("rtmidi", 0, "rtmidi's queue polled every 0.25 ms (before)"),
+    "capture": ("own", 4096, "the router above with the notes capture on"),
+}
+
+
+def bench_config(coalesce: float | None = None,
+                 ports: Sequence[str] = ("benchrouter", "benchflood"),
+                 capture: int = 0) -> MidiConfig:
+    """PARAMS controls (CC 1..PARAMS to node n's p1..) and 64 voices, on each of ``ports``."""
     controls = [
         {"cc": cc, "port": port, "instance": "bench", "node": "n",
          "param": f"p{cc}", "range": [0, 127], "takeover": "immediate"}
-        for port in ("benchrouter", "benchflood") for cc in range(1, PARAMS + 1)
+        for port in ports for cc in range(1, PARAMS + 1)
     ]
     keys = [{"port": port, "instance": "bench", "synthdef": "v", "voices": 64}
-            for port in ("benchrouter", "benchflood")]
+            for port in ports]
     fields: dict[str, Any] = {"backend": "jack", "virtual_port": "", "inputs": [],
-                              "controls": controls, "keys": keys}
+                              "controls": controls, "keys": keys, "capture_notes": capture}
     if coalesce is not None:
         fields["coalesce_interval"] = coalesce
     return MidiConfig.model_validate(fields)
 
 
+def start_router(name: str, listener: tuple[str, int], state: Path) -> tuple[Any, Any, Any]:
+    """Start the router of one variant on its port; return (ref, proxy, targets) once open."""
+    from actors.router.actor import MidiRouter
+
+    reader, capture, _ = VARIANTS[name]
+    ports = ["bench" + name] + (["benchflood"] if name == "router" else [])
+    wanted = {f"bench{name}:{name}"} | ({"benchflood:flood"} if name == "router" else set())
+    targets = ListenerTargets(listener)
+    os.environ["SCORCH_MIDI_INPUT"] = reader  # read as the router opens its ports
+    try:
+        router = MidiRouter.start(bench_config(ports=ports, capture=capture), targets, state)
+        proxy = router.proxy()
+        deadline = time.monotonic() + 5
+        while not wanted <= set(proxy.ports().get(timeout=5)["inputs"]):
+            if time.monotonic() > deadline:
+                router.stop(timeout=10)
+                raise RuntimeError(f"the {name} router did not open its benchmark ports")
+            time.sleep(0.01)
+    finally:
+        os.environ.pop("SCORCH_MIDI_INPUT", None)
+    return router, proxy, targets
+
+
 def run(samples: int, rate: int, seconds: float, realtime: bool = False) -> dict:
-    """Start jackd, the player process, the baseline and the router; return every figure."""
+    """Start jackd, the player process, the baseline and the routers; return every figure."""
     sys.path.insert(0, str(ROOT))
     from tests.support.harness import jack_server
 
@@ -247,7 +288,6 @@ def run(samples: int, rate: int, seconds: float, realtime: bool = False) -> dict
         os.environ["JACK_NO_START_SERVER"] = "1"
         import rtmidi
 
-        from actors.router.actor import MidiRouter
         from scorch.primitives.osc import encode_message
 
         context = multiprocessing.get_context("spawn")
@@ -288,107 +328,48 @@ def run(samples: int, rate: int, seconds: float, realtime: bool = False) -> dict
         flood_in.set_callback(bare_flood)
         flood_in.open_port(flood_in.get_ports().index("benchflood:flood"))
 
-        config = bench_config()
+        latency: dict[str, list[float]] = {"baseline": []}
+        own: dict[str, list[int]] = {}
+        router = None
         with tempfile.TemporaryDirectory() as state:
-            targets = ListenerTargets(listener)
-            router = MidiRouter.start(config, targets, Path(state))
-            proxy = router.proxy()
             try:
-                deadline = time.monotonic() + 5
-                while not {"benchrouter:router", "benchflood:flood"} <= set(
-                        proxy.ports().get(timeout=5)["inputs"]):
-                    if time.monotonic() > deadline:
-                        raise RuntimeError("the router did not open the benchmark port")
-                    time.sleep(0.01)
-                measure_latency(100, conn)  # warm up
-                latency = measure_latency(samples, conn)
-                own = proxy.stats().get(timeout=5)["hot_path_us"]
+                # Blocks: one router at a time beside the bare callback (a polling router
+                # would take the GIL from the others 4,000 times a second), the variants'
+                # order shuffled in each block, so all meet the same machine.
+                for block in range(max(1, samples // BLOCK)):
+                    for name in random.sample(list(VARIANTS), len(VARIANTS)):
+                        where = Path(state) / f"{name}{block}"
+                        where.mkdir()
+                        router, proxy, _ = start_router(name, listener, where)
+                        measure_latency(BLOCK // 5, conn, ["baseline", name])  # warm up
+                        first, _ = proxy.hot_path_ns().get(timeout=5)
+                        got = measure_latency(BLOCK, conn, ["baseline", name])["samples"]
+                        timed, ns = proxy.hot_path_ns().get(timeout=5)
+                        own.setdefault(name, []).extend(
+                            ns[i % len(ns)] for i in range(max(first, timed - len(ns)), timed))
+                        latency.setdefault(name, []).extend(got[name])
+                        latency.setdefault(f"baseline:{name}", []).extend(got["baseline"])
+                        latency["baseline"] += got["baseline"]
+                        router.stop(timeout=10)
+                        router = None
                 base_own = {
                     "p50": percentile(base_times, 0.5) / 1000,
                     "p99": percentile(base_times, 0.99) / 1000,
                 }
+                router, proxy, targets = start_router("router", listener, Path(state) / "flood")
                 throughput = measure_throughput(proxy, targets, conn, bare, rate, seconds)
             finally:
-                router.stop(timeout=10)
+                if router is not None:
+                    router.stop(timeout=10)
                 conn.send(("quit",))
                 player.join(10)
                 for midi_in in (base_in, flood_in):
                     midi_in.close_port()
                     midi_in.delete()
-    return {"latency": latency, "own": own, "base_own": base_own, "throughput": throughput,
-            "realtime": realtime}
-
-
-def report(runs: list[dict], hot: dict, hot_count: int) -> str:
-    lines = [
-        "## MIDI",
-        "",
-        "`python -m bench.midi.latency` on this machine "
-        f"({time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs shared with other test runs, "
-        "jackd dummy driver 48 kHz / 64 frames, so a JACK MIDI hop costs up to one 1.33 ms "
-        "period). The hardware and the UDP listener standing in for scsynth run in a separate "
-        "process, as they would in real life. Everything is measured twice: with jackd as the "
-        "tests run it (no realtime scheduling) and with `[audio] realtime = true` (`jackd -R`), "
-        "as a stage machine runs it. The router takes what rtmidi queued from its input thread "
-        "(every 0.25 ms while MIDI flows); no JACK thread runs Python.",
-        "",
-        "End-to-end latency, JACK MIDI port to OSC datagram at a UDP listener, samples of the "
-        "two interleaved in one run:",
-        "",
-        "| jackd | | bare rtmidi callback -> UDP | scorch router | ratio |",
-        "|---|---|---|---|---|",
-    ]
-    for figures in runs:
-        lat = figures["latency"]["samples"]
-        base, routed = lat["baseline"], lat["router"]
-        server = "realtime" if figures["realtime"] else "no realtime"
-        for name, q in (("median", 0.5), ("p99", 0.99)):
-            b, r = percentile(base, q), percentile(routed, q)
-            lines.append(f"| {server} | {name} | {b:.0f} us | {r:.0f} us | {r / b:.3f}x |")
-    lines += ["", "Own time, from taking a message (the router) or entering the callback (the "
-              "bare one) to its datagram sent, over the latency samples (messages 2-4 ms apart: "
-              "a cold cache, a thread just woken); goal: the router's p99 < 150 us:", "",
-              "| jackd | bare callback p50 | p99 | router p50 | p99 | max |",
-              "|---|---|---|---|---|---|"]
-    for figures in runs:
-        own, base_own = figures["own"], figures["base_own"]
-        server = "realtime" if figures["realtime"] else "no realtime"
-        lines.append(f"| {server} | {base_own['p50']:.1f} us | {base_own['p99']:.1f} us | "
-                     f"{own['p50']:.1f} us | {own['p99']:.1f} us | {own['max']:.1f} us |")
-    lines += ["", "CPU cost of the hot path in process (`python -m bench.midi.hotpath`, run by "
-              "the command above after jackd stopped): what the input thread does with one "
-              "queued message (the router's lock, the engine, the datagram; coalescing off), "
-              "timed per call; the baseline is a cached `/n_set` with its float packed, and "
-              f"`sendto`. {hot_count} control changes over {PARAMS} parameters and "
-              f"{hot_count // 5} note messages, each with the garbage collector on, off, and on "
-              "after `gc.freeze()`.", "",
-              "| us per message | p50 | p99 | max |", "|---|---|---|---|"]
-    lines += [f"| {name} | {f['p50']:.1f} | {f['p99']:.1f} | {f['max']:.1f} |"
-              for name, f in hot.items()]
-    lines += ["", "Flood: control changes over 16 parameters at 20,000 /s with a note on/off "
-              "pair after every 40, on one port that the router and a bare rtmidi callback both "
-              "listen to, in the same run. Lost = sent - received.", "",
-              "| jackd | sent | bare callback received | lost | router received | lost | "
-              "thinned in batches | notes on/off (router) | /s_new, releases sent | voices "
-              "left | last values right |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for figures in runs:
-        t = figures["throughput"]
-        server = "realtime" if figures["realtime"] else "no realtime"
-        bare = t["bare"]["count"]
-        lines.append(
-            f"| {server} | {t['injected']} | {bare} | {t['injected'] - bare} | {t['received']} "
-            f"| {t['injected'] - t['received']} | {t['thinned']} | {t['notes_on'][0]}/"
-            f"{t['notes_off'][0]} of {t['notes_injected']} | {t['notes_on'][1]}, "
-            f"{t['notes_off'][1]} | {t['voices_left']} | "
-            f"{PARAMS - len(t['wrong_vs_injected'])}/{PARAMS} |")
-    lines += ["", "Without realtime scheduling on a loaded machine every JACK client misses "
-              "cycles and JACK drops the MIDI of a missed cycle for that client; a callback "
-              "that waits for Python's GIL misses more. With it, a client that never runs "
-              "Python in JACK's thread misses none. The router's releases include those held "
-              "back until the voice's gate was open 25 ms (a note shorter than an audio period "
-              "would otherwise leave a synth that never ends).", ""]
-    return "\n".join(lines)
+    own_us = {name: {"p50": percentile(ns, 0.5) / 1000, "p99": percentile(ns, 0.99) / 1000,
+                     "max": max(ns) / 1000} for name, ns in own.items()}
+    return {"latency": {"samples": latency}, "own": own_us, "base_own": base_own,
+            "throughput": throughput, "realtime": realtime, "load": os.getloadavg()[0]}
 
 
 def main() -> None:
@@ -402,8 +383,12 @@ def main() -> None:
     runs = [run(args.samples, args.rate, args.seconds, realtime)
             for realtime in (False, True)]
     from bench.midi import hotpath as midi_hotpath
+    from bench.midi import wakeups
+    from bench.midi.latency_report import report
 
-    section = report(runs, midi_hotpath.run(args.hotpath_count, 0.0), args.hotpath_count)
+    idle = wakeups.run(5.0, 2)
+    section = report(runs, midi_hotpath.run(args.hotpath_count, 0.0), args.hotpath_count,
+                     wakeups.lines(idle))
     print(section)
     if not args.no_write:
         write_section(section)

@@ -15,7 +15,7 @@ from pathlib import Path
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.errors import InvalidRequest, MidiUnavailable, NotFound, TempoUnavailable
 from scorch.notes import smf
-from scorch.notes.capture import Capture, Note
+from scorch.notes.capture import Capture, Note, is_input
 from scorch.state.tempo import INSTALLATION, Timeline
 
 #: The state directory's folder for exported .mid files.
@@ -72,14 +72,17 @@ class Notes:
         return time.time() - time.monotonic()
 
     def sources(self, pattern: str | None = None) -> list[str]:
-        """The inputs notes were captured from whose names contain ``pattern`` (None: all).
+        """The sources whose names contain ``pattern`` (None: every input).
 
+        Besides the inputs, what the router sent is kept as ``room:NAME`` and
+        ``out:PORT`` (:data:`scorch.notes.capture.ROOM`): named, it is read like an
+        input; unnamed, it is left out (it would repeat what the inputs played).
         A pattern that matches none is refused with the names there are.
         """
         # list() of a dict is one step the input thread cannot interleave with
         known = sorted(list(self._capture().rings))
         if pattern is None:
-            return known
+            return [s for s in known if is_input(s)]
         chosen = [s for s in known if pattern in s]
         if not chosen:
             raise NotFound(f"no MIDI input matching {pattern!r} has played; inputs that have: "

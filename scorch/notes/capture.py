@@ -35,6 +35,16 @@ from scorch.state.tempo import Timeline
 
 _KEYS = 16 * 128
 SUFFIX = ".notes.jsonl"
+#: Sources of what scorch plays rather than hears: the notes the MIDI router starts in a
+#: room (``room:NAME``, its key routes' voices after transpose) and sends to a MIDI
+#: output (``out:PORT``). Any other source is an input, named as its port is.
+ROOM = "room:"
+OUTPUT = "out:"
+
+
+def is_input(source: str) -> bool:
+    """True for what a MIDI input played (not what scorch sent to a room or an output)."""
+    return not source.startswith((ROOM, OUTPUT))
 
 
 class Note(NamedTuple):

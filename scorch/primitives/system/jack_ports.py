@@ -21,7 +21,7 @@ _PORT_IS_OUTPUT = 0x2
 _MIDI_TYPE = b"8 bit raw midi"
 
 
-def _loaded_libjack() -> str | None:
+def loaded_libjack() -> str | None:
     """The libjack this process has loaded already (python-rtmidi's wheel brings its own)."""
     try:
         maps = Path("/proc/self/maps").read_text()
@@ -38,7 +38,7 @@ def _loaded_libjack() -> str | None:
 def _libjack() -> Any:
     # The same libjack as rtmidi's clients: a second copy would map JACK's shared
     # segment a second time (40-100 MB of RSS).
-    path = _loaded_libjack() or ctypes.util.find_library("jack")
+    path = loaded_libjack() or ctypes.util.find_library("jack")
     if path is None:
         raise OSError("libjack is not installed")
     lib = ctypes.CDLL(path)

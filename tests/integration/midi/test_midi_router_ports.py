@@ -34,13 +34,18 @@ def test_send_reaches_a_named_output_port(targets, jack, router_factory):
     synth.set_callback(on_message)
     synth.open_virtual_port("Hardware Synth In")
     try:
-        router = router_factory(targets)
+        router = router_factory(targets, capture_notes=16)
         router.send("hardware synth", "note_on", channel=3, note=60, velocity=90).get(timeout=ASK)
         router.send("hardware synth", "cc", channel=1, control=7, value=100).get(timeout=ASK)
         router.send("hardware synth", "program", channel=16, program=5).get(timeout=ASK)
         router.send("hardware synth", "clock").get(timeout=ASK)
-        wait_for(lambda: len(received) >= 4, timeout=2)
-        assert received == [[0x92, 60, 90], [0xB0, 7, 100], [0xCF, 5], [0xF8]]
+        router.send("hardware synth", "note_off", channel=3, note=60).get(timeout=ASK)
+        wait_for(lambda: len(received) >= 5, timeout=2)
+        assert received == [[0x92, 60, 90], [0xB0, 7, 100], [0xCF, 5], [0xF8], [0x82, 60, 64]]
+        # what was sent out is kept as the output's notes, beside the inputs'
+        rings = router.capture().get(timeout=ASK).rings
+        (note,) = rings["out:fakesynth:Hardware Synth In"].notes()
+        assert (note.pitch, note.velocity, note.channel) == (60, 90, 2)
     finally:
         synth.close_port()
         synth.delete()

@@ -8,6 +8,9 @@ reference is a bare rtmidi callback on the same port in the same run.
 
 from __future__ import annotations
 
+import os
+import select
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +22,7 @@ import rtmidi
 from actors.router.actor import MidiRouter
 from actors.router.proxy import MidiRouterProxy
 from midi.engine import midicps
+from midi.jack_in import JackInput, Wake
 from midi.schema import MidiConfig
 from tests.conftest import jack_name
 from tests.support.harness import (
@@ -291,3 +295,64 @@ def test_garbage_running_status_truncated_sysex_and_clock_floods_crash_and_stick
         wait_for(lambda: lobby.synths() == before + 1)
         controller.raw([[0x80, 69, 0]])
         wait_for(lambda: lobby.synths() == before)
+
+
+def take_until(port: JackInput, wake: Wake, count: int) -> list[list[int]]:
+    """Take what ``port`` brings, woken by ``wake``, until ``count`` messages (or 5 s)."""
+    got: list[list[int]] = []
+    deadline = time.monotonic() + 5
+    while len(got) < count and time.monotonic() < deadline:
+        if select.select([wake.fd], [], [], 0.1)[0]:
+            os.eventfd_read(wake.fd)
+        got += [message for message, _ in port.take()]
+    return got
+
+
+def test_own_jack_input_takes_every_message_in_order_and_closes_under_traffic(jack: str) -> None:
+    """scorch's JACK client wakes its reader, loses and reorders nothing, leaves clock and
+    active sensing out unless asked; closed while a device floods it, the process lives
+    (its callback is deactivated before its port goes, unlike rtmidi's backend)."""
+    hardware = Hardware("scorchtest-jackin")
+    wake = Wake()
+    port = JackInput(hardware.name, "scorchtest-in", wake, jack, source=hardware.name)
+    clocked = JackInput(hardware.name, "scorchtest-clock", wake, jack, timing=True,
+                        source=hardware.name)
+    flooding = threading.Event()
+    flooder: threading.Thread | None = None
+    try:
+        for _ in range(50):  # a new connection takes effect on a later cycle
+            hardware.send(0xBF, 119, 0)
+            if take_until(port, wake, 1):
+                break
+        time.sleep(0.05)
+        port.take(), clocked.take()
+        sent = [[0xB0 | i % 16, i % 128, (i * 7) % 128] for i in range(2000)]
+        for i, data in enumerate(sent):
+            hardware.send(*data)
+            if i % 100 == 0:
+                hardware.send(0xF8)  # clock: only the clocked port takes it
+                hardware.send(0xFE)  # active sensing: neither does
+        hardware.send(0xF0, 0x7D, 1, 2, 0xF7)
+        assert take_until(port, wake, len(sent) + 1) == [*sent, [0xF0, 0x7D, 1, 2, 0xF7]]
+        assert port.dropped == 0
+        taken = take_until(clocked, wake, len(sent) + 21)
+        assert taken.count([0xF8]) == 20 and [0xFE] not in taken and len(taken) == len(sent) + 21
+
+        def flood() -> None:
+            while not flooding.is_set():
+                hardware.send(0x90, 60, 1)
+
+        flooder = threading.Thread(target=flood, daemon=True)
+        flooder.start()
+        time.sleep(0.05)
+        port.close()
+        port.close()  # twice: nothing
+        assert port.take() == []
+    finally:
+        flooding.set()
+        if flooder is not None:
+            flooder.join()
+        port.close()
+        clocked.close()
+        wake.close()
+        hardware.unplug()

@@ -44,7 +44,9 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Orchestra, H
     from tests.conftest import jack_name
 
     folder = tmp_path_factory.mktemp("partner")
-    text = (f'state_dir = "{folder / "state"}"\n[audio]\ndriver = "dummy"\n'
+    # realtime, as a stage machine's: a JACK client late by a cycle on a loaded machine
+    # loses that cycle's MIDI, and the phrases must arrive whole (the stage tests' reason)
+    text = (f'state_dir = "{folder / "state"}"\n[audio]\ndriver = "dummy"\nrealtime = true\n'
             f'jack_server = "{jack_name("partner")}"\n[docs]\nbuild = "on-demand"\n'
             f'[tempo]\nbpm = {BPM}\n[midi]\nbackend = "jack"\nrescan_interval = 0.1\n'
             '[instances.lobby]\nsynthdefs = ["sine"]\n')
@@ -90,9 +92,7 @@ def test_continue_and_infill_learn_the_input_and_play_save_and_refuse(
     time.sleep(0.1)
     played = learned(orch)
     heard = orch.notes.played(orch.notes.span(since=since), PORT)
-    # (a note lost on the way through JACK on a loaded machine is the capture's business,
-    # tests/integration/midi/test_notes.py; here the phrases are what was captured)
-    assert len(heard) >= len(left + right) - 1, [n.pitch for n in heard]
+    assert [n.pitch for n in heard] == left + right
     offset = orch.notes.wall_offset()
     split = max(range(1, len(heard)), key=lambda i: heard[i].onset - heard[i - 1].onset)
     left_last, right_first = heard[split - 1].onset + offset, heard[split].onset + offset
@@ -175,10 +175,8 @@ def test_answer_starts_on_the_beat_after_the_pause_and_stops_when_the_performer_
     answer = figures.answer
     assert answer.cut is not None and answer.cut_by is not None and answer.sent >= 1
     assert answer.cut - answer.cut_by < STOP  # the key press taken to the voices freed
-    # the phrase it answered is the one played (a note lost through JACK aside, see above)
-    heard = iter(figures.phrase)
-    assert all(n.pitch in heard for n in answer.heard)  # in order: a subsequence
-    assert len(answer.heard) >= len(figures.phrase) - 1
+    # the phrase it answered is the one played
+    assert [n.pitch for n in answer.heard] == figures.phrase
     ngrams_occur([s.pitch for s in answer.phrase.symbols], answer.phrase.orders,
                  figures.phrase, learned(orch))
     assert isinstance(listing, PartnerOutput) and len(listing.answering[answer_source(orch)]) == 1

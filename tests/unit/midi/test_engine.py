@@ -152,6 +152,30 @@ def test_note_on_starts_a_voice_and_note_off_releases_it():
     assert engine.handle(PORT, [0x90, 57, 0]) == [ReleaseVoice(A, again.node_id)]
 
 
+def test_played_hears_each_voice_start_and_end_however_it_ends():
+    """The capture's hook: every voice started (velocity) and ended (0), once each, whether
+    by its key, the pedal, a stolen voice or panic, with the room and the transposed pitch."""
+    engine = engine_with(keys(instance="both", transpose=12, voices=2))
+    heard: list[tuple[str, float, int, int]] = []
+    engine.played = lambda voice, velocity: heard.append(
+        (voice.instance, voice.pitch, voice.channel[1], velocity))
+    engine.handle(PORT, [0x91, 60, 90])
+    assert heard == [("a", 72, 1, 90), ("b", 72, 1, 90)]
+    engine.handle(PORT, [0x81, 60, 0])
+    engine.handle(PORT, [0xB0, 64, 127])
+    engine.handle(PORT, [0x90, 62, 80])
+    engine.handle(PORT, [0x80, 62, 0])  # held by the pedal: no end yet
+    assert heard[2:] == [("a", 72, 1, 0), ("b", 72, 1, 0), ("a", 74, 0, 80), ("b", 74, 0, 80)]
+    engine.handle(PORT, [0xB0, 64, 0])
+    assert heard[6:] == [("a", 74, 0, 0), ("b", 74, 0, 0)]
+    for note in (64, 65, 67):  # two voices per room: the third steals the first
+        engine.handle(PORT, [0x90, note, 100])
+    assert [h for h in heard[8:] if h[3] == 0] == [("a", 76, 0, 0), ("b", 76, 0, 0)]
+    del heard[:]
+    engine.panic()
+    assert sorted(heard) == [("a", 77, 0, 0), ("a", 79, 0, 0), ("b", 77, 0, 0), ("b", 79, 0, 0)]
+
+
 def test_splits_send_each_range_to_its_own_instance():
     engine = engine_with(keys(notes=(0, 59)), keys(instance="b", notes=(60, 127)))
     assert [a.address for a in engine.handle(PORT, [0x90, 40, 100])] == [A]

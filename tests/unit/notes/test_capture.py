@@ -168,3 +168,9 @@ def test_since_gives_exactly_the_notes_finished_after_a_count_that_are_still_kep
     assert [n.onset for n in fresh] == [float(i) for i in range(first, first + then)][-size:]
     assert ring.since(ring.count) == []
     assert ring.since(-5) == ring.notes()  # a count from before the ring began: all kept
+
+
+def test_what_scorch_played_is_told_from_what_the_inputs_played() -> None:
+    assert capture.is_input("fakehw:nanoKONTROL2 MIDI 1") and capture.is_input("roomy")
+    assert not capture.is_input(capture.ROOM + "lobby")
+    assert not capture.is_input(capture.OUTPUT + "synth:in")

@@ -80,10 +80,17 @@ def test_it_answers_on_the_first_beat_after_the_pause_and_a_key_press_cuts_it() 
         pressed = time.monotonic()
         ring.message(pressed, 0x90, 67, 90)
         answerer.heard(pressed, 0x90, 67, 90)
-        assert voices.cut_done.wait(1.0)
+        # freed by the input thread's own call, before it returns: no other thread's wake-up
+        assert voices.cut_done.is_set()
         cut = [e for e in voices.events if e[0] == "cut"]
         assert cut and cut[0][1] - pressed < 0.05
-        assert answerer.played[-1].cut is not None and answerer.played[-1].sent < 4
+        deadline = time.monotonic() + 1
+        while answerer.played[-1].cut is None:  # the answer thread writes down the cut
+            assert time.monotonic() < deadline
+            time.sleep(0.002)
+        assert 0 <= answerer.played[-1].cut - cut[-1][1] < 0.05
+        assert answerer.played[-1].sent < 4
+        assert answerer.played[-1].freed == [handle for _, _, handle in cut]
         time.sleep(3 * BEAT)  # nothing more of that answer starts after the cut
         assert len([e for e in voices.events if e[0] == "start"]) == len(starts)
         assert [n.pitch for n in answerer.played[-1].heard] == [60, 62, 64, 65]

@@ -1,0 +1,230 @@
+"""scorch's own JACK MIDI input client (``midi/jack_in.c``): wakes its reader, runs no Python.
+
+python-rtmidi offers two ways to receive: a callback, which runs Python in JACK's
+process thread (it waits for the GIL, JACK drops the MIDI of every cycle it
+misses, and a client closed while its callback waits hangs the process), or a
+queue in C that wakes nothing, so the reader must poll it (a first note waits
+for the next look, and an idle router wakes hundreds of times a second). This
+client does neither: its process callback, in C, copies each cycle's events into
+a lock-free ring and adds 1 to an eventfd, which the router's input thread
+blocks on (:class:`Wake`). So the thread wakes the moment a cycle brought MIDI,
+and not at all while none comes.
+
+The C source is compiled by the system's C compiler on first use into the user's
+cache (a few hundred milliseconds, once per version of the source); without a
+compiler, or off Linux, or with ``SCORCH_MIDI_INPUT=rtmidi`` in the environment
+(read when a router starts: the benchmark compares the two), :func:`available` is
+False and the router keeps rtmidi's queue and its poll (:mod:`actors.router.input`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import logging
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from midi.batch import Message
+from scorch.errors import MidiPortNotFound
+from scorch.primitives.system.jack_ports import loaded_libjack
+from scorch.primitives.system.jackd import client_environment
+
+log = logging.getLogger(__name__)
+
+SOURCE = Path(__file__).with_name("jack_in.c")
+#: Bytes taken from the ring per call (the ring holds 1 MiB).
+ROOM = 1 << 18
+#: What the C side leaves out: 1 SysEx (never), 2 clock and MTC, 4 active sensing.
+IGNORE_TIMING, IGNORE_ACTIVE_SENSE = 2, 4
+_RECORD = struct.Struct("<QI")
+#: SCHED_FIFO priority of the client's process thread when the JACK server runs without
+#: realtime scheduling (where allowed): above the input thread's (thread_timing), so
+#: the memcpy that keeps a cycle's MIDI is never late for the cycle on a loaded machine.
+PRIORITY = 20
+_ERRORS = {1: "libjack not loaded", 2: "no JACK server", 3: "port not registered",
+           4: "client not activated", 5: "not connected"}
+
+
+def _cache_dir() -> Path:
+    import platformdirs
+
+    return platformdirs.user_cache_path("scorch") / "native"
+
+
+class _Library(NamedTuple):
+    """The C side's functions (``scorch_jack_in_*``)."""
+
+    open: Any
+    name: Any
+    read: Any
+    dropped: Any
+    stop: Any
+    close: Any
+
+
+@functools.cache
+def _library() -> _Library | None:
+    """The compiled client (built now if need be), or None: not on this machine."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "eventfd"):
+        return None
+    source = SOURCE.read_bytes()
+    key = hashlib.sha256(source + sys.platform.encode()).hexdigest()[:16]
+    target = _cache_dir() / f"jack_in-{key}.so"
+    if not target.exists():
+        compiler = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+        if compiler is None:
+            log.info("no C compiler: MIDI inputs polled through rtmidi's queue")
+            return None
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".build-") as work:
+            built = Path(work) / target.name
+            done = subprocess.run(
+                [compiler, "-O2", "-shared", "-fPIC", "-std=c11", "-o", str(built),
+                 str(SOURCE), "-ldl"], capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                log.warning("scorch's JACK MIDI input did not compile; MIDI inputs polled "
+                            "through rtmidi's queue:\n%s", done.stderr[-2000:])
+                return None
+            os.replace(built, target)  # atomic: a parallel build leaves one whole file
+    lib = ctypes.CDLL(str(target))  # opening and closing talk to the server: without the GIL
+    # A read is a memcpy: it keeps the GIL. A CDLL call lets it go and must take it back,
+    # and on a busy interpreter that wait (up to a switch interval) lands on the hot path.
+    held = ctypes.PyDLL(str(target))
+    lib.scorch_jack_in_open.restype = ctypes.c_void_p
+    lib.scorch_jack_in_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                                        ctypes.c_char_p, ctypes.c_int, ctypes.c_uint,
+                                        ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+    lib.scorch_jack_in_name.restype = ctypes.c_char_p
+    lib.scorch_jack_in_name.argtypes = [ctypes.c_void_p]
+    held.scorch_jack_in_read.restype = ctypes.c_size_t
+    held.scorch_jack_in_read.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    held.scorch_jack_in_dropped.restype = ctypes.c_uint64
+    held.scorch_jack_in_dropped.argtypes = [ctypes.c_void_p]
+    for name in ("scorch_jack_in_stop", "scorch_jack_in_close"):
+        getattr(lib, name).restype = None
+        getattr(lib, name).argtypes = [ctypes.c_void_p]
+    return _Library(lib.scorch_jack_in_open, lib.scorch_jack_in_name,
+                    held.scorch_jack_in_read, held.scorch_jack_in_dropped,
+                    lib.scorch_jack_in_stop, lib.scorch_jack_in_close)
+
+
+def available() -> bool:
+    """True if scorch's own JACK input can be used here (compiled now if need be)."""
+    if os.environ.get("SCORCH_MIDI_INPUT", "own") == "rtmidi":
+        return False
+    try:
+        return _library() is not None and loaded_libjack() is not None
+    except OSError as err:
+        log.warning("scorch's JACK MIDI input unavailable: %s", err)
+        return False
+
+
+class Wake:
+    """An eventfd that every input adds to when a JACK cycle brought MIDI; one reader."""
+
+    def __init__(self) -> None:
+        self.fd = os.eventfd(0, os.EFD_CLOEXEC)
+
+    def wait(self) -> None:
+        """Block (without the GIL) until some input brought MIDI or :meth:`set` was called."""
+        os.eventfd_read(self.fd)
+
+    def set(self) -> None:
+        """Wake the reader."""
+        os.eventfd_write(self.fd, 1)
+
+    def close(self) -> None:
+        """Release the eventfd (after the reader stopped and every input closed)."""
+        os.close(self.fd)
+
+
+class JackInput:
+    """One JACK MIDI input port of scorch's own client; the same face as rtmidi's InputPort.
+
+    Opened on ``source`` (a port's full name) and connected to it, or, when
+    ``source`` is None, a port others connect to (scorch's virtual input).
+    """
+
+    def __init__(self, name: str, client: str, wake: Wake, jack_server: str | None = None,
+                 timing: bool = False, source: str | None = None, port: str = "in") -> None:
+        lib = _library()
+        libjack = loaded_libjack()
+        if lib is None or libjack is None:
+            raise OSError("scorch's JACK MIDI input is not available")
+        self.name = name
+        self.timing = timing
+        """Clock, start, stop and song position reach the router (the clock-in port)."""
+        self.taken = 0
+        """Messages taken from the ring."""
+        self.closed = False
+        self._lib = lib
+        self._buffer = bytearray(ROOM)
+        self._address = ctypes.addressof((ctypes.c_char * ROOM).from_buffer(self._buffer))
+        self._last = 0
+        ignore = IGNORE_ACTIVE_SENSE | (0 if timing else IGNORE_TIMING)
+        error = ctypes.c_int(0)
+        with client_environment(jack_server):
+            handle = lib.open(
+                libjack.encode(), client.encode(), port.encode(),
+                None if source is None else source.encode(), wake.fd, ignore, PRIORITY,
+                ctypes.byref(error))
+        if not handle:
+            what = _ERRORS.get(error.value, f"error {error.value}")
+            if error.value == 5:
+                raise MidiPortNotFound(f"MIDI input {name!r}: {what}")
+            raise OSError(f"MIDI input {name!r}: {what}")
+        self._handle: int | None = handle
+        self.port_name = lib.name(handle).decode()
+        """The port's own full name (``client:port``)."""
+
+    @classmethod
+    def virtual(cls, name: str, wake: Wake, jack_server: str | None = None) -> JackInput:
+        """Open scorch's own input that other software can play (named as rtmidi names it)."""
+        return cls(name, name, wake, jack_server, port=name)
+
+    def take(self) -> list[Message]:
+        """Return every message the ring holds, oldest first (one thread at a time)."""
+        handle = self._handle
+        if handle is None or self.closed:
+            return []
+        read, buffer, unpack = self._lib.read, self._buffer, _RECORD.unpack_from
+        taken: list[Message] = []
+        last = self._last
+        while used := read(handle, self._address, ROOM):
+            at = 0
+            while at < used:
+                when, size = unpack(buffer, at)
+                at += 12
+                taken.append((list(buffer[at:at + size]), (when - last) * 1e-6 if last else 0.0))
+                last = when
+                at += size
+            if used < ROOM // 2:
+                break
+        self._last = last
+        self.taken += len(taken)
+        return taken
+
+    @property
+    def dropped(self) -> int:
+        """Messages that came while the ring was full (lost)."""
+        return 0 if self._handle is None else int(self._lib.dropped(self._handle))
+
+    def stop(self) -> None:
+        """Stop receiving (what the ring holds can still be taken)."""
+        if self._handle is not None:
+            self._lib.stop(self._handle)
+
+    def close(self) -> None:
+        """Deactivate (JACK's thread is out of the callback) and close the client."""
+        self.closed = True
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            self._lib.close(handle)
