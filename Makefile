@@ -8,9 +8,11 @@ CONFIG ?= config.toml
 # where it bundles none; numpy, scipy, pyloudnorm and matplotlib come as wheels.
 # openssh-server/-client, iproute2 and nftables: the tests of several hosts run a private sshd,
 # network namespaces and veth pairs, and cut or thin their links (docs/hosts.md).
+# gcc and libc6-dev: scorch's own JACK MIDI input (midi/jack_in.c) is compiled on first use;
+# without a compiler the router falls back to polling rtmidi's queue.
 APT_PACKAGES := supercollider-server supercollider-language jackd2 \
                 openssh-server openssh-client iproute2 nftables \
-                chromium
+                chromium gcc libc6-dev
 # nodejs and npm: the official MCP Bundle CLI (@anthropic-ai/mcpb, from npm) that `make
 # bundle` and the tests run, installed under build/mcpb (never globally). Installed on
 # their own, only when npm is missing: Debian's npm conflicts with a NodeSource nodejs.
@@ -38,7 +40,7 @@ system-deps:
 	@missing=""; \
 	for bin in scsynth sclang jackd; do command -v $$bin >/dev/null || missing="yes"; done; \
 	if [ "$$(uname)" = Linux ]; then \
-	  for bin in ssh ip tc nft; do command -v $$bin >/dev/null || missing="yes"; done; \
+	  for bin in ssh ip tc nft cc; do command -v $$bin >/dev/null || missing="yes"; done; \
 	  [ -x /usr/sbin/sshd ] && [ -x /usr/bin/chromium ] || missing="yes"; \
 	fi; \
 	if [ -n "$$missing" ]; then \
