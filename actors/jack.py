@@ -24,6 +24,9 @@ STALE_RETRY = 0.25
 #: driver register (MIDI ports, a recorder, a client someone connects by hand).
 PORT_MAX_MIN = 256
 PORT_SPARE = 128
+#: Seconds jackd's output gathers between two reads while it floods (xruns on a loaded
+#: machine: hundreds of lines a second); its exit is then seen at most this late.
+OUTPUT_BATCH = 0.25
 _BANNER = ("jackdmp ", "Copyright ", "jackdmp comes with", "This is free software",
            "under certain conditions")
 
@@ -88,7 +91,7 @@ class Jack(pykka.ThreadingActor):
                             "its own [audio] jack_server, or driver = \"jack\" to join it")
         while True:
             proc = ManagedProcess("jackd", options.argv(), self.console, env=options.env(),
-                                  on_exit=self._exited)
+                                  on_exit=self._exited, batch=OUTPUT_BATCH)
             proc.start()
             self._proc = proc
             if wait_for_server(self.audio.jack_server, deadline - time.monotonic(), proc.alive):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import socket
@@ -76,7 +77,9 @@ class OscClient:
         self.address = (host, port)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._sock.bind((host, 0))
-        self._sock.settimeout(0.2)
+        # Blocking, no timeout: the receive thread wakes only for a packet (or close()'s
+        # nudge), never to look at a flag (twelve rooms polling 5 times a second each
+        # were a tenth of an idle scorch's wake-ups).
         self._waiters: list[_Waiter] = []
         self._lock = threading.Lock()
         self._closed = threading.Event()
@@ -174,13 +177,13 @@ class OscClient:
         while not self._closed.is_set():
             try:
                 data, _ = self._sock.recvfrom(65536)
-            except TimeoutError:
-                continue
             except OSError:
                 if self._closed.is_set():
                     return
                 time.sleep(0.01)  # e.g. ICMP port unreachable while scsynth is down
                 continue
+            if self._closed.is_set():
+                return
             self.last_heard = time.monotonic()
             try:
                 messages = decode_packet(data)
@@ -222,5 +225,12 @@ class OscClient:
     def close(self) -> None:
         """Stop the receive thread and close the socket."""
         self._closed.set()
+        # Wake the blocked receive: shutdown() does on Linux (with ENOTCONN on UDP); an
+        # empty datagram to itself does everywhere.
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            self._sock.sendto(b"", self._sock.getsockname())
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=1)
         self._sock.close()
-        self._thread.join(timeout=1)

@@ -152,6 +152,7 @@ class ManagedProcess:
         stdin: bool = False,
         on_output: OutputHandler | None = None,
         on_exit: ExitCallback | None = None,
+        batch: float = 0.0,
     ) -> None:
         self.name = name
         self.argv = list(argv)
@@ -161,6 +162,11 @@ class ManagedProcess:
         self._on_output = on_output
         """Reads stdout as bytes when given (stderr then goes to the console apart)."""
         self._on_exit = on_exit
+        self._batch = batch
+        """Seconds its output is left to gather after a read that came within as long of
+        the one before: a process that prints in floods (jackd's xrun reports on a loaded
+        machine) wakes the reader a few times a second, not once a line. A lone line, and
+        the end of the output (an exit), are read at once."""
         self._proc: subprocess.Popen[bytes] | None = None
         self._reader: threading.Thread | None = None
         self._err_reader: threading.Thread | None = None
@@ -207,14 +213,21 @@ class ManagedProcess:
     def _pump(self, stream: IO[bytes], handler: OutputHandler) -> None:
         """Feed chunks of ``stream`` to ``handler`` until EOF; its lines go to the console."""
         read = getattr(stream, "read1", stream.read)
+        last = 0.0
         while chunk := read(65536):
             try:
                 lines = handler(chunk)
             except Exception:
                 log.exception("%s: output handler failed", self.name)
-                continue
+                lines = []
             for line in lines:
                 self._console.append(self.name, line)
+            if self._batch:
+                now = time.monotonic()
+                if now - last < self._batch:
+                    time.sleep(self._batch)  # a flood: let the next lines gather in the pipe
+                    now = time.monotonic()
+                last = now
         if isinstance(handler, LineSplitter):
             for line in handler.rest():
                 self._console.append(self.name, line)

@@ -54,3 +54,40 @@ def test_sclang_that_dies_while_starting_is_a_boot_error_with_its_output(tmp_pat
     message = str(caught.value)
     assert "sclang exited while starting (exit code 1)" in message
     assert "ERROR: class library broken" in message
+
+
+def test_a_batched_reader_takes_a_flood_in_a_few_reads_and_misses_no_line() -> None:
+    # 100 lines 10 ms apart: read as they come, that is about 100 reads; gathered for
+    # 0.2 s at a time while they flood, about 6.
+    reads: list[bytes] = []
+
+    def handler(chunk: bytes) -> list[str]:
+        reads.append(chunk)
+        return []
+
+    proc = ManagedProcess(
+        "flood", [sys.executable, "-u", "-c",
+                  "import time\nfor i in range(100):\n print(i)\n time.sleep(0.01)"],
+        Console(), on_output=handler, batch=0.2)
+    proc.start()
+    assert proc.exited.wait(30)
+    assert proc._reader is not None
+    proc._reader.join(5)
+    assert b"".join(reads).split() == [str(i).encode() for i in range(100)]
+    assert len(reads) < 30, len(reads)
+
+
+def test_a_lone_line_after_a_quiet_spell_is_read_at_once_by_a_batched_reader() -> None:
+    console = Console()
+    proc = ManagedProcess(
+        "quiet", [sys.executable, "-u", "-c",
+                  "import time, sys\nprint('first')\ntime.sleep(1.0)\nprint('second')\n"
+                  "sys.stdin.read()"],
+        console, stdin=True, batch=5.0)
+    proc.start()
+    try:
+        assert console.wait_for("first", 30, since=0) is not None
+        # Far less than the batch: a line after a quiet second is not held back.
+        assert console.wait_for("second", 3.0, since=0) is not None
+    finally:
+        proc.stop(grace=1.0)
