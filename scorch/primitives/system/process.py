@@ -114,10 +114,35 @@ def pid_alive(pid: int | None) -> bool:
     return _status(pid) not in (None, psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
 
 
+_PROC = sys.platform.startswith("linux") and os.path.isdir("/proc/self")
+_TICKS = os.sysconf("SC_CLK_TCK") if _PROC else 100
+
+
 def cpu_seconds(pid: int | None) -> float | None:
-    """CPU time ``pid`` has used so far (user + system), or None when it is gone."""
+    """CPU time ``pid`` has used so far (user + system), or None when it is gone.
+
+    The watchdog asks for every room twice a second: on Linux one read of
+    /proc/PID/stat (about a sixth of what psutil's Process object costs).
+    """
     if pid is None:
         return None
+    if _PROC:
+        try:
+            fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        except OSError:  # gone, or EMFILE (as psutil's answer: None either way)
+            return None
+        try:
+            data = os.read(fd, 2048)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        # Fields after the command's closing parenthesis: utime and stime are 12th and 13th.
+        fields = data.rpartition(b")")[2].split()
+        try:
+            return (int(fields[11]) + int(fields[12])) / _TICKS
+        except (IndexError, ValueError):
+            return None
     try:
         times = psutil.Process(pid).cpu_times()
     except (psutil.NoSuchProcess, psutil.AccessDenied, OSError):
