@@ -21,9 +21,11 @@ log = logging.getLogger(__name__)
 STALE = "server already active"
 STALE_RETRY = 0.25
 #: Ports a headless jackd allows at least, and beyond twice what the rooms and the
-#: driver register (MIDI ports, a recorder, a client someone connects by hand).
-PORT_MAX_MIN = 256
-PORT_SPARE = 128
+#: driver register (MIDI ports, a client someone connects by hand). Every JACK client,
+#: scorch itself included, maps and mlocks the server's segment: 38 MB plus 33 KB per
+#: port allowed, so each 32 ports of spare are a megabyte of scorch's RSS.
+PORT_MAX_MIN = 128
+PORT_SPARE = 64
 #: Seconds jackd's output gathers between two reads while it floods (xruns on a loaded
 #: machine: hundreds of lines a second); its exit is then seen at most this late.
 OUTPUT_BATCH = 0.25

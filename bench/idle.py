@@ -57,8 +57,13 @@ def cpu_seconds(pid: int) -> float:
 
 
 def folded(name: str) -> str:
-    """A thread's name with its numbers folded: one row for the twelve rooms' readers."""
-    return re.sub(r"\d+", "N", name)
+    """A thread's name with its numbers folded: one row for the twelve rooms' readers.
+
+    Linux keeps 15 characters of a name, so ``room1-scsynth-o`` and ``room10-scsynth-``
+    fold to the same 13.
+    """
+    short = re.sub(r"\d+", "N", name)
+    return short[:13] if short != name and len(name) == 15 else short
 
 
 def threads(pid: int) -> dict[str, tuple[str, int, int]]:
