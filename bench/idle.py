@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,10 +80,10 @@ def threads(pid: int) -> dict[str, tuple[str, int, int]]:
 
 
 def per_thread(before: dict[str, tuple[str, int, int]], after: dict[str, tuple[str, int, int]],
-               took: float) -> tuple[Counter[str], Counter[str], Counter[str]]:
+               took: float) -> tuple[dict[str, float], dict[str, float], Counter[str]]:
     """Wake-ups per second, % of a core and thread count, by folded name, between two looks."""
-    wakes: Counter[str] = Counter()
-    cpu: Counter[str] = Counter()
+    wakes: dict[str, float] = defaultdict(float)
+    cpu: dict[str, float] = defaultdict(float)
     count: Counter[str] = Counter()
     for tid, (name, ran, slices) in after.items():
         ran0, slices0 = before[tid][1:] if tid in before else (0, 0)
@@ -114,12 +114,15 @@ class Idle:
     rooms: int
     cpu: float
     """% of one core (the process's utime + stime)."""
-    wakes: Counter[str]
+    wakes: dict[str, float]
     """Wake-ups per second by thread name (folded)."""
-    thread_cpu: Counter[str]
+    thread_cpu: dict[str, float]
     """% of a core by thread name (folded), from schedstat."""
     count: Counter[str]
     memory: dict[str, float]
+    """5 s after the last READY."""
+    memory_after: dict[str, float]
+    """At the end of the measurement (a first autosave, caches filled)."""
     load: float
 
     @property
@@ -152,7 +155,7 @@ def measure(tmp: Path, rooms: int, seconds: float, tree: Path) -> Idle:
         took = t1 - t0
         wakes, cpu, count = per_thread(look0, look1, took)
         return Idle("this" if tree == HERE else str(tree), rooms, 100 * (cpu1 - cpu0) / took,
-                    wakes, cpu, count, mem, os.getloadavg()[0])
+                    wakes, cpu, count, mem, memory(proc.pid), os.getloadavg()[0])
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -164,12 +167,13 @@ def describe(row: Idle, top: int = 8) -> str:
     busiest = ", ".join(
         f"{name}{'' if row.count[name] == 1 else f' x{row.count[name]}'} "
         f"{row.wakes[name]:.0f}/s {row.thread_cpu[name]:.2f} %"
-        for name, _ in row.thread_cpu.most_common(top))
+        for name in sorted(row.thread_cpu, key=lambda n: -row.thread_cpu[n])[:top])
     return (f"{row.rooms:>2} rooms [{row.tree}]: CPU {row.cpu:.2f} % of a core "
             f"(MIDI input thread {row.midi_input:.2f} %), {row.wakeups:.0f} wake-ups/s; "
-            f"RSS {mem.get('VmRSS', 0):.0f} MB (JACK's locked shared segment "
-            f"{mem.get('RssShmem', 0):.0f}, anon {mem.get('RssAnon', 0):.0f}, "
-            f"file {mem.get('RssFile', 0):.0f}), PSS {mem.get('Pss', 0):.0f} MB; "
+            f"RSS {mem.get('VmRSS', 0):.1f} MB (JACK's locked shared segment "
+            f"{mem.get('RssShmem', 0):.1f}, anon {mem.get('RssAnon', 0):.1f}, "
+            f"file {mem.get('RssFile', 0):.1f}), PSS {mem.get('Pss', 0):.1f} MB; "
+            f"{row.memory_after.get('VmRSS', 0):.1f} MB RSS at the end; "
             f"load {row.load:.2f}\n    by thread (wake-ups/s, % of a core): {busiest}")
 
 
@@ -180,7 +184,7 @@ def summary(rows: list[Idle], against: str | None) -> list[str]:
         mine = [r for r in rows if r.rooms == rooms and r.tree == "this"]
         line = (f"{rooms:>2} rooms: CPU {statistics.median(r.cpu for r in mine):.2f} %, "
                 f"{statistics.median(r.wakeups for r in mine):.0f} wake-ups/s, "
-                f"RSS {statistics.median(r.memory['VmRSS'] for r in mine):.0f} MB, "
+                f"RSS {statistics.median(r.memory['VmRSS'] for r in mine):.1f} MB, "
                 f"MIDI input {statistics.median(r.midi_input for r in mine):.2f} %")
         base = [r for r in rows if r.rooms == rooms and r.tree != "this"]
         if base and against:
