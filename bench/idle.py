@@ -20,6 +20,7 @@ The load average is printed beside: the machine may be shared.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import statistics
@@ -123,6 +124,8 @@ class Idle:
     """5 s after the last READY."""
     memory_after: dict[str, float]
     """At the end of the measurement (a first autosave, caches filled)."""
+    events: list[str]
+    """Lifecycle events of the rooms during the window (a restart: then it was not idle)."""
     load: float
 
     @property
@@ -154,11 +157,25 @@ def measure(tmp: Path, rooms: int, seconds: float, tree: Path) -> Idle:
         cpu1, look1, t1 = cpu_seconds(proc.pid), threads(proc.pid), time.monotonic()
         took = t1 - t0
         wakes, cpu, count = per_thread(look0, look1, took)
+        after, load = memory(proc.pid), os.getloadavg()[0]
         return Idle("this" if tree == HERE else str(tree), rooms, 100 * (cpu1 - cpu0) / took,
-                    wakes, cpu, count, mem, memory(proc.pid), os.getloadavg()[0])
+                    wakes, cpu, count, mem, after, events(path, tree, env, time.time() - took),
+                    load)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def events(config: Path, tree: Path, env: dict[str, str], since: float) -> list[str]:
+    """The rooms' lifecycle events since the Unix time ``since`` (asked after the window)."""
+    out = subprocess.run([sys.executable, "-m", "scorch.cli.main", "events", "--config",
+                          str(config), "--json"], capture_output=True, text=True, cwd=tree,
+                         env=env, timeout=60, check=False)
+    try:
+        found = json.loads(out.stdout)["events"]
+    except (ValueError, KeyError):
+        return [f"events not read: {out.stderr.strip()[-200:]}"]
+    return [f"{e['instance']} {e['kind']}" for e in found if e["time"] >= since]
 
 
 def describe(row: Idle, top: int = 8) -> str:
@@ -174,7 +191,9 @@ def describe(row: Idle, top: int = 8) -> str:
             f"{mem.get('RssShmem', 0):.1f}, anon {mem.get('RssAnon', 0):.1f}, "
             f"file {mem.get('RssFile', 0):.1f}), PSS {mem.get('Pss', 0):.1f} MB; "
             f"{row.memory_after.get('VmRSS', 0):.1f} MB RSS at the end; "
-            f"load {row.load:.2f}\n    by thread (wake-ups/s, % of a core): {busiest}")
+            f"load {row.load:.2f}"
+            + (f"\n    NOT IDLE, events in the window: {', '.join(row.events)}"
+               if row.events else "") + f"\n    by thread (wake-ups/s, % of a core): {busiest}")
 
 
 def summary(rows: list[Idle], against: str | None) -> list[str]:
