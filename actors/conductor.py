@@ -43,8 +43,13 @@ from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
 
-#: Seconds between two looks at the rooms (new sclang sessions) and at Link.
+#: Seconds between two looks at the rooms (new sclang sessions) and at Link, while Link
+#: is on or a room's sclang is coming up; otherwise the rooms' READY and RESTORED tick it
+#: (the supervisor's ``instance_changed``) and it looks by itself every IDLE_TICK only.
 TICK = 0.25
+IDLE_TICK = 5.0
+#: sclang states of a room whose session may soon take the grid.
+_COMING = ("starting", "restarting", "ready")
 #: Seconds the Link read waits for a room's answer.
 LINK_ASK = 0.5
 #: Differences below these are measurement noise, not a change to follow or send:
@@ -75,7 +80,8 @@ class Conductor(pykka.ThreadingActor):
 
     def on_start(self) -> None:
         """Start looking at the rooms (and Link) every :data:`TICK` seconds (actor thread)."""
-        self._ticker = Ticker(TICK, self.actor_ref.proxy().tick, "conductor-tick").start()
+        self._ticker = Ticker(TICK if self._link else IDLE_TICK, self.actor_ref.proxy().tick,
+                              "conductor-tick").start()
 
     def on_stop(self) -> None:
         """Stop the ticker (actor thread)."""
@@ -178,6 +184,27 @@ class Conductor(pykka.ThreadingActor):
                 self._read_link()
         except Exception:
             log.exception("tempo tick failed")  # told, not asked: the next tick tries again
+        self._pace()
+
+    def _pace(self) -> None:
+        """Tick often only while there is something to look for: Link, or a room to tell."""
+        interval = TICK if self._link or self._waiting() else IDLE_TICK
+        ticker = self._ticker
+        if ticker is not None and ticker.interval != interval:
+            ticker.interval = interval
+            if interval < IDLE_TICK:
+                ticker.hurry()  # not after the rest of a long wait
+
+    def _waiting(self) -> bool:
+        """True while a sounding room's sclang is coming up and has not taken the grid."""
+        for name, view in self._views.items():
+            snap = view.snapshot
+            if snap.state not in SOUNDING or snap.sclang_state not in _COMING:
+                continue
+            session = self._session(name)
+            if session is None or self._told.get(name) != _told(session):
+                return True
+        return False
 
     # -- rooms -----------------------------------------------------------------------------
 

@@ -21,9 +21,14 @@ log = logging.getLogger(__name__)
 STALE = "server already active"
 STALE_RETRY = 0.25
 #: Ports a headless jackd allows at least, and beyond twice what the rooms and the
-#: driver register (MIDI ports, a recorder, a client someone connects by hand).
-PORT_MAX_MIN = 256
-PORT_SPARE = 128
+#: driver register (MIDI ports, a client someone connects by hand). Every JACK client,
+#: scorch itself included, maps and mlocks the server's segment: 38 MB plus 33 KB per
+#: port allowed, so each 32 ports of spare are a megabyte of scorch's RSS.
+PORT_MAX_MIN = 128
+PORT_SPARE = 64
+#: Seconds jackd's output gathers between two reads while it floods (xruns on a loaded
+#: machine: hundreds of lines a second); its exit is then seen at most this late.
+OUTPUT_BATCH = 0.25
 _BANNER = ("jackdmp ", "Copyright ", "jackdmp comes with", "This is free software",
            "under certain conditions")
 
@@ -88,7 +93,7 @@ class Jack(pykka.ThreadingActor):
                             "its own [audio] jack_server, or driver = \"jack\" to join it")
         while True:
             proc = ManagedProcess("jackd", options.argv(), self.console, env=options.env(),
-                                  on_exit=self._exited)
+                                  on_exit=self._exited, batch=OUTPUT_BATCH)
             proc.start()
             self._proc = proc
             if wait_for_server(self.audio.jack_server, deadline - time.monotonic(), proc.alive):

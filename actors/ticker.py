@@ -20,8 +20,10 @@ class Ticker:
 
     def __init__(self, interval: float, tell: Callable[[], object], name: str) -> None:
         self.interval = interval
+        """Seconds between ticks; may be changed while it runs (from the next wait on)."""
         self._tell = tell
-        self._halt = threading.Event()
+        self._halted = False
+        self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self) -> Ticker:
@@ -31,11 +33,20 @@ class Ticker:
 
     def stop(self) -> None:
         """Stop ticking (a tick already told still runs)."""
-        self._halt.set()
+        self._halted = True
+        self._wake.set()
+
+    def hurry(self) -> None:
+        """Tick now, then every ``interval`` from here (a new interval takes effect at once)."""
+        self._wake.set()
 
     def _run(self) -> None:
         pending: object = None
-        while not self._halt.wait(self.interval):
+        while True:
+            self._wake.wait(self.interval)
+            self._wake.clear()
+            if self._halted:
+                return
             if isinstance(pending, pykka.Future):
                 try:
                     pending.get(timeout=0)

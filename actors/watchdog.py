@@ -55,8 +55,9 @@ class Watchdog(pykka.ThreadingActor):
         self.last_tick = time.monotonic()
         """When the last check began (the supervisor's health looks at it)."""
         self._reported: dict[tuple[str, str], int] = {}
-        # Per instance: scsynth's pid, its CPU seconds, and when they last grew.
-        self._cpu: dict[str, tuple[int | None, float, float]] = {}
+        # Per instance: scsynth's pid, its CPU seconds, when they last grew, and when
+        # they were read (only while pings go unanswered: an answered ping says enough).
+        self._cpu: dict[str, tuple[int | None, float, float, float]] = {}
 
     def on_start(self) -> None:
         """Start the ticker (it only ``tell``s; the checks run in the actor)."""
@@ -75,16 +76,26 @@ class Watchdog(pykka.ThreadingActor):
             watched = self._watched[key] = (link, Pings())
         return watched[1]
 
-    def _progress(self, name: str, pid: int | None, now: float) -> float | None:
-        """When the process's CPU time last grew (None where the OS cannot say)."""
+    def _progress(self, name: str, pid: int | None, now: float, silent_since: float,
+                  ) -> float | None:
+        """When the process's CPU time last grew (None where the OS cannot say).
+
+        Read only while pings go unanswered, from the first tick of a silence (which
+        began at ``silent_since``, the oldest unanswered ping). The first read of a
+        silence cannot say when the time grew: it counts as growth at the silence's
+        start, so a stopped process is hung as soon as when it was read every tick,
+        and a working one shows its growth from the next read on, long before the limit.
+        """
         used = cpu_seconds(pid)
         if used is None:
             return None
         seen = self._cpu.get(name)
-        if seen is None or seen[0] != pid or used > seen[1]:
-            self._cpu[name] = (pid, used, now)
-            return now
-        return seen[2]
+        if seen is None or seen[0] != pid or seen[3] < silent_since:
+            self._cpu[name] = (pid, used, silent_since, now)
+            return silent_since
+        grew = now if used > seen[1] else seen[2]
+        self._cpu[name] = (pid, used, grew, now)
+        return grew
 
     def tick(self) -> None:
         """Ping every READY instance and report processes silent for too long.
@@ -113,7 +124,9 @@ class Watchdog(pykka.ThreadingActor):
             pings = self._pings((name, "scsynth"), osc)
             pings.heard(osc.last_heard)
             now = time.monotonic()
-            progress = self._progress(name, view.snapshot.scsynth_pid, now)
+            oldest = pings.oldest
+            progress = (None if oldest is None else
+                        self._progress(name, view.snapshot.scsynth_pid, now, oldest))
             if self.scsynth_policy.hung(now, pings, progress):
                 self._report(name, "scsynth", view.snapshot.scsynth_pid, proxy,
                              self.scsynth_policy.silent_for(now, pings), pings.unanswered)

@@ -37,7 +37,8 @@ SHOWN = 80
 class StrictModel(BaseModel):
     """A model read at an edge: an unknown key is an error, and it never changes once read."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built on first use: `scorch run` imports every operation's models and uses few.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 def shorten(value: object, limit: int = SHOWN) -> str:

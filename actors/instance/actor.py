@@ -79,6 +79,8 @@ class Instance(pykka.ThreadingActor):
 
     def _event(self, kind: Kind, message: str, **details: object) -> None:
         self.view.events.add(kind, message, **details)
+        if kind == Kind.RESTORED:  # a new sclang, nodes back: the conductor, router look now
+            self.settings.on_changed(self.name)
         log.log(logging.WARNING if kind in _WARN else logging.INFO,
                 "[%s] %s: %s", self.name, kind, message)
 
@@ -88,19 +90,17 @@ class Instance(pykka.ThreadingActor):
     def _set_state(self, state: State, reason: str = "") -> None:
         now = time.monotonic()
         counts = [k.intensity for k in self._keepers.values()]
-        self.view.update(
-            state=state, reason=reason,
-            restarts_in_window=sum(i.restarts_in_window(now) for i in counts),
-            restart_budget_left=min((i.budget_left(now) for i in counts),
-                                    default=self.settings.watchdog.max_restarts))
+        self.view.update(state=state, reason=reason,
+                         restarts_in_window=sum(i.restarts_in_window(now) for i in counts),
+                         restart_budget_left=min((i.budget_left(now) for i in counts),
+                                                 default=self.settings.watchdog.max_restarts))
 
     # --- lifecycle -----------------------------------------------------------
 
     def on_start(self) -> None:
         """Load the config's SynthDefs and nodes into the desired state (actor thread).
 
-        With a seed (``--resume``) the seed's nodes and buffers take the config nodes'
-        place, so the first boot already plays what was saved.
+        With a seed (``--resume``) its nodes and buffers replace the config's from the first boot.
         """
         self.nodes.bind(self.actor_ref.proxy().nodes)
         self.patterns.bind(self.actor_ref.proxy().patterns.recorded)

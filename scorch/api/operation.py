@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 
 from scorch.api.actions import actions_of, first_sentence, flat_fields
@@ -107,6 +107,9 @@ class Action(Args):
 
 class Result(BaseModel):
     """An operation's answer: what Claude reads as structured content, and the CLI prints."""
+
+    # Built on first use, as the arguments' (StrictModel): most are never asked for.
+    model_config = ConfigDict(defer_build=True)
 
     def failure(self) -> str | None:
         """The text of a failure the result itself reports (e.g. code that threw), else None.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import socket
@@ -80,7 +81,9 @@ class OscClient:
         self.address = (host, port)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._sock.bind((host, 0))
-        self._sock.settimeout(0.2)
+        # Blocking, no timeout: the receive thread wakes only for a packet (or close()'s
+        # nudge), never to look at a flag (twelve rooms polling 5 times a second each
+        # were a tenth of an idle scorch's wake-ups).
         self._waiters: list[_Waiter] = []
         self._lock = threading.Lock()
         self._closed = threading.Event()
@@ -212,10 +215,16 @@ class OscClient:
         return int(reply.args[1]) if len(reply.args) > 1 else client_id  # type: ignore[arg-type]
 
     def _receive(self) -> None:
+        waits: float | None = None
         while not self._closed.is_set():
+            # A node tree that a started synth made due is asked for TREE_GAP after the last
+            # one even when no packet comes; otherwise the wait is for a packet alone.
+            if waits != (due := TREE_GAP if self._tree_due else None):
+                waits = due
+                self._sock.settimeout(due)
             try:
                 data, _ = self._sock.recvfrom(65536)
-            except TimeoutError:
+            except TimeoutError:  # only while a node tree is due: ask for it now
                 self._ask_tree()
                 continue
             except OSError:
@@ -223,6 +232,8 @@ class OscClient:
                     return
                 time.sleep(0.01)  # e.g. ICMP port unreachable while scsynth is down
                 continue
+            if self._closed.is_set():
+                return
             self.last_heard = time.monotonic()
             try:
                 messages = decode_packet(data)
@@ -271,5 +282,12 @@ class OscClient:
     def close(self) -> None:
         """Stop the receive thread and close the socket."""
         self._closed.set()
+        # Wake the blocked receive: shutdown() does on Linux (with ENOTCONN on UDP); an
+        # empty datagram to itself does everywhere.
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            self._sock.sendto(b"", self._sock.getsockname())
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=1)
         self._sock.close()
-        self._thread.join(timeout=1)

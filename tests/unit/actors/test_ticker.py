@@ -40,3 +40,27 @@ def test_ticks_told_while_one_runs_are_skipped_not_queued() -> None:
     finally:
         ticker.stop()
         ref.stop()
+
+
+def test_hurry_ticks_at_once_and_a_shorter_interval_takes_effect_without_waiting_out_the_long_one(
+) -> None:
+    ticked = threading.Event()
+    ticker = Ticker(60.0, ticked.set, "test-hurry").start()
+    try:
+        assert not ticked.wait(0.3)  # a minute between ticks: none yet
+        ticker.interval = 0.05
+        ticker.hurry()
+        assert ticked.wait(5.0)
+        ticked.clear()
+        assert ticked.wait(5.0)  # and again at the new interval, not in a minute
+    finally:
+        ticker.stop()
+
+
+def test_a_stopped_ticker_ticks_no_more() -> None:
+    ticks: list[float] = []
+    ticker = Ticker(0.02, lambda: ticks.append(time.monotonic()), "test-stop").start()
+    time.sleep(0.2)
+    ticker.stop()
+    ticker._thread.join(2.0)
+    assert ticks and not ticker._thread.is_alive()

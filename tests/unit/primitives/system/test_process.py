@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import stat
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from scorch.errors import BootError
 from scorch.primitives.console import Console
 from scorch.primitives.sclang.interpreter import Sclang
+from scorch.primitives.system import process
 from scorch.primitives.system.process import ManagedProcess, pid_alive
 
 
@@ -54,3 +56,40 @@ def test_sclang_that_dies_while_starting_is_a_boot_error_with_its_output(tmp_pat
     message = str(caught.value)
     assert "sclang exited while starting (exit code 1)" in message
     assert "ERROR: class library broken" in message
+
+
+def test_a_batched_reader_takes_a_flood_at_most_once_a_batch_and_misses_no_line() -> None:
+    # 100 lines 10 ms apart: read as they come, about 100 reads; gathered, at most one
+    # read per 0.2 s of the flood (plus the first), however slowly the child prints.
+    reads: list[tuple[float, bytes]] = []
+
+    def handler(chunk: bytes) -> list[str]:
+        reads.append((time.monotonic(), chunk))
+        return []
+
+    proc = ManagedProcess(
+        "flood", [sys.executable, "-u", "-c",
+                  "import time\nfor i in range(100):\n print(i)\n time.sleep(0.01)"],
+        Console(), on_output=handler, batch=0.2)
+    proc.start()
+    assert proc.exited.wait(60)
+    assert proc._reader is not None
+    proc._reader.join(5)
+    assert b"".join(chunk for _, chunk in reads).split() == [str(i).encode() for i in range(100)]
+    span = reads[-1][0] - reads[0][0]
+    assert len(reads) <= span / 0.2 + 3, (len(reads), span)
+
+
+def test_a_batched_reader_hands_each_line_on_before_it_waits_for_more(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    console = Console()
+    seen_at_sleep: list[list[str]] = []
+    monkeypatch.setattr(process.time, "sleep",
+                        lambda _s: seen_at_sleep.append([line.text for line in console.tail(9)]))
+    proc = ManagedProcess("quiet", ["unused"], console, batch=60.0)
+    chunks = iter([b"first\n", b"second\n", b""])
+    read = lambda self, n: next(chunks)  # noqa: E731
+    stream = type("Stream", (), {"read1": read, "read": read})()
+    proc._pump(stream, process.LineSplitter())
+    # The second line came within the batch: the reader waited, with the line handed on.
+    assert seen_at_sleep == [["first", "second"]]
