@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import mido
-
 _KINDS = {
     "note_on": "note_on",
     "note_off": "note_off",
@@ -16,13 +14,15 @@ _KINDS = {
     "stop": "stop",
     "continue": "continue",
 }
-#: What panic sends on every channel of every output: sustain off, all notes off.
-PANIC = [mido.Message("control_change", channel=channel, control=control, value=0).bytes()
-         for channel in range(16) for control in (64, 123)]
+#: What panic sends on every channel of every output: sustain off, all notes off (control
+#: change, status 0xB0 + channel).
+PANIC = [[0xB0 | channel, control, 0] for channel in range(16) for control in (64, 123)]
 
 
 def encode(kind: str, channel: int, fields: dict[str, int]) -> list[int]:
     """The bytes of one message: ``kind`` as ``MidiRouter.send`` names it, channel 1-16."""
+    import mido  # only when asked to send: a router that never sends does not load it
+
     if kind not in _KINDS:
         raise ValueError(f"cannot send {kind!r}: use one of {sorted(_KINDS)}")
     mido_kind = _KINDS[kind]

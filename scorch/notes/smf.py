@@ -13,8 +13,6 @@ import math
 from pathlib import Path
 from typing import NamedTuple
 
-import mido
-
 from scorch.notes.capture import Note, NoteRing
 from scorch.state.tempo import Timeline
 
@@ -41,6 +39,8 @@ def write(notes: list[Note], path: Path, line: Timeline,
         events.append((on, 1, n.channel, n.pitch, n.velocity))
         events.append((off, 0, n.channel, n.pitch, 0))
     events.sort()  # at one tick the offs go first, so a repeated key sounds again
+    import mido  # here, not at start: `scorch run` loads this module, few runs write files
+
     track = mido.MidiTrack()
     track.append(mido.MetaMessage("set_tempo", tempo=mido.bpm2tempo(line.bpm), time=0))
     track.append(mido.MetaMessage("time_signature", numerator=line.beats_per_bar,
@@ -73,6 +73,8 @@ def read(path: Path, source: str = "", grid: float | None = None) -> FileNotes:
     Onsets are seconds from the file's start through its whole tempo map; the
     grid returned is its first tempo (120 bpm, 4/4 when it says none).
     """
+    import mido
+
     midi = mido.MidiFile(str(path))
     ring = NoteRing(source or path.stem, size=1 << 20)
     bpm, beats_per_bar = None, None

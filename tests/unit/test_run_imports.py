@@ -10,7 +10,10 @@ from pathlib import Path
 #: of RSS in a process that stays up for months (numpy alone about 15 MB).
 HEAVY = ("numpy", "scipy", "soundfile", "pyloudnorm", "matplotlib", "mcp", "mcp_server",
          "starlette", "uvicorn", "sse_starlette", "anyio", "httpx", "websockets",
-         "jsonschema", "re2", "music21")
+         "jsonschema", "re2", "music21",
+         # mido: only to write or read a .mid and to send a named message to an output
+         # (the router's hot path works on bytes); about 3 MB
+         "mido")
 
 #: What ``scorch run`` imports before its first room boots: the command, the runner
 #: (orchestra, facade, control socket) and the supervision tree with the MIDI router.
