@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from scorch.api.local import LocalService
+from scorch.api.ops.music.notes import NotesOutput
 from scorch.api.ops.music.patterns import PatternOutput
 from scorch.api.ops.music.playing import PlayingOutput
 from scorch.app.orchestra import Orchestra
@@ -206,6 +207,56 @@ def test_bad_changes_are_refused_naming_the_argument(
         room.pattern(**args)
     assert raised.value.argument == argument, raised.value
     assert room.orch.views["lobby"].patterns["Pdef bass"].kind in ("Pbindef", "Pdef")
+
+
+def test_the_notes_a_pattern_plays_are_captured_on_the_grid_and_its_last_event_advances(
+    room: Room,
+) -> None:
+    orch = room.orch
+    view = orch.views["lobby"]
+    # C4 E4 G4 C5 in sixteenths from a bar line, looped; amp 0.2 reads as velocity 64
+    code = ("Pdef(\\mel, Pbind(\\degree, Pseq([0, 2, 4, 7], inf), \\dur, 0.25, "
+            "\\legato, 1.5, \\amp, 0.2, \\group, ~keepGroup)).play(quant: 4)")
+    assert orch.rooms.execute_one("lobby", code, timeout=10).ok
+    began = time.time()
+    wait(lambda: "Pdef mel" in view.pattern_times, BAR + 2, "no event of the Pdef was told")
+    first_seen = view.pattern_times["Pdef mel"]
+    time.sleep(0.5)
+    shown = room.api.call("playing", {"instance": "lobby"})
+    assert isinstance(shown, PlayingOutput)
+    mel = next(p for p in shown.rooms[0].patterns if p.name == "mel")
+    assert mel.last_event is not None and mel.last_event > first_seen
+    assert "last event" in shown.text()
+
+    def played() -> NotesOutput:
+        out = room.api.call("notes", {"action": "played", "input": "lobby/Pdef mel",
+                                      "since": began - 0.1})
+        assert isinstance(out, NotesOutput)
+        return out
+
+    wait(lambda: played().count >= 8, 3, "two rounds of the melody were not captured")
+    notes = played().notes
+    assert [n.pitch for n in notes[:8]] == [60, 64, 67, 72] * 2, notes
+    assert {n.source for n in notes} == {"lobby/Pdef mel"}
+    assert {n.velocity for n in notes} == {64}
+    grid = orch.tempo.grid()
+    assert grid is not None  # quant 4: the first on a bar line of the grid (sclang's clock
+    bar_phase = grid.beat_at(notes[0].onset) % 4  # follows it within a millisecond or so)
+    assert min(bar_phase, 4 - bar_phase) < 0.01, notes[0]
+    onsets = [n.onset for n in notes[:8]]
+    assert all(b - a == pytest.approx(BEAT / 4, abs=0.005)
+               for a, b in itertools.pairwise(onsets)), onsets
+    assert all(n.duration == pytest.approx(1.5 * BEAT / 4, abs=0.005) for n in notes)
+    sounding = room.api.call("notes", {"action": "sounding", "input": "lobby/Pdef mel"})
+    assert isinstance(sounding, NotesOutput)
+    assert sounding.count >= 1, sounding.listing  # legato 1.5: always one note sounds
+    # the room's every pattern: by source, each under its name
+    everything = room.api.call("notes", {"action": "played", "input": "lobby/",
+                                         "last_seconds": 2})
+    assert isinstance(everything, NotesOutput)
+    assert {"lobby/Pdef mel", "lobby/Pdef bass"} <= {n.source for n in everything.notes}
+    assert "lobby/Pdef mel:\n" in everything.text()
+    assert orch.rooms.execute_one("lobby", "Pdef(\\mel).clear", timeout=10).ok
 
 
 def test_after_a_recompile_patterns_resume_on_the_grid_not_on_a_fallback(room: Room) -> None:
