@@ -40,6 +40,7 @@ class PatternOut(BaseModel):
     source_from: str = Field(description="source: rebuilt from its compile string; code: the "
                              "request that defined it; approx: a compile string that does not "
                              "compile back")
+    mute: str = Field("", description="muted, solo (the others are muted for it) or empty")
     last_event: float | None = Field(None, description="Unix time of the last event it "
                                      "played (a rest too; None: none seen since scorch started)")
 
@@ -87,7 +88,10 @@ class PlayingOutput(Result):
             for p in room.patterns:
                 last = ("" if p.last_event is None
                         else f", last event {max(0.0, now - p.last_event):.1f} s ago")
-                lines.append(f"  {p.kind} {p.name}: {'playing' if p.playing else 'stopped'}, "
+                state = "playing" if p.playing else "stopped"
+                if p.mute:
+                    state += f", {p.mute}"
+                lines.append(f"  {p.kind} {p.name}: {state}, "
                              f"quant {p.quant}{last}: {short(p.source)}")
             for n in room.nodes:
                 lines.append(f"  node {n.name}: {n.synthdef} #{n.node_id}")
@@ -122,7 +126,7 @@ def owners(nodes: list[TreeNode], view: InstanceView, client_id: int) -> dict[in
 def _pattern(p: PatternRecord, detail: bool, last: float | None) -> PatternOut:
     return PatternOut(kind=p.kind, name=p.name, playing=p.playing, quant=p.quant,
                       source=p.text if detail else short(p.text), source_from=p.how,
-                      last_event=last)
+                      mute=p.mute, last_event=last)
 
 
 def _room(view: InstanceView, detail: bool) -> RoomPlaying:
