@@ -216,6 +216,7 @@ def test_mute_and_solo_are_shown_undone_and_kept_in_a_session(room: Room) -> Non
     def mutes() -> dict[str, str]:
         return {p.name: p.mute for p in view.patterns.values() if p.kind != "Ndef"}
 
+    room.pattern(action="play", name="keep", at="now")  # the fade stopped it
     wait(lambda: view.patterns["Pdef bass"].playing and view.patterns["Pdef keep"].playing,
          3, f"{view.patterns}")
     room.pattern(action="mute", name="keep", at="now")
