@@ -49,7 +49,8 @@ var run = {{ |on|
     parent[\\callback] = hook;
     spent }};
 var bare, hooked;
-if({odd}) {{ hooked = run.(true); bare = run.(false) }} {{ bare = run.(false); hooked = run.(true) }};
+if({odd}) {{ hooked = run.(true); bare = run.(false) }} {{
+    bare = run.(false); hooked = run.(true) }};
 bare.asString ++ " " ++ hooked.asString
 """
 
