@@ -59,7 +59,10 @@ class Patterns:
 
         def hand_off(name: str, payload: str) -> None:  # sclang's reader thread
             if name == "pattern-events":  # a few a second: kept here, not via the mailbox
-                self.played(payload)
+                try:
+                    self.played(payload)
+                except Exception:  # the reader thread must live on: it reads every record
+                    log.exception("%s: pattern events not kept", self.name)
                 return
             with contextlib.suppress(pykka.ActorDeadError):
                 recorded(name, payload)
