@@ -19,6 +19,9 @@ from dataclasses import replace
 import pykka
 
 from actors.instance.processes import Processes
+from scorch.notes.capture import Capture, Note
+from scorch.notes.pbind import velocity_of
+from scorch.primitives.sclang.pattern_events import Batch, parse_events
 from scorch.primitives.sclang.patterns import parse_gone, parse_pattern, restore_code
 from scorch.primitives.sclang.result import ExecuteResult
 from scorch.state.desired import DesiredState
@@ -40,8 +43,10 @@ class Patterns:
     """Pdef, Pbindef, Tdef and Ndef of one instance (actor thread)."""
 
     def __init__(self, name: str, desired: DesiredState, processes: Processes,
-                 view: InstanceView, event: Event) -> None:
+                 view: InstanceView, event: Event, notes: Capture | None = None) -> None:
         self.name = name
+        self.notes = notes
+        """Where the notes the patterns play go: a ring per pattern, ``ROOM/KEY``."""
         self._desired = desired
         self._processes = processes
         self._view = view
@@ -53,6 +58,12 @@ class Patterns:
         """Take sclang's records through the actor's mailbox (``recorded``: its proxy's)."""
 
         def hand_off(name: str, payload: str) -> None:  # sclang's reader thread
+            if name == "pattern-events":  # a few a second: kept here, not via the mailbox
+                try:
+                    self.played(payload)
+                except Exception:  # the reader thread must live on: it reads every record
+                    log.exception("%s: pattern events not kept", self.name)
+                return
             with contextlib.suppress(pykka.ActorDeadError):
                 recorded(name, payload)
 
@@ -80,6 +91,23 @@ class Patterns:
             log.warning("%s: %s", self.name, err)
             return
         self.publish()
+
+    def played(self, payload: str) -> None:
+        """Take one batch of the events the patterns played (sclang's reader thread).
+
+        Each pattern's last event time goes to the view; each note to the pattern's ring,
+        on this process's monotonic clock (the one reader thread of this room writes it).
+        """
+        try:
+            batch = parse_events(payload)
+        except ValueError as err:
+            log.warning("%s: pattern events: %s", self.name, err)
+            return
+        last = batch.last_times()
+        if last:
+            self._view.pattern_times = {**self._view.pattern_times, **last}
+        if self.notes is not None:
+            keep(self.notes, self.name, batch, time.monotonic() - time.time())
 
     def publish(self) -> None:
         """Show the patterns to readers (a new dict: they read it unlocked)."""
@@ -125,3 +153,19 @@ class Patterns:
         if not result.ok and result.error is not None:
             self._event(Kind.STARTUP_ERROR, f"patterns were not restored: "
                         f"{result.error.describe()}")
+
+
+def source_of(room: str, key: str) -> str:
+    """The capture's source name of a pattern's notes: ``hall/Pdef acc`` (``hall/code``)."""
+    return f"{room}/{key or 'code'}"
+
+
+def keep(notes: Capture, room: str, batch: Batch, shift: float) -> None:
+    """Put the notes of ``batch`` in their patterns' rings (``shift``: Unix to monotonic)."""
+    for event in batch.events:
+        if not event.pitches:
+            continue
+        ring = notes.ring(source_of(room, event.key))
+        velocity = velocity_of(event.amp)
+        for pitch in event.pitches:
+            ring.add(Note(event.time + shift, event.sustain, pitch, velocity, 0, ring.source))

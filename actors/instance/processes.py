@@ -18,6 +18,7 @@ from pathlib import Path
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.config.tables import AudioConfig, InstanceConfig, WatchdogConfig
 from scorch.errors import BootError, BootTimeout, OscError, OscFailure, OscTimeout, PortInUse
+from scorch.notes.capture import Capture
 from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.interpreter import Sclang
 from scorch.primitives.sclang.session import SclangSession
@@ -66,6 +67,8 @@ class InstanceSettings:
     extra_env: dict[str, str] = field(default_factory=dict)
     listen: str = "127.0.0.1"
     """The address scsynth listens on (its host's ``listen``)."""
+    pattern_notes: Capture | None = None
+    """Where the notes its patterns play are kept, a ring per pattern (None: not kept)."""
     seed: RoomSpec | None = None
     """What the room played when it was last saved (``--resume``): boot with these nodes and
     buffers instead of the config's nodes."""

@@ -133,6 +133,12 @@ class Coordinator:
         answers, _ = self._fan(op, args, tuple(self.parts), host_timeout(op, args))
         return answers
 
+    def ask(self, host: str | None, name: str, args: Args) -> dict[str, Any]:
+        """One host's own answer to ``name``, for an ``across`` (its error when it fails)."""
+        op = lookup(name)
+        return self._ask(self.links[host], name, args.model_dump(mode="json"),
+                         host_timeout(op, args))
+
     def _fan(self, op: Operation[Any, Any], args: Args, hosts: tuple[str | None, ...],
              timeout: float, key: str | None = None,
              ) -> tuple[dict[str | None, dict[str, Any]], dict[str | None, ScorchError]]:

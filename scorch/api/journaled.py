@@ -4,7 +4,7 @@ A call that changes the state a session holds (named nodes and their values,
 buffers, patterns, the tempo, the MIDI routes) is journaled: :func:`scope_of` says
 what it may touch, so that just that is captured before it runs. Reads, dry runs
 and failed calls are not journaled; nor are calls whose effect no session holds
-(an unnamed synth, ``execute``'s code, a mute).
+(an unnamed synth, ``execute``'s code).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from scorch.app.undo import Scope
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
 
-#: Pattern actions whose effect a session holds (a mute or a solo it does not).
-PATTERN_STATE = ("source", "set", "play", "stop", "fade")
+#: Pattern actions whose effect a session holds (every one: mutes and solos too).
+PATTERN_STATE = ("source", "set", "play", "stop", "fade", "mute", "unmute", "solo")
 
 
 def scope_of(orch: Orchestra, name: str, args: Any) -> Scope | None:

@@ -168,6 +168,10 @@ class Hosts(Protocol):
         """Every host's own answer to ``name`` (those that gave one)."""
         ...
 
+    def ask(self, host: Host, name: str, args: Args) -> Answer:
+        """One host's own answer to ``name`` (its error when it fails)."""
+        ...
+
     def hosts(self) -> list[dict[str, Any]]:
         """Every host and its state now."""
         ...

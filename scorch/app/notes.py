@@ -20,6 +20,8 @@ from scorch.state.tempo import INSTALLATION, Timeline
 
 #: The state directory's folder for exported .mid files.
 MIDI_DIR = "midi"
+#: The state directory's folder for the notes the rooms' patterns played.
+PATTERNS_DIR = "notes-patterns"
 
 
 @dataclass(frozen=True)
@@ -41,10 +43,23 @@ class Exported:
 
 
 class Notes:
-    """Read the inputs' captured notes (any thread)."""
+    """Read the inputs' and the patterns' captured notes (any thread)."""
 
     def __init__(self, tree: Tree) -> None:
         self._tree = tree
+        size = tree.config.midi.capture_notes
+        self.patterns: Capture | None = (
+            Capture.load(self._patterns_folder(), size) if size else None)
+        """The notes the rooms' patterns play, a ring per pattern (``hall/Pdef acc``),
+        written by each room's sclang reader thread; None: ``capture_notes = 0``."""
+
+    def _patterns_folder(self) -> Path:
+        return self._tree.config.state_path() / PATTERNS_DIR
+
+    def save(self) -> None:
+        """Keep the patterns' notes in the state folder for the next run."""
+        if self.patterns is not None:
+            self.patterns.save(self._patterns_folder())
 
     def _capture(self) -> Capture:
         capture = self._tree.midi().capture().get(timeout=ASK)
@@ -89,10 +104,42 @@ class Notes:
                            f"{', '.join(known) or 'none yet'}")
         return chosen
 
+    def _all(self) -> list[tuple[Capture, bool]]:
+        """The captures there are, each with whether it holds patterns' notes: the inputs'
+        (when MIDI runs and keeps them) and the patterns'."""
+        found: list[tuple[Capture, bool]] = []
+        refused: MidiUnavailable | None = None
+        try:
+            found.append((self._capture(), False))
+        except MidiUnavailable as err:
+            refused = err
+        if self.patterns is not None:
+            found.append((self.patterns, True))
+        if not found:
+            assert refused is not None
+            raise refused
+        return found
+
+    def all_sources(self, pattern: str | None = None) -> list[tuple[Capture, bool, str]]:
+        """Every input and pattern (``hall/Pdef acc``) that played, whose name contains
+        ``pattern`` (None: all); one that matches none is refused with the names there are."""
+        known = sorted(((capture, held, source) for capture, held in self._all()
+                        for source in list(capture.rings)), key=lambda x: x[2])
+        if pattern is None:
+            return known
+        chosen = [x for x in known if pattern in x[2]]
+        if not chosen:
+            raise NotFound(f"no MIDI input or pattern matching {pattern!r} has played; those "
+                           f"that have: {', '.join(x[2] for x in known) or 'none yet'}")
+        return chosen
+
     def sounding(self, pattern: str | None = None) -> dict[str, list[Note]]:
-        """The keys down now, by input, each with its duration so far."""
-        capture, now = self._capture(), time.monotonic()
-        return {s: capture.rings[s].sounding(now) for s in self.sources(pattern)}
+        """The keys down now by input, and the notes sounding now by pattern, each with its
+        duration so far."""
+        now = time.monotonic()
+        return {source: capture.rings[source].held(now) if held
+                else capture.rings[source].sounding(now)
+                for capture, held, source in self.all_sources(pattern)}
 
     def span(self, bars: float | None = None, seconds: float | None = None,
              since: float | None = None, until: float | None = None) -> Span:
@@ -118,8 +165,10 @@ class Notes:
         return Span(since - offset, end)
 
     def played(self, span: Span, pattern: str | None = None) -> list[Note]:
-        """The finished notes starting in ``span`` from the inputs matching ``pattern``."""
-        return self._capture().between(span.start, span.end, self.sources(pattern))
+        """The notes starting in ``span`` from the inputs and patterns matching ``pattern``
+        (an input's once released; a pattern's as soon as it plays)."""
+        return sorted(n for capture, _, source in self.all_sources(pattern)
+                      for n in capture.rings[source].between(span.start, span.end))
 
     def export(self, span: Span, pattern: str | None = None, path: Path | None = None) -> Exported:
         """Write the notes played in ``span`` to a .mid on the grid's tempo and meter.

@@ -122,6 +122,7 @@ class Orchestra:
             synthdescs=self.library.synthdescs,
             startup_code=startup, listen=config.listen_address(),
             seed=seed.rooms.get(name) if seed is not None else None,
+            pattern_notes=self.notes.patterns,
         )
 
     def announce_start(self) -> None:
@@ -214,6 +215,10 @@ class Orchestra:
         finally:
             supervisor.actor_ref.stop(timeout=timeout)
             self._tree.forget_actors()
+            try:  # once no sclang adds to them
+                self.notes.save()
+            except OSError:
+                log.exception("the patterns' notes were not saved")
 
     def reload(self, config: Config | None = None) -> tuple[ConfigChanges, dict[str, str]]:
         """Re-read the config file (or take ``config``) and apply what changed.

@@ -160,7 +160,7 @@ class Sessions:
                 nodes={n.name: NodeSpec(n.synthdef, dict(n.params), n.target, n.add_action)
                        for n in view.nodes.values()},
                 buffers={b.name: BufferSpec(b.path, b.bufnum) for b in view.buffers.values()},
-                patterns={key: PatternSpec(p.kind, p.name, p.playing, p.text)
+                patterns={key: PatternSpec(p.kind, p.name, p.playing, p.text, p.mute)
                           for key, p in view.patterns.items()} if patterns else {},
                 patterns_known=patterns)
             for name, view in ((n, self._tree.view(n)) for n in rooms)}
@@ -228,11 +228,13 @@ class Sessions:
         elif change.action == "map":
             assert change.route is not None
             self._midi.restore(change.route)
-        elif change.action in ("pattern", "clear"):
+        elif change.action in ("pattern", "clear", "mute"):
             assert room is not None and change.pattern is not None
             spec = change.pattern
-            code = (pattern_ops.define_code(spec.kind, spec.name, spec.text, spec.playing)
-                    if change.action == "pattern" else pattern_ops.clear_code(spec.kind, spec.name))
+            code = (pattern_ops.define_code(spec.kind, spec.name, spec.text, spec.playing,
+                                            spec.mute) if change.action == "pattern"
+                    else pattern_ops.mute_code(spec.kind, spec.name, spec.mute)
+                    if change.action == "mute" else pattern_ops.clear_code(spec.kind, spec.name))
             result = self._rooms.execute_one(room, code, timeout=PATTERN_TIMEOUT)
             if not result.ok:
                 raise PatternFailed(result.error.describe() if result.error is not None

@@ -88,6 +88,7 @@ class PatternDoc(StrictModel):
     name: Annotated[Text, Field(min_length=1, max_length=64)]
     playing: bool
     text: Annotated[Text, Field(min_length=1, max_length=256 * 1024)]
+    mute: Literal["", "muted", "solo"] = ""
 
 
 class RoomDoc(StrictModel):
@@ -175,7 +176,8 @@ def render(session: Session, name: str, saved_at: float | None = None) -> str:
                     for n, node in spec.nodes.items()}))
             if spec.patterns_known:  # an empty table too: none play, which loading restores
                 parts.add("patterns", _tables({k: {"kind": p.kind, "name": p.name,
-                                                   "playing": p.playing, "text": p.text}
+                                                   "playing": p.playing, "text": p.text,
+                                                   **({"mute": p.mute} if p.mute else {})}
                                                for k, p in spec.patterns.items()})
                           if spec.patterns else tomlkit.table())
             rooms.add(room, parts)
@@ -318,7 +320,8 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
                 problem(("rooms", room, "patterns", key), "the key must be its kind and name, "
                         f"{pattern_key(pdoc.kind, pdoc.name)!r}")
                 continue
-            patterns[key] = PatternSpec(pdoc.kind, pdoc.name, pdoc.playing, pdoc.text)
+            patterns[key] = PatternSpec(pdoc.kind, pdoc.name, pdoc.playing, pdoc.text,
+                                        pdoc.mute)
         rooms[room] = RoomSpec(nodes=nodes, buffers=buffers, patterns=patterns,
                                patterns_known=rdoc.patterns is not None)
     routes = []

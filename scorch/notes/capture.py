@@ -159,6 +159,11 @@ class NoteRing:
         down.sort()
         return down
 
+    def held(self, t: float) -> list[Note]:
+        """The kept notes that sound at ``t``: those kept whole before they end, as a
+        pattern's are (its events come with their length), each with its length so far."""
+        return [n._replace(duration=t - n.onset) for n in self.notes() if n.onset <= t < n.end]
+
     def save(self, folder: Path, clock: tuple[float, float] | None = None) -> Path:
         """Write the finished notes to ``folder`` as JSON lines; return the file.
 
@@ -234,6 +239,11 @@ class Capture:
         """The keys down at ``t`` in ``sources`` (None: all)."""
         chosen = self.rings if sources is None else [s for s in sources if s in self.rings]
         return sorted(n for s in chosen for n in self.rings[s].sounding(t))
+
+    def held(self, t: float, sources: list[str] | None = None) -> list[Note]:
+        """The kept notes of ``sources`` (None: all) that sound at ``t`` (see NoteRing.held)."""
+        chosen = self.rings if sources is None else [s for s in sources if s in self.rings]
+        return sorted(n for s in chosen for n in self.rings[s].held(t))
 
     def save(self, folder: Path, clock: tuple[float, float] | None = None) -> list[Path]:
         """Write every ring to ``folder``; return the files."""

@@ -84,6 +84,11 @@ def lay_out(notes: list[Note], line: Timeline) -> Score:
     return Score(pitches, durs, sustains, amps, beats, len(ordered))
 
 
+def velocity_of(amp: float) -> int:
+    """The velocity an event's ``amp`` stands for: :func:`lay_out`'s mapping turned round."""
+    return max(1, min(127, round(amp / FULL_AMP * 127)))
+
+
 def symbol(text: str) -> str:
     """``text`` as an sclang symbol literal (``'name'``), whatever it holds."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"

@@ -166,7 +166,8 @@ def session_json(session: Session) -> dict[str, Any]:
             "buffers": {b: {"path": s.path, "bufnum": s.bufnum}
                         for b, s in spec.buffers.items()},
             "patterns": {p: {"kind": s.kind, "name": s.name, "playing": s.playing,
-                             "text": s.text} for p, s in spec.patterns.items()},
+                             "text": s.text, "mute": s.mute}
+                         for p, s in spec.patterns.items()},
             "patterns_known": spec.patterns_known}
             for room, spec in session.rooms.items()},
         "routes": [dict(r) for r in session.routes],
@@ -183,7 +184,8 @@ def session_of(data: Mapping[str, Any]) -> Session:
         buffers={str(b): BufferSpec(str(s["path"]), int(s["bufnum"]))
                  for b, s in spec["buffers"].items()},
         patterns={str(p): PatternSpec(str(s["kind"]), str(s["name"]), bool(s["playing"]),
-                                      str(s["text"])) for p, s in spec["patterns"].items()},
+                                      str(s["text"]), str(s.get("mute", "")))
+                  for p, s in spec["patterns"].items()},
         patterns_known=bool(spec["patterns_known"]))
         for room, spec in data["rooms"].items()}
     return Session(rooms=rooms, routes=tuple(dict(r) for r in data["routes"]),

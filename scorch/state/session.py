@@ -47,6 +47,8 @@ class PatternSpec:
     name: str
     playing: bool
     text: str
+    mute: str = ""
+    """"muted", "solo" (the others are muted for it) or "" (neither)."""
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,8 @@ class Change:
     """One step of loading a session, with what it needs to be carried out."""
 
     action: str
-    """free, load, release, play, set, move, tempo, unmap, map, pattern (define, play, stop)
-    or clear."""
+    """free, load, release, play, set, move, tempo, unmap, map, pattern (define, play, stop),
+    mute (mute, solo or unmute a pattern as ``pattern.mute`` says) or clear."""
     instance: str | None
     """The room (None for a MIDI route)."""
     target: str
@@ -250,7 +252,10 @@ def _pattern_changes(room: str, now: Mapping[str, PatternSpec],
         old = now.get(key)
         if old == spec:
             continue
-        if old is not None and old.text == spec.text:
+        if old is not None and old.text == spec.text and old.playing == spec.playing:
+            verb = {"muted": "mute", "solo": "solo"}.get(spec.mute, "unmute")
+            changes.append(Change("mute", room, key, f"{verb} {key}", pattern=spec))
+        elif old is not None and old.text == spec.text:
             verb = "play" if spec.playing else "stop"
             changes.append(Change("pattern", room, key, f"{verb} {key}", pattern=spec))
         else:

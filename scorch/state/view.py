@@ -84,6 +84,9 @@ class InstanceView:
         """Loaded sample buffers as last published (replaced whole on change, never mutated)."""
         self.patterns: dict[str, PatternRecord] = {}
         """Pdef, Tdef, Ndef... as sclang last reported them (replaced whole on change)."""
+        self.pattern_times: dict[str, float] = {}
+        """The Unix time of each pattern's last event (``Pdef acc``; "" for code), as
+        sclang's batches told it (replaced whole on change)."""
 
     @property
     def name(self) -> str:

@@ -22,7 +22,8 @@ class ChangeOut(BaseModel):
     """One step of loading a session."""
 
     action: str = Field(description="free, load, release, play, set, move, tempo, unmap, map, "
-                        "pattern (define, play or stop one) or clear (a pattern)")
+                        "pattern (define, play or stop one), mute (mute, solo or unmute "
+                        "one) or clear (a pattern)")
     instance: str | None
     target: str = Field(description="the buffer, node or MIDI route id, or the tempo's scope")
     detail: str

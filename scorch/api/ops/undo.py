@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from scorch.api.fanout import label
 from scorch.api.fields import InstanceName
-from scorch.api.operation import CHANGE, DESTROY, READ, Action, Result, operation
+from scorch.api.operation import CHANGE, DESTROY, READ, Action, Host, Hosts, Result, operation
 from scorch.api.ops.sessions import ChangeOut
 from scorch.app.sessions import Reading, parse, render
+from scorch.errors import InvalidRequest
 from scorch.values import SessionName
 
 if TYPE_CHECKING:
@@ -87,6 +90,9 @@ class EntryOut(BaseModel):
     summary: str
     rooms: list[str]
     undone: bool
+    time: float = Field(0.0, description="Unix time of the change")
+    undone_order: int = Field(0, description="the order it was undone in (the latest undone "
+                              "redoes first); 0 while done")
 
 
 class StepOut(BaseModel):
@@ -118,7 +124,52 @@ def _steps(done: list[Step]) -> list[StepOut]:
             for s in done]
 
 
-@operation(command="undo", positional=("action",))
+def next_host(journals: Mapping[Host, list[EntryOut]], back: bool) -> Host | None:
+    """The host whose journal the installation's next undo (``back``) or redo steps, or None.
+
+    Undo: the host with the latest change still done. Redo: each host would redo its
+    latest undone entry; undone across the installation newest first, the one to redo
+    first is the oldest of those. Pure.
+    """
+    best: tuple[float, Host] | None = None
+    for host, entries in journals.items():
+        if back:
+            done = [e for e in entries if not e.undone]
+            if done and (best is None or done[-1].time > best[0]):
+                best = (done[-1].time, host)
+        else:
+            undone = [e for e in entries if e.undone]
+            if undone:
+                first = max(undone, key=lambda e: e.undone_order)
+                if best is None or first.time < best[0]:
+                    best = (first.time, host)
+    return best[1] if best is not None else None
+
+
+def _across(hosts: Hosts, args: Any) -> UndoOutput | None:
+    """Undo or redo the installation's changes on several hosts: each step on the host whose
+    journal holds the latest change (a host with nothing to undo is left alone)."""
+    if args.action not in ("undo", "redo") or args.instance is not None or len(hosts.parts) < 2:
+        return None
+    back = args.action == "undo"
+    steps: list[StepOut] = []
+    for _ in range(args.steps):
+        journals = {host: UndoOutput.model_validate(answer).journal
+                    for host, answer in hosts.answers("undo", UndoList(action="list")).items()}
+        host = next_host(journals, back)
+        if host is None:
+            break
+        one = (UndoStep if back else RedoStep)(action=args.action, dry_run=args.dry_run)
+        for step in UndoOutput.model_validate(hosts.ask(host, "undo", one)).steps:
+            steps.append(step.model_copy(update={"summary": f"{label(host)}: {step.summary}"}))
+        if args.dry_run:
+            break  # what a second step would do depends on this one's
+    if not steps and not args.dry_run:
+        raise InvalidRequest(f"nothing to {args.action} on any host")
+    return UndoOutput(action=args.action, dry_run=args.dry_run, steps=steps)
+
+
+@operation(command="undo", positional=("action",), across=_across)
 def undo(orch: Orchestra, args: UndoArgs) -> UndoOutput:
     """Undo and redo changes (per room or for the whole installation), list the journal,
     keep a named checkpoint and go back to it. Each change that a session holds is
@@ -126,7 +177,8 @@ def undo(orch: Orchestra, args: UndoArgs) -> UndoOutput:
     if args.action == "list":
         return UndoOutput(action="list", journal=[
             EntryOut(seq=e.seq, call=e.call, summary=e.summary, rooms=list(e.rooms),
-                     undone=bool(e.undone)) for e in orch.undo.entries(args.instance)])
+                     undone=bool(e.undone), time=e.time, undone_order=e.undone)
+            for e in orch.undo.entries(args.instance)])
     if args.action == "checkpoint":
         orch.sessions.store.write(args.name, render(orch.sessions.capture(), args.name))
         return UndoOutput(action="checkpoint", name=args.name)

@@ -52,10 +52,18 @@ def fade_code(kind: str, name: str, seconds: float, when: str) -> str:
             f"{seconds!r}, {sc_string(when)})")
 
 
-def define_code(kind: str, name: str, text: str, playing: bool) -> str:
-    """Define ``kind`` ``name`` by ``text`` (a recorded definition), then play or stop it."""
+def define_code(kind: str, name: str, text: str, playing: bool, mute: str = "") -> str:
+    """Define ``kind`` ``name`` by ``text`` (a recorded definition), then play or stop it
+    (when it plays, muted, soloed or neither as ``mute`` says)."""
     proxy = f"{proxy_kind(kind)}({sc_symbol(name)})"
-    return f"(\n{text}\n);\n{proxy}.{'play' if playing else 'stop'}; nil"
+    then = f"{mute_code(kind, name, mute)}; " if playing else ""
+    return f"(\n{text}\n);\n{proxy}.{'play' if playing else 'stop'}; {then}nil"
+
+
+def mute_code(kind: str, name: str, mute: str) -> str:
+    """Mute ``kind`` ``name`` ("muted"), mark it soloed ("solo") or unmute it (""), now."""
+    return (f"ScorchPatternOps.setMute({sc_string(proxy_kind(kind))}, {sc_symbol(name)}, "
+            f"{sc_string(mute)})")
 
 
 def clear_code(kind: str, name: str) -> str:

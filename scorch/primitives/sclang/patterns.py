@@ -16,6 +16,8 @@ KINDS = ("Pdef", "Pbindef", "Tdef", "Ndef")
 #: request that defined it, or (changed outside any request) a compile string that does
 #: not compile back to the same source.
 HOWS = ("source", "code", "approx")
+#: Whether it is muted: "" (no), "muted", or "solo" (the one the others are muted for).
+MUTES = ("", "muted", "solo")
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,8 @@ class PatternRecord:
     """One of :data:`HOWS`."""
     text: str
     """The code that defines it again."""
+    mute: str = ""
+    """One of :data:`MUTES` (a restore mutes it again)."""
 
     @property
     def key(self) -> str:
@@ -47,13 +51,14 @@ def pattern_key(kind: str, name: str) -> str:
 def parse_pattern(payload: str) -> PatternRecord:
     """Read a ``pattern`` record's payload; ValueError when it does not fit."""
     head, sep, text = payload.partition("\n")
-    fields = head.split("\t", 4)
-    if not sep or len(fields) != 5:
+    fields = head.split("\t", 5)
+    if not sep or len(fields) != 6:
         raise ValueError(f"not a pattern record: {head[:80]!r}")
-    kind, playing, quant, how, name = fields
-    if kind not in KINDS or how not in HOWS or playing not in ("0", "1") or not name:
+    kind, playing, quant, how, mute, name = fields
+    if (kind not in KINDS or how not in HOWS or playing not in ("0", "1") or not name
+            or mute not in MUTES):
         raise ValueError(f"not a pattern record: {head[:80]!r}")
-    return PatternRecord(kind, name, playing == "1", quant, how, text)
+    return PatternRecord(kind, name, playing == "1", quant, how, text, mute)
 
 
 def parse_gone(payload: str) -> str:
@@ -70,10 +75,12 @@ def sc_string(text: str) -> str:
 
 
 def restore_code(patterns: list[PatternRecord]) -> str:
-    """``ScorchPatterns.restore([...])``: define each again, resume those that played."""
+    """``ScorchPatterns.restore([...])``: define each again, resume those that played (muted
+    again if they were)."""
     entries = ", ".join(
         f"[{sc_string(p.kind)}, {sc_string(p.name)}, {'true' if p.playing else 'false'}, "
-        f"{sc_string(p.how)}, {sc_string(p.text)}, {sc_string(p.quant)}]" for p in patterns)
+        f"{sc_string(p.how)}, {sc_string(p.text)}, {sc_string(p.quant)}, "
+        f"{sc_string(p.mute)}]" for p in patterns)
     return f"ScorchPatterns.restore([{entries}]);"
 
 

@@ -252,6 +252,44 @@ def test_play_at_one_time_starts_on_both_hosts_then(hosts: Hosts) -> None:
         coordinator.close()
 
 
+def test_undo_of_the_installation_steps_each_host_latest_first_and_skips_a_host_with_none(
+        hosts: Hosts) -> None:
+    """Each host keeps its own journal: undo and redo step the one with the latest change."""
+    coordinator = Coordinator(hosts.config)
+    try:
+        coordinator.call("play", {"instance": "lobby", "synthdef": "sine", "name": "hum",
+                                  "params": {"amp": 0.001}})
+        time.sleep(0.05)  # the set comes later, on the other host
+        coordinator.call("set", {"instance": "gallery", "node": "drone",
+                                 "params": {"freq": 330}})
+        gallery = coordinator.call("status", {"instance": "gallery"}).model_dump()
+        row = gallery["instances"][0]
+        drone, port = row["nodes"]["drone"]["node_id"], row["port"]
+        assert scsynth_param(port, drone, "freq") == pytest.approx(330.0)
+
+        def steps(action: str) -> list[str]:
+            out = coordinator.call("undo", {"action": action}).model_dump()
+            return [step["summary"] for step in out["steps"]]
+
+        def lobby_nodes() -> set[str]:
+            status = coordinator.call("status", {"instance": "lobby"}).model_dump()
+            return set(status["instances"][0]["nodes"])
+
+        assert [s.split(", params")[0] for s in steps("undo")] == [
+            "beta: set(instance=gallery, node=drone"]
+        assert scsynth_param(port, drone, "freq") != pytest.approx(330.0)
+        assert "hum" in lobby_nodes()
+        undone = steps("undo")  # beta has nothing left of this test: alpha's play goes
+        assert len(undone) == 1 and undone[0].startswith("alpha: play(")
+        assert "hum" not in lobby_nodes()
+        assert steps("redo")[0].startswith("alpha: play(")  # the reverse order
+        assert steps("redo")[0].startswith("beta: set(")
+        assert scsynth_param(port, drone, "freq") == pytest.approx(330.0)
+        coordinator.call("release", {"instance": "lobby", "node": "hum"})
+    finally:
+        coordinator.close()
+
+
 def test_a_controller_on_one_host_plays_a_room_on_the_other(hosts: Hosts) -> None:
     gallery = next(r for r in hosts.status()["instances"] if r["name"] == "gallery")
     drone = gallery["nodes"]["drone"]["node_id"]

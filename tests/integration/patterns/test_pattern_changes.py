@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from scorch.api.local import LocalService
+from scorch.api.ops.music.notes import NotesOutput
 from scorch.api.ops.music.patterns import PatternOutput
 from scorch.api.ops.music.playing import PlayingOutput
 from scorch.app.orchestra import Orchestra
@@ -208,14 +209,111 @@ def test_bad_changes_are_refused_naming_the_argument(
     assert room.orch.views["lobby"].patterns["Pdef bass"].kind in ("Pbindef", "Pdef")
 
 
+def test_mute_and_solo_are_shown_undone_and_kept_in_a_session(room: Room) -> None:
+    view = room.orch.views["lobby"]
+    api = room.api
+
+    def mutes() -> dict[str, str]:
+        return {p.name: p.mute for p in view.patterns.values() if p.kind != "Ndef"}
+
+    room.pattern(action="play", name="keep", at="now")  # the fade stopped it
+    wait(lambda: view.patterns["Pdef bass"].playing and view.patterns["Pdef keep"].playing,
+         3, f"{view.patterns}")
+    room.pattern(action="mute", name="keep", at="now")
+    wait(lambda: mutes() == {"bass": "", "keep": "muted"}, 2, f"{mutes()}")
+    shown = api.call("playing", {"instance": "lobby"})
+    assert isinstance(shown, PlayingOutput)
+    assert {p.name: p.mute for p in shown.rooms[0].patterns}["keep"] == "muted"
+    assert "keep: playing, muted" in shown.text()
+    muted = time.time()
+    time.sleep(BEAT)
+    assert not room.starts(room.keep, muted + 0.3), "the muted pattern sounded"
+    # undone: it sounds again (the journal holds mutes like every pattern change)
+    undone = api.call("undo", {"action": "undo", "instance": "lobby"})
+    assert "unmute Pdef keep" in str(undone.model_dump()), undone
+    wait(lambda: mutes() == {"bass": "", "keep": ""}, 2, f"{mutes()}")
+    back = time.time()
+    wait(lambda: bool(room.starts(room.keep, back + 0.3)), BAR, "undo did not unmute it")
+    # a solo saved in a session comes back when the session loads
+    room.pattern(action="solo", name="bass", at="now")
+    wait(lambda: mutes() == {"bass": "solo", "keep": "muted"}, 2, f"{mutes()}")
+    api.call("session", {"action": "save", "name": "soloed"})
+    room.pattern(action="unmute", at="now")
+    wait(lambda: mutes() == {"bass": "", "keep": ""}, 2, f"{mutes()}")
+    loaded = api.call("session", {"action": "load", "name": "soloed"})
+    assert {"solo Pdef bass", "mute Pdef keep"} <= {
+        c["detail"] for c in loaded.model_dump()["changes"]}, loaded
+    wait(lambda: mutes() == {"bass": "solo", "keep": "muted"}, 2, f"{mutes()}")
+    again = time.time()
+    time.sleep(BEAT)
+    assert not room.starts(room.keep, again + 0.3), "the session's mute did not silence it"
+    room.pattern(action="unmute", at="now")
+    wait(lambda: mutes() == {"bass": "", "keep": ""}, 2, f"{mutes()}")
+
+
+def test_the_notes_a_pattern_plays_are_captured_on_the_grid_and_its_last_event_advances(
+    room: Room,
+) -> None:
+    orch = room.orch
+    view = orch.views["lobby"]
+    # C4 E4 G4 C5 in sixteenths from a bar line, looped; amp 0.2 reads as velocity 64
+    code = ("Pdef(\\mel, Pbind(\\degree, Pseq([0, 2, 4, 7], inf), \\dur, 0.25, "
+            "\\legato, 1.5, \\amp, 0.2, \\group, ~keepGroup)).play(quant: 4)")
+    assert orch.rooms.execute_one("lobby", code, timeout=10).ok
+    began = time.time()
+    wait(lambda: "Pdef mel" in view.pattern_times, BAR + 2, "no event of the Pdef was told")
+    first_seen = view.pattern_times["Pdef mel"]
+    time.sleep(0.5)
+    shown = room.api.call("playing", {"instance": "lobby"})
+    assert isinstance(shown, PlayingOutput)
+    mel = next(p for p in shown.rooms[0].patterns if p.name == "mel")
+    assert mel.last_event is not None and mel.last_event > first_seen
+    assert "last event" in shown.text()
+
+    def played() -> NotesOutput:
+        out = room.api.call("notes", {"action": "played", "input": "lobby/Pdef mel",
+                                      "since": began - 0.1})
+        assert isinstance(out, NotesOutput)
+        return out
+
+    wait(lambda: played().count >= 8, 3, "two rounds of the melody were not captured")
+    notes = played().notes
+    assert [n.pitch for n in notes[:8]] == [60, 64, 67, 72] * 2, notes
+    assert {n.source for n in notes} == {"lobby/Pdef mel"}
+    assert {n.velocity for n in notes} == {64}
+    grid = orch.tempo.grid()
+    assert grid is not None  # quant 4: the first on a bar line of the grid (sclang's clock
+    bar_phase = grid.beat_at(notes[0].onset) % 4  # follows it within a millisecond or so)
+    assert min(bar_phase, 4 - bar_phase) < 0.01, notes[0]
+    onsets = [n.onset for n in notes[:8]]
+    assert all(b - a == pytest.approx(BEAT / 4, abs=0.005)
+               for a, b in itertools.pairwise(onsets)), onsets
+    assert all(n.duration == pytest.approx(1.5 * BEAT / 4, abs=0.005) for n in notes)
+    sounding = room.api.call("notes", {"action": "sounding", "input": "lobby/Pdef mel"})
+    assert isinstance(sounding, NotesOutput)
+    assert sounding.count >= 1, sounding.listing  # legato 1.5: always one note sounds
+    # the room's every pattern: by source, each under its name
+    everything = room.api.call("notes", {"action": "played", "input": "lobby/",
+                                         "last_seconds": 2})
+    assert isinstance(everything, NotesOutput)
+    assert {"lobby/Pdef mel", "lobby/Pdef bass"} <= {n.source for n in everything.notes}
+    assert "lobby/Pdef mel:\n" in everything.text()
+    assert orch.rooms.execute_one("lobby", "Pdef(\\mel).clear", timeout=10).ok
+
+
 def test_after_a_recompile_patterns_resume_on_the_grid_not_on_a_fallback(room: Room) -> None:
     # the recompiled sclang's clock starts at beat 0: the grid must be told again
     orch = room.orch
     view = orch.views["lobby"]
     code = ("Pdef(\\bass).clear; Pdef(\\keep).clear; Ndef(\\hum).clear;"
-            "Pdef(\\tick, Pbind(\\dur, 1, \\legato, 0.1, \\amp, 0.001)).play(quant: 4)")
+            "Pdef(\\tick, Pbind(\\dur, 1, \\legato, 0.1, \\amp, 0.001)).play(quant: 4);"
+            "Pdef(\\quiet, Pbind(\\dur, 0.5, \\legato, 0.1, \\amp, 0.001, \\group, "
+            f"{room.keep})).play(quant: 1)")
     assert orch.rooms.execute_one("lobby", code, timeout=10).ok
-    wait(lambda: set(view.patterns) == {"Pdef tick"}, 3, f"{view.patterns}")
+    wait(lambda: set(view.patterns) == {"Pdef tick", "Pdef quiet"}, 3, f"{view.patterns}")
+    # a mute is kept through the restart: muted again before its first event
+    room.pattern(action="mute", name="quiet", at="now")
+    wait(lambda: view.patterns["Pdef quiet"].mute == "muted", 2, f"{view.patterns}")
     began = time.time()
     wait(lambda: len(room.starts(1, began)) >= 2, BAR + 3, "the Pdef does not play")
     grid = orch.tempo.grid()
@@ -231,3 +329,10 @@ def test_after_a_recompile_patterns_resume_on_the_grid_not_on_a_fallback(room: R
     offset = (grid.beat_at(first) % grid.beats_per_bar) * BEAT
     assert abs(offset - late) < 0.05, f"resumed {offset:.3f} s after a bar, not {late:.3f}"
     assert first - back <= BAR + 0.4
+    time.sleep(BEAT)  # the muted one resumed on that bar too: half a beat apart
+    quiet = view.patterns["Pdef quiet"]
+    assert quiet.playing and quiet.mute == "muted", quiet
+    assert not room.starts(room.keep, back), "the muted pattern sounded after the restart"
+    muted = room.orch.rooms.execute_one(
+        "lobby", "ScorchPatternOps.muteState(\"Pdef\", 'quiet')", timeout=10)
+    assert muted.value == "muted", muted

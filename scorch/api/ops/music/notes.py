@@ -1,4 +1,4 @@
-"""The notes operation: what the MIDI inputs sound now, what they played, and a .mid of it."""
+"""The notes operation: what the inputs and patterns sound now, what they played, a .mid."""
 
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ MAX_NOTES = 200
 PLAY_TIMEOUT = 20.0
 
 Input = Annotated[Text | None, Field(
-    description="Only the MIDI inputs whose port name contains this (default: every input)")]
+    description="Only the MIDI inputs and the patterns whose name contains this: an input's "
+    "port name, or ROOM/KIND NAME for a pattern's notes (hall/Pdef acc; hall/ for every "
+    "pattern of the hall; hall/code for patterns of no Pdef or Tdef) (default: all)")]
 Bars = Annotated[float | None, Strict(), Field(
     gt=0, le=10_000, allow_inf_nan=False,
     description="The last N bars of the installation's grid, from the bar line at or "
@@ -60,9 +62,10 @@ class _Range(Action):
 
 
 class NotesPlayed(_Range):
-    """The notes the MIDI inputs played in a range (one of last_bars, last_seconds, since):
-    a compact text (bar|beat, name, length as a fraction of a whole note, velocity) and the
-    notes as data; a range too large for the budget is summarised."""
+    """The notes the MIDI inputs and the patterns played in a range (one of last_bars,
+    last_seconds, since): a compact text (bar|beat, name, length as a fraction of a whole
+    note, velocity; by input or pattern when several) and the notes as data; a range too
+    large for the budget is summarised."""
 
     access = READ
     action: Literal["played"]
@@ -126,7 +129,8 @@ class NoteRecord(BaseModel):
     pitch: int = Field(description="MIDI note number, 60 = C4")
     velocity: int
     channel: int = Field(description="MIDI channel, 0 to 15")
-    source: str = Field(description="the MIDI input that played it")
+    source: str = Field(description="the MIDI input that played it, or ROOM/KIND NAME: the "
+                        "pattern (hall/Pdef acc)")
     bar: int = Field(description="bar on the installation's grid, from 1")
     beat: float = Field(description="beat in the bar, from 1")
     name: str = Field(description="scientific pitch name")
@@ -143,7 +147,8 @@ class NotesOutput(Result):
                              "max_notes: the listing is a summary, notes is empty")
     notes: list[NoteRecord] = Field(default_factory=list)
     sounding: dict[str, list[NoteRecord]] = Field(
-        default_factory=dict, description="keys down now, by MIDI input")
+        default_factory=dict, description="keys down now by MIDI input, notes sounding now "
+        "by pattern")
     start: float | None = Field(None, description="Unix time the range (export: the file's "
                                 "0, a bar line) starts")
     end: float | None = Field(None, description="Unix time the range ends")
@@ -174,7 +179,12 @@ def _records(notes: list[Note], line: Timeline, offset: float) -> list[NoteRecor
 def _listing(notes: list[Note], line: Timeline, budget: int, max_notes: int,
              offset: float) -> tuple[str, bool, list[NoteRecord]]:
     """The text (a summary past the budget), whether it was summarised, and the data."""
-    full = text.dump(notes, line) if notes else "no notes"
+    sources = sorted({n.source for n in notes})
+    if len(sources) > 1:  # inputs and patterns apart, each under its name
+        full = "\n".join(f"{source}:\n" + text.dump([n for n in notes if n.source == source],
+                                                     line) for source in sources)
+    else:
+        full = text.dump(notes, line) if notes else "no notes"
     listing = full if len(full) <= budget else text.render(notes, line, budget)
     summarised = len(notes) > max_notes or listing is not full
     return listing, summarised, [] if summarised else _records(notes, line, offset)
@@ -194,9 +204,11 @@ def _hosts_notes(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: A
 
 @operation(command="notes", positional=("action",), rooms=None, merge=_hosts_notes)
 def notes(orch: Orchestra, args: NotesArgs) -> NotesOutput:
-    """Notes the MIDI inputs play, captured as they come in ([midi] capture_notes per input,
-    kept across restarts): what is sounding now, what was played in a range (the last bars
-    or seconds, or between two Unix times) as compact text with bar|beat on the
+    """Notes the MIDI inputs and the rooms' patterns play, captured as they come in ([midi]
+    capture_notes per input and per pattern, kept across restarts; a pattern's as
+    ROOM/KIND NAME, on the grid as the pattern's clock played them): what is sounding now,
+    what was played in a range (the last bars or seconds, or between two Unix times; by
+    input or pattern with `input`) as compact text with bar|beat on the
     installation's grid, note name, length and velocity, plus the notes as data (summarised
     when many), or export that range to a .mid file at the grid's tempo and meter."""
     component, offset = orch.notes, orch.notes.wall_offset()
@@ -209,7 +221,7 @@ def notes(orch: Orchestra, args: NotesArgs) -> NotesOutput:
         listing = "\n".join(
             f"{source}: " + (", ".join(f"{k.name} ({k.duration:.2f} s, v{k.velocity})"
                                        for k in keys) or "nothing")
-            for source, keys in sounding.items()) or "no MIDI input has played yet"
+            for source, keys in sounding.items()) or "no MIDI input or pattern has played yet"
         return NotesOutput(action="sounding", listing=listing, sounding=sounding,
                            count=sum(len(keys) for keys in down.values()))
     span = args.span(component)

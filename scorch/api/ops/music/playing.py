@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,9 @@ class PatternOut(BaseModel):
     source_from: str = Field(description="source: rebuilt from its compile string; code: the "
                              "request that defined it; approx: a compile string that does not "
                              "compile back")
+    mute: str = Field("", description="muted, solo (the others are muted for it) or empty")
+    last_event: float | None = Field(None, description="Unix time of the last event it "
+                                     "played (a rest too; None: none seen since scorch started)")
 
 
 class NamedNodeOut(BaseModel):
@@ -80,9 +84,15 @@ class PlayingOutput(Result):
         blocks = []
         for room in self.rooms:
             lines = [f"{room.room} ({room.state})"]
+            now = time.time()
             for p in room.patterns:
-                lines.append(f"  {p.kind} {p.name}: {'playing' if p.playing else 'stopped'}, "
-                             f"quant {p.quant}: {short(p.source)}")
+                last = ("" if p.last_event is None
+                        else f", last event {max(0.0, now - p.last_event):.1f} s ago")
+                state = "playing" if p.playing else "stopped"
+                if p.mute:
+                    state += f", {p.mute}"
+                lines.append(f"  {p.kind} {p.name}: {state}, "
+                             f"quant {p.quant}{last}: {short(p.source)}")
             for n in room.nodes:
                 lines.append(f"  node {n.name}: {n.synthdef} #{n.node_id}")
             if room.synths is None:
@@ -113,13 +123,15 @@ def owners(nodes: list[TreeNode], view: InstanceView, client_id: int) -> dict[in
     return found
 
 
-def _pattern(p: PatternRecord, detail: bool) -> PatternOut:
+def _pattern(p: PatternRecord, detail: bool, last: float | None) -> PatternOut:
     return PatternOut(kind=p.kind, name=p.name, playing=p.playing, quant=p.quant,
-                      source=p.text if detail else short(p.text), source_from=p.how)
+                      source=p.text if detail else short(p.text), source_from=p.how,
+                      mute=p.mute, last_event=last)
 
 
 def _room(view: InstanceView, detail: bool) -> RoomPlaying:
-    patterns = [_pattern(p, detail) for p in view.patterns.values()]
+    times = view.pattern_times
+    patterns = [_pattern(p, detail, times.get(p.key)) for p in view.patterns.values()]
     nodes = [NamedNodeOut(name=n.name, synthdef=n.synthdef, node_id=n.node_id,
                           params=dict(n.params) if detail else None)
              for n in view.nodes.values()]

@@ -14,6 +14,7 @@ Scorch {
 		active = nil;
 		thisProcess.mainThread.exceptionHandler = this;
 		ShutDown.add(this);
+		ScorchPatternEvents.install;  // what patterns play, told in batches
 		this.emit(token, "installed", "");
 		replyId !? { this.emit(replyId, "installed", "") };
 	}

@@ -86,7 +86,7 @@ ScorchPatternOps {
 
 	*unmute { |kind, name, when|
 		^this.atGrid(this.grid(when), {
-			if(name.isNil) { this.mutedList.do { |e| this.unmuteOne(e[0], e[1]) } } {
+			if(name.isNil) { soloed = nil; this.mutedList.do { |e| this.unmuteOne(e[0], e[1]) } } {
 				this.unmuteOne(kind, name)
 			}
 		}, nil)
@@ -97,6 +97,7 @@ ScorchPatternOps {
 		this.find(kind, name);
 		^this.atGrid(this.grid(when), {
 			this.unmuteOne(kind, name);
+			soloed = this.id(kind, name);
 			ScorchPatterns.proxies.do { |e|
 				var k = if(e[0] == "Pbindef") { "Pdef" } { e[0] };
 				if((k != kind or: { e[1] != name }) and: { ScorchPatterns.isPlaying(e[0], e[2]) }) {
@@ -115,6 +116,7 @@ ScorchPatternOps {
 	*muteOne { |kind, name|
 		var proxy = ScorchPatterns.proxy(kind, name), id = this.id(kind, name);
 		muted = muted ?? { IdentityDictionary.new };
+		if(soloed == id) { soloed = nil };
 		if(proxy.isNil or: { muted[id].notNil }) { ^this };
 		switch(kind.asString,
 			"Ndef", { muted[id] = [kind, name, proxy.vol]; proxy.vol = 0 },
@@ -130,6 +132,30 @@ ScorchPatternOps {
 			"Ndef", { proxy.vol = entry[2] },
 			"Tdef", { proxy.resume },
 			{ if(proxy.player === entry[2]) { entry[2].unmute } });
+	}
+
+	// "muted", "solo" or "" (neither): what scorch records (a Pbindef is a Pdef here). A
+	// Pdef muted, then stopped and played again by code has a new player: not muted.
+	*muteState { |kind, name|
+		var id = this.id(if(kind == "Pbindef") { "Pdef" } { kind }, name);
+		var entry = (muted ?? { IdentityDictionary.new })[id], proxy;
+		if(entry.notNil) {
+			if(entry.size < 3 or: { entry[2].isNumber }) { ^"muted" };
+			proxy = ScorchPatterns.proxy(entry[0], entry[1]);
+			if(proxy.notNil and: { proxy.player === entry[2] }) { ^"muted" };
+			muted.removeAt(id);
+		};
+		^if(soloed == id) { "solo" } { "" }
+	}
+
+	// Put one back as recorded (a restore, an undo, a session load): now.
+	*setMute { |kind, name, state|
+		var id = this.id(kind, name);
+		switch(state.asString,
+			"muted", { this.muteOne(kind, name) },
+			"solo", { this.unmuteOne(kind, name); soloed = id },
+			{ this.unmuteOne(kind, name); if(soloed == id) { soloed = nil } });
+		ScorchPatterns.scan(nil);
 	}
 
 	// "kind name" of every muted pattern, one a line (what `playing` shows).

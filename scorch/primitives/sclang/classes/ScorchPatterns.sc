@@ -5,7 +5,8 @@
 // Tdef.all, Ndef.all) with what was last reported, after each request scorch runs
 // (Scorch.eval) and twice a second for changes made by routines and responders. A change
 // is one record, on the session's token:
-//   pattern       "kind TAB playing TAB quant TAB how TAB name NEWLINE text"
+//   pattern       "kind TAB playing TAB quant TAB how TAB mute TAB name NEWLINE text"
+//                 mute: "muted", "solo" or "" (ScorchPatternOps.muteState)
 //                 how: "source" (text is the definition, rebuilt from the source's compile
 //                 string, which compiles back to the same) or "code" (text is the code of
 //                 the request that defined it: its source does not round-trip) or
@@ -25,12 +26,13 @@ ScorchPatterns {
 			var kind = entry[0], name = entry[1], proxy = entry[2];
 			var id = (kind ++ ":" ++ name).asSymbol, source = proxy.source;
 			var playing = this.isPlaying(kind, proxy), quant = proxy.quant;
+			var mute = ScorchPatternOps.muteState(kind, name);
 			var last = known[id];
 			seen[id] = true;
 			if(last.isNil or: { last[0] !== source } or: { last[1] != playing }
-				or: { last[2] != quant }) {
-				known[id] = [source, playing, quant];
-				this.report(kind, name, proxy, playing, quant, code, last);
+				or: { last[2] != quant } or: { last[3] != mute }) {
+				known[id] = [source, playing, quant, mute];
+				this.report(kind, name, proxy, playing, quant, code, last, mute);
 			};
 		};
 		known.keys.copy.do { |id|
@@ -65,14 +67,15 @@ ScorchPatterns {
 		^if(kind == "Ndef") { proxy.isMonitoring } { proxy.isPlaying }
 	}
 
-	*report { |kind, name, proxy, playing, quant, code, last|
+	*report { |kind, name, proxy, playing, quant, code, last, mute = ""|
 		var text = this.definition(kind, name, proxy), how = "source";
 		if(text.isNil) {
 			how = if(code.isNil) { "approx" } { "code" };
 			text = code ?? { this.definition(kind, name, proxy, false) };
 		};
 		Scorch.emit(Scorch.token ? "none", "pattern",
-			[kind, playing.binaryValue, quant.asCompileString, how, name].join("\t") ++ "\n" ++ text);
+			[kind, playing.binaryValue, quant.asCompileString, how, mute, name].join("\t")
+			++ "\n" ++ text);
 	}
 
 	// The code that defines the proxy again, or nil when its source's compile string does
@@ -103,7 +106,8 @@ ScorchPatterns {
 
 	// After sclang restarted: define every entry again, then play those that played on the
 	// next bar of the room's clock once scorch has told it the grid (or in 2 s at most).
-	// entries: [kind, name, playing, how, text, quant] each.
+	// entries: [kind, name, playing, how, text, quant, mute] each (mute: as recorded, put
+	// back when it resumes).
 	*restore { |entries|
 		var done = Set.new;
 		restoring = true;
@@ -120,7 +124,8 @@ ScorchPatterns {
 		};
 		entries.do { |e|
 			this.proxy(e[0], e[1].asSymbol) !? { |p|
-				known[(e[0] ++ ":" ++ e[1]).asSymbol] = [p.source, e[2], p.quant] }
+				known[(e[0] ++ ":" ++ e[1]).asSymbol] = [p.source, e[2], p.quant,
+					if(e[2]) { e[6] ? "" } { "" }] }
 		};
 		pending = entries.select { |e| e[2] };
 		// code that defined them may have played them now: they wait for the bar too
@@ -157,8 +162,24 @@ ScorchPatterns {
 				} { this.proxy(kind, name).play(quant: bar) }
 			}.try { |err| this.failed(name, err) };
 		};
-		clock.schedAbs(clock.nextTimeOnGrid(bar), { restoring = false; this.scan(nil); nil });
+		// muted again before their first event: a Pdef's player exists now; an Ndef plays
+		// and a Tdef starts on the bar, just before this
+		items.do { |e|
+			if(e[0] != "Ndef" and: { e[0] != "Tdef" } and: { (e[6] ? "") != "" }) {
+				{ ScorchPatternOps.setMute(this.opsKind(e[0]), e[1].asSymbol, e[6]) }.try
+			}
+		};
+		clock.schedAbs(clock.nextTimeOnGrid(bar), {
+			items.do { |e|
+				if((e[0] == "Ndef" or: { e[0] == "Tdef" }) and: { (e[6] ? "") != "" }) {
+					{ ScorchPatternOps.setMute(e[0], e[1].asSymbol, e[6]) }.try
+				}
+			};
+			restoring = false; this.scan(nil); nil
+		});
 	}
+
+	*opsKind { |kind| ^if(kind.asString == "Pbindef") { "Pdef" } { kind.asString } }
 
 	*failed { |name, err|
 		Scorch.emit(Scorch.token ? "none", "pattern-error",

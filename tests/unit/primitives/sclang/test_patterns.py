@@ -15,19 +15,27 @@ from scorch.primitives.sclang.patterns import (
 
 
 def test_a_pattern_record_gives_kind_name_play_state_quant_and_the_whole_text() -> None:
-    record = parse_pattern("Pbindef\t1\t[ 4, 0.5 ]\tsource\tbass line\n"
+    record = parse_pattern("Pbindef\t1\t[ 4, 0.5 ]\tsource\t\tbass line\n"
                            "Pbindef('bass line', 'degree', 1)\n// second line")
     assert record == PatternRecord("Pbindef", "bass line", True, "[ 4, 0.5 ]", "source",
                                    "Pbindef('bass line', 'degree', 1)\n// second line")
     assert record.key == "Pdef bass line"  # a Pbindef is a Pdef to sclang
 
 
+@pytest.mark.parametrize("mute", ["muted", "solo"])
+def test_a_pattern_record_says_whether_it_is_muted_or_soloed(mute: str) -> None:
+    record = parse_pattern(f"Pdef\t1\t1.0\tsource\t{mute}\tacc\nPdef('acc', 1)")
+    assert record == PatternRecord("Pdef", "acc", True, "1.0", "source", "Pdef('acc', 1)", mute)
+
+
 @pytest.mark.parametrize("payload", [
-    "Pdef\t1\t1.0\tsource\tacc",               # no text line
-    "Pdef\t1\t1.0\tsource\n",                   # no name
-    "Synth\t1\t1.0\tsource\tx\ncode",           # not a proxy kind
-    "Pdef\tyes\t1.0\tsource\tx\ncode",          # play state not 0/1
-    "Pdef\t1\t1.0\tguess\tx\ncode",             # unknown origin of the text
+    "Pdef\t1\t1.0\tsource\t\tacc",             # no text line
+    "Pdef\t1\t1.0\tsource\t\n",                 # no name
+    "Synth\t1\t1.0\tsource\t\tx\ncode",         # not a proxy kind
+    "Pdef\tyes\t1.0\tsource\t\tx\ncode",        # play state not 0/1
+    "Pdef\t1\t1.0\tguess\t\tx\ncode",           # unknown origin of the text
+    "Pdef\t1\t1.0\tsource\tloud\tx\ncode",      # unknown mute state
+    "Pdef\t1\t1.0\tsource\tx\ncode",            # no mute field (an older record)
 ])
 def test_a_malformed_pattern_record_is_refused(payload: str) -> None:
     with pytest.raises(ValueError, match="not a pattern record"):
@@ -43,11 +51,11 @@ def test_a_gone_record_names_the_key_and_bad_ones_are_refused() -> None:
 
 def test_restore_code_quotes_every_text_so_sclang_reads_it_back_unchanged() -> None:
     tricky = 'Pdef(\\a, Pbind(\\note, "x\\"y"))'
-    code = restore_code([PatternRecord("Pdef", "a", True, "1.0", "code", tricky),
+    code = restore_code([PatternRecord("Pdef", "a", True, "1.0", "code", tricky, "muted"),
                          PatternRecord("Ndef", "n", False, "nil", "source", "Ndef('n', 1)")])
     assert code == ('ScorchPatterns.restore([["Pdef", "a", true, "code", '
-                    + sc_string(tricky) + ', "1.0"], ["Ndef", "n", false, "source", '
-                    '"Ndef(\'n\', 1)", "nil"]]);')
+                    + sc_string(tricky) + ', "1.0", "muted"], ["Ndef", "n", false, "source", '
+                    '"Ndef(\'n\', 1)", "nil", ""]]);')
     assert sc_string(tricky) == '"Pdef(\\\\a, Pbind(\\\\note, \\"x\\\\\\"y\\"))"'
 
 
