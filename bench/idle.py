@@ -43,12 +43,16 @@ HERE = Path(__file__).resolve().parent.parent
 SETTLE = 5.0
 #: The thread whose wait the MIDI path owns (actors/router/input.py).
 MIDI_INPUT = "midi-router-inp"
+#: JACK's process thread of scorch's MIDI input client (midi/jack_in.c names it): like any
+#: JACK client's, it wakes every cycle of the server, MIDI or not.
+JACK_CYCLE = "midi-jack-cycle"
 
 
-def config_text(state: Path, rooms: int) -> str:
+def config_text(state: Path, rooms: int, midi: bool = True) -> str:
     body = "".join(f"\n[instances.room{i}]\n" for i in range(rooms))
     return (f'state_dir = "{state}"\n[audio]\ndriver = "dummy"\njack_server = "{JACK}"\n'
-            f'[docs]\nbuild = "on-demand"\n{body}')
+            f'[docs]\nbuild = "on-demand"\n' + ("" if midi else "[midi]\nenabled = false\n")
+            + body)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -137,10 +141,15 @@ class Idle:
         """% of a core the MIDI input thread used."""
         return self.thread_cpu.get(MIDI_INPUT, 0.0)
 
+    @property
+    def jack_cycle(self) -> float:
+        """% of a core JACK's process thread of the MIDI input client used."""
+        return self.thread_cpu.get(JACK_CYCLE, 0.0)
 
-def measure(tmp: Path, rooms: int, seconds: float, tree: Path) -> Idle:
+
+def measure(tmp: Path, rooms: int, seconds: float, tree: Path, midi: bool = True) -> Idle:
     path = tmp / f"idle{rooms}.toml"
-    path.write_text(config_text(tmp / f"state{rooms}-{tree.name}", rooms))
+    path.write_text(config_text(tmp / f"state{rooms}-{tree.name}", rooms, midi))
     # Its threads named after themselves (bench/thread_names), so the busiest can be told.
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(NAMES), str(tree)])}
     proc = subprocess.Popen([sys.executable, "-m", "scorch.cli.main", "run", "--config", str(path)],
@@ -186,7 +195,8 @@ def describe(row: Idle, top: int = 8) -> str:
         f"{row.wakes[name]:.0f}/s {row.thread_cpu[name]:.2f} %"
         for name in sorted(row.thread_cpu, key=lambda n: -row.thread_cpu[n])[:top])
     return (f"{row.rooms:>2} rooms [{row.tree}]: CPU {row.cpu:.2f} % of a core "
-            f"(MIDI input thread {row.midi_input:.2f} %), {row.wakeups:.0f} wake-ups/s; "
+            f"(MIDI input thread {row.midi_input:.2f} %, JACK's cycle of the MIDI client "
+            f"{row.jack_cycle:.2f} %), {row.wakeups:.0f} wake-ups/s; "
             f"RSS {mem.get('VmRSS', 0):.1f} MB (JACK's locked shared segment "
             f"{mem.get('RssShmem', 0):.1f}, anon {mem.get('RssAnon', 0):.1f}, "
             f"file {mem.get('RssFile', 0):.1f}), PSS {mem.get('Pss', 0):.1f} MB; "
@@ -204,7 +214,8 @@ def summary(rows: list[Idle], against: str | None) -> list[str]:
         line = (f"{rooms:>2} rooms: CPU {statistics.median(r.cpu for r in mine):.2f} %, "
                 f"{statistics.median(r.wakeups for r in mine):.0f} wake-ups/s, "
                 f"RSS {statistics.median(r.memory['VmRSS'] for r in mine):.1f} MB, "
-                f"MIDI input {statistics.median(r.midi_input for r in mine):.2f} %")
+                f"MIDI input {statistics.median(r.midi_input for r in mine):.2f} %, "
+                f"JACK cycle {statistics.median(r.jack_cycle for r in mine):.2f} %")
         base = [r for r in rows if r.rooms == rooms and r.tree != "this"]
         if base and against:
             ratio = [statistics.median(getattr(r, k) if k != "rss" else r.memory["VmRSS"]
@@ -225,6 +236,8 @@ def main() -> None:
                         help="a baseline source tree, run alternately (e.g. /work/main)")
     parser.add_argument("--runs", type=int, default=1, help="runs of each tree per count")
     parser.add_argument("--write", action="store_true", help="replace BENCHMARKS.md's section")
+    parser.add_argument("--no-midi", action="store_true",
+                        help="[midi] enabled = false: an installation without MIDI")
     args = parser.parse_args()
     trees = [HERE] + ([args.against.resolve()] if args.against else [])
     rows: list[Idle] = []
@@ -234,7 +247,7 @@ def main() -> None:
             for run in range(args.runs):
                 # Alternate which tree goes first, so neither always meets the same load.
                 for tree in trees if run % 2 == 0 else trees[::-1]:
-                    row = measure(Path(work), rooms, args.seconds, tree)
+                    row = measure(Path(work), rooms, args.seconds, tree, not args.no_midi)
                     rows.append(row)
                     print(describe(row), flush=True)
     lines = summary(rows, str(args.against) if args.against else None)
