@@ -9,8 +9,8 @@ never a sleep.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
+import logging
 import os
 import re
 import tempfile
@@ -25,8 +25,16 @@ from scorch.errors import BootError, InstanceNotReady
 from scorch.primitives.console import Console, ConsoleLine
 from scorch.primitives.files import write_atomically
 from scorch.primitives.sclang import protocol
+from scorch.primitives.sclang.deadline import ProgressDeadline
 from scorch.primitives.sclang.session import ABORT_POLL, SclangSession, ServerFailures
-from scorch.primitives.system.process import ExitCallback, ManagedProcess, stopped
+from scorch.primitives.system.process import (
+    ExitCallback,
+    ManagedProcess,
+    cpu_seconds,
+    stopped,
+)
+
+log = logging.getLogger(__name__)
 
 READY = r"\*\*\* Welcome to SuperCollider"
 FATAL = r"\[scorch\] sclang exited"
@@ -105,6 +113,8 @@ class Sclang:
         """The directory of SynthDefs read into the SynthDescLib at every attach."""
         self.client_id = 0
         """``s.clientID`` once attached: sclang's node ids lie in this client's range."""
+        self.login_asks = 0
+        """How many times the attach asked scsynth again before it confirmed the login."""
 
     @property
     def pid(self) -> int | None:
@@ -150,7 +160,7 @@ class Sclang:
 
         try:
             line = _wait_line(console, f"{READY}|{FATAL}", timeout, mark,
-                              sclang._trouble(abort))
+                              sclang._trouble(abort), proc.pid)
         except BootError as err:
             raise failed(f"did not start: {err}") from err
         if line is None:
@@ -190,15 +200,20 @@ class Sclang:
             attached = session.call(lambda reply: protocol.attach(self.name, server_port, reply,
                                                                     self.server_host,
                                                                     self.synthdescs),
-                                    ("attached",), self.timeout, trouble)
+                                    ("attached", "attach-failed"), self.timeout, trouble)
         except BootError as err:
             raise BootError(f"stopped attaching to scsynth on port {server_port}: {err}") \
                 from err
         if attached is None:
             raise BootError(f"did not attach to scsynth on port {server_port} within "
                             f"{self.timeout:g} s")
-        with contextlib.suppress(ValueError):
-            self.client_id = int(attached.payload.decode(errors="replace").strip() or 0)
+        payload = attached.payload.decode(errors="replace")
+        if attached.name == "attach-failed":
+            raise BootError(f"scsynth on port {server_port} refused the login: {payload}")
+        self.client_id, self.login_asks = protocol.parse_attached(payload)
+        if self.login_asks:
+            log.warning("%s: sclang asked scsynth %d more time(s) before its login was "
+                        "confirmed (a datagram was lost or late)", self.name, self.login_asks)
         session.client_id = self.client_id
 
     def reattach(self, server_port: int, abort: Abort = lambda: None) -> None:
@@ -222,10 +237,14 @@ class Sclang:
 
 
 def _wait_line(console: Console, pattern: str, timeout: float, since: int,
-               abort: Abort) -> ConsoleLine | None:
-    """Wait for a console line as ``Console.wait_for`` does, giving up when ``abort`` says so."""
-    deadline = time.monotonic() + timeout
-    while (remaining := deadline - time.monotonic()) > 0:
+               abort: Abort, pid: int | None = None) -> ConsoleLine | None:
+    """Wait for a console line as ``Console.wait_for`` does, giving up when ``abort`` says so.
+
+    With ``pid``, the wait goes on past ``timeout`` while that process keeps using CPU
+    (:class:`ProgressDeadline`): a start slowed by a loaded machine is not thrown away.
+    """
+    deadline = ProgressDeadline(time.monotonic(), timeout, cpu_seconds(pid))
+    while (remaining := deadline.remaining(time.monotonic(), lambda: cpu_seconds(pid))) > 0:
         line = console.wait_for(pattern, min(remaining, ABORT_POLL), since=since,
                                 source="sclang")
         if line is not None:
