@@ -17,6 +17,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
@@ -115,6 +116,9 @@ class Sclang:
         """``s.clientID`` once attached: sclang's node ids lie in this client's range."""
         self.login_asks = 0
         """How many times the attach asked scsynth again before it confirmed the login."""
+        self._console = Console()
+        self._mark = 0
+        """Where this sclang's start begins in its console."""
 
     @property
     def pid(self) -> int | None:
@@ -122,23 +126,32 @@ class Sclang:
         return self.process.pid
 
     @classmethod
-    def start(cls, *, name: str, lang_port: int, server_port: int, console: Console,
+    def start(cls, *, server_port: int, abort: Abort = lambda: None,
+              **spawned: Any) -> Sclang:
+        """Start sclang, install the evaluator and attach ``s`` to scsynth at ``server_port``.
+
+        ``spawned``: :meth:`spawn`'s arguments. See :meth:`attach_when_ready`.
+        """
+        sclang = cls.spawn(**spawned)
+        sclang.attach_when_ready(server_port, abort)
+        return sclang
+
+    @classmethod
+    def spawn(cls, *, name: str, lang_port: int, console: Console,
               on_exit: ExitCallback, timeout: float, binary: str = "sclang",
               extra_env: dict[str, str] | None = None,
               on_server_request: Callable[[str], None] = lambda what: None,
               on_recompiled: Callable[[], None] = lambda: None,
               on_pattern: Callable[[str, str], None] = lambda name, payload: None,
-              abort: Abort = lambda: None, server_host: str = "127.0.0.1",
-              synthdescs: str | None = None,
+              server_host: str = "127.0.0.1", synthdescs: str | None = None,
               server_failures: ServerFailures | None = None) -> Sclang:
-        """Start sclang, install the evaluator and attach ``s`` to scsynth at ``server_port``.
+        """Start the sclang process and return at once: it compiles its class library
+        while its scsynth starts (:meth:`attach_when_ready` then attaches it).
 
-        Gives up at once (BootError) when sclang exits or is stopped, or when
-        ``abort`` names a reason (the scsynth it attaches to died), instead of
-        waiting out ``timeout``. ``synthdescs``: a directory of SynthDefs scsynth
-        has, read into the SynthDescLib before ``s`` attaches (and after a recompile).
-        ``server_failures``: how a request that sent scsynth messages learns what scsynth
-        said about them (``ExecuteResult.server_errors``).
+        ``synthdescs``: a directory of SynthDefs scsynth has, read into the SynthDescLib
+        before ``s`` attaches (and after a recompile). ``server_failures``: how a request
+        that sent scsynth messages learns what scsynth said about them
+        (``ExecuteResult.server_errors``).
         """
         mark = console.mark()
         session = SclangSession(lambda data: proc.write(data), console, instance=name,
@@ -150,6 +163,19 @@ class Sclang:
                               stdin=True, on_output=session.feed, on_exit=on_exit)
         proc.start()
         sclang = cls(proc, session, lang_port, name, timeout, server_host, synthdescs)
+        sclang._mark, sclang._console = mark, console
+        return sclang
+
+    def attach_when_ready(self, server_port: int, abort: Abort = lambda: None) -> None:
+        """Wait for the spawned sclang's welcome, then install the evaluator and attach.
+
+        Gives up at once (BootError, sclang stopped) when sclang exits or is stopped, or
+        when ``abort`` names a reason (the scsynth it attaches to died), instead of
+        waiting out the timeout.
+        """
+        proc, console, mark, name, timeout = (self.process, self._console, self._mark,
+                                              self.name, self.timeout)
+        sclang = self
 
         def failed(what: str) -> BootError:
             how = proc.describe_exit()
@@ -171,7 +197,6 @@ class Sclang:
             sclang.install_and_attach(server_port, abort)
         except (OSError, BootError) as err:
             raise failed(str(err)) from err
-        return sclang
 
     def _trouble(self, abort: Abort) -> Abort:
         """``abort``, and this sclang's own exit or stop, as one reason to stop waiting."""
