@@ -8,6 +8,7 @@
 // A record is one post:  @@scorch:<id>:<name>:<payload bytes>@@<payload>\n
 Scorch {
 	classvar <token, active, <>valueLimit = 1048576, <>receiverLimit = 1024, <>frameLimit = 32;
+	classvar endReattach;  // ends the asks of a re-attach that scorch gave up on
 
 	*install { |aToken, replyId|
 		token = aToken;
@@ -144,7 +145,7 @@ Scorch {
 	// timeout. So the watcher is kept out of it (`notified` set first, before any reply is
 	// read), and the login is asked here at once, then every `every` s until scsynth
 	// answers; "already registered" means an earlier ask got through.
-	*login { |server, id, every = 0.25|
+	*login { |server, id, every = 0.5|
 		var sw = server.statusWatcher, answered = false, refused, asks = -1, due = 0;
 		var take = { |clientID, maxLogins|
 			sw.notified = false;  // clientID can only be set while the server is not running
@@ -237,7 +238,7 @@ Scorch {
 			sw.serverRunning = true;
 			server.startAliveThread;
 		};
-		// Asked again every 0.25 s until scsynth answers: one lost datagram must not cost the
+		// Asked again every 0.5 s until scsynth answers: one lost datagram must not cost the
 		// whole timeout. "already registered" answers an ask whose /done was lost.
 		answered = false;
 		done = OSCFunc({ |msg| if(answered.not) { answered = true; this.prReattached(server, id, msg[2]) } },
@@ -250,11 +251,13 @@ Scorch {
 				} { this.emit(id, "reattach-failed", msg[1..].asString) }
 			}
 		}, '/fail', server.addr, argTemplate: ['/notify']);
+		endReattach.value;
+		endReattach = { answered = true; done.free; fail.free };
 		fork {
 			var asks = 0;  // scorch gives up on a reattach long before 30 s
-			while { answered.not and: { (asks = asks + 1) <= 120 } } {
+			while { answered.not and: { (asks = asks + 1) <= 60 } } {
 				server.sendMsg("/notify", 1, server.clientID);
-				0.25.wait
+				0.5.wait
 			};
 			done.free;
 			fail.free;
