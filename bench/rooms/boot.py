@@ -191,6 +191,11 @@ def main() -> int:
         "once; each sclang attaches `Server.remote` (alive thread at 0.02 s) once its welcome",
         "is posted, and the floor ends at the last confirmed login. scorch's time runs from",
         "spawning `scorch run` (Python start-up and imports included) to its status table.",
+        "\"Attaches asked again\": scorch's login (`Scorch.login`) asks scsynth at once and",
+        "again every 0.5 s until it answers; each extra ask is logged, and counted here.",
+        "\"Bare sclangs that logged in again\": SuperCollider's own status watcher sent a",
+        "second /notify before the first was answered (it posts \"a login after a loss of",
+        "network contact\"): common under load, harmless, not a loss.",
         "",
     ])
     print(section)
