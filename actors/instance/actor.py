@@ -146,7 +146,7 @@ class Instance(pykka.ThreadingActor):
         self._event(Kind.BOOTING, f"booting on port {self.processes.port or 'auto'}")
         started = time.monotonic()
         try:
-            self._start_scsynth()
+            self._start_scsynth(spawn_sclang=True)  # sclang compiles while scsynth starts
         except Exception as err:
             reason = _reason(err)
             self._event(Kind.BOOT_FAILED, reason)
@@ -324,9 +324,9 @@ class Instance(pykka.ThreadingActor):
             self.patterns.restore(("Ndef",))
             self.code.run_startup()
 
-    def _start_scsynth(self) -> None:
+    def _start_scsynth(self, spawn_sclang: bool = False) -> None:
         """Start scsynth, restoring onto it and re-attaching a running sclang on the way."""
-        dropped, lost = self.processes.start_scsynth(self.desired, self._reattach)
+        dropped, lost = self.processes.start_scsynth(self.desired, self._reattach, spawn_sclang)
         sclang_keeper = self._keepers.get("sclang")
         if sclang_keeper is not None:
             sclang_keeper.wake()  # it may have waited for an scsynth to attach to

@@ -170,6 +170,8 @@ class Processes:
         self.sclang: Sclang | None = None
         self.port: int | None = config.port
         self._lang_port: int | None = None
+        self._spawned: Sclang | None = None
+        """A started sclang not attached yet (:meth:`spawn_sclang`)."""
 
     def reconfigure(self, config: InstanceConfig, settings: InstanceSettings) -> None:
         """Start the next processes with these settings (the running ones are left alone)."""
@@ -200,15 +202,26 @@ class Processes:
 
     def start_scsynth(self, desired: DesiredState,
                       between: Callable[[Scsynth], None] = lambda scsynth: None,
-                      ) -> tuple[list[str], list[str]]:
+                      spawn_sclang: bool = False) -> tuple[list[str], list[str]]:
         """Start scsynth and restore ``desired`` onto it; a busy auto port is picked again.
 
         SynthDefs first, then buffers, then ``between(scsynth)``, then the nodes (which
         may play the buffers). ``between`` is the place to re-attach a running sclang, so
         the restored nodes' ``/n_go`` reach it. Returns the nodes the restore had to drop
         (see :func:`restore_nodes`) and the buffers it could not load
-        (:func:`restore_buffers`).
+        (:func:`restore_buffers`). ``spawn_sclang``: start sclang's process first
+        (:meth:`spawn_sclang`); stopped again if scsynth does not start.
         """
+        if spawn_sclang:
+            self.spawn_sclang()
+        try:
+            return self._start_scsynth(desired, between)
+        except BaseException:
+            self.discard_spawned()
+            raise
+
+    def _start_scsynth(self, desired: DesiredState,
+                       between: Callable[[Scsynth], None]) -> tuple[list[str], list[str]]:
         fixed = self._config.port is not None
         for attempt in range(1 if fixed else PORT_TRIES):
             self.port = self._choose_port()
@@ -269,27 +282,51 @@ class Processes:
 
     # --- sclang ------------------------------------------------------------------
 
-    def start_sclang(self) -> None:
-        """Start sclang and attach its default server to the running scsynth."""
+    def spawn_sclang(self) -> None:
+        """Start the next sclang's process now, to attach once scsynth runs (:meth:`start_sclang`).
+
+        Its class library compiles (the longest part of a room's boot) while scsynth
+        starts and takes its state, rather than after.
+        """
+        self.discard_spawned()
         # The same lang port across restarts: scsynth knows the client by its
         # address, so a new one would take another of its 4 login slots each time.
         if self._lang_port is None or not udp_port_free(self._lang_port):
             self._lang_port = free_udp_port()
+        self._spawned = Sclang.spawn(
+            name=self.name, lang_port=self._lang_port, console=self._view.console,
+            on_exit=self._on_exit, timeout=self._settings.sclang_timeout,
+            binary=self._settings.sclang, extra_env=self._settings.extra_env,
+            on_server_request=self._on_server_request, on_recompiled=self._on_recompiled,
+            synthdescs=self._synthdescs(),
+            server_failures=self._server_failures, on_pattern=self.on_pattern)
+        self._view.update(sclang_state="starting", lang_port=self._lang_port)
+
+    def discard_spawned(self) -> None:
+        """Stop a spawned sclang that was not attached (its scsynth did not start)."""
+        spawned, self._spawned = self._spawned, None
+        if spawned is not None:
+            spawned.stop(f"{self.name}: its scsynth did not start")
+
+    def start_sclang(self) -> None:
+        """Start sclang (or take the one :meth:`spawn_sclang` started) and attach its
+        default server to the running scsynth."""
         scsynth = self.scsynth
         if scsynth is None:
+            self.discard_spawned()
             raise BootError(f"instance {self.name!r}: sclang needs its scsynth, which is "
                             "not running")
+        sclang, self._spawned = self._spawned, None
+        if sclang is None or not sclang.process.alive():
+            if sclang is not None:
+                sclang.stop(f"{self.name}: replaced")
+            self.spawn_sclang()
+            sclang, self._spawned = self._spawned, None
+        assert sclang is not None
         self._view.update(sclang_state="starting", lang_port=self._lang_port)
         self.free_leftovers()
-        sclang = Sclang.start(
-            name=self.name, lang_port=self._lang_port, server_port=scsynth.port,
-            console=self._view.console, on_exit=self._on_exit,
-            timeout=self._settings.sclang_timeout, binary=self._settings.sclang,
-            extra_env=self._settings.extra_env, on_server_request=self._on_server_request,
-            on_recompiled=self._on_recompiled, abort=scsynth.trouble,
-            server_host=scsynth.host, synthdescs=self._synthdescs(),
-            server_failures=self._server_failures, on_pattern=self.on_pattern,
-        )
+        sclang.server_host = scsynth.host
+        sclang.attach_when_ready(scsynth.port, abort=scsynth.trouble)
         self.sclang = sclang
         self._client_id = sclang.client_id
         self._view.sclang = sclang.session
@@ -354,6 +391,7 @@ class Processes:
 
     def stop(self) -> None:
         """Stop sclang, then scsynth."""
+        self.discard_spawned()
         self.stop_sclang()
         self.stop_scsynth()
 

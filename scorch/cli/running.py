@@ -7,6 +7,7 @@ telling systemd that scorch is alive while rooms restart.
 
 from __future__ import annotations
 
+import functools
 import logging
 import signal
 import threading
@@ -14,18 +15,18 @@ import time
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
 from scorch.errors import ScorchError
 from scorch.primitives.system.process import pid_alive
 from scorch.primitives.system.systemd import Notifier
 from scorch.state.events import State
-from scorch.wire.server import ControlServer
 
 if TYPE_CHECKING:
     from mcp_server.http import HttpFront
+    from scorch.api.local import LocalService
     from scorch.web.serve import WebServer
+    from scorch.wire.server import ControlServer
 
 log = logging.getLogger("scorch")
 
@@ -44,12 +45,18 @@ class Runner:
         self.boot_timeout = boot_timeout
         self.status_every = status_every
         self.orchestra = Orchestra(config)
-        self.service = LocalService(self.orchestra)
         self.notifier = Notifier()
         self._wake = threading.Event()
         self._stop = False
         self._reload = False
         self._reloading: threading.Thread | None = None
+
+    @functools.cached_property
+    def service(self) -> LocalService:
+        """The API the status table, the control socket and the page answer with."""
+        from scorch.api.local import LocalService
+
+        return LocalService(self.orchestra)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if signum == signal.SIGHUP:
@@ -71,6 +78,9 @@ class Runner:
             if self.resume and seed is None:
                 log.warning("--resume: no autosave in %s yet; starting from the config",
                             self.orchestra.sessions.store.folder)
+            # The API and the control socket's server (about a second of a core to import)
+            # load while the rooms boot, whose threads mostly wait on their processes.
+            threading.Thread(target=_import_service, name="import-api", daemon=True).start()
             errors = self.orchestra.start(timeout=self.boot_timeout, seed=seed)
             for name, error in errors.items():
                 if error:
@@ -79,6 +89,9 @@ class Runner:
                 self.orchestra.sessions.resume(seed)
             self.orchestra.sessions.start_autosave()
             print(self.service.call("list_instances", {}).text(), flush=True)
+            from scorch.api.local import LocalService
+            from scorch.wire.server import ControlServer
+
             control = ControlServer(LocalService(self.orchestra), self.config.state_path())
             control.start()
             web = self._serve_page()
@@ -120,6 +133,7 @@ class Runner:
             return None
         from mcp_server.http import HttpFront, listen
         from mcp_server.server import build_server
+        from scorch.api.local import LocalService
 
         host, port = where
         sock = listen(host, port)
@@ -199,3 +213,9 @@ class Runner:
         else:
             log.info("stopped; none of its %d processes is left", len(started))
         return left
+
+
+def _import_service() -> None:
+    """Import what serves the API (a thread of its own, while the rooms boot)."""
+    import scorch.api.local
+    import scorch.wire.server  # noqa: F401

@@ -9,14 +9,15 @@ never a sleep.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
+import logging
 import os
 import re
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
@@ -25,8 +26,16 @@ from scorch.errors import BootError, InstanceNotReady
 from scorch.primitives.console import Console, ConsoleLine
 from scorch.primitives.files import write_atomically
 from scorch.primitives.sclang import protocol
+from scorch.primitives.sclang.deadline import ProgressDeadline
 from scorch.primitives.sclang.session import ABORT_POLL, SclangSession, ServerFailures
-from scorch.primitives.system.process import ExitCallback, ManagedProcess, stopped
+from scorch.primitives.system.process import (
+    ExitCallback,
+    ManagedProcess,
+    cpu_seconds,
+    stopped,
+)
+
+log = logging.getLogger(__name__)
 
 READY = r"\*\*\* Welcome to SuperCollider"
 FATAL = r"\[scorch\] sclang exited"
@@ -105,6 +114,11 @@ class Sclang:
         """The directory of SynthDefs read into the SynthDescLib at every attach."""
         self.client_id = 0
         """``s.clientID`` once attached: sclang's node ids lie in this client's range."""
+        self.login_asks = 0
+        """How many times the attach asked scsynth again before it confirmed the login."""
+        self._console = Console()
+        self._mark = 0
+        """Where this sclang's start begins in its console."""
 
     @property
     def pid(self) -> int | None:
@@ -112,23 +126,32 @@ class Sclang:
         return self.process.pid
 
     @classmethod
-    def start(cls, *, name: str, lang_port: int, server_port: int, console: Console,
+    def start(cls, *, server_port: int, abort: Abort = lambda: None,
+              **spawned: Any) -> Sclang:
+        """Start sclang, install the evaluator and attach ``s`` to scsynth at ``server_port``.
+
+        ``spawned``: :meth:`spawn`'s arguments. See :meth:`attach_when_ready`.
+        """
+        sclang = cls.spawn(**spawned)
+        sclang.attach_when_ready(server_port, abort)
+        return sclang
+
+    @classmethod
+    def spawn(cls, *, name: str, lang_port: int, console: Console,
               on_exit: ExitCallback, timeout: float, binary: str = "sclang",
               extra_env: dict[str, str] | None = None,
               on_server_request: Callable[[str], None] = lambda what: None,
               on_recompiled: Callable[[], None] = lambda: None,
               on_pattern: Callable[[str, str], None] = lambda name, payload: None,
-              abort: Abort = lambda: None, server_host: str = "127.0.0.1",
-              synthdescs: str | None = None,
+              server_host: str = "127.0.0.1", synthdescs: str | None = None,
               server_failures: ServerFailures | None = None) -> Sclang:
-        """Start sclang, install the evaluator and attach ``s`` to scsynth at ``server_port``.
+        """Start the sclang process and return at once: it compiles its class library
+        while its scsynth starts (:meth:`attach_when_ready` then attaches it).
 
-        Gives up at once (BootError) when sclang exits or is stopped, or when
-        ``abort`` names a reason (the scsynth it attaches to died), instead of
-        waiting out ``timeout``. ``synthdescs``: a directory of SynthDefs scsynth
-        has, read into the SynthDescLib before ``s`` attaches (and after a recompile).
-        ``server_failures``: how a request that sent scsynth messages learns what scsynth
-        said about them (``ExecuteResult.server_errors``).
+        ``synthdescs``: a directory of SynthDefs scsynth has, read into the SynthDescLib
+        before ``s`` attaches (and after a recompile). ``server_failures``: how a request
+        that sent scsynth messages learns what scsynth said about them
+        (``ExecuteResult.server_errors``).
         """
         mark = console.mark()
         session = SclangSession(lambda data: proc.write(data), console, instance=name,
@@ -140,6 +163,19 @@ class Sclang:
                               stdin=True, on_output=session.feed, on_exit=on_exit)
         proc.start()
         sclang = cls(proc, session, lang_port, name, timeout, server_host, synthdescs)
+        sclang._mark, sclang._console = mark, console
+        return sclang
+
+    def attach_when_ready(self, server_port: int, abort: Abort = lambda: None) -> None:
+        """Wait for the spawned sclang's welcome, then install the evaluator and attach.
+
+        Gives up at once (BootError, sclang stopped) when sclang exits or is stopped, or
+        when ``abort`` names a reason (the scsynth it attaches to died), instead of
+        waiting out the timeout.
+        """
+        proc, console, mark, name, timeout = (self.process, self._console, self._mark,
+                                              self.name, self.timeout)
+        sclang = self
 
         def failed(what: str) -> BootError:
             how = proc.describe_exit()
@@ -150,7 +186,7 @@ class Sclang:
 
         try:
             line = _wait_line(console, f"{READY}|{FATAL}", timeout, mark,
-                              sclang._trouble(abort))
+                              sclang._trouble(abort), proc.pid)
         except BootError as err:
             raise failed(f"did not start: {err}") from err
         if line is None:
@@ -161,7 +197,6 @@ class Sclang:
             sclang.install_and_attach(server_port, abort)
         except (OSError, BootError) as err:
             raise failed(str(err)) from err
-        return sclang
 
     def _trouble(self, abort: Abort) -> Abort:
         """``abort``, and this sclang's own exit or stop, as one reason to stop waiting."""
@@ -190,15 +225,20 @@ class Sclang:
             attached = session.call(lambda reply: protocol.attach(self.name, server_port, reply,
                                                                     self.server_host,
                                                                     self.synthdescs),
-                                    ("attached",), self.timeout, trouble)
+                                    ("attached", "attach-failed"), self.timeout, trouble)
         except BootError as err:
             raise BootError(f"stopped attaching to scsynth on port {server_port}: {err}") \
                 from err
         if attached is None:
             raise BootError(f"did not attach to scsynth on port {server_port} within "
                             f"{self.timeout:g} s")
-        with contextlib.suppress(ValueError):
-            self.client_id = int(attached.payload.decode(errors="replace").strip() or 0)
+        payload = attached.payload.decode(errors="replace")
+        if attached.name == "attach-failed":
+            raise BootError(f"scsynth on port {server_port} refused the login: {payload}")
+        self.client_id, self.login_asks = protocol.parse_attached(payload)
+        if self.login_asks:
+            log.warning("%s: sclang asked scsynth %d more time(s) before its login was "
+                        "confirmed (a datagram was lost or late)", self.name, self.login_asks)
         session.client_id = self.client_id
 
     def reattach(self, server_port: int, abort: Abort = lambda: None) -> None:
@@ -222,10 +262,14 @@ class Sclang:
 
 
 def _wait_line(console: Console, pattern: str, timeout: float, since: int,
-               abort: Abort) -> ConsoleLine | None:
-    """Wait for a console line as ``Console.wait_for`` does, giving up when ``abort`` says so."""
-    deadline = time.monotonic() + timeout
-    while (remaining := deadline - time.monotonic()) > 0:
+               abort: Abort, pid: int | None = None) -> ConsoleLine | None:
+    """Wait for a console line as ``Console.wait_for`` does, giving up when ``abort`` says so.
+
+    With ``pid``, the wait goes on past ``timeout`` while that process keeps using CPU
+    (:class:`ProgressDeadline`): a start slowed by a loaded machine is not thrown away.
+    """
+    deadline = ProgressDeadline(time.monotonic(), timeout, cpu_seconds(pid))
+    while (remaining := deadline.remaining(time.monotonic(), lambda: cpu_seconds(pid))) > 0:
         line = console.wait_for(pattern, min(remaining, ABORT_POLL), since=since,
                                 source="sclang")
         if line is not None:

@@ -95,7 +95,8 @@ def check(request_id: str, code: str) -> bytes:
 
 def attach(name: str, port: int, request_id: str, host: str = "127.0.0.1",
            descs: str | None = None) -> bytes:
-    """Make ``s`` a ScorchServer for the scsynth on ``host:port``; answered by ``attached``.
+    """Make ``s`` a ScorchServer for the scsynth on ``host:port``; answered by ``attached``
+    (:func:`parse_attached`), or ``attach-failed`` when scsynth refuses the login.
 
     ``descs``: a directory of SynthDefs to read into the SynthDescLib first
     (:mod:`scorch.primitives.synthdefs.descs`).
@@ -104,6 +105,17 @@ def attach(name: str, port: int, request_id: str, host: str = "127.0.0.1",
         raise ValueError(f"not an IP address: {host!r}")
     where = "nil" if descs is None else sc_string(descs)
     return _chunk(f'Scorch.attach(\\{name}, {port}, "{request_id}", "{host}", {where})')
+
+
+def parse_attached(payload: str) -> tuple[int, int]:
+    """The client id and the login's extra asks of an ``attached`` record ("0 2"; "0": none)."""
+    fields = payload.split()
+    try:
+        client_id = int(fields[0]) if fields else 0
+        asks = int(fields[1]) if len(fields) > 1 else 0
+    except ValueError:
+        return 0, 0
+    return client_id, max(0, asks)
 
 
 def read_descs(descs: str, names: list[str]) -> str:

@@ -8,6 +8,7 @@
 // A record is one post:  @@scorch:<id>:<name>:<payload bytes>@@<payload>\n
 Scorch {
 	classvar <token, active, <>valueLimit = 1048576, <>receiverLimit = 1024, <>frameLimit = 32;
+	classvar endReattach;  // ends the asks of a re-attach that scorch gave up on
 
 	*install { |aToken, replyId|
 		token = aToken;
@@ -110,25 +111,73 @@ Scorch {
 	}
 
 	// Attach the default server to scsynth on `port` (once per sclang start or recompile),
-	// after reading the library's SynthDescs from `descs` (a directory, or nil).
+	// after reading the library's SynthDescs from `descs` (a directory, or nil). Answered by
+	// `attached` "<clientID> <asks>" (asks: /notify sent again before scsynth answered), or
+	// `attach-failed` "<why>" when scsynth refuses the login (too many users).
 	*attach { |name, port, id, host = "127.0.0.1", descs|
+		var server;
 		descs !? { this.readDescs(descs) };
-		Server.default = Server.named[name] ?? { ScorchServer.remote(name, NetAddr(host, port)) };
-		Server.default.addr.port = port;
-		thisProcess.interpreter.s = Server.default;
-		Server.default.aliveThreadPeriod = 0.02;
+		server = Server.named[name] ?? { ScorchServer.remote(name, NetAddr(host, port)) };
+		Server.default = server;
+		server.addr.port = port;
+		thisProcess.interpreter.s = server;
+		server.aliveThreadPeriod = 0.02;
 		fork {
-			while { Server.default.serverRunning.not } { 0.005.wait };
-			Server.default.aliveThreadPeriod = 0.7;
-			// A remote server never runs ServerBoot, so the library's own SynthDefs
-			// (\default for Pbind, JITLib's system_link_*) would be missing.
-			// (The library's own came from scorch, which restores them: not sent again.)
-			SynthDescLib.global.synthDescs.do { |desc|
-				desc.def !? { |def| if(def.isKindOf(ScorchSynthDef).not) { def.send(Server.default) } }
-			};
-			this.syncSurely(Server.default);
-			this.emit(id, "attached", Server.default.clientID);
+			var asks = this.login(server, id);
+			asks !? {
+				server.aliveThreadPeriod = 0.7;
+				// A remote server never runs ServerBoot, so the library's own SynthDefs
+				// (\default for Pbind, JITLib's system_link_*) would be missing.
+				// (The library's own came from scorch, which restores them: not sent again.)
+				SynthDescLib.global.synthDescs.do { |desc|
+					desc.def !? { |def| if(def.isKindOf(ScorchSynthDef).not) { def.send(server) } }
+				};
+				this.syncSurely(server);
+				this.emit(id, "attached", server.clientID.asString ++ " " ++ asks);
+			}
 		};
+	}
+
+	// Log `server` in to scsynth and finish its boot; return how many times /notify was sent
+	// again (nil: scsynth refused the login). Call from a Routine.
+	// The status watcher would log in only after a /status reply, by a single /notify,
+	// and finish after a Server.sync: under a parallel boot a datagram lost on a loaded
+	// loopback (a reply, the /notify, the /synced) left the attach waiting out its whole
+	// timeout. So the watcher is kept out of it (`notified` set first, before any reply is
+	// read), and the login is asked here at once, then every `every` s until scsynth
+	// answers; "already registered" means an earlier ask got through.
+	*login { |server, id, every = 0.5|
+		var sw = server.statusWatcher, answered = false, refused, asks = -1, due = 0;
+		var take = { |clientID, maxLogins|
+			sw.notified = false;  // clientID can only be set while the server is not running
+			server.prHandleClientLoginInfoFromServer(clientID, maxLogins);
+			sw.notified = true;
+			answered = true;
+		};
+		var done = OSCFunc({ |msg| if(answered.not) { take.(msg[2], msg[3]) } },
+			'/done', server.addr, argTemplate: ['/notify']);
+		var fail = OSCFunc({ |msg|
+			if(answered.not) {
+				if(msg[2].asString.contains("already registered")) { take.(msg[3]) } {
+					refused = msg[2].asString }
+			}
+		}, '/fail', server.addr, argTemplate: ['/notify']);
+		sw.notified = true;
+		while { answered.not and: { refused.isNil } } {
+			if(due <= 0) { server.sendMsg("/notify", 1, server.clientID); asks = asks + 1; due = every };
+			0.005.wait;
+			due = due - 0.005;
+		};
+		done.free;
+		fail.free;
+		refused !? { this.emit(id, "attach-failed", refused); ^nil };
+		// As the watcher's prFinalizeBoot does, with a sync that cannot be lost.
+		ServerBoot.run(server);
+		this.syncSurely(server, every);
+		server.initTree;
+		sw.serverRunning = true;
+		server.changed(\serverRunning);
+		^asks
 	}
 
 	// The library's SynthDefs, which scsynth got from scorch by /d_recv, into the
@@ -178,7 +227,7 @@ Scorch {
 	// playing" until the new server's /n_go says otherwise. scorch restores its nodes after
 	// the `reattached` record, so their /n_go reaches the NodeWatcher.
 	*reattach { |server, port, id|
-		var watcher = NodeWatcher.all[server.name], sw = server.statusWatcher;
+		var watcher = NodeWatcher.all[server.name], sw = server.statusWatcher, answered, done, fail;
 		// mutate the NetAddr in place: NodeWatcher, the status watcher and every OSCFunc
 		// made with srcID: s.addr hold this very object and compare its port on arrival
 		if(port.notNil and: { port != server.addr.port }) { server.addr.port = port };
@@ -190,14 +239,36 @@ Scorch {
 			sw.serverRunning = true;
 			server.startAliveThread;
 		};
-		OSCFunc({ |msg|
-			this.emit(id, "reattached", msg[2]);
-			if(server.respondsTo(\scorchRebooted)) { server.scorchRebooted };
-		}, '/done', server.addr, argTemplate: ['/notify']).oneShot;
-		OSCFunc({ |msg| this.emit(id, "reattach-failed", msg[1..].asString) },
-			'/fail', server.addr, argTemplate: ['/notify']).oneShot;
-		server.sendMsg("/notify", 1, server.clientID);
+		// Asked again every 0.5 s until scsynth answers: one lost datagram must not cost the
+		// whole timeout. "already registered" answers an ask whose /done was lost.
+		answered = false;
+		done = OSCFunc({ |msg| if(answered.not) { answered = true; this.prReattached(server, id, msg[2]) } },
+			'/done', server.addr, argTemplate: ['/notify']);
+		fail = OSCFunc({ |msg|
+			if(answered.not) {
+				answered = true;
+				if(msg[2].asString.contains("already registered")) {
+					this.prReattached(server, id, msg[3])
+				} { this.emit(id, "reattach-failed", msg[1..].asString) }
+			}
+		}, '/fail', server.addr, argTemplate: ['/notify']);
+		endReattach.value;
+		endReattach = { answered = true; done.free; fail.free };
+		fork {
+			var asks = 0;  // scorch gives up on a reattach long before 30 s
+			while { answered.not and: { (asks = asks + 1) <= 60 } } {
+				server.sendMsg("/notify", 1, server.clientID);
+				0.5.wait
+			};
+			done.free;
+			fail.free;
+		};
 		server.sendStatusMsg;  // its reply clears `unresponsive` now
+	}
+
+	*prReattached { |server, id, clientID|
+		this.emit(id, "reattached", clientID);
+		if(server.respondsTo(\scorchRebooted)) { server.scorchRebooted };
 	}
 
 	// sclang is going away (end of stdin, recompile): tell scorch first.

@@ -307,3 +307,12 @@ def test_a_request_whose_closing_record_never_comes_is_answered_with_its_value()
     fake.session.feed(record(rid, "done"))  # sclang got free after all: nothing breaks
     assert not fake.session.is_pending(1) and future.result().value == "5"
     assert ("-> 5", "") in [(line.text, line.note) for line in fake.console.tail(3)]
+
+
+@pytest.mark.parametrize(("payload", "expected"), [
+    ("0 0", (0, 0)), ("1 3", (1, 3)), ("2", (2, 0)), ("", (0, 0)), ("x y", (0, 0)),
+    ("0 -1", (0, 0)),
+])
+def test_an_attached_record_gives_the_client_id_and_the_logins_extra_asks(
+        payload: str, expected: tuple[int, int]) -> None:
+    assert protocol.parse_attached(payload) == expected
