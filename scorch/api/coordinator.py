@@ -134,10 +134,14 @@ class Coordinator:
         return answers
 
     def ask(self, host: str | None, name: str, args: Args) -> dict[str, Any]:
-        """One host's own answer to ``name``, for an ``across`` (its error when it fails)."""
+        """One host's own answer to ``name``, for an ``across`` (its error when it fails).
+
+        A change gets a key of its own, as :meth:`call` gives one: the link's resend after
+        a dropped connection then gets the host's first answer, never a second run."""
         op = lookup(name)
+        key = None if op.access_of(args).idempotent else new_key()
         return self._ask(self.links[host], name, args.model_dump(mode="json"),
-                         host_timeout(op, args))
+                         host_timeout(op, args), key=_part(key, host))
 
     def _fan(self, op: Operation[Any, Any], args: Args, hosts: tuple[str | None, ...],
              timeout: float, key: str | None = None,

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from scorch.api.ops.undo import EntryOut, next_host
+import pytest
+
+from scorch.api.coordinator import Coordinator
+from scorch.api.ops.undo import EntryOut, UndoList, UndoStep, next_host
+from scorch.config.installation import Config
 
 
 def entry(seq: int, time: float, undone_order: int = 0) -> EntryOut:
@@ -35,3 +39,26 @@ def test_nothing_to_step_on_any_host_is_none() -> None:
     assert next_host({"alpha": [], "beta": [entry(1, 1.0)]}, back=False) is None
     assert next_host({"alpha": [], "beta": [entry(1, 1.0, undone_order=1)]}, back=True) is None
     assert next_host({}, back=True) is None
+
+
+def test_a_step_asked_of_one_host_carries_a_key_so_a_resend_runs_once(
+        config: Config, monkeypatch: pytest.MonkeyPatch) -> None:
+    # What the coordinator hands its link for each ask (the link resends with that key).
+    sent: list[tuple[str, str | None]] = []
+
+    def ask(link: object, name: str, args: object, timeout: float, ping: bool = False,
+            key: str | None = None) -> dict[str, object]:
+        sent.append((name, key))
+        return {}
+
+    coordinator = Coordinator(config)
+    try:
+        monkeypatch.setattr(coordinator, "_ask", ask)
+        coordinator.ask("a", "undo", UndoStep(action="undo"))
+        coordinator.ask("a", "undo", UndoStep(action="undo"))
+        coordinator.ask("b", "undo", UndoList(action="list"))
+    finally:
+        coordinator.close()
+    (_, first), (_, second), (_, listed) = sent
+    assert first and second and first != second  # a change: a key of its own, each step
+    assert listed is None  # a read runs as often as asked
