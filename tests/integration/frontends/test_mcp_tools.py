@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Iterator
 
 import anyio
@@ -76,15 +77,20 @@ async def test_playing_shows_a_pattern_sclang_defined_compactly_and_in_full_on_r
                     "\\amp, 0.001, \\sustain, 20)).play; 1")
     for _ in range(50):
         out = await call(client, "playing", instance="alpha")
-        if out["rooms"][0]["synths"] and "Pdef mcp" in out["rooms"][0]["synths"]:
+        seen = out["rooms"][0]
+        if "Pdef mcp" in (seen["synths"] or {}) and seen["patterns"] \
+                and seen["patterns"][0]["last_event"] is not None:
             break
         await anyio.sleep(0.1)
     room = out["rooms"][0]
     assert room["room"] == "alpha" and room["tree"] is None
     whole = "Pdef('mcp', Pbind('degree', Pseq([ 0, 2, 4 ], inf), 'dur', 0.5, 'amp', 0.001, " \
             "'sustain', 20))"
-    assert room["patterns"] == [{"kind": "Pdef", "name": "mcp", "playing": True, "quant": "1.0",
-                                 "source": whole[:57] + "...", "source_from": "source"}]
+    (pattern,) = room["patterns"]
+    last_event = pattern.pop("last_event")  # when it played last: a time, asserted apart
+    assert pattern == {"kind": "Pdef", "name": "mcp", "playing": True, "quant": "1.0",
+                       "source": whole[:57] + "...", "source_from": "source", "mute": ""}
+    assert abs(time.time() - last_event) < 30
     assert room["synths"]["Pdef mcp"] >= 1
     full = await call(client, "playing", instance="alpha", detail=True)
     assert full["rooms"][0]["patterns"][0]["source"] == whole

@@ -190,7 +190,7 @@ async def test_a_range_must_be_one_and_an_unknown_input_names_the_played_ones(
     assert "say one range" in await fails(client, "notes", action="played")
     assert "say one range" in await fails(client, "notes", action="played", last_bars=2,
                                           last_seconds=3)
-    assert "no MIDI input matching 'nope'" in await fails(
+    assert "no MIDI input or pattern matching 'nope'" in await fails(
         client, "notes", action="played", last_seconds=5, input="nope")
     assert "nothing to export" in await fails(client, "notes", action="export", last_seconds=1)
 
