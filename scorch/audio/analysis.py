@@ -41,6 +41,8 @@ _NOTE_SECONDS = 0.2
 _MIN_RISE_DB = 15.0
 # ...unless the whole sound rises this much (dB): a hit over the tail of the same hit.
 _MIN_LEVEL_RISE_DB = 3.0
+# An onset's own pitch (YIN) names its note only where the spectrum rose this much (dB).
+_OWN_RISE_DB = 6.0
 
 
 def analyse(samples: Any, sample_rate: int) -> SoundReport:
@@ -99,21 +101,29 @@ def analyse(samples: Any, sample_rate: int) -> SoundReport:
             "spectral_flatness": _round(spectrum.flatness(average), 3),
             "partials": [_partial(p.hz, p.db) for p in spectrum.peaks(average)],
             "onsets": [round(onset.seconds, 3) for onset in found],
-            "onset_notes": [_onset_note(hz, p, steady) for hz, p in zip(added, notes, strict=True)],
+            "onset_notes": [_onset_note(hz, p, steady, layers.rise_at(
+                mono, sample_rate, o.seconds, p.hz) if p is not None and p.hz else 0.0)
+                            for o, hz, p in zip(found, added, notes, strict=True)],
             "held": _partial(steady.hz, steady.db) if steady is not None else None,
         }
     report = SoundReport(**measured, summary="")
     return report.model_copy(update={"summary": describe(report, percussive)})
 
 
-def _onset_note(added: float | None, own: Pitch | None, held: Peak | None) -> str | None:
+def _onset_note(added: float | None, own: Pitch | None, held: Peak | None,
+                own_rise: float) -> str | None:
     """The note an onset starts: what it adds to the spectrum, unless that is a harmonic
     (2nd to 8th) of the note's own pitch (YIN over its first moments) and that pitch is not
-    the held tone under it: a plucked string's added spectrum is led by an overtone."""
+    the held tone under it: a plucked string's added spectrum is led by an overtone.
+
+    The own pitch counts only where the spectrum rose at it (``own_rise`` dB): over a
+    drone, YIN may hear a period common to the drone and the note (C5 over A2 heard as
+    G#2, C5's fifth subharmonic), which the onset added nothing to."""
     own_hz = own.hz if own is not None and own.hz else None
     if added is None:
         return nearest_note(own_hz).name if own_hz else None
-    if own_hz is not None and not (held is not None and _same_pitch(own_hz, held.hz)):
+    if own_hz is not None and own_rise >= _OWN_RISE_DB \
+            and not (held is not None and _same_pitch(own_hz, held.hz)):
         ratio = added / own_hz
         if 2 <= round(ratio) <= 8 and abs(ratio - round(ratio)) <= 0.03 * ratio:
             return nearest_note(own_hz).name

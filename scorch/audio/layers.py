@@ -62,25 +62,46 @@ def added(mono: NDArray[np.float64], sample_rate: int, at: float) -> tuple[float
     """What starts at ``at``: its pitch (the lowest strong peak of what it adds to the
     spectrum, None when no clear peak or nothing sounded before) and how far its
     strongest added peak rose above what was there (dB; inf from silence)."""
-    size = 1 << int(np.log2(_WINDOW * sample_rate) + 0.5)
-    start = round(at * sample_rate)
-    if start < size or start + size > len(mono):
+    around = _around(mono, sample_rate, at)
+    if around is None:
         return None, float("inf")
-    if float(np.sqrt(np.mean(mono[start - size:start] ** 2))) <= 1e-4:
-        return None, float("inf")
-    window = np.hanning(size)
-    scale = 2 / window.sum()
-    before = np.abs(np.fft.rfft(mono[start - size:start] * window, 4 * size)) * scale
-    after = np.abs(np.fft.rfft(mono[start:start + size] * window, 4 * size)) * scale
-    hz = np.fft.rfftfreq(4 * size, 1 / sample_rate).astype(np.float64)
+    hz, before, after = around
     found = peaks(Spectrum(hz, np.maximum(after - before, 0.0)), limit=6)
     if not found:
         return None, 0.0
     strongest = max(found, key=lambda p: p.db)
-    index = int(np.argmin(np.abs(hz - strongest.hz)))
+    return _root(found, strongest), _rise_at(hz, before, after, strongest.hz)
+
+
+def rise_at(mono: NDArray[np.float64], sample_rate: int, at: float, tone: float) -> float:
+    """How far the spectrum at ``tone`` Hz rose at ``at`` (dB; inf from silence): whether
+    a pitch heard there is the new note's or one that the sound already held."""
+    around = _around(mono, sample_rate, at)
+    return float("inf") if around is None else _rise_at(*around, tone)
+
+
+def _around(mono: NDArray[np.float64], sample_rate: int, at: float,
+            ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None:
+    """The frequencies and the spectra just before and just after ``at`` (None: too near
+    an end, or silence before it)."""
+    size = 1 << int(np.log2(_WINDOW * sample_rate) + 0.5)
+    start = round(at * sample_rate)
+    if start < size or start + size > len(mono):
+        return None
+    if float(np.sqrt(np.mean(mono[start - size:start] ** 2))) <= 1e-4:
+        return None
+    window = np.hanning(size)
+    scale = 2 / window.sum()
+    before = np.abs(np.fft.rfft(mono[start - size:start] * window, 4 * size)) * scale
+    after = np.abs(np.fft.rfft(mono[start:start + size] * window, 4 * size)) * scale
+    return np.fft.rfftfreq(4 * size, 1 / sample_rate).astype(np.float64), before, after
+
+
+def _rise_at(hz: NDArray[np.float64], before: NDArray[np.float64],
+             after: NDArray[np.float64], tone: float) -> float:
+    index = int(np.argmin(np.abs(hz - tone)))
     floor = max(float(np.max(before[max(0, index - 2):index + 3])), 1e-9)
-    rise = 20 * float(np.log10(max(float(after[index]), 1e-12) / floor))
-    return _root(found, strongest), rise
+    return 20 * float(np.log10(max(float(after[index]), 1e-12) / floor))
 
 
 def _root(found: list[Peak], strongest: Peak) -> float:
