@@ -120,8 +120,10 @@ def stage(tmp_path_factory: pytest.TempPathFactory, library: Any) -> Iterator[Or
     from tests.conftest import jack_name
 
     path = tmp_path_factory.mktemp("stage")
-    text = (f'state_dir = "{path / "state"}"\n[audio]\njack_server = "{jack_name("tempo")}"\n'
-            + ROOMS + STAGE)
+    # realtime, as a stage machine's: on a server without it, a JACK client late by a cycle
+    # loses that cycle's MIDI, and a clock tick lost in the receiver reads as a slower tempo
+    text = (f'state_dir = "{path / "state"}"\n[audio]\nrealtime = true\n'
+            f'jack_server = "{jack_name("tempo")}"\n' + ROOMS + STAGE)
     (path / "config.toml").write_text(text)
     from scorch.config.installation import parse_config
 
