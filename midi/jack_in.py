@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 
 from midi.batch import Message
 from scorch.errors import MidiPortNotFound
+from scorch.primitives.files import cache_folder
 from scorch.primitives.system.jack_ports import loaded_libjack
 from scorch.primitives.system.jackd import client_environment
 
@@ -51,12 +52,6 @@ _RECORD = struct.Struct("<QI")
 PRIORITY = 20
 _ERRORS = {1: "libjack not loaded", 2: "no JACK server", 3: "port not registered",
            4: "client not activated", 5: "not connected"}
-
-
-def _cache_dir() -> Path:
-    import platformdirs
-
-    return platformdirs.user_cache_path("scorch") / "native"
 
 
 class _Library(NamedTuple):
@@ -77,7 +72,7 @@ def _library() -> _Library | None:
         return None
     source = SOURCE.read_bytes()
     key = hashlib.sha256(source + sys.platform.encode()).hexdigest()[:16]
-    target = _cache_dir() / f"jack_in-{key}.so"
+    target = cache_folder("native") / f"jack_in-{key}.so"
     if not target.exists():
         compiler = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
         if compiler is None:

@@ -26,12 +26,13 @@ import platformdirs
 
 from scorch.knowledge.docs_index import INDEX_SCHEMA
 from scorch.knowledge.sources import resolve_binary
+from scorch.primitives.files import cache_folder
 from scorch.primitives.sclang.interpreter import user_conf_path
 
 
 def default_cache_dir() -> Path:
     """Return where docs indexes are kept (``$XDG_CACHE_HOME/scorch/docs``)."""
-    return platformdirs.user_cache_path("scorch") / "docs"
+    return cache_folder("docs")
 
 
 def index_path(sclang: str, help_dir: Path | None, cache_dir: Path | None = None) -> Path:

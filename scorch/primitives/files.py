@@ -10,6 +10,14 @@ from pathlib import Path
 from typing import Any
 
 
+def cache_folder(kind: str) -> Path:
+    """Where scorch caches ``kind`` (``$XDG_CACHE_HOME/scorch/KIND`` or the platform's own):
+    what can be built again from what is installed (SynthDefs, docs indexes, native code)."""
+    import platformdirs
+
+    return platformdirs.user_cache_path("scorch") / kind
+
+
 def write_atomically(path: Path, data: bytes, durable: bool = True) -> None:
     """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
 

@@ -29,11 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
 from scorch import bundled
 from scorch.errors import SynthDefError, UnknownSynthDef
-from scorch.primitives.files import write_json_atomically
+from scorch.primitives.files import cache_folder, write_json_atomically
 from scorch.primitives.synthdefs.compiler import compile_with_sclang
 from scorch.primitives.synthdefs.descs import write_descs
 from scorch.primitives.synthdefs.warps import WARP_ALIASES
@@ -95,7 +93,7 @@ class SynthDefInfo:
 
 def default_cache_dir() -> Path:
     """Return where compiled SynthDefs are cached (``$XDG_CACHE_HOME/scorch/synthdefs``)."""
-    return platformdirs.user_cache_path("scorch") / "synthdefs"
+    return cache_folder("synthdefs")
 
 
 class SynthDefLibrary:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -29,12 +28,10 @@ from scorch.primitives.sclang import protocol as sclang_protocol
 from scorch.primitives.sclang.interpreter import Sclang
 from scorch.primitives.scsynth.server import Scsynth, ScsynthOptions
 from scorch.primitives.synthdefs.library import SynthDefLibrary
-from scorch.primitives.system.jackd import JackdOptions, wait_for_server
 from scorch.primitives.system.ports import free_udp_port
-from scorch.primitives.system.process import spawn
 from scorch.state.events import Kind
 from tests.conftest import MakeConfig, jack_name, node_exists, orchestra_ports, orphan_segments
-from tests.support.harness import ONE_ROOM
+from tests.support.harness import ONE_ROOM, jack_server
 from tests.support.lossy_udp import LossyRelay, first, osc_address
 
 pytestmark = pytest.mark.integration
@@ -262,24 +259,14 @@ ATTACH_TIMEOUT = 40.0
 @pytest.fixture(scope="module")
 def lossy_scsynth() -> Iterator[Scsynth]:
     """One scsynth on its own headless jackd (no room, no orchestra: one sclang is the test)."""
-    options = JackdOptions(server=jack_name("lossy"))
-    jackd = spawn(options.argv(), env=options.env())
-    try:
-        assert wait_for_server(options.server, 10.0, lambda: jackd.poll() is None)
+    with jack_server(jack_name("lossy")) as name:
         server = Scsynth.start(ScsynthOptions(name="lossy", port=free_udp_port(),
-                                              jack_server=options.server),
+                                              jack_server=name),
                                Console(), lambda proc, code: None, 10.0)
         try:
             yield server
         finally:
             server.stop()
-    finally:
-        jackd.terminate()  # SIGTERM: a SIGKILLed jackd keeps its name registered
-        try:
-            jackd.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            jackd.kill()
-            jackd.wait()
 
 
 def test_an_attach_whose_login_answer_sync_and_status_replies_are_lost_asks_again(
