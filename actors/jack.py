@@ -12,8 +12,15 @@ import pykka
 from scorch.config.installation import Config
 from scorch.errors import BootError, BootTimeout
 from scorch.primitives.console import Console
-from scorch.primitives.system.jackd import JackdOptions, ServerClaim, wait_for_server
+from scorch.primitives.system.jackd import (
+    ORDINARY_PERIOD,
+    JackdOptions,
+    ServerClaim,
+    auto_period,
+    wait_for_server,
+)
 from scorch.primitives.system.process import ManagedProcess
+from scorch.primitives.system.thread_timing import realtime_granted
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +57,9 @@ def jackd_options(config: Config) -> JackdOptions:
     port_max = (max(PORT_MAX_MIN, 2 * (rooms + capture + playback) + PORT_SPARE)
                 if audio.driver != "alsa" else None)
     return JackdOptions(server=audio.jack_server, driver=audio.driver,
-                        sample_rate=audio.sample_rate, period=audio.period, device=audio.device,
+                        sample_rate=audio.sample_rate,
+                        period=audio.period if audio.period is not None else auto_period(),
+                        device=audio.device,
                         capture=max(2, capture), playback=max(2, playback),
                         realtime=audio.realtime, port_max=port_max)
 
@@ -81,6 +90,15 @@ class Jack(pykka.ThreadingActor):
         started = time.monotonic()
         deadline = started + timeout
         options = jackd_options(self.config)
+        if not realtime_granted():
+            if options.realtime:
+                log.warning("[audio] realtime = true, but this machine refuses scorch realtime "
+                            "scheduling: jackd runs without it (`scorch doctor` says how to "
+                            "allow it)")
+            if options.period < ORDINARY_PERIOD:
+                log.warning("[audio] period = %d without realtime scheduling: under load JACK "
+                            "clients miss cycles and JACK drops their MIDI (leave period unset "
+                            "for %d here)", options.period, ORDINARY_PERIOD)
         if not self._claim.take():
             raise BootError(f"the JACK server name {self.audio.jack_server!r} is taken by "
                             "another scorch on this machine: give this installation its own "

@@ -31,6 +31,7 @@ from scorch.primitives.system.setup_fixes import (
     group_ok,
     realtime_ok,
 )
+from scorch.primitives.system.thread_timing import realtime_granted
 
 OS_RELEASE = Path("/etc/os-release")
 
@@ -85,7 +86,8 @@ def _limits() -> Limits:
             continue
     soft, _hard = resource.getrlimit(resource.RLIMIT_RTPRIO)
     rtprio = MIN_RTPRIO * 10 if soft == resource.RLIM_INFINITY else soft
-    return Limits(rtprio=rtprio, uid=os.getuid(), groups=frozenset(names))
+    return Limits(rtprio=rtprio, uid=os.getuid(), groups=frozenset(names),
+                  granted=realtime_granted(MIN_RTPRIO))
 
 
 def _version(argv: list[str]) -> str:
@@ -150,11 +152,17 @@ def _realtime_checks(limits: Limits, kind: str) -> list[Check]:
     """Realtime priority for jackd and scsynth, and the group that grants it."""
     group = AUDIO_GROUP.get(kind, "audio")
     rt_ok = realtime_ok(limits)
-    rt = Check("realtime", rt_ok,
-               "root" if limits.uid == 0 else f"realtime priority limit {limits.rtprio}"
-               + ("" if rt_ok else f" (jackd needs {MIN_RTPRIO}: without it, audio drops "
-                                   "out under load)"),
-               "" if rt_ok else fix("realtime", kind))
+    refused = limits.granted is False and (limits.uid == 0 or limits.rtprio >= MIN_RTPRIO)
+    if refused:  # the limits allow it, the kernel does not: a container, a cgroup
+        detail = ("realtime scheduling refused although the limits allow it (a container "
+                  "without CAP_SYS_NICE?): under load JACK clients miss cycles and lose "
+                  "audio and MIDI")
+    else:
+        detail = ("root" if limits.uid == 0 else f"realtime priority limit {limits.rtprio}") + (
+            "" if rt_ok else f" (jackd needs {MIN_RTPRIO}: without it, audio drops out under "
+                             "load)")
+    remedy = "" if rt_ok else fix("realtime-container" if refused else "realtime", kind)
+    rt = Check("realtime", rt_ok, detail, remedy)
     in_group = group_ok(limits, kind)
     member = Check("group", in_group,
                    "root" if limits.uid == 0 else

@@ -96,7 +96,7 @@ def _running(server: str) -> bool:
 
 @contextmanager
 def jack_server(base: str, slots: int = 4, timeout: float = 10.0, realtime: bool = False,
-                period: int = 64) -> Iterator[str]:
+                period: int | None = None) -> Iterator[str]:
     """Run a private dummy-driver jackd named ``base-N`` until the block ends.
 
     The names come from a small fixed set, not from the pid: JACK keeps a

@@ -57,6 +57,11 @@ FIXES: Mapping[str, Mapping[str, str]] = {
         "macos": "",
         "other": "allow your audio group realtime priority in /etc/security/limits.d/",
     },
+    "realtime-container": {
+        "other": "give the container the right to realtime scheduling: "
+                 "docker run --cap-add=SYS_NICE --ulimit rtprio=95 (or the same in its "
+                 "compose file or systemd unit)",
+    },
     "group": {
         "debian": "sudo usermod -aG audio \"$USER\"; then log out and in",
         "fedora": "sudo usermod -aG audio \"$USER\"; then log out and in",
@@ -122,10 +127,18 @@ class Limits:
     uid: int
     groups: frozenset[str]
     """The names of the groups this process is in."""
+    granted: bool | None = None
+    """Whether a thread of this process could take realtime priority (None: not tried)."""
 
 
 def realtime_ok(limits: Limits) -> bool:
-    """True when jackd and scsynth can take realtime priority (root always can)."""
+    """True when jackd and scsynth can take realtime priority.
+
+    What a thread was granted, where that was tried, outweighs the limits: root in
+    a container without CAP_SYS_NICE is refused whatever its limits say.
+    """
+    if limits.granted is not None:
+        return limits.granted
     return limits.uid == 0 or limits.rtprio >= MIN_RTPRIO
 
 

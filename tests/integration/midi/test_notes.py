@@ -11,6 +11,7 @@ import mido
 import pytest
 from mcp import Client
 
+from actors.jack import jackd_options
 from mcp_server.server import build_server
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
@@ -70,7 +71,7 @@ async def client(orch: Orchestra) -> AsyncIterator[Client]:
 
 def tolerance(orch: Orchestra) -> float:
     """One JACK period, plus scheduling slack."""
-    return orch.config.audio.period / orch.config.audio.sample_rate + SLACK
+    return jackd_options(orch.config).period / orch.config.audio.sample_rate + SLACK
 
 
 def connect(orch: Orchestra, keys: Hardware, timeout: float = 10.0) -> None:

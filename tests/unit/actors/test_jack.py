@@ -8,6 +8,7 @@ import pytest
 
 from actors.jack import jackd_options
 from scorch.config.installation import parse_config
+from scorch.primitives.system import jackd
 
 
 @pytest.mark.parametrize(
@@ -37,5 +38,18 @@ from scorch.config.installation import parse_config
     ids=["default", "many-rooms", "connect-beyond-outputs", "alsa", "realtime",
          "ports-for-every-room"],
 )
-def test_jackd_argv(toml: str, expected: list[str], tmp_path: Path) -> None:
+def test_jackd_argv(toml: str, expected: list[str], tmp_path: Path,
+                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jackd, "realtime_granted", lambda: True)
     assert jackd_options(parse_config(toml, tmp_path / "c.toml")).argv() == expected
+
+
+@pytest.mark.parametrize(("granted", "period"), [(True, "64"), (False, "512")])
+def test_an_unset_period_is_as_short_as_the_machines_scheduling_keeps(
+        granted: bool, period: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jackd, "realtime_granted", lambda: granted)
+    argv = jackd_options(parse_config("[instances.a]\n", tmp_path / "c.toml")).argv()
+    assert argv[-2:] == ["-p", period]
+    told = jackd_options(parse_config("[audio]\nperiod = 128\n[instances.a]\n",
+                                      tmp_path / "d.toml")).argv()
+    assert told[-2:] == ["-p", "128"]

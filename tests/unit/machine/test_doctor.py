@@ -33,6 +33,15 @@ def test_pipewires_jack_is_named_when_it_is_there_and_arch_wants_the_realtime_gr
     assert checks["realtime"].ok
     assert not checks["group"].ok and checks["group"].fix == fix("group", "arch")
 
+def test_root_refused_realtime_is_told_the_container_needs_the_right() -> None:
+    machine = Machine("Linux", FEDORA, Limits(rtprio=0, uid=0, groups=frozenset(),
+                                              granted=False), which=lambda name: None)
+    checks = {c.name: c for c in run_checks(None, machine)}
+    assert not checks["realtime"].ok
+    assert "refused although the limits allow it" in checks["realtime"].detail
+    assert checks["realtime"].fix == fix("realtime-container", "fedora")
+    assert "--cap-add=SYS_NICE" in checks["realtime"].fix
+
 def test_macos_has_no_linux_checks() -> None:
     machine = Machine("Darwin", None, None, which=lambda name: None)
     checks = {c.name: c for c in run_checks(None, machine)}

@@ -100,6 +100,9 @@ def test_every_thing_has_a_fix_on_every_family() -> None:
     (Limits(rtprio=95, uid=1000, groups=frozenset({"audio"})), "arch", True, False),
     (Limits(rtprio=95, uid=1000, groups=frozenset({"realtime"})), "arch", True, True),
     (Limits(rtprio=0, uid=0, groups=frozenset()), "debian", True, True),
+    # root in a container without CAP_SYS_NICE: the kernel's refusal is what counts
+    (Limits(rtprio=0, uid=0, groups=frozenset(), granted=False), "debian", False, True),
+    (Limits(rtprio=0, uid=1000, groups=frozenset(), granted=True), "debian", True, False),
 ])
 def test_realtime_and_group_checks(limits: Limits, kind: str, rt: bool, group: bool) -> None:
     assert (realtime_ok(limits), group_ok(limits, kind)) == (rt, group)
