@@ -162,7 +162,7 @@ class DescendantScsynths:
         while not self._stop.wait(0.2):
             try:
                 children = me.children(recursive=True)
-            except psutil.Error:
+            except (psutil.Error, OSError):  # OSError: out of descriptors (a test's EMFILE)
                 continue
             for child in children:
                 try:
@@ -170,7 +170,7 @@ class DescendantScsynths:
                         port = scsynth_port(child.cmdline())
                         if port is not None:
                             self.ports.add(port)
-                except psutil.Error:
+                except (psutil.Error, OSError):
                     continue
 
     def stop(self) -> set[int]:

@@ -36,8 +36,8 @@ def udp_port_holder(port: int) -> str | None:
         if conn.laddr and conn.laddr.port == port and conn.pid is not None:
             try:
                 name = psutil.Process(conn.pid).name()
-            except psutil.Error:
-                name = "a process that just ended"
+            except (psutil.Error, OSError):  # it just ended, or we are out of descriptors
+                name = "a process that just ended, or that cannot be asked now"
             return f"pid {conn.pid} ({name})"
     return None
 
