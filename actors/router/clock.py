@@ -148,21 +148,29 @@ class ClockOut:
             device.playing = False
             return [[STOP], song_position(line.position)]
         position = beat - line.start
+        stop: list[list[int]] = []
         if device.playing:
             if abs(line.start - device.origin) < 1e-9:
                 return []
-            # Stopped and started within one tick, or moved: stop it where it is (by its own
-            # count), then resume on the grid.
+            # Stopped and started again within one tick: stop it at the position the
+            # transport resumes from (the sixteenth it stopped in, or the top), which its
+            # continue names again, on this tick or a later one. Or the grid moved under
+            # it: the song runs on from where it is.
             device.playing = False
-            return [[STOP], song_position(beat - device.origin)]
+            restarting = position <= line.position + 1e-9
+            stop = [[STOP], song_position(line.position if restarting else position)]
         sixteenths = position * 4
-        # On a sixteenth (to half a tick): a device resumes there from the next tick on.
-        if position < -1e-9 or abs(sixteenths - round(sixteenths)) > 4 / PPQN / 2:
-            return []
+        # From where the transport resumes (not a sixteenth of the stretch before it, which
+        # a continue from bar 3 also passes), on a sixteenth (to half a tick): a device
+        # resumes there from the next tick on.
+        half_tick = 1 / PPQN / 2
+        if position < line.position - half_tick or \
+                abs(sixteenths - round(sixteenths)) > 4 * half_tick:
+            return stop
         device.playing, device.origin = True, line.start
         if round(sixteenths) == 0:
-            return [[START]]
-        return [song_position(position), [CONTINUE]]
+            return [*stop, [START]]
+        return [*stop, song_position(round(sixteenths) / 4), [CONTINUE]]  # that sixteenth
 
     def _send(self, device: _Device, messages: list[list[int]]) -> None:
         port = self._lookup(device.config.port)
