@@ -78,6 +78,8 @@ class MidiInput:
         self._rooms: dict[str, NoteRing] = {}
         """The rooms' rings of :attr:`capture` by room, for :meth:`played`."""
         self._rooms_of: Capture | None = None
+        self._played: list[tuple[Voice, int]] | None = None
+        """While :meth:`_handle` runs: what the engine played, kept once the datagrams are out."""
         self.wake = Wake() if hasattr(os, "eventfd") else None
         """Written by scorch's JACK inputs when a cycle brought MIDI (and by :meth:`stop`)."""
         self.event_driven = False
@@ -176,6 +178,15 @@ class MidiInput:
         The engine's hook (:attr:`Engine.played`), called under the router's lock: from
         this thread, or the actor's for a release on a timer, a panic, a port gone.
         """
+        if self.capture is None:
+            return
+        if self._played is not None:  # this thread's batch: kept after its datagrams went out
+            self._played.append((voice, velocity))
+            return
+        self._keep(voice, velocity, monotonic())
+
+    def _keep(self, voice: Voice, velocity: int, t: float) -> None:
+        """Keep one voice started or ended at ``t`` in its room's ring."""
         capture = self.capture
         if capture is None:
             return
@@ -187,8 +198,7 @@ class MidiInput:
             ring = self._rooms[voice.instance] = capture.ring(ROOM + voice.instance)
         pitch = int(voice.pitch + 0.5)
         if 0 <= pitch < 128:
-            ring.message(monotonic(), (0x90 if velocity else 0x80) | voice.channel[1], pitch,
-                         velocity)
+            ring.message(t, (0x90 if velocity else 0x80) | voice.channel[1], pitch, velocity)
 
     def _clock_in(self, batch: list[Message], start: int) -> list[Message]:
         """Feed the clock-in port's clock messages to the follower; return the others.
@@ -223,19 +233,32 @@ class MidiInput:
         elif batch[0][0][:1] == [0xF0]:
             batch = recover(batch)
         handle, apply, now = engine.handle, self._sender.apply, start * 1e-9
+        # The notes are kept once the batch's datagrams are out: the capture costs the
+        # input thread time, but no message waits for it.
         capture = self.capture
-        ring = capture.ring(name) if capture is not None else None
         heard = capture.listeners.get(name) if capture is not None else None
+        notes: list[list[int]] = []
+        played: list[tuple[Voice, int]] | None = [] if capture is not None else None
+        self._played = played
         sent = False
-        for data, _delta in batch:
-            if ring is not None and len(data) == 3 and data[0] & 0xE0 == 0x80:  # notes: O(1)
-                ring.message(now, data[0], data[1], data[2])
-                if heard is not None:  # a partner's answer: it notes the time, at most wakes
-                    heard(now, data[0], data[1], data[2])
-            actions = handle(name, data)
-            if actions:
-                apply(actions, now)
-                sent = True
+        try:
+            for data, _delta in batch:
+                if played is not None and len(data) == 3 and data[0] & 0xE0 == 0x80:
+                    notes.append(data)
+                    if heard is not None:  # a partner's answer: it notes the time, at most wakes
+                        heard(now, data[0], data[1], data[2])
+                actions = handle(name, data)
+                if actions:
+                    apply(actions, now)
+                    sent = True
+        finally:
+            self._played = None
         counts["handled"] += len(batch)
         if sent:
             self._sender.time(start)
+        if capture is not None and (notes or played):
+            message = capture.ring(name).message
+            for data in notes:
+                message(now, data[0], data[1], data[2])
+            for voice, velocity in played or ():
+                self._keep(voice, velocity, now)
