@@ -76,11 +76,38 @@ class Voices(Protocol):
         ...
 
 
+class Kept:
+    """What an answer plays in a room, kept as notes in a ring of its own (written under the
+    answerer's lock): ``notes`` then says what the room played, the partner's notes too."""
+
+    def __init__(self, ring: NoteRing | None, channel: int = 0) -> None:
+        self.ring = ring
+        self._channel = channel
+        self._pitches: dict[int, int] = {}
+        """Sounding handle -> pitch."""
+
+    def on(self, handle: int, note: Note) -> None:
+        """A voice started for ``note``."""
+        if self.ring is not None:
+            self._pitches[handle] = note.pitch
+            self.ring.note_on(time.monotonic(), self._channel, note.pitch, note.velocity)
+
+    def off(self, handles: list[int]) -> None:
+        """Voices ended (released or freed)."""
+        if self.ring is not None:
+            now = time.monotonic()
+            for handle in handles:
+                pitch = self._pitches.pop(handle, None)
+                if pitch is not None:
+                    self.ring.note_off(now, self._channel, pitch)
+
+
 class ScsynthVoices:
     """Notes as synths on a room's scsynth: ``/s_new`` with freq, amp and gate; freed on a cut."""
 
     def __init__(self, address: Callable[[], tuple[str, int] | None], synthdef: str,
-                 slot: int) -> None:
+                 slot: int, kept: Kept | None = None) -> None:
+        self.kept = kept or Kept(None)
         self._address = address
         """The room's scsynth now (None while it is not READY: the notes are dropped)."""
         self.synthdef = synthdef
@@ -101,17 +128,20 @@ class ScsynthVoices:
                 self.synthdef, node, commands.AddAction.HEAD,
                 args=["freq", freq, "amp", FULL_AMP * note.velocity / 127, "gate", 1.0]),
                 self._to)
+            self.kept.on(node, note)
         return node
 
     def end(self, handle: int) -> None:
         """Close its gate: it fades over its own release."""
         if self._to is not None:
             self._socket.sendto(commands.release(handle), self._to)
+        self.kept.off([handle])
 
     def cut(self, handles: list[int]) -> None:
         """Free the held synths in one message."""
         if self._to is not None and handles:
             self._socket.sendto(commands.n_free(*handles), self._to)
+        self.kept.off(handles)
         self._to = None  # looked up again for the next answer
 
     def close(self) -> None:
@@ -124,7 +154,8 @@ class MidiVoices:
 
     def __init__(self, send: Callable[[str, int, int], None], channel: int = 0) -> None:
         self._send = send
-        """(kind 'note_on' or 'note_off', note, velocity) out of the output port."""
+        """(kind 'note_on' or 'note_off', note, velocity) out of the output port (which the
+        router's capture keeps as ``out:PORT``)."""
         self.channel = channel
 
     def start(self, note: Note) -> int:

@@ -18,13 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from actors.router.answer import Answerer, MidiVoices, ScsynthVoices, Voices
+from actors.router.answer import Answerer, Kept, MidiVoices, ScsynthVoices, Voices
 from scorch.app.notes import Notes, Span
 from scorch.app.rooms import Rooms
 from scorch.app.tree import ASK, Tree
-from scorch.errors import CodeFailed, InvalidRequest, NotFound, UnknownSynthDef
+from scorch.errors import (
+    CodeFailed,
+    InvalidRequest,
+    MidiUnavailable,
+    NotFound,
+    UnknownSynthDef,
+)
 from scorch.notes import pbind, smf
-from scorch.notes.capture import Note, NoteRing
+from scorch.notes.capture import PARTNER, ROOM, Note, NoteRing
 from scorch.notes.partner import Partner, Phrase, key
 from scorch.primitives.scsynth.server import local_address
 from scorch.state.events import State
@@ -274,7 +280,8 @@ class Partners:
         with self._lock:
             self._slots += 1
             slot = self._slots
-        return ScsynthVoices(self._endpoint(instance), synthdef, slot)
+        return ScsynthVoices(self._endpoint(instance), synthdef, slot,
+                             self._kept(ROOM + instance + PARTNER))
 
     def midi_voices(self, output: str, channel: int) -> Voices:
         """Voices on a MIDI output (its name, or part of it) on ``channel`` (1-16)."""
@@ -287,6 +294,14 @@ class Partners:
         def send(kind: str, note: int, velocity: int) -> None:
             router.send(output, kind, channel, note=note, velocity=velocity)  # a tell: no wait
         return MidiVoices(send, channel)
+
+    def _kept(self, source: str) -> Kept:
+        """Where an answer keeps what it plays in a room, ``room:NAME partner`` (read with
+        the room's name), while notes are captured."""
+        try:
+            return Kept(self._notes.capture().ring(source))
+        except MidiUnavailable:
+            return Kept(None)
 
     def answer_off(self, source: str) -> Answerer:
         """Stop answering ``source`` (an answer playing is cut off)."""

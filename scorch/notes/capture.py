@@ -40,6 +40,8 @@ SUFFIX = ".notes.jsonl"
 #: output (``out:PORT``). Any other source is an input, named as its port is.
 ROOM = "room:"
 OUTPUT = "out:"
+#: After ``room:NAME``: what a partner's answer played in that room.
+PARTNER = " partner"
 
 
 def is_input(source: str) -> bool:

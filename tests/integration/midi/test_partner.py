@@ -6,6 +6,7 @@ timed from scsynth's own ``/n_go`` and ``/n_end`` (tests/support/midi/answer.py)
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from scorch.api.local import LocalService
 from scorch.api.ops.music.partner import PartnerOutput
 from scorch.app.orchestra import Orchestra
 from scorch.errors import InvalidRequest, NotFound, ScorchError
+from scorch.notes.capture import PARTNER, ROOM
 from scorch.notes.partner import key
 from tests.support.midi.answer import NodeWatch, answer_once, perform
 from tests.support.midi.devices import Hardware
@@ -177,6 +179,11 @@ def test_answer_starts_on_the_beat_after_the_pause_and_stops_when_the_performer_
     assert answer.cut - answer.cut_by < STOP  # the key press taken to the voices freed
     # the phrase it answered is the one played
     assert [n.pitch for n in answer.heard] == figures.phrase
+    # and what it played in the room is read back as the room's notes
+    kept = orch.notes.capture().rings[ROOM + "lobby" + PARTNER].between(answer.start - 0.01,
+                                                                          math.inf)
+    assert sorted(n.pitch for n in kept) == sorted(
+        n.pitch for n in answer.phrase.notes[:answer.sent])
     ngrams_occur([s.pitch for s in answer.phrase.symbols], answer.phrase.orders,
                  figures.phrase, learned(orch))
     assert isinstance(listing, PartnerOutput) and len(listing.answering[answer_source(orch)]) == 1
