@@ -71,7 +71,10 @@ system-deps:
 $(STAMP): pyproject.toml | system-deps
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[dev]'
+	$(VENV)/bin/pip install -q -e '.[dev,transcribe]'
+	# basic-pitch's note model runs on onnxruntime: its own requirements (TensorFlow 2.15,
+	# numpy < 1.27) are left out
+	$(VENV)/bin/pip install -q --no-deps 'basic-pitch==0.4.0'
 	$(VENV)/bin/python -m mcp_server.snapshot
 	touch $(STAMP)
 

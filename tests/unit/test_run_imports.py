@@ -13,7 +13,7 @@ HEAVY = ("numpy", "scipy", "soundfile", "pyloudnorm", "matplotlib", "mcp", "mcp_
          "jsonschema", "re2", "music21",
          # mido: only to write or read a .mid and to send a named message to an output
          # (the router's hot path works on bytes); about 3 MB
-         "mido")
+         "mido", "basic_pitch", "onnxruntime", "librosa")
 
 #: What ``scorch run`` imports before its first room boots: the command, the runner
 #: (orchestra, facade, control socket) and the supervision tree with the MIDI router.

@@ -220,6 +220,18 @@ class ListenArgs(Args):
         "FLAC...): absolute, or a recording's file name")] = None
 
 
+def audio_path(orch: Orchestra, given: str) -> Path:
+    """An audio file given as an absolute path, a recording's file name, or its name alone."""
+    path = Path(given).expanduser()
+    if not path.is_absolute():
+        path = orch.studio.recorder.folder / path
+    if not path.exists() and not path.suffix:  # a recording's name, as record returned it
+        found = sorted(path.parent.glob(f"{path.name}.*"))
+        audio = [p for p in found if p.suffix in (".wav", ".aiff", ".flac")]
+        path = audio[0] if audio else path
+    return path
+
+
 @operation(access=READ, command="listen", positional=("instance",), waits="seconds",
            patience=100.0, panel="show")
 def listen(orch: Orchestra, args: ListenArgs) -> HeardOutput:
@@ -231,14 +243,7 @@ def listen(orch: Orchestra, args: ListenArgs) -> HeardOutput:
         if args.instance is not None or args.node is not None or args.bus is not None:
             raise InvalidRequest("listen: give `path` alone, or `instance` (with `bus` or "
                                  "`node`), not both")
-        path = Path(args.path).expanduser()
-        if not path.is_absolute():
-            path = orch.studio.recorder.folder / path
-        if not path.exists() and not path.suffix:  # a recording's name, as record returned it
-            found = sorted(path.parent.glob(f"{path.name}.*"))
-            audio = [p for p in found if p.suffix in (".wav", ".aiff", ".flac")]
-            path = audio[0] if audio else path
-        return HeardOutput.of(orch.studio.listen_file(path))
+        return HeardOutput.of(orch.studio.listen_file(audio_path(orch, args.path)))
     if args.instance is None:
         raise InvalidRequest("listen needs `instance` (a room) or `path` (an audio file)")
     view = orch.rooms.view(args.instance)

@@ -19,7 +19,7 @@ from scorch.api.ops.audio import HeardOutput
 from scorch.api.ops.music.notes import NotesOutput
 from scorch.api.ops.music.playing import PlayingOutput
 from scorch.app.orchestra import Orchestra
-from scorch.errors import InvalidRequest, ScorchError, UnknownSynthDef
+from scorch.errors import AudioFileError, InvalidRequest, ScorchError, UnknownSynthDef
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from tests.conftest import module_orchestra, scsynth_param
 from tests.support.scsynth_listener import Listener
@@ -124,6 +124,29 @@ def test_a_played_mid_is_heard_with_its_pitches_and_onsets(
     # dummy JACK driver drops cycles on a loaded machine, and a recording then runs short.
     gaps = [b - a for a, b in itertools.pairwise(heard.onsets)]
     assert gaps == pytest.approx([2 * BEAT] * 3, rel=0.35), heard.onsets
+    # The same window through basic-pitch's note model: at each onset the sound has, the
+    # loudest note the model hears begin there is the file's (a pluck rings on under the
+    # next one, and the model also hears the ringing strings and a faint harmonic there).
+    out = service.call("notes", {"action": "transcribe", "path": heard.audio})
+    assert isinstance(out, NotesOutput) and out.action == "transcribe" and out.notes
+    melody = []
+    for onset in heard.onsets:
+        there = [n for n in out.notes if abs(n.onset - onset) < 0.06]
+        assert there, (onset, out.listing)
+        melody.append(max(there, key=lambda n: n.velocity).pitch)
+    assert melody == [60, 64, 67, 72], out.listing
+    assert "C4" in out.listing and "C5" in out.listing
+
+
+def test_transcribing_what_is_no_audio_file_is_refused_in_words(
+        room: tuple[Orchestra, Listener, Path]) -> None:
+    orch, _, folder = room
+    service = LocalService(orch)
+    with pytest.raises(AudioFileError, match="no audio file at"):
+        service.call("notes", {"action": "transcribe", "path": "no-such-recording.wav"})
+    (folder / "noise.wav").write_bytes(b"RIFF\x00\x00\x00\x00WAVEjunk" * 4)
+    with pytest.raises(AudioFileError, match="cannot hear notes in it"):
+        service.call("notes", {"action": "transcribe", "path": str(folder / "noise.wav")})
 
 
 def test_a_looped_mid_plays_until_stopped_by_its_name(

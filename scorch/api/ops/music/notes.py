@@ -11,7 +11,14 @@ from pydantic import BaseModel, Field, Strict
 from scorch.api.fanout import label
 from scorch.api.fields import InstanceName, SynthDefName
 from scorch.api.operation import CHANGE, READ, Action, Answer, Host, Result, Where, operation
-from scorch.errors import CodeFailed, InvalidRequest, UnknownSynthDef
+from scorch.api.ops.audio import audio_path
+from scorch.errors import (
+    AudioFileError,
+    CodeFailed,
+    InvalidRequest,
+    Unavailable,
+    UnknownSynthDef,
+)
 from scorch.notes import pbind, text
 from scorch.notes.capture import Note, place
 from scorch.state.tempo import Timeline
@@ -117,7 +124,22 @@ class NotesPlay(Action):
         return Where(rooms=self.instance)
 
 
-NotesArgs = Annotated[NotesSounding | NotesPlayed | NotesExport | NotesPlay,
+class NotesTranscribe(Action):
+    """The notes in an audio file (a recording's name, or the `audio` a `listen` returned),
+    heard by basic-pitch's note model: pitches, onsets and lengths in seconds from the
+    file's start and, in the text, on bars at the grid's tempo counted from that start."""
+
+    access = READ
+    action: Literal["transcribe"]
+    path: Annotated[Text, Field(
+        max_length=4096, description="The audio file (WAV, AIFF, FLAC): absolute, or a "
+        "recording's file name")]
+    budget: Annotated[int, Strict(), Field(
+        ge=100, le=100_000, description="Characters the text may take; more notes than fit "
+        "give a summary")] = 4000
+
+
+NotesArgs = Annotated[NotesSounding | NotesPlayed | NotesExport | NotesPlay | NotesTranscribe,
                       Field(discriminator="action")]
 
 
@@ -202,7 +224,8 @@ def _hosts_notes(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: A
     return merged
 
 
-@operation(command="notes", positional=("action",), rooms=None, merge=_hosts_notes)
+@operation(command="notes", positional=("action",), rooms=None, merge=_hosts_notes,
+           patience=120.0)
 def notes(orch: Orchestra, args: NotesArgs) -> NotesOutput:
     """Notes the MIDI inputs and the rooms' patterns play, captured as they come in ([midi]
     capture_notes per input and per pattern, kept across restarts; a pattern's as
@@ -210,10 +233,13 @@ def notes(orch: Orchestra, args: NotesArgs) -> NotesOutput:
     what was played in a range (the last bars or seconds, or between two Unix times; by
     input or pattern with `input`) as compact text with bar|beat on the
     installation's grid, note name, length and velocity, plus the notes as data (summarised
-    when many), or export that range to a .mid file at the grid's tempo and meter."""
+    when many), or export that range to a .mid file at the grid's tempo and meter; play a
+    .mid in a room; transcribe the notes of a recording or a `listen`."""
     component, offset = orch.notes, orch.notes.wall_offset()
     if args.action == "play":
         return _play(orch, args)
+    if args.action == "transcribe":
+        return _transcribe(orch, args)
     if args.action == "sounding":
         line = component.line()
         down = component.sounding(args.input)
@@ -270,3 +296,25 @@ def _play(orch: Orchestra, args: NotesPlay) -> NotesOutput:
     listing += f"; stop it with Pdef(\\{name}).stop"
     return NotesOutput(action="play", listing=listing, count=score.notes, path=args.path,
                        pattern=name, bpm=line.bpm, beats_per_bar=line.beats_per_bar)
+
+
+def _transcribe(orch: Orchestra, args: NotesTranscribe) -> NotesOutput:
+    """Hear the file's notes; lay them on a grid at the installation's tempo from its start."""
+    from scorch.notes import transcribe
+
+    path = audio_path(orch, args.path)
+    if not path.is_file():
+        refused = AudioFileError(f"no audio file at {path}")
+        refused.argument = "path"
+        raise refused
+    why = transcribe.missing()
+    if why is not None:
+        raise Unavailable(why)
+    found = transcribe.transcribe(path, path.name)
+    grid = orch.notes.line()
+    line = Timeline(bpm=grid.bpm, beats_per_bar=grid.beats_per_bar)  # bar 1 at the file's 0
+    listing, summarised, records = _listing(found, line, args.budget, MAX_NOTES, 0.0)
+    return NotesOutput(action="transcribe", listing=listing, count=len(found),
+                       summarised=summarised, notes=records, start=0.0,
+                       end=max((n.end for n in found), default=0.0), path=str(path),
+                       bpm=line.bpm, beats_per_bar=line.beats_per_bar)
