@@ -57,11 +57,13 @@ static int (*cycle_times)(const void *, jack_nframes_t *, jack_time_t *, jack_ti
 static int (*is_realtime)(void *);
 static unsigned long (*thread_id)(void *);
 static int (*acquire_realtime)(unsigned long, int);
+static int (*set_port_registration_callback)(void *, void (*)(uint32_t, int, void *), void *);
 
 typedef struct {
     void *client;
     void *port;
     int efd;
+    int ports_efd; /* -1, or told of every port that comes or goes on the server */
     unsigned ignore; /* 1: SysEx, 2: clock and MTC quarter frames, 4: active sensing */
     _Atomic uint64_t head; /* written by JACK's thread */
     _Atomic uint64_t tail; /* written by the reader */
@@ -89,6 +91,7 @@ static int bind_jack(const char *path) {
     LOOK(is_realtime, "jack_is_realtime");
     LOOK(thread_id, "jack_client_thread_id");
     LOOK(acquire_realtime, "jack_acquire_real_time_scheduling");
+    LOOK(set_port_registration_callback, "jack_set_port_registration_callback");
 #undef LOOK
     return 0;
 }
@@ -162,17 +165,28 @@ static int process(jack_nframes_t frames, void *arg) {
     return 0;
 }
 
+/* A port came or went on the server (JACK's notification thread: no Python runs here). */
+static void port_changed(uint32_t port, int registered, void *arg) {
+    (void)port;
+    (void)registered;
+    uint64_t one = 1;
+    ssize_t done = write(((input_t *)arg)->ports_efd, &one, sizeof one);
+    (void)done;
+}
+
 /* Open a client with one MIDI input port; connect it to `source` unless NULL; its
- * process thread realtime at `priority` if the server's are not (0: left as it is).
+ * process thread realtime at `priority` if the server's are not (0: left as it is); with
+ * `ports_efd` >= 0, 1 is added to it whenever a port comes or goes on the server.
  * Returns NULL with *error set: 1 libjack, 2 client, 3 port, 4 activate, 5 connect. */
 void *scorch_jack_in_open(const char *libjack, const char *client_name, const char *port,
                           const char *source, int efd, unsigned ignore, int priority,
-                          int *error) {
+                          int ports_efd, int *error) {
     *error = 1;
     if (client_open == NULL && bind_jack(libjack) != 0) return NULL;
     input_t *in = calloc(1, sizeof *in);
     if (in == NULL) return NULL;
     in->efd = efd;
+    in->ports_efd = ports_efd;
     in->ignore = ignore;
     int status = 0;
     *error = 2;
@@ -181,6 +195,8 @@ void *scorch_jack_in_open(const char *libjack, const char *client_name, const ch
     *error = 3;
     in->port = port_register(in->client, port, "8 bit raw midi", JACK_PORT_IS_INPUT, 0);
     if (in->port == NULL || set_process_callback(in->client, process, in) != 0) goto fail;
+    if (ports_efd >= 0 && set_port_registration_callback(in->client, port_changed, in) != 0)
+        goto fail;
     *error = 4;
     if (activate(in->client) != 0) goto fail;
     /* On a server without realtime scheduling every client thread is an ordinary one,

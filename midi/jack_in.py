@@ -96,7 +96,8 @@ def _library() -> _Library | None:
     lib.scorch_jack_in_open.restype = ctypes.c_void_p
     lib.scorch_jack_in_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
                                         ctypes.c_char_p, ctypes.c_int, ctypes.c_uint,
-                                        ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+                                        ctypes.c_int, ctypes.c_int,
+                                        ctypes.POINTER(ctypes.c_int)]
     lib.scorch_jack_in_name.restype = ctypes.c_char_p
     lib.scorch_jack_in_name.argtypes = [ctypes.c_void_p]
     held.scorch_jack_in_read.restype = ctypes.c_size_t
@@ -149,7 +150,8 @@ class JackInput:
     """
 
     def __init__(self, name: str, client: str, wake: Wake, jack_server: str | None = None,
-                 timing: bool = False, source: str | None = None, port: str = "in") -> None:
+                 timing: bool = False, source: str | None = None, port: str = "in",
+                 ports: Wake | None = None) -> None:
         lib = _library()
         libjack = loaded_libjack()
         if lib is None or libjack is None:
@@ -170,7 +172,7 @@ class JackInput:
             handle = lib.open(
                 libjack.encode(), client.encode(), port.encode(),
                 None if source is None else source.encode(), wake.fd, ignore, PRIORITY,
-                ctypes.byref(error))
+                -1 if ports is None else ports.fd, ctypes.byref(error))
         if not handle:
             what = _ERRORS.get(error.value, f"error {error.value}")
             if error.value == 5:
@@ -181,9 +183,11 @@ class JackInput:
         """The port's own full name (``client:port``)."""
 
     @classmethod
-    def virtual(cls, name: str, wake: Wake, jack_server: str | None = None) -> JackInput:
-        """Open scorch's own input that other software can play (named as rtmidi names it)."""
-        return cls(name, name, wake, jack_server, port=name)
+    def virtual(cls, name: str, wake: Wake, jack_server: str | None = None,
+                ports: Wake | None = None) -> JackInput:
+        """Open scorch's own input that other software can play (named as rtmidi names it);
+        ``ports`` is woken whenever a port comes or goes on the server."""
+        return cls(name, name, wake, jack_server, port=name, ports=ports)
 
     def take(self) -> list[Message]:
         """Return every message the ring holds, oldest first (one thread at a time)."""

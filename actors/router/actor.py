@@ -27,6 +27,7 @@ from actors.router.outgoing import PANIC, encode
 from actors.router.ports import OPEN_ERRORS, PortSet
 from actors.router.sender import OscSender
 from actors.router.targets import Targets, where_targets_are
+from actors.router.watch import PortWatch
 from actors.ticker import Ticker
 from midi.clock import ClockReading
 from midi.engine import Engine
@@ -38,9 +39,6 @@ from scorch.notes.capture import OUTPUT, Capture
 from scorch.state.tempo import INSTALLATION, TempoView
 
 log = logging.getLogger(__name__)
-
-#: Seconds between two looks for inputs that went away and voices past their max_hold.
-WATCH_INTERVAL = 0.1
 
 
 class MidiRouter(pykka.ThreadingActor):
@@ -79,7 +77,9 @@ class MidiRouter(pykka.ThreadingActor):
         self._route_errors: dict[str, str] = {}
         self._ports: PortSet | None = None
         self._rescanner: Ticker | None = None
-        self._watcher: Ticker | None = None
+        self._watcher: PortWatch | None = None
+        self._holds = False
+        """A key route has a max_hold: voices are looked at every WATCH_INTERVAL."""
         self._learners: list[Future[dict[str, Any] | None]] = []
         self._counts = {"received": 0, "thinned": 0, "handled": 0, "rescans": 0,
                         "ports_gone": 0, "released_gone": 0, "released_max_hold": 0,
@@ -113,7 +113,8 @@ class MidiRouter(pykka.ThreadingActor):
         me = self.actor_ref.proxy()
         self._rescanner = Ticker(self._config.rescan_interval, me.rescan,
                                  "midi-router-rescan").start()
-        self._watcher = Ticker(WATCH_INTERVAL, me.watch, "midi-router-watch").start()
+        self._watcher = PortWatch(self._ports.told, me.watch, self._rescanner.hurry,
+                                  lambda: self._holds).start()
         if self._tempo is not None and self._config.clock_out:
             scopes: dict[str, list[ClockOutConfig]] = {}
             for clock in self._config.clock_out:
@@ -123,9 +124,10 @@ class MidiRouter(pykka.ThreadingActor):
 
     def on_stop(self) -> None:
         """Stop the threads, close every port, flush what is held back."""
-        for ticker in (self._rescanner, self._watcher):
-            if ticker is not None:
-                ticker.stop()
+        if self._watcher is not None:
+            self._watcher.stop()
+        if self._rescanner is not None:
+            self._rescanner.stop()
         for clock in self._clocks:
             clock.stop()
         self._clocks = []
@@ -289,6 +291,9 @@ class MidiRouter(pykka.ThreadingActor):
             "coalesced": sender.coalesced,
             "voices": len(self._engine.voices),
             "hot_path_us": {"p50": pick(0.5), "p99": pick(0.99), "max": pick(1.0)},
+            "watch": {"looks": watcher.looks, "told": watcher.told, "event_driven":
+                      self._ports is not None and self._ports.told is not None}
+            if (watcher := self._watcher) is not None else None,
             "clock_in": self._clock_in_state(),
             "clock_out": {clock.scope: {"ticks": clock.stats.ticks, "late": clock.stats.late}
                           for clock in self._clocks},
@@ -384,6 +389,7 @@ class MidiRouter(pykka.ThreadingActor):
             if self._route_errors.get(selector) != message:
                 log.error("MIDI route to %r: %s", selector, message)
         self._route_errors = errors
+        self._holds = any(getattr(e.route, "max_hold", None) for e in entries)
         snapshot = where_targets_are(entries, resolved, self._targets)
         tables = {name: compile_table(name, entries, resolved) for name in self._open.inputs}
         with self._lock:  # one swap, so a message sees old or new, never half

@@ -39,6 +39,9 @@ class PortSet:
         self._wake = wake if self.backend == "jack" and jack_in.available() else None
         self.native = self._wake is not None
         """Inputs are scorch's own JACK clients, which wake ``wake`` (else rtmidi's, polled)."""
+        self.told: Wake | None = None
+        """Woken whenever a port comes or goes on the server (by the virtual input's own
+        client, when it is scorch's), or None: the ports are looked at on a timer."""
         self.inputs: dict[str, InputPort | JackInput] = {}
         self.outputs: dict[str, OutputPort] = {}
         self.missing: dict[str, list[str]] = {"inputs": [], "outputs": []}
@@ -47,7 +50,13 @@ class PortSet:
     def open_virtual(self, name: str) -> None:
         """Open scorch's own input port that other software can play."""
         if self._wake is not None:
-            self.inputs[name] = JackInput.virtual(name, self._wake, self._jack_server)
+            told = Wake()
+            try:
+                self.inputs[name] = JackInput.virtual(name, self._wake, self._jack_server, told)
+            except BaseException:
+                told.close()
+                raise
+            self.told = told
         else:
             self.inputs[name] = InputPort.virtual(self._api, name, self._jack_server)
         self.virtual = name
@@ -142,6 +151,9 @@ class PortSet:
         self.outputs.clear()
         for scanner in (self._scan_in, self._scan_out):
             scanner.delete()
+        if self.told is not None:  # after the clients: none can write to it any more
+            self.told.close()
+            self.told = None
 
     def describe(self) -> dict[str, Any]:
         """Open inputs and outputs, the configured names that match nothing, and what exists."""

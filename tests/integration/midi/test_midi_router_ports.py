@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 import pytest
 import rtmidi
@@ -149,3 +150,31 @@ def test_auto_backend_falls_back_to_jack_and_the_virtual_port_plays(
         )
     finally:
         software.delete()
+
+
+def test_ports_are_looked_at_when_jack_says_one_came_or_went_not_on_a_timer(
+        targets, jack, router_factory):
+    """scorch's virtual input tells the router of every port registered or gone: a device
+    plugged in is opened, and one unplugged is retired, at once, with a rescan a minute
+    away; idle, the router does not look (a max_hold route brings the timer back)."""
+    router = router_factory(targets, virtual_port="scorch-told", rescan_interval=60)
+    wait_for(lambda: router.stats().get(timeout=ASK)["watch"]["told"] >= 1)  # its own port
+    watch = router.stats().get(timeout=ASK)["watch"]
+    assert watch["event_driven"] is True
+    time.sleep(1.0)
+    idle = router.stats().get(timeout=ASK)["watch"]
+    assert idle["looks"] - watch["looks"] <= 1, (watch, idle)
+    device = Hardware("Told Keys", client="toldkeys")
+    try:
+        wait_for(lambda: device.name in router.ports().get(timeout=ASK)["inputs"], timeout=1.0)
+    finally:
+        device.unplug()
+    wait_for(lambda: device.name not in router.ports().get(timeout=ASK)["inputs"], timeout=1.0)
+    assert router.stats().get(timeout=ASK)["ports_gone"] == 1
+    router.actor_ref.stop(timeout=ASK)
+    held = router_factory(targets, virtual_port="scorch-held", rescan_interval=60,
+                          keys=[{"port": "nothing-here", "instance": "lobby",
+                                 "synthdef": VOICE_DEF, "max_hold": 5.0}])
+    start = held.stats().get(timeout=ASK)["watch"]["looks"]
+    time.sleep(1.0)
+    assert held.stats().get(timeout=ASK)["watch"]["looks"] - start >= 5
