@@ -228,10 +228,13 @@ def _synths(coordinator: Coordinator) -> dict[str, int]:
 def test_play_at_one_time_starts_on_both_hosts_then(hosts: Hosts) -> None:
     coordinator = Coordinator(hosts.config)
     try:
-        at = time.time() + 1.5
+        # Far enough ahead that both calls are answered before it on a loaded machine (two
+        # hosts, one over ssh): the check that nothing started early needs that time.
+        at = time.time() + 4.0
         played = {room: coordinator.call("play", {
             "instance": room, "synthdef": "sine", "name": "bell", "at": at,
             "params": {"amp": 0.001}}) for room in ("lobby", "gallery")}
+        assert time.time() < at - 0.5, "the two plays took too long to check what came first"
         assert all(p.at == at for p in played.values())  # type: ignore[attr-defined]
         ports = {row["name"]: row["port"] for row in hosts.status()["instances"]}
         from scorch.primitives.scsynth.client import OscClient

@@ -252,8 +252,9 @@ def test_a_killed_scsynth_shows_restarting_then_ready_with_the_event(
         served: Served, page: Any) -> None:
     pid = served.status()["lobby"]["pids"]["scsynth"]
     os.kill(pid, signal.SIGKILL)
-    # Shown restarting (a restart may be over within a second: the page keeps what it showed).
-    page.wait_for_selector("#room-lobby[data-seen~=RESTARTING]", timeout=2000)
+    # Shown restarting (a restart may be over within a second: the page keeps what it showed;
+    # a loaded machine may take a few seconds to notice, push and draw it).
+    page.wait_for_selector("#room-lobby[data-seen~=RESTARTING]", timeout=6000)
     assert state_of(page, "gallery") == "READY"
     page.wait_for_selector("#room-lobby[data-state=READY]", timeout=20000)
     page.wait_for_selector("#events li[data-kind=CRASHED][data-room=lobby]", timeout=2000)
