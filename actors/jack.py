@@ -95,7 +95,10 @@ class Jack(pykka.ThreadingActor):
                 log.warning("[audio] realtime = true, but this machine refuses scorch realtime "
                             "scheduling: jackd runs without it (`scorch doctor` says how to "
                             "allow it)")
-            if options.period < ORDINARY_PERIOD:
+            if self.audio.period is None:
+                log.info("JACK at %d frames a period: this machine refuses realtime "
+                         "scheduling, and ordinary threads keep up with that", options.period)
+            elif options.period < ORDINARY_PERIOD:
                 log.warning("[audio] period = %d without realtime scheduling: under load JACK "
                             "clients miss cycles and JACK drops their MIDI (leave period unset "
                             "for %d here)", options.period, ORDINARY_PERIOD)
