@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Self
 
 import pykka
 
@@ -26,7 +27,7 @@ class Ticker:
         self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
-    def start(self) -> Ticker:
+    def start(self) -> Self:
         """Start ticking; returns itself."""
         self._thread.start()
         return self
@@ -40,11 +41,15 @@ class Ticker:
         """Tick now, then every ``interval`` from here (a new interval takes effect at once)."""
         self._wake.set()
 
+    def _wait(self) -> None:
+        """Wait until the next tick is due, or hurried, or stopped."""
+        self._wake.wait(self.interval)
+        self._wake.clear()
+
     def _run(self) -> None:
         pending: object = None
         while True:
-            self._wake.wait(self.interval)
-            self._wake.clear()
+            self._wait()
             if self._halted:
                 return
             if isinstance(pending, pykka.Future):
