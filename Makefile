@@ -75,6 +75,9 @@ $(STAMP): pyproject.toml | system-deps
 	# basic-pitch's note model runs on onnxruntime: its own requirements (TensorFlow 2.15,
 	# numpy < 1.27) are left out
 	$(VENV)/bin/pip install -q --no-deps 'basic-pitch==0.4.0'
+	# librosa compiles its numba kernels on first import (about 30 s of a core) and caches
+	# them beside its modules: done here, once, and not in the first transcription
+	$(VENV)/bin/python -c 'import librosa.util.utils, librosa.core.audio'
 	$(VENV)/bin/python -m mcp_server.snapshot
 	touch $(STAMP)
 
