@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tarfile
 import zipfile
 from collections.abc import Iterator
@@ -53,6 +54,8 @@ def tool(wheel: Path) -> Iterator[Tool]:
                    env={**env, "UV_TOOL_DIR": str(folder / "tools"),
                         "UV_TOOL_BIN_DIR": str(folder / "bin")},
                    cwd=folder, check=True, capture_output=True, timeout=300)
+    # The folder uv puts its commands in on PATH, as uv asks people to.
+    env["PATH"] = os.pathsep.join([str(folder / "bin"), env["PATH"]])
     yield Tool(folder, folder / "bin" / "scorch", folder / "tools" / "scorch" / "bin" /
                "python", env, home)
     for pid in pids_using(JACK):
@@ -97,6 +100,21 @@ def test_the_installed_scorch_is_its_own_and_reads_its_own_files(tool: Tool) -> 
     assert str(ROOT) not in json.dumps(found)
 
 
+def test_path_reaches_uv_and_the_tool_environments_scorch_never_the_checkouts(
+        tool: Tool) -> None:
+    path = tool.env["PATH"]
+    assert shutil.which("scorch", path=path) == str(tool.scorch)
+    shebang = tool.scorch.read_text(encoding="utf-8").splitlines()[0]
+    assert Path(shebang.removeprefix("#!")).resolve() == tool.python.resolve()
+    uv = shutil.which("uv", path=path)
+    assert uv is not None and Path(uv).resolve() == UV.resolve()
+    checkout = (ROOT, Path(sys.prefix))  # the tests' virtualenv may be another checkout's
+    for name in ("python", "python3", "pip", "pytest", "ruff", "scorch"):
+        found = shutil.which(name, path=path)
+        assert found is None or not any(
+            Path(found).resolve().is_relative_to(place) for place in checkout), found
+
+
 @pytest.mark.anyio
 async def test_init_then_mcp_boots_the_starter_room_and_listen_hears_it(tool: Tool) -> None:
     init = subprocess.run([str(tool.scorch), "init"], env=tool.env, cwd=tool.home,
@@ -124,3 +142,4 @@ async def test_init_then_mcp_boots_the_starter_room_and_listen_hears_it(tool: To
     # The starter's drone: the ambient SynthDef at 110 Hz.
     assert heard["fundamental_hz"] == pytest.approx(110, rel=0.05), heard
     assert "orchestra stopped" in log.read_text()
+
