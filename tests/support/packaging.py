@@ -21,6 +21,8 @@ MCPB = ROOT / "build" / "mcpb" / "node_modules" / ".bin" / "mcpb"
 MCPB_PACKAGE = "@anthropic-ai/mcpb@^2.1"
 #: uv, a dev dependency: it installs the wheel as `uv tool install` does for people.
 UV = Path(sys.executable).parent / "uv"
+#: The system's own folders of commands (jackd, scsynth, sclang, sh), on every PATH here.
+SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 
 
 def build_dist(out: Path) -> Path:
@@ -62,7 +64,13 @@ def outside(home: Path) -> dict[str, str]:
                       ("XDG_STATE_HOME", ".local/state"), ("XDG_DATA_HOME", ".local/share")):
         env[name] = str(home / sub)
     (home / ".config").mkdir(parents=True, exist_ok=True)
-    env["PATH"] = os.pathsep.join([str(UV.parent), "/usr/local/bin", "/usr/bin", "/bin"])
+    # uv alone: the folder it lives in (the checkout's .venv/bin) holds the checkout's own
+    # scorch and python too, which a command of this environment must never reach.
+    alone = home / ".uv-alone"
+    alone.mkdir(exist_ok=True)
+    if not (alone / "uv").is_symlink():
+        (alone / "uv").symlink_to(UV)
+    env["PATH"] = os.pathsep.join([str(alone), *SYSTEM_PATH])
     return env
 
 

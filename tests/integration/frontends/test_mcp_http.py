@@ -3,7 +3,8 @@
 One ``scorch mcp --http`` on loopback hosts a room for the module; one ``scorch
 run`` with ``[mcp] http`` on an address of a network namespace made here (not
 loopback, so it asks for the token) runs another. Nothing reaches past the
-namespace's veth pair.
+namespace's veth pair. Where namespaces cannot be made (not root), the token is
+still tested: scorch's HTTP front on this machine's own non-loopback address.
 """
 
 from __future__ import annotations
@@ -18,11 +19,15 @@ from typing import Any
 
 import anyio
 import httpx2
+import psutil
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scorch.wire.access import TOKEN_FILE
+from mcp_server.http import HttpFront, listen, url
+from mcp_server.server import build_server
+from scorch.api.local import LocalService
+from scorch.wire.access import TOKEN_FILE, is_loopback
 from tests.conftest import jack_name
 from tests.support import hostile_json
 from tests.support.hosts_harness import ScorchRun, free_tcp_port, namespaces, namespaces_allowed
@@ -182,6 +187,52 @@ def test_after_hostile_requests_the_server_still_serves(loopback: HttpServer) ->
 
     anyio.run(call)
     assert "Traceback" not in loopback.log.read_text()
+
+
+# --- off loopback: the token ---------------------------------------------------------------
+
+
+def off_loopback() -> str:
+    """An address of this machine that is not loopback, else every address (``0.0.0.0``)."""
+    for addresses in psutil.net_if_addrs().values():
+        for address in addresses:
+            if address.family == socket.AF_INET and not is_loopback(address.address):
+                return str(address.address)
+    return "0.0.0.0"
+
+
+def test_off_loopback_without_namespaces_the_token_guards_scorchs_http_front(
+        tmp_path: Path) -> None:
+    """The front ``scorch run`` serves with ``[mcp] http``, on a real socket (not as root too)."""
+    host = off_loopback()
+    sock = listen(host, 0)
+    port = int(sock.getsockname()[1])
+    front = HttpFront.open(build_server(LocalService()), sock, host, tmp_path).start()
+    endpoint = url("127.0.0.1" if host == "0.0.0.0" else host, port)
+    try:
+        token = (tmp_path / TOKEN_FILE).read_text().strip()
+        assert front.access.token == token and len(token) >= 32
+        for authorization in (None, "Bearer wrong", f"Basic {token}", f"Bearer {token}x"):
+            headers = {"authorization": authorization} if authorization else {}
+            refused = post(endpoint, INITIALIZE, **headers)
+            assert refused.status_code == 401, (authorization, refused.text)
+            assert refused.headers["www-authenticate"].startswith("Bearer")
+            assert "needs scorch's token" in refused.json()["error"]["message"]
+        served = post(endpoint, INITIALIZE, authorization=f"Bearer {token}")
+        assert served.status_code == 200, served.text
+        assert "serverInfo" in served.text
+
+        async def through_the_sdk() -> set[str]:
+            with pytest.raises(BaseException) as refused:
+                async with client(endpoint) as anonymous:
+                    await anonymous.list_tools()
+            assert "this address needs scorch's token" in reasons(refused.value)
+            async with client(endpoint, authorization=f"Bearer {token}") as bearer:
+                return {tool.name for tool in (await bearer.list_tools()).tools}
+
+        assert {"doctor", "list_instances", "listen"} <= anyio.run(through_the_sdk)
+    finally:
+        front.stop()
 
 
 # --- off loopback: scorch run with [mcp] http in a namespace -------------------------------

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
+import psutil
 import pytest
 
 from scorch.api.local import LocalService
+from scorch.api.models import AudioStatus
+from scorch.api.ops.instances import StatusOutput
+from scorch.api.remote import RemoteService
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config, parse_config
 from scorch.errors import OscFailure, ScorchError
@@ -25,9 +34,12 @@ from scorch.primitives.system.audio_driver import (
     user_server,
 )
 from scorch.primitives.system.jackd import JackdOptions, jack_env, wait_for_server
-from scorch.primitives.system.process import child_env
+from scorch.primitives.system.process import child_env, pid_alive
+from scorch.wire.envelope import find_running
 from tests.conftest import jack_name, node_param
-from tests.support.harness import ONE_ROOM, jack_server
+from tests.support.harness import ONE_ROOM, jack_server, wait_for
+
+SCORCH = [sys.executable, "-m", "scorch.cli.main"]
 
 # Two cards as /proc/asound shows them: the first can only record, the second plays.
 CARDS = """\
@@ -187,10 +199,11 @@ SIDE_BY_SIDE = Path(tempfile.gettempdir()) / jack_name("installations")
 
 
 def installation(folder: Path, server: str = "") -> Config:
-    """One room playing a named node, the driver left to auto, MIDI off, in ``folder``."""
+    """One room playing a named node, the driver left to auto, MIDI off: ``folder``'s config."""
     named = f'[audio]\njack_server = "{server}"\n' if server else ""
     text = f'state_dir = "{folder}"\n{named}[docs]\nbuild = "on-demand"\n{ONE_ROOM}'
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text(text, encoding="utf-8")
     return parse_config(text, folder / "config.toml")
 
 
@@ -240,29 +253,159 @@ def side_by_side(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     shutil.rmtree(SIDE_BY_SIDE, ignore_errors=True)
 
 
+class Run:
+    """One installation as ``scorch run`` runs it: its own config file and state folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.config = installation(folder).source
+        assert self.config is not None
+        self.log = folder / "run.log"
+        with self.log.open("w") as log:
+            # A session of its own: the fixture kills its group if a stop hangs.
+            self.proc = subprocess.Popen([*SCORCH, "run", "--config", str(self.config)],
+                                         stdout=subprocess.DEVNULL, stderr=log,
+                                         start_new_session=True)
+        self.kids: set[int] = set()
+        deadline = time.monotonic() + 60
+        while (path := find_running(folder)) is None:
+            assert self.proc.poll() is None, f"scorch run exited: {self.tail()}"
+            assert time.monotonic() < deadline, f"no control socket: {self.tail()}"
+            time.sleep(0.1)
+        self.api = RemoteService(path)
+
+    def tail(self) -> str:
+        return " / ".join(self.log.read_text().splitlines()[-12:])
+
+    def room(self) -> Reading:
+        """The room now, from the ``live`` view (which keeps its level meter running)."""
+        live = self.api.call("live", {}).model_dump()
+        (room,) = live["rooms"]
+        peak = max(room["meter"]["peak"]) if room["meter"] else None
+        kids = psutil.Process(self.proc.pid).children(recursive=True)
+        self.kids |= {kid.pid for kid in kids}
+        jackd = [kid.pid for kid in kids if kid.name() == "jackd"]
+        return Reading(room["state"], room["pids"]["scsynth"], jackd, peak)
+
+    def audio(self) -> AudioStatus:
+        status = self.api.call("status", {})
+        assert isinstance(status, StatusOutput) and status.audio is not None
+        return status.audio
+
+    def stop(self) -> int:
+        """SIGTERM, as systemd stops it; its exit status."""
+        self.api.close()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        return self.proc.returncode
+
+
+class Reading(NamedTuple):
+    """One look at an installation's room."""
+
+    state: str
+    """READY, RESTARTING..."""
+    scsynth: int | None
+    """scsynth's pid: a new one means the room was restarted."""
+    jackd: list[int]
+    """The pids of the jackd processes ``scorch run`` started (its own, one)."""
+    peak: float | None
+    """The loudest output's peak, dBFS, as scsynth measures it (None: no fresh meter)."""
+
+    @property
+    def sounding(self) -> bool:
+        # The hum plays at amp 0.001 (-63 dBFS per output); silence reads -90.
+        return self.state == "READY" and self.peak is not None and self.peak > -75
+
+
+class Watch:
+    """Looks at one installation's room again and again, in a thread, until the block ends."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.seen: list[Reading] = []
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="watch")
+
+    def __enter__(self) -> Watch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join(timeout=10)
+
+    def _watch(self) -> None:
+        while not self._done.wait(0.1):
+            self.seen.append(self.run.room())
+
+    def more(self, count: int) -> None:
+        """Wait for ``count`` more looks."""
+        wanted = len(self.seen) + count
+        wait_for(lambda: len(self.seen) >= wanted or not self._thread.is_alive(), 30)
+        assert self._thread.is_alive(), "the watch stopped"
+
+
+def sounding(run: Run) -> Reading:
+    """A reading of ``run``'s room once it is READY and its meter hears the hum."""
+    wait_for(lambda: run.room().sounding, 60, 0.1)
+    return run.room()
+
+
+def unlike(seen: list[Reading], first: Reading) -> list[Reading]:
+    """The readings that are silent, not READY, or of other processes than ``first``."""
+    assert len(seen) >= 10
+    return [look for look in seen if not look.sounding or look[1:3] != first[1:3]]
+
+
+@pytest.fixture
+def runs(side_by_side: Path) -> Iterator[Callable[[str], Run]]:
+    started: list[Run] = []
+
+    def start(name: str) -> Run:
+        started.append(Run(side_by_side / name))
+        return started[-1]
+
+    yield start
+    codes = [run.stop() for run in started]
+    assert codes == [0] * len(started), [run.tail() for run in started]
+    left = [pid for run in started for pid in run.kids if pid_alive(pid)]
+    assert not left, f"processes left after stop: {left}"
+
+
 @pytest.mark.integration
-def test_two_installations_run_headless_at_once_and_one_stops_without_the_other(
-        side_by_side: Path, start_orchestra: Callable[[Config], Orchestra]) -> None:
-    first = start_orchestra(installation(side_by_side / "first"))
-    second = start_orchestra(installation(side_by_side / "second"))
-    assert first.audio is not None and second.audio is not None
-    assert (first.audio.driver, second.audio.driver) == ("dummy", "dummy")
-    assert first.audio.server != second.audio.server
-    assert first.audio.server == first.config.jack_server()
-    for orch in (first, second):
-        assert orch.rooms.status("room").state == "READY"
-        assert server_running(orch.config.jack_server())
-        text = LocalService(orch).call("status", {}).text()
-        assert f"Audio: driver 'auto': starts a headless jackd {orch.audio.server!r}" in text
-    pids = second.rooms.pids()
-    with Sounding(second) as sounding:
-        first.stop()
-        assert not server_running(first.audio.server)
-        taken = len(sounding.seen)
-        sounding.more(taken + 25)  # the second keeps sounding after the first is gone
-    assert {seen for seen in sounding.seen} == {("READY", 220.0)}
-    assert second.rooms.pids() == pids  # nothing of the second was restarted
-    assert server_running(second.audio.server)
+def test_two_scorch_runs_with_the_auto_driver_sound_at_once_and_outlive_each_other(
+        runs: Callable[[str], Run]) -> None:
+    # Issue 24: an installation under systemd, a second config tried by hand, both auto.
+    first = runs("first")
+    before = sounding(first)
+    with Watch(first) as watch:
+        watch.more(1)
+        second = runs("second")
+        during = sounding(second)
+        audio = [(a.asked, a.driver, a.server) for a in (first.audio(), second.audio())]
+        servers = audio[0][2], audio[1][2]
+        assert [a[:2] for a in audio] == [("auto", "dummy")] * 2 and servers[0] != servers[1]
+        assert len(before.jackd) == len(during.jackd) == 1 and before.jackd != during.jackd
+        assert all(server_running(server) for server in servers)
+        assert second.stop() == 0
+        assert not server_running(servers[1]) and server_running(servers[0])
+        watch.more(10)  # the first still sounds once the second is gone
+    assert unlike(watch.seen, before) == []
+
+    # And the other way: the one tried by hand outlives the installation.
+    second = runs("second")
+    after = sounding(second)
+    assert second.audio().server == servers[1]
+    with Watch(second) as watch:
+        assert first.stop() == 0
+        assert not server_running(servers[0]) and server_running(servers[1])
+        watch.more(10)
+    assert unlike(watch.seen, after) == []
 
 
 @pytest.mark.integration

@@ -47,3 +47,33 @@ def test_macos_has_no_linux_checks() -> None:
     checks = {c.name: c for c in run_checks(None, machine)}
     assert "realtime" not in checks and "group" not in checks
     assert checks["jack"].fix == "brew install jack"
+
+UBUNTU = ('PRETTY_NAME="Ubuntu 24.04.1 LTS"\nNAME="Ubuntu"\nVERSION_ID="24.04"\nID=ubuntu\n'
+          'ID_LIKE=debian\n')
+
+def test_a_bare_ubuntu_is_told_every_apt_get_command_it_needs() -> None:
+    machine = Machine("Linux", UBUNTU, Limits(rtprio=0, uid=1000, groups=frozenset()),
+                      which=lambda name: None)
+    checks = {c.name: c for c in run_checks(None, machine)}
+    assert checks["system"].detail == "Ubuntu 24.04.1 LTS (commands for debian)"
+    apt = "sudo apt-get install -y"
+    assert checks["scsynth"].fix == checks["sclang"].fix \
+        == f"{apt} supercollider-server supercollider-language"
+    assert checks["jack"].fix == f"{apt} jackd2 (or PipeWire's JACK: {apt} pipewire-jack)"
+    assert not checks["realtime"].ok
+    assert checks["realtime"].fix == (
+        "echo 'jackd2 jackd/tweak_rt_limits boolean true' | sudo debconf-set-selections"
+        " && sudo dpkg-reconfigure -f noninteractive jackd2; then log out and in")
+    assert not checks["group"].ok and "'audio' group" in checks["group"].detail
+    assert checks["group"].fix == 'sudo usermod -aG audio "$USER"; then log out and in'
+    text = report(list(checks.values()))
+    assert f"fix: {apt} supercollider-server supercollider-language" in text
+    assert "dnf" not in text and "pacman" not in text and "brew" not in text
+
+def test_a_plain_debian_gets_the_same_commands_as_ubuntu() -> None:
+    debian = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\n'
+    bare = Limits(rtprio=0, uid=1000, groups=frozenset())
+    fixes = [{c.name: c.fix for c in run_checks(None, Machine("Linux", text, bare,
+                                                               which=lambda name: None))}
+             for text in (debian, UBUNTU)]
+    assert fixes[0] == fixes[1] and fixes[0]["jack"].startswith("sudo apt-get install -y jackd2")
