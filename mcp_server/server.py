@@ -101,8 +101,8 @@ def _start(orchestra: Orchestra, service: LocalService) -> None:
         errors = orchestra.start()
     except Exception as err:
         log.exception("scorch could not start")
+        # The orchestra stays for what needs only its config: the doctor, wanted most now.
         service.unavailable = f"scorch could not start: {err}; fix it and restart the server"
-        service.orchestra = None
         return
     for name, error in errors.items():
         if error:

@@ -23,7 +23,8 @@ class LocalService:
     def __init__(self, orchestra: Orchestra | None = None) -> None:
         self.orchestra = orchestra
         self.unavailable: str | None = None
-        """Why there is no orchestra (its start failed), told to every caller."""
+        """Why the orchestra is not there or could not start, told to every caller but those
+        of operations that need only the machine and the config (``Operation.unstarted``)."""
 
     def call(self, name: str, args: Mapping[str, Any] | Args, key: str | None = None) -> Result:
         """Validate ``args`` and run operation ``name`` on the orchestra.
@@ -33,7 +34,7 @@ class LocalService:
         """
         op = lookup(name)
         parsed = op.parse(args)
-        if self.orchestra is None:
+        if self.orchestra is None or (self.unavailable and not op.unstarted):
             raise InstanceNotReady(self.unavailable or "scorch is not started yet")
         orch = self.orchestra
         started = time.time()

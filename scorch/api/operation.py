@@ -245,6 +245,8 @@ class Operation(Generic[A, R]):
     """Every argument any action takes, as the CLI and the MCP tool list them."""
     panel: str | None = None
     """The MCP Apps panel: ``show`` (the tool shows it), ``only`` (only it calls the tool)."""
+    unstarted: bool = False
+    """It reads only the machine and the config: it answers when the rooms could not start."""
 
     @property
     def summary(self) -> str:
@@ -350,7 +352,7 @@ def operation(*, access: Access | None = None, name: str | None = None,
               any_host: bool = False, merge: Merge | None = None,
               unanswered: Filler | None = None, roll_call: bool = False,
               across: Callable[[Hosts, Any], Result | None] | None = None,
-              panel: str | None = None,
+              panel: str | None = None, unstarted: bool = False,
               ) -> Callable[[Callable[[Orchestra, A], R]], Callable[[Orchestra, A], R]]:
     """Register ``run(orchestra, args) -> result`` as an operation (its name by default).
 
@@ -358,7 +360,9 @@ def operation(*, access: Access | None = None, name: str | None = None,
     ``short``, ``follow``, ``aliases`` and ``files`` shape its command (:class:`CliForm`);
     ``rooms`` (the argument naming its rooms, when it has one), ``any_host``, ``merge``,
     ``unanswered``, ``roll_call`` and ``across`` how it runs on several hosts (:class:`Spread`);
-    ``panel`` its part in the MCP Apps panel (``show`` it, or called ``only`` by it).
+    ``panel`` its part in the MCP Apps panel (``show`` it, or called ``only`` by it);
+    ``unstarted``: it needs only the machine and the config, so it answers also where the
+    rooms could not start (the doctor).
     """
 
     def register(run: Callable[[Orchestra, A], R]) -> Callable[[Orchestra, A], R]:
@@ -392,7 +396,8 @@ def operation(*, access: Access | None = None, name: str | None = None,
             name=op_name, doc=inspect.cleandoc(run.__doc__ or op_name), args=args_type,
             result=result_type, run=run, access=op_access, command=command,
             positional=positional, patience=patience, waits=waits, tool=tool, cli=cli,
-            spread=spread, actions=actions, fields=fields, panel=panel)
+            spread=spread, actions=actions, fields=fields, panel=panel,
+            unstarted=unstarted)
         return run
 
     return register

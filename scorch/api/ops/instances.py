@@ -329,7 +329,7 @@ class DoctorOutput(Result):
         return report([Check(c.name, c.ok, c.detail, c.fix) for c in self.checks])
 
 
-@operation(access=READ)
+@operation(access=READ, unstarted=True)
 def doctor(orch: Orchestra, args: NoArgs) -> DoctorOutput:
     """Check the machine the rooms run on: SuperCollider, JACK (or PipeWire's JACK),
     realtime limits, the audio group, MIDI and the clock. Each problem comes with the
