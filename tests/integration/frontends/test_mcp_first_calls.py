@@ -11,10 +11,8 @@ timeout; none may say scorch is stopped.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import signal
 import time
 import wave
 from collections.abc import Iterator
@@ -30,6 +28,7 @@ from scorch.app.tree import RESTORE_WAIT
 from tests.conftest import jack_name
 from tests.support.harness import two_rooms
 from tests.support.processes import SCORCH, pids_using
+from tests.support.shm.cleanup import kill_freeing_segments
 
 pytestmark = [pytest.mark.integration]
 
@@ -109,9 +108,7 @@ def setup(tmp_path: Path) -> Iterator[dict[str, Any]]:
         out.setframerate(48000)
         out.writeframes(b"\x00\x10" * 4800)
     yield {"config": config, "jack": jack, "log": tmp_path / "mcp.log", "sample": sample}
-    for pid in pids_using(jack):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    kill_freeing_segments(pids_using(jack))  # what is left, and the segments it held
 
 
 def mcp_params(setup: dict[str, Any]) -> StdioServerParameters:

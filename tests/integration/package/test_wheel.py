@@ -8,11 +8,8 @@ hears the drone the starter plays.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shutil
-import signal
 import subprocess
 import tarfile
 import zipfile
@@ -27,6 +24,7 @@ from tests.conftest import jack_name
 from tests.support.mcp.calls import call
 from tests.support.packaging import ROOT, UV, base_python, fixed_folder, headless, outside
 from tests.support.processes import pids_using
+from tests.support.shm.cleanup import kill_freeing_segments
 
 pytestmark = [pytest.mark.integration]
 
@@ -55,9 +53,7 @@ def tool(wheel: Path) -> Iterator[Tool]:
                    cwd=folder, check=True, capture_output=True, timeout=300)
     yield Tool(folder, folder / "bin" / "scorch", folder / "tools" / "scorch" / "bin" /
                "python", env, home)
-    for pid in pids_using(JACK):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    kill_freeing_segments(pids_using(JACK))  # what is left, and the segments it held
     shutil.rmtree(folder, ignore_errors=True)
 
 

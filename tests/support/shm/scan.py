@@ -85,20 +85,3 @@ def mappers(pids: Iterable[int], folder: Path = SHARED_MEMORY) -> dict[str, set[
 def mapped_by(pids: Iterable[int], folder: Path = SHARED_MEMORY) -> set[Path]:
     """The watched segments that ``pids`` map now (before a test kills them)."""
     return {folder / name for name in mappers(pids, folder)}
-
-
-def release(paths: Iterable[Path], folder: Path = SHARED_MEMORY) -> list[Path]:
-    """Remove those of ``paths`` that no process maps now; return them.
-
-    For tests that SIGKILL ``scorch run`` or ``scorch mcp``: their scsynths and
-    jackd die with them (the parent-death signal) and nothing frees their
-    segments (a killed jackd's only at the next JACK server's start, which
-    forgets them in its registry when their files are gone as well).
-    """
-    held = mappers(processes(), folder)
-    gone = []
-    for path in paths:
-        if path.name not in held and path.exists():
-            path.unlink(missing_ok=True)
-            gone.append(path)
-    return gone

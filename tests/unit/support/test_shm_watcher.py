@@ -19,6 +19,7 @@ from pathlib import Path
 
 from scorch.primitives.scsynth.server import SHARED_MEMORY
 from tests.support.shm import scan
+from tests.support.shm.cleanup import kill_freeing_segments, release
 from tests.support.shm.watcher import SegmentWatcher
 
 #: Maps the segment named on its command line, says so, and waits to be killed.
@@ -106,8 +107,19 @@ def test_release_removes_what_no_process_maps_and_keeps_what_one_does() -> None:
     with segment() as freed, segment() as held:
         child = mapper(held)
         try:
-            assert scan.release([freed, held]) == [freed]
+            assert release([freed, held]) == [freed]
             assert not freed.exists() and held.exists()
+        finally:
+            child.kill()
+            child.wait()
+
+
+def test_killing_a_process_frees_the_segments_it_mapped() -> None:
+    with segment() as path:
+        child = mapper(path)
+        try:
+            assert kill_freeing_segments([child.pid]) == [path]
+            assert not path.exists()
         finally:
             child.kill()
             child.wait()
