@@ -148,13 +148,14 @@ def no_segment_left_by_the_suite() -> Iterator[None]:
     watcher = SegmentWatcher()
 
     def seen(options: ScsynthOptions) -> list[str]:
-        watcher.ports.add(options.port)
+        watcher.add_port(options.port)
         return argv(options)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(ScsynthOptions, "argv", seen)
         yield
     leaks = watcher.finish()
+    assert not watcher.failure, f"the /dev/shm watcher failed: {watcher.failure}"
     assert not leaks, "/dev/shm kept segments of the suite:\n" + "\n".join(
         leak.describe() for leak in leaks)
 

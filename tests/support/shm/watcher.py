@@ -36,7 +36,9 @@ class SegmentWatcher:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.root = os.getpid() if root is None else root
         self.ports: set[int] = set()
-        """The ports of the suite's scsynths, also those added by whoever starts them."""
+        """The ports of the suite's scsynths (:meth:`add_port` and the scsynths seen)."""
+        self.failure = ""
+        """The first error a look raised: the check would be blind, so the session fails."""
         self._clock = clock
         self._interval = interval
         self._ledger = Ledger(scan.segments(), leak_after)
@@ -45,6 +47,11 @@ class SegmentWatcher:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="shm-watcher", daemon=True)
         self._thread.start()
+
+    def add_port(self, port: int) -> None:
+        """Count ``port`` as a port of the suite's scsynths (told as each one starts)."""
+        with self._lock:
+            self.ports.add(port)
 
     def look(self) -> None:
         """Take one look now (the thread's, and the end's)."""
@@ -91,6 +98,8 @@ class SegmentWatcher:
                 self.look()
             except OSError:  # out of descriptors (a test's EMFILE): the next look sees it
                 continue
+            except Exception as err:  # a bug here: say so at the end rather than go blind
+                self.failure = self.failure or f"{type(err).__name__}: {err}"
 
 
 def _scsynth_ports(pids: set[int]) -> set[int]:

@@ -77,7 +77,7 @@ def test_a_segment_left_mapped_by_no_process_is_named_and_one_still_mapped_is_no
             for child in (dying, living):
                 child.kill()
                 child.wait()
-        assert [leak.name for leak in leaks] == [leaked.name]
+        assert [leak.name for leak in leaks] == [leaked.name] and not watcher.failure
         assert "test_a_segment_left_mapped_by_no_process" in leaks[0].describe()
 
 
@@ -85,7 +85,7 @@ def test_a_segment_of_a_process_outside_the_suite_is_never_named() -> None:
     watcher = SegmentWatcher(interval=0.1, leak_after=0.3)
     with segment() as foreign:
         # On a port the suite used: only the outsider's maps say the segment is not its.
-        watcher.ports.add(int(foreign.name.rpartition("_")[2]))
+        watcher.add_port(int(foreign.name.rpartition("_")[2]))
         starter = subprocess.run([sys.executable, "-c", ORPHAN, str(foreign)], check=True,
                                  capture_output=True, text=True, timeout=10)
         orphan = int(starter.stdout)
