@@ -4,6 +4,8 @@ A segment is made here on purpose and mapped by a child process (as scsynth
 maps its own); killing the child leaves it mapped by no one: the leak the
 session's check must name. A segment mapped by a process outside the suite
 (started through a double fork, so init is its parent) must never be named.
+The looks are taken by hand, on a clock the test moves, so a loaded machine
+cannot make the watcher miss one.
 """
 
 from __future__ import annotations
@@ -57,19 +59,36 @@ def mapper(path: Path) -> subprocess.Popen[str]:
     return child
 
 
+class Clock:
+    """The watcher's monotonic clock, moved by the test: looks are taken by hand."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def watcher_by_hand(clock: Clock) -> SegmentWatcher:
+    """A watcher whose thread never looks: the test calls look() at the times it sets."""
+    return SegmentWatcher(interval=3600, leak_after=10, clock=clock)
+
+
 def test_a_segment_left_mapped_by_no_process_is_named_and_one_still_mapped_is_not() -> None:
-    watcher = SegmentWatcher(interval=0.1, leak_after=0.3)  # segments before it never count
+    clock = Clock()
+    watcher = watcher_by_hand(clock)  # segments before it never count
     with segment() as leaked, segment() as kept:
         dying, living = mapper(leaked), mapper(kept)
         try:
             assert scan.mapped_by([dying.pid]) == {leaked}
-            deadline = time.monotonic() + 1
-            while time.monotonic() < deadline:  # seen mapped, by a process of the suite
-                time.sleep(0.05)
+            watcher.look()  # both mapped by processes of the suite: its own
             dying.kill()
             dying.wait()
-            time.sleep(0.8)  # past leak_after, then a look or two
-            living.kill()  # at the end, still mapped: no leak while it ran; freed now
+            clock.now = 1
+            watcher.look()  # leaked: mapped by no one from now
+            clock.now = 11
+            watcher.look()  # ten seconds on: a leak
+            living.kill()  # kept: mapped until now, and freed at once
             living.wait()
             kept.unlink()
             leaks = watcher.finish(grace=1.0)
@@ -82,7 +101,8 @@ def test_a_segment_left_mapped_by_no_process_is_named_and_one_still_mapped_is_no
 
 
 def test_a_segment_of_a_process_outside_the_suite_is_never_named() -> None:
-    watcher = SegmentWatcher(interval=0.1, leak_after=0.3)
+    clock = Clock()
+    watcher = watcher_by_hand(clock)
     with segment() as foreign:
         # On a port the suite used: only the outsider's maps say the segment is not its.
         watcher.add_port(int(foreign.name.rpartition("_")[2]))
@@ -94,9 +114,15 @@ def test_a_segment_of_a_process_outside_the_suite_is_never_named() -> None:
             while not scan.mapped_by([orphan]):
                 assert time.monotonic() < deadline, "the orphan never mapped its segment"
                 time.sleep(0.05)
-            time.sleep(0.3)  # a look or two while it maps it
+            watcher.look()
             os.kill(orphan, 9)
-            time.sleep(0.8)
+            while scan.mapped_by([orphan]):
+                assert time.monotonic() < deadline, "the orphan outlived SIGKILL"
+                time.sleep(0.05)
+            clock.now = 1
+            watcher.look()
+            clock.now = 20
+            watcher.look()
             assert watcher.finish(grace=1.0) == []
         finally:
             with contextlib.suppress(ProcessLookupError):
