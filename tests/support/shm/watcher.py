@@ -1,4 +1,4 @@
-"""The session's /dev/shm watcher: a thread that looks every second, and the end's verdict.
+"""The session's /dev/shm watcher: a thread that looks every 1.5 s, and the end's verdict.
 
 Each look lists the watched segments; only when one made during the session is
 there does it read every process's parent (which processes are the suite's),
@@ -24,7 +24,7 @@ from tests.support.shm.ledger import Leak, Ledger
 #: (measured beside other checkouts' suites: 4 to 18 processes under pytest).
 INTERVAL = 1.5
 #: How long a segment of the suite may be mapped by no process: scorch frees a crashed
-#: scsynth's at once, a killed jackd's at the next JACK server's start.
+#: scsynth's at once, and the JACK server it starts again frees a killed one's.
 LEAK_AFTER = 10.0
 
 
