@@ -7,11 +7,8 @@ fixture checks that none of their pids is left.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import textwrap
-import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -25,6 +22,7 @@ from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.scsynth.server import SHARED_MEMORY, ScsynthOptions
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.process import pid_alive
+from tests.support.shm.watcher import SegmentWatcher
 
 #: The start of every test JACK server's name. Two test runs on one machine at once
 #: (two checkouts) give different prefixes, so their servers never meet.
@@ -135,81 +133,31 @@ def orphan_segments(ports: set[int]) -> list[str]:
                   if (SHARED_MEMORY / f"SuperColliderServer_{port}").exists())
 
 
-def scsynth_port(argv: list[str]) -> int | None:
-    """The UDP port of a scsynth command line (``-u PORT``), or None."""
-    for flag, value in itertools.pairwise(argv):
-        if flag == "-u" and value.isdigit():
-            return int(value)
-    return None
-
-
-class DescendantScsynths:
-    """The ports of every scsynth the suite's own subprocesses start, looked for every 0.2 s.
-
-    ``scorch run`` and ``scorch mcp`` subprocesses start their scsynths where this process
-    never sees their options; another program's scsynth on the same machine is not ours
-    and is never counted.
-    """
-
-    def __init__(self) -> None:
-        self.ports: set[int] = set()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="scsynth-ports", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        me = psutil.Process()
-        while not self._stop.wait(0.2):
-            try:
-                children = me.children(recursive=True)
-            except (psutil.Error, OSError):  # OSError: out of descriptors (a test's EMFILE)
-                continue
-            for child in children:
-                try:
-                    if child.name() == "scsynth":
-                        port = scsynth_port(child.cmdline())
-                        if port is not None:
-                            self.ports.add(port)
-                except (psutil.Error, OSError):
-                    continue
-
-    def stop(self) -> set[int]:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        return self.ports
-
-
-def left_segments(ports: set[int], *, grace: float = 5.0) -> list[str]:
-    """Segments of ``ports`` that no process holds, after ``grace`` s for dying processes."""
-    deadline = time.monotonic() + grace
-    while True:
-        left = orphan_segments(ports)
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.25)
-
-
 @pytest.fixture(scope="session", autouse=True)
 def no_segment_left_by_the_suite() -> Iterator[None]:
-    """After the whole session, /dev/shm holds no segment of a scsynth the suite started.
+    """After the whole session, /dev/shm holds no segment the suite made and left.
 
-    Every scsynth this process starts is seen (its options' command line), and so is
-    every scsynth of the suite's subprocesses; one that failed, crashed or was killed
-    must not leave its 8 MB in /dev/shm.
+    A watcher looks every 1.5 s at the scsynth and JACK segments made during the
+    session and at who maps them; one of the suite's that no process maps for
+    10 s is a leak, named with the test that ran when it began, even if a later
+    sweep removes it. The ports of this process's scsynths are told it as they
+    start (one that fails within milliseconds is never seen running). Segments of
+    other programs, and those there before the session, never count.
     """
-    ports: set[int] = set()
     argv = ScsynthOptions.argv
-    descendants = DescendantScsynths()
+    watcher = SegmentWatcher()
 
     def seen(options: ScsynthOptions) -> list[str]:
-        ports.add(options.port)
+        watcher.add_port(options.port)
         return argv(options)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(ScsynthOptions, "argv", seen)
         yield
-    left = left_segments(ports | descendants.stop())
-    assert not left, f"/dev/shm keeps segments of the suite's scsynths: {left}"
+    leaks = watcher.finish()
+    assert not watcher.failure, f"the /dev/shm watcher failed: {watcher.failure}"
+    assert not leaks, "/dev/shm kept segments of the suite:\n" + "\n".join(
+        leak.describe() for leak in leaks)
 
 
 @pytest.fixture

@@ -23,12 +23,12 @@ from typing import Any
 
 from scorch.app.tree import RESTORE_WAIT, Ready
 from scorch.errors import InvalidRequest, SceneNotFound
-from scorch.primitives.files import write_json_atomically
+from scorch.primitives.files import write_atomically
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.synthdefs.warps import Warp
 from scorch.state.scenes import Scene, Values, missing, morph, restrict
 from scorch.state.view import InstanceView
-from scorch.wire.limits import Limits, check
+from scorch.wire.limits import Limits, OverLimit, check
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +44,10 @@ SetValues = Callable[[str, dict[str, dict[str, float]]], list[str]]
 """Set param values of named nodes in one room; return the nodes it did not have."""
 
 
-#: What a scenes file may hold: scorch writes three levels (scene, room, node, param).
-SCENE_FILE_LIMITS = Limits(size=64 * 1024 * 1024, depth=16, items=None)
+#: What a scenes file may hold: scorch writes four levels (scene, room, node, param), and
+#: three items a param (its key, a colon, a comma), so 100,000 params (a thousand scenes of
+#: ten nodes with ten params), checked and read in some 0.3 s. A save past it is refused.
+SCENE_FILE_LIMITS = Limits(size=64 * 1024 * 1024, depth=16, items=300_000)
 
 @dataclass
 class _Morph:
@@ -129,8 +131,17 @@ class SceneDirector:
                                  "some with a name first")
         scene = Scene(name, values, time.time(), tuple(rooms))
         with self._lock:
+            before = self._scenes.get(name)
             self._scenes[name] = scene
-            self._write()
+            try:
+                self._write()
+            except OverLimit as err:
+                if before is None:
+                    del self._scenes[name]
+                else:
+                    self._scenes[name] = before
+                raise InvalidRequest(f"scene {name!r} not saved: the scenes file would be "
+                                     f"{err}; delete some scenes first") from None
             if self._morph is not None and self._morph.scene == name:
                 self._morph = None  # the scene moved: a morph toward it starts afresh
         return scene
@@ -292,17 +303,24 @@ class SceneDirector:
                 log.warning("MIDI scene %s %r: %s", kind, name, err)
 
     def _write(self) -> None:
-        write_json_atomically(self._path, {
+        """Write every scene; OverLimit, and nothing written, if a start could not read them."""
+        text = json.dumps({
             "version": _VERSION,
             "scenes": {s.name: {"saved_at": s.saved_at, "rooms": list(s.rooms),
-                                "values": s.values} for s in self._scenes.values()}})
+                                "values": s.values} for s in self._scenes.values()}}, indent=2)
+        check(text, SCENE_FILE_LIMITS)
+        write_atomically(self._path, text.encode("utf-8"))
 
 
 def _load(path: Path) -> dict[str, Scene]:
     """The scenes saved at ``path``; a missing file is none, a bad one is set aside."""
     try:
         text = path.read_text(encoding="utf-8")
-        check(text, SCENE_FILE_LIMITS)  # before json.loads can recurse
+        try:
+            check(text, SCENE_FILE_LIMITS)  # before json.loads can recurse or take minutes
+        except OverLimit as err:
+            line = text.encode("utf-8", "surrogatepass")[:err.at].count(b"\n") + 1
+            raise ValueError(f"line {line}: {err}") from None
         document: Any = json.loads(text)
         scenes = {}
         for name, item in document["scenes"].items():

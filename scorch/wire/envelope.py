@@ -37,8 +37,10 @@ from scorch.wire.limits import REQUEST_LIMITS, Limits, OverLimit, loads
 SOCKET_NAME = "control.sock"
 MAX_LINE = 16 * 1024 * 1024  # bytes in one reply: consoles and results are small
 MAX_REQUEST = REQUEST_LIMITS.size  # bytes in one request line
-#: What one reply may hold: results nest a little deeper than arguments, and lists are long.
-REPLY_LIMITS = Limits(size=MAX_LINE, depth=128, items=None)
+#: What one reply may hold: results nest a little deeper than arguments, and lists are long
+#: (a room's 1,024 nodes with 64 controls each are some 200,000 items): a million are
+#: checked and decoded in 0.5 s of CPU; 16 MB of one-digit items (8 million) took 3.8 s.
+REPLY_LIMITS = Limits(size=MAX_LINE, depth=128, items=1_000_000)
 MAX_KEY = 128  # characters in a request's key
 
 

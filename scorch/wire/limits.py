@@ -46,11 +46,13 @@ REQUEST_LIMITS = Limits(size=8 * 1024 * 1024)
 
 
 class OverLimit(ValueError):
-    """A JSON line breaks a :class:`Limits`; ``request_id`` is its top-level id if read before."""
+    """A JSON line breaks a :class:`Limits`; ``request_id`` is its top-level id if read before,
+    ``at`` the offset in bytes where the limit broke (a file's reader names its line)."""
 
-    def __init__(self, message: str, request_id: str | int | None = None) -> None:
+    def __init__(self, message: str, request_id: str | int | None = None, at: int = 0) -> None:
         super().__init__(message)
         self.request_id = request_id
+        self.at = at
 
 
 def check(line: bytes | str, limits: Limits) -> None:
@@ -75,11 +77,13 @@ def check(line: bytes | str, limits: Limits) -> None:
             continue
         items += 1
         if limits.items is not None and items > limits.items:
-            raise OverLimit(f"more than {limits.items} keys, items and strings", request_id)
+            raise OverLimit(f"more than {limits.items} keys, items and strings", request_id,
+                            token.start())
         if kind in _OPEN:
             depth += 1
             if depth > limits.depth:
-                raise OverLimit(f"nested deeper than {limits.depth} levels", request_id)
+                raise OverLimit(f"nested deeper than {limits.depth} levels", request_id,
+                                token.start())
         elif kind == _COLON and depth == 1 and key == b'"id"':
             request_id = _scalar(data, token.end())
         key = token[0] if kind == _QUOTE and depth == 1 else None

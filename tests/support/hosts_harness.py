@@ -32,6 +32,8 @@ import pytest
 from scorch.primitives.system.process import DIE_WITH_PARENT, pid_alive
 from scorch.wire.envelope import answers, socket_path
 from tests.conftest import JACK_PREFIX, jack_name
+from tests.support.shm.cleanup import release
+from tests.support.shm.scan import mapped_by
 
 SCORCH = Path(sys.executable).parent / "scorch"
 SSHD = Path("/usr/sbin/sshd")
@@ -122,12 +124,14 @@ class ScorchRun:
         name starts after that.
         """
         below = descendants(self.proc.pid)
+        held = mapped_by([self.proc.pid, *below])  # no one frees a killed room's segments
         self.proc.kill()
         self.proc.wait()
         deadline = time.monotonic() + 15.0
         while any(Path(f"/proc/{pid}").exists() for pid in below):
             assert time.monotonic() < deadline, f"not reaped: {below}"
             time.sleep(0.05)
+        release(held)
 
     def stop(self) -> int:
         """SIGTERM, wait for it to stop its rooms; its exit code."""

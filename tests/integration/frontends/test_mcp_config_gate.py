@@ -1,7 +1,8 @@
 """A config with mistakes keeps `scorch mcp` up: the tools say them, a fixed file starts the rooms.
 
-A real `mcp.Client` on the server's stdio, as Claude Desktop runs it; the file is
-fixed while the session lasts.
+A real `mcp.Client` on the server's stdio, as Claude Desktop runs it: every tool
+that ``tools/list`` names, called with valid arguments, answers the mistake with
+its file, line and key; the file is fixed while the session lasts.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from mcp import Client, StdioServerParameters
 
 from tests.conftest import jack_name
 from tests.support.harness import two_rooms
+from tests.support.mcp.every_tool import CALLS
 
 pytestmark = [pytest.mark.integration]
 
@@ -48,14 +50,24 @@ async def test_a_broken_config_is_told_by_every_tool_and_once_fixed_the_rooms_st
                             sys.executable, str(config), str(log)],
         env={"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp"),
              "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    calls = {tool: dict(args) for tool, args in CALLS.items()}
+    calls["buffer"]["path"] = str(tmp_path / "click.wav")
+    located = f"{config}:13: instances.beta.portt: unknown key; did you mean 'port'?"
     async with Client(params) as client:
-        for tool, args in (("list_instances", {}), ("status", {"instance": "alpha"}),
-                           ("synthdefs", {"action": "list"})):
-            result = await client.call_tool(tool, args)
-            assert result.is_error, tool
-            said = text_of(result)
-            assert f"{config}:13: instances.beta.portt: unknown key; did you mean 'port'?" \
-                in said, said
+        listed = sorted(tool.name for tool in (await client.list_tools()).tools)
+        assert listed == sorted(CALLS), f"tools without arguments in CALLS: " \
+                                        f"{sorted(set(listed) - set(CALLS))}"
+        said: dict[str, Any] = {}
+
+        async def call(tool: str) -> None:
+            said[tool] = await client.call_tool(tool, calls[tool], read_timeout_seconds=60)
+
+        async with anyio.create_task_group() as tasks:  # at once: each answers from the file
+            for tool in listed:
+                tasks.start_soon(call, tool)
+        untold = {tool: text_of(result)[:300] for tool, result in said.items()
+                  if not result.is_error or located not in text_of(result)}
+        assert not untold, f"tools that did not say the located mistake: {untold}"
         config.write_text(good)
         deadline = time.monotonic() + 90
         while True:

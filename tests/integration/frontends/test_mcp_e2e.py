@@ -7,7 +7,6 @@ MCP session closes.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -26,6 +25,7 @@ from tests.conftest import jack_name, scsynth_param
 from tests.support.harness import two_rooms
 from tests.support.mcp.calls import call
 from tests.support.processes import SCORCH, pids_using
+from tests.support.shm.cleanup import kill_freeing_segments
 
 pytestmark = [pytest.mark.integration]
 
@@ -45,9 +45,7 @@ def setup(tmp_path: Path) -> Iterator[dict[str, Any]]:
     info: dict[str, Any] = {"config": config, "jack": jack, "log": tmp_path / "mcp.log",
                             "state": tmp_path / "state"}
     yield info
-    for pid in pids_using(jack):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    kill_freeing_segments(pids_using(jack))  # what is left, and the segments it held
 
 
 

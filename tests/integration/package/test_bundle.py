@@ -4,11 +4,8 @@ through a real ``mcp.Client``, as Claude Desktop starts it."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import textwrap
@@ -25,6 +22,7 @@ from tests.conftest import jack_name
 from tests.support.mcp.calls import call
 from tests.support.packaging import fixed_folder, mcpb, outside
 from tests.support.processes import pids_using
+from tests.support.shm.cleanup import kill_freeing_segments
 
 pytestmark = [pytest.mark.integration]
 
@@ -44,9 +42,7 @@ def bundle(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pa
     subprocess.run([str(mcpb()), "pack", str(folder / "src"), str(packed)], check=True,
                    capture_output=True, timeout=120)
     yield packed
-    for pid in pids_using(JACK):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    kill_freeing_segments(pids_using(JACK))  # what is left, and the segments it held
 
 
 def test_mcpb_validate_refuses_a_manifest_without_its_server(tmp_path: Path) -> None:

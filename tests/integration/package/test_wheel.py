@@ -10,11 +10,8 @@ puts scorch in.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import tarfile
@@ -32,6 +29,7 @@ from tests.support.harness import jack_server
 from tests.support.mcp.calls import call
 from tests.support.packaging import ROOT, UV, base_python, fixed_folder, headless, outside
 from tests.support.processes import pids_using
+from tests.support.shm.cleanup import kill_freeing_segments
 
 pytestmark = [pytest.mark.integration]
 
@@ -62,9 +60,7 @@ def tool(wheel: Path) -> Iterator[Tool]:
     env["PATH"] = os.pathsep.join([str(folder / "bin"), env["PATH"]])
     yield Tool(folder, folder / "bin" / "scorch", folder / "tools" / "scorch" / "bin" /
                "python", env, home)
-    for pid in pids_using(JACK):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    kill_freeing_segments(pids_using(JACK))  # what is left, and the segments it held
     shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -37,6 +37,8 @@ from scorch.state.desired import PERSISTENT_NODE_BASE, SAMPLE_BUFFER_BASE
 from scorch.state.session import BufferSpec, NodeSpec, RoomSpec, Session
 from tests.conftest import MakeConfig, jack_name, node_param, pid_alive, scsynth_param
 from tests.support.processes import children
+from tests.support.shm.cleanup import release
+from tests.support.shm.scan import mapped_by
 
 Start = Callable[[Config], Orchestra]
 
@@ -380,12 +382,14 @@ def test_resume_after_sigkill_of_scorch_run_restores_the_autosaved_state(tmp_pat
         assert "freq = 330.0, amp = 0.02" in autosave.read_text()
         pids = children(proc.pid)  # jackd, and each room's scsynth and sclang
         assert len(pids) >= 5
+        held = mapped_by([proc.pid, *pids])  # their segments: no one frees a killed one's
         os.killpg(proc.pid, signal.SIGKILL)  # scorch run and nothing else: its group
         proc.wait(timeout=10)
         deadline = time.monotonic() + 10
         while any(pid_alive(p) for p in pids):  # its children die with it (parent-death signal)
             assert time.monotonic() < deadline, "children outlived scorch run"
             time.sleep(0.05)
+        release(held)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

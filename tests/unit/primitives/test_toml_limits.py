@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorch.primitives.toml_limits import MAX_DEPTH, TooDeep, check_toml
+from scorch.primitives.toml_limits import MAX_DEPTH, MAX_ITEMS, TooDeep, check_toml
 
 
 @pytest.mark.parametrize("opening,closing", [("[", "]"), ("{b = ", "}")])
@@ -30,6 +30,28 @@ def test_brackets_in_strings_and_comments_are_not_nesting() -> None:
             f'# {deep}\n[table]\n[[rows]]\ne = ["\\"[[", {{f = 1}}]\n')
     check_toml(text)
     assert tomllib.loads(text)["a"] == deep
+
+
+@pytest.mark.parametrize("many", [
+    "".join(f"k{i} = {i}\n" for i in range(MAX_ITEMS + 1)),  # keys
+    "a = [" + "1," * MAX_ITEMS + "1]\n",  # array items
+    "".join(f"[t{i}]\n" for i in range(MAX_ITEMS + 1)),  # tables
+    "a = {" + ", ".join(f"k{i} = 1" for i in range(MAX_ITEMS // 2 + 1)) + "}\n",
+])
+def test_more_keys_and_items_than_the_limit_are_refused_with_the_line_they_reach(
+        many: str) -> None:
+    with pytest.raises(TooDeep, match=rf"line \d+: more than {MAX_ITEMS} keys, items and "
+                                      "tables") as refused:
+        check_toml(many)
+    line = int(str(refused.value).split()[1].rstrip(":"))
+    assert line == min(many.count("\n"), MAX_ITEMS + 1)
+
+
+def test_keys_within_the_limit_pass_and_signs_in_strings_and_comments_are_none() -> None:
+    check_toml("".join(f"k{i} = {i}\n" for i in range(MAX_ITEMS)))
+    check_toml("a = \"" + "=," * MAX_ITEMS + "\"\n# " + "=" * MAX_ITEMS + "\n", max_items=2)
+    with pytest.raises(TooDeep, match="line 3: more than 2 keys"):
+        check_toml("a = 1\n#\nb = [2]\n", max_items=2)
 
 
 def test_a_file_over_the_size_is_refused_saying_so() -> None:

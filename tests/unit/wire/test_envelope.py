@@ -166,3 +166,13 @@ def test_a_line_that_is_no_reply_is_a_remote_error(line: bytes) -> None:
         assert "the answer to 'ping'" in str(err)
     else:
         assert isinstance(reply, Reply)
+
+
+def test_a_reply_of_more_items_than_the_limit_is_a_remote_error_and_the_next_reads() -> None:
+    from scorch.wire.envelope import REPLY_LIMITS
+
+    assert REPLY_LIMITS.items is not None
+    many = b'{"id": 1, "result": [' + b"1," * REPLY_LIMITS.items + b'1]}\n'
+    with pytest.raises(RemoteError, match=r"the answer to 'status' is more than 1000000 keys"):
+        decode_reply(many, "status")
+    assert decode_reply(b'{"id": 2, "result": [1, 2]}\n', "status").unwrap() == [1, 2]

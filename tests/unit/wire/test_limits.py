@@ -142,3 +142,14 @@ def test_items_are_refused_exactly_when_the_value_holds_more(value: Any, most: i
 def test_any_input_ends_in_a_value_or_a_value_error_never_a_recursion(line: bytes | str) -> None:
     with contextlib.suppress(ValueError):  # OverLimit is one, so are JSONDecodeError and
         loads(line, REQUEST_LIMITS)  # UnicodeDecodeError; RecursionError is not
+
+
+@pytest.mark.parametrize("line,limits,at", [
+    (b'{"a": [[[1]]]}', Limits(size=100, depth=3, items=None), 8),  # the fourth opening
+    (b'["x", "y", "z"]', Limits(size=100, depth=3, items=4), 9),  # the second comma
+])
+def test_the_offset_where_a_limit_broke_is_kept_for_a_files_reader(
+        line: bytes, limits: Limits, at: int) -> None:
+    with pytest.raises(OverLimit) as refused:
+        check(line, limits)
+    assert refused.value.at == at

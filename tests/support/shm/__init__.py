@@ -1,0 +1,1 @@
+"""What the suite leaves in /dev/shm: the session's watcher, and what killed tests free."""
