@@ -1,7 +1,8 @@
 """One ``scorch run`` serving the page, one Chromium and one page for every web test module.
 
 Package scope: the page modules share them (a second installation would cost its boot
-again). The last module ends with the test that closes the page.
+again). The last module ends with the test that closes the page; the browser starts
+with the first that needs one (``test_hosts_page.py`` runs a host's page of its own).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 @pytest.fixture(scope="package")
-def browser(served: Served) -> Iterator[Any]:
+def browser() -> Iterator[Any]:
     playwright_api = pytest.importorskip("playwright.sync_api")
     if not CHROMIUM.exists():
         pytest.skip("chromium is missing (make system-deps installs it)")
