@@ -1,7 +1,8 @@
 """What the technician's page costs: scorch's CPU with the page open (meters at 20 Hz) or
 closed, and the MIDI end-to-end time into scsynth either way, in one run.
 
-Run: ``.venv/bin/python -m bench.web [--seconds 30] [--samples 200] [--write]``. Starts
+Run: ``.venv/bin/python -m bench.web [--seconds 30] [--samples 200] [--runs 2] [--write]``.
+Each run starts
 ``scorch run`` with 4 headless rooms (a JACK dummy server), ``[web] listen`` on
 loopback with ``meter_hz = 20``, and a MIDI control route from a JACK port this
 benchmark plays (CC 1) to room0's named node ``hum`` (``freq``). Then, page closed
@@ -10,6 +11,11 @@ work is the same whatever shows it):
 
 - CPU of scorch's own process (utime + stime, its threads, not scsynth or sclang) over
   ``--seconds``, as % of one core;
+- the rooms' scsynths' CPU, two ways: their processes' own (utime + stime of the 4,
+  summed, % of one core) and what ``/status`` reports (average CPU, asked of every room
+  once a second and averaged; on JACK it is ``jack_cpu_load``, the whole JACK server's
+  DSP load, % of the audio period): the meter synths' cost inside the rooms (page open)
+  against none (page closed);
 - MIDI end to end: from ``send_message`` on the JACK port to the moment scsynth holds
   the new value, read by ``/s_get`` polled back to back (each poll a loopback round
   trip, so a figure is an upper bound, within about one poll).
@@ -31,7 +37,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from bench.idle import cpu_seconds
+from bench.idle import NAMES, cpu_seconds, per_thread, threads
 from bench.report import write_section
 from scorch.primitives.system.process import DIE_WITH_PARENT
 
@@ -39,6 +45,8 @@ JACK = os.environ.get("SCORCH_TEST_JACK", "scorch-bench") + "-web"
 ROOMS = 4
 PORT_NAME = "benchweb"
 SETTLE = 5.0
+#: Threads of scorch named in the report, the busiest first.
+BUSIEST = 5
 
 
 def config_text(state: Path, port: int) -> str:
@@ -129,12 +137,21 @@ def latency(out: Any, osc: Any, node: int, samples: int) -> dict[str, float]:
 
 
 def phase(proc: subprocess.Popen[str], seconds: float, out: Any, osc: Any, node: int,
-          samples: int) -> dict[str, Any]:
+          samples: int, rooms: list[Any], pids: list[int]) -> dict[str, Any]:
     time.sleep(SETTLE)
-    cpu0, t0 = cpu_seconds(proc.pid), time.monotonic()
-    time.sleep(seconds)
-    cpu = 100 * (cpu_seconds(proc.pid) - cpu0) / (time.monotonic() - t0)
-    return {"cpu": cpu, "load": os.getloadavg()[0],
+    cpu0, look0, t0 = cpu_seconds(proc.pid), threads(proc.pid), time.monotonic()
+    synths0 = sum(cpu_seconds(pid) for pid in pids)
+    scsynth: list[float] = []
+    while time.monotonic() - t0 < seconds:  # scsynth's own figure, once a second
+        scsynth.extend(room.status().avg_cpu for room in rooms)
+        time.sleep(1.0)
+    span = time.monotonic() - t0
+    cpu = 100 * (cpu_seconds(proc.pid) - cpu0) / span
+    _, by_thread, _ = per_thread(look0, threads(proc.pid), span)
+    synths = 100 * (sum(cpu_seconds(pid) for pid in pids) - synths0) / span
+    busiest = dict(sorted(by_thread.items(), key=lambda kv: -kv[1])[:BUSIEST])
+    return {"cpu": cpu, "threads": busiest, "scsynths": synths,
+            "scsynth": sum(scsynth) / len(scsynth), "load": os.getloadavg()[0],
             "midi": latency(out, osc, node, samples)}
 
 
@@ -146,9 +163,12 @@ def run(seconds: float, samples: int) -> dict[str, Any]:
         port = free_port()
         path = Path(work) / "config.toml"
         path.write_text(config_text(Path(work) / "state", port))
+        # Its threads named after themselves (bench/thread_names): where the time goes.
+        paths = [str(NAMES), *filter(None, [os.environ.get("PYTHONPATH")])]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
         proc = subprocess.Popen([sys.executable, "-m", "scorch.cli.main", "run", "--config",
                                  str(path)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                text=True, preexec_fn=DIE_WITH_PARENT)
+                                text=True, preexec_fn=DIE_WITH_PARENT, env=env)
         assert proc.stdout is not None
         out = None
         try:
@@ -164,22 +184,25 @@ def run(seconds: float, samples: int) -> dict[str, Any]:
             status = {r["name"]: r for r in api.call("status", {}).model_dump()["instances"]}
             node = status["room0"]["nodes"]["hum"]["node_id"]
             osc = OscClient(status["room0"]["port"])
+            rooms = [OscClient(status[f"room{i}"]["port"]) for i in range(ROOMS)]
+            pids = [status[f"room{i}"]["pids"]["scsynth"] for i in range(ROOMS)]
             deadline = time.monotonic() + 20
             while not any(PORT_NAME in p for p in
                           api.call("midi", {"action": "ports"}).model_dump()["result"]["inputs"]):
                 assert time.monotonic() < deadline, "the router did not open the port"
                 time.sleep(0.2)
             url = f"http://127.0.0.1:{port}/"
-            closed = phase(proc, seconds, out, osc, node, samples)
+            closed = phase(proc, seconds, out, osc, node, samples, rooms, pids)
             reader = Reader(url)
             try:
-                opened = phase(proc, seconds, out, osc, node, samples)
+                opened = phase(proc, seconds, out, osc, node, samples, rooms, pids)
                 view = json.loads(urllib.request.urlopen(url + "api/view", timeout=10).read())
                 metered = sum(r["meter"] is not None for r in view["rooms"])
                 events = reader.events
             finally:
                 reader.close()
-            osc.close()
+            for client in (osc, *rooms):
+                client.close()
             api.close()
         finally:
             if out is not None:
@@ -190,28 +213,46 @@ def run(seconds: float, samples: int) -> dict[str, Any]:
             "seconds": seconds, "samples": samples}
 
 
-def report(r: dict[str, Any]) -> str:
+def report(runs: list[dict[str, Any]]) -> str:
     rows = []
-    for name in ("closed", "open"):
-        p = r[name]
-        m = p["midi"]
-        rows.append(f"| page {name} | {p['cpu']:.1f} % | {m['p50']:.2f} | {m['p99']:.2f} | "
-                    f"{m['max']:.2f} | {m['lost']} | {p['load']:.2f} |")
+    for i, r in enumerate(runs, 1):
+        for name in ("closed", "open"):
+            p = r[name]
+            m = p["midi"]
+            rows.append(f"| {i} | page {name} | {p['cpu']:.1f} % | {p['scsynths']:.1f} % | "
+                        f"{p['scsynth']:.1f} % | "
+                        f"{m['p50']:.2f} | {m['p99']:.2f} | {m['max']:.2f} | {m['lost']} | "
+                        f"{p['load']:.2f} |")
+    busiest = [f"- run {i}, page {name}: " + ", ".join(
+        f"`{thread}` {cpu:.1f} %" for thread, cpu in run[name]["threads"].items())
+        for i, run in enumerate(runs, 1) for name in ("closed", "open")]
+    r = runs[0]
+    events = ", ".join(str(run["events"]) for run in runs)
+    metered = ", ".join(f"{run['metered']} of {ROOMS}" for run in runs)
     return "\n".join([
         "## Technician's page",
         "",
-        f"`python -m bench.web`: one `scorch run` of {ROOMS} headless rooms, `[web] meter_hz = "
-        f"20`, measured page closed then page open (one `/api/stream` reader, {r['events']} "
-        f"events received; {r['metered']} of {ROOMS} rooms metered) over {r['seconds']:g} s "
-        f"each. CPU is scorch's own process (scsynth and sclang not counted), % of one core. "
-        f"MIDI end to end: CC sent on a JACK port until scsynth holds the new value, read by "
-        f"`/s_get` polled back to back, {r['samples']} samples, ms (an upper bound by about "
-        f"one poll); lost: never arrived within 1 s (JACK's dummy driver drops the MIDI of "
-        f"the cycles it misses on a loaded machine).",
+        f"`python -m bench.web --runs {len(runs)} --write`: each run one `scorch run` of "
+        f"{ROOMS} headless rooms, `[web] meter_hz = 20`, measured page closed then page open "
+        f"(one `/api/stream` reader; events received: {events}; rooms metered: {metered}) "
+        f"over {r['seconds']:g} s each. scorch: its own process (scsynth and sclang not "
+        f"counted), % of one core. scsynths: the 4 rooms' scsynth processes, summed, % of one "
+        f"core; page open, each runs the meter synth. JACK DSP: what the rooms' `/status` "
+        f"reports as average CPU, every room asked once a second and averaged; on JACK it is "
+        f"`jack_cpu_load`, the whole server's DSP load (% of the audio period), not one "
+        f"room's. MIDI end to end: CC sent on a JACK port until scsynth holds the new "
+        f"value, read by `/s_get` polled back to back, {r['samples']} samples, ms (an upper "
+        f"bound by about one poll); lost: never arrived within 1 s (JACK's dummy driver drops "
+        f"the MIDI of the cycles it misses on a loaded machine). load: the 1-minute load "
+        f"average at the end of the phase (2 cores, shared).",
         "",
-        "| | CPU | MIDI p50 | p99 | max | lost | load |",
-        "|---|---|---|---|---|---|---|",
+        "| run | | scorch CPU | scsynths | JACK DSP | MIDI p50 | p99 | max | lost | load |",
+        "|---|---|---|---|---|---|---|---|---|---|",
         *rows,
+        "",
+        "scorch's busiest threads (% of one core; room numbers folded, `bench/thread_names`):",
+        "",
+        *busiest,
         "",
     ])
 
@@ -220,9 +261,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--write", action="store_true", help="replace BENCHMARKS.md's section")
     args = parser.parse_args()
-    text = report(run(args.seconds, args.samples))
+    text = report([run(args.seconds, args.samples) for _ in range(args.runs)])
     print(text)
     if args.write:
         write_section(text)

@@ -10,8 +10,9 @@ second; :func:`live_view` the whole view, sent about once a second.
 from __future__ import annotations
 
 import re
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
@@ -19,6 +20,8 @@ from pydantic import BaseModel, Field
 from scorch.api.models import plain
 from scorch.api.operation import OPERATIONS, Result
 from scorch.errors import ScorchError
+from scorch.primitives.sclang.patterns import short
+from scorch.primitives.system.process import cpu_seconds
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -52,6 +55,17 @@ EVENTS_SHOWN = 60
 TROUBLE = frozenset({"CRASHED", "HUNG", "FAILED", "BOOT_FAILED", "STARTUP_ERROR", "DEGRADED",
                      "BUFFER_LOST", "NODE_ENDED"})
 _XRUN = re.compile(r"\bxrun", re.IGNORECASE)
+#: Seconds of jackd's output whose xruns are counted (a rate, not a total).
+XRUN_WINDOW = 60.0
+#: Seconds two looks at a process's CPU time must be apart to give a rate (a page and a
+#: panel may look moments apart: the older look stays and the last rate is answered).
+CPU_SPAN = 0.25
+#: A pattern's main params: ``\key, value`` pairs of its source (symbols as ``\key`` or
+#: ``'key'``, as sclang's compile strings write them) whose value is one short literal (a
+#: number, a symbol, a name); what a pattern computes (Pseq, Pwhite) is left out.
+_PAIR = re.compile(r"(?:\\(\w+)|'(\w+)')\s*,\s*(-?[\w.]+|\\\w+|'\w+')\s*(?=[,)\]])")
+PARAMS_SHOWN = 6
+_NAMED = re.compile(r"^\s*(?:Pdef|Pbindef|Tdef|Ndef)\(\s*(?:\\\w+|'\w+')\s*,")
 
 
 class Meter(BaseModel):
@@ -73,11 +87,18 @@ class NodeLive(BaseModel):
 
 
 class PatternLive(BaseModel):
-    """A Pdef, Pbindef, Tdef or Ndef."""
+    """A Pdef, Pbindef, Tdef or Ndef, as ``playing`` describes it."""
 
     kind: str
     name: str
     playing: bool
+    quant: str
+    mute: str = Field(description="muted, solo (the others are muted for it) or empty")
+    last_event: float | None = Field(description="Unix time of the last event it played "
+                                     "(None: none seen since scorch started)")
+    params: dict[str, str] = Field(description="its main params: the keys its source gives "
+                                   "a short literal value (\\dur 0.25, \\instrument sine)")
+    source: str = Field(description="its definition on one short line")
 
 
 class RoomLive(BaseModel):
@@ -94,7 +115,11 @@ class RoomLive(BaseModel):
     last_crash: str | None
     pids: dict[str, int | None]
     sclang: str
-    cpu: float | None = Field(description="scsynth's average CPU, percent")
+    cpu: float | None = Field(description="scsynth's /status average CPU, percent: on JACK "
+                              "that is jack_cpu_load, the whole JACK server's DSP load, which "
+                              "every room on this jackd reads alike")
+    scsynth_cpu: float | None = Field(description="scsynth's own process CPU since the last "
+                                      "look, % of one core (None: first look)")
     peak_cpu: float | None
     synths: int | None
     nodes: list[NodeLive]
@@ -134,8 +159,9 @@ class LiveView(Result):
     this_host: str | None
     hosts: list[HostLive] = Field(description="the installation's hosts (several hosts)")
     audio: str | None
-    xruns: int = Field(description="xruns jackd reported in its recent output (the last "
-                       "1000 lines scorch keeps of it)")
+    xruns_last_minute: int = Field(description="xruns the JACK server reported in the last "
+                                   "minute: the whole server's, every room shares it "
+                                   "(scsynth does not count its own)")
     rooms: list[RoomLive]
     tempo: dict[str, Any] | None
     midi: dict[str, Any] | None = Field(description="None: MIDI is off; else the router's "
@@ -164,8 +190,65 @@ def hosts_of(status: dict[str, Any], configured: Iterable[str]) -> list[HostLive
     return linked or [HostLive(name=name, state=None) for name in sorted(configured)]
 
 
-def _xruns(orch: Orchestra) -> int:
-    return sum(1 for line in orch.jack_console.tail(1000) if _XRUN.search(line.text))
+class ProcessCpu:
+    """Each process's CPU between two looks, % of one core (any thread)."""
+
+    def __init__(self, read: Callable[[int | None], float | None] = cpu_seconds) -> None:
+        self._read = read
+        self._lock = threading.Lock()
+        self._looks: dict[int, tuple[float, float, float | None]] = {}
+        """pid -> (when, CPU seconds used then, the rate answered last)."""
+
+    def percent(self, pid: int | None, now: float) -> float | None:
+        """``pid``'s CPU since the last look at least :data:`CPU_SPAN` ago (None: first look)."""
+        used = self._read(pid) if pid is not None else None
+        with self._lock:
+            if pid is None or used is None:
+                self._looks.pop(pid or 0, None)
+                return None
+            for gone in [p for p, look in self._looks.items() if now - look[0] > 60.0]:
+                del self._looks[gone]  # pids of processes that ended
+            was = self._looks.get(pid)
+            if was is not None and now - was[0] < CPU_SPAN:
+                return was[2]
+            rate = None if was is None else round(100.0 * (used - was[1]) / (now - was[0]), 1)
+            self._looks[pid] = (now, used, rate)
+            return rate
+
+
+#: scsynth's CPU as the views see it, shared by the page's and the panel's.
+_PROCESS_CPU = ProcessCpu()
+
+
+def pattern_params(source: str, limit: int = PARAMS_SHOWN) -> dict[str, str]:
+    """The main params of a pattern's source: its keys with a literal value, first ones first."""
+    body = _NAMED.sub("", source, count=1)  # Pbindef(\\name, ...): the name is no param
+    found: dict[str, str] = {}
+    for match in _PAIR.finditer(body):
+        inside = body[:match.start()]
+        if inside.count("[") > inside.count("]"):
+            continue  # a list's items (Pseq([\\a, \\b])) are values, not keys
+        if len(found) >= limit:
+            break
+        found.setdefault(match[1] or match[2], match[3].strip("\\'"))
+    return found
+
+
+def xruns_since(lines: Iterable[tuple[float, str]], since: float) -> int:
+    """How many of jackd's lines (time, text) from ``since`` on report an xrun."""
+    return sum(1 for at, text in lines if at >= since and _XRUN.search(text))
+
+
+def _xruns(orch: Orchestra, now: float) -> int:
+    lines = ((line.time, line.text) for line in orch.jack_console.tail(1000))
+    return xruns_since(lines, now - XRUN_WINDOW)
+
+
+def _patterns(view: Any) -> list[PatternLive]:
+    times = view.pattern_times
+    return [PatternLive(kind=p.kind, name=p.name, playing=p.playing, quant=p.quant,
+                        mute=p.mute, last_event=times.get(p.key), params=pattern_params(p.text),
+                        source=short(p.text)) for p in view.patterns.values()]
 
 
 def _midi(orch: Orchestra) -> dict[str, Any] | None:
@@ -210,17 +293,17 @@ def live_view(service: Caller, orch: Orchestra) -> LiveView:
             reason=inst["reason"], uptime=inst["uptime"], restarts=inst["restarts_in_window"],
             restart_budget_left=inst["restart_budget_left"], last_crash=inst["last_crash"],
             pids=inst["pids"], sclang=inst["sclang"], cpu=server.get("avg_cpu"),
+            scsynth_cpu=_PROCESS_CPU.percent(inst["pids"].get("scsynth"), now),
             peak_cpu=server.get("peak_cpu"), synths=synths,
             nodes=[NodeLive(name=n, **info, ranges=_ranges(orch, info["synthdef"]))
                    for n, info in inst["nodes"].items()],
-            patterns=[PatternLive(kind=p.kind, name=p.name, playing=p.playing)
-                      for p in view.patterns.values()],
+            patterns=_patterns(view),
             meter=meters.get(name), history=orch.meters.levels(name).history(now)))
     config = orch.config
     return LiveView(
         time=now, config=str(config.source) if config.source else None,
         hosted_by=orch.hosted_by, started_at=orch.started_at, this_host=config.host,
         hosts=hosts_of(status, config.hosts), audio=(status.get("audio") or {}).get("summary"),
-        xruns=_xruns(orch), rooms=rooms, tempo=tempo, midi=_midi(orch),
+        xruns_last_minute=_xruns(orch, now), rooms=rooms, tempo=tempo, midi=_midi(orch),
         events=[EventLive(seq=e["seq"], time=e["time"], room=e["instance"], kind=e["kind"],
                           message=e["message"], trouble=e["kind"] in TROUBLE) for e in events])

@@ -1,9 +1,11 @@
 """The live view as the page's streams read it: built once for every open page.
 
 A thread rebuilds the view (:func:`scorch.api.live.live_view`) every
-:data:`VIEW_EVERY` seconds while at least one page is open, and joins the meters
-for as long; each page's stream reads the newest copy and the meters without
-asking anything itself, so ten open pages cost what one does.
+:data:`VIEW_EVERY` seconds while at least one page is open, and at once when a
+room's state changes (a watcher thread per room sleeps on its view's condition:
+no polling), and joins the meters for as long; each page's stream reads the newest
+copy and the meters without asking anything itself, so ten open pages cost what
+one does.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from collections import deque
 from typing import TYPE_CHECKING
 
@@ -21,14 +22,15 @@ from scorch.errors import ScorchError
 if TYPE_CHECKING:
     from scorch.api.local import LocalService
     from scorch.app.orchestra import Orchestra
+    from scorch.state.view import InstanceView, Snapshot
 
 log = logging.getLogger(__name__)
 
-#: Seconds between two builds of the view while a page is open...
+#: Seconds between two builds of the view while a page is open; a room's change of state
+#: is built and sent at once (a restart can be over in less than this; each state shows).
 VIEW_EVERY = 0.5
-#: ...and between two looks at the rooms' states, whose change is built and sent at once
-#: (a restart can be over in less than VIEW_EVERY; each of its states is shown).
-STATE_EVERY = 0.02
+#: Seconds a room's watcher sleeps at most before it looks whether the page closed.
+WATCH_EVERY = 1.0
 #: Views kept for streams that read a little late (each sends every view it missed).
 KEPT = 16
 
@@ -46,6 +48,8 @@ class Feed:
         """Counts the builds: a stream sends the view when it moved on."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._changed = threading.Event()
+        """Set by a room's watcher when its state changed: the builder builds at once."""
 
     @property
     def pages(self) -> int:
@@ -71,10 +75,10 @@ class Feed:
         with self._lock:
             self._pages += 1
             first = self._thread is None
-            if first:
-                self._stop.clear()
-                self._thread = threading.Thread(target=self._build, name="web-view",
-                                                daemon=True)
+            if first:  # a stop of its own: the last builder's watchers end with theirs
+                self._stop = threading.Event()
+                self._thread = threading.Thread(target=self._build, args=(self._stop,),
+                                                name="web-view", daemon=True)
         if first:
             self.orch.meters.join()
             assert self._thread is not None
@@ -88,11 +92,15 @@ class Feed:
                 return
             thread, self._thread = self._thread, None
             self._stop.set()
+            self._changed.set()  # the builder ends now, not after its wait
         thread.join(timeout=5.0)
         self.orch.meters.leave()
 
-    def _build(self) -> None:
-        while not self._stop.is_set():
+    def _build(self, stop: threading.Event) -> None:
+        watched: set[str] = set()
+        while not stop.is_set():
+            self._watch_new_rooms(watched, stop)
+            self._changed.clear()
             try:
                 view = self.build()
             except ScorchError as err:
@@ -103,15 +111,26 @@ class Feed:
                 with self._lock:
                     self.version += 1
                     self._views.append((self.version, view))
-            self._wait_change()
+            self._changed.wait(VIEW_EVERY)
 
-    def _states(self) -> dict[str, str]:
-        return {name: str(view.snapshot.state) for name, view in self.orch.views.items()}
+    def _watch_new_rooms(self, watched: set[str], stop: threading.Event) -> None:
+        """A watcher for each room not ``watched`` yet (rooms come with a reload)."""
+        for name, view in list(self.orch.views.items()):
+            if name in watched:
+                continue
+            watched.add(name)
+            threading.Thread(target=self._watch, args=(view, stop), name=f"web-watch-{name}",
+                             daemon=True).start()
 
-    def _wait_change(self) -> None:
-        """Wait VIEW_EVERY, or less when a room's state changes."""
-        states = self._states()
-        deadline = time.monotonic() + VIEW_EVERY
-        while not self._stop.wait(STATE_EVERY):
-            if time.monotonic() >= deadline or self._states() != states:
-                return
+    def _watch(self, view: InstanceView, stop: threading.Event) -> None:
+        """Wake the builder whenever ``view``'s state changes, until ``stop``."""
+        seen = [view.snapshot.state]
+
+        def moved(snap: Snapshot) -> bool:
+            return snap.state != seen[0]
+
+        while not stop.is_set():
+            now = view.wait_until(moved, WATCH_EVERY).state
+            if now != seen[0]:
+                seen[0] = now
+                self._changed.set()

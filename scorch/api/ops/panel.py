@@ -2,21 +2,24 @@
 
 ``live`` answers the whole live view (``scorch.api.live``) and keeps the rooms'
 level meters running a few seconds more, so a panel that polls sees levels and one
-that vanishes costs nothing soon after. ``fader`` moves one param of a named node, as
-``set`` does (the value is kept for restarts), one value at a time as a fader sends
-them. Both are tools only the panel sees (``_meta.ui.visibility = ["app"]``); every
-other front end has ``status`` and ``set``.
+that vanishes costs nothing soon after; ``meters_only`` answers the last whole view with
+fresh meters, the light call a visible panel makes several times a second between two
+whole ones. ``fader`` moves one param of a named node, as ``set`` does (the value is
+kept for restarts), one value at a time as a fader sends them. Both are tools only the
+panel sees (``_meta.ui.visibility = ["app"]``); every other front end has ``status``
+and ``set``.
 """
 
 from __future__ import annotations
 
+import time
+import weakref
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from scorch.api.live import Here, LiveView, live_view
+from scorch.api.live import Here, LiveView, live_view, meters_now
 from scorch.api.operation import READ, SET, Args, Result, operation
-from scorch.api.ops.instances import NoArgs
 from scorch.values import Float32, InstanceName, NodeName, ParamName
 
 if TYPE_CHECKING:
@@ -24,16 +27,37 @@ if TYPE_CHECKING:
 
 #: Seconds the meters run on after a ``live`` call.
 METER_LEASE = 5.0
+#: Seconds a whole view may be reused by a ``meters_only`` call; older, it is built anew.
+REUSE_VIEW = 2.0
+#: The last whole view built for each orchestra, and when (monotonic).
+_LAST: weakref.WeakKeyDictionary[Orchestra, tuple[float, LiveView]] = (
+    weakref.WeakKeyDictionary())
+
+
+class LiveArgs(Args):
+    """How much of the view to build."""
+
+    meters_only: bool = Field(False, description="only the level meters are new; the rest "
+                              "is the last whole view (at most 2 s old): a panel's fast "
+                              "refresh between two whole views")
 
 
 @operation(access=READ, command="live", rooms=None, patience=10.0, panel="only")
-def live(orch: Orchestra, args: NoArgs) -> LiveView:
+def live(orch: Orchestra, args: LiveArgs) -> LiveView:
     """The live view the panel shows: every room's state, uptime, restarts, CPU, level
     meters and their last minutes, named nodes with their params and ranges, patterns,
     MIDI activity, tempo and recent events. Keeps the level meters running a few
     seconds."""
     orch.meters.lease(METER_LEASE)
-    return live_view(Here(orch), orch)
+    now = time.monotonic()
+    built, last = _LAST.get(orch, (0.0, None))
+    if args.meters_only and last is not None and now - built < REUSE_VIEW:
+        meters = meters_now(orch)
+        return last.model_copy(update={"time": time.time(), "rooms": [
+            room.model_copy(update={"meter": meters.get(room.name)}) for room in last.rooms]})
+    view = live_view(Here(orch), orch)
+    _LAST[orch] = (now, view)
+    return view
 
 
 class FaderArgs(Args):

@@ -5,8 +5,10 @@ const ROLE = document.body.dataset.role;
 const FLOOR = -60;  // dB at the left end of a meter and the bottom of a sparkline
 const SPARK_SECONDS = 300;
 const cards = new Map();
-const seen = new Map();  // room -> [[state, time]] of the last SEEN_SECONDS
+const seen = new Map();  // room -> [[state, time shown (ms)]] of the last SEEN_SECONDS
 const SEEN_SECONDS = 10;
+const taken = new Map();  // MIDI input -> [messages taken, when that count last moved (ms)]
+const ACTIVE_MS = 2000;
 const trees = new Map();  // room -> timer of its open tree drawing
 let lastView = null;
 
@@ -21,6 +23,7 @@ function duration(s) {
   if (s < 3600) return Math.floor(s / 60) + " min";
   return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
 }
+const ago = (s) => s < 1 ? "now" : s < 60 ? Math.round(s) + " s ago" : duration(s) + " ago";
 const pct = (db) => Math.max(0, Math.min(100, (db - FLOOR) / -FLOOR * 100));
 
 async function act(path, question) {
@@ -29,13 +32,23 @@ async function act(path, question) {
   buttons.forEach((b) => { b.disabled = true; });
   try {
     const answer = await fetch(path, {method: "POST", headers: {"Content-Type": "application/json"}});
-    if (!answer.ok) {
-      const body = await answer.json().catch(() => ({error: answer.statusText}));
-      window.alert(body.error || answer.statusText);
-    }
+    const body = await answer.json().catch(() => ({error: answer.statusText}));
+    if (!answer.ok) window.alert(body.error || answer.statusText);
+    else notice(path, body);
   } finally {
     buttons.forEach((b) => { b.disabled = false; });
   }
+}
+
+// What an action did, in a line under the header (the answer of the operation).
+function notice(path, body) {
+  const what = path.split("?")[0].split("/").pop();
+  const text = what === "panic"
+    ? `panic: ${body.released ?? 0} voice(s) released, all notes off sent`
+    : what === "restart" ? "restart asked: the room comes back by itself"
+    : what === "release" ? "node stopped" : what + " done";
+  $("notice").textContent = new Date().toLocaleTimeString() + " " + text;
+  $("notice").dataset.action = what;
 }
 
 function card(room) {
@@ -75,18 +88,23 @@ function renderRoom(r) {
   state.className = "state state-" + r.state;
   el.dataset.state = r.state;
   // Every state shown lately: a restart over within a second still says it happened.
-  const now = Date.now() / 1000;
-  const states = (seen.get(r.name) || []).filter(([, t]) => now - t < SEEN_SECONDS);
+  // The times (this machine's clock, ms) each state was first shown are kept in
+  // data-seen-at: what a test measures a restart on the page with.
+  const now = Date.now();
+  const states = (seen.get(r.name) || []).filter(([, t]) => now - t < SEEN_SECONDS * 1000);
   if (!states.length || states[states.length - 1][0] !== r.state) states.push([r.state, now]);
   seen.set(r.name, states);
   el.dataset.seen = [...new Set(states.map(([s]) => s))].join(" ");
+  el.dataset.seenAt = JSON.stringify(states);
   const was = states.filter(([s]) => s !== "READY").map(([s]) => s);
   el.querySelector(".reason").textContent = r.state !== "READY" ? (r.reason || "")
     : was.length ? `back after ${[...new Set(was)].join(", ")}` : "";
-  const cpu = r.cpu == null ? "–" : r.cpu.toFixed(1) + " %";
+  // scsynth's own process; its /status CPU is JACK's whole DSP load (in the summary).
+  const cpu = r.scsynth_cpu == null ? "–" : r.scsynth_cpu.toFixed(1) + " %";
   el.querySelector(".facts").innerHTML =
     `<span>up <b>${duration(r.uptime)}</b></span><span>restarts <b>${r.restarts}</b></span>` +
-    `<span>CPU <b>${cpu}</b></span><span>synths <b>${r.synths ?? "–"}</b></span>` +
+    `<span title="scsynth's own process, % of one core">CPU <b class="cpu">${cpu}</b></span>` +
+    `<span>synths <b>${r.synths ?? "–"}</b></span>` +
     `<span>scsynth <b class="pid">${r.pids.scsynth ?? "–"}</b></span>` +
     `<span>sclang <b>${esc(r.sclang)}</b></span>`;
   const items = r.nodes.map((n) => {
@@ -95,9 +113,14 @@ function renderRoom(r) {
     return `<li><b>${esc(n.name)}</b><span class="dim">${esc(n.synthdef)}</span>` +
       `<span class="params">${params}</span>` +
       `<button class="act small danger" data-node="${esc(n.name)}">stop</button></li>`;
-  }).concat(r.patterns.map((p) =>
-    `<li><b>${esc(p.name)}</b><span class="dim">${esc(p.kind)}</span>` +
-    `<span class="params">${p.playing ? "playing" : "stopped"}</span></li>`));
+  }).concat(r.patterns.map((p) => {
+    const params = Object.entries(p.params).map(([k, v]) => `${esc(k)} ${esc(v)}`).join(", ");
+    const last = p.last_event == null ? "" : `, last event ${ago(lastView.time - p.last_event)}`;
+    return `<li class="pattern" data-pattern="${esc(p.name)}" data-playing="${p.playing}" ` +
+      `data-mute="${esc(p.mute)}"><b>${esc(p.name)}</b><span class="dim">${esc(p.kind)}</span>` +
+      `<span class="params">${p.playing ? "playing" : "stopped"}${p.mute ? ", " + esc(p.mute) : ""}` +
+      `${last}${params ? "; " + params : ""}</span></li>`;
+  }));
   el.querySelector(".nodes").innerHTML = items.join("");
   spark(el.querySelector(".spark"), r.history, lastView.time);
 }
@@ -142,16 +165,37 @@ function renderMeters(meters) {
   }
 }
 
+// What the rooms' scsynths report as CPU (/status) is jack_cpu_load: the JACK server's DSP
+// load, the same for every room on it, so it is shown once.
+function dsp(v) {
+  const loads = v.rooms.map((r) => r.cpu).filter((c) => c != null);
+  if (!loads.length) return "";
+  return `<span id="dsp" title="the JACK server's DSP load (% of each audio period), as the ` +
+    `rooms' scsynths report it">JACK DSP load <b>${Math.max(...loads).toFixed(1)} %</b></span>`;
+}
+
 function renderSummary(v) {
   const t = v.tempo;
-  const midi = v.midi ? Object.entries(v.midi.inputs || {})
-    .map(([port, n]) => `${esc(port)} <b>${n}</b>`).join(", ") || "no input" : "off";
+  const now = Date.now();
+  const inputs = v.midi ? Object.entries(v.midi.inputs || {}).map(([port, n]) => {
+    const [was, moved] = taken.get(port) || [n, 0];
+    const at = n !== was ? now : moved;
+    taken.set(port, [n, at]);
+    return `<span class="input${now - at < ACTIVE_MS ? " active" : ""}" data-port="${esc(port)}" ` +
+      `data-taken="${n}" title="messages taken from this input">${esc(port)} <b>${n}</b></span>`;
+  }).join(", ") || "no input" : "off";
   const parts = [
     `rooms <b>${v.rooms.filter((r) => r.state === "READY").length}/${v.rooms.length}</b> READY`,
-    t ? `tempo <b>${t.bpm.toFixed(1)}</b> bpm, bar <b>${t.bar}</b> ${t.playing ? "▶" : "■"}` : "",
-    `MIDI ${midi}` + (v.midi ? `, voices <b>${v.midi.voices ?? 0}</b>` : ""),
-    `xruns <b>${v.xruns}</b>`,
-    v.hosts.length ? "hosts " + v.hosts.map((h) => `<b>${esc(h.name)}</b>` + (h.state ?
+    t ? `<span id="tempo" data-bpm="${t.bpm}" data-playing="${t.playing}">tempo ` +
+      `<b>${t.bpm.toFixed(1)}</b> bpm, bar <b>${t.bar}</b> ${t.playing ? "▶ playing" : "■ stopped"}` +
+      "</span>" : "",
+    `MIDI ${inputs}` + (v.midi ? `, voices <b id="voices">${v.midi.voices ?? 0}</b>` : ""),
+    dsp(v),
+    `<span id="xruns" title="the JACK server's xruns in the last minute: every room shares ` +
+      `the server, scsynth counts none of its own">JACK xruns, last minute ` +
+      `<b>${v.xruns_last_minute}</b></span>`,
+    v.hosts.length ? "hosts " + v.hosts.map((h) => `<b class="host" data-host="${esc(h.name)}">` +
+      `${esc(h.name)}</b>` + (h.state ?
       ` <span class="${h.state === "CONNECTED" ? "" : "trouble"}" title="${esc(h.reason || "")}">` +
       `${esc(h.state)}</span>` : "")).join(", ") +
       (v.this_host ? ` (this: ${esc(v.this_host)})` : "") : "",

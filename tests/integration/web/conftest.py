@@ -1,0 +1,62 @@
+"""One ``scorch run`` serving the page, one Chromium and one page for every web test module.
+
+Package scope: the page modules share them (a second installation would cost its boot
+again). The last module ends with the test that closes the page; the browser starts
+with the first that needs one (``test_hosts_page.py`` runs a host's page of its own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.support.hosts_harness import Namespace, namespaces_allowed
+from tests.support.web_harness import CHROMIUM, Dialogs, Served
+
+
+@pytest.fixture(scope="package")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    why = namespaces_allowed()
+    if why is not None:
+        pytest.skip(why)
+    ns = Namespace(9)
+    try:
+        served = Served(tmp_path_factory.mktemp("web"), ns)
+        try:
+            yield served
+        finally:
+            served.api.close()
+            served.mcp.close()
+            assert served.run.stop() == 0, served.run.tail()
+    finally:
+        ns.delete()
+
+
+@pytest.fixture(scope="package")
+def browser() -> Iterator[Any]:
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM.exists():
+        pytest.skip("chromium is missing (make system-deps installs it)")
+    with playwright_api.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="package")
+def dialogs() -> Dialogs:
+    return Dialogs()
+
+
+@pytest.fixture(scope="package")
+def page(served: Served, browser: Any, dialogs: Dialogs) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    page = context.new_page()
+    page.on("dialog", dialogs.answer)
+    page.goto(served.url + f"?token={served.token}")
+    yield page
+    context.close()
