@@ -109,7 +109,7 @@ function renderRoom(r) {
     `<span>sclang <b>${esc(r.sclang)}</b></span>`;
   const items = r.nodes.map((n) => {
     const params = Object.entries(n.params).slice(0, 6)
-      .map(([k, v]) => `${esc(k)} ${Number(v).toPrecision(3)}`).join(", ");
+      .map(([k, v]) => `${esc(k)} ${+Number(v).toPrecision(4)}`).join(", ");
     return `<li><b>${esc(n.name)}</b><span class="dim">${esc(n.synthdef)}</span>` +
       `<span class="params">${params}</span>` +
       `<button class="act small danger" data-node="${esc(n.name)}">stop</button></li>`;
