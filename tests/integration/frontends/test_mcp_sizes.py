@@ -302,6 +302,7 @@ async def test_a_crash_brings_the_named_drone_back_and_says_what_code_made_was_l
                      params={"freq": 220, "amp": 0.01})
     await call(client, "execute", instance="beta", code=(
         "~e2eA = Synth(\\sine, [\\amp, 0.001]); ~e2eB = Synth(\\sine, [\\amp, 0.001]); 1"))
+    (made,) = (await call(client, "history", instance="beta", limit=1))["entries"]
     osc = orchestra.views["beta"].osc
     assert osc is not None
 
@@ -324,6 +325,9 @@ async def test_a_crash_brings_the_named_drone_back_and_says_what_code_made_was_l
     assert scsynth_param(port_of(orchestra, "beta"), node_id, "freq") == 220  # the drone
     (lost,) = [e for e in events if e["kind"] == "SYNTHS_LOST"]
     assert lost["details"]["synthdefs"] == {"sine": 2}, lost  # the code's, not the drone
+    assert [(o["entry"], o["during"]) for o in lost["details"]["from_code"]] == [
+        (made["id"], True)], lost  # from which code: the entry history rerun runs again
+    assert f"sine x2 made by history #{made['id']}" in lost["message"], lost
     await call(client, "release", instance="beta", node="hum")
 
 
