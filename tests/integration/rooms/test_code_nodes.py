@@ -170,3 +170,32 @@ def test_history_keeps_every_change_and_runs_an_entry_again_by_id(room: Orchestr
         api.call("history", {"action": "rerun", "id": 999999})
     api.call("release", {"instance": "room", "node": "again"})
 
+
+def test_a_session_save_and_load_are_kept_in_the_history_and_a_load_runs_again_by_id(
+        room: Orchestra) -> None:
+    api = LocalService(room)
+    api.call("play", {"instance": "room", "synthdef": "sine", "node": "kept",
+                      "params": {"freq": 300, "amp": 0.001}})
+    api.call("session", {"action": "save", "name": "history-test"})
+    api.call("set", {"instance": "room", "node": "kept", "params": {"freq": 500}})
+    api.call("session", {"action": "load", "name": "history-test"})
+    osc = room.views["room"].osc
+    assert osc is not None
+
+    def freq() -> float:
+        return node_param(osc, room.rooms.nodes("room")["kept"].node_id, "freq")
+
+    assert freq() == 300
+    found: Any = api.call("history", {"limit": 3})
+    load, changed, save = found.entries
+    assert load.code == '@session {"action":"load","name":"history-test"}', load.code
+    assert save.code == '@session {"action":"save","name":"history-test"}', save.code
+    assert changed.code.startswith("@set ") and load.ok and '"target": "kept"' in load.value, load
+    api.call("set", {"instance": "room", "node": "kept", "params": {"freq": 700}})
+    assert freq() == 700
+    again: Any = api.call("history", {"action": "rerun", "id": load.id})
+    assert again.rerun == "session" and again.answer["action"] == "load", again
+    assert [(c["action"], c["target"]) for c in again.answer["changes"]] == [("set", "kept")]
+    assert freq() == 300  # the saved state, loaded again on scsynth
+    api.call("session", {"action": "delete", "name": "history-test"})
+    api.call("release", {"instance": "room", "node": "kept"})
