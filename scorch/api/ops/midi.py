@@ -144,11 +144,11 @@ class MidiOutput(Result):
 
 
 def _flat(ports: dict[str, Any]) -> dict[str, Any]:
-    """The ports' lists by one dotted key each (``available.inputs``)."""
+    """The ports' lists by one dotted key each (``available.inputs``, ``missing.inputs``)."""
     flat: dict[str, Any] = {}
     for key, value in ports.items():
-        if key == "available" and isinstance(value, dict):
-            flat.update({f"available.{k}": v for k, v in value.items()})
+        if isinstance(value, dict):
+            flat.update({f"{key}.{k}": v for k, v in value.items()})
         else:
             flat[key] = value
     return flat
@@ -161,18 +161,21 @@ def _within(action: str, found: Any) -> tuple[Any, dict[str, int]]:
         return kept, {"routes": more} if more else {}
     if action != "ports" or not isinstance(found, dict):
         return found, {}
-    lists = [(k, v) for k, v in _flat(found).items() if isinstance(v, list)]
-    share = budget.TEXT // max(1, len(lists))
+    # The shortest lists first, each whole if it fits its share of what is left: a long
+    # list of available ports takes what the short ones leave.
+    lists = sorted(((k, v) for k, v in _flat(found).items() if isinstance(v, list)),
+                   key=lambda kv: budget.json_size(kv[1]))
     cut: dict[str, Any] = {}
     left: dict[str, int] = {}
-    for key, items in lists:
+    spare = budget.TEXT
+    for index, (key, items) in enumerate(lists):
+        share = spare // (len(lists) - index)
         cut[key], more = budget.listing(items, budget.json_size, False, budget=share)
+        spare -= sum(budget.json_size(i) + budget.OVERHEAD for i in cut[key])
         if more:
             left[key] = more
-    out = {k: cut.get(k, v) for k, v in found.items() if k != "available"}
-    if isinstance(found.get("available"), dict):
-        out["available"] = {k: cut.get(f"available.{k}", v)
-                            for k, v in found["available"].items()}
+    out = {key: {k: cut.get(f"{key}.{k}", v) for k, v in value.items()}
+           if isinstance(value, dict) else cut.get(key, value) for key, value in found.items()}
     return out, left
 
 

@@ -27,3 +27,19 @@ def test_what_was_left_out_is_said_last_with_how_to_ask_for_it() -> None:
                      "scene(action='list', full=true)]")
     assert budget.lines([], 0, "scenes", "x", "no scenes") == "no scenes"
     assert budget.json_size({"a": 1}) == len('{"a": 1}')
+
+
+def test_midi_ports_lists_share_the_budget_the_short_ones_whole() -> None:
+    from scorch.api.ops.midi import MidiOutput, _within
+
+    found = {"backend": "jack", "inputs": ["keys"], "outputs": [],
+             "missing": {"inputs": ["gone-" + "x" * 60] * 500, "outputs": []},
+             "available": {"inputs": ["keys", "pads"], "outputs": ["p" * 80] * 400}}
+    kept, more = _within("ports", found)
+    assert kept["inputs"] == ["keys"] and kept["available"]["inputs"] == ["keys", "pads"]
+    assert more == {"missing.inputs": 500 - len(kept["missing"]["inputs"]),
+                    "available.outputs": 400 - len(kept["available"]["outputs"])}
+    shown = MidiOutput(action="ports", result=kept, more=more).text()
+    assert len(shown) <= budget.TEXT
+    assert f"[{more['missing.inputs']} more missing.inputs not shown: ask with " \
+           "midi(action='ports', full=true)]" in shown
