@@ -24,6 +24,7 @@ from scorch.primitives.scsynth.client import OscClient
 from tests.conftest import jack_name, scsynth_param
 from tests.integration.frontends.test_mcp_tools import TOOLS
 from tests.support.harness import two_rooms
+from tests.support.mcp import audio_clock
 from tests.support.mcp.calls import call, fails, text
 from tests.support.mcp.hundreds import HUNDREDS, LONG, filled
 
@@ -165,17 +166,35 @@ async def test_everyday_requests_end_to_end_each_checked_on_scsynth_or_in_the_so
     await call(client, "execute", instance="beta", code=(
         "Pdef(\\e2e, Pbind(\\instrument, \\kick, \\dur, 0.5, \\freq, 50, \\decay, 0.2, "
         "\\amp, 0.4)).play; 1"))
+    # The kicks are stamped by the wall clock, the file counts samples: the beat is timed
+    # against the pace the room's audio clock kept while the listen recorded.
+    osc = orchestra.views["beta"].osc
+    assert osc is not None
+    ticks = audio_clock.listen_to(osc)
+    await call(client, "execute", instance="beta", code=audio_clock.START)
     try:
+        ticks.clear()
         heard = await client.call_tool("listen", {"instance": "beta", "seconds": 1.5})
         shown = text(heard)
         report = heard.structured_content or {}
         assert len(report["onsets"]) >= 4, shown  # the beat, heard
+        # in time: the beat's period over its span (a stalled cycle moves single kicks) is
+        # the tempo's half beat at the clock's pace, to the analysis' resolution
+        assert len(ticks) > 25, ticks
+        pace = audio_clock.pace_of(ticks, span=1.5 + 0.2)
+        period = 0.5 * 60 / (await call(client, "tempo"))["bpm"] * pace
+        hop = audio_clock.ONSET_HOP
+        onsets = [t for t in report["onsets"] if t > hop]  # one at 0: where listening began
+        heard_period = (onsets[-1] - onsets[0]) / (len(onsets) - 1)
+        assert abs(heard_period - period) <= hop, (period, pace, report["onsets"])
         # the drone, heard under the beat: a partial or the held tone
         tones = [p["note"] for p in report["partials"]] + [(report["held"] or {}).get("note")]
         assert "A2" in tones, shown
         assert "onsets (" in shown and "LUFS" in shown  # the numbers are in the text
     finally:
-        await call(client, "execute", instance="beta", code="Pdef(\\e2e).stop; 1")
+        await call(client, "execute", instance="beta",
+                   code="Pdef(\\e2e).stop; " + audio_clock.STOP)
+        osc.listeners.pop(audio_clock.ADDRESS, None)
     await call(client, "set", instance="beta", node="drone", params={"freq": 55})
     assert scsynth_param(port, drone["node_id"], "freq") == 55  # darker
     wrong = await client.call_tool("play", {"instance": "*", "synthdef": "sine"})
