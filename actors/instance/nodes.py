@@ -24,6 +24,7 @@ from scorch.config.changes import RoomChanges
 from scorch.errors import InvalidRequest, NodeNotFound, OscFailure, OscTimeout
 from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.client import OscClient
+from scorch.state.code_runs import origins
 from scorch.state.desired import DesiredState, NodeState
 from scorch.state.events import Kind, State
 from scorch.state.view import InstanceView
@@ -267,23 +268,29 @@ class Nodes:
             osc.sync(timeout=5.0)
         self._processes.read_descs([name])  # a reloaded library may have changed it
 
-    def lost(self, synths: list[tuple[int, str]]) -> None:
-        """A crash took ``synths`` (what scsynth last said it ran): say which of them no
-        restore brings back (made by code, unnamed plays), in the events and the status."""
+    def lost(self, synths: list[tuple[int, str]], started: dict[int, float] | None = None
+             ) -> None:
+        """A crash took ``synths`` (what scsynth last said it ran; ``started``: when those
+        whose start scorch saw began): say which of them no restore brings back (made by
+        code, unnamed plays) and which code made them, in the events and the status."""
         named = {n.node_id for n in self.desired.nodes.values()}
-        gone = Counter(synthdef for node_id, synthdef in synths
-                       if node_id not in named and not synthdef.startswith("scorch_")
-                       and not FIRST_NODE_ID <= node_id < FIRST_NODE_ID + NODE_ID_SPAN)
-        if not gone:
+        lost = [(node_id, synthdef) for node_id, synthdef in synths
+                if node_id not in named and not synthdef.startswith("scorch_")
+                and not FIRST_NODE_ID <= node_id < FIRST_NODE_ID + NODE_ID_SPAN]
+        if not lost:
             return
-        count = sum(gone.values())
-        defs = ", ".join(f"{name} x{n}" if n > 1 else name for name, n in gone.most_common(12))
+        gone = Counter(synthdef for _, synthdef in lost)
+        count = len(lost)
+        made = origins(lost, started or {}, self._view.code_runs.runs())
         text = (f"{count} synth{'s' if count > 1 else ''} scorch does not restore went with "
-                f"scsynth ({defs}): made by code (Synth, routines, effects) or unnamed plays; "
-                "named nodes come back, Pdefs play on, Ndefs are rebuilt. Start them again, or "
-                "play them as named nodes (play takes SynthDefs code added) to have them kept")
+                f"scsynth: {'; '.join(o.text() for o in made)}. Made by code (Synth, "
+                "routines, effects) or unnamed plays; named nodes come back, Pdefs play on, "
+                "Ndefs are rebuilt. Start them again (history rerun ID runs that code "
+                "again), or play them as named nodes (play takes SynthDefs code added) to "
+                "have them kept")
         self._view.update(last_crash=f"{self._view.snapshot.last_crash}; {text}")
-        self._event(Kind.SYNTHS_LOST, text, count=count, synthdefs=dict(gone))
+        self._event(Kind.SYNTHS_LOST, text, count=count, synthdefs=dict(gone),
+                    from_code=[o.details() for o in made])
 
     def silence(self) -> list[str]:
         """Free every node on scsynth and forget the named ones; return their names."""

@@ -41,6 +41,9 @@ log = logging.getLogger(__name__)
 #: Tries at an automatic port when another program takes it between choice and bind.
 PORT_TRIES = 3
 
+Lost = Callable[[list[tuple[int, str]], dict[int, float]], None]
+"""Told what a crash lost: (node id, SynthDef) of each synth, and when those seen start began."""
+
 
 @dataclass(frozen=True)
 class InstanceSettings:
@@ -266,14 +269,15 @@ class Processes:
             self._on_node_end(node_id, osc)
 
     def stop_scsynth(self, graceful: bool = True,
-                     lost: Callable[[list[tuple[int, str]]], None] | None = None) -> None:
+                     lost: Lost | None = None) -> None:
         """Stop scsynth (``/quit``, then signals; or SIGKILL at once); none running is fine.
 
-        ``lost``: told the synths scsynth last said it ran (it crashed: they are gone).
+        ``lost``: told the synths scsynth last said it ran (it crashed: they are gone), and
+        when each began (of those whose start was seen).
         """
         osc = self._view.osc
         if lost is not None and osc is not None and osc.last_synths is not None:
-            lost(osc.last_synths)
+            lost(osc.last_synths, osc.synth_starts)
         scsynth, self.scsynth = self.scsynth, None
         self._view.osc = None
         if scsynth is not None:

@@ -9,6 +9,7 @@ request. MCP cuts any text beyond :data:`HARD` as a last guard.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -54,3 +55,27 @@ def cut(text: str, limit: int, how: str, keep_end: bool = False) -> str:
 def more(count: int, what: str, how: str) -> str:
     """``"N more WHAT not shown: ask with HOW"``."""
     return f"{count} more {what} not shown: ask with {how}"
+
+
+def listing(items: Sequence[T], size: Callable[[T], int], full: bool, latest: bool = False,
+            budget: int = TEXT) -> tuple[list[T], int]:
+    """The items a list answer keeps (all when ``full``; else the first, or the ``latest``,
+    that fit ``budget``) and how many it left out."""
+    if full:
+        return list(items), 0
+    kept = newest(items, size, budget) if latest else first(items, size, budget)
+    return kept, len(items) - len(kept)
+
+
+def json_size(item: object) -> int:
+    """What ``item`` (a pydantic model, or plain data) costs as JSON, roughly."""
+    dump = getattr(item, "model_dump_json", None)
+    return len(dump()) if callable(dump) else len(json.dumps(item, default=str))
+
+
+def lines(rows: Sequence[str], left_out: int, what: str, how: str, empty: str) -> str:
+    """``rows`` one a line, with the note of what was left out (when any) last."""
+    shown = list(rows)
+    if left_out:
+        shown.append(f"[{more(left_out, what, how)}]")
+    return "\n".join(shown) or empty

@@ -161,16 +161,18 @@ class Knowledge:
             return self._history
 
     def record(self, when: float, instance: str, code: str, value: str, posted: str,
-               error: str | None, duration_ms: float) -> None:
-        """Keep one execution in the history; a failure is logged, never raised."""
+               error: str | None, duration_ms: float) -> int | None:
+        """Keep one execution in the history and return its id; a failure is logged, never
+        raised (None)."""
         with self._lock:
             history = self._history
         if history is None:
-            return
+            return None
         try:
-            history.record(when, instance, code, value, posted, error, duration_ms)
+            return history.record(when, instance, code, value, posted, error, duration_ms)
         except Exception as err:
             log.warning("execution on %s not kept in the history: %s", instance, err)
+            return None
 
     # --- docs ----------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from scorch.primitives.console import ConsoleLine
 from scorch.primitives.patterns import compile_pattern
 from scorch.primitives.sclang.result import ExecuteResult, SclangError
 from scorch.primitives.synthdefs.library import SynthDefInfo
+from scorch.state.code_runs import CodeRun
 from scorch.state.events import Event, State
 from scorch.state.view import InstanceView
 
@@ -229,6 +230,13 @@ class Rooms:
         """Run code on one instance."""
         self.view(name)
         return self.execute(name, code, timeout)[0]
+
+    def ran(self, name: str, run: CodeRun) -> None:
+        """Note a code request the history kept, so that a crash names the code that made
+        the synths it lost; a room nobody has is no error."""
+        view = self._tree.views.get(name)
+        if view is not None:
+            view.code_runs.ran(run)
 
     # --- sound ---------------------------------------------------------------
 

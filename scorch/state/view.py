@@ -17,6 +17,7 @@ from scorch.primitives.console import Console
 from scorch.primitives.sclang.patterns import PatternRecord
 from scorch.primitives.sclang.session import SclangSession
 from scorch.primitives.scsynth.client import OscClient
+from scorch.state.code_runs import CodeRuns
 from scorch.state.desired import BufferState, NodeState
 from scorch.state.events import SOUNDING, EventLog, Kind, State
 
@@ -87,6 +88,8 @@ class InstanceView:
         self.pattern_times: dict[str, float] = {}
         """The Unix time of each pattern's last event (``Pdef acc``; "" for code), as
         sclang's batches told it (replaced whole on change)."""
+        self.code_runs = CodeRuns()
+        """The latest code requests, with their history ids: what made a synth a crash lost."""
 
     @property
     def name(self) -> str:

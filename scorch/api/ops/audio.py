@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from scorch.api import budget
 from scorch.api.fields import Code, InstanceName, NodeName, Params, SynthDefName
 from scorch.api.operation import CHANGE, READ, SET, Action, Args, Result, operation
 from scorch.app.studio.capture import AUDIO_BUSES, MAX_SECONDS, Source
@@ -20,7 +21,7 @@ from scorch.app.studio.renderer import MAX_RENDER
 from scorch.audio.report import SoundReport
 from scorch.errors import InvalidRequest
 from scorch.primitives.synthdefs.capture import MAX_CHANNELS
-from scorch.values import Seconds, Text
+from scorch.values import Flag, Seconds, Text
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -43,6 +44,8 @@ class RecordList(Action):
 
     access = READ
     action: Literal["list"] = "list"
+    full: Annotated[Flag, Field(description="Every recording, however many (by default the "
+                                "last by file name that fit the answer's size budget)")] = False
 
 
 class RecordStart(Action):
@@ -104,6 +107,15 @@ class RecordOutput(Result):
     action: str
     folder: str = Field(description="where recordings are kept")
     recordings: list[RecordingOut]
+    more: int = Field(0, description="list: earlier recordings left out (the size budget): "
+                      "full=true returns them")
+
+    def text(self) -> str:
+        rows = [f"{r.name}  {r.state}  {r.instance or '?'}  "
+                f"{'?' if r.seconds is None else f'{r.seconds:g}'} s  {r.path}"
+                + (f"  ({r.note})" if r.note else "") for r in self.recordings]
+        return budget.lines(rows, self.more, "earlier recordings",
+                            "record(action='list', full=true)", f"no recordings in {self.folder}")
 
 
 @operation(command="record", positional=("action", "instance"))
@@ -139,7 +151,9 @@ def record(orch: Orchestra, args: RecordArgs) -> RecordOutput:
             channels=facts.get("channels"), sample_rate=facts.get("sample_rate"),
             bus=recording.bus, started_at=recording.started_at, ended_at=recording.ended_at,
             note=recording.note))
-    return RecordOutput(action=args.action, folder=str(recorder.folder), recordings=rows)
+    kept, more = budget.listing(rows, budget.json_size, getattr(args, "full", True), latest=True)
+    return RecordOutput(action=args.action, folder=str(recorder.folder), recordings=kept,
+                        more=more)
 
 
 def _round(value: float | None) -> float | None:

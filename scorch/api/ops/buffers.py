@@ -6,11 +6,12 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
+from scorch.api import budget
 from scorch.api.fields import Selector
 from scorch.api.operation import CHANGE, DESTROY, READ, Action, Result, operation
 from scorch.app.models import BufferInfo, SampleInfo
 from scorch.errors import InvalidRequest
-from scorch.values import BufferName, Text
+from scorch.values import BufferName, Flag, Text
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -26,6 +27,8 @@ class BufferList(Action):
     action: Literal["list"] = "list"
     instance: Annotated[Selector | None, Field(
         description='Whose buffers: a name, a group or "*" (default: all)')] = None
+    full: Annotated[Flag, Field(description="Every buffer, however many (by default the "
+                                "first that fit the answer's size budget)")] = False
 
 
 class BufferLoad(Action):
@@ -75,6 +78,15 @@ class BufferOutput(Result):
     buffers: list[BufferInfo] = Field(default_factory=list,
                                       description="loaded, listed or freed buffers")
     samples: list[SampleInfo] = Field(default_factory=list, description="search: files found")
+    more: int = Field(0, description="list: buffers left out (the size budget): full=true "
+                      "returns them")
+
+    def text(self) -> str:
+        if self.action != "list":
+            return super().text()
+        return budget.lines([f"{b.instance} {b.name}: bufnum {b.bufnum}, {b.seconds:g} s, "
+                             f"{b.channels} ch, {b.path}" for b in self.buffers], self.more,
+                            "buffers", "buffer(action='list', full=true)", "no buffers")
 
 
 @operation(command="buffer", positional=("action", "instance", "path"))
@@ -89,7 +101,9 @@ def buffer(orch: Orchestra, args: BufferArgs) -> BufferOutput:
             raise InvalidRequest("buffer action 'search' needs `query` (or `name`)")
         return BufferOutput(action="search", samples=orch.buffers.search(query))
     if args.action == "list":
-        return BufferOutput(action="list", buffers=orch.buffers.loaded(args.instance or "*"))
+        kept, more = budget.listing(orch.buffers.loaded(args.instance or "*"),
+                                    budget.json_size, args.full)
+        return BufferOutput(action="list", buffers=kept, more=more)
     if args.action == "load":
         rows = orch.buffers.load(args.instance, args.path, args.name)
     elif args.dry_run:

@@ -21,6 +21,7 @@ from scorch.api.fields import (
 )
 from scorch.api.operation import CHANGE, DESTROY, READ, SILENCE, Args, Result, operation
 from scorch.primitives.sclang.result import ExecuteResult, SclangError
+from scorch.state.code_runs import CodeRun
 from scorch.values import Flag
 
 if TYPE_CHECKING:
@@ -207,11 +208,14 @@ def run_code(orch: Orchestra, selector: str, code: str, timeout: float,
     results = orch.rooms.execute(selector, code, timeout, check_only=check_only, at=at)
     output = ExecuteOutput(results=[ExecuteOutcome.of(r) for r in results], at=at)
     if not check_only:
+        ended = max(time.time(), at or 0.0)  # a scheduled run makes its synths at `at`
         for outcome in output.results:
-            orch.knowledge.record(started, outcome.instance, code, outcome.value or "",
-                                  "\n".join(outcome.posted),
-                                  outcome.error.text if outcome.error else None,
-                                  outcome.elapsed_ms)
+            entry = orch.knowledge.record(started, outcome.instance, code, outcome.value or "",
+                                          "\n".join(outcome.posted),
+                                          outcome.error.text if outcome.error else None,
+                                          outcome.elapsed_ms)
+            if entry is not None:  # what a crash loses is told with the code that made it
+                orch.rooms.ran(outcome.instance, CodeRun(entry, started, ended, code))
     if full:
         return output
     share = budget_of.TEXT // max(1, len(output.results))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
+from scorch.api import budget
 from scorch.api.fanout import label
 from scorch.api.fields import RouteId, WaitTimeout
 from scorch.api.models import plain
@@ -23,7 +25,7 @@ from scorch.api.operation import (
     Where,
     operation,
 )
-from scorch.values import Text
+from scorch.values import Flag, Text
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -33,6 +35,8 @@ class MidiPorts(Action):
 
     access = READ
     action: Literal["ports"]
+    full: Annotated[Flag, Field(description="Every port, however many (by default the first "
+                                "of each list that fit the answer's size budget)")] = False
 
 
 class MidiRoutes(Action):
@@ -40,6 +44,8 @@ class MidiRoutes(Action):
 
     access = READ
     action: Literal["routes"]
+    full: Annotated[Flag, Field(description="Every route, however many (by default the "
+                                "first that fit the answer's size budget)")] = False
 
 
 class MidiMap(Action):
@@ -117,6 +123,60 @@ class MidiOutput(Result):
 
     action: str
     result: Any
+    more: dict[str, int] = Field(default_factory=dict, description="ports, routes: how many "
+                                 "of each list were left out (the size budget): full=true "
+                                 "returns them")
+
+    def text(self) -> str:
+        if self.action == "routes" and isinstance(self.result, list):
+            rows = [f"{r.get('id')} ({r.get('origin')} {r.get('type')}): "
+                    f"{json.dumps(r.get('route'))}"
+                    + (f" [error: {r['error']}]" if r.get("error") else "")
+                    for r in self.result if isinstance(r, dict)]
+            return budget.lines(rows, self.more.get("routes", 0), "routes",
+                                "midi(action='routes', full=true)", "no routes")
+        if self.action == "ports" and isinstance(self.result, dict):
+            rows = [f"{key}: {json.dumps(value)}" for key, value in _flat(self.result).items()]
+            notes = [budget.more(n, key, "midi(action='ports', full=true)")
+                     for key, n in self.more.items()]
+            return "\n".join(rows + [f"[{note}]" for note in notes])
+        return super().text()
+
+
+def _flat(ports: dict[str, Any]) -> dict[str, Any]:
+    """The ports' lists by one dotted key each (``available.inputs``, ``missing.inputs``)."""
+    flat: dict[str, Any] = {}
+    for key, value in ports.items():
+        if isinstance(value, dict):
+            flat.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            flat[key] = value
+    return flat
+
+
+def _within(action: str, found: Any) -> tuple[Any, dict[str, int]]:
+    """A list's answer within the size budget, and how many of each list it left out."""
+    if action == "routes" and isinstance(found, list):
+        kept, more = budget.listing(found, budget.json_size, False)
+        return kept, {"routes": more} if more else {}
+    if action != "ports" or not isinstance(found, dict):
+        return found, {}
+    # The shortest lists first, each whole if it fits its share of what is left: a long
+    # list of available ports takes what the short ones leave.
+    lists = sorted(((k, v) for k, v in _flat(found).items() if isinstance(v, list)),
+                   key=lambda kv: budget.json_size(kv[1]))
+    cut: dict[str, Any] = {}
+    left: dict[str, int] = {}
+    spare = budget.TEXT
+    for index, (key, items) in enumerate(lists):
+        share = spare // (len(lists) - index)
+        cut[key], more = budget.listing(items, budget.json_size, False, budget=share)
+        spare -= sum(budget.json_size(i) + budget.OVERHEAD for i in cut[key])
+        if more:
+            left[key] = more
+    out = {key: {k: cut.get(f"{key}.{k}", v) for k, v in value.items()}
+           if isinstance(value, dict) else cut.get(key, value) for key, value in found.items()}
+    return out, left
 
 
 def _by_host(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) -> Answer:
@@ -130,7 +190,11 @@ def _by_host(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) 
 def midi(orch: Orchestra, args: MidiArgs) -> MidiOutput:
     """MIDI: list ports and routes, map a controller to a node param, learn a control,
     send a message, or panic."""
-    return MidiOutput(action=args.action, result=plain(_act(orch, args)))
+    found = plain(_act(orch, args))
+    if getattr(args, "full", True):
+        return MidiOutput(action=args.action, result=found)
+    kept, more = _within(args.action, found)
+    return MidiOutput(action=args.action, result=kept, more=more)
 
 
 def _act(orch: Orchestra, args: MidiArgs) -> Any:

@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from scorch.api import budget
 from scorch.api.fields import Selector
 from scorch.api.operation import CHANGE, DESTROY, READ, SET, Action, Result, operation
 from scorch.app.scenes import MAX_MORPH_SECONDS, Applied
 from scorch.errors import InvalidRequest
 from scorch.state.scenes import Scene
-from scorch.values import SceneName
+from scorch.values import Flag, SceneName
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -27,16 +28,17 @@ class SceneInfo(BaseModel):
     rooms: list[str]
     nodes: int = Field(description="named nodes it holds params of")
     saved: str = Field(description="when it was saved (UTC)")
-    values: Values = Field(description="param values by room, node and param")
+    values: Values = Field(description="param values by room, node and param (a list "
+                           "leaves them out unless full)")
 
     @classmethod
-    def of(cls, scene: Scene) -> SceneInfo:
-        """The API form of a scene."""
+    def of(cls, scene: Scene, values: bool = True) -> SceneInfo:
+        """The API form of a scene (without its values unless ``values``)."""
         return cls(name=scene.name, rooms=list(scene.rooms or scene.values),
                    nodes=sum(len(nodes) for nodes in scene.values.values()),
                    saved=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(scene.saved_at)),
                    values={r: {n: dict(p) for n, p in nodes.items()}
-                           for r, nodes in scene.values.items()})
+                           for r, nodes in scene.values.items()} if values else {})
 
 
 SceneNamed = Annotated[SceneName, Field(description="The scene")]
@@ -49,6 +51,9 @@ class SceneList(Action):
 
     access = READ
     action: Literal["list"] = "list"
+    full: Annotated[Flag, Field(description="Every scene with its values, however many (by "
+                                "default the names of the first that fit the answer's size "
+                                "budget)")] = False
 
 
 class SceneSave(Action):
@@ -107,6 +112,15 @@ class SceneOutput(Result):
                            "where it ends)")
     missing: list[str] = Field(default_factory=list,
                                description="room.node the scene holds that is not playing now")
+    more: int = Field(0, description="list: scenes left out (the size budget): full=true "
+                      "returns them")
+
+    def text(self) -> str:
+        if self.action != "list":
+            return super().text()
+        return budget.lines([f"{s.name}  {s.saved}  {s.nodes} nodes in {', '.join(s.rooms)}"
+                             for s in self.scenes], self.more, "scenes",
+                            "scene(action='list', full=true)", "no scenes")
 
 
 @operation(command="scene", positional=("action", "name"))
@@ -117,7 +131,9 @@ def scene(orch: Orchestra, args: SceneArgs) -> SceneOutput:
     CC to the morph position."""
     conductor = orch.scenes
     if args.action == "list":
-        return SceneOutput(action="list", scenes=[SceneInfo.of(s) for s in conductor.scenes()])
+        kept, more = budget.listing([SceneInfo.of(s, values=args.full)
+                                     for s in conductor.scenes()], budget.json_size, args.full)
+        return SceneOutput(action="list", scenes=kept, more=more)
     if args.action == "save":
         saved = conductor.save(args.name, args.instance)
         return SceneOutput(action="save", name=args.name, scenes=[SceneInfo.of(saved)])

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from scorch.api import budget
 from scorch.api.fanout import label
 from scorch.api.operation import DESTROY, READ, Action, Answer, Host, Result, operation
 from scorch.app.sessions import Reading, parse, render
 from scorch.state.session import Change
-from scorch.values import SessionName
+from scorch.values import Flag, SessionName
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -54,6 +55,8 @@ class SessionList(Action):
 
     access = READ
     action: Literal["list"] = "list"
+    full: Annotated[Flag, Field(description="Every session, however many (by default the "
+                                "newest that fit the answer's size budget)")] = False
 
 
 class SessionSave(Action):
@@ -101,7 +104,10 @@ class SessionOutput(Result):
     path: str | None = None
     changes: list[ChangeOut] = Field(default_factory=list,
                                      description="diff: what load would do; load: what it did")
-    sessions: list[SessionInfo] = Field(default_factory=list)
+    sessions: list[SessionInfo] = Field(default_factory=list, description="list: newest "
+                                        "first")
+    more: int = Field(0, description="list: older sessions left out (the size budget): "
+                      "full=true returns them")
 
     def failure(self) -> str | None:
         """A load where some changes failed (the others were applied)."""
@@ -110,6 +116,13 @@ class SessionOutput(Result):
             return None
         return (f"session {self.name!r}: {len(failed)} of {len(self.changes)} changes failed: "
                 + "; ".join(f"{c.detail}: {c.error}" for c in failed))
+
+    def text(self) -> str:
+        if self.action != "list":
+            return super().text()
+        return budget.lines([f"{s.name}  {s.saved}  {s.kilobytes:g} kB  {s.path}"
+                             for s in self.sessions], self.more, "older sessions",
+                            "session(action='list', full=true)", "no sessions")
 
 
 def _changes_say_host(merged: Answer, answers: Sequence[tuple[Host, Answer]],
@@ -132,10 +145,11 @@ def session(orch: Orchestra, args: SessionArgs) -> SessionOutput:
     `scorch run --resume` starts from it."""
     store = orch.sessions.store
     if args.action == "list":
-        return SessionOutput(action="list", sessions=[
+        kept, more = budget.listing([
             SessionInfo(name=f.name, path=str(f.path), kilobytes=round(f.size / 1024, 3),
                         saved=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(f.modified)))
-            for f in store.list()])
+            for f in store.list()], budget.json_size, args.full)
+        return SessionOutput(action="list", sessions=kept, more=more)
     name = args.name
     if args.action == "save":
         path = store.write(name, render(orch.sessions.capture(), name))

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, Strict
 
+from scorch.api import budget
 from scorch.api.fields import Code, ExecuteTimeout, Selector
 from scorch.api.operation import CHANGE, DESTROY, READ, Action, Hosts, Result, operation
 from scorch.api.ops.code import ExecuteOutcome, ExecuteOutput, run_code
@@ -31,6 +32,8 @@ class SnippetList(Action):
     action: Literal["list"]
     tags: Annotated[tuple[SnippetTag, ...], Field(max_length=20, description=(
         "Only snippets with all of these tags"))] = ()
+    full: Annotated[Flag, Field(description="Every snippet, however many (by default the "
+                                "first that fit the answer's size budget)")] = False
 
 
 class SnippetShow(Action):
@@ -102,6 +105,8 @@ class SnippetOutput(Result):
 
     action: str
     snippets: list[SnippetInfo] = Field(description="list: every snippet matching the tags")
+    more: int = Field(0, description="list: snippets left out (the size budget): full=true "
+                      "returns them")
     snippet: SnippetInfo | None
     results: list[ExecuteOutcome] = Field(description="run: one outcome per instance, as "
                                           "execute gives")
@@ -121,8 +126,9 @@ class SnippetOutput(Result):
     def text(self) -> str:
         if self.action == "list":
             width = max((len(s.name) for s in self.snippets), default=0)
-            return "\n".join(f"{s.name:{width}}  {'(built-in) ' if s.builtin else ''}"
-                             f"{s.description}" for s in self.snippets) or "no snippets"
+            return budget.lines([f"{s.name:{width}}  {'(built-in) ' if s.builtin else ''}"
+                                 f"{s.description}" for s in self.snippets], self.more,
+                                "snippets", "snippet(action='list', full=true)", "no snippets")
         assert self.snippet is not None
         if self.action == "run":
             done = ExecuteOutput(results=self.results).text()
@@ -157,8 +163,9 @@ def snippet(orch: Orchestra, args: SnippetArgs) -> SnippetOutput:
     store = orch.knowledge.snippets
     if args.action == "list":
         wanted = set(args.tags)
-        return SnippetOutput(action="list", snippet=None, results=[], snippets=[
-            SnippetInfo.of(s, with_code=False) for s in store.list() if wanted <= set(s.tags)])
+        kept, more = budget.listing([SnippetInfo.of(s, with_code=False) for s in store.list()
+                                     if wanted <= set(s.tags)], budget.json_size, args.full)
+        return SnippetOutput(action="list", snippet=None, results=[], snippets=kept, more=more)
     results: list[ExecuteOutcome] = []
     if args.action == "save":
         found = store.save(args.name, args.code, args.description, args.tags,

@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from scorch.api import budget
 from scorch.api.fanout import label
 from scorch.api.fields import InstanceName
 from scorch.api.operation import CHANGE, DESTROY, READ, Action, Host, Hosts, Result, operation
 from scorch.api.ops.sessions import ChangeOut
 from scorch.app.sessions import Reading, parse, render
 from scorch.errors import InvalidRequest
-from scorch.values import SessionName
+from scorch.values import Flag, SessionName
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -59,6 +60,8 @@ class UndoList(Action):
     access = READ
     action: Literal["list"]
     instance: Room = None
+    full: Annotated[Flag, Field(description="The whole journal (by default the latest "
+                                "changes that fit the answer's size budget)")] = False
 
 
 class UndoCheckpoint(Action):
@@ -111,6 +114,16 @@ class UndoOutput(Result):
     steps: list[StepOut] = Field(default_factory=list)
     journal: list[EntryOut] = Field(default_factory=list)
     name: str | None = None
+    more: int = Field(0, description="list: earlier changes left out (the size budget): "
+                      "full=true returns them")
+
+    def text(self) -> str:
+        if self.action != "list":
+            return super().text()
+        return budget.lines([f"#{e.seq} {'undone ' if e.undone else ''}{e.summary} "
+                             f"({', '.join(e.rooms) or 'installation'})" for e in self.journal],
+                            self.more, "earlier changes", "undo(action='list', full=true)",
+                            "nothing to undo")
 
     def failure(self) -> str | None:
         failed = [f"{c.detail}: {c.error}" for s in self.steps for c in s.changes if c.error]
@@ -154,8 +167,9 @@ def _across(hosts: Hosts, args: Any) -> UndoOutput | None:
     back = args.action == "undo"
     steps: list[StepOut] = []
     for _ in range(args.steps):
+        whole = UndoList(action="list", full=True)  # the step is picked from every entry
         journals = {host: UndoOutput.model_validate(answer).journal
-                    for host, answer in hosts.answers("undo", UndoList(action="list")).items()}
+                    for host, answer in hosts.answers("undo", whole).items()}
         host = next_host(journals, back)
         if host is None:
             break
@@ -175,10 +189,12 @@ def undo(orch: Orchestra, args: UndoArgs) -> UndoOutput:
     keep a named checkpoint and go back to it. Each change that a session holds is
     journaled with the state it changed; `dry_run` says what a step would change."""
     if args.action == "list":
-        return UndoOutput(action="list", journal=[
+        kept, more = budget.listing([
             EntryOut(seq=e.seq, call=e.call, summary=e.summary, rooms=list(e.rooms),
                      undone=bool(e.undone), time=e.time, undone_order=e.undone)
-            for e in orch.undo.entries(args.instance)])
+            for e in orch.undo.entries(args.instance)], budget.json_size, args.full,
+            latest=True)
+        return UndoOutput(action="list", journal=kept, more=more)
     if args.action == "checkpoint":
         orch.sessions.store.write(args.name, render(orch.sessions.capture(), args.name))
         return UndoOutput(action="checkpoint", name=args.name)

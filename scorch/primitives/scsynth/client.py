@@ -117,6 +117,13 @@ class OscClient:
         with self._live_lock:
             return self._live.synths() if self._tree_seen else None
 
+    @property
+    def synth_starts(self) -> dict[int, float]:
+        """The Unix time each of :attr:`last_synths` started, of those whose start was seen
+        (what made a synth a crash lost is looked for by that time)."""
+        with self._live_lock:
+            return self._live.started()
+
     def track_synths(self, wanted: Callable[[int], bool]) -> None:
         """Keep :attr:`last_synths` current from node notifications (:meth:`notify` first):
         an ended synth leaves it at once, and a started one for which ``wanted(node_id)``
@@ -128,7 +135,7 @@ class OscClient:
 
     def _notified(self, msg: OscMessage) -> None:
         with self._live_lock:
-            started = self._live.notified(msg.address, msg.args)
+            started = self._live.notified(msg.address, msg.args, time.time())
         if started and self._track is not None and self._track(int(msg.args[0])):  # type: ignore[arg-type]
             self._tree_due = True
 

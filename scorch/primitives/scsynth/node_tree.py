@@ -118,29 +118,40 @@ class LiveSynths:
 
     A tree gives each synth's SynthDef; between two trees ``/n_end`` removes a synth at
     once and ``/n_go`` adds one (its SynthDef unknown until the next tree). Pure: the
-    OSC client feeds it from its receive thread.
+    OSC client feeds it from its receive thread. A synth whose ``/n_go`` came keeps the
+    time it came (what made it is looked for by that time).
     """
 
     def __init__(self) -> None:
         self._synths: dict[int, str] = {}
+        self._started: dict[int, float] = {}
 
     def tree(self, synths: Sequence[tuple[int, str]]) -> None:
         """A whole tree: what scsynth ran when it answered (the notifications before it
         are in it; those after it come after)."""
         self._synths = dict(synths)
+        self._started = {n: t for n, t in self._started.items() if n in self._synths}
 
-    def notified(self, address: str, args: Sequence[OscArg]) -> bool:
-        """Take a ``/n_go`` or ``/n_end``; True when it started a synth (not a group)."""
+    def notified(self, address: str, args: Sequence[OscArg], at: float | None = None) -> bool:
+        """Take a ``/n_go`` or ``/n_end`` (that came at Unix time ``at``); True when it
+        started a synth (not a group)."""
         if len(args) < 5 or isinstance(args[0], bool) or not isinstance(args[0], int):
             return False
         node_id = args[0]
         if address == "/n_end":
             self._synths.pop(node_id, None)
+            self._started.pop(node_id, None)
             return False
         if address != "/n_go" or args[4] != 0:
             return False
         self._synths.setdefault(node_id, UNNAMED_YET)
+        if at is not None:
+            self._started[node_id] = at
         return True
+
+    def started(self) -> dict[int, float]:
+        """The Unix time each synth's ``/n_go`` came, of those whose start was seen."""
+        return dict(self._started)
 
     def synths(self) -> list[tuple[int, str]]:
         """(node id, SynthDef) of every synth running now, as far as scsynth said."""

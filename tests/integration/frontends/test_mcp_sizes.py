@@ -24,7 +24,9 @@ from scorch.primitives.scsynth.client import OscClient
 from tests.conftest import jack_name, scsynth_param
 from tests.integration.frontends.test_mcp_tools import TOOLS
 from tests.support.harness import two_rooms
+from tests.support.mcp import audio_clock
 from tests.support.mcp.calls import call, fails, text
+from tests.support.mcp.hundreds import HUNDREDS, LONG, filled
 
 T = TypeVar("T")
 
@@ -64,24 +66,38 @@ async def client(orchestra: Orchestra) -> AsyncIterator[Client]:
         yield session
 
 
-#: Calls that could answer without bound; every other tool is called as it comes.
-HOSTILE_SIZES: dict[str, dict[str, object]] = {
-    "execute": {"instance": "alpha", "timeout_s": 60,
-                "code": '20000.do { |i| ("line " ++ i ++ " of a flood").postln }; '
-                        '(1..20000).asArray'},
-    "console": {"instance": "alpha", "lines": 1000},
-    "synthdefs": {"action": "list"},
-    "history": {"limit": 100},
-    "events": {"instance": "*"},
-    "docs": {"query": "the", "limit": 50},
-    "playing": {"instance": "*", "detail": True},
+#: Calls that could answer without bound, each tool's in turn; every other tool is called as
+#: it comes. The fixture below fills each list with hundreds of entries first.
+HOSTILE_SIZES: dict[str, list[dict[str, object]]] = {
+    "execute": [{"instance": "alpha", "timeout_s": 60,
+                 "code": '20000.do { |i| ("line " ++ i ++ " of a flood").postln }; '
+                         '(1..20000).asArray'}],
+    "console": [{"instance": "alpha", "lines": 1000}],
+    "synthdefs": [{"action": "list"}],
+    "history": [{"limit": 100}],
+    "events": [{"instance": "*"}],
+    "docs": [{"query": "the", "limit": 50}],
+    "playing": [{"instance": "*"}, {"instance": "*", "detail": True}],
+    "record": [{"action": "list"}],
+    "snippet": [{"action": "list"}],
+    "session": [{"action": "list"}],
+    "scene": [{"action": "list"}],
+    "buffer": [{"action": "list"}],
+    "undo": [{"action": "list"}],
+    "midi": [{"action": "routes"}, {"action": "ports"}],
 }
 #: Tools whose hostile answer must say that more is left out, and how to ask for it.
-CUT = {"execute", "console", "history"}
+CUT = {"execute", "console", "history", "playing", "record", "snippet", "session", "scene",
+       "buffer", "undo", "midi"}
+@pytest.fixture
+def hundreds(orchestra: Orchestra, tmp_path: Path) -> Iterator[None]:
+    """Every list the size test calls, filled with hundreds of entries, and emptied after."""
+    with filled(orchestra, tmp_path):
+        yield
 
 
 async def test_every_answer_stays_within_the_size_budget_and_says_how_to_get_more(
-        client: Client) -> None:
+        client: Client, hundreds: None) -> None:
     long_code = "// " + "x" * 200_000 + "\n1"
     await call(client, "execute", instance="beta", code=long_code)  # in the history
     await call(client, "execute", instance="alpha",  # lines the console keeps
@@ -90,13 +106,15 @@ async def test_every_answer_stays_within_the_size_budget_and_says_how_to_get_mor
     assert (await call(client, "wait_for", instance="alpha", pattern="late line 1199",
                        since=0, timeout_s=30))["matched"]
     for tool in sorted(TOOLS):
-        answer = await client.call_tool(tool, HOSTILE_SIZES.get(tool, {}))
-        shown = text(answer)
-        structured = json.dumps(answer.structured_content or {})
-        assert len(shown) <= budget.TEXT * 1.25, (tool, len(shown))
-        assert len(structured) <= budget.TEXT * 2.5, (tool, len(structured))
-        if tool in CUT:
-            assert "not shown: ask with" in shown and "full=true" in shown, (tool, shown[:300])
+        for args in HOSTILE_SIZES.get(tool, [{}]):
+            answer = await client.call_tool(tool, args)
+            shown = text(answer)
+            structured = json.dumps(answer.structured_content or {})
+            assert len(shown) <= budget.TEXT * 1.25, (tool, args, len(shown))
+            assert len(structured) <= budget.TEXT * 2.5, (tool, args, len(structured))
+            if tool in CUT:
+                assert "not shown: ask with" in shown and "full=true" in shown, (
+                    tool, args, shown[-300:])
     flood = await call(client, "execute", instance="alpha", code="5.do { |i| i.postln }; 1")
     assert flood["results"][0]["posted"] == ["0", "1", "2", "3", "4"]  # small stays whole
     lines = await call(client, "console", instance="alpha", lines=1000, full=True)
@@ -107,6 +125,31 @@ async def test_every_answer_stays_within_the_size_budget_and_says_how_to_get_mor
     assert all(d["params"] for d in whole["synthdefs"] if d["controls"])
     full = await call(client, "history", limit=20, instance="beta", full=True)
     assert any(len(e["code"]) > 60_000 for e in full["entries"])  # as the history keeps it
+    # the full form of each list, on request: every entry the fixture made
+    lists: list[tuple[str, str, dict[str, Any]]] = [
+        ("record", "recordings", {"action": "list"}),
+        ("snippet", "snippets", {"action": "list", "tags": ["sizes"]}),
+        ("session", "sessions", {"action": "list"}),
+        ("scene", "scenes", {"action": "list"}),
+        ("buffer", "buffers", {"action": "list", "instance": "alpha"})]
+    for tool, key, args in lists:
+        compact = await call(client, tool, **args)
+        every = await call(client, tool, **args, full=True)
+        assert compact["more"] > 0 and every["more"] == 0, tool
+        assert len(every[key]) == len(compact[key]) + compact["more"], tool
+        assert len([e for e in every[key] if "sizes" in str(e)]) >= HUNDREDS // 3, tool
+    scenes = await call(client, "scene", action="list", full=True)
+    assert all("alpha" in s["values"] for s in scenes["scenes"] if s["name"].startswith("sizes"))
+    routes = await call(client, "midi", action="routes", full=True)
+    assert len([r for r in routes["result"] if "sizes" in r["route"]["port"]]) == HUNDREDS // 3
+    ports = await call(client, "midi", action="ports", full=True)
+    assert len([p for p in ports["result"]["available"]["outputs"]
+                if LONG in p]) == HUNDREDS // 3
+    journal = await call(client, "undo", action="list", instance="alpha", full=True)
+    assert len(journal["journal"]) >= HUNDREDS // 3
+    patterns = await call(client, "playing", instance="alpha", detail=True, full=True)
+    assert len([p for p in patterns["rooms"][0]["patterns"]
+                if p["name"].startswith("sizes")]) == HUNDREDS
 
 
 async def test_everyday_requests_end_to_end_each_checked_on_scsynth_or_in_the_sound(
@@ -123,17 +166,35 @@ async def test_everyday_requests_end_to_end_each_checked_on_scsynth_or_in_the_so
     await call(client, "execute", instance="beta", code=(
         "Pdef(\\e2e, Pbind(\\instrument, \\kick, \\dur, 0.5, \\freq, 50, \\decay, 0.2, "
         "\\amp, 0.4)).play; 1"))
+    # The kicks are stamped by the wall clock, the file counts samples: the beat is timed
+    # against the pace the room's audio clock kept while the listen recorded.
+    osc = orchestra.views["beta"].osc
+    assert osc is not None
+    ticks = audio_clock.listen_to(osc)
+    await call(client, "execute", instance="beta", code=audio_clock.START)
     try:
+        ticks.clear()
         heard = await client.call_tool("listen", {"instance": "beta", "seconds": 1.5})
         shown = text(heard)
         report = heard.structured_content or {}
         assert len(report["onsets"]) >= 4, shown  # the beat, heard
+        # in time: the beat's period over its span (a stalled cycle moves single kicks) is
+        # the tempo's half beat at the clock's pace, to the analysis' resolution
+        assert len(ticks) > 25, ticks
+        pace = audio_clock.pace_of(ticks, span=1.5 + 0.2)
+        period = 0.5 * 60 / (await call(client, "tempo"))["bpm"] * pace
+        hop = audio_clock.ONSET_HOP
+        onsets = [t for t in report["onsets"] if t > hop]  # one at 0: where listening began
+        heard_period = (onsets[-1] - onsets[0]) / (len(onsets) - 1)
+        assert abs(heard_period - period) <= hop, (period, pace, report["onsets"])
         # the drone, heard under the beat: a partial or the held tone
         tones = [p["note"] for p in report["partials"]] + [(report["held"] or {}).get("note")]
         assert "A2" in tones, shown
         assert "onsets (" in shown and "LUFS" in shown  # the numbers are in the text
     finally:
-        await call(client, "execute", instance="beta", code="Pdef(\\e2e).stop; 1")
+        await call(client, "execute", instance="beta",
+                   code="Pdef(\\e2e).stop; " + audio_clock.STOP)
+        osc.listeners.pop(audio_clock.ADDRESS, None)
     await call(client, "set", instance="beta", node="drone", params={"freq": 55})
     assert scsynth_param(port, drone["node_id"], "freq") == 55  # darker
     wrong = await client.call_tool("play", {"instance": "*", "synthdef": "sine"})
@@ -260,6 +321,7 @@ async def test_a_crash_brings_the_named_drone_back_and_says_what_code_made_was_l
                      params={"freq": 220, "amp": 0.01})
     await call(client, "execute", instance="beta", code=(
         "~e2eA = Synth(\\sine, [\\amp, 0.001]); ~e2eB = Synth(\\sine, [\\amp, 0.001]); 1"))
+    (made,) = (await call(client, "history", instance="beta", limit=1))["entries"]
     osc = orchestra.views["beta"].osc
     assert osc is not None
 
@@ -282,6 +344,9 @@ async def test_a_crash_brings_the_named_drone_back_and_says_what_code_made_was_l
     assert scsynth_param(port_of(orchestra, "beta"), node_id, "freq") == 220  # the drone
     (lost,) = [e for e in events if e["kind"] == "SYNTHS_LOST"]
     assert lost["details"]["synthdefs"] == {"sine": 2}, lost  # the code's, not the drone
+    assert [(o["entry"], o["during"]) for o in lost["details"]["from_code"]] == [
+        (made["id"], True)], lost  # from which code: the entry history rerun runs again
+    assert f"sine x2 made by history #{made['id']}" in lost["message"], lost
     await call(client, "release", instance="beta", node="hum")
 
 
@@ -368,6 +433,6 @@ async def test_midi_keys_play_a_voice_a_knob_moves_a_code_sent_synthdef_and_note
                if m.type == "note_on" and m.velocity > 0]
     assert pressed and {(m.note, m.velocity) for m in pressed} == {(69, 100)}
     await call(client, "release", instance="alpha", node="noise")
-    for route in (await call(client, "midi", action="routes"))["result"]:
+    for route in (await call(client, "midi", action="routes", full=True))["result"]:
         if route["origin"] == "runtime":
             await call(client, "midi", action="unmap", route_id=route["id"])

@@ -202,8 +202,18 @@ async def test_bad_arguments_say_which_and_the_server_answers_after(client: Clie
 
 
 async def test_code_that_runs_too_long_is_stopped_and_sclang_comes_back(client: Client) -> None:
+    # a Pdef and a plain Routine play when the interpreter is stopped
+    await call(client, "synthdefs", action="load", name="sine", instance="beta")
+    await call(client, "execute", instance="beta", code=(
+        "Pdef(\\tmo, Pbind(\\instrument, \\sine, \\dur, 0.25, \\amp, 0.001, "
+        "\\legato, 0.5)).play; Routine { loop { \"tick-of-a-routine\".postln; 0.05.wait } }"
+        ".play; 1"))
+    assert (await call(client, "wait_for", instance="beta", pattern="tick-of-a-routine",
+                       timeout_s=5))["matched"]
     message = await fails(client, "execute", instance="beta", code="loop { 1 }", timeout_s=0.5)
     assert "beta: timeout error" in message and "synths already on scsynth play on" in message
+    assert "Pdef, Pbindef, Tdef and Ndef are defined again and resume on the next bar" in message
+    assert "a plain Routine or Pbind.play does not come back" in message
     ready = await call(client, "wait_for", instance="beta", pattern="Welcome|ready|READY",
                        timeout_s=20)
     assert ready["matched"]
@@ -215,6 +225,21 @@ async def test_code_that_runs_too_long_is_stopped_and_sclang_comes_back(client: 
         await call(client, "wait_for", instance="beta", pattern=".", timeout_s=0.2)
     assert result.structured_content is not None
     assert result.structured_content["results"][0]["value"] == "7"
+    since = result.structured_content["results"][0]["console_since"]
+    try:  # as the message says: the Pdef plays again on scsynth, from the new interpreter
+        deadline = time.monotonic() + 15
+        while not ((await call(client, "playing", instance="beta"))["rooms"][0]["synths"]
+                   or {}).get("Pdef tmo"):
+            assert time.monotonic() < deadline, ("the Pdef never came back", await call(
+                client, "playing", instance="beta", detail=True), await call(
+                client, "console", instance="beta", lines=40))
+            await anyio.sleep(0.05)
+        # ...and the Routine stays stopped: no tick in the second since sclang came back
+        late = await call(client, "wait_for", instance="beta", pattern="tick-of-a-routine",
+                          since=since, timeout_s=1)
+        assert not late["matched"], late
+    finally:
+        await call(client, "execute", instance="beta", code="Pdef(\\tmo).stop; 1")
 
 
 # --- console -----------------------------------------------------------------

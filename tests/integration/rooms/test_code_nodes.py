@@ -106,31 +106,44 @@ def test_a_crash_reports_the_synths_code_made_that_no_restore_brings_back(
     osc = room.views["room"].osc
     assert osc is not None
 
-    def made(code: str, defs: dict[str, int], gone: tuple[int, ...] = ()) -> list[int]:
-        result = room.rooms.execute_one("room", code)
-        assert result.ok and not result.server_errors, result
+    def made(code: str, defs: dict[str, int], gone: tuple[int, ...] = ()) -> tuple[list[int], int]:
+        """The node ids the code's value lists, and its history id, once scsynth runs them."""
+        result: Any = api.call("execute", {"instance": "room", "code": code})
+        (outcome,) = result.results
+        assert outcome.ok and not outcome.server_errors, outcome
+        (entry,) = api.call("history", {"limit": 1}).entries  # type: ignore[attr-defined]
+        assert entry.code == code
         deadline = time.monotonic() + 10
         while True:
             synths = dict(osc.last_synths or [])
             counts = {d: list(synths.values()).count(d) for d in defs}
             if counts == defs and not set(gone) & set(synths):
-                return [int(n) for n in (result.value or "").strip("[ ]").split(",") if n]
+                return [int(n) for n in (outcome.value or "").strip("[ ]").split(",") if n], \
+                    entry.id
             assert time.monotonic() < deadline, (synths, defs, gone)
             time.sleep(0.02)
 
-    _, b, c = made("~a = Synth(\\fxtest); ~b = Synth(\\fxtest); "
-                   "~c = Synth(\\sine, [\\amp, 0.001]); [~a.nodeID, ~b.nodeID, ~c.nodeID]",
-                   {"fxtest": 2, "sine": 2})
-    made("~b.free; ~c.free; ~d = Synth(\\fxtest); [~d.nodeID]", {"fxtest": 2, "sine": 1},
-         gone=(b, c))
+    (_, b, c), first = made("~a = Synth(\\fxtest); ~b = Synth(\\fxtest); "
+                            "~c = Synth(\\sine, [\\amp, 0.001]); [~a.nodeID, ~b.nodeID, ~c.nodeID]",
+                            {"fxtest": 2, "sine": 2})
+    _, second = made("~b.free; ~c.free; ~d = Synth(\\fxtest); [~d.nodeID]",
+                     {"fxtest": 2, "sine": 1}, gone=(b, c))
+    # a routine the code started makes its synth a second after the code returned
+    _, third = made("fork { 1.wait; ~e = Synth(\\sine, [\\amp, 0.001]) }; []",
+                    {"fxtest": 2, "sine": 2})
     since = room.views["room"].events.mark()
     _crash(room)
     lost = [e for e in room.views["room"].events.since(since) if e.kind == Kind.SYNTHS_LOST]
     assert len(lost) == 1, lost
-    assert lost[0].details["synthdefs"] == {"fxtest": 2}  # not the named node, not the freed
-    assert lost[0].details["count"] == 2 and "fxtest x2" in lost[0].message
+    # not the named node, not the freed; each from the code that made it
+    assert lost[0].details["synthdefs"] == {"fxtest": 2, "sine": 1}
+    assert [(o["entry"], o["during"], o["synthdefs"]) for o in lost[0].details["from_code"]] == [
+        (first, True, {"fxtest": 1}), (second, True, {"fxtest": 1}), (third, False, {"sine": 1})]
+    assert lost[0].details["count"] == 3
+    assert f"fxtest made by history #{first} (`~a = Synth(\\fxtest);" in lost[0].message
+    assert f"sine started after history #{third} (`fork {{ 1.wait;" in lost[0].message
     status: Any = api.call("status", {"instance": "room"})
-    assert "2 synths scorch does not restore" in str(status.instances[0].last_crash)
+    assert "3 synths scorch does not restore" in str(status.instances[0].last_crash)
     api.call("release", {"instance": "room", "node": "kept"})
 
 
@@ -156,3 +169,33 @@ def test_history_keeps_every_change_and_runs_an_entry_again_by_id(room: Orchestr
     with pytest.raises(InvalidRequest, match="no entry #999999"):
         api.call("history", {"action": "rerun", "id": 999999})
     api.call("release", {"instance": "room", "node": "again"})
+
+
+def test_a_session_save_and_load_are_kept_in_the_history_and_a_load_runs_again_by_id(
+        room: Orchestra) -> None:
+    api = LocalService(room)
+    api.call("play", {"instance": "room", "synthdef": "sine", "node": "kept",
+                      "params": {"freq": 300, "amp": 0.001}})
+    api.call("session", {"action": "save", "name": "history-test"})
+    api.call("set", {"instance": "room", "node": "kept", "params": {"freq": 500}})
+    api.call("session", {"action": "load", "name": "history-test"})
+    osc = room.views["room"].osc
+    assert osc is not None
+
+    def freq() -> float:
+        return node_param(osc, room.rooms.nodes("room")["kept"].node_id, "freq")
+
+    assert freq() == 300
+    found: Any = api.call("history", {"limit": 3})
+    load, changed, save = found.entries
+    assert load.code == '@session {"action":"load","name":"history-test"}', load.code
+    assert save.code == '@session {"action":"save","name":"history-test"}', save.code
+    assert changed.code.startswith("@set ") and load.ok and '"target": "kept"' in load.value, load
+    api.call("set", {"instance": "room", "node": "kept", "params": {"freq": 700}})
+    assert freq() == 700
+    again: Any = api.call("history", {"action": "rerun", "id": load.id})
+    assert again.rerun == "session" and again.answer["action"] == "load", again
+    assert [(c["action"], c["target"]) for c in again.answer["changes"]] == [("set", "kept")]
+    assert freq() == 300  # the saved state, loaded again on scsynth
+    api.call("session", {"action": "delete", "name": "history-test"})
+    api.call("release", {"instance": "room", "node": "kept"})

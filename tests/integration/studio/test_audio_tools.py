@@ -370,9 +370,19 @@ async def test_render_of_the_library_sine_at_880_hz_reports_880_hz_and_is_cached
     assert heard["cached"] is False and Path(heard["audio"]).is_file()
     assert heard["seconds"] == pytest.approx(1.0 + 0.3 + 0.1, abs=0.01)  # held, then rel
     assert png_size(first) == (1000, 600)
-    again = (await call(client, "render", synthdef="sine", params={"freq": 880.0, **PURE},
-                        duration=1.0)).structured_content or {}
-    assert again["cached"] is True and again["audio"] == heard["audio"]
+    # the numbers are in the text content too (all some clients show a model), as measured
+    shown = text(first)
+    assert f"peak {heard['peak_dbfs']:.1f} dBFS" in shown, shown
+    assert f"loudness {heard['lufs']:.1f} LUFS" in shown, shown
+    assert f"fundamental: {heard['fundamental_hz']:.2f} Hz (A5 " in shown, shown
+    assert f"centroid {heard['centroid_hz']:.0f} Hz" in shown, shown
+    assert f"File: {heard['audio']}\n" in shown and f"Picture: {heard['picture']}" in shown
+    again = await call(client, "render", synthdef="sine", params={"freq": 880.0, **PURE},
+                       duration=1.0)
+    cached = again.structured_content or {}
+    assert cached["cached"] is True and cached["audio"] == heard["audio"]
+    assert "(from the cache)" in text(again) and f"peak {heard['peak_dbfs']:.1f} dBFS" in text(
+        again)
 
 
 async def test_render_of_an_sclang_score(client: Client) -> None:

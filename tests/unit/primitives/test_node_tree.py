@@ -66,3 +66,16 @@ def test_live_synths_follow_the_notifications_between_two_trees() -> None:
     assert dict(live.synths())[2000] == UNNAMED_YET and 2001 not in dict(live.synths())
     live.tree([(2000, "fx"), (2**30, "sine")])  # a tree replaces what the notifications made
     assert live.synths() == [(2000, "fx"), (2**30, "sine")]
+
+
+def test_live_synths_keep_when_each_seen_start_came_until_it_ends() -> None:
+    live = LiveSynths()
+    live.tree([(1000, "sine")])  # there before: no start seen
+    assert live.notified("/n_go", [2000, 1, -1, -1, 0], at=50.0)
+    assert live.notified("/n_go", [2001, 1, -1, -1, 0], at=51.0)
+    assert live.started() == {2000: 50.0, 2001: 51.0}
+    live.notified("/n_end", [2000, 1, -1, -1, 0])
+    live.tree([(1000, "sine"), (2001, "fx")])
+    assert live.started() == {2001: 51.0}
+    live.tree([(1000, "sine")])  # a tree without it: gone, its start too
+    assert live.started() == {}

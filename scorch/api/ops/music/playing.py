@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
 
+from scorch.api import budget
 from scorch.api.fields import Selector
 from scorch.api.operation import READ, Args, Result, operation
 from scorch.errors import ScorchError
@@ -16,6 +17,7 @@ from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.node_tree import TreeNode, tree_nodes
 from scorch.state.playing import METER_OWNER, owner
 from scorch.state.view import InstanceView
+from scorch.values import Flag
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -25,8 +27,11 @@ class PlayingArgs(Args):
     """Rooms to describe, and how much."""
 
     instance: Selector = "*"
-    detail: bool = Field(False, description="the full form: whole sources, node values and "
-                         "every group and synth of the node tree with its owner")
+    detail: bool = Field(False, description="the detailed form: whole sources, node values "
+                         "and every group and synth of the node tree with its owner")
+    full: Annotated[Flag, Field(description="Every pattern, node (and, with detail, tree node "
+                                "and whole source), however many (by default what fits the "
+                                "answer's size budget)")] = False
 
 
 class PatternOut(BaseModel):
@@ -73,6 +78,9 @@ class RoomPlaying(BaseModel):
     synths: dict[str, int] | None = Field(
         description="synths on scsynth by owner (None: scsynth did not answer)")
     tree: list[TreeNodeOut] | None = Field(None, description="detail: every node, depth first")
+    more: dict[str, int] = Field(default_factory=dict, description="patterns, nodes, tree: "
+                                 "how many were left out (the size budget): full=true "
+                                 "returns them")
 
 
 class PlayingOutput(Result):
@@ -103,6 +111,9 @@ class PlayingOutput(Result):
             for t in room.tree or ():
                 what = t.synthdef if t.synthdef is not None else "group"
                 lines.append(f"    {t.id} in {t.parent}: {what} ({t.owner})")
+            detail = ", detail=true" if room.tree is not None else ""
+            how = f"playing(instance='{room.room}'{detail}, full=true)"
+            lines.extend(f"  [{budget.more(n, kind, how)}]" for kind, n in room.more.items())
             blocks.append("\n".join(lines))
         return "\n\n".join(blocks)
 
@@ -164,5 +175,29 @@ def playing(orch: Orchestra, args: PlayingArgs) -> PlayingOutput:
     or not, quant, source), every named node, and the synths on scsynth counted by who made
     them (a pattern, a proxy, a named node, MIDI, code); `detail` for whole sources, node
     values and the node tree."""
-    return PlayingOutput(rooms=[_room(orch.rooms.view(name), args.detail)
-                                for name in orch.rooms.resolve(args.instance)])
+    rooms = [_room(orch.rooms.view(name), args.detail)
+             for name in orch.rooms.resolve(args.instance)]
+    if not args.full:
+        share = budget.TEXT // max(1, len(rooms))
+        rooms = [_within(room, share) for room in rooms]
+    return PlayingOutput(rooms=rooms)
+
+
+def _within(room: RoomPlaying, share: int) -> RoomPlaying:
+    """A room's answer within ``share`` characters: the first patterns, named nodes and tree
+    nodes that fit a part of it each (sources cut), and how many of each it left out."""
+    parts = 3 if room.tree is not None else 2
+    how = "playing(detail=true, full=true)"
+    patterns = [p.model_copy(update={"source": budget.cut(p.source, share // 8, how)})
+                for p in room.patterns]
+    kept: dict[str, list[Any]] = {}
+    more: dict[str, int] = {}
+    for what, items in (("patterns", patterns), ("nodes", room.nodes),
+                        ("tree", room.tree or [])):
+        kept[what], left = budget.listing(items, budget.json_size, False,
+                                          budget=share // parts)
+        if left:
+            more[what] = left
+    return room.model_copy(update={
+        "patterns": kept["patterns"], "nodes": kept["nodes"], "more": more,
+        "tree": kept["tree"] if room.tree is not None else None})
