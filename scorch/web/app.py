@@ -151,7 +151,7 @@ def make_app(feed: Feed, gate: Gate, meter_hz: float) -> Starlette:
         if no is not None:
             return no
         room = request.path_params["room"]
-        return await _call(feed, "playing", {"instance": room, "detail": True})
+        return await _call(feed, "playing", {"instance": room, "detail": True, "full": True})
 
     async def act(request: Request) -> Response:
         role, no = refused(request)
