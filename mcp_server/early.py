@@ -22,7 +22,7 @@ Without a cache entry (the first start after an install or an upgrade) the
 answers come from the handshake shipped with scorch (``handshake.json``, the
 SDK's own answers recorded by ``python -m mcp_server.snapshot``), when it was
 recorded from these very sources: a digest of the content of every scorch module
-the SDK's answers were built from, and of the SDK's, pydantic's and Python's
+the SDK's answers were built from, and of the SDK's and pydantic's major.minor
 versions. Else the SDK answers itself, and its answers fill the cache.
 """
 
@@ -63,13 +63,22 @@ LIBRARIES = ("mcp", "mcp_types", "pydantic", "pydantic_core")
 
 
 def versions() -> list[str]:
-    """Python's version and the dist-info names of the libraries the answers come from."""
+    """The libraries the answers come from, each with its major.minor version.
+
+    Patch releases do not change the protocol or the schemas, and an install that
+    resolves a newer patch (``uv tool install`` takes the newest the requirements allow)
+    should still answer its first ``initialize`` early; were an answer different after
+    all, the SDK's own answer in the same session says so and sets the cache right.
+    """
     found = set()
     for entry in sys.path:
         folder = Path(entry or ".")
         if folder.is_dir():
-            found |= {dist.name for lib in LIBRARIES for dist in folder.glob(f"{lib}-*.dist-info")}
-    return [f"python {sys.version_info.major}.{sys.version_info.minor}", *sorted(found)]
+            for lib in LIBRARIES:
+                for dist in folder.glob(f"{lib}-*.dist-info"):
+                    version = dist.name.removeprefix(f"{lib}-").removesuffix(".dist-info")
+                    found.add(f"{lib} {'.'.join(version.split('.')[:2])}")
+    return sorted(found)
 
 
 def sources_digest(sources: list[str]) -> str:
