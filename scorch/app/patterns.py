@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from scorch.app.rooms import Rooms
 from scorch.errors import InvalidRequest, PatternFailed, PatternNotFound
 from scorch.primitives.sclang import pattern_ops
-from scorch.primitives.sclang.pattern_define import define_code
+from scorch.primitives.sclang.pattern_define import new_pattern_code
 from scorch.primitives.sclang.patterns import PatternRecord, pattern_key, short
 from scorch.state.events import Kind
 
@@ -74,7 +74,7 @@ class Patterns:
                                  "with action source, or define another name")
             err.argument = "name"
             raise err
-        result = self._rooms.execute_one(room, define_code(kind, name, source, play, when),
+        result = self._rooms.execute_one(room, new_pattern_code(kind, name, source, play, when),
                                          timeout=CHANGE_TIMEOUT)
         if not result.ok:
             why = result.error.describe() if result.error is not None else "it failed"

@@ -14,7 +14,7 @@ from scorch.primitives.sclang.pattern_ops import proxy_kind, sc_symbol
 from scorch.primitives.sclang.patterns import sc_string
 
 
-def define_code(kind: str, name: str, source: str, play: bool, when: str) -> str:
+def new_pattern_code(kind: str, name: str, source: str, play: bool, when: str) -> str:
     """Define ``kind`` ``name`` by the value of the code ``source`` on the grid ``when``,
     then play it there (``play``); the answer is the seconds until it lands.
 
@@ -32,10 +32,11 @@ def define_code(kind: str, name: str, source: str, play: bool, when: str) -> str
         make = f"{keeper}({symbol}, source)"
         text = f"{keeper}({symbol}, (\n{source}\n))"
         check = ""
-    # a Pdef or Tdef starts on the grid itself (atGrid runs just before it); an Ndef's
+    # a Pdef or Tdef starts on the grid itself (atGrid runs just before it), from a new
+    # player (one a CmdPeriod caught waiting for its quant never plays again); an Ndef's
     # monitor starts as it is defined
     start = ("" if not play else "proxy.play; " if kind == "Ndef"
-             else "proxy.play(quant: grid); ")
+             else "proxy.stop; proxy.play(quant: grid); ")
     taken = sc_string(f"{keeper} {name} is defined already: change it with the action "
                       "source, or define another name")
     return (f"{{ |source, grid|\n"

@@ -64,7 +64,7 @@ class Room:
 
     def starts(self, group: int, since: float) -> list[Heard]:
         """``/n_go`` of synths in ``group`` heard after ``since``."""
-        return [h for h in self.listener.synth_starts(since) if int(h.message.args[1]) == group]
+        return [h for h in self.listener.synth_starts(since) if h.message.args[1] == group]
 
     def pattern(self, **args: Any) -> PatternOutput:
         out = self.api.call("pattern", {"instance": "lobby", **args})
@@ -225,3 +225,31 @@ def test_every_pattern_action_and_its_undo_and_redo_show_in_events(room: Room) -
     messages = [m for m in room.orch.rooms.events("lobby", mark) if m.kind == "UNDONE"]
     assert [m.message.split(":")[0] for m in messages] == ["undone", "undone", "redone"]
     assert room.orch.rooms.execute_one("lobby", "Pdef(\\ev).clear", timeout=10).ok
+
+
+def test_a_pattern_a_stop_caught_waiting_for_its_quant_plays_again(room: Room) -> None:
+    # a Pdef's player that CmdPeriod stops before its first event never plays again
+    # (Pdef.play leaves it be): play and undo give it a new one
+    code = ("Pdef(\\late, Pbind(\\dur, 0.25, \\legato, 0.1, \\amp, 0.001, \\group, "
+            "Pfunc { topEnvironment[\\lateGroup] })).play(quant: 64); 1")  # 32 s away
+
+    def group() -> int:
+        """A new group for its notes (a stop frees every group)."""
+        made = room.orch.rooms.execute_one("lobby", "~lateGroup = Group.new.nodeID",
+                                           timeout=10)
+        assert made.ok and made.value is not None, made
+        return int(made.value)
+
+    assert room.orch.rooms.execute_one("lobby", code, timeout=10).ok
+    room.api.call("stop", {"instance": "lobby"})
+    played, asked = group(), time.time()
+    room.pattern(action="play", name="late", at="now")
+    wait(lambda: len(room.starts(played, asked)) >= 2, 2, "play did not start it again")
+    again = f"Pdef(\\late).stop; {code}"  # waiting for its quant again
+    assert room.orch.rooms.execute_one("lobby", again, timeout=10).ok
+    wait(lambda: room.view.patterns["Pdef late"].playing, 2, "not seen playing")
+    room.api.call("stop", {"instance": "lobby"})
+    undone, asked = group(), time.time()
+    room.api.call("undo", {"instance": "lobby"})  # the stop: it played, as the view said
+    wait(lambda: len(room.starts(undone, asked)) >= 2, 3, "undo did not start it again")
+    assert room.orch.rooms.execute_one("lobby", "Pdef(\\late).clear", timeout=10).ok

@@ -94,9 +94,10 @@ ACTIONS = ["define", "source", "set", "play", "stop", "mute", "unmute", "solo", 
 @given(st.sampled_from(ACTIONS), st.dictionaries(FIELDS, VALUES, max_size=5))
 def test_any_pattern_arguments_parse_or_are_refused_naming_one_of_them(
         action: str, spoiled: dict[str, Any]) -> None:
-    base = {"define": DEFINE, "set": SET, "fade": {**FADE, "seconds": 1.0},
-            "source": {**FADE, "action": "source", "source": "Pbind()"}}.get(
-        action, {**ROOM, "name": "acc"})
+    bases: dict[str, dict[str, Any]] = {
+        "define": DEFINE, "set": SET, "fade": {**FADE, "seconds": 1.0},
+        "source": {**FADE, "action": "source", "source": "Pbind()"}}
+    base = bases.get(action, {**ROOM, "name": "acc"})
     args = {**base, "action": action, **spoiled}
     try:
         PATTERN.parse(args)

@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorch.primitives.sclang.pattern_define import define_code
+from scorch.primitives.sclang.pattern_define import new_pattern_code
 
 
 def string_literal(code: str, after: str) -> str:
@@ -26,15 +26,16 @@ def string_literal(code: str, after: str) -> str:
 @given(st.text(max_size=200))
 def test_the_text_a_restore_runs_holds_any_source_whole_on_lines_of_its_own(
         source: str) -> None:
-    code = define_code("Pdef", "acc", source, True, "bar")
+    code = new_pattern_code("Pdef", "acc", source, True, "bar")
     assert string_literal(code, "nil }, ") == f"Pdef('acc', (\n{source}\n))"
     # evaluated once, in parentheses on lines of their own: a trailing comment ends there
     assert code.endswith(f"}}.value((\n{source}\n), ScorchPatternOps.grid(\"bar\"))")
 
 
 def test_a_pbindef_is_made_of_a_pbinds_pairs_and_anything_else_is_refused() -> None:
-    code = define_code("Pbindef", "bass", "Pbind(\\dur, 1) // a comment", True, "beat")
-    assert "var proxy = Pbindef('bass', *source.patternpairs); proxy.play(quant: grid)" in code
+    code = new_pattern_code("Pbindef", "bass", "Pbind(\\dur, 1) // a comment", True, "beat")
+    assert ("var proxy = Pbindef('bass', *source.patternpairs); proxy.stop; "
+            "proxy.play(quant: grid)") in code
     assert "source.isKindOf(Pbind).not" in code
     assert string_literal(code, "nil }, ") == \
         "Pbindef('bass', *(\nPbind(\\dur, 1) // a comment\n).patternpairs)"
@@ -43,13 +44,13 @@ def test_a_pbindef_is_made_of_a_pbinds_pairs_and_anything_else_is_refused() -> N
 
 
 def test_a_name_in_use_is_refused_by_sclang_too() -> None:
-    code = define_code("Tdef", "tick", "{ loop { 1.wait } }", True, "now")
+    code = new_pattern_code("Tdef", "tick", "{ loop { 1.wait } }", True, "now")
     assert re.search(r"p\.source !\? \{ Error\(\"Tdef tick is defined already", code)
-    assert "Tdef('tick', source); proxy.play(quant: grid)" in code
+    assert "Tdef('tick', source); proxy.stop; proxy.play(quant: grid)" in code
 
 
 def test_an_ndef_monitors_at_once_and_play_false_only_defines() -> None:
-    assert "var proxy = Ndef('hum', source); proxy.play; nil" in define_code(
+    assert "var proxy = Ndef('hum', source); proxy.play; nil" in new_pattern_code(
         "Ndef", "hum", "{ SinOsc.ar }", True, "bar")
-    assert "var proxy = Pdef('acc', source); nil" in define_code(
+    assert "var proxy = Pdef('acc', source); nil" in new_pattern_code(
         "Pdef", "acc", "Pbind()", False, "bar")
