@@ -16,6 +16,7 @@ from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.node_tree import TreeNode, tree_nodes
 from scorch.state.playing import METER_OWNER, owner
 from scorch.state.view import InstanceView
+from scorch.values import Flag
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -25,7 +26,7 @@ class PlayingArgs(Args):
     """Rooms to describe, and how much."""
 
     instance: Selector = "*"
-    detail: bool = Field(False, description="the full form: whole sources, node values and "
+    detail: Flag = Field(False, description="the full form: whole sources, node values and "
                          "every group and synth of the node tree with its owner")
 
 
