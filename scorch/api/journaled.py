@@ -16,8 +16,8 @@ from scorch.app.undo import Scope
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
 
-#: Pattern actions whose effect a session holds (every one: mutes and solos too).
-PATTERN_STATE = ("source", "set", "play", "stop", "fade", "mute", "unmute", "solo")
+#: Pattern actions whose effect a session holds (every one: a new one, mutes and solos too).
+PATTERN_STATE = ("define", "source", "set", "play", "stop", "fade", "mute", "unmute", "solo")
 
 
 def scope_of(orch: Orchestra, name: str, args: Any) -> Scope | None:

@@ -1,9 +1,11 @@
-"""Changes to one pattern or proxy while it plays, through the room's sclang.
+"""New patterns and proxies, and changes to one while it plays, through the room's sclang.
 
 Each change is one request to sclang (``ScorchPatternOps.sc``, code from
-:mod:`scorch.primitives.sclang.pattern_ops`) that lands on the next beat or bar of
+:mod:`scorch.primitives.sclang.pattern_ops`, and for a new one
+:mod:`scorch.primitives.sclang.pattern_define`) that lands on the next beat or bar of
 the room's clock, and one ``PATTERN_CHANGED`` event in the room's log. The names a
-change may use are those sclang last reported (``playing`` lists them).
+change may use are those sclang last reported (``playing`` lists them); a new one's
+must not be among them.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from dataclasses import dataclass
 from scorch.app.rooms import Rooms
 from scorch.errors import InvalidRequest, PatternFailed, PatternNotFound
 from scorch.primitives.sclang import pattern_ops
-from scorch.primitives.sclang.patterns import PatternRecord, short
+from scorch.primitives.sclang.pattern_define import new_pattern_code
+from scorch.primitives.sclang.patterns import PatternRecord, pattern_key, short
 from scorch.state.events import Kind
 
 #: Seconds a change request may take in sclang (it evaluates the source and schedules).
@@ -33,7 +36,7 @@ class Change:
     lands_in: float
     """Seconds from the answer until sclang makes the change (0: made)."""
     before: PatternRecord | None
-    """The pattern as sclang last reported it before the change (what undoes it)."""
+    """The pattern as sclang last reported it before the change (None: a new one)."""
 
 
 class Patterns:
@@ -52,7 +55,7 @@ class Patterns:
             known = ", ".join(f"{p.kind} {p.name}" for p in patterns.values()) or "none"
             err = PatternNotFound(f"no pattern or proxy {name!r}"
                                   f"{f' of kind {kind}' if kind else ''} in {room}; "
-                                  f"it has: {known}")
+                                  f"it has: {known} (action define makes a new one)")
             err.argument = "name"
             raise err
         if len(found) > 1:
@@ -61,6 +64,30 @@ class Patterns:
             err2.argument = "kind"
             raise err2
         return found[0]
+
+    def define(self, room: str, kind: str, name: str, source: str, play: bool = True,
+               when: str = "bar") -> Change:
+        """Define a new pattern or proxy ``kind`` ``name`` by ``source``, played if ``play``."""
+        known = self._rooms.view(room).patterns.get(pattern_key(kind, name))
+        if known is not None:
+            err = InvalidRequest(f"{room} has {known.kind} {name} already: change its source "
+                                 "with action source, or define another name")
+            err.argument = "name"
+            raise err
+        result = self._rooms.execute_one(room, new_pattern_code(kind, name, source, play, when),
+                                         timeout=CHANGE_TIMEOUT)
+        if not result.ok:
+            why = result.error.describe() if result.error is not None else "it failed"
+            failed = PatternFailed(f"define of {kind} {name} in {room}: {why}")
+            failed.argument = "source"
+            raise failed
+        lands_in = _seconds(result.value)
+        then = " and play it" if play else ""
+        on = f" (on the next {when})" if when != "now" else ""
+        self._rooms.view(room).events.add(
+            Kind.PATTERN_CHANGED, f"define {kind} {name}: {short(source)}{then}{on}",
+            action="define", pattern=f"{kind} {name}", when=when, lands_in=round(lands_in, 3))
+        return Change(room, "define", kind, name, lands_in, None)
 
     def change(self, room: str, action: str, name: str | None, kind: str | None = None,
                when: str = "bar", source: str | None = None, key: str | None = None,
@@ -79,10 +106,7 @@ class Patterns:
             err3.argument = "source" if action == "source" else (
                 "value" if action == "set" else None)
             raise err3
-        try:
-            lands_in = max(0.0, float(result.value or 0))
-        except ValueError:
-            lands_in = 0.0
+        lands_in = _seconds(result.value)
         what = f"{record.kind} {record.name}" if record is not None else "every muted pattern"
         detail = {"source": f": {short(source or '')}", "set": f": {key} = {short(value or '')}",
                   "fade": f" over {seconds:g} s"}.get(action, "")
@@ -121,6 +145,14 @@ class Patterns:
                 raise err
             return pattern_ops.fade_code(record.kind, record.name, seconds, when)
         return pattern_ops.simple_code(action, record.kind, record.name, when)
+
+
+def _seconds(value: str | None) -> float:
+    """The seconds sclang answered until the change lands (0: now, or no number)."""
+    try:
+        return max(0.0, float(value or 0))
+    except ValueError:
+        return 0.0
 
 
 def _needs(argument: str, action: str) -> InvalidRequest:

@@ -33,7 +33,7 @@ from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 
-#: The room every call is aimed at: a named node to hit, MIDI on JACK.
+#: The room every call is aimed at: a named node to hit, MIDI on JACK (and PLAY's pattern).
 ROOM = """
 [midi]
 backend = "jack"
@@ -44,7 +44,12 @@ synthdef = "sine"
 params = { freq = 220, amp = 0.001 }
 """
 
+#: A playing Pdef, so that pattern actions reach real code in sclang.
+PLAY = "Pdef(\\tick, Pbind(\\dur, 0.5, \\legato, 0.1, \\amp, 0.001)).play; 1"
+
 Call = Callable[[str, dict[str, Any]], tuple[bool, str]]
+Ask = Callable[[str, dict[str, Any]], tuple[bool, str, dict[str, Any] | None]]
+"""A call answered with its structured content too (an error's code and argument)."""
 
 
 @dataclass
@@ -54,6 +59,7 @@ class Target:
     orchestra: Orchestra
     call: Call
     schemas: dict[str, dict[str, Any]]
+    ask: Ask
 
 
 @contextmanager
@@ -65,20 +71,26 @@ def fuzz_target(folder: Path, jack_server: str, library: SynthDefLibrary) -> Ite
     try:
         if orch.start() != {"room": None}:
             raise RuntimeError(f"the room did not boot: {orch.rooms.status('room')}")
+        if not orch.rooms.execute_one("room", PLAY, timeout=10).ok:
+            raise RuntimeError("the room's Pdef did not play")
         with start_blocking_portal() as portal, \
                 portal.wrap_async_context_manager(Client(build_server(LocalService(orch)))) as c:
 
-            async def one(tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+            async def one(tool: str, args: dict[str, Any]
+                          ) -> tuple[bool, str, dict[str, Any] | None]:
                 with anyio.fail_after(HANG):
                     result = await c.call_tool(tool, args)
                 text = "\n".join(getattr(b, "text", "") for b in result.content)
-                return bool(result.is_error), text
+                return bool(result.is_error), text, result.structured_content
 
-            def call(tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+            def ask(tool: str, args: dict[str, Any]) -> tuple[bool, str, dict[str, Any] | None]:
                 return portal.call(one, tool, args)
 
+            def call(tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+                return ask(tool, args)[:2]
+
             tools = portal.call(c.list_tools).tools
-            yield Target(orch, call, {tool.name: tool.input_schema for tool in tools})
+            yield Target(orch, call, {tool.name: tool.input_schema for tool in tools}, ask)
     finally:
         orch.stop()
 
@@ -104,8 +116,8 @@ def capped(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 #: Names that exist in the test room, put into generated arguments so calls reach it.
-REAL = {"instance": ["room", "*"], "name": ["room", "hum"], "node": ["hum"],
-        "synthdef": ["sine"]}
+REAL = {"instance": ["room", "*"], "name": ["room", "hum", "tick"], "node": ["hum"],
+        "synthdef": ["sine"], "kind": ["Pdef"], "key": ["dur"]}
 
 
 def action_schemas(schema: dict[str, Any]) -> list[dict[str, Any]]:
@@ -200,7 +212,71 @@ HOSTILE: list[tuple[str, dict[str, Any]]] = [
     ("playing", {"instance": "room", "detail": "yes"}),
     ("playing", {"instance": "\x00"}),
     ("playing", {"instance": "nowhere"}),
+    ("playing", {"instance": "room", "detail": 1}),
+    ("pattern", {"action": "set", "instance": "room", "name": "tick", "key": "dur",
+                 "value": "1), 0.25, (\"bar\""}),  # a value that breaks out: it still runs
+    ("pattern", {"action": "define", "instance": "room", "kind": "Ndef", "name": "hostile",
+                 "source": "{ |a| ^a }", "at": "now"}),
+    ("pattern", {"action": "stop", "instance": "room", "name": "hostile", "kind": "Ndef"}),
+    ("undo", {"action": "list"}),
+    ("undo", {"action": "undo", "steps": 3, "dry_run": True}),
+    ("undo", {"action": "checkpoint", "name": "fuzzed"}),
+    ("undo", {"action": "back", "name": "fuzzed", "dry_run": True}),
 ]
+
+PATTERN = {"instance": "room", "name": "tick"}
+DEFINE = {"action": "define", "instance": "room", "kind": "Pdef", "name": "fresh",
+          "source": "Pbind(\\dur, 1, \\amp, 0.001)"}
+#: (tool, arguments, the argument its error must name): hostile values for every argument
+#: of pattern, undo and the dry runs (in HOSTILE too), each a clear error naming it.
+NAMED: list[tuple[str, dict[str, Any], str]] = [
+    ("pattern", {**DEFINE, "kind": "Xdef"}, "kind"),
+    ("pattern", {k: v for k, v in DEFINE.items() if k != "kind"}, "kind"),
+    ("pattern", {**DEFINE, "name": "../x"}, "name"),
+    ("pattern", {**DEFINE, "name": "a\x00b"}, "name"),
+    ("pattern", {**DEFINE, "name": "tick"}, "name"),  # in use
+    ("pattern", {**DEFINE, "source": "1\x002"}, "source"),
+    ("pattern", {**DEFINE, "source": '1)); Error("x").throw; ((1'}, "source"),
+    ("pattern", {**DEFINE, "source": "x" * (300 * 1024)}, "source"),
+    ("pattern", {**DEFINE, "kind": "Pbindef", "source": "Pseq([1], inf)"}, "source"),
+    ("pattern", {**DEFINE, "play": "yes"}, "play"),
+    ("pattern", {**DEFINE, "at": "later"}, "at"),
+    ("pattern", {"action": "source", **PATTERN, "source": "Pbind(\\dur,"}, "source"),
+    ("pattern", {"action": "source", **PATTERN, "source": "1)); 0.exit; (("}, "source"),
+    ("pattern", {"action": "source", "instance": "room", "name": "ghost", "source": "1"},
+     "name"),
+    ("pattern", {"action": "set", **PATTERN, "key": "dur', 0.exit, '", "value": "1"}, "key"),
+    ("pattern", {"action": "set", **PATTERN, "key": "dur", "value": "1/nil"}, "value"),
+    ("pattern", {"action": "set", **PATTERN, "key": "dur", "value": "x" * 5000}, "value"),
+    ("pattern", {"action": "set", **PATTERN, "key": "dur"}, "value"),
+    ("pattern", {"action": "fade", **PATTERN, "seconds": 1e39}, "seconds"),
+    ("pattern", {"action": "fade", **PATTERN, "seconds": -1e39}, "seconds"),
+    ("pattern", {"action": "fade", **PATTERN, "seconds": float("nan")}, "seconds"),
+    ("pattern", {"action": "fade", **PATTERN, "seconds": "2"}, "seconds"),
+    ("pattern", {"action": "play", **PATTERN, "at": "later"}, "at"),
+    ("pattern", {"action": "stop", **PATTERN, "kind": "Xdef"}, "kind"),
+    ("pattern", {"action": "mute", "instance": "room", "name": ""}, "name"),
+    ("pattern", {"action": "unmute", "instance": "room", "name": 5}, "name"),
+    ("pattern", {"action": "solo", "instance": "room", "name": "ghost"}, "name"),
+    ("pattern", {"action": "explode", **PATTERN}, "action"),
+    ("undo", {"steps": 0}, "steps"),
+    ("undo", {"steps": 10**12}, "steps"),
+    ("undo", {"steps": "1"}, "steps"),
+    ("undo", {"action": "redo", "steps": -1}, "steps"),
+    ("undo", {"dry_run": "yes"}, "dry_run"),
+    ("undo", {"instance": "\x00"}, "instance"),
+    ("undo", {"action": "checkpoint", "name": "../x"}, "name"),
+    ("undo", {"action": "checkpoint", "name": "a\x00b"}, "name"),
+    ("undo", {"action": "back", "name": "../../config"}, "name"),
+    ("undo", {"action": "back", "name": "nowhere"}, "name"),
+    ("stop", {"instance": "room", "dry_run": "yes"}, "dry_run"),
+    ("stop", {"instance": "room", "dry_run": 1}, "dry_run"),
+    ("instance", {"action": "quit", "name": "room", "dry_run": "no"}, "dry_run"),
+    ("buffer", {"action": "free", "instance": "room", "name": "ghost", "dry_run": 0},
+     "dry_run"),
+    ("playing", {"instance": "room", "detail": "yes"}, "detail"),
+]
+HOSTILE += [(tool, args) for tool, args, _ in NAMED]
 
 
 @dataclass

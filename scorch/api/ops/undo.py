@@ -13,7 +13,7 @@ from scorch.api.fields import InstanceName
 from scorch.api.operation import CHANGE, DESTROY, READ, Action, Host, Hosts, Result, operation
 from scorch.api.ops.sessions import ChangeOut
 from scorch.app.sessions import Reading, parse, render
-from scorch.errors import InvalidRequest
+from scorch.errors import InvalidRequest, SessionNotFound
 from scorch.values import Flag, SessionName
 
 if TYPE_CHECKING:
@@ -199,7 +199,11 @@ def undo(orch: Orchestra, args: UndoArgs) -> UndoOutput:
         orch.sessions.store.write(args.name, render(orch.sessions.capture(), args.name))
         return UndoOutput(action="checkpoint", name=args.name)
     if args.action == "back":
-        text, path = orch.sessions.store.read(args.name)
+        try:
+            text, path = orch.sessions.store.read(args.name)
+        except SessionNotFound as err:
+            err.argument = "name"  # the checkpoint's: what the caller can change
+            raise
         target = parse(text, path, Reading(orch.config, orch.library))
         changes = orch.sessions.diff(target)
         failed = {} if args.dry_run else dict(

@@ -57,7 +57,11 @@ def define_code(kind: str, name: str, text: str, playing: bool, mute: str = "") 
     (when it plays, muted, soloed or neither as ``mute`` says)."""
     proxy = f"{proxy_kind(kind)}({sc_symbol(name)})"
     then = f"{mute_code(kind, name, mute)}; " if playing else ""
-    return f"(\n{text}\n);\n{proxy}.{'play' if playing else 'stop'}; {then}nil"
+    # one that does not play gets a new player: one a CmdPeriod caught waiting for its
+    # quant (a `stop` right after a play or a change) never plays again
+    play = (f"{proxy}.play" if kind == "Ndef"
+            else f"if({proxy}.isPlaying.not) {{ {proxy}.stop }}; {proxy}.play")
+    return f"(\n{text}\n);\n{play if playing else f'{proxy}.stop'}; {then}nil"
 
 
 def mute_code(kind: str, name: str, mute: str) -> str:

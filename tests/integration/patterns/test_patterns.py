@@ -21,7 +21,7 @@ from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
 from scorch.primitives.scsynth.node_tree import client_of, is_default_group, tree_nodes
 from scorch.state.events import Kind
-from tests.conftest import MakeConfig
+from tests.conftest import MakeConfig, node_exists
 from tests.support.scsynth_listener import Listener
 
 pytestmark = pytest.mark.integration
@@ -126,8 +126,22 @@ def test_pdef_and_ndef_come_back_on_the_next_bar_after_sclang_is_killed(
     assert late < 0.3, f"{late:.3f} s after the bar"
     wait(lambda: view.patterns["Ndef drone"].playing, BAR + 1.0, "the Ndef did not resume")
     checked = orch.rooms.execute_one(
-        "lobby", "[Pdef(\\acc).isPlaying, Ndef(\\drone).isMonitoring]", timeout=10)
-    assert checked.value == "[ true, true ]"
+        "lobby", "[Pdef(\\acc).isPlaying, Ndef(\\drone).isMonitoring, "
+        "Ndef(\\drone).group.nodeID, Ndef(\\drone).monitor.group.nodeID]", timeout=10)
+    assert checked.ok and checked.value is not None, checked
+    pdef, ndef, group, monitor = checked.value.strip("[ ]").split(", ")
+    assert (pdef, ndef) == ("true", "true")
+    # Its synths reached scsynth: its source's, in its group, as it was defined again; its
+    # monitor's, which plays it out, within the bar (and the Pdef's slack) of RESTORED.
+    sources = [h for h in listener.synth_starts(killed) if h.message.args[1] == int(group)]
+    assert sources, f"no /n_go of the Ndef's synth in its group {group}"
+    heard = [h for h in listener.synth_starts(back) if h.message.args[1] == int(monitor)]
+    assert heard, f"no /n_go of the Ndef's monitor in {monitor} after RESTORED"
+    assert heard[0].at - back <= BAR + 0.4, f"monitored {heard[0].at - back:.2f} s after"
+    osc = view.osc
+    assert osc is not None  # both run still
+    assert node_exists(osc, int(sources[-1].message.args[0]))
+    assert node_exists(osc, int(heard[-1].message.args[0]))
     wait(lambda: "Ndef drone" in owners(orch), 3, f"no synth of the Ndef: {owners(orch)}")
 
 

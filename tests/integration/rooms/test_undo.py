@@ -1,9 +1,12 @@
 """Undo and redo against real processes: the state read back from scsynth goes back and forth.
 
-Ten mixed changes (play, set, release, buffers, tempo, patterns) through the API;
-undone, what scsynth holds (each named node's values by ``/s_get``, which nodes
-run, each buffer's frames by ``/b_query``), the tempo and the patterns are as
-before them; redone, as after them. Dry runs and checkpoints beside.
+Ten mixed changes (play, set, a scene recall, buffers, a MIDI route, tempo, patterns,
+a stop that forgets the named nodes) through the API; undone step by step, what
+scsynth holds (its whole node tree from ``/g_queryTree``: each group's synths by
+SynthDef and controls, so a synth an undo failed to free shows; each named node's
+values by ``/s_get``; each buffer's frames by ``/b_query``), the tempo, the MIDI
+routes and the patterns are as they were before each change; redone, as after them.
+Dry runs and checkpoints beside.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from __future__ import annotations
 import json
 import time
 import wave
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -20,11 +24,12 @@ from scorch.api.local import LocalService
 from scorch.api.ops.buffers import BufferOutput
 from scorch.api.ops.code import StopOutput
 from scorch.api.ops.instances import ActionOutput
+from scorch.api.ops.midi import MidiOutput
 from scorch.api.ops.undo import UndoOutput
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from scorch.errors import InvalidRequest
-from scorch.primitives.scsynth.node_tree import tree_nodes
+from scorch.primitives.osc import OscArg
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.desired import SAMPLE_BUFFER_BASE
 from scorch.state.events import Kind
@@ -39,7 +44,7 @@ state_dir = "{state}"
 driver = "dummy"
 jack_server = "{jack}"
 [midi]
-enabled = false
+backend = "jack"
 [samples]
 paths = ["{samples}"]
 [instances.lobby]
@@ -50,6 +55,8 @@ params = {{ freq = 110, amp = 0.001 }}
 """
 PLAY = ("Pdef(\\beat, Pbind(\\dur, 0.5, \\legato, 0.1, \\amp, 0.001)).play(quant: 1);"
         "Pdef(\\other, Pbind(\\dur, 1, \\legato, 0.1, \\amp, 0.001)).play(quant: 1); 1")
+#: The SynthDef of the patterns' notes: synths that come and go while they play.
+NOTE = "default"
 
 
 @pytest.fixture(scope="module")
@@ -73,13 +80,58 @@ def room(tmp_path_factory: pytest.TempPathFactory, library: SynthDefLibrary) -> 
     assert not [pid for pid in pids if pid_alive(pid)], "a process outlived stop()"
 
 
+Node = tuple[int, int, str | None, tuple[tuple[str, Any], ...]]
+"""A node on scsynth: id, parent group, SynthDef (None: a group), controls."""
+
+
+def query_tree(orch: Orchestra) -> list[Node]:
+    """Every node on scsynth, depth first: (id, parent, SynthDef or None for a group,
+    controls), read with ``/g_queryTree 0 1``."""
+    osc = orch.views["lobby"].osc
+    assert osc is not None
+    # (scorch asks for the tree too, without controls: its replies are not this one)
+    args: Sequence[OscArg] = osc.request("/g_queryTree", 0, 1, reply="/g_queryTree.reply",
+                                         timeout=2.0, match=lambda m: m.args[0] == 1).args
+    nodes: list[Node] = []
+    at, pending = 3, [(0, int(args[2]))]  # type: ignore[arg-type]
+    while pending:
+        group, left = pending[-1]
+        if left == 0:
+            pending.pop()
+            continue
+        pending[-1] = (group, left - 1)
+        node, children = int(args[at]), int(args[at + 1])  # type: ignore[arg-type]
+        at += 2
+        if children >= 0:
+            nodes.append((node, group, None, ()))
+            pending.append((node, children))
+            continue
+        synthdef, count = str(args[at]), int(args[at + 1])  # type: ignore[arg-type]
+        pairs = args[at + 2:at + 2 + 2 * count]
+        at += 2 + 2 * count
+        controls = tuple((str(name), round(value, 5) if isinstance(value, float) else value)
+                         for name, value in zip(pairs[::2], pairs[1::2], strict=True))
+        nodes.append((node, group, synthdef, controls))
+    assert at == len(args), "the reply was not read to its end"
+    return nodes
+
+
+def tree_shape(orch: Orchestra) -> dict[str, Any]:
+    """The node tree as undo must bring it back: the groups, and in each group how many
+    synths of each SynthDef with each set of controls (a synth played again has a new
+    id); the patterns' notes, which come and go, aside."""
+    nodes = query_tree(orch)
+    return {"groups": sorted((n, parent) for n, parent, synthdef, _ in nodes if synthdef is None),
+            "synths": Counter((parent, synthdef, controls) for _, parent, synthdef, controls
+                              in nodes if synthdef not in (None, NOTE))}
+
+
 def heard(orch: Orchestra) -> dict[str, Any]:
-    """What scsynth, the clock and sclang hold now, read back from them."""
+    """What scsynth, the clock, the MIDI router and sclang hold now, read back from them."""
     view = orch.views["lobby"]
     osc = view.osc
     assert osc is not None
-    reply = osc.request("/g_queryTree", 0, 0, reply="/g_queryTree.reply", timeout=2.0)
-    running = {n.node_id for n in tree_nodes(reply.args)}
+    running = {n for n, _, synthdef, _ in query_tree(orch) if synthdef is not None}
     nodes = {}
     for node in view.nodes.values():
         assert node.node_id in running, f"node {node.name} is not on scsynth"
@@ -90,8 +142,17 @@ def heard(orch: Orchestra) -> dict[str, Any]:
     for bufnum in (SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_BASE + 1):
         info = osc.request("/b_query", bufnum, reply="/b_info", timeout=2.0)
         frames[bufnum] = int(info.args[1])
-    return {"nodes": nodes, "frames": frames, "bpm": round(orch.tempo.state()["bpm"], 3),
+    return {"tree": tree_shape(orch), "nodes": nodes, "frames": frames,
+            "bpm": round(orch.tempo.state()["bpm"], 3), "routes": routes(orch),
             "patterns": {k: (p.playing, p.text) for k, p in view.patterns.items()}}
+
+
+def routes(orch: Orchestra) -> dict[str, dict[str, Any]]:
+    """The MIDI routes, as `midi routes` lists them: by id, each as the router has it (a
+    route put back carries its id inside too)."""
+    out = LocalService(orch).call("midi", {"action": "routes"})
+    assert isinstance(out, MidiOutput) and isinstance(out.result, list)
+    return {r["id"]: {k: v for k, v in r["route"].items() if k != "id"} for r in out.result}
 
 
 def settled(orch: Orchestra, want: dict[str, Any], what: str) -> None:
@@ -101,76 +162,108 @@ def settled(orch: Orchestra, want: dict[str, Any], what: str) -> None:
     while now != want and time.monotonic() < deadline:
         time.sleep(0.1)
         now = heard(orch)
-    assert now == want, what
+    assert now == want, (what, {k: (now[k], want[k]) for k in want if now[k] != want[k]})
 
 
 def test_undo_of_ten_mixed_changes_restores_what_scsynth_holds_and_redo_brings_it_back(
     room: Orchestra,
 ) -> None:
     api = LocalService(room)
-    assert room.rooms.execute_one("lobby", PLAY, timeout=10).ok
     view = room.views["lobby"]
+    assert room.rooms.execute_one("lobby", PLAY, timeout=10).ok
     wait(lambda: len(view.patterns) == 2, "the patterns were not recorded")
+    # a scene of hum an octave up, kept before the changes (saving one is no change)
+    room.rooms.set("lobby", "hum", {"freq": 220})
+    room.scenes.save("up", "lobby")
+    room.rooms.set("lobby", "hum", {"freq": 110})
     before = heard(room)
+    cc = {"port": "knobs", "cc": 74, "instance": "lobby", "node": "hum", "param": "freq",
+          "range": [100, 900]}
     changes: list[tuple[str, dict[str, Any]]] = [
         ("play", {"instance": "lobby", "synthdef": "sine", "name": "lead",
                   "params": {"freq": 300, "amp": 0.002}}),
         ("set", {"instance": "lobby", "node": "hum", "params": {"freq": 440}}),
+        ("scene", {"action": "recall", "name": "up", "instance": "lobby"}),
         ("buffer", {"action": "load", "instance": "lobby", "path": "tone.wav"}),
+        ("midi", {"action": "map", "spec": cc}),
         ("set", {"instance": "lobby", "node": "lead", "params": {"amp": 0.003}}),
         ("tempo", {"bpm": 100.0}),
-        ("pattern", {"action": "stop", "instance": "lobby", "name": "beat", "at": "now"}),
-        ("release", {"instance": "lobby", "node": "hum"}),
-        ("play", {"instance": "lobby", "synthdef": "sine", "name": "pad",
-                  "params": {"freq": 500, "amp": 0.001}}),
         ("pattern", {"action": "source", "instance": "lobby", "name": "other", "at": "now",
                      "source": "Pbind(\\dur, 0.25, \\legato, 0.1, \\amp, 0.001)"}),
-        ("set", {"instance": "lobby", "node": "pad", "params": {"freq": 600}}),
+        ("stop", {"instance": "lobby"}),
+        ("play", {"instance": "lobby", "synthdef": "sine", "name": "pad",
+                  "params": {"freq": 500, "amp": 0.001}}),
     ]
-    for name, args in changes:
+    # what each change left, read back where a step-by-step undo stops below
+    kept: dict[int, dict[str, Any]] = {}
+    for number, (name, args) in enumerate(changes, 1):
         api.call(name, args)
-    deadline = time.monotonic() + 3
-    while view.patterns["Pdef beat"].playing and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.7)  # the source change's record
+        if number in (2, 3, 4, 5, 8):
+            if number == 8:
+                wait(lambda: "0.25" in view.patterns["Pdef other"].text, "not recorded")
+            kept[number] = heard(room)
+    wait(lambda: not any(p.playing for p in view.patterns.values()), "stop left a pattern")
     after = heard(room)
-    assert after["nodes"] == {"lead": ("sine", 300.0, 0.003), "pad": ("sine", 600.0, 0.001)}
+    assert after["nodes"] == {"pad": ("sine", 500.0, 0.001)}
     assert after["frames"][SAMPLE_BUFFER_BASE] == 4800 and after["bpm"] == 100.0
-    assert after["patterns"]["Pdef beat"][0] is False
+    added = set(after["routes"]) - set(before["routes"])
+    assert [after["routes"][r]["cc"] for r in added] == [74]
     assert "0.25" in after["patterns"]["Pdef other"][1]
+    assert kept[3]["nodes"]["hum"] == ("sine", 220.0, 0.001)  # the scene's
+    assert kept[8]["nodes"] == {"hum": ("sine", 220.0, 0.001), "lead": ("sine", 300.0, 0.003)}
+    assert sum(kept[8]["tree"]["synths"].values()) == sum(
+        before["tree"]["synths"].values()) + 1  # lead
 
     journal = api.call("undo", {"action": "list", "instance": "lobby"})
     assert isinstance(journal, UndoOutput)
-    # the tempo is the installation's: it is not the room's to undo
+    # the tempo and the MIDI routes are the installation's: not the room's to undo
     assert [e.call for e in journal.journal] == [
-        "play", "set", "buffer load", "set", "pattern stop", "release", "play",
-        "pattern source", "set"]
+        "play", "set", "scene recall", "buffer load", "set", "pattern source", "stop", "play"]
     whole = api.call("undo", {"action": "list"})
     assert isinstance(whole, UndoOutput) and len(whole.journal) == 10
 
     preview = api.call("undo", {"dry_run": True})
     assert isinstance(preview, UndoOutput) and preview.dry_run
-    assert [c.detail for c in preview.steps[0].changes] == ["set pad: freq 600 -> 500"]
+    assert [c.detail for c in preview.steps[0].changes] == ["release node pad (sine)"]
     assert heard(room) == after, "a dry run changed something"
 
     since = view.events.mark()
-    undone = api.call("undo", {"steps": 10})
-    assert isinstance(undone, UndoOutput) and len(undone.steps) == 10, undone
+    # the play and the stop undone: hum and lead back as they were, the patterns playing
+    undone = api.call("undo", {"steps": 2})
+    assert isinstance(undone, UndoOutput) and len(undone.steps) == 2, undone
     assert undone.failure() is None
+    settled(room, kept[8], "undo of the stop did not bring the nodes and patterns back")
+    api.call("undo", {"steps": 3})  # the source, the tempo, lead's amp
+    settled(room, kept[5], "undo did not bring back the state before the source change")
+    api.call("undo", {})  # the MIDI route: gone from `midi routes`
+    assert routes(room) == before["routes"]
+    settled(room, kept[4], "undo of the MIDI map left something")
+    api.call("undo", {})  # the buffer
+    settled(room, kept[3], "undo of the buffer load left something")
+    api.call("undo", {})  # the scene: hum's freq as set before it
+    settled(room, kept[2], "undo of the scene recall did not put its values back")
+    assert heard(room)["nodes"]["hum"] == ("sine", 440.0, 0.001)
+    api.call("undo", {"steps": 2})
     settled(room, before, "undo did not bring back the state before the ten changes")
-    assert view.events.wait_for(Kind.UNDONE, since, 1.0) is not None
+    steps = [e.details["undone"] for e in room.rooms.events("lobby", since)
+             if e.kind == Kind.UNDONE]
+    assert steps == [True] * 10, steps  # the tempo's and the route's: every room's log
     with pytest.raises(InvalidRequest, match="nothing to undo"):
         api.call("undo", {})
 
+    since = view.events.mark()
     redone = api.call("undo", {"action": "redo", "steps": 10})
     assert isinstance(redone, UndoOutput) and len(redone.steps) == 10
     assert redone.failure() is None
     settled(room, after, "redo did not bring the ten changes back")
+    redos = [e for e in room.rooms.events("lobby", since) if e.kind == Kind.UNDONE]
+    assert [e.details["undone"] for e in redos] == [False] * 10
+    assert all(e.message.startswith("redone: ") for e in redos)
     # the journal's file reads back as the journal (a restart of scorch keeps it)
-    kept = Journal()
+    kept_file = Journal()
     for line in (room.config.state_path() / "journal.jsonl").read_text().splitlines():
-        kept.read_line(json.loads(line))
-    assert kept.entries == room.undo.journal.entries and len(kept.entries) == 10
+        kept_file.read_line(json.loads(line))
+    assert kept_file.entries == room.undo.journal.entries and len(kept_file.entries) == 10
 
 
 def test_dry_runs_change_nothing_and_back_to_a_checkpoint_is_undone_in_turn(
@@ -193,6 +286,14 @@ def test_dry_runs_change_nothing_and_back_to_a_checkpoint_is_undone_in_turn(
     assert "node extra (sine)" in playing["lobby"] and "Pdef beat" not in playing["lobby"]
     stop = api.call("stop", {"instance": "lobby", "dry_run": True})
     assert isinstance(stop, StopOutput) and stop.would_stop == playing and not stop.stopped
+    # every room: each says what it would stop; scsynth's tree is the same node for node
+    tree = [node for node in query_tree(room) if node[2] != NOTE]
+    everywhere = api.call("stop", {"instance": "*", "dry_run": True})
+    assert isinstance(everywhere, StopOutput) and everywhere.dry_run
+    assert everywhere.would_stop == room.rooms.sounding("*") == playing
+    assert not everywhere.stopped
+    assert {"node extra (sine)", "node pad (sine)"} <= set(everywhere.would_stop["lobby"])
+    assert [node for node in query_tree(room) if node[2] != NOTE] == tree, "a dry run freed"
     quit_ = api.call("instance", {"action": "quit", "name": "lobby", "dry_run": True})
     assert isinstance(quit_, ActionOutput) and quit_.would_stop == playing
     freed = api.call("buffer", {"action": "free", "instance": "lobby", "name": "click",

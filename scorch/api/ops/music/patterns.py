@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, Strict
 
 from scorch.api.fields import MAX_CODE, Code, InstanceName
 from scorch.api.operation import CHANGE, SILENCE, Action, Result, operation
@@ -15,8 +15,17 @@ if TYPE_CHECKING:
 
 Name = Annotated[str, Field(min_length=1, max_length=64, description=(
     "The pattern or proxy's name, as `playing` lists it (acc for Pdef(\\acc))"))]
+NewName = Annotated[str, Strict(), Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$", description=(
+    "The new pattern or proxy's name: a letter, then letters, digits or _ (acc for "
+    "Pdef(\\acc))"))]
 Kind = Annotated[Literal["Pdef", "Pbindef", "Tdef", "Ndef"] | None, Field(
     description="Its kind, when a Pdef and a Tdef or Ndef share the name")]
+NewKind = Annotated[Literal["Pdef", "Pbindef", "Tdef", "Ndef"], Field(description=(
+    "What to define: a Pdef (a pattern), a Pbindef (a Pdef whose keys `set` changes one by "
+    "one; its source is a Pbind), a Tdef (a routine) or an Ndef (a sound function)"))]
+Source = Annotated[Code, Field(max_length=MAX_CODE, description=(
+    "SuperCollider code whose value is the new source, e.g. "
+    "Pbind(\\degree, Pseq([0, 2, 4], inf), \\dur, 0.25) or { SinOsc.ar(220) * 0.1 }"))]
 When = Annotated[Literal["next_bar", "next_beat", "now"], Field(
     description="When it lands on the room's clock: on the next bar (default), the next "
     "beat, or now")]
@@ -43,9 +52,20 @@ class PatternSource(_OnePattern):
 
     access = CHANGE
     action: Literal["source"]
-    source: Annotated[Code, Field(max_length=MAX_CODE, description=(
-        "SuperCollider code whose value is the new source, e.g. "
-        "Pbind(\\degree, Pseq([0, 2, 4], inf), \\dur, 0.25) or { SinOsc.ar(220) * 0.1 }"))]
+    source: Source
+
+
+class PatternDefine(_Change):
+    """Define a new Pdef, Pbindef, Tdef or Ndef by its source and play it on the next bar
+    (undo clears it); one already defined changes with action source."""
+
+    access = CHANGE
+    action: Literal["define"]
+    name: NewName
+    kind: NewKind
+    source: Source
+    play: Annotated[bool, Field(strict=True, description=(
+        "Play it once defined (default), or only define it"))] = True
 
 
 class PatternSet(_Change):
@@ -105,8 +125,8 @@ class PatternFade(_OnePattern):
                                     description=f"How long the fade lasts (to {MAX_FADE:g} s)")]
 
 
-PatternArgs = Annotated[PatternSource | PatternSet | PatternPlay | PatternStop | PatternMute
-                        | PatternUnmute | PatternSolo | PatternFade,
+PatternArgs = Annotated[PatternDefine | PatternSource | PatternSet | PatternPlay | PatternStop
+                        | PatternMute | PatternUnmute | PatternSolo | PatternFade,
                         Field(discriminator="action")]
 
 
@@ -127,11 +147,16 @@ class PatternOutput(Result):
 
 @operation(command="pattern", positional=("action", "instance", "name"))
 def pattern(orch: Orchestra, args: PatternArgs) -> PatternOutput:
-    """Change one Pdef, Pbindef, Tdef or Ndef of a room while it plays, on the next bar (or
-    beat, or now) of the room's clock: replace its source, set one key of a Pbindef, play,
-    stop, mute, unmute, solo or fade it out; the others play on. `playing` lists them; each
-    change shows in `events`."""
+    """Define a Pdef, Pbindef, Tdef or Ndef in a room, or change one while it plays, on the
+    next bar (or beat, or now) of the room's clock: replace its source, set one key of a
+    Pbindef, play, stop, mute, unmute, solo or fade it out; the others play on. `playing`
+    lists them; each change shows in `events`, and `undo` takes it back."""
     when = {"next_bar": "bar", "next_beat": "beat", "now": "now"}[args.at]
+    if isinstance(args, PatternDefine):
+        made = orch.patterns.define(args.instance, args.kind, args.name, args.source,
+                                    args.play, when)
+        return PatternOutput(instance=made.room, action="define", kind=made.kind,
+                             name=made.name, lands_in=round(made.lands_in, 3))
     kind = getattr(args, "kind", None)
     change = orch.patterns.change(
         args.instance, args.action, args.name, kind, when,

@@ -27,7 +27,7 @@ class PlayingArgs(Args):
     """Rooms to describe, and how much."""
 
     instance: Selector = "*"
-    detail: bool = Field(False, description="the detailed form: whole sources, node values "
+    detail: Flag = Field(False, description="the detailed form: whole sources, node values "
                          "and every group and synth of the node tree with its owner")
     full: Annotated[Flag, Field(description="Every pattern, node (and, with detail, tree node "
                                 "and whole source), however many (by default what fits the "

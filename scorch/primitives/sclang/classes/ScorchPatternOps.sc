@@ -48,7 +48,11 @@ ScorchPatternOps {
 	*play { |kind, name, when|
 		var proxy = this.find(kind, name);
 		^this.atGrid(this.grid(when), {
-			if(kind == "Ndef") { proxy.play } { proxy.play(quant: 0) }
+			if(kind == "Ndef") { proxy.play } {
+				// a new player: one a CmdPeriod caught waiting for its quant never plays again
+				if(proxy.isPlaying.not) { proxy.stop };
+				proxy.play(quant: 0)
+			}
 		}, nil)
 	}
 

@@ -24,12 +24,12 @@ ScorchPatterns {
 		scanner ?? { this.startScanner };
 		this.proxies.do { |entry|
 			var kind = entry[0], name = entry[1], proxy = entry[2];
-			var id = (kind ++ ":" ++ name).asSymbol, source = proxy.source;
+			var id = (kind ++ ":" ++ name).asSymbol, source = this.shape(proxy.source);
 			var playing = this.isPlaying(kind, proxy), quant = proxy.quant;
 			var mute = ScorchPatternOps.muteState(kind, name);
 			var last = known[id];
 			seen[id] = true;
-			if(last.isNil or: { last[0] !== source } or: { last[1] != playing }
+			if(last.isNil or: { this.same(last[0], source).not } or: { last[1] != playing }
 				or: { last[2] != quant } or: { last[3] != mute }) {
 				known[id] = [source, playing, quant, mute];
 				this.report(kind, name, proxy, playing, quant, code, last, mute);
@@ -43,6 +43,16 @@ ScorchPatterns {
 			}
 		};
 	}
+
+	// What a source is made of: itself, and a Pbindef's keys and their values (setting one
+	// key changes the value a key's proxy holds, not the source itself).
+	*shape { |source|
+		^[source] ++ if(source.isKindOf(PbindProxy)) {
+			source.pairs.collect { |x, i| if(i.odd) { x.source } { x } }
+		} { [] }
+	}
+
+	*same { |a, b| ^a.size == b.size and: { a.every { |x, i| x === b[i] } } }
 
 	// [kind, name, proxy] of every defined proxy (one with a source). A name with a tab or a
 	// newline in it (the record's separators) is left out.
@@ -124,7 +134,7 @@ ScorchPatterns {
 		};
 		entries.do { |e|
 			this.proxy(e[0], e[1].asSymbol) !? { |p|
-				known[(e[0] ++ ":" ++ e[1]).asSymbol] = [p.source, e[2], p.quant,
+				known[(e[0] ++ ":" ++ e[1]).asSymbol] = [this.shape(p.source), e[2], p.quant,
 					if(e[2]) { e[6] ? "" } { "" }] }
 		};
 		pending = entries.select { |e| e[2] };

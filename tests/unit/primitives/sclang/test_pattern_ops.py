@@ -42,3 +42,14 @@ def test_set_puts_the_value_in_parentheses_on_lines_of_its_own() -> None:
 def test_unmute_of_no_name_unmutes_every_muted_one() -> None:
     assert pattern_ops.simple_code("unmute", None, None, "now") == \
         'ScorchPatternOps.unmute(nil, nil, "now")'
+
+
+def test_defined_again_to_play_a_pattern_that_does_not_play_gets_a_new_player() -> None:
+    # a player a CmdPeriod caught waiting for its quant never plays again
+    code = pattern_ops.define_code("Pbindef", "bass", "Pbindef('bass', 'dur', 1)", True)
+    assert code.endswith("if(Pdef('bass').isPlaying.not) { Pdef('bass').stop }; "
+                         "Pdef('bass').play; ScorchPatternOps.setMute(\"Pdef\", 'bass', \"\"); "
+                         "nil")
+    # an Ndef's monitor has no such player; a stop is a stop
+    assert "Ndef('hum').play; " in pattern_ops.define_code("Ndef", "hum", "x", True)
+    assert pattern_ops.define_code("Tdef", "t", "x", False).endswith("\nTdef('t').stop; nil")
