@@ -11,6 +11,7 @@ puts scorch in.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
