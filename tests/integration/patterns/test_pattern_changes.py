@@ -1,8 +1,6 @@
 """Changing one pattern while it plays, against real processes: on the bar, one at a time.
 
-What lands where is read from scsynth itself: a client of our own registered with
-``/notify 1`` hears every ``/n_go``; each pattern plays into a group of its own, so
-the parent group of a started synth says which pattern made it.
+What lands where is read from scsynth itself (``tests/support/pattern_room.py``).
 """
 
 from __future__ import annotations
@@ -10,39 +8,21 @@ from __future__ import annotations
 import itertools
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from scorch.api.local import LocalService
 from scorch.api.ops.music.notes import NotesOutput
-from scorch.api.ops.music.patterns import PatternOutput
 from scorch.api.ops.music.playing import PlayingOutput
 from scorch.app.orchestra import Orchestra
-from scorch.config.installation import parse_config
 from scorch.errors import InvalidRequest, PatternFailed, PatternNotFound, ScorchError
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.events import Kind
-from tests.conftest import jack_name, orchestra_pids, pid_alive
-from tests.support.scsynth_listener import Heard, Listener
+from tests.support.pattern_room import BAR, BEAT, PatternRoom, running, wait
 
 pytestmark = pytest.mark.integration
 
-BPM = 120.0
-BEAT = 60.0 / BPM
-BAR = 4 * BEAT
-CONFIG = f"""
-state_dir = "{{state}}"
-[audio]
-driver = "dummy"
-jack_server = "{{jack}}"
-[midi]
-enabled = false
-[tempo]
-bpm = {BPM}
-[instances.lobby]
-"""
 #: Two patterns, each in a group of its own; the value is their groups' ids.
 PLAY = """
 ~bassGroup = Group.new; ~keepGroup = Group.new;
@@ -55,48 +35,20 @@ Ndef(\\hum, { SinOsc.ar(99) * 0.001 });
 """
 
 
-class Room:
+class Room(PatternRoom):
     """The module's one room, its two patterns' groups and a listener on its scsynth."""
 
     def __init__(self, orch: Orchestra) -> None:
-        self.orch = orch
-        self.api = LocalService(orch)
-        port = orch.rooms.status("lobby").port
-        assert port is not None
-        self.listener = Listener(port)
+        super().__init__(orch)
         result = orch.rooms.execute_one("lobby", PLAY, timeout=10)
         assert result.ok and result.value is not None, result
         self.bass, self.keep = (int(x) for x in result.value.strip("[ ]").split(","))
 
-    def starts(self, group: int, since: float) -> list[Heard]:
-        """``/n_go`` of synths in ``group`` heard after ``since``."""
-        return [h for h in self.listener.synth_starts(since) if int(h.message.args[1]) == group]
-
-    def pattern(self, **args: Any) -> PatternOutput:
-        out = self.api.call("pattern", {"instance": "lobby", **args})
-        assert isinstance(out, PatternOutput)
-        return out
-
 
 @pytest.fixture(scope="module")
 def room(tmp_path_factory: pytest.TempPathFactory, library: SynthDefLibrary) -> Iterator[Room]:
-    tmp = tmp_path_factory.mktemp("changes")
-    text = CONFIG.format(state=tmp / "state", jack=jack_name("changes"))
-    orch = Orchestra(parse_config(text, tmp / "config.toml"), library)
-    assert orch.start() == {"lobby": None}
-    pids = orchestra_pids(orch)
-    the_room = Room(orch)
-    yield the_room
-    the_room.listener.close()
-    orch.stop()
-    assert not [pid for pid in pids if pid_alive(pid)], "a process outlived stop()"
-
-
-def wait(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
+    with running(tmp_path_factory.mktemp("changes"), "changes", library, Room) as the_room:
+        yield the_room
 
 
 def test_a_pbindef_key_change_lands_on_the_next_bar(room: Room) -> None:

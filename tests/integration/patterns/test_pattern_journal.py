@@ -8,68 +8,37 @@ group of its own so that the parent group of a started synth says which made it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from scorch.api.local import LocalService
 from scorch.api.ops.instances import EventsOutput
-from scorch.api.ops.music.patterns import PatternOutput
 from scorch.api.ops.music.playing import PlayingOutput
 from scorch.api.ops.undo import UndoOutput
 from scorch.app.orchestra import Orchestra
-from scorch.config.installation import parse_config
 from scorch.errors import InvalidRequest, PatternFailed
 from scorch.primitives.synthdefs.library import SynthDefLibrary
-from tests.conftest import jack_name, orchestra_pids, pid_alive
-from tests.support.scsynth_listener import Heard, Listener
+from tests.support.pattern_room import BAR, BEAT, PatternRoom, running, wait
 
 pytestmark = pytest.mark.integration
 
-BPM = 120.0
-BEAT = 60.0 / BPM
-BAR = 4 * BEAT
 #: A server latency (0.2 s) and some: events sclang sent before a change still start.
 LATE = 0.5
-CONFIG = f"""
-state_dir = "{{state}}"
-[audio]
-driver = "dummy"
-jack_server = "{{jack}}"
-[midi]
-enabled = false
-[tempo]
-bpm = {BPM}
-[instances.lobby]
-"""
 
 
-class Room:
+class Room(PatternRoom):
     """The module's one room, a group per pattern, and a listener on its scsynth."""
 
     def __init__(self, orch: Orchestra) -> None:
-        self.orch = orch
-        self.api = LocalService(orch)
+        super().__init__(orch)
         self.view = orch.views["lobby"]
-        port = orch.rooms.status("lobby").port
-        assert port is not None
-        self.listener = Listener(port)
 
     def group(self) -> int:
         """A new group on scsynth, for one pattern's synths."""
         result = self.orch.rooms.execute_one("lobby", "Group.new.nodeID", timeout=10)
         assert result.ok and result.value is not None, result
         return int(result.value)
-
-    def starts(self, group: int, since: float) -> list[Heard]:
-        """``/n_go`` of synths in ``group`` heard after ``since``."""
-        return [h for h in self.listener.synth_starts(since) if h.message.args[1] == group]
-
-    def pattern(self, **args: Any) -> PatternOutput:
-        out = self.api.call("pattern", {"instance": "lobby", **args})
-        assert isinstance(out, PatternOutput)
-        return out
 
     def listed(self) -> dict[str, bool]:
         """What `playing` lists: "kind name" -> whether it plays."""
@@ -86,23 +55,8 @@ class Room:
 
 @pytest.fixture(scope="module")
 def room(tmp_path_factory: pytest.TempPathFactory, library: SynthDefLibrary) -> Iterator[Room]:
-    tmp = tmp_path_factory.mktemp("journal")
-    text = CONFIG.format(state=tmp / "state", jack=jack_name("journal"))
-    orch = Orchestra(parse_config(text, tmp / "config.toml"), library)
-    assert orch.start() == {"lobby": None}
-    pids = orchestra_pids(orch)
-    the_room = Room(orch)
-    yield the_room
-    the_room.listener.close()
-    orch.stop()
-    assert not [pid for pid in pids if pid_alive(pid)], "a process outlived stop()"
-
-
-def wait(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
+    with running(tmp_path_factory.mktemp("journal"), "journal", library, Room) as the_room:
+        yield the_room
 
 
 def pbind(group: int, dur: float = 0.25) -> str:
