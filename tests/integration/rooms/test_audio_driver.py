@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -38,6 +37,7 @@ from scorch.primitives.system.process import child_env, pid_alive
 from scorch.wire.envelope import find_running
 from tests.conftest import jack_name, node_param
 from tests.support.harness import ONE_ROOM, jack_server, wait_for
+from tests.support.readings import Readings
 
 SCORCH = [sys.executable, "-m", "scorch.cli.main"]
 
@@ -207,40 +207,20 @@ def installation(folder: Path, server: str = "") -> Config:
     return parse_config(text, folder / "config.toml")
 
 
-class Sounding:
-    """Reads a room's state and its node's ``freq`` from scsynth, again and again, in a thread."""
+def heard(orch: Orchestra) -> Readings[tuple[str, float | None]]:
+    """The room's state and its node's ``freq`` read from scsynth every 20 ms, in a thread."""
+    node_id = orch.rooms.nodes("room")["hum"].node_id
+    osc = orch.views["room"].osc
+    assert osc is not None
 
-    def __init__(self, orch: Orchestra) -> None:
-        self.orch = orch
-        self.seen: list[tuple[str, float | None]] = []
-        self._done = threading.Event()
-        self._count = threading.Semaphore(0)
-        self._thread = threading.Thread(target=self._watch, name="sounding")
+    def read() -> tuple[str, float | None]:
+        try:
+            freq: float | None = node_param(osc, node_id, "freq")
+        except OscFailure:
+            freq = None
+        return orch.rooms.status("room").state, freq
 
-    def __enter__(self) -> Sounding:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-        self._thread.join(timeout=10)
-
-    def _watch(self) -> None:
-        node_id = self.orch.rooms.nodes("room")["hum"].node_id
-        osc = self.orch.views["room"].osc
-        assert osc is not None
-        while not self._done.wait(0.02):
-            try:
-                freq: float | None = node_param(osc, node_id, "freq")
-            except OscFailure:
-                freq = None
-            self.seen.append((self.orch.rooms.status("room").state, freq))
-            self._count.release()
-
-    def more(self, count: int, timeout: float = 10.0) -> None:
-        """Wait for ``count`` more readings."""
-        for _ in range(count):
-            assert self._count.acquire(timeout=timeout), "the readings stopped"
+    return Readings(read, 0.02)
 
 
 @pytest.fixture
@@ -322,34 +302,6 @@ class Reading(NamedTuple):
         return self.state == "READY" and self.peak is not None and self.peak > -75
 
 
-class Watch:
-    """Looks at one installation's room again and again, in a thread, until the block ends."""
-
-    def __init__(self, run: Run) -> None:
-        self.run = run
-        self.seen: list[Reading] = []
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name="watch")
-
-    def __enter__(self) -> Watch:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-        self._thread.join(timeout=10)
-
-    def _watch(self) -> None:
-        while not self._done.wait(0.1):
-            self.seen.append(self.run.room())
-
-    def more(self, count: int) -> None:
-        """Wait for ``count`` more looks."""
-        wanted = len(self.seen) + count
-        wait_for(lambda: len(self.seen) >= wanted or not self._thread.is_alive(), 30)
-        assert self._thread.is_alive(), "the watch stopped"
-
-
 def sounding(run: Run) -> Reading:
     """A reading of ``run``'s room once it is READY and its meter hears the hum."""
     wait_for(lambda: run.room().sounding, 60, 0.1)
@@ -383,7 +335,7 @@ def test_two_scorch_runs_with_the_auto_driver_sound_at_once_and_outlive_each_oth
     # Issue 24: an installation under systemd, a second config tried by hand, both auto.
     first = runs("first")
     before = sounding(first)
-    with Watch(first) as watch:
+    with Readings(first.room, 0.1) as watch:
         watch.more(1)
         second = runs("second")
         during = sounding(second)
@@ -401,7 +353,7 @@ def test_two_scorch_runs_with_the_auto_driver_sound_at_once_and_outlive_each_oth
     second = runs("second")
     after = sounding(second)
     assert second.audio().server == servers[1]
-    with Watch(second) as watch:
+    with Readings(second.room, 0.1) as watch:
         assert first.stop() == 0
         assert not server_running(servers[0]) and server_running(servers[1])
         watch.more(10)
@@ -416,7 +368,7 @@ def test_a_second_installation_under_a_running_servers_name_leaves_that_server_a
     first = start_orchestra(installation(side_by_side / "first", server))
     jackd = first.rooms.pids()["jackd"]
     second = Orchestra(installation(side_by_side / "second", server), library)
-    with Sounding(first) as sounding:
+    with heard(first) as sounding:
         try:
             with pytest.raises(ScorchError, match=f"name '{server}' is taken by another scorch"):
                 second.start()
