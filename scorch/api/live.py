@@ -51,6 +51,8 @@ class Here:
 
 #: Events kept in the view (the page filters them by room and kind).
 EVENTS_SHOWN = 60
+#: Patterns shown per room: a card's worth (and within a model's budget for the view).
+PATTERNS_SHOWN = 16
 #: Event kinds that are trouble.
 TROUBLE = frozenset({"CRASHED", "HUNG", "FAILED", "BOOT_FAILED", "STARTUP_ERROR", "DEGRADED",
                      "BUFFER_LOST", "NODE_ENDED"})
@@ -123,7 +125,9 @@ class RoomLive(BaseModel):
     peak_cpu: float | None
     synths: int | None
     nodes: list[NodeLive]
-    patterns: list[PatternLive]
+    patterns: list[PatternLive] = Field(description=f"the playing ones first, at most "
+                                        f"{PATTERNS_SHOWN}")
+    patterns_more: int = Field(0, description="patterns left out (`playing` lists them all)")
     meter: Meter | None = Field(description="None: nobody meters it, or no report lately")
     history: list[tuple[int, float, float]] = Field(
         description="the level of the last minutes: (Unix second, loudest peak, RMS), dBFS")
@@ -244,11 +248,14 @@ def _xruns(orch: Orchestra, now: float) -> int:
     return xruns_since(lines, now - XRUN_WINDOW)
 
 
-def _patterns(view: Any) -> list[PatternLive]:
+def shown_patterns(view: Any) -> tuple[list[PatternLive], int]:
+    """The room's patterns to show, the playing ones first, and how many are left out."""
     times = view.pattern_times
+    records = sorted(view.patterns.values(), key=lambda p: not p.playing)
     return [PatternLive(kind=p.kind, name=p.name, playing=p.playing, quant=p.quant,
                         mute=p.mute, last_event=times.get(p.key), params=pattern_params(p.text),
-                        source=short(p.text)) for p in view.patterns.values()]
+                        source=short(p.text))
+            for p in records[:PATTERNS_SHOWN]], max(0, len(records) - PATTERNS_SHOWN)
 
 
 def _midi(orch: Orchestra) -> dict[str, Any] | None:
@@ -288,6 +295,7 @@ def live_view(service: Caller, orch: Orchestra) -> LiveView:
         synths = server.get("synths")
         if synths and meters.get(name) is not None:
             synths -= 1  # the meter is scorch's, not the room's
+        patterns, more = shown_patterns(view)
         rooms.append(RoomLive(
             name=name, group=inst["group"], state=inst["state"], since=inst["since"],
             reason=inst["reason"], uptime=inst["uptime"], restarts=inst["restarts_in_window"],
@@ -297,7 +305,7 @@ def live_view(service: Caller, orch: Orchestra) -> LiveView:
             peak_cpu=server.get("peak_cpu"), synths=synths,
             nodes=[NodeLive(name=n, **info, ranges=_ranges(orch, info["synthdef"]))
                    for n, info in inst["nodes"].items()],
-            patterns=_patterns(view),
+            patterns=patterns, patterns_more=more,
             meter=meters.get(name), history=orch.meters.levels(name).history(now)))
     config = orch.config
     return LiveView(

@@ -120,7 +120,7 @@ function renderRoom(r) {
       `data-mute="${esc(p.mute)}"><b>${esc(p.name)}</b><span class="dim">${esc(p.kind)}</span>` +
       `<span class="params">${p.playing ? "playing" : "stopped"}${p.mute ? ", " + esc(p.mute) : ""}` +
       `${last}${params ? "; " + params : ""}</span></li>`;
-  }));
+  })).concat(r.patterns_more ? [`<li class="dim">and ${r.patterns_more} more patterns</li>`] : []);
   el.querySelector(".nodes").innerHTML = items.join("");
   spark(el.querySelector(".spark"), r.history, lastView.time);
 }

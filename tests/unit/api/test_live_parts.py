@@ -1,9 +1,19 @@
-"""The live view's pure parts: a pattern's main params, jackd's xruns of the last minute,
-and a process's CPU between two looks."""
+"""The live view's pure parts: a pattern's main params, the patterns shown, jackd's xruns
+of the last minute, and a process's CPU between two looks."""
 
 from __future__ import annotations
 
-from scorch.api.live import CPU_SPAN, ProcessCpu, pattern_params, xruns_since
+from types import SimpleNamespace
+
+from scorch.api.live import (
+    CPU_SPAN,
+    PATTERNS_SHOWN,
+    ProcessCpu,
+    pattern_params,
+    shown_patterns,
+    xruns_since,
+)
+from scorch.primitives.sclang.patterns import PatternRecord
 
 
 def test_a_patterns_main_params_are_its_keys_with_a_literal_value() -> None:
@@ -51,3 +61,13 @@ def test_a_processs_cpu_is_the_time_it_used_between_two_looks() -> None:
     assert cpu.percent(8, 102.0) is None and cpu.percent(None, 102.0) is None
     del used[7]  # the process ended
     assert cpu.percent(7, 103.0) is None
+
+
+def test_a_room_shows_its_playing_patterns_first_and_counts_the_rest() -> None:
+    records = [PatternRecord("Pdef", f"p{i}", i >= 20, "1.0", "source", r"Pbind(\dur, 1)")
+               for i in range(24)]
+    view = SimpleNamespace(patterns={r.key: r for r in records}, pattern_times={})
+    shown, more = shown_patterns(view)
+    assert len(shown) == PATTERNS_SHOWN and more == 24 - PATTERNS_SHOWN
+    assert [p.name for p in shown[:4]] == ["p20", "p21", "p22", "p23"]
+    assert not any(p.playing for p in shown[4:])
