@@ -68,6 +68,10 @@ def desktop_config_path(system: str | None = None, env: Mapping[str, str] | None
     return folder / "claude_desktop_config.json"
 
 
+#: What JSON counts as white space between tokens (RFC 8259): a file of only these is empty.
+JSON_SPACE = " \t\n\r"
+
+
 def _read(path: Path) -> dict[str, Any]:
     """The config file's object ({} when there is no file, or it is empty)."""
     try:
@@ -82,7 +86,7 @@ def _read(path: Path) -> dict[str, Any]:
                              "left as it was") from err
     except OSError as err:
         raise InstallRefused(f"cannot read {path}: {err.strerror}") from err
-    if not text.strip():
+    if not text.strip(JSON_SPACE):  # str.strip() would also take \x1c-\x1f and \x85
         return {}
     try:
         data = json.loads(text)
