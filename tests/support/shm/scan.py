@@ -34,15 +34,17 @@ def segments(folder: Path = SHARED_MEMORY) -> dict[SegmentId, int]:
 
 
 def processes() -> dict[int, int]:
-    """Every process now, with its parent's pid."""
+    """Every living process now (zombies map nothing and run nothing), with its parent."""
     parents = {}
     for name in os.listdir(_PROC):
         if name.isdigit():
             try:
                 with open(_PROC / name / "stat", "rb") as stat:
-                    parents[int(name)] = int(stat.read().rsplit(b")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
+                    state, parent = stat.read().rsplit(b")", 1)[1].split()[:2]
+            except (OSError, ValueError):
                 continue  # ended while listed
+            if state != b"Z":
+                parents[int(name)] = int(parent)
     return parents
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -84,8 +85,10 @@ class SegmentWatcher:
         self._stop.set()
         self._thread.join(timeout=5)
         deadline = time.monotonic() + grace
-        while scan.below(self.root, scan.processes()) - {self.root}:
+        while left := scan.below(self.root, scan.processes()) - {self.root}:
             if time.monotonic() > deadline:
+                print(f"\n/dev/shm watcher: still running {grace:.0f} s after the last test: "
+                      + ", ".join(_command(pid) for pid in sorted(left)), file=sys.__stderr__)
                 break
             time.sleep(0.1)
         self.look()
@@ -100,6 +103,16 @@ class SegmentWatcher:
                 continue
             except Exception as err:  # a bug here: say so at the end rather than go blind
                 self.failure = self.failure or f"{type(err).__name__}: {err}"
+
+
+def _command(pid: int) -> str:
+    """``pid`` and its command line, for a message."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            argv = cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        argv = "(gone)"
+    return f"{pid} {argv[:120]}"
 
 
 def _scsynth_ports(pids: set[int]) -> set[int]:
