@@ -1,6 +1,6 @@
 """Changing one pattern while it plays, against real processes: on the bar, one at a time.
 
-What lands where is read from scsynth itself (``tests/support/pattern_room.py``).
+What lands where is read from scsynth itself (``tests/support/rooms/pattern_room.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from scorch.app.orchestra import Orchestra
 from scorch.errors import InvalidRequest, PatternFailed, PatternNotFound, ScorchError
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.events import Kind
-from tests.support.pattern_room import BAR, BEAT, PatternRoom, running, wait
+from tests.support.rooms.pattern_room import BAR, BEAT, PatternRoom, running, wait
 
 pytestmark = pytest.mark.integration
 

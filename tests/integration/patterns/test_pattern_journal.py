@@ -19,7 +19,7 @@ from scorch.api.ops.undo import UndoOutput
 from scorch.app.orchestra import Orchestra
 from scorch.errors import InvalidRequest, PatternFailed
 from scorch.primitives.synthdefs.library import SynthDefLibrary
-from tests.support.pattern_room import BAR, BEAT, PatternRoom, running, wait
+from tests.support.rooms.pattern_room import BAR, BEAT, PatternRoom, running, wait
 
 pytestmark = pytest.mark.integration
 

@@ -37,7 +37,7 @@ from scorch.primitives.system.process import child_env, pid_alive
 from scorch.wire.envelope import find_running
 from tests.conftest import jack_name, node_param
 from tests.support.harness import ONE_ROOM, jack_server, wait_for
-from tests.support.readings import Readings
+from tests.support.rooms.readings import Readings
 
 SCORCH = [sys.executable, "-m", "scorch.cli.main"]
 
