@@ -133,8 +133,19 @@ def orphan_segments(ports: set[int]) -> list[str]:
                   if (SHARED_MEMORY / f"SuperColliderServer_{port}").exists())
 
 
+#: What the /dev/shm watcher waited for at the end, said in the summary (past the capture).
+WAITED_FOR = pytest.StashKey[str]()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
+                            config: pytest.Config) -> None:
+    """Name the processes the tests left running, which the watcher waited for."""
+    if WAITED_FOR in config.stash:
+        terminalreporter.write_line(config.stash[WAITED_FOR])
+
+
 @pytest.fixture(scope="session", autouse=True)
-def no_segment_left_by_the_suite() -> Iterator[None]:
+def no_segment_left_by_the_suite(pytestconfig: pytest.Config) -> Iterator[None]:
     """After the whole session, /dev/shm holds no segment the suite made and left.
 
     A watcher looks every 1.5 s at the scsynth and JACK segments made during the
@@ -155,6 +166,8 @@ def no_segment_left_by_the_suite() -> Iterator[None]:
         patch.setattr(ScsynthOptions, "argv", seen)
         yield
     leaks = watcher.finish()
+    if watcher.note:
+        pytestconfig.stash[WAITED_FOR] = watcher.note
     assert not watcher.failure, f"the /dev/shm watcher failed: {watcher.failure}"
     assert not leaks, "/dev/shm kept segments of the suite:\n" + "\n".join(
         leak.describe() for leak in leaks)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -40,6 +39,8 @@ class SegmentWatcher:
         """The ports of the suite's scsynths (:meth:`add_port` and the scsynths seen)."""
         self.failure = ""
         """The first error a look raised: the check would be blind, so the session fails."""
+        self.note = ""
+        """The processes :meth:`finish` waited for: a test left them running."""
         self._clock = clock
         self._interval = interval
         self._ledger = Ledger(scan.segments(), leak_after)
@@ -84,13 +85,16 @@ class SegmentWatcher:
         return every leak of the session."""
         self._stop.set()
         self._thread.join(timeout=5)
-        deadline = time.monotonic() + grace
+        start = time.monotonic()
+        waited_for = ""
         while left := scan.below(self.root, scan.processes()) - {self.root}:
-            if time.monotonic() > deadline:
-                print(f"\n/dev/shm watcher: still running {grace:.0f} s after the last test: "
-                      + ", ".join(_command(pid) for pid in sorted(left)), file=sys.__stderr__)
+            waited_for = waited_for or ", ".join(_command(pid) for pid in sorted(left))
+            if time.monotonic() > start + grace:
                 break
             time.sleep(0.1)
+        if waited_for:  # a test left a process running: say which, for whoever looks next
+            self.note = (f"/dev/shm watcher: waited {time.monotonic() - start:.1f} s after the "
+                         f"last test for {waited_for}" + (" (still running)" if left else ""))
         self.look()
         with self._lock:
             return self._ledger.finish(scan.segments())
