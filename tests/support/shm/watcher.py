@@ -87,7 +87,8 @@ class SegmentWatcher:
         self._thread.join(timeout=5)
         start = time.monotonic()
         waited_for = ""
-        while left := scan.below(self.root, scan.processes()) - {self.root}:
+        while left := {pid for pid in scan.below(self.root, scan.processes()) - {self.root}
+                       if not _helper_of_python(pid)}:
             waited_for = waited_for or ", ".join(_command(pid) for pid in sorted(left))
             if time.monotonic() > start + grace:
                 break
@@ -107,6 +108,12 @@ class SegmentWatcher:
                 continue
             except Exception as err:  # a bug here: say so at the end rather than go blind
                 self.failure = self.failure or f"{type(err).__name__}: {err}"
+
+
+def _helper_of_python(pid: int) -> bool:
+    """Whether ``pid`` is multiprocessing's resource tracker: started by the first use of
+    multiprocessing in the session, it lives as long as pytest does (maps no segment)."""
+    return "multiprocessing.resource_tracker" in _command(pid)
 
 
 def _command(pid: int) -> str:
