@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def children(pid: int) -> list[int]:
@@ -38,3 +41,16 @@ def pids_using(jack: str) -> list[int]:
         if jack.encode() in blob and state != "Z":
             found.append(int(entry.name))
     return found
+
+
+def terminate(proc: subprocess.Popen[Any], timeout: float = 40.0) -> int:
+    """SIGTERM, as systemd stops a service; its process group SIGKILLed if it outlives
+    ``timeout``. Its exit status."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.returncode

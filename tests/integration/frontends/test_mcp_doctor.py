@@ -28,21 +28,9 @@ from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.setup_fixes import fix
 from tests.conftest import jack_name
 from tests.support.mcp.calls import call, text
+from tests.support.mcp.stdio import one_room_config
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
-
-CONFIG = """
-state_dir = "{state}"
-[audio]
-driver = "dummy"
-jack_server = "{jack}"
-[midi]
-enabled = false
-[docs]
-build = "on-demand"
-[instances.room]
-"""
-
 
 @pytest.fixture
 def anyio_backend() -> str:
@@ -51,9 +39,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    path = tmp_path / "config.toml"
-    path.write_text(CONFIG.format(state=tmp_path / "state", jack=jack_name("doctor")))
-    return path
+    return one_room_config(tmp_path, jack_name("doctor"))
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ from scorch.cli.service_unit import unit_text
 from scorch.primitives.scsynth.client import OscClient
 from scorch.wire.envelope import find_running
 from tests.conftest import jack_name, node_exists
+from tests.support.processes import terminate
 
 pytestmark = pytest.mark.integration
 
@@ -95,13 +96,7 @@ class Running:
         return dict(json.loads(done.stdout)["instances"][0])
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=40)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+        terminate(self.proc)
 
 
 @pytest.fixture

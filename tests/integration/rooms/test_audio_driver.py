@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -37,6 +35,7 @@ from scorch.primitives.system.process import child_env, pid_alive
 from scorch.wire.envelope import find_running
 from tests.conftest import jack_name, node_param
 from tests.support.harness import ONE_ROOM, jack_server, wait_for
+from tests.support.processes import terminate
 from tests.support.rooms.readings import Readings
 
 SCORCH = [sys.executable, "-m", "scorch.cli.main"]
@@ -274,14 +273,7 @@ class Run:
     def stop(self) -> int:
         """SIGTERM, as systemd stops it; its exit status."""
         self.api.close()
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=40)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        return self.proc.returncode
+        return terminate(self.proc)
 
 
 class Reading(NamedTuple):
