@@ -266,16 +266,18 @@ def test_a_routine_that_holds_sclang_after_the_code_returned_leaves_the_value(
     """
     # The interpreter spins 50 ms after the fork: the routine's thread is then waiting for
     # sclang's lock when the code returns (without realtime priority it may not be awake yet).
-    code = ("fork { var t = Main.elapsedTime; while { Main.elapsedTime - t < 2.5 } { } }; "
+    # The routine spins longer than the room's answer waits (0.6 s of the 0.8 s timeout):
+    # each try costs two spins, and the race may need ten tries or more.
+    code = ("fork { var t = Main.elapsedTime; while { Main.elapsedTime - t < 1.2 } { } }; "
             "{ var t = Main.elapsedTime; while { Main.elapsedTime - t < 0.05 } { } }.value; "
             '"returned".postln; 5')
-    for tries in range(20):
+    for tries in range(40):  # 1 to 14 tries seen, about 2.4 s each
         printed = bare.run(code)
         assert printed is not None
         # sclang runs routines on a realtime thread (as root here): two spinning at once
         # would take both cores and starve this test of the CPU. Let the bare one finish.
         assert bare.run("nil", timeout=10.0) is not None
-        result = run(room, code, timeout=2.0)  # answered half a second before
+        result = run(room, code, timeout=0.8)  # answered 0.2 s before
         verdict = compare(Unit("case", code), [printed], result, late=[])
         assert verdict.same, f"{verdict.reason}\nbare sclang printed:\n{printed}"
         assert result.ok and result.value == "5" and result.posted == ("returned",)
