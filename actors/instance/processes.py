@@ -21,6 +21,7 @@ from scorch.errors import BootError, BootTimeout, OscError, OscFailure, OscTimeo
 from scorch.notes.capture import Capture
 from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.interpreter import Sclang
+from scorch.primitives.sclang.launch import EarlySclang
 from scorch.primitives.sclang.session import SclangSession
 from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.scsynth.failures import failures_since
@@ -75,6 +76,8 @@ class InstanceSettings:
     seed: RoomSpec | None = None
     """What the room played when it was last saved (``--resume``): boot with these nodes and
     buffers instead of the config's nodes."""
+    early_sclang: EarlySclang | None = None
+    """The room's first sclang, started before the room booted (taken by the first boot)."""
 
 
 def restore_synthdefs(osc: OscClient, desired: DesiredState) -> None:
@@ -295,7 +298,10 @@ class Processes:
         self.discard_spawned()
         # The same lang port across restarts: scsynth knows the client by its
         # address, so a new one would take another of its 4 login slots each time.
-        if self._lang_port is None or not udp_port_free(self._lang_port):
+        early = self._settings.early_sclang
+        if early is not None and early.waiting():
+            self._lang_port = early.lang_port  # taken below when it is what would start
+        elif self._lang_port is None or not udp_port_free(self._lang_port):
             self._lang_port = free_udp_port()
         self._spawned = Sclang.spawn(
             name=self.name, lang_port=self._lang_port, console=self._view.console,
@@ -303,7 +309,7 @@ class Processes:
             binary=self._settings.sclang, extra_env=self._settings.extra_env,
             on_server_request=self._on_server_request, on_recompiled=self._on_recompiled,
             synthdescs=self._synthdescs(),
-            server_failures=self._server_failures, on_pattern=self.on_pattern)
+            server_failures=self._server_failures, on_pattern=self.on_pattern, early=early)
         self._view.update(sclang_state="starting", lang_port=self._lang_port)
 
     def discard_spawned(self) -> None:

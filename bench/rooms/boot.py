@@ -27,7 +27,7 @@ from bench.report import write_section
 from bench.rooms.floor import floor_once, shared_jackd
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
-from scorch.primitives.sclang.interpreter import SCLANG_ENV
+from scorch.primitives.sclang.launch import SCLANG_ENV
 from scorch.primitives.system.process import DIE_WITH_PARENT
 
 #: Its own JACK server; SCORCH_TEST_JACK keeps two checkouts' runs apart, as in the tests.

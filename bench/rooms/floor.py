@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from scorch.primitives.sclang.interpreter import SCLANG_ENV
+from scorch.primitives.sclang.launch import SCLANG_ENV
 from scorch.primitives.system.jackd import JackdOptions, jack_env, wait_for_server
 from scorch.primitives.system.ports import free_udp_port
 from scorch.primitives.system.process import DIE_WITH_PARENT, child_env, spawn

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, cast
 
 import pykka
@@ -43,6 +44,7 @@ from scorch.state.view import InstanceView
 
 if TYPE_CHECKING:
     from scorch.hosts.remote_rooms import HostRooms
+    from scorch.primitives.sclang.launch import EarlySclang
 
 log = logging.getLogger(__name__)
 
@@ -109,8 +111,8 @@ class Orchestra:
         """Why the tree could not be started, when it could not."""
         return self._tree.start_error
 
-    def _settings(self, name: str, config: Config | None = None,
-                  seed: Session | None = None) -> InstanceSettings:
+    def _settings(self, name: str, config: Config | None = None, seed: Session | None = None,
+                  early: EarlySclang | None = None) -> InstanceSettings:
         config = config or self.config
         inst = config.instances[name]
         startup = None
@@ -122,7 +124,7 @@ class Orchestra:
             synthdescs=self.library.synthdescs,
             startup_code=startup, listen=config.listen_address(),
             seed=seed.rooms.get(name) if seed is not None else None,
-            pattern_notes=self.notes.patterns,
+            pattern_notes=self.notes.patterns, early_sclang=early,
         )
 
     def announce_start(self) -> None:
@@ -139,17 +141,30 @@ class Orchestra:
         self._tree.starting = True
         self.knowledge.open()
 
-    def start(self, timeout: float = 60.0, seed: Session | None = None) -> dict[str, str | None]:
+    def start(self, timeout: float = 60.0, seed: Session | None = None,
+              early: Mapping[str, EarlySclang] | None = None) -> dict[str, str | None]:
         """Start JACK and boot every instance in parallel; return boot errors by name.
 
         Calls made meanwhile (from other threads) wait for the tree, then for
         their instance; ``list_instances`` shows BOOTING. ``seed``: a session whose
         rooms boot with its nodes and buffers in place of the config's nodes.
+        ``early``: rooms' first sclangs started already (:class:`EarlySclang`); those
+        their boot did not take are stopped before this returns.
         """
+        early = early or {}
+        try:
+            return self._start(timeout, seed, early)
+        finally:
+            for process in early.values():
+                process.discard()
+
+    def _start(self, timeout: float, seed: Session | None,
+               early: Mapping[str, EarlySclang]) -> dict[str, str | None]:
         tree = self._tree
         marks = {name: view.events.mark() for name, view in self.views.items()}
         self.announce_start()
-        settings = {name: self._settings(name, seed=seed) for name in self.config.instances}
+        settings = {name: self._settings(name, seed=seed, early=early.get(name))
+                    for name in self.config.instances}
         if self.config.hosts and self.config.midi.enabled:
             from scorch.hosts.remote_rooms import HostRooms
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scorch.errors import ConfigError, ScorchError
+
+if TYPE_CHECKING:
+    from scorch.primitives.sclang.launch import EarlySclang
 
 log = logging.getLogger("scorch")
 
@@ -28,12 +32,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     Under systemd (``Type=notify``) it tells the manager when it is ready, how
     the rooms are, that it is alive (``WatchdogSec=``), and when it stops.
     """
-    from scorch.cli.running import Runner
     from scorch.config.installation import load_config
     from scorch.config.locate import find_config
 
     config = load_config(find_config(args.config)).for_host(args.host)
-    return Runner(config, args.boot_timeout, args.status_every, resume=args.resume).run()
+    early = start_early_sclangs(config.instances)
+    from scorch.cli.running import Runner  # most of a second to import: the sclangs compile
+
+    return Runner(config, args.boot_timeout, args.status_every, resume=args.resume,
+                  early=early).run()
+
+
+def start_early_sclangs(rooms: Iterable[str]) -> dict[str, EarlySclang]:
+    """Each room's first sclang, started now (its class library takes seconds to compile)."""
+    from scorch.primitives.sclang.launch import EarlySclang
+
+    early = {}
+    for name in rooms:
+        try:
+            early[name] = EarlySclang()
+        except OSError as err:  # the room's boot starts one again, and says what failed
+            log.debug("could not start %s's sclang early: %s", name, err)
+    return early
 
 
 def cmd_service_install(args: argparse.Namespace) -> int:
@@ -155,8 +175,16 @@ def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
                         "state folder's http-token)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand."""
+#: The commands written here; every other one is an operation's (:mod:`scorch.cli.commands`).
+OWN_COMMANDS = frozenset({"run", "service", "bridge", "doctor", "mcp", "claude-config", "init"})
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The argument parser: every subcommand, or only scorch's own when ``argv`` runs one.
+
+    The operations' commands import every operation's models (about a second of a
+    core): ``scorch run`` would pay it before its first room starts.
+    """
     parser = argparse.ArgumentParser(prog="scorch", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -207,10 +235,16 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("dir", nargs="?", help="a folder, or a .toml file (default: the user's "
                       "config folder, where scorch looks when no --config is given)")
     init.set_defaults(func=cmd_init)
-    from scorch.cli.commands import add_commands  # the operations' commands: pydantic and all
+    if _command(argv) not in OWN_COMMANDS:
+        from scorch.cli.commands import add_commands  # the operations' commands: pydantic and all
 
-    add_commands(sub)
+        add_commands(sub)
     return parser
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names: its first word that is not an option."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -224,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = mcp.parse_args(argv[1:])
         args.func = cmd_mcp
     else:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
     _setup_logging(args.verbose)
     try:
         return int(args.func(args))

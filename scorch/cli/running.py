@@ -12,6 +12,7 @@ import logging
 import signal
 import threading
 import time
+from collections.abc import Mapping
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,7 @@ from scorch.state.events import State
 if TYPE_CHECKING:
     from mcp_server.http import HttpFront
     from scorch.api.local import LocalService
+    from scorch.primitives.sclang.launch import EarlySclang
     from scorch.web.serve import WebServer
     from scorch.wire.server import ControlServer
 
@@ -38,8 +40,10 @@ class Runner:
     """One ``scorch run``: the orchestra, its control socket, signals and systemd."""
 
     def __init__(self, config: Config, boot_timeout: float, status_every: float,
-                 resume: bool = False) -> None:
+                 resume: bool = False, early: Mapping[str, EarlySclang] | None = None) -> None:
         self.config = config
+        self.early = dict(early or {})
+        """The rooms' first sclangs, started while scorch's modules were imported."""
         self.resume = resume
         """Start from the last autosave (``scorch run --resume``)."""
         self.boot_timeout = boot_timeout
@@ -81,7 +85,8 @@ class Runner:
             # The API and the control socket's server (about a second of a core to import)
             # load while the rooms boot, whose threads mostly wait on their processes.
             threading.Thread(target=_import_service, name="import-api", daemon=True).start()
-            errors = self.orchestra.start(timeout=self.boot_timeout, seed=seed)
+            errors = self.orchestra.start(timeout=self.boot_timeout, seed=seed,
+                                          early=self.early)
             for name, error in errors.items():
                 if error:
                     log.error("instance %r failed to boot: %s", name, error)
@@ -102,6 +107,8 @@ class Runner:
                      control.path)
             self._loop()
         finally:
+            for early in self.early.values():  # a failure before the rooms booted
+                early.discard()
             self.notifier.stopping()
             if web is not None:
                 web.stop()

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from scorch.primitives.sclang.interpreter import SCLANG_ENV, class_library_conf
+from scorch.primitives.sclang.launch import SCLANG_ENV, class_library_conf
 from scorch.primitives.system.process import spawn
 
 

@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from scorch.primitives.sclang.interpreter import SCLANG_ENV
+from scorch.primitives.sclang.launch import SCLANG_ENV
 from scorch.primitives.system.ports import free_udp_port
 from scorch.primitives.system.process import spawn
 

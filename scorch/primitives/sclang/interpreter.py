@@ -9,24 +9,16 @@ never a sleep.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
-import re
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-import platformdirs
-
-from scorch import bundled
 from scorch.errors import BootError, InstanceNotReady
 from scorch.primitives.console import Console, ConsoleLine
-from scorch.primitives.files import write_atomically
 from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.deadline import ProgressDeadline
+from scorch.primitives.sclang.launch import CLASSES, EarlySclang, sclang_argv, sclang_env
 from scorch.primitives.sclang.session import ABORT_POLL, SclangSession, ServerFailures
 from scorch.primitives.system.process import (
     ExitCallback,
@@ -39,62 +31,8 @@ log = logging.getLogger(__name__)
 
 READY = r"\*\*\* Welcome to SuperCollider"
 FATAL = r"\[scorch\] sclang exited"
-#: sclang as root crashes in QtWebEngine without these, even with no window.
-SCLANG_ENV = {"QTWEBENGINE_DISABLE_SANDBOX": "1", "QT_QPA_PLATFORM": "offscreen",
-              # Two QtWebEngineProc helpers of ~45 MB each per sclang otherwise.
-              "QTWEBENGINE_CHROMIUM_FLAGS": "--single-process"}
 Abort = Callable[[], "str | None"]
 """Asked while a start or attach waits: a reason to give up now, or None to go on."""
-#: The classes scorch adds to every sclang's class library.
-CLASSES = bundled.folder("scorch.primitives.sclang", "classes")
-
-
-def user_conf_path() -> Path:
-    """Where sclang reads the person's ``sclang_conf.yaml`` (``$XDG_CONFIG_HOME/SuperCollider``)."""
-    return platformdirs.user_config_path("SuperCollider") / "sclang_conf.yaml"
-
-
-def user_class_paths(conf: Path | None = None) -> tuple[list[str], list[str]]:
-    """The include and exclude paths of the user's own ``sclang_conf.yaml`` (quarks live there)."""
-    if conf is None:
-        conf = user_conf_path()
-    try:
-        text = conf.read_text(encoding="utf-8")
-    except OSError:
-        return [], []
-    found: dict[str, list[str]] = {"includePaths": [], "excludePaths": []}
-    section = None
-    for line in text.splitlines():
-        key = re.match(r"^(\w+):", line)
-        if key:
-            section = key.group(1) if key.group(1) in found else None
-            continue
-        item = re.match(r"^\s*-\s*(.+?)\s*$", line)
-        if section and item:
-            found[section].append(item.group(1).strip("'\""))
-    return found["includePaths"], found["excludePaths"]
-
-
-def class_library_conf(scorch_classes: bool = True) -> Path:
-    """An ``sclang_conf.yaml`` with the user's include paths, plus scorch's classes.
-
-    ``-l`` replaces the user's own file, so its paths are copied in. Named after
-    its content, so every sclang of this process (and the next) shares one file.
-    Without ``scorch_classes`` it is the user's class library as it is (a headless
-    script must be free to ``0.exit``, which scorch's classes refuse in a room).
-    """
-    include, exclude = user_class_paths()
-    if scorch_classes:
-        include = [*include, str(CLASSES)]
-    lines = ["includePaths:" if include else "includePaths: []", *(f"  - {p}" for p in include),
-             "excludePaths:" if exclude else "excludePaths: []", *(f"  - {p}" for p in exclude),
-             "postInlineWarnings: false"]
-    text = "\n".join(lines) + "\n"
-    digest = hashlib.sha1(text.encode()).hexdigest()[:12]
-    path = Path(tempfile.gettempdir()) / f"scorch-{os.getuid()}" / f"sclang_conf-{digest}.yaml"
-    if not path.exists():
-        write_atomically(path, text.encode(), durable=False)
-    return path
 
 
 class Sclang:
@@ -144,9 +82,13 @@ class Sclang:
               on_recompiled: Callable[[], None] = lambda: None,
               on_pattern: Callable[[str, str], None] = lambda name, payload: None,
               server_host: str = "127.0.0.1", synthdescs: str | None = None,
-              server_failures: ServerFailures | None = None) -> Sclang:
+              server_failures: ServerFailures | None = None,
+              early: EarlySclang | None = None) -> Sclang:
         """Start the sclang process and return at once: it compiles its class library
         while its scsynth starts (:meth:`attach_when_ready` then attaches it).
+
+        ``early``: a process started before, taken in place of a new one when it runs
+        this command line (``lang_port`` must be its port).
 
         ``synthdescs``: a directory of SynthDefs scsynth has, read into the SynthDescLib
         before ``s`` attaches (and after a recompile). ``server_failures``: how a request
@@ -158,10 +100,10 @@ class Sclang:
                                 on_server_request=on_server_request,
                                 on_recompiled=on_recompiled,
                                 server_failures=server_failures, on_pattern=on_pattern)
-        argv = [binary, "-i", "scorch", "-u", str(lang_port), "-l", str(class_library_conf())]
-        proc = ManagedProcess("sclang", argv, console, env={**SCLANG_ENV, **(extra_env or {})},
+        argv, env = sclang_argv(binary, lang_port), sclang_env(extra_env)
+        proc = ManagedProcess("sclang", argv, console, env=env,
                               stdin=True, on_output=session.feed, on_exit=on_exit)
-        proc.start()
+        proc.start(adopt=early.take(argv, env) if early is not None else None)
         sclang = cls(proc, session, lang_port, name, timeout, server_host, synthdescs)
         sclang._mark, sclang._console = mark, console
         return sclang

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from scorch.errors import CaptureError, InvalidRequest
 from scorch.primitives.osc import encode_bundle, encode_message
-from scorch.primitives.sclang.interpreter import SCLANG_ENV
+from scorch.primitives.sclang.launch import SCLANG_ENV
 from scorch.primitives.system.process import spawn
 
 #: libsndfile's header and sample format names per file format (FLAC holds no floats).

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from scorch.primitives.sclang.interpreter import SCLANG_ENV
+from scorch.primitives.sclang.launch import SCLANG_ENV
 from scorch.primitives.system.process import spawn
 
 

@@ -215,12 +215,17 @@ class ManagedProcess:
         """Like ``alive`` but also asks the OS, for an exit the reader has not seen yet."""
         return self.alive() and self._proc is not None and self._proc.poll() is None
 
-    def start(self) -> None:
-        """Spawn the process; raise BootError when it cannot be started at all."""
+    def start(self, adopt: subprocess.Popen[bytes] | None = None) -> None:
+        """Spawn the process; raise BootError when it cannot be started at all.
+
+        ``adopt``: a process :func:`spawn` started earlier with these arguments (and
+        stderr apart when output goes to ``on_output``): watched from now on, and its
+        output from its start on, which waited in the pipe.
+        """
         apart = self._on_output is not None
         try:
-            self._proc = spawn(self.argv, env=self._env, stdin=self._want_stdin,
-                               stderr_apart=apart)
+            self._proc = adopt or spawn(self.argv, env=self._env, stdin=self._want_stdin,
+                                        stderr_apart=apart)
         except OSError as err:
             raise BootError(f"cannot start {self.name} ({self.argv[0]}): {err.strerror}") from err
         self.started_at = time.monotonic()

@@ -23,7 +23,7 @@ from scorch.knowledge.introspect import (
     introspect,
     parse_dump,
 )
-from scorch.primitives.sclang.interpreter import CLASSES, SCLANG_ENV, class_library_conf
+from scorch.primitives.sclang.launch import CLASSES, SCLANG_ENV, class_library_conf
 from scorch.primitives.system.process import spawn
 
 PLATFORM = {"class_library_dir": "/sc/SCClassLibrary", "system_extension_dir": "/sc/Extensions",

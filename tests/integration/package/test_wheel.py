@@ -85,7 +85,7 @@ def test_the_installed_scorch_is_its_own_and_reads_its_own_files(tool: Tool) -> 
              "from scorch import bundled\n"
              "from scorch.config.installation import load_config\n"
              "from scorch.config.locate import find_config\n"
-             "from scorch.primitives.sclang.interpreter import CLASSES\n"
+             "from scorch.primitives.sclang.launch import CLASSES\n"
              "config = load_config(find_config(None))\n"
              "print(json.dumps({'scorch': scorch.__file__, 'synthdefs': str(bundled.synthdefs()),"
              " 'classes': str(CLASSES), 'config': str(config.source),"

@@ -13,9 +13,18 @@ import pytest
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from scorch.errors import InstanceNotFound
+from scorch.primitives.sclang.launch import EarlySclang
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.events import Kind
-from tests.conftest import jack_name, node_exists, node_param, orchestra_pids, pid_alive
+from tests.conftest import (
+    MakeConfig,
+    jack_name,
+    node_exists,
+    node_param,
+    orchestra_pids,
+    pid_alive,
+)
+from tests.support.processes import terminate
 
 pytestmark = pytest.mark.integration
 
@@ -256,3 +265,60 @@ def test_the_console_shows_what_sclang_printed_and_none_of_scorchs_protocol(
     lines = [line.text for line in three.rooms.console("studio", since=mark)]
     assert "visible line" in lines and "-> 42" in lines
     assert not [line for line in lines if "@@scorch" in line]
+
+
+# --- rooms' first sclangs started early (``scorch run``'s boot) ----------------------
+
+TWO_ROOMS = """
+    [midi]
+    enabled = false
+    [instances.north]
+    [instances.south]
+    """
+
+
+def test_each_room_boots_with_its_early_sclang_and_keeps_what_it_printed_before(
+        make_config: MakeConfig, library: SynthDefLibrary) -> None:
+    early = {name: EarlySclang() for name in ("north", "south", "gone")}
+    orch = Orchestra(make_config(TWO_ROOMS, tag="early"), library)
+    pids: list[int] = []
+    try:
+        assert orch.start(early=early) == {"north": None, "south": None}
+        pids = orchestra_pids(orch)
+        for name in ("north", "south"):
+            assert orch.rooms.pids()[f"{name}.sclang"] == early[name].process.pid
+            # What it printed while nobody read its pipe is in the room's console.
+            text = "\n".join(line.text for line in orch.rooms.console(name, lines=500))
+            assert "compiling class library" in text and "Welcome to SuperCollider" in text
+            assert orch.rooms.execute_one(name, "6 * 7").value == "42"
+        # A room the config does not have: stopped when the boot was over.
+        assert early["gone"].process.poll() is not None
+    finally:
+        orch.stop()
+    assert not [pid for pid in pids if pid_alive(pid)], "a process outlived stop()"
+
+
+def test_an_early_sclang_that_is_not_what_the_room_starts_is_stopped_and_not_taken() -> None:
+    early = EarlySclang()
+    assert early.waiting()
+    assert early.take([*early.argv, "--other"], early.env) is None
+    assert early.process.poll() is not None and not pid_alive(early.process.pid)
+    assert early.take(early.argv, early.env) is None  # once: never the same process twice
+    other = EarlySclang(extra_env={"SCORCH_EARLY_TEST": "1"})
+    assert other.take(other.argv, {**other.env, "SCORCH_EARLY_TEST": "2"}) is None
+    assert other.process.poll() is not None
+
+
+def test_discard_stops_what_was_not_taken_and_leaves_what_was(tmp_path: Path) -> None:
+    left = EarlySclang()
+    left.discard()
+    assert left.process.poll() is not None and left.process.stdout is not None
+    assert left.process.stdout.closed
+    taken = EarlySclang()
+    process = taken.take(taken.argv, dict(taken.env))
+    try:
+        assert process is taken.process
+        taken.discard()
+        assert process.poll() is None and not taken.waiting()
+    finally:
+        terminate(process, timeout=5.0)

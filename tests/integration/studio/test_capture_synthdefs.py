@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scorch.primitives.sclang.interpreter import SCLANG_ENV
+from scorch.primitives.sclang.launch import SCLANG_ENV
 from scorch.primitives.synthdefs.capture import (
     MAX_CHANNELS,
     pass_synthdef,

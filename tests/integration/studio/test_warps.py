@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorch.primitives.sclang.interpreter import SCLANG_ENV
+from scorch.primitives.sclang.launch import SCLANG_ENV
 from scorch.primitives.synthdefs.warps import Warp
 from scorch.primitives.system.process import DIE_WITH_PARENT
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scorch.primitives.sclang.interpreter import user_class_paths, user_conf_path
+from scorch.primitives.sclang.launch import user_class_paths, user_conf_path
 from scorch.primitives.synthdefs.library import default_cache_dir
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the XDG layout is Linux's")
