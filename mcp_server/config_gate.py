@@ -19,6 +19,7 @@ from typing import Any
 from scorch.api.operation import Args, Result, Service
 from scorch.config.installation import Config, load_config
 from scorch.errors import ConfigError
+from scorch.wire.envelope import find_running
 
 log = logging.getLogger(__name__)
 
@@ -105,3 +106,9 @@ class ConfigGate:
                     self._load()
             if self._service is not None:
                 return
+
+
+def hosted_here(config: Config) -> bool:
+    """True when ``scorch mcp`` runs the config's rooms itself: no ``[hosts]`` to
+    coordinate, and no ``scorch run`` of the config answering to attach to."""
+    return not config.hosts and find_running(config.state_path()) is None

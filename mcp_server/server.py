@@ -18,7 +18,7 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +43,7 @@ from scorch.wire.envelope import find_running
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
+    from scorch.primitives.sclang.launch import EarlySclang
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +68,12 @@ def panel() -> Apps:
     return apps
 
 
-def hosting_lifespan(service: LocalService, config: Config) -> Lifespan:
-    """A lifespan that starts an Orchestra for ``service`` and always stops it."""
+def hosting_lifespan(service: LocalService, config: Config,
+                     early: Mapping[str, EarlySclang] | None = None) -> Lifespan:
+    """A lifespan that starts an Orchestra for ``service`` and always stops it.
+
+    ``early``: the rooms' first sclangs, started before the server was built.
+    """
 
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
@@ -79,7 +84,7 @@ def hosting_lifespan(service: LocalService, config: Config) -> Lifespan:
         orchestra = Orchestra(config, hosted_by="scorch mcp")
         orchestra.announce_start()  # before any call can find the orchestra
         service.orchestra = orchestra
-        starter = threading.Thread(target=_start, args=(orchestra, service),
+        starter = threading.Thread(target=_start, args=(orchestra, service, early),
                                    name="orchestra-start", daemon=True)
         starter.start()
         try:
@@ -95,10 +100,11 @@ def hosting_lifespan(service: LocalService, config: Config) -> Lifespan:
     return lifespan
 
 
-def _start(orchestra: Orchestra, service: LocalService) -> None:
+def _start(orchestra: Orchestra, service: LocalService,
+           early: Mapping[str, EarlySclang] | None = None) -> None:
     """Boot the rooms (a background thread of the hosting lifespan)."""
     try:
-        errors = orchestra.start()
+        errors = orchestra.start(early=early)
     except Exception as err:
         log.exception("scorch could not start")
         # The orchestra stays for what needs only its config: the doctor, wanted most now.
@@ -112,21 +118,27 @@ def _start(orchestra: Orchestra, service: LocalService) -> None:
              ", ".join(orchestra.rooms.names()))
 
 
-def serve(config_path: Path, front: EarlyFront) -> None:
+def serve(config_path: Path, front: EarlyFront,
+          early: Mapping[str, EarlySclang] | None = None) -> None:
     """Serve MCP on stdio for the installation of ``config_path`` until the client goes.
 
     ``front`` took the protocol's streams when the process started and may have
-    answered the handshake already (``mcp_server.early``).
+    answered the handshake already (``mcp_server.early``). ``early``: the rooms'
+    first sclangs, started while the SDK loaded (:func:`mcp_server.config_gate.hosted_here`).
     """
-    server, close = server_for(config_path)
+    early = early or {}
+    server, close = server_for(config_path, early)
     try:
         with protocol_streams(front) as (stdin, stdout):
             anyio.run(_run, server, stdin, stdout)
     finally:
         close()
+        for process in early.values():  # the server hosted no room after all
+            process.discard()
 
 
-def server_for(config_path: Path) -> tuple[MCPServer[Any], Callable[[], None]]:
+def server_for(config_path: Path, early: Mapping[str, EarlySclang] | None = None,
+               ) -> tuple[MCPServer[Any], Callable[[], None]]:
     """The MCP server for the installation of ``config_path``, and what ends it after serving.
 
     Whatever the transport (stdio, HTTP): a config with mistakes gives a server
@@ -156,7 +168,7 @@ def server_for(config_path: Path) -> tuple[MCPServer[Any], Callable[[], None]]:
                  os.getpid(), running)
         return build_server(RemoteService(running)), _nothing
     local = LocalService()
-    return build_server(local, hosting_lifespan(local, config)), _nothing
+    return build_server(local, hosting_lifespan(local, config, early)), _nothing
 
 
 def _nothing() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 from collections.abc import Iterable, Sequence
@@ -125,10 +126,19 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from mcp_server.early import EarlyFront
 
     front = EarlyFront().start()
-    from mcp_server.server import serve
+    from mcp_server.config_gate import hosted_here
+    from scorch.config.installation import load_config
     from scorch.config.locate import find_config
 
-    serve(find_config(args.config), front)
+    path = find_config(args.config)
+    early = {}
+    with contextlib.suppress(ConfigError):  # the server says the mistakes in every tool
+        config = load_config(path)
+        if hosted_here(config):
+            early = start_early_sclangs(config.instances)
+    from mcp_server.server import serve  # the MCP SDK: most of a second, as sclang compiles
+
+    serve(path, front, early)
     return 0
 
 

@@ -54,3 +54,14 @@ def terminate(proc: subprocess.Popen[Any], timeout: float = 40.0) -> int:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     return proc.returncode
+
+
+def sclangs_started_before_jackd(pid: int) -> tuple[int, int]:
+    """How many of ``pid``'s children are sclangs, and how many of those started before its
+    jackd did: rooms that took the sclang started while scorch imported its modules."""
+    import psutil
+
+    kids = psutil.Process(pid).children()
+    jackd = min(p.create_time() for p in kids if p.name() == "jackd")
+    sclangs = [p.create_time() for p in kids if p.name() == "sclang"]
+    return len(sclangs), sum(started < jackd for started in sclangs)

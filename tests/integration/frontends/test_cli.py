@@ -19,7 +19,7 @@ from scorch.machine.doctor import this_machine
 from scorch.primitives.system.process import DIE_WITH_PARENT
 from scorch.primitives.system.setup_fixes import fix
 from tests.conftest import jack_name, pid_alive
-from tests.support.processes import children
+from tests.support.processes import children, sclangs_started_before_jackd, terminate
 
 SCORCH = [sys.executable, "-m", "scorch.cli.main"]
 
@@ -62,12 +62,12 @@ def test_run_boots_prints_the_table_and_stopping_leaves_no_process(
         assert rows["lobby"][5] == "1"  # synths: the drone
         spawned = children(proc.pid)
         assert len(spawned) == 5, spawned  # jackd, 2 x (scsynth + sclang)
+        # Each room took the sclang started as soon as the config was read.
+        assert sclangs_started_before_jackd(proc.pid) == (2, 2)
         proc.send_signal(stop_signal)
         assert proc.wait(timeout=30) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        terminate(proc)  # a failed assertion: stopped as systemd would, its rooms freed
     stderr = proc.stderr.read() if proc.stderr else ""
     assert "Traceback" not in stderr
     assert f"{stop_signal.name}: stopping" in stderr

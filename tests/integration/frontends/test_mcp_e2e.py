@@ -24,7 +24,7 @@ from scorch.wire.envelope import find_running
 from tests.conftest import jack_name, scsynth_param
 from tests.support.harness import two_rooms
 from tests.support.mcp.calls import call
-from tests.support.processes import SCORCH, pids_using
+from tests.support.processes import SCORCH, pids_using, sclangs_started_before_jackd
 from tests.support.shm.cleanup import kill_freeing_segments
 
 pytestmark = [pytest.mark.integration]
@@ -161,6 +161,8 @@ def test_sigterm_stops_a_hosted_server_cleanly_and_stdout_holds_only_protocol(
         assert replies[1]["result"]["structuredContent"]["results"][0]["value"] == "1"
         children = pids_using(setup["jack"])
         assert children
+        # Each room took the sclang started before the MCP SDK loaded; no other was left.
+        assert sclangs_started_before_jackd(proc.pid) == (2, 2)
         proc.send_signal(signal.SIGTERM)  # stdin stays open, as when a client hangs
         assert proc.wait(timeout=30) == 0
         rest = proc.stdout.read().decode()
