@@ -190,10 +190,11 @@ OWN_COMMANDS = frozenset({"run", "service", "bridge", "doctor", "mcp", "claude-c
 
 
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
-    """The argument parser: every subcommand, or only scorch's own when ``argv`` runs one.
+    """The argument parser for ``argv``: scorch's own commands, and the operation it names.
 
-    The operations' commands import every operation's models (about a second of a
-    core): ``scorch run`` would pay it before its first room starts.
+    Every operation's command only when ``argv`` names none (``scorch --help``) or one
+    unknown: their models take about a second of a core to import, which ``scorch run``
+    would pay before its first room starts, and every ``scorch status`` too.
     """
     parser = argparse.ArgumentParser(prog="scorch", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -245,10 +246,11 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     init.add_argument("dir", nargs="?", help="a folder, or a .toml file (default: the user's "
                       "config folder, where scorch looks when no --config is given)")
     init.set_defaults(func=cmd_init)
-    if _command(argv) not in OWN_COMMANDS:
-        from scorch.cli.commands import add_commands  # the operations' commands: pydantic and all
+    command = _command(argv)
+    if command not in OWN_COMMANDS:
+        from scorch.cli.commands import add_commands  # the operations' commands: pydantic
 
-        add_commands(sub)
+        add_commands(sub, command)
     return parser
 
 

@@ -226,3 +226,6 @@ def _import_service() -> None:
     """Import what serves the API (a thread of its own, while the rooms boot)."""
     import scorch.api.local
     import scorch.wire.server  # noqa: F401
+    from scorch.api.ops import load_all
+
+    load_all()

@@ -3,28 +3,51 @@
 Each operation is a plain function over the :class:`~scorch.app.orchestra.Orchestra`
 facade, decorated with :func:`scorch.api.operation.operation`: the function's
 argument model, result model and docstring are the whole definition.
+
+Importing this package imports no operation (a command of the CLI needs one module,
+:mod:`scorch.cli.command_modules`): :func:`load_all`, :func:`lookup` and
+``OPERATIONS`` import every module first.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 from typing import Any
 
-from scorch.api.operation import OPERATIONS, Operation
+from scorch.api import operation
 from scorch.errors import NotFound
 
-__all__ = ["OPERATIONS", "lookup"]
+__all__ = ["OPERATIONS", "load_all", "lookup"]
+
+_loading = threading.Lock()
+_loaded = False
 
 
-def lookup(name: str) -> Operation[Any, Any]:
+def load_all() -> dict[str, operation.Operation[Any, Any]]:
+    """Every operation by name, once every module of this package is imported."""
+    global _loaded
+    with _loading:
+        if not _loaded:
+            for module in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
+                importlib.import_module(module.name)
+            _loaded = True
+    return operation.OPERATIONS
+
+
+def lookup(name: str) -> operation.Operation[Any, Any]:
     """The operation called ``name``; NotFound lists the others."""
+    operations = load_all()
     try:
-        return OPERATIONS[name]
+        return operations[name]
     except KeyError:
         raise NotFound(f"no operation {name[:60]!r}; operations: "
-                       f"{', '.join(sorted(OPERATIONS))}") from None
+                       f"{', '.join(sorted(operations))}") from None
 
 
-for _module in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
-    importlib.import_module(_module.name)
+def __getattr__(name: str) -> Any:
+    """``OPERATIONS``: every operation, all loaded."""
+    if name == "OPERATIONS":
+        return load_all()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

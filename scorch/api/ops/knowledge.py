@@ -15,7 +15,6 @@ from scorch.api import budget
 from scorch.api.fields import ExecuteTimeout, Selector, WaitTimeout
 from scorch.api.operation import (
     DESTROY,
-    OPERATIONS,
     READ,
     Action,
     Answer,
@@ -413,6 +412,7 @@ def history(orch: Orchestra, args: HistoryArgs) -> HistoryOutput:
 
 def _rerun(orch: Orchestra, args: HistoryRerun) -> HistoryOutput:
     """Run history entry ``args.id`` again: its code, or the operation it records."""
+    from scorch.api.ops import load_all
     from scorch.api.ops.code import run_code
 
     entry = orch.knowledge.history().entry(args.id)
@@ -420,7 +420,7 @@ def _rerun(orch: Orchestra, args: HistoryRerun) -> HistoryOutput:
         raise InvalidRequest(f"history has no entry #{args.id} (see history)")
     if entry.code.startswith(CALLED):
         name, _, given = entry.code[len(CALLED):].partition(" ")
-        op = OPERATIONS.get(name)
+        op = load_all().get(name)
         if op is None:
             raise InvalidRequest(f"entry #{args.id} records {name!r}, which this scorch lacks")
         raw = json.loads(given or "{}")
