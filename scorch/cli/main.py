@@ -33,15 +33,34 @@ def cmd_run(args: argparse.Namespace) -> int:
     Under systemd (``Type=notify``) it tells the manager when it is ready, how
     the rooms are, that it is alive (``WatchdogSec=``), and when it stops.
     """
-    from scorch.config.installation import load_config
     from scorch.config.locate import find_config
 
-    config = load_config(find_config(args.config)).for_host(args.host)
-    early = start_early_sclangs(config.instances)
+    path = find_config(args.config)
+    # Before the config's models are imported and it is checked (a third of a second);
+    # a room the checked config does not have, or has otherwise, does not take one.
+    early = start_early_sclangs(_rooms_named_in(path, args.host))
+    from scorch.config.installation import load_config
+
+    config = load_config(path).for_host(args.host)
     from scorch.cli.running import Runner  # most of a second to import: the sclangs compile
 
     return Runner(config, args.boot_timeout, args.status_every, resume=args.resume,
                   early=early).run()
+
+
+def _rooms_named_in(path: Path, host: str | None) -> list[str]:
+    """The ``[instances.NAME]`` of the TOML file at ``path`` that run on ``host``, read
+    without checking anything (nothing when it does not read as a small TOML file)."""
+    import tomllib
+
+    try:
+        if path.stat().st_size > 1 << 20:
+            return []
+        rooms = tomllib.loads(path.read_text(encoding="utf-8")).get("instances", {})
+        return [name for name, table in rooms.items()
+                if isinstance(table, dict) and table.get("host") == host]
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+        return []
 
 
 def start_early_sclangs(rooms: Iterable[str]) -> dict[str, EarlySclang]:
