@@ -39,13 +39,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     # Before the config's models are imported and it is checked (a third of a second);
     # a room the checked config does not have, or has otherwise, does not take one.
     early = start_early_sclangs(_rooms_named_in(path, args.host))
-    from scorch.config.installation import load_config
+    try:
+        from scorch.config.installation import load_config
 
-    config = load_config(path).for_host(args.host)
-    from scorch.cli.running import Runner  # most of a second to import: the sclangs compile
+        config = load_config(path).for_host(args.host)
+        from scorch.cli.running import Runner  # most of a second to import: they compile
 
-    return Runner(config, args.boot_timeout, args.status_every, resume=args.resume,
-                  early=early).run()
+        runner = Runner(config, args.boot_timeout, args.status_every, resume=args.resume,
+                        early=early)
+    except BaseException:  # a bad config: they were started for nothing
+        for process in early.values():
+            process.discard()
+        raise
+    return runner.run()
 
 
 def _rooms_named_in(path: Path, host: str | None) -> list[str]:
