@@ -6,14 +6,10 @@ import argparse
 import contextlib
 import logging
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from scorch.errors import ConfigError, ScorchError
-
-if TYPE_CHECKING:
-    from scorch.primitives.sclang.launch import EarlySclang
 
 log = logging.getLogger("scorch")
 
@@ -33,12 +29,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     Under systemd (``Type=notify``) it tells the manager when it is ready, how
     the rooms are, that it is alive (``WatchdogSec=``), and when it stops.
     """
-    from scorch.config.locate import find_config
+    from scorch.config.locate import find_config, room_names
+    from scorch.primitives.sclang.launch import start_early
 
     path = find_config(args.config)
     # Before the config's models are imported and it is checked (a third of a second);
     # a room the checked config does not have, or has otherwise, does not take one.
-    early = start_early_sclangs(_rooms_named_in(path, args.host))
+    early = start_early(room_names(path, args.host))
     try:
         from scorch.config.installation import load_config
 
@@ -52,34 +49,6 @@ def cmd_run(args: argparse.Namespace) -> int:
             process.discard()
         raise
     return runner.run()
-
-
-def _rooms_named_in(path: Path, host: str | None) -> list[str]:
-    """The ``[instances.NAME]`` of the TOML file at ``path`` that run on ``host``, read
-    without checking anything (nothing when it does not read as a small TOML file)."""
-    import tomllib
-
-    try:
-        if path.stat().st_size > 1 << 20:
-            return []
-        rooms = tomllib.loads(path.read_text(encoding="utf-8")).get("instances", {})
-        return [name for name, table in rooms.items()
-                if isinstance(table, dict) and table.get("host") == host]
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
-        return []
-
-
-def start_early_sclangs(rooms: Iterable[str]) -> dict[str, EarlySclang]:
-    """Each room's first sclang, started now (its class library takes seconds to compile)."""
-    from scorch.primitives.sclang.launch import EarlySclang
-
-    early = {}
-    for name in rooms:
-        try:
-            early[name] = EarlySclang()
-        except OSError as err:  # the room's boot starts one again, and says what failed
-            log.debug("could not start %s's sclang early: %s", name, err)
-    return early
 
 
 def cmd_service_install(args: argparse.Namespace) -> int:
@@ -154,13 +123,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from mcp_server.config_gate import hosted_here
     from scorch.config.installation import load_config
     from scorch.config.locate import find_config
+    from scorch.primitives.sclang.launch import start_early
 
     path = find_config(args.config)
     early = {}
     with contextlib.suppress(ConfigError):  # the server says the mistakes in every tool
         config = load_config(path)
         if hosted_here(config):
-            early = start_early_sclangs(config.instances)
+            early = start_early(config.instances)
     from mcp_server.server import serve  # the MCP SDK: most of a second, as sclang compiles
 
     serve(path, front, early)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import re
 import signal
@@ -20,7 +21,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import platformdirs
@@ -29,6 +30,8 @@ from scorch import bundled
 from scorch.primitives.files import write_atomically
 from scorch.primitives.system.ports import free_udp_port
 from scorch.primitives.system.process import spawn
+
+log = logging.getLogger(__name__)
 
 #: sclang as root crashes in QtWebEngine without these, even with no window.
 SCLANG_ENV = {"QTWEBENGINE_DISABLE_SANDBOX": "1", "QT_QPA_PLATFORM": "offscreen",
@@ -150,3 +153,17 @@ class EarlySclang:
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
+
+
+def start_early(rooms: Iterable[str]) -> dict[str, EarlySclang]:
+    """Each room's first sclang, started now (its class library takes seconds to compile).
+
+    Call it from the thread that lives as long as scorch (the main thread).
+    """
+    early = {}
+    for name in rooms:
+        try:
+            early[name] = EarlySclang()
+        except OSError as err:  # the room's boot starts one again, and says what failed
+            log.debug("could not start %s's sclang early: %s", name, err)
+    return early
