@@ -13,13 +13,12 @@ import fcntl
 import os
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from scorch.primitives.system.process import child_env
+from scorch.primitives.system.process import ENVIRON_LOCK, child_env
 from scorch.primitives.system.thread_timing import realtime_granted
 
 #: Frames per period where realtime scheduling is granted: 1.3 ms at 48 kHz.
@@ -131,21 +130,19 @@ class ServerClaim:
             self._fd = None
 
 
-_client_env_lock = threading.Lock()
-
-
 @contextlib.contextmanager
 def client_environment(server: str | None) -> Iterator[None]:
     """Let an in-process JACK client (python-rtmidi) open on ``server``, then restore.
 
     libjack reads the server name from this process's environment when a client
     opens, and offers no other way to choose it; so the variables are set around
-    the open and put back afterwards, under a lock, rather than changed for good.
+    the open and put back afterwards, under the lock a child's environment is copied
+    under (:data:`~scorch.primitives.system.process.ENVIRON_LOCK`), not changed for good.
     """
     if server is None:
         yield
         return
-    with _client_env_lock:
+    with ENVIRON_LOCK:
         saved = {key: os.environ.get(key) for key in jack_env(server)}
         os.environ.update(jack_env(server))
         try:

@@ -54,9 +54,15 @@ DIE_WITH_PARENT = _load_prctl()
 PRIVATE_ENV = ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID")
 
 
+ENVIRON_LOCK = threading.Lock()
+"""Held by whoever changes ``os.environ`` for a moment, and while a child's environment is
+copied from it: reading it while another thread deletes a key raises KeyError."""
+
+
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """This process's environment for a child: without :data:`PRIVATE_ENV`, plus ``extra``."""
-    env = {key: value for key, value in os.environ.items() if key not in PRIVATE_ENV}
+    with ENVIRON_LOCK:
+        env = {key: value for key, value in os.environ.items() if key not in PRIVATE_ENV}
     env.update(extra or {})
     return env
 
