@@ -150,8 +150,9 @@ class SshChannel:
             env=child_env(), start_new_session=True, close_fds=True)
         self.pid = self._proc.pid
         threading.Thread(target=self._read, name=f"ssh-{name}", daemon=True).start()
-        threading.Thread(target=self._read_stderr, name=f"ssh-{name}-err",
-                         daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr,
+                                               name=f"ssh-{name}-err", daemon=True)
+        self._stderr_reader.start()
 
     def call(self, method: str, args: dict[str, Any] | None = None,
              timeout: float = 30.0, key: str | None = None) -> Any:
@@ -208,6 +209,9 @@ class SshChannel:
         except (OSError, ValueError):
             pass
         code = self._proc.wait()
+        # What ssh said last (``Permission denied``) may still be on its way to the other
+        # reader: its pipe closed with the exit, so it ends at once.
+        self._stderr_reader.join(timeout=2.0)
         said = " / ".join(self._stderr) or "no message"
         self._end(f"ssh to host {self.name!r} ended (exit {code}): {said}")
 
