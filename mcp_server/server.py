@@ -118,16 +118,17 @@ def _start(orchestra: Orchestra, service: LocalService,
              ", ".join(orchestra.rooms.names()))
 
 
-def serve(config_path: Path, front: EarlyFront,
-          early: Mapping[str, EarlySclang] | None = None) -> None:
+def serve(config_path: Path, front: EarlyFront, early: Mapping[str, EarlySclang] | None = None,
+          config: Config | None = None) -> None:
     """Serve MCP on stdio for the installation of ``config_path`` until the client goes.
 
     ``front`` took the protocol's streams when the process started and may have
     answered the handshake already (``mcp_server.early``). ``early``: the rooms'
-    first sclangs, started while the SDK loaded (:func:`mcp_server.config_gate.hosted_here`).
+    first sclangs, started while the SDK loaded (:func:`mcp_server.config_gate.hosted_here`);
+    ``config``: the file as it loaded then (else it is loaded here).
     """
     early = early or {}
-    server, close = server_for(config_path, early)
+    server, close = server_for(config_path, early, config)
     try:
         with protocol_streams(front) as (stdin, stdout):
             anyio.run(_run, server, stdin, stdout)
@@ -138,7 +139,7 @@ def serve(config_path: Path, front: EarlyFront,
 
 
 def server_for(config_path: Path, early: Mapping[str, EarlySclang] | None = None,
-               ) -> tuple[MCPServer[Any], Callable[[], None]]:
+               config: Config | None = None) -> tuple[MCPServer[Any], Callable[[], None]]:
     """The MCP server for the installation of ``config_path``, and what ends it after serving.
 
     Whatever the transport (stdio, HTTP): a config with mistakes gives a server
@@ -149,7 +150,7 @@ def server_for(config_path: Path, early: Mapping[str, EarlySclang] | None = None
     for the server's life (its lifespan).
     """
     try:
-        config = load_config(config_path)
+        config = config or load_config(config_path)
     except ConfigError as err:
         log.error("%s has mistakes; every tool says them until the file is fixed:\n%s",
                   config_path, err)

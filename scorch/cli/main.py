@@ -42,13 +42,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         config = load_config(path).for_host(args.host)
         from scorch.cli.running import Runner  # most of a second to import: they compile
 
-        runner = Runner(config, args.boot_timeout, args.status_every, resume=args.resume,
-                        early=early)
-    except BaseException:  # a bad config: they were started for nothing
+        return Runner(config, args.boot_timeout, args.status_every, resume=args.resume,
+                      early=early).run()
+    finally:  # those no room took (none was, when the config did not load)
         for process in early.values():
             process.discard()
-        raise
-    return runner.run()
 
 
 def cmd_service_install(args: argparse.Namespace) -> int:
@@ -126,14 +124,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from scorch.primitives.sclang.launch import start_early
 
     path = find_config(args.config)
-    early = {}
+    early, config = {}, None
     with contextlib.suppress(ConfigError):  # the server says the mistakes in every tool
         config = load_config(path)
         if hosted_here(config):
             early = start_early(config.instances)
     from mcp_server.server import serve  # the MCP SDK: most of a second, as sclang compiles
 
-    serve(path, front, early)
+    serve(path, front, early, config)
     return 0
 
 

@@ -107,8 +107,6 @@ class Runner:
                      control.path)
             self._loop()
         finally:
-            for early in self.early.values():  # a failure before the rooms booted
-                early.discard()
             self.notifier.stopping()
             if web is not None:
                 web.stop()

@@ -16,7 +16,6 @@ import hashlib
 import logging
 import os
 import re
-import signal
 import subprocess
 import tempfile
 import threading
@@ -27,9 +26,10 @@ from pathlib import Path
 import platformdirs
 
 from scorch import bundled
+from scorch.primitives.console import Console
 from scorch.primitives.files import write_atomically
 from scorch.primitives.system.ports import free_udp_port
-from scorch.primitives.system.process import spawn
+from scorch.primitives.system.process import ManagedProcess, spawn
 
 log = logging.getLogger(__name__)
 
@@ -141,15 +141,13 @@ class EarlySclang:
         self._stop()
 
     def _stop(self) -> None:
-        """Its whole group: SIGTERM, then SIGKILL after a second; waited for, pipes closed."""
-        proc = self.process
-        for sig, grace in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 5.0)):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, sig)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=grace)
-                break
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
+        """Stop it as every process of scorch's is stopped (its group, signal by signal),
+        what it printed read to nowhere; its pipes closed."""
+        watched = ManagedProcess("sclang", self.argv, Console(), env=self.env, stdin=True,
+                                 on_output=lambda chunk: [])
+        watched.start(adopt=self.process)
+        watched.stop(polite=watched.close_stdin, grace=0.5)
+        for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
