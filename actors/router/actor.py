@@ -285,6 +285,7 @@ class MidiRouter(pykka.ThreadingActor):
             **self._counts, "inputs": {p.name: p.taken for p in self._input.ports},
             "queued": sum(p.taken for p in self._input.ports),
             "sent": sender.sent, "send_errors": sender.send_errors,
+            "releases_held": sender.held, "releases_unconfirmed": sender.unconfirmed,
             "errors": self._engine.errors,
             "notes_on": self._engine.notes[0],
             "notes_off": self._engine.notes[1],

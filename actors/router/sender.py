@@ -6,14 +6,20 @@ thread hop. Values a flood would repeat are held back by the coalescer and sent
 by the sender thread when due; that thread also reports applied values to the
 desired state in batches, so a callback never waits on the orchestra.
 
-A release that would reach scsynth within :data:`MIN_GATE` of its voice's
-``/s_new`` waits until then: scsynth applies the commands of one audio period
-together, and a synth whose gate is 0 before it first runs never starts its
-envelope, so it never ends (a silent synth left for good by a short note).
+A voice's ``/s_new`` goes out bundled with ``/sync <node id>``, and its release
+waits for scsynth's ``/synced``: scsynth applies every command that arrived
+during one audio period together, and a synth whose gate is 0 before it first
+runs never starts its envelope, so it never ends (a silent synth left for good
+by a short note, or by any note while scsynth runs late). ``/synced`` comes back
+from scsynth's audio thread one period after the start at the earliest, so a
+release sent once it is read reaches a synth that has run. A confirmation that
+never comes (a datagram lost, scsynth stopped) holds the release
+:data:`CONFIRM_TIMEOUT` at most.
 """
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import logging
 import socket
@@ -34,6 +40,7 @@ from midi.actions import (
     VoiceParam,
 )
 from midi.coalesce import Coalescer
+from scorch.primitives.osc import encode_bundle
 from scorch.primitives.scsynth import commands
 
 log = logging.getLogger(__name__)
@@ -45,9 +52,8 @@ Cue = Callable[[str, str, str, float], None]
 
 TIMINGS = 4096
 REPORT_EVERY = 0.02
-#: Seconds a voice's gate stays open at least: above one audio period of scsynth (21 ms
-#: at 1024 frames and 48 kHz), so the synth has run with its gate open before it closes.
-MIN_GATE = 0.025
+#: Seconds a release waits at most for scsynth to confirm its voice's start.
+CONFIRM_TIMEOUT = 0.5
 #: Seconds between two warnings about datagrams one address refused.
 ERROR_LOG_EVERY = 5.0
 
@@ -56,6 +62,14 @@ _INT32 = struct.Struct(">i").pack
 #: ``/n_set <node> gate 0.0`` around the node id, for releases.
 _RELEASE = commands.release(0)
 _RELEASE_HEAD, _RELEASE_TAIL = _RELEASE[:16], _RELEASE[20:]
+#: ``/sync <node>`` without the node id; and what scsynth answers, before the id.
+_SYNC_HEAD = commands.sync(0)[:-4]
+_SYNCED = b"/synced\x00,i\x00\x00"
+_READ_INT32 = struct.Struct(">i").unpack_from
+
+
+def _release(node_id: int) -> bytes:
+    return _RELEASE_HEAD + _INT32(node_id) + _RELEASE_TAIL
 
 
 class OscSender:
@@ -72,18 +86,24 @@ class OscSender:
         self._packets: dict[tuple[Address, int, str], tuple[Address, bytearray]] = {}
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+        self._socket.bind(("", 0))  # scsynth's /synced comes back here
         self._started: dict[int, float] = {}
-        """Voice node id -> when its ``/s_new`` went out, while younger than MIN_GATE."""
-        self._deferred: list[tuple[float, int, Address]] = []
-        """Releases waiting for MIN_GATE: a heap of (due, node id, address)."""
-        self.deferred = 0
-        """Releases that waited for their voice's gate to have been open MIN_GATE."""
+        """Voice node id -> when its ``/s_new`` went out, until scsynth confirmed it."""
+        self._held: dict[int, Address] = {}
+        """Releases waiting for their voice's confirmation: node id -> address."""
+        self._deadlines: list[tuple[float, int]] = []
+        """When each held release goes anyway: a heap of (due, node id)."""
+        self.held = 0
+        """Releases that waited for scsynth to confirm their voice's start."""
+        self.unconfirmed = 0
+        """Releases sent after :data:`CONFIRM_TIMEOUT` without a confirmation."""
         self._halt = threading.Event()
         self._wake = threading.Event()
         self._asleep = False
         """The sender thread waits without a timeout: nothing held, started or to report
         (set and cleared under the engine lock; a value to report then wakes it)."""
         self._thread: threading.Thread | None = None
+        self._receiver: threading.Thread | None = None
         self.timings = [0] * TIMINGS
         """Nanoseconds from callback to datagram sent, the last :data:`TIMINGS` messages."""
         self.timed = 0
@@ -98,17 +118,24 @@ class OscSender:
         return self._coalescer.coalesced
 
     def start(self) -> None:
-        """Start the sender thread."""
+        """Start the sender thread and the thread reading scsynth's confirmations."""
         self._thread = threading.Thread(target=self._send_loop, name="midi-router-sender",
                                         daemon=True)
         self._thread.start()
+        self._receiver = threading.Thread(target=self._receive_loop,
+                                          name="midi-router-confirm", daemon=True)
+        self._receiver.start()
 
     def stop(self) -> None:
-        """Flush what is held back, stop the thread, close the socket."""
+        """Flush what is held back (held releases too), stop the threads, close the socket."""
         self._halt.set()
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
+        if self._receiver is not None:
+            with contextlib.suppress(OSError):  # wakes the receiver's blocking read
+                self._socket.sendto(b"", ("127.0.0.1", self._socket.getsockname()[1]))
+            self._receiver.join(timeout=2.0)
         self._socket.close()
 
     # -- hot path (MIDI callback threads, engine lock held) ---------------------------
@@ -129,23 +156,26 @@ class OscSender:
             elif type(action) is BendVoice:
                 self._set(action.address, action.node_id, "freq", action.freq, now, send)
             elif type(action) is StartVoice:
-                send(commands.s_new(action.synthdef, action.node_id, commands.AddAction.HEAD,
-                                    commands.DEFAULT_GROUP, action.args), action.address)
-                self._started[action.node_id] = now
+                node_id = action.node_id
+                send(encode_bundle(1, (
+                    commands.s_new(action.synthdef, node_id, commands.AddAction.HEAD,
+                                   commands.DEFAULT_GROUP, action.args),
+                    _SYNC_HEAD + _INT32(node_id))), action.address)
+                self._started[node_id] = now
                 self.sent += 1
-                if self._asleep:  # its start is forgotten MIN_GATE later, at a report
+                if self._asleep:  # an unconfirmed start is forgotten at a report
                     self._asleep = False
                     self._wake.set()
             elif type(action) is ReleaseVoice:
-                started = self._started.pop(action.node_id, None)
-                if started is not None and now - started < MIN_GATE:
-                    heapq.heappush(self._deferred,
-                                   (started + MIN_GATE, action.node_id, action.address))
-                    self.deferred += 1
+                started = self._started.get(action.node_id)
+                if started is not None:  # scsynth has not confirmed the start yet
+                    self._held[action.node_id] = action.address
+                    heapq.heappush(self._deadlines, (started + CONFIRM_TIMEOUT, action.node_id))
+                    self.held += 1
                     if not self._wake.is_set():
                         self._wake.set()
                     continue
-                send(_RELEASE_HEAD + _INT32(action.node_id) + _RELEASE_TAIL, action.address)
+                send(_release(action.node_id), action.address)
                 self.sent += 1
             elif type(action) is VoiceParam:
                 self._set(action.address, action.node_id, action.param, action.value, now, send)
@@ -191,6 +221,29 @@ class OscSender:
         self.timings[self.timed % TIMINGS] = time.monotonic_ns() - started_ns
         self.timed += 1
 
+    # -- confirmation thread -----------------------------------------------------------
+
+    def _receive_loop(self) -> None:
+        """Read scsynth's ``/synced <node>``: send the release its voice's start held back.
+
+        Blocks on the socket: it wakes only for a datagram (no timer while idle).
+        """
+        recv = self._socket.recv
+        while not self._halt.is_set():
+            try:
+                data = recv(512)
+            except OSError:
+                return
+            if len(data) < 16 or data[:12] != _SYNCED:
+                continue  # /fail of a node already gone, or stop's wake-up
+            node_id = _READ_INT32(data, 12)[0]
+            with self._lock:
+                self._started.pop(node_id, None)
+                address = self._held.pop(node_id, None)
+                if address is not None:
+                    self._send(_release(node_id), address)
+                    self.sent += 1
+
     # -- sender thread ---------------------------------------------------------------
 
     def _send_loop(self) -> None:
@@ -226,20 +279,25 @@ class OscSender:
             for address, packet in ready:
                 self._send(packet, address)
             self.sent += len(ready)
-            deferred = self._deferred
-            while deferred and deferred[0][0] <= now:
-                _, node_id, address = heapq.heappop(deferred)
-                self._send(_RELEASE_HEAD + _INT32(node_id) + _RELEASE_TAIL, address)
-                self.sent += 1
-            if deferred and (next_due is None or deferred[0][0] < next_due):
-                next_due = deferred[0][0]
+            deadlines, held = self._deadlines, self._held
+            while deadlines and deadlines[0][0] <= now:
+                node_id = heapq.heappop(deadlines)[1]
+                held_for = held.pop(node_id, None)
+                if held_for is not None:  # else confirmed and sent already
+                    self._started.pop(node_id, None)
+                    self._send(_release(node_id), held_for)
+                    self.sent += 1
+                    self.unconfirmed += 1
+            if deadlines and (next_due is None or deadlines[0][0] < next_due):
+                next_due = deadlines[0][0]
             if report and self._started:
-                young = now - MIN_GATE  # older starts no longer hold a release back
-                self._started = {n: t for n, t in self._started.items() if t > young}
+                # A start unconfirmed this long no longer holds its release back.
+                old = now - CONFIRM_TIMEOUT
+                self._started = {n: t for n, t in self._started.items() if t > old}
             if report and self._dirty:
                 dirty, self._dirty = self._dirty, {}
             # Idle: the next value, start or held-back release (hot path, this lock) wakes us.
-            self._asleep = (report and next_due is None and not deferred
+            self._asleep = (report and next_due is None and not deadlines
                             and not self._started and not self._dirty)
         if dirty:  # outside the lock: the callback never waits on the orchestra
             for (instance, node, param), value in dirty.items():

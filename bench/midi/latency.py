@@ -116,16 +116,24 @@ def _player(conn: Any, jack: str) -> None:
 
 
 def _flood(out: Any, sock: socket.socket, rate: int, seconds: float) -> dict:
+    from scorch.primitives.osc import decode_packet, encode_message
+
     received: list[bytes] = []
     done = threading.Event()
 
     def receive() -> None:
+        """Keep every datagram; answer a voice's ``/sync`` as scsynth does."""
         sock.settimeout(0.2)
         while not done.is_set():
             try:
-                received.append(sock.recv(65536))
+                data, sender = sock.recvfrom(65536)
             except TimeoutError:
                 continue
+            received.append(data)
+            if data.startswith(b"#bundle"):
+                for message in decode_packet(data):
+                    if message.address == "/sync":
+                        sock.sendto(encode_message("/synced", *message.args), sender)
 
     receiver = threading.Thread(target=receive, daemon=True)
     receiver.start()
