@@ -60,10 +60,12 @@ class Journal:
         seq = self.entries[-1].seq + 1 if self.entries else 1
         return self.add(Entry(seq, now, call, summary, tuple(rooms), before))
 
-    def add(self, entry: Entry) -> Entry:
-        """Keep ``entry`` (new, or read back) after the others."""
+    def add(self, entry: Entry, new: bool = True) -> Entry:
+        """Keep ``entry`` after the others; ``new``: a change just made (or its line read
+        back), which drops the undone entries it supersedes. An entry of a compacted file
+        is as it was kept: one redone after an older one was undone drops nothing."""
         touched = set(entry.rooms)
-        if not entry.undone:
+        if new and not entry.undone:
             self.entries = [e for e in self.entries
                             if not e.undone or not (touched & set(e.rooms) or not e.rooms)]
         self.entries.append(entry)
@@ -108,14 +110,16 @@ class Journal:
     # --- files: one JSON line per change, undo and redo (appending costs one entry) ----
 
     def lines(self) -> list[dict[str, Any]]:
-        """The whole journal as lines (a compacted file)."""
-        return [{"entry": entry_json(e)} for e in self.entries]
+        """The whole journal as lines (a compacted file): each entry as it is kept."""
+        return [{"kept": entry_json(e)} for e in self.entries]
 
     def read_line(self, line: Mapping[str, Any]) -> None:
         """Replay one line; ValueError when it is not one."""
         try:
             if "entry" in line:
                 self.add(entry_of(line["entry"]))
+            elif "kept" in line:
+                self.add(entry_of(line["kept"]), new=False)
             elif "undone" in line:
                 self.undone(int(line["undone"]), session_of(line["after"]), int(line["order"]))
             elif "redone" in line:
