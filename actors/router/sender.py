@@ -62,8 +62,10 @@ _INT32 = struct.Struct(">i").pack
 #: ``/n_set <node> gate 0.0`` around the node id, for releases.
 _RELEASE = commands.release(0)
 _RELEASE_HEAD, _RELEASE_TAIL = _RELEASE[:16], _RELEASE[20:]
-#: ``/sync <node>`` without the node id; and what scsynth answers, before the id.
-_SYNC_HEAD = commands.sync(0)[:-4]
+#: An OSC bundle's head for "at once"; then ``/sync <node>`` as its last element, without
+#: the node id; and what scsynth answers, before the id.
+_BUNDLE_NOW = encode_bundle(1, ())
+_SYNC_ELEMENT = _INT32(len(commands.sync(0))) + commands.sync(0)[:-4]
 _SYNCED = b"/synced\x00,i\x00\x00"
 _READ_INT32 = struct.Struct(">i").unpack_from
 
@@ -157,10 +159,10 @@ class OscSender:
                 self._set(action.address, action.node_id, "freq", action.freq, now, send)
             elif type(action) is StartVoice:
                 node_id = action.node_id
-                send(encode_bundle(1, (
-                    commands.s_new(action.synthdef, node_id, commands.AddAction.HEAD,
-                                   commands.DEFAULT_GROUP, action.args),
-                    _SYNC_HEAD + _INT32(node_id))), action.address)
+                start = commands.s_new(action.synthdef, node_id, commands.AddAction.HEAD,
+                                       commands.DEFAULT_GROUP, action.args)
+                send(b"".join((_BUNDLE_NOW, _INT32(len(start)), start, _SYNC_ELEMENT,
+                               _INT32(node_id))), action.address)
                 self._started[node_id] = now
                 self.sent += 1
                 if self._asleep:  # an unconfirmed start is forgotten at a report
