@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from actors.router.sender import CONFIRM_TIMEOUT
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.notes.capture import Note, NoteRing
 from scorch.notes.partner import Phrase
@@ -44,6 +45,8 @@ ANSWER_ID_SPAN = 2**16
 ANSWER_SLOTS = 2**10
 #: Seconds between two looks while nothing new was played (no MIDI hot-path cost).
 LOOK_EVERY = 0.02
+#: Seconds between two looks at the confirmations still missing (while an answer lives).
+CONFIRM_LOOK = 0.25
 #: Seconds the answer thread is given to stop.
 STOP_WAIT = 2.0
 #: How loud the loudest velocity plays on scsynth (as ``notes play`` does).
@@ -103,7 +106,14 @@ class Kept:
 
 
 class ScsynthVoices:
-    """Notes as synths on a room's scsynth: ``/s_new`` with freq, amp and gate; freed on a cut."""
+    """Notes as synths on a room's scsynth: ``/s_new`` with freq, amp and gate; freed on a cut.
+
+    A note's release waits for scsynth to confirm its start, as the router's do
+    (:func:`~scorch.primitives.scsynth.commands.confirmed`): a short note at a long
+    period, or while scsynth runs late, would otherwise leave a synth that never ends.
+    A thread reads the confirmations; one that never comes holds a release
+    :data:`CONFIRM_TIMEOUT` at most.
+    """
 
     def __init__(self, address: Callable[[], tuple[str, int] | None], synthdef: str,
                  slot: int, kept: Kept | None = None) -> None:
@@ -114,7 +124,17 @@ class ScsynthVoices:
         self.first = FIRST_ANSWER_ID + (slot % ANSWER_SLOTS) * ANSWER_ID_SPAN
         self._next = 0
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._socket.bind(("", 0))
+        self._socket.settimeout(CONFIRM_LOOK)
         self._to: tuple[str, int] | None = None
+        self._lock = threading.Lock()
+        self._unconfirmed: dict[int, float] = {}
+        """Started node -> when, until scsynth confirmed it."""
+        self._held: dict[int, tuple[str, int]] = {}
+        """Releases waiting for their start's confirmation: node -> scsynth's address."""
+        self._closed = threading.Event()
+        self._reader = threading.Thread(target=self._read, name="answer-confirm", daemon=True)
+        self._reader.start()
 
     def start(self, note: Note) -> int:
         """Start one synth for ``note`` (its address looked up once per answer)."""
@@ -124,29 +144,75 @@ class ScsynthVoices:
             self._to = self._address()
         if self._to is not None:
             freq = 440.0 * 2 ** ((note.pitch - 69) / 12)
-            self._socket.sendto(commands.s_new(
+            with self._lock:
+                self._unconfirmed[node] = time.monotonic()
+            self._socket.sendto(commands.confirmed(commands.s_new(
                 self.synthdef, node, commands.AddAction.HEAD,
                 args=["freq", freq, "amp", FULL_AMP * note.velocity / 127, "gate", 1.0]),
-                self._to)
+                node), self._to)
             self.kept.on(node, note)
         return node
 
     def end(self, handle: int) -> None:
-        """Close its gate: it fades over its own release."""
+        """Close its gate (once scsynth ran it): it fades over its own release."""
         if self._to is not None:
-            self._socket.sendto(commands.release(handle), self._to)
+            with self._lock:
+                held = handle in self._unconfirmed
+                if held:
+                    self._held[handle] = self._to
+            if not held:
+                self._socket.sendto(commands.release(handle), self._to)
         self.kept.off([handle])
 
     def cut(self, handles: list[int]) -> None:
         """Free the held synths in one message."""
+        with self._lock:
+            for handle in handles:
+                self._unconfirmed.pop(handle, None)
+                self._held.pop(handle, None)
         if self._to is not None and handles:
             self._socket.sendto(commands.n_free(*handles), self._to)
         self.kept.off(handles)
         self._to = None  # looked up again for the next answer
 
     def close(self) -> None:
-        """Close the socket."""
+        """Send the releases still held; stop reading; close the socket."""
+        self._closed.set()
+        self._reader.join(timeout=CONFIRM_LOOK * 4)
+        with self._lock:
+            held, self._held = self._held, {}
+        for node, to in held.items():
+            self._send(commands.release(node), to)
         self._socket.close()
+
+    def _read(self) -> None:
+        """Send each held release once its start is confirmed, or has waited too long."""
+        while not self._closed.is_set():
+            try:
+                node = commands.synced_id(self._socket.recv(512))
+            except TimeoutError:
+                node = None
+            except OSError:
+                return
+            release = []
+            with self._lock:
+                if node is not None and self._unconfirmed.pop(node, None) is not None \
+                        and node in self._held:
+                    release.append((node, self._held.pop(node)))
+                if self._unconfirmed:
+                    old = time.monotonic() - CONFIRM_TIMEOUT
+                    for late in [n for n, t in self._unconfirmed.items() if t < old]:
+                        del self._unconfirmed[late]
+                        if late in self._held:
+                            release.append((late, self._held.pop(late)))
+            for late, to in release:
+                self._send(commands.release(late), to)
+
+    def _send(self, packet: bytes, to: tuple[str, int]) -> None:
+        try:
+            self._socket.sendto(packet, to)
+        except OSError as err:
+            log.warning("an answer's release to %s:%d was refused: %s", to[0], to[1], err)
 
 
 class MidiVoices:

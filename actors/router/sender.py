@@ -40,7 +40,6 @@ from midi.actions import (
     VoiceParam,
 )
 from midi.coalesce import Coalescer
-from scorch.primitives.osc import encode_bundle
 from scorch.primitives.scsynth import commands
 
 log = logging.getLogger(__name__)
@@ -62,12 +61,6 @@ _INT32 = struct.Struct(">i").pack
 #: ``/n_set <node> gate 0.0`` around the node id, for releases.
 _RELEASE = commands.release(0)
 _RELEASE_HEAD, _RELEASE_TAIL = _RELEASE[:16], _RELEASE[20:]
-#: An OSC bundle's head for "at once"; then ``/sync <node>`` as its last element, without
-#: the node id; and what scsynth answers, before the id.
-_BUNDLE_NOW = encode_bundle(1, ())
-_SYNC_ELEMENT = _INT32(len(commands.sync(0))) + commands.sync(0)[:-4]
-_SYNCED = b"/synced\x00,i\x00\x00"
-_READ_INT32 = struct.Struct(">i").unpack_from
 
 
 def _release(node_id: int) -> bytes:
@@ -159,10 +152,9 @@ class OscSender:
                 self._set(action.address, action.node_id, "freq", action.freq, now, send)
             elif type(action) is StartVoice:
                 node_id = action.node_id
-                start = commands.s_new(action.synthdef, node_id, commands.AddAction.HEAD,
-                                       commands.DEFAULT_GROUP, action.args)
-                send(b"".join((_BUNDLE_NOW, _INT32(len(start)), start, _SYNC_ELEMENT,
-                               _INT32(node_id))), action.address)
+                send(commands.confirmed(commands.s_new(
+                    action.synthdef, node_id, commands.AddAction.HEAD, commands.DEFAULT_GROUP,
+                    action.args), node_id), action.address)
                 self._started[node_id] = now
                 self.sent += 1
                 if self._asleep:  # an unconfirmed start is forgotten at a report
@@ -233,12 +225,11 @@ class OscSender:
         recv = self._socket.recv
         while not self._halt.is_set():
             try:
-                data = recv(512)
+                node_id = commands.synced_id(recv(512))
             except OSError:
                 return
-            if len(data) < 16 or data[:12] != _SYNCED:
+            if node_id is None:
                 continue  # /fail of a node already gone, or stop's wake-up
-            node_id = _READ_INT32(data, 12)[0]
             with self._lock:
                 self._started.pop(node_id, None)
                 address = self._held.pop(node_id, None)

@@ -8,6 +8,7 @@ SuperCollider's help). Builders return encoded bytes, ready for a socket.
 from __future__ import annotations
 
 import enum
+import struct
 from collections.abc import Mapping, Sequence
 
 from scorch.primitives.osc import OscArg, encode_bundle, encode_message, timetag
@@ -94,6 +95,32 @@ def status() -> bytes:
 def sync(sync_id: int) -> bytes:
     """Ask for ``/synced sync_id`` once every asynchronous command before it is done."""
     return encode_message(Cmd.SYNC, sync_id)
+
+
+_INT32 = struct.Struct(">i")
+#: An OSC bundle's head for "at once"; ``/sync`` as a bundle's element, without its id.
+_BUNDLE_NOW = encode_bundle(1, ())
+_SYNC_ELEMENT = _INT32.pack(len(sync(0))) + sync(0)[:-4]
+_SYNCED = b"/synced\x00,i\x00\x00"
+
+
+def confirmed(start: bytes, sync_id: int) -> bytes:
+    """``start`` (an ``/s_new``) in one bundle with ``/sync sync_id``.
+
+    scsynth performs a period's commands together before it runs the period, and
+    answers ``/sync`` from its audio thread a period later at the earliest: once the
+    answer is read, the synth has run. A gate closed before that (in the same period
+    as the start) never starts the envelope, and the synth never ends.
+    """
+    return b"".join((_BUNDLE_NOW, _INT32.pack(len(start)), start, _SYNC_ELEMENT,
+                     _INT32.pack(sync_id)))
+
+
+def synced_id(data: bytes) -> int | None:
+    """The id of a ``/synced`` reply; None for any other datagram."""
+    if len(data) < 16 or data[:12] != _SYNCED:
+        return None
+    return int(_INT32.unpack_from(data, 12)[0])
 
 
 def quit_server() -> bytes:

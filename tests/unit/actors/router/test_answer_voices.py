@@ -1,0 +1,104 @@
+"""An answer's notes on a room's scsynth: a release waits for scsynth to confirm the start.
+
+The room is a UDP socket that answers ``/sync`` as scsynth does, or does not
+answer at all (a lost datagram, a stopped scsynth).
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from actors.router.answer import CONFIRM_LOOK, ScsynthVoices
+from actors.router.sender import CONFIRM_TIMEOUT
+from scorch.notes.capture import Note
+from scorch.primitives.osc import decode_packet, encode_message
+
+NOTE = Note(onset=0.0, duration=0.01, pitch=69, velocity=127)
+
+
+@pytest.fixture
+def room() -> Iterator[socket.socket]:
+    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.settimeout(2.0)
+    yield listener
+    listener.close()
+
+
+@pytest.fixture
+def voices(room: socket.socket) -> Iterator[ScsynthVoices]:
+    made = ScsynthVoices(lambda: room.getsockname(), "sine", slot=0)
+    yield made
+    made.close()
+
+
+def datagram(room: socket.socket) -> tuple[list[tuple[str, list[object]]], tuple[str, int]]:
+    data, sender = room.recvfrom(65536)
+    return [(m.address, list(m.args)) for m in decode_packet(data)], sender
+
+
+def nothing_comes(room: socket.socket, within: float = 0.2) -> bool:
+    room.settimeout(within)
+    try:
+        room.recv(65536)
+    except TimeoutError:
+        return True
+    finally:
+        room.settimeout(2.0)
+    return False
+
+
+def test_a_note_ended_before_scsynth_confirmed_it_is_released_once_it_does(
+    room: socket.socket, voices: ScsynthVoices
+) -> None:
+    node = voices.start(NOTE)
+    voices.end(node)
+    (start, sync), sender = datagram(room)
+    assert start[0] == "/s_new" and start[1][:2] == ["sine", node]
+    assert sync == ("/sync", [node])
+    assert nothing_comes(room)
+    room.sendto(encode_message("/synced", node), sender)
+    assert datagram(room)[0] == [("/n_set", [node, "gate", 0.0])]
+    # A confirmed note is released at its end, at once.
+    second = voices.start(NOTE)
+    room.sendto(encode_message("/synced", second), datagram(room)[1])
+    time.sleep(CONFIRM_LOOK / 2)  # read by the confirmation thread
+    voices.end(second)
+    assert datagram(room)[0] == [("/n_set", [second, "gate", 0.0])]
+
+
+def test_a_start_never_confirmed_holds_its_release_the_timeout_at_most(
+    room: socket.socket, voices: ScsynthVoices
+) -> None:
+    started = time.monotonic()
+    node = voices.start(NOTE)
+    voices.end(node)
+    datagram(room)
+    assert datagram(room)[0] == [("/n_set", [node, "gate", 0.0])]
+    took = time.monotonic() - started
+    assert CONFIRM_TIMEOUT - 0.01 <= took <= CONFIRM_TIMEOUT + CONFIRM_LOOK + 0.5, took
+
+
+def test_a_cut_frees_a_held_note_and_nothing_releases_it_later(
+    room: socket.socket, voices: ScsynthVoices
+) -> None:
+    node = voices.start(NOTE)
+    voices.end(node)
+    sender = datagram(room)[1]
+    voices.cut([node])
+    assert datagram(room)[0] == [("/n_free", [node])]
+    room.sendto(encode_message("/synced", node), sender)
+    assert nothing_comes(room, CONFIRM_TIMEOUT + CONFIRM_LOOK + 0.1)
+
+
+def test_close_sends_the_releases_still_held(room: socket.socket) -> None:
+    voices = ScsynthVoices(lambda: room.getsockname(), "sine", slot=1)
+    node = voices.start(NOTE)
+    voices.end(node)
+    voices.close()
+    datagram(room)
+    assert datagram(room)[0] == [("/n_set", [node, "gate", 0.0])]
