@@ -112,8 +112,9 @@ def report(runs: list[dict], hot: dict, hot_count: int, idle: list[str]) -> str:
               'its process thread where allowed even when the server runs without it (it only '
               "copies bytes), so what it still loses there comes from the sending client's late "
               "cycles; with a realtime server nothing is lost. The router's releases include those "
-              "held back until the voice's gate was open 25 ms (a note shorter than an audio period"
-              ' would otherwise leave a synth that never ends).',
+              "held back until scsynth confirmed the voice's start (a note whose release reached "
+              "scsynth in the same audio period as its start would otherwise leave a synth that "
+              "never ends); the benchmark's listener answers `/sync` as scsynth does.",
               "",
               "Reading: scorch's own JACK input removes the poll (0.25 ms while MIDI flows, up to 4"
               ' ms after a quiet spell) and every idle wake-up of the input thread, and loses '
