@@ -2,7 +2,10 @@
 
 The JACK server here runs with realtime scheduling, as a stage machine's does
 (``[audio] realtime = true``): without it, on a loaded machine, every JACK client
-misses cycles and JACK drops their MIDI, which no receiver can get back. The
+misses cycles and JACK drops their MIDI, which no receiver can get back. Its period
+is 256 frames: at 64, a 20,000/s flood brings more events to a cycle than JACK's
+MIDI port buffer holds, and the sending client loses some (1,847 of 42,000 for a
+bare callback in BENCHMARKS.md), before any receiver. The
 reference is a bare rtmidi callback on the same port in the same run.
 """
 
@@ -47,7 +50,7 @@ ASK = 5.0
 @pytest.fixture(scope="module")
 def jack() -> Iterator[str]:
     with pytest.MonkeyPatch.context() as mp, \
-            jack_server(jack_name("stage"), realtime=True) as name:
+            jack_server(jack_name("stage"), realtime=True, period=256) as name:
         mp.setenv("JACK_DEFAULT_SERVER", name)
         mp.setenv("JACK_NO_START_SERVER", "1")
         yield name
