@@ -48,6 +48,7 @@ class PatternsProxy:
 
     recorded = proxy_method(Patterns.recorded)
     restore = proxy_method(Patterns.restore)
+    publish = proxy_method(Patterns.publish)
 
 
 class InstanceProxy(ActorMemberMixin, pykka.ActorProxy[Instance]):

@@ -72,7 +72,7 @@ class OscSender:
 
     def __init__(self, lock: threading.Lock, coalesce_interval: float, report: Report,
                  cue: Cue = lambda kind, scene, instance, value: None) -> None:
-        self._lock = lock
+        self.lock = lock
         """The router's engine lock: held by :meth:`apply`'s callers."""
         self._report = report
         self._cue = cue
@@ -230,7 +230,7 @@ class OscSender:
                 return
             if node_id is None:
                 continue  # /fail of a node already gone, or stop's wake-up
-            with self._lock:
+            with self.lock:
                 self._started.pop(node_id, None)
                 address = self._held.pop(node_id, None)
                 if address is not None:
@@ -267,7 +267,7 @@ class OscSender:
         Return when the next held-back value is due (None if none is).
         """
         dirty = None
-        with self._lock:
+        with self.lock:
             ready, next_due = self._coalescer.due(now)
             for address, packet in ready:
                 self._send(packet, address)

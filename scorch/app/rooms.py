@@ -6,6 +6,7 @@ actor; commands go to the actors through :meth:`Tree.ask <scorch.app.tree.Tree.a
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Callable
@@ -34,6 +35,9 @@ from scorch.state.view import InstanceView
 T = TypeVar("T")
 
 
+#: Seconds an execute waits, after its result, for the room's actor to take what sclang
+#: printed before it (``Rooms._caught_up``).
+CATCH_UP = 2.0
 #: What an execute timeout stops, and what goes on.
 TIMEOUT_STOPS = ("every routine and pattern stops with the interpreter (Pdef, Pbindef, Tdef "
                  "and Ndef are defined again and resume on the next bar; a plain Routine or "
@@ -216,6 +220,7 @@ class Rooms:
             request_id, future = item
             try:
                 results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
+                self._caught_up(name)
             except FutureTimeout:
                 self._tree.instance(name).code.execute_timed_out(request_id, timeout)
                 results.append(_failed(
@@ -225,6 +230,18 @@ class Rooms:
             except ScorchError as err:
                 results.append(_failed(name, "interrupted", str(err)))
         return results
+
+    def _caught_up(self, name: str) -> None:
+        """Wait until room ``name``'s actor took what sclang printed before the result.
+
+        The result reaches the caller from sclang's reader thread; the records printed
+        before it (a pattern defined, one gone) reach the room through its actor's
+        mailbox. One more call through that mailbox comes after them: once it answers,
+        the room shows what the code did, for the very next call to read. A room whose
+        actor is busy longer than :data:`CATCH_UP` gets the result anyway.
+        """
+        with contextlib.suppress(ScorchError):
+            self._tree.ask(name, lambda p: p.patterns.publish(), timeout=CATCH_UP)
 
     def execute_one(self, name: str, code: str, timeout: float = 10.0) -> ExecuteResult:
         """Run code on one instance."""

@@ -143,6 +143,17 @@ def jack_server(base: str, slots: int = 4, timeout: float = 10.0, realtime: bool
         claim.release()
 
 
+@contextmanager
+def jack_for_clients(base: str, realtime: bool = False,
+                     period: int | None = None) -> Iterator[str]:
+    """A private jackd (:func:`jack_server`) that this process's JACK clients open."""
+    with pytest.MonkeyPatch.context() as mp, \
+            jack_server(base, realtime=realtime, period=period) as name:
+        mp.setenv("JACK_DEFAULT_SERVER", name)
+        mp.setenv("JACK_NO_START_SERVER", "1")
+        yield name
+
+
 def compile_test_synthdefs(directory: Path) -> Path:
     """Write the test SynthDefs' .scsyndef files into ``directory``; return it.
 

@@ -14,7 +14,7 @@ from tests.support.harness import (
     PARAM_DEF,
     Scsynth,
     compile_test_synthdefs,
-    jack_server,
+    jack_for_clients,
 )
 from tests.support.midi.devices import PAD_ID, FakeTargets, Hardware
 from tests.support.midi.router_rig import ASK, start_router
@@ -22,10 +22,7 @@ from tests.support.midi.router_rig import ASK, start_router
 
 @pytest.fixture(scope="module")
 def jack() -> Iterator[str]:
-    with pytest.MonkeyPatch.context() as mp, jack_server(jack_name("midi")) as name:
-        # rtmidi's JACK clients in this process pick the server from the environment.
-        mp.setenv("JACK_DEFAULT_SERVER", name)
-        mp.setenv("JACK_NO_START_SERVER", "1")
+    with jack_for_clients(jack_name("midi")) as name:
         yield name
 
 

@@ -34,7 +34,7 @@ from tests.support.harness import (
     VOICE_DEF,
     Scsynth,
     compile_test_synthdefs,
-    jack_server,
+    jack_for_clients,
     needs_tools,
     wait_for,
 )
@@ -49,10 +49,7 @@ ASK = 5.0
 
 @pytest.fixture(scope="module")
 def jack() -> Iterator[str]:
-    with pytest.MonkeyPatch.context() as mp, \
-            jack_server(jack_name("stage"), realtime=True, period=256) as name:
-        mp.setenv("JACK_DEFAULT_SERVER", name)
-        mp.setenv("JACK_NO_START_SERVER", "1")
+    with jack_for_clients(jack_name("stage"), realtime=True, period=256) as name:
         yield name
 
 

@@ -207,3 +207,22 @@ def test_a_pattern_a_stop_caught_waiting_for_its_quant_plays_again(room: Room) -
     room.api.call("undo", {"instance": "lobby"})  # the stop: it played, as the view said
     wait(lambda: len(room.starts(undone, asked)) >= 2, 3, "undo did not start it again")
     assert room.orch.rooms.execute_one("lobby", "Pdef(\\late).clear", timeout=10).ok
+
+
+def test_a_pattern_made_by_any_call_is_known_to_the_very_next_call(room: Room) -> None:
+    """The room learns of a pattern from what sclang printed, through its actor's mailbox;
+    the call's answer comes another way. The next call, sent at once, must find it: a
+    `define` then a `set` (a clean-clone run once said "no pattern 'ev'" there), and code
+    that made a Pdef then a `stop` of it."""
+    for i in range(15):
+        room.pattern(action="define", kind="Pbindef", name=f"next{i}",
+                     source="Pbind(\\dur, 1, \\amp, 0)", play=False, at="now")
+        out = room.pattern(action="set", name=f"next{i}", key="dur", value="0.5", at="now")
+        assert (out.kind, out.name) == ("Pbindef", f"next{i}")
+        made = room.orch.rooms.execute_one("lobby", f"Pdef(\\code{i}, Pbind(\\amp, 0)); nil")
+        assert made.ok, made
+        out = room.pattern(action="stop", name=f"code{i}", at="now")
+        assert (out.kind, out.name) == ("Pdef", f"code{i}")
+    kinds = {p.name: p.kind for p in room.view.patterns.values()}
+    assert all(kinds.get(f"next{i}") == "Pbindef" and kinds.get(f"code{i}") == "Pdef"
+               for i in range(15)), kinds

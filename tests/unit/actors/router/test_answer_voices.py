@@ -15,18 +15,16 @@ import pytest
 from actors.router.answer import CONFIRM_LOOK, ScsynthVoices
 from actors.router.sender import CONFIRM_TIMEOUT
 from scorch.notes.capture import Note
-from scorch.primitives.osc import decode_packet, encode_message
+from scorch.primitives.osc import encode_message
+from tests.support.midi.udp_room import datagram, nothing_comes, udp_room
 
 NOTE = Note(onset=0.0, duration=0.01, pitch=69, velocity=127)
 
 
 @pytest.fixture
 def room() -> Iterator[socket.socket]:
-    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.settimeout(2.0)
-    yield listener
-    listener.close()
+    with udp_room() as listener:
+        yield listener
 
 
 @pytest.fixture
@@ -34,22 +32,6 @@ def voices(room: socket.socket) -> Iterator[ScsynthVoices]:
     made = ScsynthVoices(lambda: room.getsockname(), "sine", slot=0)
     yield made
     made.close()
-
-
-def datagram(room: socket.socket) -> tuple[list[tuple[str, list[object]]], tuple[str, int]]:
-    data, sender = room.recvfrom(65536)
-    return [(m.address, list(m.args)) for m in decode_packet(data)], sender
-
-
-def nothing_comes(room: socket.socket, within: float = 0.2) -> bool:
-    room.settimeout(within)
-    try:
-        room.recv(65536)
-    except TimeoutError:
-        return True
-    finally:
-        room.settimeout(2.0)
-    return False
 
 
 def test_a_note_ended_before_scsynth_confirmed_it_is_released_once_it_does(

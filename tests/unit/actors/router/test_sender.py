@@ -20,134 +20,96 @@ import pytest
 
 from actors.router.sender import CONFIRM_TIMEOUT, OscSender
 from midi.actions import ReleaseVoice, SetParam, StartVoice
-from scorch.primitives.osc import decode_packet, encode_message
+from scorch.primitives.osc import encode_message
+from tests.support.midi.udp_room import datagram, nothing_comes, udp_room
 
 REFUSED = ("127.0.0.1", 0)
 
 
 @pytest.fixture
 def room() -> Iterator[socket.socket]:
-    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.settimeout(2.0)
-    yield listener
-    listener.close()
+    with udp_room() as listener:
+        yield listener
 
 
-def received(listener: socket.socket) -> list[tuple[str, list[object]]]:
-    """The messages of the next datagram, as (address, args)."""
-    return [(m.address, list(m.args)) for m in decode_packet(listener.recv(65536))]
+@pytest.fixture
+def sender() -> Iterator[OscSender]:
+    """A started sender; its engine lock is ``sender.lock``."""
+    made = OscSender(threading.Lock(), 0.0, lambda *value: None)
+    made.start()
+    yield made
+    made.stop()
 
 
-def confirm(listener: socket.socket) -> list[tuple[str, list[object]]]:
-    """Read the next datagram and answer its ``/sync`` as scsynth does."""
-    data, sender = listener.recvfrom(65536)
-    messages = [(m.address, list(m.args)) for m in decode_packet(data)]
-    for address, args in messages:
-        if address == "/sync":
-            listener.sendto(encode_message("/synced", args[0]), sender)
-    return messages
+def apply(sender: OscSender, *actions: object) -> None:
+    """Hand ``actions`` to the hot path as a MIDI callback does: under the engine lock."""
+    with sender.lock:
+        sender.apply(list(actions), time.monotonic_ns() * 1e-9)  # type: ignore[arg-type]
 
 
-def now() -> float:
-    return time.monotonic_ns() * 1e-9
+def received(room: socket.socket) -> list[tuple[str, list[object]]]:
+    return datagram(room)[0]
 
 
-def test_a_refused_datagram_loses_that_message_and_nothing_else(room: socket.socket) -> None:
-    lock = threading.Lock()
-    sender = OscSender(lock, 0.0, lambda values: None)
-    sender.start()
+def test_a_refused_datagram_loses_that_message_and_nothing_else(
+    room: socket.socket, sender: OscSender
+) -> None:
     address = room.getsockname()
-    try:
-        with lock:
-            sender.apply([StartVoice(REFUSED, 5000, "sine", ()),
-                          StartVoice(address, 5001, "sine", ("freq", 220.0))], now())
-            # Released before any confirmation: the sender thread sends them later, the
-            # refused one included (its start never reached a scsynth), and goes on.
-            sender.apply([ReleaseVoice(REFUSED, 5000), ReleaseVoice(address, 5001)], now())
-        assert received(room)[0][0] == "/s_new"
-        assert received(room) == [("/n_set", [5001, "gate", 0.0])]
-        assert sender.send_errors == 2
-        with lock:
-            sender.apply([StartVoice(address, 5002, "sine", ())], now())
-        assert received(room)[0][0] == "/s_new"
-    finally:
-        sender.stop()
+    apply(sender, StartVoice(REFUSED, 5000, "sine", ()),
+          StartVoice(address, 5001, "sine", ("freq", 220.0)),
+          # Released before any confirmation: the sender thread sends them later, the
+          # refused one included (its start never reached a scsynth), and goes on.
+          ReleaseVoice(REFUSED, 5000), ReleaseVoice(address, 5001))
+    assert received(room)[0][0] == "/s_new"
+    assert received(room) == [("/n_set", [5001, "gate", 0.0])]
+    assert sender.send_errors == 2
+    apply(sender, StartVoice(address, 5002, "sine", ()))
+    assert received(room)[0][0] == "/s_new"
 
 
 def test_a_start_asks_scsynth_to_confirm_it_and_its_release_waits_for_that(
-    room: socket.socket
+    room: socket.socket, sender: OscSender
 ) -> None:
-    lock = threading.Lock()
-    sender = OscSender(lock, 0.0, lambda *value: None)
-    sender.start()
     address = room.getsockname()
-    try:
-        with lock:
-            sender.apply([StartVoice(address, 6000, "sine", ("freq", 220.0))], now())
-            sender.apply([ReleaseVoice(address, 6000)], now())
-        start, sync = received(room)  # one datagram: the start, then /sync of its node
-        assert start == ("/s_new", ["sine", 6000, 0, 1, "freq", 220.0])
-        assert sync == ("/sync", [6000])
-        room.settimeout(0.2)
-        with pytest.raises(TimeoutError):  # nothing before scsynth confirms the start
-            room.recv(65536)
-        room.settimeout(2.0)
-        room.sendto(encode_message("/synced", 6000), sender._socket.getsockname())
-        assert received(room) == [("/n_set", [6000, "gate", 0.0])]
-        # A confirmed voice is released at once; a stray /synced changes nothing.
-        with lock:
-            sender.apply([StartVoice(address, 6001, "sine", ())], now())
-        assert confirm(room)[1] == ("/sync", [6001])
-        time.sleep(0.05)  # the confirmation is read
-        with lock:
-            sender.apply([ReleaseVoice(address, 6001)], now())
-        assert received(room) == [("/n_set", [6001, "gate", 0.0])]
-        assert (sender.held, sender.unconfirmed) == (1, 0)
-    finally:
-        sender.stop()
+    apply(sender, StartVoice(address, 6000, "sine", ("freq", 220.0)), ReleaseVoice(address, 6000))
+    (start, sync), source = datagram(room)  # one datagram: the start, then /sync of its node
+    assert start == ("/s_new", ["sine", 6000, 0, 1, "freq", 220.0])
+    assert sync == ("/sync", [6000])
+    assert nothing_comes(room)  # nothing before scsynth confirms the start
+    room.sendto(encode_message("/synced", 6000), source)
+    assert received(room) == [("/n_set", [6000, "gate", 0.0])]
+    # A confirmed voice is released at once.
+    apply(sender, StartVoice(address, 6001, "sine", ()))
+    room.sendto(encode_message("/synced", 6001), datagram(room)[1])
+    time.sleep(0.05)  # the confirmation is read
+    apply(sender, ReleaseVoice(address, 6001))
+    assert received(room) == [("/n_set", [6001, "gate", 0.0])]
+    assert (sender.held, sender.unconfirmed) == (1, 0)
 
 
 def test_a_start_never_confirmed_holds_its_release_the_timeout_at_most(
-    room: socket.socket
+    room: socket.socket, sender: OscSender
 ) -> None:
-    lock = threading.Lock()
-    sender = OscSender(lock, 0.0, lambda *value: None)
+    address = room.getsockname()
+    started = time.monotonic()
+    apply(sender, StartVoice(address, 7000, "sine", ()), ReleaseVoice(address, 7000))
+    source = datagram(room)[1]
+    assert received(room) == [("/n_set", [7000, "gate", 0.0])]
+    took = time.monotonic() - started
+    assert CONFIRM_TIMEOUT - 0.01 <= took < CONFIRM_TIMEOUT + 1.0, took
+    assert (sender.held, sender.unconfirmed) == (1, 1)
+    room.sendto(encode_message("/synced", 7000), source)
+    assert nothing_comes(room)  # the answer arriving late sends nothing twice
+
+
+def test_stop_sends_the_releases_still_held(room: socket.socket) -> None:
+    sender = OscSender(threading.Lock(), 0.0, lambda *value: None)
     sender.start()
     address = room.getsockname()
-    try:
-        with lock:
-            started = time.monotonic()
-            sender.apply([StartVoice(address, 7000, "sine", ())], now())
-            sender.apply([ReleaseVoice(address, 7000)], now())
-        assert received(room)[0][0] == "/s_new"
-        assert received(room) == [("/n_set", [7000, "gate", 0.0])]
-        took = time.monotonic() - started
-        assert CONFIRM_TIMEOUT - 0.01 <= took < CONFIRM_TIMEOUT + 1.0, took
-        assert (sender.held, sender.unconfirmed) == (1, 1)
-        # The answer arriving late sends nothing twice.
-        room.sendto(encode_message("/synced", 7000), sender._socket.getsockname())
-        room.settimeout(0.2)
-        with pytest.raises(TimeoutError):
-            room.recv(65536)
-    finally:
-        sender.stop()
-
-
-def test_stop_sends_the_releases_still_held() -> None:
-    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.settimeout(2.0)
-    lock = threading.Lock()
-    sender = OscSender(lock, 0.0, lambda *value: None)
-    sender.start()
-    address = listener.getsockname()
-    with lock:
-        sender.apply([StartVoice(address, 8000, "sine", ()), ReleaseVoice(address, 8000)], now())
+    apply(sender, StartVoice(address, 8000, "sine", ()), ReleaseVoice(address, 8000))
     sender.stop()
-    assert received(listener)[0][0] == "/s_new"
-    assert received(listener) == [("/n_set", [8000, "gate", 0.0])]
-    listener.close()
+    assert received(room)[0][0] == "/s_new"
+    assert received(room) == [("/n_set", [8000, "gate", 0.0])]
 
 
 def voluntary_switches(thread: threading.Thread) -> int:
@@ -174,8 +136,7 @@ def test_an_idle_sender_sleeps_until_a_value_wakes_it_then_reports_the_value() -
         time.sleep(0.5)
         # Nothing held back, started or to report: no wake-up (it woke every 20 ms).
         assert voluntary_switches(sender._thread) - before <= 1
-        with lock:
-            sender.apply([SetParam("lobby", "pad", "cutoff", 0.5, None, None)], now())
+        apply(sender, SetParam("lobby", "pad", "cutoff", 0.5, None, None))
         assert reported.wait(1.0)
         assert values == [("lobby", "pad", "cutoff", 0.5)]
     finally:

@@ -1,0 +1,42 @@
+"""A room's scsynth as a bare UDP socket: what the MIDI senders send, read one datagram at a
+time; ``/sync`` answered by hand, as scsynth would, or never (a lost datagram)."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from scorch.primitives.osc import decode_packet
+
+Messages = list[tuple[str, list[object]]]
+
+
+@contextmanager
+def udp_room() -> Iterator[socket.socket]:
+    """A loopback UDP socket that waits 2 s for each datagram."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.settimeout(2.0)
+    try:
+        yield listener
+    finally:
+        listener.close()
+
+
+def datagram(room: socket.socket) -> tuple[Messages, tuple[str, int]]:
+    """The messages of the next datagram, as (address, args), and who sent it."""
+    data, sender = room.recvfrom(65536)
+    return [(m.address, list(m.args)) for m in decode_packet(data)], sender
+
+
+def nothing_comes(room: socket.socket, within: float = 0.2) -> bool:
+    """True when no datagram arrives ``within`` seconds."""
+    room.settimeout(within)
+    try:
+        room.recv(65536)
+    except TimeoutError:
+        return True
+    finally:
+        room.settimeout(2.0)
+    return False
