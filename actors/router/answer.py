@@ -28,11 +28,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from actors.router.sender import CONFIRM_TIMEOUT
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.notes.capture import Note, NoteRing
 from scorch.notes.partner import Phrase
 from scorch.primitives.scsynth import commands
+from scorch.primitives.scsynth.held import HeldReleases
 from scorch.state.tempo import Timeline
 
 log = logging.getLogger(__name__)
@@ -109,10 +109,9 @@ class ScsynthVoices:
     """Notes as synths on a room's scsynth: ``/s_new`` with freq, amp and gate; freed on a cut.
 
     A note's release waits for scsynth to confirm its start, as the router's do
-    (:func:`~scorch.primitives.scsynth.commands.confirmed`): a short note at a long
-    period, or while scsynth runs late, would otherwise leave a synth that never ends.
-    A thread reads the confirmations; one that never comes holds a release
-    :data:`CONFIRM_TIMEOUT` at most.
+    (:mod:`scorch.primitives.scsynth.held`): a short note at a long period, or while
+    scsynth runs late, would otherwise leave a synth that never ends. A thread reads
+    the confirmations and sends what waited too long.
     """
 
     def __init__(self, address: Callable[[], tuple[str, int] | None], synthdef: str,
@@ -128,10 +127,7 @@ class ScsynthVoices:
         self._socket.settimeout(CONFIRM_LOOK)
         self._to: tuple[str, int] | None = None
         self._lock = threading.Lock()
-        self._unconfirmed: dict[int, float] = {}
-        """Started node -> when, until scsynth confirmed it."""
-        self._held: dict[int, tuple[str, int]] = {}
-        """Releases waiting for their start's confirmation: node -> scsynth's address."""
+        self._releases = HeldReleases()
         self._closed = threading.Event()
         self._reader = threading.Thread(target=self._read, name="answer-confirm", daemon=True)
         self._reader.start()
@@ -145,7 +141,7 @@ class ScsynthVoices:
         if self._to is not None:
             freq = 440.0 * 2 ** ((note.pitch - 69) / 12)
             with self._lock:
-                self._unconfirmed[node] = time.monotonic()
+                self._releases.started(node, time.monotonic())
             self._socket.sendto(commands.confirmed(commands.s_new(
                 self.synthdef, node, commands.AddAction.HEAD,
                 args=["freq", freq, "amp", FULL_AMP * note.velocity / 127, "gate", 1.0]),
@@ -157,9 +153,7 @@ class ScsynthVoices:
         """Close its gate (once scsynth ran it): it fades over its own release."""
         if self._to is not None:
             with self._lock:
-                held = handle in self._unconfirmed
-                if held:
-                    self._held[handle] = self._to
+                held = self._releases.hold(handle, self._to)
             if not held:
                 self._socket.sendto(commands.release(handle), self._to)
         self.kept.off([handle])
@@ -168,8 +162,7 @@ class ScsynthVoices:
         """Free the held synths in one message."""
         with self._lock:
             for handle in handles:
-                self._unconfirmed.pop(handle, None)
-                self._held.pop(handle, None)
+                self._releases.drop(handle)
         if self._to is not None and handles:
             self._socket.sendto(commands.n_free(*handles), self._to)
         self.kept.off(handles)
@@ -180,8 +173,8 @@ class ScsynthVoices:
         self._closed.set()
         self._reader.join(timeout=CONFIRM_LOOK * 4)
         with self._lock:
-            held, self._held = self._held, {}
-        for node, to in held.items():
+            held = self._releases.take_all()
+        for node, to in held:
             self._send(commands.release(node), to)
         self._socket.close()
 
@@ -194,19 +187,12 @@ class ScsynthVoices:
                 node = None
             except OSError:
                 return
-            release = []
             with self._lock:
-                if node is not None and self._unconfirmed.pop(node, None) is not None \
-                        and node in self._held:
-                    release.append((node, self._held.pop(node)))
-                if self._unconfirmed:
-                    old = time.monotonic() - CONFIRM_TIMEOUT
-                    for late in [n for n, t in self._unconfirmed.items() if t < old]:
-                        del self._unconfirmed[late]
-                        if late in self._held:
-                            release.append((late, self._held.pop(late)))
-            for late, to in release:
-                self._send(commands.release(late), to)
+                release = self._releases.due(time.monotonic())
+                if node is not None and (to := self._releases.confirmed(node)) is not None:
+                    release.append((node, to))
+            for each, address in release:
+                self._send(commands.release(each), address)
 
     def _send(self, packet: bytes, to: tuple[str, int]) -> None:
         try:

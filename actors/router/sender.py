@@ -7,20 +7,14 @@ by the sender thread when due; that thread also reports applied values to the
 desired state in batches, so a callback never waits on the orchestra.
 
 A voice's ``/s_new`` goes out bundled with ``/sync <node id>``, and its release
-waits for scsynth's ``/synced``: scsynth applies every command that arrived
-during one audio period together, and a synth whose gate is 0 before it first
-runs never starts its envelope, so it never ends (a silent synth left for good
-by a short note, or by any note while scsynth runs late). ``/synced`` comes back
-from scsynth's audio thread one period after the start at the earliest, so a
-release sent once it is read reaches a synth that has run. A confirmation that
-never comes (a datagram lost, scsynth stopped) holds the release
-:data:`CONFIRM_TIMEOUT` at most.
+waits for scsynth's ``/synced`` (:mod:`scorch.primitives.scsynth.held`: a synth
+whose gate closes in the audio period of its start never ends); a thread blocked
+on the socket reads the answers.
 """
 
 from __future__ import annotations
 
 import contextlib
-import heapq
 import logging
 import socket
 import struct
@@ -41,6 +35,7 @@ from midi.actions import (
 )
 from midi.coalesce import Coalescer
 from scorch.primitives.scsynth import commands
+from scorch.primitives.scsynth.held import HeldReleases
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +46,6 @@ Cue = Callable[[str, str, str, float], None]
 
 TIMINGS = 4096
 REPORT_EVERY = 0.02
-#: Seconds a release waits at most for scsynth to confirm its voice's start.
-CONFIRM_TIMEOUT = 0.5
 #: Seconds between two warnings about datagrams one address refused.
 ERROR_LOG_EVERY = 5.0
 
@@ -82,16 +75,8 @@ class OscSender:
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
         self._socket.bind(("", 0))  # scsynth's /synced comes back here
-        self._started: dict[int, float] = {}
-        """Voice node id -> when its ``/s_new`` went out, until scsynth confirmed it."""
-        self._held: dict[int, Address] = {}
-        """Releases waiting for their voice's confirmation: node id -> address."""
-        self._deadlines: list[tuple[float, int]] = []
-        """When each held release goes anyway: a heap of (due, node id)."""
-        self.held = 0
-        """Releases that waited for scsynth to confirm their voice's start."""
-        self.unconfirmed = 0
-        """Releases sent after :data:`CONFIRM_TIMEOUT` without a confirmation."""
+        self.releases = HeldReleases()
+        """Voices' starts not yet confirmed, and the releases waiting for them."""
         self._halt = threading.Event()
         self._wake = threading.Event()
         self._asleep = False
@@ -155,17 +140,13 @@ class OscSender:
                 send(commands.confirmed(commands.s_new(
                     action.synthdef, node_id, commands.AddAction.HEAD, commands.DEFAULT_GROUP,
                     action.args), node_id), action.address)
-                self._started[node_id] = now
+                self.releases.started(node_id, now)
                 self.sent += 1
-                if self._asleep:  # an unconfirmed start is forgotten at a report
+                if self._asleep:  # an unconfirmed start is forgotten by a flush
                     self._asleep = False
                     self._wake.set()
             elif type(action) is ReleaseVoice:
-                started = self._started.get(action.node_id)
-                if started is not None:  # scsynth has not confirmed the start yet
-                    self._held[action.node_id] = action.address
-                    heapq.heappush(self._deadlines, (started + CONFIRM_TIMEOUT, action.node_id))
-                    self.held += 1
+                if self.releases.hold(action.node_id, action.address):  # start unconfirmed
                     if not self._wake.is_set():
                         self._wake.set()
                     continue
@@ -231,8 +212,7 @@ class OscSender:
             if node_id is None:
                 continue  # /fail of a node already gone, or stop's wake-up
             with self.lock:
-                self._started.pop(node_id, None)
-                address = self._held.pop(node_id, None)
+                address = self.releases.confirmed(node_id)
                 if address is not None:
                     self._send(_release(node_id), address)
                     self.sent += 1
@@ -272,26 +252,18 @@ class OscSender:
             for address, packet in ready:
                 self._send(packet, address)
             self.sent += len(ready)
-            deadlines, held = self._deadlines, self._held
-            while deadlines and deadlines[0][0] <= now:
-                node_id = heapq.heappop(deadlines)[1]
-                held_for = held.pop(node_id, None)
-                if held_for is not None:  # else confirmed and sent already
-                    self._started.pop(node_id, None)
-                    self._send(_release(node_id), held_for)
-                    self.sent += 1
-                    self.unconfirmed += 1
-            if deadlines and (next_due is None or deadlines[0][0] < next_due):
-                next_due = deadlines[0][0]
-            if report and self._started:
-                # A start unconfirmed this long no longer holds its release back.
-                old = now - CONFIRM_TIMEOUT
-                self._started = {n: t for n, t in self._started.items() if t > old}
+            releases = self.releases
+            for node_id, held_for in releases.due(now):
+                self._send(_release(node_id), held_for)
+                self.sent += 1
+            deadline = releases.next_due()
+            if deadline is not None and (next_due is None or deadline < next_due):
+                next_due = deadline
             if report and self._dirty:
                 dirty, self._dirty = self._dirty, {}
             # Idle: the next value, start or held-back release (hot path, this lock) wakes us.
-            self._asleep = (report and next_due is None and not deadlines
-                            and not self._started and not self._dirty)
+            self._asleep = (report and next_due is None and not releases.waiting()
+                            and not self._dirty)
         if dirty:  # outside the lock: the callback never waits on the orchestra
             for (instance, node, param), value in dirty.items():
                 try:

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from actors.router.answer import CONFIRM_LOOK, ScsynthVoices
-from actors.router.sender import CONFIRM_TIMEOUT
 from scorch.notes.capture import Note
 from scorch.primitives.osc import encode_message
+from scorch.primitives.scsynth.held import CONFIRM_TIMEOUT
 from tests.support.midi.udp_room import datagram, nothing_comes, udp_room
 
 NOTE = Note(onset=0.0, duration=0.01, pitch=69, velocity=127)

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from actors.router.sender import CONFIRM_TIMEOUT, OscSender
+from actors.router.sender import OscSender
 from midi.actions import ReleaseVoice, SetParam, StartVoice
 from scorch.primitives.osc import encode_message
+from scorch.primitives.scsynth.held import CONFIRM_TIMEOUT
 from tests.support.midi.udp_room import datagram, nothing_comes, udp_room
 
 REFUSED = ("127.0.0.1", 0)
@@ -84,7 +85,7 @@ def test_a_start_asks_scsynth_to_confirm_it_and_its_release_waits_for_that(
     time.sleep(0.05)  # the confirmation is read
     apply(sender, ReleaseVoice(address, 6001))
     assert received(room) == [("/n_set", [6001, "gate", 0.0])]
-    assert (sender.held, sender.unconfirmed) == (1, 0)
+    assert (sender.releases.held, sender.releases.unconfirmed) == (1, 0)
 
 
 def test_a_start_never_confirmed_holds_its_release_the_timeout_at_most(
@@ -97,7 +98,7 @@ def test_a_start_never_confirmed_holds_its_release_the_timeout_at_most(
     assert received(room) == [("/n_set", [7000, "gate", 0.0])]
     took = time.monotonic() - started
     assert CONFIRM_TIMEOUT - 0.01 <= took < CONFIRM_TIMEOUT + 1.0, took
-    assert (sender.held, sender.unconfirmed) == (1, 1)
+    assert (sender.releases.held, sender.releases.unconfirmed) == (1, 1)
     room.sendto(encode_message("/synced", 7000), source)
     assert nothing_comes(room)  # the answer arriving late sends nothing twice
 
