@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import replace
 from typing import TypeVar
 
 from scorch.app.models import InstanceStatus, NodeInfo
@@ -219,7 +220,8 @@ class Rooms:
                 continue
             request_id, future = item
             try:
-                results.append(future.result(timeout=max(0.0, deadline - time.monotonic())))
+                result = future.result(timeout=max(0.0, deadline - time.monotonic()))
+                results.append(replace(result, answered=time.time()))
                 self._caught_up(name)
             except FutureTimeout:
                 self._tree.instance(name).code.execute_timed_out(request_id, timeout)

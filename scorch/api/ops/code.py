@@ -208,8 +208,9 @@ def run_code(orch: Orchestra, selector: str, code: str, timeout: float,
     results = orch.rooms.execute(selector, code, timeout, check_only=check_only, at=at)
     output = ExecuteOutput(results=[ExecuteOutcome.of(r) for r in results], at=at)
     if not check_only:
-        ended = max(time.time(), at or 0.0)  # a scheduled run makes its synths at `at`
-        for outcome in output.results:
+        for result, outcome in zip(results, output.results, strict=True):
+            # a scheduled run makes its synths at `at`
+            ended = max(result.answered or time.time(), at or 0.0)
             entry = orch.knowledge.record(started, outcome.instance, code, outcome.value or "",
                                           "\n".join(outcome.posted),
                                           outcome.error.text if outcome.error else None,

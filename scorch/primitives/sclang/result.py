@@ -94,6 +94,9 @@ class ExecuteResult:
     """What scsynth posted about the messages the code sent before it returned
     (``FAILURE IN SERVER /s_new SynthDef not found``...): the code itself ran, so ``ok``
     does not change."""
+    answered: float = 0.0
+    """Unix time the caller had this answer (0: none came). What the code made after it,
+    a routine's synth a second later, is not the code's own."""
 
 
 class Transcript:

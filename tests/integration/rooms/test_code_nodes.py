@@ -128,8 +128,11 @@ def test_a_crash_reports_the_synths_code_made_that_no_restore_brings_back(
                             {"fxtest": 2, "sine": 2})
     _, second = made("~b.free; ~c.free; ~d = Synth(\\fxtest); [~d.nodeID]",
                      {"fxtest": 2, "sine": 1}, gone=(b, c))
-    # a routine the code started makes its synth a second after the code returned
-    _, third = made("fork { 1.wait; ~e = Synth(\\sine, [\\amp, 0.001]) }; []",
+    # a routine the code started makes its synth a second after the code returned, twice the
+    # grace a request's own synths have: a second on SystemClock (`1.wait` in a fork is a
+    # beat of TempoClock.default, which scorch keeps at the installation's tempo: 0.5 s at
+    # 120 bpm, and a start that close to the grace read as the code's own on a loaded machine)
+    _, third = made("fork({ 1.wait; ~e = Synth(\\sine, [\\amp, 0.001]) }, SystemClock); []",
                     {"fxtest": 2, "sine": 2})
     since = room.views["room"].events.mark()
     _crash(room)
@@ -141,7 +144,7 @@ def test_a_crash_reports_the_synths_code_made_that_no_restore_brings_back(
         (first, True, {"fxtest": 1}), (second, True, {"fxtest": 1}), (third, False, {"sine": 1})]
     assert lost[0].details["count"] == 3
     assert f"fxtest made by history #{first} (`~a = Synth(\\fxtest);" in lost[0].message
-    assert f"sine started after history #{third} (`fork {{ 1.wait;" in lost[0].message
+    assert f"sine started after history #{third} (`fork({{ 1.wait;" in lost[0].message
     status: Any = api.call("status", {"instance": "room"})
     assert "3 synths scorch does not restore" in str(status.instances[0].last_crash)
     api.call("release", {"instance": "room", "node": "kept"})
