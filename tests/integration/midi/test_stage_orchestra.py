@@ -22,6 +22,7 @@ from mcp import Client
 from mcp_server.server import build_server
 from midi.clock import CONTINUE, SONG_POSITION, START, STOP, TICK
 from midi.voices import FIRST_NODE_ID
+from scorch.api.live import xruns_since
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
 from scorch.errors import InvalidRequest
@@ -221,20 +222,38 @@ async def test_panic_releases_the_keys_voices_and_voices_nobody_knows(
         keys.unplug()
 
 
+def _assert_tempo(stage: Orchestra, receiver: ClockReceiver, bpm: float) -> None:
+    """The ticks received over 1.5 s give ``bpm`` to 0.5 %, in a window in which jackd
+    reported no xrun.
+
+    A JACK client late for a cycle loses that cycle's MIDI, and each lost tick reads as a
+    slower tempo (2 to 3 in a window read 169.4 for 174 once, on CI's loaded machine
+    without realtime scheduling). Such a window is measured again, 5 times at most; if
+    every one had xruns, the last is held to 5 %: still far from any other tempo.
+    """
+    for _ in range(5):
+        began = time.time()
+        mark = receiver.mark()
+        time.sleep(1.5)
+        heard = receiver.bpm(mark)
+        time.sleep(0.3)  # jackd's report of a late cycle reaches its console
+        lines = ((line.time, line.text) for line in stage.jack_console.tail(1000))
+        if not xruns_since(lines, began - 0.1):
+            assert heard == pytest.approx(bpm, rel=0.005)
+            return
+    assert heard == pytest.approx(bpm, rel=0.05), "every window had xruns"
+
+
 def test_midi_clock_out_follows_the_tempo_and_the_transport(stage: Orchestra) -> None:
     receiver = ClockReceiver(stage.config.audio.jack_server)
     try:
         stage.tempo.set(None, 120.0)
         wait_for(lambda: "scorchtest-clockrx" in " ".join(stage.midi.ports()["outputs"]),
                  timeout=5)
-        mark = receiver.mark()
-        time.sleep(1.5)
-        assert receiver.bpm(mark) == pytest.approx(120.0, rel=0.005)
+        _assert_tempo(stage, receiver, 120.0)
         stage.tempo.set(None, 174.0)
         time.sleep(0.2)  # past the change
-        mark = receiver.mark()
-        time.sleep(1.5)
-        assert receiver.bpm(mark) == pytest.approx(174.0, rel=0.005)
+        _assert_tempo(stage, receiver, 174.0)
         # Transport: stop, then start from the top on the next bar.
         mark = receiver.mark()
         stage.tempo.set(None, transport="stop")
