@@ -181,14 +181,18 @@ async def test_everyday_requests_end_to_end_each_checked_on_scsynth_or_in_the_so
         # in time: the beat's period over its span (a stalled cycle moves single kicks) is
         # the tempo's half beat at the clock's pace, to the analysis' resolution; or at
         # the wall's: the pace is read from replies this process took, and a reply read
-        # late on a loaded machine skews it (1.057 was read once, the beat on time)
+        # late on a loaded machine skews it (1.057 was read once, the beat on time). Two
+        # steps of the analysis: a dummy JACK driver's late cycles caught up in a burst
+        # move kicks together, and CI's machine once heard 0.2388 s at a pace of 1.004
+        # (more than one step off both); a beat at another tempo or subdivision is far
+        # further off than two
         assert len(ticks) > 25, ticks
         pace = audio_clock.pace_of(ticks, span=1.5 + 0.2)
         nominal = 0.5 * 60 / (await call(client, "tempo"))["bpm"]
         hop = audio_clock.ONSET_HOP
         onsets = [t for t in report["onsets"] if t > hop]  # one at 0: where listening began
         heard_period = (onsets[-1] - onsets[0]) / (len(onsets) - 1)
-        assert min(abs(heard_period - nominal * pace), abs(heard_period - nominal)) <= hop, (
+        assert min(abs(heard_period - nominal * pace), abs(heard_period - nominal)) <= 2 * hop, (
             nominal, pace, report["onsets"])
         # the drone, heard under the beat: a partial or the held tone
         tones = [p["note"] for p in report["partials"]] + [(report["held"] or {}).get("note")]
