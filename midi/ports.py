@@ -83,8 +83,8 @@ def open_scanners(
                 # client's open is variadic, which ctypes calls right on x86-64 and not
                 # on every ABI (Apple's arm64).
                 if name == "jack" and sys.platform.startswith("linux"):
-                    scan_in = JackPortLister(f"{client_prefix}-scan", sources=True)
-                    scan_out = JackPortLister(f"{client_prefix}-scan", sources=False)
+                    lister = JackPortLister(f"{client_prefix}-scan")
+                    scan_in, scan_out = lister.side(sources=True), lister.side(sources=False)
                 else:
                     scan_in = rtmidi.MidiIn(api, name=f"{client_prefix}-scan")
                     scan_out = rtmidi.MidiOut(api, name=f"{client_prefix}-scan")

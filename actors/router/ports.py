@@ -9,6 +9,7 @@ later, or plugged back, are picked up on the next rescan.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from midi import jack_in
@@ -23,6 +24,8 @@ log = logging.getLogger(__name__)
 #: (rtmidi's InvalidPortError is a ValueError), the driver failing (its SystemError is
 #: an OSError), or no such port.
 OPEN_ERRORS = (MidiPortNotFound, RuntimeError, OSError, ValueError)
+#: Seconds between two JACK clients the router closes (:meth:`PortSet.close`).
+SETTLE = 0.05
 
 
 class PortSet:
@@ -142,15 +145,21 @@ class PortSet:
         return self._open_output(find_port(self._outputs_available(), pattern))
 
     def close(self) -> None:
-        """Close every port and the scanners."""
-        for port in self.inputs.values():
-            port.close()
-        for output in self.outputs.values():
-            output.close()
-        self.inputs.clear()
-        self.outputs.clear()
+        """Close the scanners and every port, one JACK client at a time.
+
+        JACK tells every other client of each close, on its notification thread, and
+        libjack closes a client by cancelling that thread wherever it is: one cancelled
+        while it handles a notification can end the process (jack2 issue #964). So the
+        scanners go first, while nothing else closes, and each port after a pause that
+        lets the others take what the last close told them.
+        """
         for scanner in (self._scan_in, self._scan_out):
             scanner.delete()
+        for port in [*self.inputs.values(), *self.outputs.values()]:
+            time.sleep(SETTLE)
+            port.close()
+        self.inputs.clear()
+        self.outputs.clear()
         if self.told is not None:  # after the clients: none can write to it any more
             self.told.close()
             self.told = None

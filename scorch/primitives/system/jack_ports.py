@@ -54,28 +54,36 @@ def _libjack() -> Any:
 
 
 class JackPortLister:
-    """The MIDI ports one side can open, as rtmidi names them (``client:port``).
+    """Lists the MIDI ports of one JACK server, as rtmidi names them (``client:port``).
 
-    ``sources`` lists the ports that send MIDI (what an input opens), otherwise
-    those that receive it (what an output opens). The caller chooses the server
-    (``scorch.primitives.system.jackd.client_environment``); the client is opened
-    at once, and OSError says why it could not be.
+    The caller chooses the server (``scorch.primitives.system.jackd.client_environment``);
+    the client is opened at once, and OSError says why it could not be. One client
+    serves both sides (:meth:`side`): each client a process closes is a chance of
+    jack2 issue #964 (libjack cancels the client's notification thread, and now and
+    then that ends the process in ``std::terminate``), so scorch closes as few as it can.
     """
 
-    def __init__(self, name: str, sources: bool) -> None:
+    def __init__(self, name: str) -> None:
         self._lib = _libjack()
-        self._flags = _PORT_IS_OUTPUT if sources else _PORT_IS_INPUT
         status = ctypes.c_int(0)
         self._client: int | None = self._lib.jack_client_open(
             name.encode(), _NO_START_SERVER, ctypes.byref(status))
         if not self._client:
             raise OSError(f"cannot open a JACK client (status 0x{status.value:x})")
+        self._users = 0
 
-    def get_ports(self) -> list[str]:
-        """Return the ports' full names, in the server's order (rtmidi's own)."""
+    def side(self, sources: bool) -> PortSide:
+        """A lister of the ports that send MIDI (``sources``: what an input opens), or of
+        those that receive it (what an output opens); the client closes with the last."""
+        self._users += 1
+        return PortSide(self, _PORT_IS_OUTPUT if sources else _PORT_IS_INPUT)
+
+    def get_ports(self, flags: int) -> list[str]:
+        """The full names of the MIDI ports with JACK's port ``flags``, in the server's order
+        (rtmidi's own)."""
         if self._client is None:
             return []
-        found = self._lib.jack_get_ports(self._client, None, _MIDI_TYPE, self._flags)
+        found = self._lib.jack_get_ports(self._client, None, _MIDI_TYPE, flags)
         if not found:
             return []
         try:
@@ -89,8 +97,28 @@ class JackPortLister:
         finally:
             self._lib.jack_free(ctypes.cast(found, ctypes.c_void_p))
 
-    def delete(self) -> None:
-        """Close the client (the lister lists nothing after)."""
-        client, self._client = self._client, None
-        if client is not None:
+    def release(self) -> None:
+        """One side is done; the last closes the client (nothing is listed after)."""
+        self._users -= 1
+        client = self._client
+        if self._users <= 0 and client is not None:
+            self._client = None
             self._lib.jack_client_close(client)
+
+
+class PortSide:
+    """One side of a :class:`JackPortLister`: rtmidi's scanner face."""
+
+    def __init__(self, lister: JackPortLister, flags: int) -> None:
+        self._lister: JackPortLister | None = lister
+        self._flags = flags
+
+    def get_ports(self) -> list[str]:
+        """Return the ports' full names (none once deleted)."""
+        return [] if self._lister is None else self._lister.get_ports(self._flags)
+
+    def delete(self) -> None:
+        """Done with this side (twice is once)."""
+        lister, self._lister = self._lister, None
+        if lister is not None:
+            lister.release()

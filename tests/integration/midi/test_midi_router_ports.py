@@ -178,3 +178,43 @@ def test_ports_are_looked_at_when_jack_says_one_came_or_went_not_on_a_timer(
     start = held.stats().get(timeout=ASK)["watch"]["looks"]
     time.sleep(1.0)
     assert held.stats().get(timeout=ASK)["watch"]["looks"] - start >= 5
+
+
+def test_one_jack_client_lists_both_sides_and_closes_with_the_last(jack):
+    """Each client closed is a chance of jack2 issue #964: the lister is one client, not two."""
+    import ctypes
+
+    from midi.ports import open_scanners
+    from scorch.primitives.system.jack_ports import _libjack
+
+    lib = _libjack()
+    lib.jack_get_uuid_for_client_name.restype = ctypes.c_void_p
+    lib.jack_get_uuid_for_client_name.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    probe = Hardware("Lister probe", client="listerprobe")
+    receiver = rtmidi.MidiIn(rtmidi.API_UNIX_JACK, name="listerrx")
+    receiver.open_virtual_port("in")
+    own = lib.jack_client_open(b"scorchtest-uuidprobe", 0x01, ctypes.byref(ctypes.c_int(0)))
+    try:
+        def known(name: str) -> bool:
+            uuid = lib.jack_get_uuid_for_client_name(own, name.encode())
+            if uuid:
+                lib.jack_free(ctypes.c_void_p(uuid))
+            return bool(uuid)
+
+        backend, _, scan_in, scan_out = open_scanners("jack", "scorchtest-lister", jack)
+        assert backend == "jack"
+        assert known("scorchtest-lister-scan") and not known("scorchtest-lister-scan-01")
+        assert probe.name in " ".join(scan_in.get_ports())  # what sends MIDI
+        assert "listerrx:in" in scan_out.get_ports()  # what receives it
+        assert not any("listerprobe" in p for p in scan_out.get_ports())
+        scan_in.delete()
+        scan_in.delete()  # twice is once
+        assert scan_in.get_ports() == []
+        assert "listerrx:in" in scan_out.get_ports()  # the other side still lists
+        assert known("scorchtest-lister-scan")
+        scan_out.delete()
+        assert not known("scorchtest-lister-scan")
+    finally:
+        lib.jack_client_close(own)
+        receiver.delete()
+        probe.unplug()
