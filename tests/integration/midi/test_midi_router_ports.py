@@ -185,16 +185,22 @@ def test_one_jack_client_lists_both_sides_and_closes_with_the_last(jack):
     import ctypes
 
     from midi.ports import open_scanners
-    from scorch.primitives.system.jack_ports import _libjack
+    from scorch.primitives.system.jack_ports import loaded_libjack
 
-    lib = _libjack()
+    probe = Hardware("Lister probe", client="listerprobe")  # loads rtmidi's libjack
+    lib = ctypes.CDLL(loaded_libjack())
+    lib.jack_client_open.restype = ctypes.c_void_p
+    lib.jack_client_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+    lib.jack_client_close.argtypes = [ctypes.c_void_p]
+    lib.jack_free.argtypes = [ctypes.c_void_p]
     lib.jack_get_uuid_for_client_name.restype = ctypes.c_void_p
     lib.jack_get_uuid_for_client_name.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-    probe = Hardware("Lister probe", client="listerprobe")
     receiver = rtmidi.MidiIn(rtmidi.API_UNIX_JACK, name="listerrx")
     receiver.open_virtual_port("in")
     own = lib.jack_client_open(b"scorchtest-uuidprobe", 0x01, ctypes.byref(ctypes.c_int(0)))
     try:
+        assert own, "no JACK client for the probe"
+
         def known(name: str) -> bool:
             uuid = lib.jack_get_uuid_for_client_name(own, name.encode())
             if uuid:
@@ -215,6 +221,7 @@ def test_one_jack_client_lists_both_sides_and_closes_with_the_last(jack):
         scan_out.delete()
         assert not known("scorchtest-lister-scan")
     finally:
-        lib.jack_client_close(own)
+        if own:
+            lib.jack_client_close(own)
         receiver.delete()
         probe.unplug()
