@@ -36,7 +36,9 @@ class HeldReleases:
         """Releases sent after the timeout without one."""
 
     def started(self, node_id: int, now: float) -> None:
-        """A start went out now."""
+        """A start went out now (kept in the order of the starts: :meth:`due` forgets the
+        oldest first)."""
+        self._started.pop(node_id, None)
         self._started[node_id] = now
 
     def hold(self, node_id: int, address: Address) -> bool:
@@ -71,9 +73,12 @@ class HeldReleases:
                 self._started.pop(node_id, None)
                 out.append((node_id, address))
         self.unconfirmed += len(out)
-        if self._started:
-            old = now - self._timeout
-            self._started = {n: t for n, t in self._started.items() if t > old}
+        started, old = self._started, now - self._timeout
+        while started:  # the oldest first: a flood's hundreds are not read at every tick
+            node_id = next(iter(started))
+            if started[node_id] > old:
+                break
+            del started[node_id]
         return out
 
     def next_due(self) -> float | None:

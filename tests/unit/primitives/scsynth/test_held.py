@@ -36,6 +36,16 @@ def test_an_answer_that_never_comes_lets_the_release_go_at_the_deadline() -> Non
     assert not held.waiting()
 
 
+def test_a_node_started_again_is_kept_as_new_while_older_starts_are_forgotten() -> None:
+    held = HeldReleases(timeout=0.5)
+    held.started(7, 10.0)
+    held.started(8, 10.1)
+    held.started(7, 10.4)  # its id used again: now the newest start
+    held.due(10.7)  # 8's start is too old, 7's new one is not
+    assert not held.hold(8, ROOM)
+    assert held.hold(7, ROOM)
+
+
 def test_a_freed_synth_releases_nothing_and_a_close_takes_what_is_held() -> None:
     held = HeldReleases(timeout=0.5)
     for node in (5, 6):
