@@ -9,7 +9,6 @@ those that played on the next bar of the room's clock.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -64,14 +63,23 @@ class Patterns:
                 except Exception:  # the reader thread must live on: it reads every record
                     log.exception("%s: pattern events not kept", self.name)
                 return
-            with contextlib.suppress(pykka.ActorDeadError):
+            self._view.records_handed += 1
+            try:
                 recorded(name, payload)
+            except pykka.ActorDeadError:  # never taken: none on its way
+                self._view.records_handed -= 1
 
         self._processes.on_pattern = hand_off
         self._processes.on_sclang_started = self.restore
 
     def recorded(self, name: str, payload: str) -> None:
         """Take one ``pattern``, ``pattern-gone`` or ``pattern-error`` record from sclang."""
+        try:
+            self._record(name, payload)
+        finally:
+            self._view.records_taken += 1
+
+    def _record(self, name: str, payload: str) -> None:
         try:
             if name == "pattern":
                 self._desired.record_pattern(parse_pattern(payload))

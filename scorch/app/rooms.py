@@ -238,10 +238,14 @@ class Rooms:
 
         The result reaches the caller from sclang's reader thread; the records printed
         before it (a pattern defined, one gone) reach the room through its actor's
-        mailbox. One more call through that mailbox comes after them: once it answers,
-        the room shows what the code did, for the very next call to read. A room whose
-        actor is busy longer than :data:`CATCH_UP` gets the result anyway.
+        mailbox. While one is on its way, one more call through that mailbox comes after
+        it: once it answers, the room shows what the code did, for the very next call to
+        read. A room whose actor is busy longer than :data:`CATCH_UP` gets the result
+        anyway. With none on its way (most code), nothing is asked.
         """
+        view = self.view(name)
+        if view.records_taken >= view.records_handed:
+            return
         with contextlib.suppress(ScorchError):
             self._tree.ask(name, lambda p: p.patterns.publish(), timeout=CATCH_UP)
 

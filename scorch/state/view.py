@@ -85,6 +85,11 @@ class InstanceView:
         """Loaded sample buffers as last published (replaced whole on change, never mutated)."""
         self.patterns: dict[str, PatternRecord] = {}
         """Pdef, Tdef, Ndef... as sclang last reported them (replaced whole on change)."""
+        self.records_handed = 0
+        """sclang's pattern records handed to the actor's mailbox (by sclang's reader thread
+        only); with :attr:`records_taken`, whether any is still on its way."""
+        self.records_taken = 0
+        """Those the actor took and published (by the actor's thread only)."""
         self.pattern_times: dict[str, float] = {}
         """The Unix time of each pattern's last event (``Pdef acc``; "" for code), as
         sclang's batches told it (replaced whole on change)."""
