@@ -30,8 +30,16 @@ def load_all() -> dict[str, operation.Operation[Any, Any]]:
     global _loaded
     with _loading:
         if not _loaded:
-            for module in pkgutil.walk_packages(__path__, prefix=f"{__name__}."):
-                importlib.import_module(module.name)
+            modules = [m.name for m in pkgutil.walk_packages(__path__, prefix=f"{__name__}.")]
+            for name in modules:
+                importlib.import_module(name)
+            # In the modules' order, whatever imported one of them first (a CLI command, a
+            # test): the MCP tools and the docs' table of them list the same order always.
+            rank = {name: at for at, name in enumerate(modules)}
+            ordered = sorted(operation.OPERATIONS.items(),
+                             key=lambda item: rank.get(item[1].run.__module__, len(rank)))
+            operation.OPERATIONS.clear()
+            operation.OPERATIONS.update(ordered)
             _loaded = True
     return operation.OPERATIONS
 
