@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+    from scorch.audio.music.figures import Grid
     from scorch.audio.pitch import Pitch
     from scorch.audio.spectrum import Peak
 
@@ -45,14 +46,17 @@ _MIN_LEVEL_RISE_DB = 3.0
 _OWN_RISE_DB = 6.0
 
 
-def analyse(samples: Any, sample_rate: int) -> SoundReport:
+def analyse(samples: Any, sample_rate: int, grid: Grid | None = None) -> SoundReport:
     """Measure ``samples`` shaped (frames,) or (frames, channels), floats in [-1, 1].
 
     Integer samples are scaled to [-1, 1] by their type's range. Samples that
-    are not finite (NaN, inf) count as clipped and are measured as zero.
+    are not finite (NaN, inf) count as clipped and are measured as zero. ``grid``: the
+    beats the onsets are placed on (None: the sound's own tempo).
     """
 
     from scorch.audio import layers, levels, onsets, pitch, spectrum
+    from scorch.audio.meter import figures
+    from scorch.audio.music.figures import harmony, rhythm
 
     data, not_finite = levels.sanitise(_as_frames(samples, sample_rate))
     frames, channels = data.shape
@@ -67,12 +71,13 @@ def analyse(samples: Any, sample_rate: int) -> SoundReport:
         "frames": frames,
         "peak_dbfs": _round(peak_db, 1),
         "rms_dbfs": _round(levels.dbfs(levels.rms(data)), 1),
-        "lufs": _round(levels.loudness(data, sample_rate), 1),
         "clipped_samples": clipped,
         "clipping": clipped > 0,
         "silent": silent,
         "stereo_correlation": _round(levels.stereo_correlation(data), 3),
     }
+    loudness, balance = figures.measure(data, sample_rate)
+    measured |= {"lufs": loudness.integrated_lufs, "loudness": loudness, "balance": balance}
     percussive = False
     if silent:
         measured |= {"centroid_hz": None, "spectral_flatness": None, "fundamental_hz": None,
@@ -106,6 +111,10 @@ def analyse(samples: Any, sample_rate: int) -> SoundReport:
                             for o, hz, p in zip(found, added, notes, strict=True)],
             "held": _partial(steady.hz, steady.db) if steady is not None else None,
         }
+        timing = rhythm(measured["onsets"], grid)
+        measured |= {"rhythm": timing[0] if timing else None,
+                     "harmony": harmony(mono, sample_rate, measured["onsets"],
+                                        timing[1] if timing else None)}
     report = SoundReport(**measured, summary="")
     return report.model_copy(update={"summary": describe(report, percussive)})
 

@@ -1,4 +1,4 @@
-"""Measure levels: peak, RMS, loudness, clipping and stereo correlation.
+"""Measure levels: peak, RMS, clipping and stereo correlation (loudness: ``meter.loudness``).
 
 Imports numpy at the top: import this module only inside a function that needs it.
 """
@@ -6,7 +6,6 @@ Imports numpy at the top: import this module only inside a function that needs i
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 from numpy.typing import NDArray
@@ -14,9 +13,6 @@ from numpy.typing import NDArray
 from scorch.audio.report import CLIP_LEVEL
 
 Signal = NDArray[np.float64]
-
-# pyloudnorm measures in 0.4 s blocks; anything shorter has no loudness.
-_LOUDNESS_BLOCK = 0.4
 
 
 def dbfs(amplitude: float) -> float | None:
@@ -43,21 +39,6 @@ def peak_and_clipped(samples: Signal) -> tuple[float, int]:
 def rms(samples: Signal) -> float:
     """Return the root mean square over every sample of every channel."""
     return float(np.sqrt(np.mean(np.square(samples)))) if samples.size else 0.0
-
-
-def loudness(samples: Signal, sample_rate: int) -> float | None:
-    """Return integrated loudness in LUFS, None when too short or too quiet."""
-    import pyloudnorm
-
-    if samples.shape[0] < _LOUDNESS_BLOCK * sample_rate or not np.any(samples):
-        return None
-    meter = pyloudnorm.Meter(sample_rate)
-    data = samples[:, 0] if samples.shape[1] == 1 else samples[:, :5]  # BS.1770 has 5 weights
-    with warnings.catch_warnings():
-        # pyloudnorm warns about possible clipping; the report counts clipping itself.
-        warnings.simplefilter("ignore")
-        value = float(meter.integrated_loudness(data))
-    return value if math.isfinite(value) else None
 
 
 def stereo_correlation(samples: Signal) -> float | None:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scorch.audio.meter.figures import Balance, LoudnessFigures
+from scorch.audio.music.figures import Harmony, Rhythm
+
 #: A sample at or beyond this magnitude counts as clipped (see ``clipped_samples``).
 CLIP_LEVEL = 1.0 - 1e-6
 
@@ -99,4 +102,14 @@ class SoundReport(BaseModel):
         description="Pearson correlation of the first two channels: 1 mono-compatible, "
         "0 unrelated, -1 opposite phase. None for mono, silence or a silent channel."
     )
+    loudness: LoudnessFigures | None = Field(
+        None, description="Loudness to ITU-R BS.1770-4 / EBU R 128: integrated, momentary "
+        "and short-term maxima, loudness range, true peak.")
+    balance: Balance | None = Field(
+        None, description="Energy per octave and third-octave band, tilt, crest factor, "
+        "stereo correlation and width (overall and per band), mono compatibility.")
+    rhythm: Rhythm | None = Field(
+        None, description="Tempo and how far the onsets lie from the grid (4 onsets or more).")
+    harmony: Harmony | None = Field(
+        None, description="Key and chords of what plays (pitched sound only).")
     summary: str = Field(description="One sentence saying what was heard.")

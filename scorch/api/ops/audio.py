@@ -194,7 +194,10 @@ def numbers(report: SoundReport) -> str:
         return "-inf" if value is None else f"{value:.1f} {unit}"
 
     lines = [f"level: peak {db(report.peak_dbfs, 'dBFS')}, RMS {db(report.rms_dbfs, 'dBFS')}, "
-             f"loudness {db(report.lufs, 'LUFS')}, clipped samples {report.clipped_samples}"]
+             f"clipped samples {report.clipped_samples}"]
+    for figures in (report.loudness, report.balance, report.rhythm, report.harmony):
+        if figures is not None:
+            lines += figures.lines()
     if report.centroid_hz is not None:
         lines.append(f"spectrum: centroid {report.centroid_hz:.0f} Hz, flatness "
                      f"{report.spectral_flatness}")
@@ -212,8 +215,6 @@ def numbers(report: SoundReport) -> str:
                           for t, n in zip(report.onsets[:24], report.onset_notes, strict=False))
         more = f" and {len(report.onsets) - 24} more" if len(report.onsets) > 24 else ""
         lines.append(f"onsets ({len(report.onsets)}): {shown}{more}")
-    if report.stereo_correlation is not None:
-        lines.append(f"stereo correlation: {report.stereo_correlation}")
     return "\n".join(lines)
 
 
@@ -250,14 +251,18 @@ def audio_path(orch: Orchestra, given: str) -> Path:
            patience=100.0, panel="show")
 def listen(orch: Orchestra, args: ListenArgs) -> HeardOutput:
     """Hear what a room plays now (or an audio file): a picture (waveform over a
-    log-frequency spectrogram), the numbers (peak and RMS dBFS, LUFS, clipping,
-    silence, spectral centroid, fundamental with note name and cents, strongest
-    partials, onsets, stereo correlation) and one sentence saying what was heard."""
+    log-frequency spectrogram), the numbers (peak and RMS dBFS, clipping, silence;
+    loudness to EBU R 128: integrated, short-term, momentary, range, true peak; energy
+    per octave band, tilt, crest, stereo width and correlation per band, mono
+    compatibility; spectral centroid, fundamental with note name and cents, strongest
+    partials, onsets; tempo and how far the onsets lie from the installation's grid;
+    key and chords) and one sentence saying what was heard."""
     if args.path is not None:
         if args.instance is not None or args.node is not None or args.bus is not None:
             raise InvalidRequest("listen: give `path` alone, or `instance` (with `bus` or "
                                  "`node`), not both")
-        return HeardOutput.of(orch.studio.listen_file(audio_path(orch, args.path)))
+        return HeardOutput.of(orch.studio.listen_file(audio_path(orch, args.path),
+                                                      orch.tempo.grid()))
     if args.instance is None:
         raise InvalidRequest("listen needs `instance` (a room) or `path` (an audio file)")
     view = orch.rooms.view(args.instance)
@@ -267,7 +272,10 @@ def listen(orch: Orchestra, args: ListenArgs) -> HeardOutput:
     if args.node is not None:
         node = orch.rooms.node(args.instance, args.node, "listen")
         source = Source(channels=args.channels, node=args.node, node_id=node.node_id)
-    return HeardOutput.of(orch.studio.listen(args.instance, view, source, args.seconds))
+    scope = orch.config.tempo_scope(args.instance)
+    whose = f"group {scope}'s" if scope else "the installation's"
+    return HeardOutput.of(orch.studio.listen(args.instance, view, source, args.seconds,
+                                             orch.tempo.grid(scope), whose))
 
 
 # --- render ----------------------------------------------------------------------

@@ -18,6 +18,7 @@ import contextlib
 import itertools
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -143,6 +144,8 @@ class Capture:
         self.tap_bus = tap_bus
         self.sample_rate = sample_rate
         """scsynth's nominal sample rate."""
+        self.started_at: float | None = None
+        """Unix time the recorder synth was sent: its first frame is at most a block later."""
         self._node_out: float | None = None
         self._ended: Expected | None = None
         self._finished = False
@@ -216,6 +219,7 @@ class Capture:
                 commands.n_set(target, {"out": self.tap_bus}),
             ])
         try:
+            self.started_at = time.time()
             self.osc.exchange(packet, Cmd.S_NEW, Reply.N_GO, _ASK,
                               match=lambda m: m.args[:1] == (self.node_id,))
         except (OscFailure, OscTimeout) as err:

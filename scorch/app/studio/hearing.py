@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from scorch.primitives.files import write_atomically
 
 if TYPE_CHECKING:
+    from scorch.audio.music.figures import Grid
     from scorch.audio.report import SoundReport
 
 log = logging.getLogger(__name__)
@@ -54,8 +55,9 @@ def _warm_up() -> None:
         log.debug("audio warm-up failed", exc_info=True)
 
 
-def hear(audio: Path, picture: Path, label: str) -> SoundReport:
-    """Measure ``audio`` and draw it to ``picture`` (PNG) titled ``label``."""
+def hear(audio: Path, picture: Path, label: str, grid: Grid | None = None) -> SoundReport:
+    """Measure ``audio`` (its onsets against ``grid``) and draw it to ``picture`` (PNG)
+    titled ``label``."""
     from scorch.audio.analysis import analyse, read_audio
     from scorch.audio.picture import picture as draw
 
@@ -64,7 +66,7 @@ def hear(audio: Path, picture: Path, label: str) -> SoundReport:
 
     def measure() -> None:
         try:
-            measured.set_result(analyse(samples, rate))
+            measured.set_result(analyse(samples, rate, grid))
         except BaseException as err:
             measured.set_exception(err)
 

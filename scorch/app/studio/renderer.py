@@ -27,7 +27,7 @@ from scorch.primitives.scsynth.commands import AddAction
 from scorch.primitives.synthdefs.library import SynthDefInfo, SynthDefLibrary
 
 #: Bump when a render's inputs or its cached record change shape.
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 #: The node a SynthDef is rendered as, and the longest release tail waited for.
 _NODE = 1000
 _MAX_TAIL = 10.0

@@ -22,7 +22,9 @@ from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.view import InstanceView
 
 if TYPE_CHECKING:
+    from scorch.audio.music.figures import Grid
     from scorch.audio.report import SoundReport
+    from scorch.state.timing import TempoGrid
 
 #: How many listens ``listening/`` keeps.
 KEEP_LISTENS = 20
@@ -30,6 +32,9 @@ KEEP_LISTENS = 20
 #: length, plus this many seconds: only a scsynth that stopped computing gets there
 #: (a headless driver on a machine busy with other work can run at a third of its speed).
 _SLOWEST, _GRACE = 3.0, 10.0
+#: Patterns sound this long after their beat: sclang's ``s.latency``, which scorch leaves
+#: at its default. A room's rhythm is heard against the grid shifted by it.
+PATTERN_LATENCY = 0.2
 
 
 @dataclass(frozen=True)
@@ -55,8 +60,10 @@ class Studio:
         self.listening = (state_dir / "listening").resolve()
         self.renderer = Renderer(state_dir / "renders", library, sample_rate)
 
-    def listen(self, room: str, view: InstanceView, source: Source, seconds: float) -> Heard:
-        """Capture ``seconds`` of ``source`` in ``room`` now, then measure and draw it."""
+    def listen(self, room: str, view: InstanceView, source: Source, seconds: float,
+               tempo: TempoGrid | None = None, whose: str = "the installation's") -> Heard:
+        """Capture ``seconds`` of ``source`` in ``room`` now, then measure and draw it
+        (its onsets against ``tempo``, ``whose`` beat grid the room plays on)."""
         warm_up()
         if self._ready is not None:
             self._ready([room], time.monotonic() + RESTORE_WAIT, "listen")
@@ -81,18 +88,20 @@ class Studio:
         what = (f"node {source.node} alone" if source.node else
                 f"main outputs ({buses})" if source.bus == 0 else buses)
         label = f"{room}, {what}, {seconds:g} s"
-        report = hear(audio, audio.with_suffix(".png"), label)
+        report = hear(audio, audio.with_suffix(".png"), label,
+                      _heard_on(tempo, capture.started_at, whose))
         prune(self.listening, KEEP_LISTENS)
         return Heard(report, audio.with_suffix(".png"), audio, label)
 
-    def listen_file(self, path: Path) -> Heard:
-        """Measure and draw a sound file (its first two minutes at most)."""
+    def listen_file(self, path: Path, tempo: TempoGrid | None = None) -> Heard:
+        """Measure and draw a sound file (its first two minutes at most), its onsets
+        against the tempo of ``tempo`` (its phase is the file's own)."""
         warm_up()
         if not path.is_file():
             raise AudioFileError(f"{path}: no such file")
         self.listening.mkdir(parents=True, exist_ok=True)
         picture = self.listening / f"file-{time.strftime('%Y%m%d-%H%M%S')}-{path.stem}.png"
-        report = hear(path, picture, path.name)
+        report = hear(path, picture, path.name, _heard_on(tempo, None, "the installation's"))
         prune(self.listening, KEEP_LISTENS)
         remark = None
         from scorch.audio.recording_file import probe
@@ -108,3 +117,17 @@ class Studio:
     def close(self) -> None:
         """Stop every recording cleanly (the rooms stop next)."""
         self.recorder.stop_all()
+
+
+def _heard_on(tempo: TempoGrid | None, started_at: float | None, whose: str) -> Grid | None:
+    """The grid a capture that began at Unix time ``started_at`` (None: a file, whose
+    beats are its own) is heard against: ``tempo``'s beats, a pattern latency later."""
+    from scorch.audio.music.figures import Grid
+
+    if tempo is None:
+        return None
+    if started_at is None:
+        return Grid(tempo.bpm, None, f"{whose} tempo")
+    beat = 60.0 / tempo.bpm
+    at = (tempo.beat_zero + PATTERN_LATENCY - started_at) % beat
+    return Grid(tempo.bpm, at, f"{whose} grid")
