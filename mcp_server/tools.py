@@ -39,6 +39,7 @@ import uuid
 from collections.abc import Callable
 from typing import Annotated, Any
 
+import anyio.from_thread
 from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
@@ -50,6 +51,7 @@ from pydantic_core import PydanticUndefined
 from scorch.api import budget
 from scorch.api.operation import Access, Operation, Result, Service
 from scorch.api.ops import OPERATIONS
+from scorch.api.progress import PROGRESS, Listener
 from scorch.errors import ScorchError
 from scorch.values import describe_errors
 
@@ -87,6 +89,7 @@ class ScorchTool(Tool):
             log.info("tool %r refused: %r", self.name, str(err)[:500])
             return error_result(str(err), err)
         token = CALL_KEY.set(call_key(self.nonce, context))
+        told = PROGRESS.set(progress_listener(context))
         try:
             return await super().run(arguments, context, convert_result)
         except UnexpectedToolError as exc:
@@ -99,6 +102,7 @@ class ScorchTool(Tool):
                 return error_result(f"{self.name}: invalid arguments:\n{problems}", exc)
             return error_result(str(exc), exc)
         finally:
+            PROGRESS.reset(told)
             CALL_KEY.reset(token)
 
 
@@ -118,6 +122,15 @@ def call_key(nonce: str, context: Context[Any, Any]) -> str | None:
         return f"{nonce}:{request_id}"
     session = headers.get("mcp-session-id")
     return f"{nonce}:{session}:{request_id}" if session else f"{nonce}:{uuid.uuid4().hex}"
+
+
+def progress_listener(context: Context[Any, Any]) -> Listener:
+    """Tell the client how far the call has come (``notifications/progress``; nothing when
+    it sent no progress token), from the worker thread the tool function runs in."""
+    def listener(done: float, total: float | None, message: str | None) -> None:
+        anyio.from_thread.run(context.report_progress, done, total, message)
+
+    return listener
 
 
 def checked(op: Operation[Any, Any], arguments: dict[str, Any]) -> dict[str, Any]:

@@ -155,6 +155,10 @@ class RecordingNotFound(NotFound):
     """No recording by that name; the message lists the recordings there are."""
 
 
+class ReferenceNotFound(NotFound):
+    """No reference sound by that name; the message lists the references there are."""
+
+
 # --- the installation cannot do it now -------------------------------------------
 
 

@@ -25,7 +25,7 @@ def scope_of(orch: Orchestra, name: str, args: Any) -> Scope | None:
     if getattr(args, "dry_run", False):
         return None
     action = getattr(args, "action", None)
-    if name in ("play", "set", "release", "pattern"):
+    if name in ("play", "set", "release", "pattern", "sweep"):
         if name == "play" and args.node is None:
             return None
         if name == "pattern" and action not in PATTERN_STATE:

@@ -18,6 +18,8 @@ from scorch.api.fields import Code, InstanceName, NodeName, Params, SynthDefName
 from scorch.api.operation import CHANGE, READ, SET, Action, Args, Result, operation
 from scorch.app.studio.capture import AUDIO_BUSES, MAX_SECONDS, Source
 from scorch.app.studio.renderer import MAX_RENDER
+from scorch.audio.meter.masking import Masking, masking
+from scorch.audio.reference import Comparison, compare
 from scorch.audio.report import SoundReport
 from scorch.errors import InvalidRequest
 from scorch.primitives.synthdefs.capture import MAX_CHANNELS
@@ -32,6 +34,10 @@ Format = Annotated[Literal["wav", "aiff", "flac"], Field(
     description="wav (32-bit float), aiff (32-bit float) or flac (24-bit)")]
 Channels = Annotated[int, Field(strict=True, ge=1, le=MAX_CHANNELS,
                                 description="How many channels, from the bus up")]
+#: A reference sound's name, as listen and render compare against it.
+ReferenceName = Annotated[Text, Field(max_length=64, description=(
+    "Compare with this reference sound (kept by the reference tool): the difference per "
+    "figure and per band in dB, and what to change"))]
 Bus = Annotated[int, Field(strict=True, ge=0, le=AUDIO_BUSES - 1, description=(
     "The first audio bus; 0 is the main outputs (the default)"))]
 
@@ -171,12 +177,16 @@ class HeardOutput(Result, SoundReport):
                          "a log-frequency spectrogram")
     audio: str = Field(description="the audio file that was analysed")
     remark: str | None = Field(None, description="anything to know about how it was heard")
+    compared: Comparison | None = Field(None, description="against the reference asked for")
+    masking: Masking | None = Field(None, description="with the sound asked for (versus)")
 
     @classmethod
-    def of(cls, heard: Heard) -> HeardOutput:
+    def of(cls, heard: Heard, compared: Comparison | None = None,
+           masking: Masking | None = None) -> HeardOutput:
         """The API form of a listen."""
         return cls(**heard.report.model_dump(), heard=heard.label, picture=str(heard.picture),
-                   audio=str(heard.audio), remark=heard.remark)
+                   audio=str(heard.audio), remark=heard.remark, compared=compared,
+                   masking=masking)
 
     def images(self) -> list[Path]:
         """The picture."""
@@ -185,7 +195,13 @@ class HeardOutput(Result, SoundReport):
     def text(self) -> str:
         """The sentence, the key numbers, and where the picture is."""
         remark = f" ({self.remark})" if self.remark else ""
-        return f"{self.summary}{remark}\n{numbers(self)}\nPicture: {self.picture}"
+        return f"{self.summary}{remark}\n{numbers(self)}{self.extra()}\nPicture: {self.picture}"
+
+    def extra(self) -> str:
+        """The comparison and the masking, as lines after the numbers."""
+        lines = [*(self.compared.lines() if self.compared else []),
+                 *(self.masking.lines() if self.masking else [])]
+        return "".join(f"\n{line}" for line in lines)
 
 
 def numbers(report: SoundReport) -> str:
@@ -233,6 +249,10 @@ class ListenArgs(Args):
     path: Annotated[Text | None, Field(
         max_length=4096, description="An audio file to hear instead of a room (WAV, AIFF, "
         "FLAC...): absolute, or a recording's file name")] = None
+    reference: ReferenceName | None = None
+    versus: Annotated[Text | None, Field(max_length=100, description=(
+        "Hear this too, at the same time, and say where the two mask each other: another "
+        "named node of the room (with `node`), or another room"))] = None
 
 
 def audio_path(orch: Orchestra, given: str) -> Path:
@@ -258,24 +278,46 @@ def listen(orch: Orchestra, args: ListenArgs) -> HeardOutput:
     partials, onsets; tempo and how far the onsets lie from the installation's grid;
     key and chords) and one sentence saying what was heard."""
     if args.path is not None:
-        if args.instance is not None or args.node is not None or args.bus is not None:
+        if args.instance is not None or args.node is not None or args.bus is not None \
+                or args.versus is not None:
             raise InvalidRequest("listen: give `path` alone, or `instance` (with `bus` or "
-                                 "`node`), not both")
-        return HeardOutput.of(orch.studio.listen_file(audio_path(orch, args.path),
-                                                      orch.tempo.grid()))
+                                 "`node`, `versus`), not both")
+        file = orch.studio.listen_file(audio_path(orch, args.path), orch.tempo.grid())
+        return HeardOutput.of(file, compared_with(orch, file.report, args.reference))
     if args.instance is None:
         raise InvalidRequest("listen needs `instance` (a room) or `path` (an audio file)")
-    view = orch.rooms.view(args.instance)
     if args.node is not None and args.bus is not None:
         raise InvalidRequest("listen: give `bus` or `node`, not both")
-    source = Source(channels=args.channels, bus=args.bus or 0)
-    if args.node is not None:
-        node = orch.rooms.node(args.instance, args.node, "listen")
-        source = Source(channels=args.channels, node=args.node, node_id=node.node_id)
+    sources = [(args.instance, args.node if args.node is not None else args.bus)]
+    if args.versus is not None:
+        sources.append((args.instance, args.versus) if args.node is not None
+                       else (args.versus, None))
     scope = orch.config.tempo_scope(args.instance)
     whose = f"group {scope}'s" if scope else "the installation's"
-    return HeardOutput.of(orch.studio.listen(args.instance, view, source, args.seconds,
-                                             orch.tempo.grid(scope), whose))
+    heard = orch.studio.listen_together([
+        (room, orch.rooms.view(room), live_source(orch, room, what, args.channels))
+        for room, what in sources], args.seconds, orch.tempo.grid(scope), whose)
+    masked = None
+    if args.versus is not None:
+        a, b = (h.report.balance for h in heard)
+        masked = masking(args.node or args.instance, a.thirds if a else {}, args.versus,
+                         b.thirds if b else {})
+    return HeardOutput.of(heard[0], compared_with(orch, heard[0].report, args.reference),
+                          masked)
+
+
+def live_source(orch: Orchestra, room: str, what: str | int | None, channels: int) -> Source:
+    """What to capture in ``room``: a named node alone (a name), a bus (a number), or its
+    main outputs (None)."""
+    if isinstance(what, str):
+        node = orch.rooms.node(room, what, "listen")
+        return Source(channels=channels, node=what, node_id=node.node_id)
+    return Source(channels=channels, bus=what or 0)
+
+
+def compared_with(orch: Orchestra, report: SoundReport, name: str | None) -> Comparison | None:
+    """``report`` against reference ``name`` (None: no comparison asked for)."""
+    return None if name is None else compare(report, orch.studio.references.get(name))
 
 
 # --- render ----------------------------------------------------------------------
@@ -298,6 +340,7 @@ class RenderArgs(Args):
     ] = None
     format: Format = "wav"
     channels: Channels = 2
+    reference: ReferenceName | None = None
 
 
 class RenderOutput(HeardOutput):
@@ -310,16 +353,18 @@ class RenderOutput(HeardOutput):
     def text(self) -> str:
         """The sentence, the file, and where the picture is."""
         cached = " (from the cache)" if self.cached else ""
-        return (f"{self.summary}\n{numbers(self)}\nFile: {self.audio}{cached}\n"
+        return (f"{self.summary}\n{numbers(self)}{self.extra()}\nFile: {self.audio}{cached}\n"
                 f"Picture: {self.picture}")
 
     @classmethod
-    def rendered(cls, rendered: Rendered) -> RenderOutput:
-        """The API form of a render."""
+    def rendered(cls, rendered: Rendered, orch: Orchestra, reference: str | None,
+                 ) -> RenderOutput:
+        """The API form of a render (compared with ``reference``, if given)."""
         return cls(**rendered.report.model_dump(), heard=rendered.label,
                    picture=str(rendered.picture), audio=str(rendered.path),
                    cached=rendered.cached, render_seconds=round(rendered.render_seconds, 4),
-                   warnings=rendered.warnings)
+                   warnings=rendered.warnings,
+                   compared=compared_with(orch, rendered.report, reference))
 
 
 @operation(access=SET, command="render", positional=("synthdef",), patience=150.0)
@@ -341,9 +386,10 @@ def render(orch: Orchestra, args: RenderArgs) -> RenderOutput:
                                  f"{', '.join(p.name for p in info.params)}")
         duration = args.duration if args.duration is not None else 2.0
         return RenderOutput.rendered(renderer.synthdef(args.synthdef, params, duration,
-                                                       args.format, args.channels))
+                                                       args.format, args.channels),
+                                     orch, args.reference)
     if args.params:
         raise InvalidRequest("render: `params` go with `synthdef`; a Score sets its own")
     assert args.code is not None
     return RenderOutput.rendered(renderer.code(args.code, args.duration, args.format,
-                                               args.channels))
+                                               args.channels), orch, args.reference)

@@ -145,7 +145,9 @@ class Capture:
         self.sample_rate = sample_rate
         """scsynth's nominal sample rate."""
         self.started_at: float | None = None
-        """Unix time the recorder synth was sent: its first frame is at most a block later."""
+        """Unix time of its first frame: the middle of the start's round trip to scsynth."""
+        self.ended_at: float | None = None
+        """Unix time its end was heard (:meth:`wait`)."""
         self._node_out: float | None = None
         self._ended: Expected | None = None
         self._finished = False
@@ -219,9 +221,12 @@ class Capture:
                 commands.n_set(target, {"out": self.tap_bus}),
             ])
         try:
-            self.started_at = time.time()
+            sent = time.time()
             self.osc.exchange(packet, Cmd.S_NEW, Reply.N_GO, _ASK,
                               match=lambda m: m.args[:1] == (self.node_id,))
+            # It began in the block that ran the command: after the send, before the
+            # answer came back; the middle is within half that round trip.
+            self.started_at = (sent + time.time()) / 2
         except (OscFailure, OscTimeout) as err:
             self._node_out = None  # nothing moved, or nothing to move back to
             raise CaptureError(f"instance {self.room!r}: the recorder did not start: "
@@ -244,7 +249,10 @@ class Capture:
 
     def wait(self, timeout: float) -> bool:
         """True once the recorder synth ended (by itself, by :meth:`stop`, or freed by others)."""
-        return self._ended is not None and self._ended.wait(timeout) is not None
+        ended = self._ended is not None and self._ended.wait(timeout) is not None
+        if ended and self.ended_at is None:
+            self.ended_at = time.time()
+        return ended
 
     def stop(self) -> None:
         """Free the recorder synth now (its end then comes as for any other end)."""

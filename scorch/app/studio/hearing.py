@@ -55,13 +55,16 @@ def _warm_up() -> None:
         log.debug("audio warm-up failed", exc_info=True)
 
 
-def hear(audio: Path, picture: Path, label: str, grid: Grid | None = None) -> SoundReport:
+def hear(audio: Path, picture: Path | None, label: str, grid: Grid | None = None,
+         ) -> SoundReport:
     """Measure ``audio`` (its onsets against ``grid``) and draw it to ``picture`` (PNG)
-    titled ``label``."""
+    titled ``label``; ``picture`` None: measure only."""
     from scorch.audio.analysis import analyse, read_audio
     from scorch.audio.picture import picture as draw
 
     samples, rate = read_audio(audio, MAX_FILE_SECONDS)
+    if picture is None:
+        return analyse(samples, rate, grid)
     measured: Future[SoundReport] = Future()
 
     def measure() -> None:

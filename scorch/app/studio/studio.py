@@ -1,13 +1,14 @@
 """Record, listen and render for one installation: where the files go and who owns them.
 
 Folders under the state directory: ``recordings/`` (the recordings, kept),
-``listening/`` (what ``listen`` captured and drew, the newest few kept) and
-``renders/`` (the render cache).
+``listening/`` (what ``listen`` captured and drew, the newest few kept),
+``renders/`` (the render cache) and ``references/`` (reference sounds' figures).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from scorch.app.studio.capture import Capture, Slots, Source
 from scorch.app.studio.hearing import MAX_FILE_SECONDS, hear, prune, warm_up
 from scorch.app.studio.recorder import Recorder
+from scorch.app.studio.references import References
 from scorch.app.studio.renderer import Renderer
 from scorch.app.tree import RESTORE_WAIT, Ready
 from scorch.errors import AudioFileError, InstanceNotReady
@@ -35,6 +37,8 @@ _SLOWEST, _GRACE = 3.0, 10.0
 #: Patterns sound this long after their beat: sclang's ``s.latency``, which scorch leaves
 #: at its default. A room's rhythm is heard against the grid shifted by it.
 PATTERN_LATENCY = 0.2
+#: A room's audio clock counts as off the wall clock beyond this share.
+CLOCK_OFF = 0.02
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,8 @@ class Heard:
     """What a listen heard: the numbers, the picture, the audio file and what it was."""
 
     report: SoundReport
-    picture: Path
+    picture: Path | None
+    """None when the listen was not drawn (a sweep's steps)."""
     audio: Path
     label: str
     remark: str | None = None
@@ -59,39 +64,51 @@ class Studio:
         self.recorder = Recorder(state_dir / "recordings", views, self.slots, ready)
         self.listening = (state_dir / "listening").resolve()
         self.renderer = Renderer(state_dir / "renders", library, sample_rate)
+        self.references = References(state_dir / "references")
 
     def listen(self, room: str, view: InstanceView, source: Source, seconds: float,
-               tempo: TempoGrid | None = None, whose: str = "the installation's") -> Heard:
+               tempo: TempoGrid | None = None, whose: str = "the installation's",
+               draw: bool = True) -> Heard:
         """Capture ``seconds`` of ``source`` in ``room`` now, then measure and draw it
-        (its onsets against ``tempo``, ``whose`` beat grid the room plays on)."""
+        (its onsets against ``tempo``, ``whose`` beat grid the room plays on; no picture
+        unless ``draw``)."""
+        return self.listen_together([(room, view, source)], seconds, tempo, whose, draw)[0]
+
+    def listen_together(self, sources: Sequence[tuple[str, InstanceView, Source]],
+                        seconds: float, tempo: TempoGrid | None = None,
+                        whose: str = "the installation's", draw: bool = True) -> list[Heard]:
+        """Capture every (room, view, source) at once for ``seconds``, then measure (and
+        draw) each, as :meth:`listen` does one."""
         warm_up()
         if self._ready is not None:
-            self._ready([room], time.monotonic() + RESTORE_WAIT, "listen")
+            self._ready(sorted({room for room, _, _ in sources}),
+                        time.monotonic() + RESTORE_WAIT, "listen")
         self.listening.mkdir(parents=True, exist_ok=True)
-        stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{time.time_ns() % 10**9:09d}"
-        audio = self.listening / f"{room}-{stamp}.wav"
-        capture = Capture.start(room, view, self.slots, audio, "wav", source, seconds)
-        started = time.monotonic()
+        captures: list[Capture] = []
         try:
-            while not capture.wait(0.05):
-                if capture.scsynth_gone():
-                    raise InstanceNotReady(f"instance {room!r}: scsynth stopped while "
-                                           "listening; nothing to hear (see events)")
-                if time.monotonic() - started > _SLOWEST * seconds + _GRACE:
-                    capture.stop()
-                    raise InstanceNotReady(f"instance {room!r}: the capture did not end "
-                                           f"within {_SLOWEST * seconds + _GRACE:g} s")
+            for room, view, source in sources:
+                stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{time.time_ns() % 10**9:09d}"
+                captures.append(Capture.start(room, view, self.slots,
+                                              self.listening / f"{room}-{stamp}.wav", "wav",
+                                              source, seconds))
+            _wait(captures, seconds)
         finally:
-            capture.finish()
-        buses = (f"bus {source.bus}" if source.channels == 1 else
-                 f"buses {source.bus}-{source.bus + source.channels - 1}")
-        what = (f"node {source.node} alone" if source.node else
-                f"main outputs ({buses})" if source.bus == 0 else buses)
-        label = f"{room}, {what}, {seconds:g} s"
-        report = hear(audio, audio.with_suffix(".png"), label,
-                      _heard_on(tempo, capture.started_at, whose))
+            for capture in captures:
+                capture.finish()
+        heard = []
+        for capture in captures:
+            source = capture.source
+            buses = (f"bus {source.bus}" if source.channels == 1 else
+                     f"buses {source.bus}-{source.bus + source.channels - 1}")
+            what = (f"node {source.node} alone" if source.node else
+                    f"main outputs ({buses})" if source.bus == 0 else buses)
+            label = f"{capture.room}, {what}, {seconds:g} s"
+            picture = capture.path.with_suffix(".png")
+            report = hear(capture.path, picture if draw else None, label,
+                          _heard_on(tempo, capture, seconds, whose))
+            heard.append(Heard(report, picture if draw else None, capture.path, label))
         prune(self.listening, KEEP_LISTENS)
-        return Heard(report, audio.with_suffix(".png"), audio, label)
+        return heard
 
     def listen_file(self, path: Path, tempo: TempoGrid | None = None) -> Heard:
         """Measure and draw a sound file (its first two minutes at most), its onsets
@@ -101,7 +118,7 @@ class Studio:
             raise AudioFileError(f"{path}: no such file")
         self.listening.mkdir(parents=True, exist_ok=True)
         picture = self.listening / f"file-{time.strftime('%Y%m%d-%H%M%S')}-{path.stem}.png"
-        report = hear(path, picture, path.name, _heard_on(tempo, None, "the installation's"))
+        report = hear(path, picture, path.name, _heard_on(tempo, None, 0.0, "the installation's"))
         prune(self.listening, KEEP_LISTENS)
         remark = None
         from scorch.audio.recording_file import probe
@@ -119,15 +136,40 @@ class Studio:
         self.recorder.stop_all()
 
 
-def _heard_on(tempo: TempoGrid | None, started_at: float | None, whose: str) -> Grid | None:
-    """The grid a capture that began at Unix time ``started_at`` (None: a file, whose
-    beats are its own) is heard against: ``tempo``'s beats, a pattern latency later."""
+def _wait(captures: list[Capture], seconds: float) -> None:
+    """Wait until every capture has ended; give up on a scsynth gone or far too slow."""
+    started = time.monotonic()
+    for capture in captures:
+        while not capture.wait(0.05):
+            if capture.scsynth_gone():
+                raise InstanceNotReady(f"instance {capture.room!r}: scsynth stopped while "
+                                       "listening; nothing to hear (see events)")
+            if time.monotonic() - started > _SLOWEST * seconds + _GRACE:
+                capture.stop()
+                raise InstanceNotReady(f"instance {capture.room!r}: the capture did not end "
+                                       f"within {_SLOWEST * seconds + _GRACE:g} s")
+
+
+def _heard_on(tempo: TempoGrid | None, capture: Capture | None, seconds: float,
+              whose: str) -> Grid | None:
+    """The grid a capture of ``seconds`` (None: a file, whose beats are its own) is heard
+    against: ``tempo``'s beats, a pattern latency later, on the capture's own clock.
+
+    The room's audio clock may not keep the wall clock's time (a headless driver on a
+    busy machine runs a few percent slow, and patterns are timed by the wall clock): the
+    capture's wall-clock length over its length in samples says by how much."""
     from scorch.audio.music.figures import Grid
 
     if tempo is None:
         return None
-    if started_at is None:
+    if capture is None or capture.started_at is None:
         return Grid(tempo.bpm, None, f"{whose} tempo")
+    clock = 1.0
+    if capture.ended_at is not None and seconds > 0:
+        measured = (capture.ended_at - capture.started_at) / seconds
+        # The end is seen up to a poll late (50 ms), more on a busy machine: only a clock
+        # far off is one (a driver that cannot keep up), not that.
+        clock = measured if abs(measured - 1) > CLOCK_OFF else 1.0
     beat = 60.0 / tempo.bpm
-    at = (tempo.beat_zero + PATTERN_LATENCY - started_at) % beat
-    return Grid(tempo.bpm, at, f"{whose} grid")
+    at = (tempo.beat_zero + PATTERN_LATENCY - capture.started_at) % beat
+    return Grid(tempo.bpm, at, f"{whose} grid", clock)

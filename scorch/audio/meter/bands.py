@@ -1,9 +1,8 @@
 """Balance and space: energy per octave and third-octave band, tilt, crest, stereo per band.
 
-Bands are IEC 61260's (ANSI S1.11) base-ten set: third-octave centres 1000 * 10^(k/10) Hz
-from 25 Hz to 20 kHz, octaves every third of them (31.5 Hz to 16 kHz), each named by
-its nominal centre; a band's edges are its centre times 10^(-1/20) and 10^(1/20) (a
-third) or 10^(-3/20) and 10^(3/20) (an octave). A band's energy is the power of the
+Bands are IEC 61260's base-ten set (:mod:`~scorch.audio.meter.iec_bands`); a band's
+edges are its centre times 10^(-1/20) and 10^(1/20) (a third) or 10^(-3/20) and
+10^(3/20) (an octave). A band's energy is the power of the
 Welch-averaged spectrum (Hann, 50 % overlap) summed over its bins: an ideal band-pass,
 so white noise rises exactly 3.01 dB per octave and pink noise stays flat.
 
@@ -26,16 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from scorch.audio.meter.iec_bands import OCTAVE_NAMES, OCTAVES, THIRD_NAMES, THIRDS
+
 Signal = NDArray[np.float64]
 
-#: IEC 61260's nominal third-octave centres, 25 Hz to 20 kHz (exact: 1000 * 10^(k/10)).
-THIRD_NAMES = ("25", "31.5", "40", "50", "63", "80", "100", "125", "160", "200", "250",
-               "315", "400", "500", "630", "800", "1k", "1.25k", "1.6k", "2k", "2.5k",
-               "3.15k", "4k", "5k", "6.3k", "8k", "10k", "12.5k", "16k", "20k")
-THIRDS = tuple(1000.0 * 10 ** (k / 10) for k in range(-16, 14))
-#: The octaves: every third third-octave, 31.5 Hz to 16 kHz.
-OCTAVE_NAMES = THIRD_NAMES[1::3]
-OCTAVES = THIRDS[1::3]
 #: A band this far (dB) under the loudest band of its sound is left out of the tilt,
 #: the stereo figures and comparisons: there is next to nothing in it.
 QUIET_BAND_DB = 60.0
@@ -95,7 +88,7 @@ def spectra(samples: Signal, sample_rate: int) -> Spectra:
     cross = None
     if channels >= 2:
         cross = np.mean(np.real(spectrum[0] * np.conj(spectrum[1])), axis=0) * scale * doubled
-    return Spectra(np.fft.rfftfreq(size, 1 / sample_rate), power, cross)
+    return Spectra(np.fft.rfftfreq(size, 1 / sample_rate).astype(np.float64), power, cross)
 
 
 def measure(found: Spectra, sample_rate: int, octaves: bool = True) -> Bands:

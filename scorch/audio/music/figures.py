@@ -7,6 +7,7 @@ numpy (and the modules that use it) inside the call only.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -29,6 +30,8 @@ MAX_CHORDS = 24
 _SEGMENTS = 48  # stretches a sound is split into for its chords, at most
 _PRESENT = 0.15
 _SAME_TEMPO = 0.02
+_MOST_BEATS = 4096  # beats given a chord each at most (a long range: its start)
+_BASS_SHARE = 0.25  # a note sounding this much of a stretch may be its bass
 
 
 class Grid(NamedTuple):
@@ -39,6 +42,9 @@ class Grid(NamedTuple):
     """Seconds into the audio where a beat falls (any beat); None: not known (a file)."""
     source: str
     """What the grid is, for a person: "the installation's grid"..."""
+    clock: float = 1.0
+    """Wall-clock seconds per second of the audio (a room's audio clock may run slow);
+    ``beat_at`` is in wall-clock seconds from the audio's start."""
 
 
 class Rhythm(BaseModel):
@@ -59,12 +65,18 @@ class Rhythm(BaseModel):
                              "lines, ms (negative: early).")
     worst_ms: float = Field(description="The onset furthest from its line, ms, signed.")
     onsets: int
+    audio_clock: float | None = Field(None, description=(
+        "Wall-clock seconds per second of the room's audio, when it was off by more than "
+        "2 % (1.05: 5 % slow, as a headless driver on a busy machine runs); "
+        "the tempo and offsets are in wall-clock time, as patterns are timed."))
 
     def lines(self) -> list[str]:
         """The figures as a line of text."""
         phase = "" if self.phase_known else ", phase fitted"
+        clock = (f" (times on the wall clock: the room's audio ran {self.audio_clock:.3f} "
+                 "s of wall clock per second)" if self.audio_clock else "")
         return [f"rhythm: {self.tempo_bpm:g} bpm; onsets on {self.grid}{phase}: median "
-                f"{self.median_ms:+.1f} ms, worst {self.worst_ms:+.1f} ms"]
+                f"{self.median_ms:+.1f} ms, worst {self.worst_ms:+.1f} ms{clock}"]
 
 
 class ChordAt(BaseModel):
@@ -109,6 +121,8 @@ def rhythm(onsets: Sequence[float], grid: Grid | None,
     with where a beat falls and how long it is (seconds); None with too few onsets."""
     if len(onsets) < MIN_ONSETS:
         return None
+    clock = grid.clock if grid is not None else 1.0
+    onsets = [t * clock for t in onsets]  # on the wall clock, as the grid is
     tempo = estimate(onsets)
     if tempo is None:
         return None
@@ -123,11 +137,12 @@ def rhythm(onsets: Sequence[float], grid: Grid | None,
                    grid=f"{source} ({bpm:g} bpm, {placed.name})", grid_bpm=round(bpm, 3),
                    subdivision=placed.name, phase_known=placed.phase_given,
                    median_ms=round(placed.median * 1000, 1),
-                   worst_ms=round(placed.worst * 1000, 1), onsets=len(onsets))
+                   worst_ms=round(placed.worst * 1000, 1), onsets=len(onsets),
+                   audio_clock=round(clock, 4) if clock != 1.0 else None)
     first = min(onsets)
     line = (grid.beat_at if grid is not None and grid.beat_at is not None
             else first - placed.offsets[0])
-    return found, (line, 60.0 / bpm)
+    return found, (line / clock, 60.0 / bpm / clock)  # in the audio's own seconds
 
 
 def _agree(heard: float, grid: float) -> bool:
@@ -172,6 +187,39 @@ def harmony(mono: NDArray[np.float64], sample_rate: int, onsets: Sequence[float]
         heard = chroma(mono[round(start * sample_rate):round(end * sample_rate)], sample_rate)
         segments.append((start, end, heard.profile, heard.bass))
         total = [t + w * (end - start) for t, w in zip(total, heard.profile, strict=True)]
+    return harmony_of(total, progression(segments))
+
+
+def harmony_of_notes(notes: Sequence[tuple[float, float, int]],
+                     beat: tuple[float, float] | None) -> Harmony | None:
+    """The key and chords of (onset, duration, MIDI pitch) notes, times in seconds: a chord
+    per beat (``beat``: a beat's time and length), else per distinct onset."""
+    if not notes:
+        return None
+    first = min(onset for onset, _, _ in notes)
+    last = max(onset + duration for onset, duration, _ in notes)
+    if beat is not None:
+        at, length = beat
+        start = at + math.floor((first - at) / length + 1e-9) * length
+        count = min(_MOST_BEATS, math.ceil((last - start) / length - 1e-9))
+        bounds = [start + i * length for i in range(count + 1)]
+    else:
+        bounds = sorted({onset for onset, _, _ in notes} | {last})
+    segments = []
+    for start, end in itertools.pairwise(bounds):
+        profile = [0.0] * 12
+        low: int | None = None
+        for onset, duration, pitch in notes:
+            overlap = min(end, onset + duration) - max(start, onset)
+            if overlap <= 0:
+                continue
+            profile[pitch % 12] += overlap
+            if overlap >= _BASS_SHARE * (end - start) and (low is None or pitch < low):
+                low = pitch
+        segments.append((start - first, end - first, profile, None if low is None else low % 12))
+    total = [0.0] * 12
+    for _, duration, pitch in notes:
+        total[pitch % 12] += max(0.0, duration)
     return harmony_of(total, progression(segments))
 
 
