@@ -244,7 +244,8 @@ async def test_rendered_chords_are_named_with_their_key(client: Client) -> None:
     events = []
     for at, notes in chords:
         for note in notes:
-            events.append(f"[{at}, [\\s_new, \\saw, -1, 0, 0, \\freq, {440 * 2 ** ((note - 69) / 12):.4f}, "
+            hz = 440 * 2 ** ((note - 69) / 12)
+            events.append(f"[{at}, [\\s_new, \\saw, -1, 0, 0, \\freq, {hz:.4f}, "
                           f"\\amp, 0.15, \\rel, 0.05]]")
             events.append(f"[{at + 0.9}, [\\n_set, 0, \\gate, 0]]")
     rendered = await call(client, "render", code=f"[{', '.join(events)}]", duration=4.5)
