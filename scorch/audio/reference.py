@@ -3,8 +3,8 @@
 A reference keeps what a mix is judged by: loudness, the octave and third-octave
 balance, tilt, crest, stereo width, brightness, tempo and key. A comparison gives
 each figure's difference, the balance's difference per band in dB once both sounds
-are matched in overall level (so "4 dB more at 63 Hz" means a change of balance, not
-of volume), and one sentence saying what to change, largest first.
+are matched in level (so "4 dB more at 63 Hz" means a change of balance, not of
+volume), and one sentence saying what to change, largest first.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class Comparison(BaseModel):
     reference: str
     figures: list[Difference]
     octaves: dict[str, float] = Field(description="Balance difference per octave band, dB "
-                                      "(heard - reference, overall level matched).")
+                                      "(heard - reference, level matched by the median band).")
     thirds: dict[str, float] = Field(description="The same per third-octave band.")
     key: str | None = Field(description="The keys heard and of the reference, if they differ.")
     advice: str = Field(description="One sentence: what to change, largest first.")
@@ -154,23 +154,23 @@ def _difference(figure: str, heard: float | None, reference: float | None,
 
 
 def _balance(heard: dict[str, float], reference: dict[str, float]) -> dict[str, float]:
-    """Per band, heard - reference in dB once both are matched in overall level, over the
-    bands either sound has within :data:`BAND_RANGE_DB` of its loudest."""
+    """Per band, heard - reference in dB once both are matched in level, over the bands
+    either sound has within :data:`BAND_RANGE_DB` of its loudest.
+
+    The level is matched by the median of the bands' differences, not by the total power:
+    a boost in one band then shows in that band alone, instead of the rest seeming cut.
+    """
     shared = [name for name in heard if name in reference]
     if not shared:
         return {}
-    offset = _power_db([heard[n] for n in shared]) - _power_db([reference[n] for n in shared])
     top_heard, top_ref = max(heard[n] for n in shared), max(reference[n] for n in shared)
-    return {name: round(heard[name] - reference[name] - offset, 1) + 0.0 for name in shared
-            if heard[name] >= top_heard - BAND_RANGE_DB
-            or reference[name] >= top_ref - BAND_RANGE_DB}
-
-
-def _power_db(levels: list[float]) -> float:
-    import math
-
-    total = sum(10 ** (db / 10) for db in levels)
-    return 10 * math.log10(total) if total > 0 else -200.0
+    kept = [n for n in shared
+            if heard[n] >= top_heard - BAND_RANGE_DB or reference[n] >= top_ref - BAND_RANGE_DB]
+    differences = sorted(heard[n] - reference[n] for n in kept)
+    middle = len(differences) // 2
+    offset = (differences[middle] if len(differences) % 2
+              else (differences[middle - 1] + differences[middle]) / 2)
+    return {name: round(heard[name] - reference[name] - offset, 1) + 0.0 for name in kept}
 
 
 def advice(figures: list[Difference], octaves: dict[str, float],
@@ -202,7 +202,7 @@ def advice(figures: list[Difference], octaves: dict[str, float],
         steps.append((peak - TRUE_PEAK_LIMIT + 1, f"limit the peaks ({peak:.1f} dBTP, keep "
                       f"under {TRUE_PEAK_LIMIT:g})"))
     if not steps:
-        return (f"close to it: loudness within {LOUDNESS_STEP:g} LU and every band within "
+        return (f"Close to it: loudness within {LOUDNESS_STEP:g} LU and every band within "
                 f"{BAND_STEP:g} dB.")
     ordered = [text for _, text in sorted(steps, key=lambda step: -step[0])]
     said = ordered[0] if len(ordered) == 1 else f"{', '.join(ordered[:-1])} and {ordered[-1]}"

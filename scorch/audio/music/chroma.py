@@ -3,7 +3,7 @@
 A plain chroma (every bin's energy added to its pitch class) hears a single sawtooth
 C as a C major chord: its 3rd and 5th harmonics are a G and an E. So each stretch's
 spectral peaks are taken lowest first, and a peak that is a whole multiple (2nd to
-8th harmonic, within 1.5 %) of a lower one already kept, and not louder than it, is
+16th harmonic, within 1.5 %) of a lower one already kept, and not louder than it, is
 that note's overtone, not a note. The notes left add their amplitude to their pitch
 class; the lowest is the bass.
 
@@ -20,10 +20,11 @@ from numpy.typing import NDArray
 from scorch.audio.notes import midi_number
 from scorch.audio.spectrum import average_spectrum, peaks
 
-#: Lowest and highest note looked for (A0 to C8).
-LOW_HZ, HIGH_HZ = 27.5, 4186.0
-_PEAKS = 16
-_HARMONICS = range(2, 9)
+#: Lowest and highest note looked for (A0 to C7): above C7 a low note's high overtones
+#: crowd out the notes.
+LOW_HZ, HIGH_HZ = 27.5, 2093.0
+_PEAKS = 24
+_HARMONICS = range(2, 17)
 _HARMONIC_TOLERANCE = 0.015
 _LOUDER_DB = 3.0  # an overtone this much louder than its root is a note of its own
 #: Stretches shorter than this (s) are too short for notes a semitone apart in the bass.
