@@ -98,7 +98,10 @@ def fuzz_target(folder: Path, jack_server: str, library: SynthDefLibrary) -> Ite
 #: Seconds any generated wait may ask for (the schema allows up to 300).
 MAX_WAIT = 1.0
 #: Arguments that are lengths of time to wait for or to render, capped like timeouts.
-_DURATIONS = ("seconds", "duration")
+_DURATIONS = ("seconds", "duration", "settle")
+#: Counts of steps a call takes (a sweep's), capped so one call stays short.
+_COUNTS = ("steps", "steps2", "refine")
+MAX_STEPS = 3
 #: Seconds one call may take before it counts as a hang.
 HANG = 60.0
 
@@ -112,6 +115,10 @@ def capped(schema: dict[str, Any]) -> dict[str, Any]:
             for option in [prop, *prop.get("anyOf", [])]:
                 if option.get("type") == "number":
                     option["maximum"] = min(option.get("maximum", MAX_WAIT), MAX_WAIT)
+        if name in _COUNTS:
+            for option in [prop, *prop.get("anyOf", [])]:
+                if option.get("type") == "integer":
+                    option["maximum"] = min(option.get("maximum", MAX_STEPS), MAX_STEPS)
     return schema
 
 
@@ -275,6 +282,47 @@ NAMED: list[tuple[str, dict[str, Any], str]] = [
     ("buffer", {"action": "free", "instance": "room", "name": "ghost", "dry_run": 0},
      "dry_run"),
     ("playing", {"instance": "room", "detail": "yes"}, "detail"),
+]
+#: Hearing like an engineer: references, sweeps, masking, harmony (issue 43).
+SWEEP = {"instance": "room", "node": "hum", "param": "freq", "seconds": 0.3, "settle": 0.0,
+         "steps": 2, "refine": 0}
+NAMED += [
+    ("sweep", {**SWEEP, "param": "nope"}, "param"),
+    ("sweep", {**SWEEP, "low": 100.0, "high": 100.0}, "high"),
+    ("sweep", {**SWEEP, "low": 1e39}, "low"),
+    ("sweep", {**SWEEP, "low": float("nan")}, "low"),
+    ("sweep", {**SWEEP, "steps": 32, "param2": "amp", "steps2": 32}, "steps2"),
+    ("sweep", {**SWEEP, "steps": 32, "refine": 16, "seconds": 5.0, "settle": 2.0}, "steps"),
+    ("sweep", {**SWEEP, "low2": 1.0}, "param2"),
+    ("sweep", {**SWEEP, "figure": "band"}, "band"),
+    ("sweep", {**SWEEP, "figure": "balance"}, "reference"),
+    ("sweep", {**SWEEP, "figure": "loudness", "reference": "ghost"}, "reference"),
+    ("sweep", {**SWEEP, "value": 1.0, "reference": "ghost"}, "value"),
+    ("sweep", {**SWEEP, "figure": "nonsense"}, "figure"),
+    ("sweep", {**SWEEP, "leave": "closest", "leave_at": 3.0}, "leave_at"),
+    ("sweep", {**SWEEP, "node": "ghost"}, "node"),
+    ("listen", {"instance": "room", "reference": "ghost", "seconds": 0.2}, "reference"),
+    ("listen", {"instance": "room", "node": "hum", "versus": "hum", "seconds": 0.2}, "versus"),
+    ("listen", {"instance": "room", "versus": "room", "seconds": 0.2}, "versus"),
+    ("reference", {"action": "capture", "name": "../x", "path": "/etc/passwd"}, "name"),
+    ("reference", {"action": "capture", "name": "x"}, "path"),
+    ("reference", {"action": "capture", "name": "x", "path": "a.wav", "node": "hum"}, "node"),
+    ("reference", {"action": "forget", "name": "ghost"}, "name"),
+    ("reference", {"action": "forget", "name": "a\x00b"}, "name"),
+    ("harmony", {}, "last_bars"),
+    ("harmony", {"path": "x.mid", "last_bars": 4.0}, "path"),
+    ("harmony", {"last_bars": -1.0}, "last_bars"),
+]
+HOSTILE += [
+    ("listen", {"instance": "room", "versus": "ghost", "seconds": 0.2}),
+    ("reference", {"action": "capture", "name": "x", "path": "/etc/passwd"}),
+    ("reference", {"action": "capture", "name": "x", "path": "/dev/zero"}),
+    ("reference", {"action": "capture", "name": "x" * 100, "instance": "room"}),
+    ("harmony", {"path": "/etc/passwd"}),
+    ("harmony", {"path": "../../config.toml"}),
+    ("harmony", {"last_seconds": 1e300}),
+    ("sweep", {**SWEEP, "figure": "band", "band": "\x00"}),
+    ("render", {"synthdef": "sine", "duration": 0.5, "reference": "../x"}),
 ]
 HOSTILE += [(tool, args) for tool, args, _ in NAMED]
 

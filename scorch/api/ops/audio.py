@@ -19,9 +19,9 @@ from scorch.api.operation import CHANGE, READ, SET, Action, Args, Result, operat
 from scorch.app.studio.capture import AUDIO_BUSES, MAX_SECONDS, Source
 from scorch.app.studio.renderer import MAX_RENDER
 from scorch.audio.meter.masking import Masking, masking
-from scorch.audio.reference import Comparison, compare
+from scorch.audio.reference import Comparison, Reference, compare
 from scorch.audio.report import SoundReport
-from scorch.errors import InvalidRequest
+from scorch.errors import InvalidRequest, ScorchError
 from scorch.primitives.synthdefs.capture import MAX_CHANNELS
 from scorch.values import Flag, Seconds, Text
 
@@ -289,6 +289,9 @@ def listen(orch: Orchestra, args: ListenArgs) -> HeardOutput:
     if args.node is not None and args.bus is not None:
         raise InvalidRequest("listen: give `bus` or `node`, not both")
     sources = [(args.instance, args.node if args.node is not None else args.bus)]
+    if args.versus is not None and args.versus in (args.node, args.instance):
+        raise refused(f"listen: versus {args.versus!r} is what is listened to already; name "
+                      "another node of the room (with `node`) or another room", "versus")
     if args.versus is not None:
         sources.append((args.instance, args.versus) if args.node is not None
                        else (args.versus, None))
@@ -317,7 +320,23 @@ def live_source(orch: Orchestra, room: str, what: str | int | None, channels: in
 
 def compared_with(orch: Orchestra, report: SoundReport, name: str | None) -> Comparison | None:
     """``report`` against reference ``name`` (None: no comparison asked for)."""
-    return None if name is None else compare(report, orch.studio.references.get(name))
+    return None if name is None else compare(report, reference_named(orch, name))
+
+
+def reference_named(orch: Orchestra, name: str, argument: str = "reference") -> Reference:
+    """The reference ``name``; its error names ``argument``."""
+    try:
+        return orch.studio.references.get(name)
+    except ScorchError as err:
+        err.argument = argument
+        raise
+
+
+def refused(message: str, argument: str) -> InvalidRequest:
+    """An InvalidRequest naming the argument at fault."""
+    err = InvalidRequest(message)
+    err.argument = argument
+    return err
 
 
 # --- render ----------------------------------------------------------------------

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field
 
 from scorch.api.operation import READ, Args, Result, operation
+from scorch.api.ops.audio import refused
 from scorch.api.ops.music.notes import Bars, Input, LastSeconds
 from scorch.audio.music.figures import ChordAt, harmony_of_notes
-from scorch.errors import InvalidRequest
 from scorch.values import Text
 
 if TYPE_CHECKING:
@@ -64,14 +64,14 @@ def harmony(orch: Orchestra, args: HarmonyArgs) -> HarmonyOutput:
     on the grid). For the key and chords of sound, listen."""
     if args.path is not None:
         if (args.input, args.last_bars, args.last_seconds) != (None, None, None):
-            raise InvalidRequest("harmony: give `path` alone, or captured notes (`input`, "
-                                 "`last_bars` or `last_seconds`)")
+            raise refused("harmony: give `path` alone, or captured notes (`input`, "
+                          "`last_bars` or `last_seconds`)", "path")
         read = orch.notes.read_file(Path(args.path))
         notes, line, source = read.notes, read.line, f"file {args.path}"
     else:
         if args.last_bars is None and args.last_seconds is None:
-            raise InvalidRequest("harmony needs a range of captured notes (`last_bars` or "
-                                 "`last_seconds`), or a .mid `path`")
+            raise refused("harmony needs a range of captured notes (`last_bars` or "
+                          "`last_seconds`), or a .mid `path`", "last_bars")
         span = orch.notes.span(args.last_bars, args.last_seconds)
         notes, line = orch.notes.played(span, args.input), orch.notes.line()
         ranged = (f"the last {args.last_bars:g} bars" if args.last_bars is not None

@@ -13,7 +13,15 @@ from pydantic import Field
 
 from scorch.api.fields import InstanceName, NodeName
 from scorch.api.operation import CHANGE, READ, Action, Result, operation
-from scorch.api.ops.audio import Bus, Channels, ReferenceName, audio_path, live_source
+from scorch.api.ops.audio import (
+    Bus,
+    Channels,
+    ReferenceName,
+    audio_path,
+    live_source,
+    reference_named,
+    refused,
+)
 from scorch.audio.reference import Reference
 from scorch.errors import InvalidRequest
 from scorch.values import Seconds, Text
@@ -88,22 +96,28 @@ def reference(orch: Orchestra, args: ReferenceArgs) -> ReferenceOutput:
     if args.action == "list":
         return ReferenceOutput(action="list", folder=str(store.folder), references=store.list())
     if args.action == "forget":
+        reference_named(orch, args.name, "name")  # one that is not there: the name's fault
         return ReferenceOutput(action="forget", folder=str(store.folder),
                                references=[store.forget(args.name)])
     if (args.path is None) == (args.instance is None):
-        raise InvalidRequest("reference capture needs `path` (a file or a recording) or "
-                             "`instance` (a room), one of them")
-    store.check_name(args.name)  # before listening, not after
+        raise refused("reference capture needs `path` (a file or a recording) or `instance` "
+                      "(a room), one of them", "path")
+    try:
+        store.check_name(args.name)  # before listening, not after
+    except InvalidRequest as err:
+        err.argument = "name"
+        raise
     if args.path is not None:
         if args.node is not None or args.bus is not None:
-            raise InvalidRequest("reference capture: `bus` and `node` go with `instance`")
+            raise refused("reference capture: `bus` and `node` go with `instance`",
+                          "node" if args.node is not None else "bus")
         path = audio_path(orch, args.path)
         report = orch.studio.listen_file(path, orch.tempo.grid()).report
         source = f"file {path}"
     else:
         assert args.instance is not None
         if args.node is not None and args.bus is not None:
-            raise InvalidRequest("reference capture: give `bus` or `node`, not both")
+            raise refused("reference capture: give `bus` or `node`, not both", "bus")
         what = args.node if args.node is not None else args.bus
         heard = orch.studio.listen(args.instance, orch.rooms.view(args.instance),
                                    live_source(orch, args.instance, what, args.channels),

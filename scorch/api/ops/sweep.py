@@ -19,12 +19,12 @@ from pydantic import BaseModel, Field, Strict
 from scorch.api import progress
 from scorch.api.fields import InstanceName, NodeName
 from scorch.api.operation import SET, Args, Result, operation
-from scorch.api.ops.audio import ReferenceName, live_source
+from scorch.api.ops.audio import ReferenceName, live_source, reference_named, refused
 from scorch.app.studio.sweep import Axis, Step, Target, closest, run
 from scorch.audio.report import SoundReport
-from scorch.errors import InvalidRequest, ScorchError
+from scorch.errors import NodeNotFound, ScorchError
 from scorch.primitives.files import write_atomically
-from scorch.values import ParamName, Seconds, Text
+from scorch.values import Float32, ParamName, Seconds, Text
 
 if TYPE_CHECKING:
     from scorch.app.models import NodeInfo
@@ -36,7 +36,8 @@ MAX_LISTENING = 300.0
 #: The most steps of a grid (two params: the product of their steps).
 MAX_GRID = 64
 
-Value = Annotated[float | None, Strict(), Field(allow_inf_nan=False)]
+Value = Float32 | None
+"""A param's value: one scsynth can hold (a finite float32)."""
 Steps = Annotated[int | None, Strict(), Field(ge=1, le=32)]
 Figure = Literal["centroid", "pitch", "loudness", "rms", "tilt", "crest", "width", "flatness",
                  "band", "balance"]
@@ -131,12 +132,17 @@ def sweep(orch: Orchestra, args: SweepArgs) -> SweepOutput:
     narrowing in). Returns the table, a plot and the closest value; the node is left at
     the closest value (or where it started, or `leave_at`)."""
     room, name = args.instance, args.node
-    node = orch.rooms.node(room, name, "sweep")
+    try:
+        node = orch.rooms.node(room, name, "sweep")
+    except NodeNotFound as err:
+        err.argument = "node"
+        raise
     axes = [_axis(orch, node, args.param, args.low, args.high, args.steps or None)]
     if args.param2 is not None:
-        axes.append(_axis(orch, node, args.param2, args.low2, args.high2, args.steps2 or 5))
+        axes.append(_axis(orch, node, args.param2, args.low2, args.high2, args.steps2 or 5,
+                          "param2"))
     elif (args.low2, args.high2, args.steps2) != (None, None, None):
-        raise InvalidRequest("sweep: low2, high2 and steps2 go with param2")
+        raise refused("sweep: low2, high2 and steps2 go with param2", "param2")
     target = _target(orch, args)
     searching = target is not None and len(axes) == 1 and args.refine > 0
     if args.steps is None:
@@ -144,13 +150,14 @@ def sweep(orch: Orchestra, args: SweepArgs) -> SweepOutput:
                        axes[0].ratio)
     planned = _grid_size(axes) + (args.refine if searching else 0)
     if _grid_size(axes) > MAX_GRID:
-        raise InvalidRequest(f"sweep: {_grid_size(axes)} steps in the grid; at most {MAX_GRID}")
+        raise refused(f"sweep: {_grid_size(axes)} steps in the grid; at most {MAX_GRID}",
+                      "steps2")
     if planned * (args.seconds + args.settle) > MAX_LISTENING:
-        raise InvalidRequest(f"sweep: {planned} steps of {args.seconds + args.settle:g} s is "
-                             f"more than {MAX_LISTENING:g} s of listening; fewer steps or "
-                             "shorter ones")
+        raise refused(f"sweep: {planned} steps of {args.seconds + args.settle:g} s is more "
+                      f"than {MAX_LISTENING:g} s of listening; fewer steps or shorter ones",
+                      "steps")
     if args.leave_at is not None and (args.leave is not None or len(axes) > 1):
-        raise InvalidRequest("sweep: leave_at goes with one param and without leave")
+        raise refused("sweep: leave_at goes with one param and without leave", "leave_at")
     started = {axis.param: node.params[axis.param] for axis in axes}
     view = orch.rooms.view(room)
     source = live_source(orch, room, name, 2)
@@ -187,22 +194,24 @@ def sweep(orch: Orchestra, args: SweepArgs) -> SweepOutput:
 
 
 def _axis(orch: Orchestra, node: NodeInfo, param: str, low: float | None, high: float | None,
-          steps: int | None) -> Axis:
+          steps: int | None, argument: str = "param") -> Axis:
     """One param's range: as given, else its spec's; in ratio where its spec warps so."""
     if param not in node.params:
-        raise InvalidRequest(f"node's SynthDef {node.synthdef!r} has no param {param!r}; its "
-                             f"params: {', '.join(sorted(node.params))}")
+        raise refused(f"node's SynthDef {node.synthdef!r} has no param {param!r}; its params: "
+                      f"{', '.join(sorted(node.params))}", argument)
     spec = None
     if node.synthdef in orch.library.names():
         spec = next((p for p in orch.library.info(node.synthdef).params if p.name == param),
                     None)
     if (low is None or high is None) and spec is None:
-        raise InvalidRequest(f"sweep: give low and high for {param!r} (no spec says its range)")
+        raise refused(f"sweep: give low and high for {param!r} (no spec says its range)",
+                      ("low" if low is None else "high") + argument[5:])
     low = spec.minval if low is None and spec is not None else low
     high = spec.maxval if high is None and spec is not None else high
     assert low is not None and high is not None
     if low == high:
-        raise InvalidRequest(f"sweep: {param!r} from {low:g} to {high:g} is no range")
+        raise refused(f"sweep: {param!r} from {low:g} to {high:g} is no range",
+                      "high" + argument[5:])
     ratio = (spec is not None and spec.warp == "exp") and low > 0 and high > 0
     return Axis(param, low, high, steps or 8, bool(ratio))
 
@@ -210,15 +219,16 @@ def _axis(orch: Orchestra, node: NodeInfo, param: str, low: float | None, high: 
 def _target(orch: Orchestra, args: SweepArgs) -> Target | None:
     """What the sweep aims at: a value, or the reference's figure; None: nothing."""
     if args.figure == "band" and args.band is None:
-        raise InvalidRequest("sweep: figure band needs `band` (an octave band: 63, 1k...)")
+        raise refused("sweep: figure band needs `band` (an octave band: 63, 1k...)", "band")
     if args.value is not None and args.reference is not None:
-        raise InvalidRequest("sweep: aim at `value` or at `reference`, not both")
+        raise refused("sweep: aim at `value` or at `reference`, not both", "value")
     if args.figure == "balance":
         if args.reference is None:
-            raise InvalidRequest("sweep: figure balance needs `reference` (its band balance)")
-        return Target("balance", None, reference=orch.studio.references.get(args.reference))
+            raise refused("sweep: figure balance needs `reference` (its band balance)",
+                          "reference")
+        return Target("balance", None, reference=reference_named(orch, args.reference))
     if args.reference is not None:
-        value = _reference_figure(orch.studio.references.get(args.reference), args)
+        value = _reference_figure(reference_named(orch, args.reference), args)
         return Target(args.figure, value, band=args.band)
     if args.value is not None:
         return Target(args.figure, args.value, band=args.band)
@@ -239,9 +249,9 @@ def _reference_figure(reference: Reference, args: SweepArgs) -> float:
     value = values.get(args.figure)
     if value is None:
         kept = ", ".join(name for name, v in values.items() if v is not None)
-        raise InvalidRequest(f"reference {reference.name!r} has no {args.figure} figure"
-                             f"{' in band ' + args.band if args.band else ''}; it has: "
-                             f"{kept or 'none'}")
+        raise refused(f"reference {reference.name!r} has no {args.figure} figure"
+                      f"{' in band ' + args.band if args.band else ''}; it has: "
+                      f"{kept or 'none'}", "figure")
     return value
 
 
