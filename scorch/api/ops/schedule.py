@@ -150,7 +150,8 @@ def schedule(orch: Orchestra, args: ScheduleArgs) -> ScheduleOutput:
     try:
         if args.at is not None:
             at = parse_moment(args.at, now, zone)
-            kept, more = _listed([_planned(orch, d) for d in plan.state_at(at)], args.full)
+            held = plan.state_at(at, catching_up=True)
+            kept, more = _listed([_planned(orch, d) for d in held], args.full)
             return out.model_copy(update={"at": at, "at_local": _local(at, zone),
                                           "holds": kept, "more": more})
         if args.next is not None:
