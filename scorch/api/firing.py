@@ -121,8 +121,7 @@ def check_calls(config: Config, operations: Operations) -> None:
                 rooms_here(op, parsed, config)
         except ScorchError as err:
             key = ".".join((*loc, err.argument)) if err.argument else ".".join(loc)
-            why = str(err).replace("\n", "; ")
-            problems.append(f"{located(path, lines, loc)}: {key}: {call.op}: {why}")
+            problems.append(f"{located(path, lines, loc)}: {key}: {_said(call, err)}")
     if problems:
         raise ConfigError("\n".join(problems))
 
@@ -145,7 +144,7 @@ class Firing:
                 expand(call, self.orch.config, self.operations, "cues")
             except ScorchError as err:
                 where = f"do.{number}" + (f".{err.argument}" if err.argument else "")
-                refused = InvalidRequest(f"{where}: {call.op}: {err}")
+                refused = InvalidRequest(f"{where}: {_said(call, err)}")
                 refused.argument = "do"
                 raise refused from None
 
@@ -198,6 +197,12 @@ class Firing:
         journaled.keep_in_history(self.orch, op, parsed, result, started)
         failure = result.failure()
         return Outcome(call, failure is None, failure, rooms=rooms)
+
+
+def _said(call: Call, err: ScorchError) -> str:
+    """An operation's refusal on one line, naming the operation once."""
+    why = str(err).replace(":\n", ": ").replace("\n", "; ")
+    return why if why.startswith(call.op) else f"{call.op}: {why}"
 
 
 def _timed(parsed: Args) -> bool:

@@ -162,8 +162,9 @@ def schedule(orch: Orchestra, args: ScheduleArgs) -> ScheduleOutput:
             kept, more = _listed([_planned(orch, d) for d in dues], args.full)
             return out.model_copy(update={"until": now + span, "upcoming": kept, "more": more})
     except ValueError as err:
-        refused = InvalidRequest(str(err))
-        refused.argument = "at" if args.at is not None else "next"
+        argument = "at" if args.at is not None else "next"
+        refused = InvalidRequest(f"{argument}: {err}")
+        refused.argument = argument
         raise refused from None
     entries = []
     for entry in plan.entries:
