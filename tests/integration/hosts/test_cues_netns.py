@@ -157,7 +157,7 @@ class Probes:
         self.sock.close()
 
 
-def test_a_cue_list_fires_on_both_hosts_within_a_block_follows_counts_a_double_go_once_and_is_undone(
+def test_a_go_fires_both_hosts_in_one_block_follows_counts_a_double_go_once_and_is_undone(
         machines: Machines) -> None:
     coordinator = machines.coordinator
     made = coordinator.call("execute", {"instance": "*", "code": PROBE, "timeout_s": 20})
