@@ -118,7 +118,13 @@ def check_calls(config: Config, operations: Operations) -> None:
     for loc, call, table in items:
         try:
             for op, parsed in expand(call, config, operations, table):
-                rooms_here(op, parsed, config)
+                try:
+                    rooms_here(op, parsed, config)
+                except ScorchError as err:
+                    op.blame(err, parsed)
+                    if err.argument == op.spread.rooms and "instance" in call.args:
+                        err.argument = "instance"  # as the call says it
+                    raise
         except ScorchError as err:
             key = ".".join((*loc, err.argument)) if err.argument else ".".join(loc)
             problems.append(f"{located(path, lines, loc)}: {key}: {_said(call, err)}")
@@ -202,7 +208,7 @@ class Firing:
 def _said(call: Call, err: ScorchError) -> str:
     """An operation's refusal on one line, naming the operation once."""
     why = str(err).replace(":\n", ": ").replace("\n", "; ")
-    return why if why.startswith(call.op) else f"{call.op}: {why}"
+    return why if why.startswith(call.op) or err.argument == "op" else f"{call.op}: {why}"
 
 
 def _timed(parsed: Args) -> bool:

@@ -11,6 +11,7 @@ same located errors. The pure forms (rules, plans, cue lists) are
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -97,8 +98,7 @@ class Location(StrictModel):
         try:
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError):
-            near = [z for z in available_timezones() if z.lower().endswith(
-                value.lower().rsplit("/", 1)[-1])][:3]
+            near = difflib.get_close_matches(value, sorted(available_timezones()), n=3)
             raise ValueError(f"no time zone {value!r}" + (
                 f"; did you mean {', '.join(near)}?" if near else
                 " (IANA names such as Europe/Berlin)")) from None

@@ -153,3 +153,29 @@ def test_one_undo_takes_a_fired_entry_back(room: Room) -> None:
     assert any(e["call"] == "schedule" for e in listed)
     last = [e for e in listed if e["call"] == "schedule"][-1]
     assert last["summary"].startswith("schedule 'tick' at ")
+
+
+def test_a_cue_made_by_the_tool_fires_at_its_go_counts_a_double_go_once_and_is_undone(
+        room: Room) -> None:
+    service = room.service
+    before = room.param("freq")
+    made = service.call("cue", {"action": "add", "cue": "1", "name": "low", "do": [
+        {"op": "set", "instance": "hall", "node": "drone", "params": {"freq": 110}}]})
+    assert made.standby == "1"  # type: ignore[attr-defined]
+    went = service.call("cue", {"action": "go"})
+    again = service.call("cue", {"action": "go"})
+    assert went.counted and not again.counted  # type: ignore[attr-defined]
+    go_at = went.go_at  # type: ignore[attr-defined]
+    changed = None
+    while time.time() < go_at + 1.0:
+        if room.param("freq") == pytest.approx(110.0):
+            changed = time.time()
+            break
+        time.sleep(0.002)
+    assert changed is not None and abs(changed - go_at) < 0.05, (changed, go_at)
+    wait_for(lambda: any(f.label.startswith("cue 1 'low'") for f in room.orch.hours.recent()))
+    steps = service.call("undo", {}).model_dump()["steps"]
+    assert [s["summary"][:16] for s in steps] == ["cue 1 'low' at 2"]
+    assert room.param("freq") == pytest.approx(before)
+    saved = (room.config.state_path() / "cues.json").read_text()
+    assert '"number": "1"' in saved and '"standby": null' in saved
