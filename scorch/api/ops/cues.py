@@ -28,6 +28,7 @@ from scorch.errors import InvalidRequest, Unavailable
 from scorch.schedule.cuelist import Cue, CueList
 from scorch.schedule.cuelist import Firing as CueFiring
 from scorch.schedule.plan import Call
+from scorch.state import timing
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -210,6 +211,12 @@ def cue(orch: Orchestra, args: CueArgs) -> CueOutput:
     if args.action == "go":
         if hours.problem is not None:
             raise Unavailable(hours.problem)
+        if args.at is not None:
+            try:
+                timing.resolve(args.at, None, time.time())  # not far ahead nor long past
+            except InvalidRequest as err:
+                err.argument = "at"
+                raise
         at, fired = cues.go(args.cue, args.at)
         hours.ensure()
         return CueOutput(action="go", counted=fired is not None, standby=_standby(cues.list),
