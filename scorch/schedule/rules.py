@@ -162,13 +162,17 @@ def _holidays(country: str, region: str | None) -> Any:
 
 
 def check_holidays(country: str, region: str | None) -> None:
-    """ValueError when the holidays package knows no such country or region."""
+    """ValueError when the holidays package knows no such country or region (from its list:
+    a country's own calendar takes a third of a second to load, left for the first use)."""
     import holidays
 
-    try:
-        holidays.country_holidays(country, subdiv=region)
-    except NotImplementedError as err:
-        raise ValueError(str(err)) from None
+    known: dict[str, list[str]] = holidays.list_supported_countries()
+    if country not in known:
+        raise ValueError(f"the holidays package knows no country {country!r} (ISO codes: "
+                         f"DE, FR, US...)")
+    if region is not None and region not in known[country]:
+        raise ValueError(f"the holidays package knows no region {region!r} of {country}; "
+                         f"its regions: {', '.join(known[country][:40]) or 'none'}")
 
 
 # --- occurrences ----------------------------------------------------------------------
