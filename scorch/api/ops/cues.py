@@ -25,12 +25,13 @@ from scorch.api.operation import (
     operation,
 )
 from scorch.errors import InvalidRequest, Unavailable
-from scorch.schedule.cuelist import Cue, CueList
+from scorch.schedule.cuelist import Cue
 from scorch.schedule.cuelist import Firing as CueFiring
 from scorch.schedule.plan import Call
 from scorch.state import timing
 
 if TYPE_CHECKING:
+    from scorch.app.hours import Cues
     from scorch.app.orchestra import Orchestra
 
 Number = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,19}$",
@@ -219,7 +220,7 @@ def cue(orch: Orchestra, args: CueArgs) -> CueOutput:
                 raise
         at, fired = cues.go(args.cue, args.at)
         hours.ensure()
-        return CueOutput(action="go", counted=fired is not None, standby=_standby(cues.list),
+        return CueOutput(action="go", counted=fired is not None, standby=_standby(cues),
                          go_at=at,
                          fired=[_firing(f, zone, host) for f in fired or []])
     if args.action == "stop":
@@ -263,17 +264,18 @@ def _call(item: dict[str, Any], number: int) -> Call:
     return Call(op, {k: v for k, v in item.items() if k != "op"})
 
 
-def _standby(cues: CueList) -> str | None:
-    found = cues.on_standby()
+def _standby(cues: Cues) -> str | None:
+    found = cues.listed()[1]
     return found.number if found is not None else None
 
 
 def _listing(orch: Orchestra, action: str, fired: list[FiringOut] | None = None) -> CueOutput:
     cues = orch.hours.cues
     zone, host = orch.hours.plan.place.zone, orch.config.host
-    return CueOutput(action=action, cues=[CueOut.of(c) for c in cues.list.cues],
-                     standby=_standby(cues.list), fired=fired or [],
-                     running=[_firing(f, zone, host) for f in cues.running()])
+    listed, standby = cues.listed()
+    return CueOutput(action=action, cues=[CueOut.of(c) for c in listed],
+                     standby=standby.number if standby is not None else None,
+                     fired=fired or [], running=[_firing(f, zone, host) for f in cues.running()])
 
 
 def _firing(firing: CueFiring, zone: Any, host: str | None) -> FiringOut:

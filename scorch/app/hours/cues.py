@@ -148,6 +148,11 @@ class Cues:
         with self._lock:
             return self._pending[0].time if self._pending else None
 
+    def listed(self) -> tuple[list[Cue], Cue | None]:
+        """The cues in order, and the one on standby (None: the list is done)."""
+        with self._lock:
+            return list(self.list.cues), self.list.on_standby()
+
     def running(self) -> list[Firing]:
         """The cues a GO fired that wait for their time (a wait, a follow)."""
         with self._lock:
