@@ -26,6 +26,20 @@ def clock(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).strftime("%H:%M:%S")
 
 
+def written(folder: Path, body: str) -> Path:
+    """A config of a headless room's installation, its tables after ``[docs]`` from ``body``."""
+    path = folder / "config.toml"
+    path.write_text(textwrap.dedent(f"""
+        state_dir = "{folder / 'state'}"
+        [audio]
+        driver = "dummy"
+        jack_server = "{jack_name('srun')}"
+        [docs]
+        build = "on-demand"
+        """) + textwrap.dedent(body))
+    return path
+
+
 def drone(service: RemoteService) -> tuple[int, int, float]:
     """The room's scsynth port, the drone's node id and its amp as scsynth holds it."""
     row = service.call("status", {"instance": "hall"}).model_dump()["instances"][0]
@@ -35,14 +49,7 @@ def drone(service: RemoteService) -> tuple[int, int, float]:
 
 def test_a_run_killed_mid_period_comes_back_to_the_periods_state(tmp_path: Path) -> None:
     now = time.time()
-    path = tmp_path / "config.toml"
-    path.write_text(textwrap.dedent(f"""
-        state_dir = "{tmp_path / 'state'}"
-        [audio]
-        driver = "dummy"
-        jack_server = "{jack_name('srun')}"
-        [docs]
-        build = "on-demand"
+    path = written(tmp_path, f"""
         [location]
         timezone = "UTC"
         [instances.hall]
@@ -55,7 +62,7 @@ def test_a_run_killed_mid_period_comes_back_to_the_periods_state(tmp_path: Path)
         from = "{clock(now - 3600)}"
         until = "{clock(now + 7200)}"
         do = [{{ op = "set", instance = "hall", node = "drone", params = {{ amp = 0.003 }} }}]
-        """))
+        """)
     config = load_config(path)
     log = tmp_path / "run.log"
     run = ScorchRun(path, None, log)
@@ -91,25 +98,18 @@ def test_a_run_killed_mid_period_comes_back_to_the_periods_state(tmp_path: Path)
 
 
 def test_a_wrong_call_stops_scorch_run_with_its_line(tmp_path: Path) -> None:
-    path = tmp_path / "config.toml"
-    path.write_text(textwrap.dedent(f"""
-        state_dir = "{tmp_path / 'state'}"
-        [audio]
-        driver = "dummy"
-        jack_server = "{jack_name('srun')}"
-        [docs]
-        build = "on-demand"
+    path = written(tmp_path, """
         [instances.hall]
         synthdefs = ["sine"]
         [[schedule]]
         when = "10:00"
         do = [
-          {{ op = "scene", action = "recall", name = "evening" }},
-          {{ op = "set", instance = "hall", node = "drone", params = {{ amp = "loud" }} }},
+          { op = "scene", action = "recall", name = "evening" },
+          { op = "set", instance = "hall", node = "drone", params = { amp = "loud" } },
         ]
-        """))
+        """)
     done = subprocess.run([str(SCORCH), "run", "--config", str(path)], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 2
-    assert (f"{path}:14: schedule.0.do.1.params: set: invalid arguments: params.amp: Input "
+    assert (f"{path}:15: schedule.0.do.1.params: set: invalid arguments: params.amp: Input "
             "should be a valid number, found 'loud'") in done.stderr, done.stderr
