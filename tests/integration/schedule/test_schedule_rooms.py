@@ -15,6 +15,7 @@ from scorch.api.local import LocalService
 from scorch.api.ops import load_all
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
+from scorch.errors import ConfigError
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.events import Kind
 from tests.conftest import jack_name, node_param
@@ -22,8 +23,8 @@ from tests.support.harness import wait_for
 
 pytestmark = pytest.mark.integration
 
-#: Seconds from writing the config to the entry's time: boot (about a second) and a margin.
-AHEAD = 8.0
+#: Seconds from a reload that adds an entry to its time (time for the reload, and to watch).
+AHEAD = 3.0
 
 
 def clock(t: float) -> str:
@@ -42,7 +43,7 @@ class Room:
 
     def __init__(self, folder: Path, library: SynthDefLibrary) -> None:
         now = time.time()
-        self.due = float(int(now + AHEAD))
+        self.path = folder / "config.toml"
         text = f"""
 state_dir = "{folder / 'state'}"
 [audio]
@@ -66,19 +67,13 @@ do = [{{ op = "set", instance = "hall", node = "drone", params = {{ amp = 0.002 
 after = [{{ op = "set", instance = "hall", node = "drone", params = {{ amp = 0.0 }} }}]
 
 [[schedule]]
-name = "rise"
-when = "{cron(self.due)}"
-rooms = "hall"
-do = [{{ op = "set", node = "drone", params = {{ freq = 440 }} }}]
-catch_up = false  # last year's on this day would be the state now
-
-[[schedule]]
 name = "tick"
 when = "* * * * * */3"
 do = [{{ op = "set", instance = "hall", node = "drone", params = {{ amp = 0.0025 }} }}]
 catch_up = false
 """
-        self.config = parse_config(text, folder / "config.toml")
+        self.path.write_text(text)
+        self.config = parse_config(text, self.path)
         self.orch = Orchestra(self.config, library)
         self.service = LocalService(self.orch)
         self.booted = time.time()
@@ -115,19 +110,31 @@ def test_a_period_that_began_before_the_start_is_in_force_right_after_boot(room:
 
 
 def test_an_entry_a_few_seconds_ahead_sets_scsynth_at_its_time(room: Room) -> None:
-    assert time.time() < room.due - 1.0, "the boot took too long to watch the entry's time"
-    wait_for(lambda: time.time() >= room.due - 0.3, timeout=AHEAD, interval=0.05)
+    due = float(int(time.time() + AHEAD))
+    with room.path.open("a") as config:  # a reload adds it (a boot may take longer than that)
+        config.write(f"""
+[[schedule]]
+name = "rise"
+when = "{cron(due)}"
+rooms = "hall"
+do = [{{ op = "set", node = "drone", params = {{ freq = 440 }} }}]
+catch_up = false  # last year's on this day would be the state now
+""")
+    changes, _ = room.orch.reload()
+    assert changes.hours
+    assert time.time() < due - 1.0, "the reload took too long to watch the entry's time"
+    wait_for(lambda: time.time() >= due - 0.3, timeout=AHEAD, interval=0.05)
     assert room.param("freq") == pytest.approx(220.0)
     changed = None
-    while time.time() < room.due + 1.0:
+    while time.time() < due + 1.0:
         if room.param("freq") == pytest.approx(440.0):
             changed = time.time()
             break
         time.sleep(0.002)
     assert changed is not None, "the entry never set freq"
-    assert abs(changed - room.due) < 0.05, f"set {changed - room.due:+.4f} s from its time"
+    assert abs(changed - due) < 0.05, f"set {changed - due:+.4f} s from its time"
     fired = next(f for f in room.orch.hours.recent() if f.label.startswith("schedule 'rise'"))
-    assert fired.ok and fired.due == room.due
+    assert fired.ok and fired.due == due
     history = room.service.call("history", {"action": "find", "query": "freq"}).model_dump()
     assert any("@set" in str(entry) for entry in history["entries"])
 
@@ -179,3 +186,20 @@ def test_a_cue_made_by_the_tool_fires_at_its_go_counts_a_double_go_once_and_is_u
     assert room.param("freq") == pytest.approx(before)
     saved = (room.config.state_path() / "cues.json").read_text()
     assert '"number": "1"' in saved and '"standby": null' in saved
+
+
+def test_a_reload_with_a_new_schedule_puts_the_room_in_its_state_for_now(room: Room) -> None:
+    path = room.path
+    text = path.read_text()
+    changed = text.replace("amp = 0.002", "amp = 0.004").replace(
+        'when = "* * * * * */3"', 'when = "0 0 1 1 *"')  # no more ticks
+    wrong = changed.replace("params = { amp = 0.004 }", 'params = { amp = "x" }', 1)
+    path.write_text(wrong)
+    with pytest.raises(ConfigError, match=r"schedule\.0\.do\.0\.params"):
+        room.orch.reload()  # nothing changes
+    assert room.orch.hours.plan.entries[0].do[0].args["params"] == {"amp": 0.002}
+    path.write_text(changed)
+    changes, failed = room.orch.reload()
+    assert changes.hours and not failed
+    assert any("schedule and cues" in line for line in changes.summary())
+    wait_for(lambda: room.param("amp") == pytest.approx(0.004), timeout=3.0)

@@ -72,7 +72,7 @@ def test_one_cue_fired_on_several_hosts_is_one_step_of_the_installation() -> Non
                         undone=undone_order > 0, time=time, undone_order=undone_order)
 
     storm = "cue 3 'storm' at 2026-12-24 19:00:00.100"
-    journals = {"alpha": [fired("cue", storm, 10.0)],
+    journals: dict[str | None, list[EntryOut]] = {"alpha": [fired("cue", storm, 10.0)],
                 "beta": [fired("set", "change", 5.0), fired("cue", storm, 10.001)],
                 "gamma": [fired("cue", "cue 2 'calm' at 2026-12-24 18:59:00.000", 9.0)]}
     host = next_host(journals, back=True)
@@ -82,5 +82,6 @@ def test_one_cue_fired_on_several_hosts_is_one_step_of_the_installation() -> Non
                     for e in entries] for h, entries in journals.items()}
     assert together(journals, "alpha", back=False) == ["beta"]  # redone together too
     # a plain change is never taken with another host's
-    assert together({"a": [fired("set", "x", 1.0)], "b": [fired("set", "x", 1.0)]}, "a",
-                    back=True) == []
+    plain: dict[str | None, list[EntryOut]] = {"a": [fired("set", "x", 1.0)],
+                                               "b": [fired("set", "x", 1.0)]}
+    assert together(plain, "a", back=True) == []
