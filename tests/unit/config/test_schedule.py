@@ -52,7 +52,8 @@ def test_a_museums_hours_read_into_a_plan(tmp_path: Path) -> None:
         days = "weekdays"
         except = ["holidays", "12-24"]
         rooms = "floor"
-        do = [{ op = "instance", action = "boot" }, { op = "scene", action = "recall", name = "day" }]
+        do = [{ op = "instance", action = "boot" },
+              { op = "scene", action = "recall", name = "day" }]
         after = [{ op = "instance", action = "quit", instance = "lobby" }]
         [[schedule]]
         when = "sunset-30m"
