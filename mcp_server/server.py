@@ -114,6 +114,10 @@ def _start(orchestra: Orchestra, service: LocalService,
         if error:
             log.error("instance %r failed to boot: %s", name, error)
     orchestra.sessions.start_autosave()
+    from scorch.api.firing import Firing
+    from scorch.api.ops import load_all
+
+    orchestra.hours.start(Firing(orchestra, load_all))  # a wrong call: the hours off, saying why
     log.info("scorch mcp pid %d: hosting %s: %s", os.getpid(), orchestra.config.source,
              ", ".join(orchestra.rooms.names()))
 

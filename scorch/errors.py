@@ -131,6 +131,10 @@ class PatternNotFound(NotFound):
     """No Pdef, Pbindef, Tdef or Ndef of that name in that room."""
 
 
+class CueNotFound(NotFound):
+    """No cue of that number in the cue list."""
+
+
 class DocNotFound(NotFound):
     """No class or help page has that name; the message names the closest ones."""
 

@@ -19,6 +19,7 @@ import pykka
 from actors.instance.processes import InstanceSettings
 from actors.supervisor import Supervisor, SupervisorProxy
 from scorch.app.buffers import Buffers
+from scorch.app.hours import Hours
 from scorch.app.knowledge import Knowledge
 from scorch.app.meters import Meters
 from scorch.app.midi import Midi
@@ -100,6 +101,9 @@ class Orchestra:
         self.studio = Studio(state, self.views, self.library, config.audio.sample_rate,
                              tree.await_ready)
         """Recordings, listening and renders."""
+        self.hours = Hours(tree)
+        """The schedule and the cue list (started with the API's firer once the rooms are
+        up: :meth:`Hours.start`)."""
 
     @property
     def config(self) -> Config:
@@ -210,6 +214,7 @@ class Orchestra:
 
         The autosave session is written first, when autosave runs.
         """
+        self.hours.stop()
         self.partner.stop()
         self.sessions.stop()
         self.meters.close()
@@ -250,6 +255,7 @@ class Orchestra:
             if config is None:
                 config = load_config(self.config.source).for_host(self.config.host)
             check_synthdefs(config, set(self.library.names()), self.library.errors)
+            self.hours.check(config)
             changes = config_changes(self.config, config)
             if not changes:
                 return changes, {}
@@ -269,6 +275,8 @@ class Orchestra:
             tree.router = supervisor.router_proxy().get(timeout=ASK)
             tree.watchdog = supervisor.watchdog_proxy().get(timeout=ASK)
             tree.midi_error = supervisor.midi_status().get(timeout=ASK)
+            if changes.hours:
+                self.hours.reload(config)
             log.info("reloaded %s: %s", config.source or "the config",
                      "; ".join(changes.summary()))
             return changes, failed

@@ -93,6 +93,7 @@ class Runner:
             if seed is not None:
                 self.orchestra.sessions.resume(seed)
             self.orchestra.sessions.start_autosave()
+            self._keep_hours()
             print(self.service.call("list_instances", {}).text(), flush=True)
             from scorch.api.local import LocalService
             from scorch.wire.server import ControlServer
@@ -117,6 +118,21 @@ class Runner:
             left = self._stop_orchestra()
             self.notifier.close()
         return 1 if left else 0
+
+    def _keep_hours(self) -> None:
+        """Start the schedule and the cues: first the state the schedule says for now.
+
+        Their calls are checked against the operations here, once the rooms boot (the
+        operations' models were imported meanwhile): a wrong call stops ``scorch run``
+        with its line, as any mistake of the config does.
+        """
+        from scorch.api.firing import Firing
+        from scorch.api.ops import load_all
+
+        firing = Firing(self.orchestra, load_all)
+        if self.config.schedule or self.config.cues:
+            firing.check(self.config)
+        self.orchestra.hours.start(firing)
 
     def _serve_page(self) -> WebServer | None:
         """The technician's page, when ``[web] listen`` asks for it (imported only then)."""

@@ -23,6 +23,7 @@ from midi.schema import ControlRoute, KeyRoute, MidiConfig
 from scorch.config.hosts import HostConfig, RemoteRoom
 from scorch.config.lines import fields_at, key_lines, located
 from scorch.config.locate import DEFAULT_CONFIG
+from scorch.config.schedule import CueConfig, Cueing, Location, ScheduleEntry, check_hours
 from scorch.config.tables import (
     AudioConfig,
     DocsConfig,
@@ -60,6 +61,10 @@ class Config(StrictModel):
     docs: DocsConfig = DocsConfig()
     web: WebConfig = WebConfig()
     mcp: McpConfig = McpConfig()
+    location: Location = Location()
+    schedule: tuple[ScheduleEntry, ...] = Field((), description="[[schedule]]: docs/schedule.md")
+    cues: tuple[CueConfig, ...] = Field((), description="[[cues]]: the cue list")
+    cueing: Cueing = Cueing()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     hosts: dict[HostName, HostConfig] = Field(
         default_factory=dict, description="the machines of an installation across several "
@@ -344,6 +349,7 @@ def _check_references(config: Config, text: str, path: Path) -> None:
                 f"found {str(inst.startup)!r} (looked in {config.resolve_path(inst.startup)})"
             )
     _check_hosts(config, lines, path)
+    check_hours(config.location, config.schedule, config.cues, lines, path)
 
 
 def _check_hosts(config: Config, lines: dict[tuple[str, ...], int], path: Path) -> None:

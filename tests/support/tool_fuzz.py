@@ -275,8 +275,44 @@ NAMED: list[tuple[str, dict[str, Any], str]] = [
     ("buffer", {"action": "free", "instance": "room", "name": "ghost", "dry_run": 0},
      "dry_run"),
     ("playing", {"instance": "room", "detail": "yes"}, "detail"),
+    ("schedule", {"at": "25:99"}, "at"),
+    ("schedule", {"at": "x" * 5000}, "at"),
+    ("schedule", {"next": "-1h"}, "next"),
+    ("schedule", {"next": "99999d"}, "next"),
+    ("schedule", {"next": "1h", "at": "now"}, None),
+    ("schedule", {"next": 5}, "next"),
+    ("cue", {"action": "go", "cue": "../1"}, "cue"),
+    ("cue", {"action": "go", "cue": "ghost"}, "cue"),
+    ("cue", {"action": "go", "at": "soon"}, "at"),
+    ("cue", {"action": "go", "at": 1e300}, "at"),
+    ("cue", {"action": "go", "at": 1.0}, "at"),
+    ("cue", {"action": "standby", "cue": "\x00"}, "cue"),
+    ("cue", {"action": "add", "cue": "f1", "do": [{"op": "execute"}]}, "do"),
+    ("cue", {"action": "add", "cue": "f1", "do": [{"op": "status"}]}, "do"),
+    ("cue", {"action": "add", "cue": "f1", "do": [{"no": "op"}]}, "do"),
+    ("cue", {"action": "add", "cue": "f1", "do": [{"op": "cue", "action": "go"}]}, "do"),
+    ("cue", {"action": "add", "cue": "f1", "do": [{"op": "set", "instance": "room",
+                                                   "node": "hum", "params": {"freq": 1e39}}]},
+     "do"),
+    ("cue", {"action": "add", "cue": "f1", "do": [{}] * 65}, "do"),
+    ("cue", {"action": "add", "cue": "f1", "do": "not a list"}, "do"),
+    ("cue", {"action": "add", "cue": "f1", "do": [], "pre_wait": -1}, "pre_wait"),
+    ("cue", {"action": "add", "cue": "f1", "do": [], "then": "jump"}, "then"),
+    ("cue", {"action": "edit", "cue": "f1"}, None),
+    ("cue", {"action": "delete", "cue": "nowhere"}, "cue"),
 ]
 HOSTILE += [(tool, args) for tool, args, _ in NAMED]
+HOSTILE += [
+    ("cue", {"action": "add", "cue": "fz", "name": "hostile", "then": "follow",
+             "do": [{"op": "set", "instance": "room", "node": "hum",
+                     "params": {"amp": 0.001}}]}),
+    ("cue", {"action": "go", "cue": "fz"}),
+    ("cue", {"action": "go", "cue": "fz"}),  # a double GO
+    ("cue", {"action": "stop"}),
+    ("cue", {"action": "delete", "cue": "fz"}),
+    ("schedule", {"next": "24h"}),
+    ("schedule", {"at": "18:00 tomorrow"}),
+]
 
 
 @dataclass

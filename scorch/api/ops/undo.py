@@ -159,6 +159,31 @@ def next_host(journals: Mapping[Host, list[EntryOut]], back: bool) -> Host | Non
     return best[1] if best is not None else None
 
 
+#: Journal calls that several hosts make at one moment (a cue, a schedule entry): their
+#: entries of one firing (the same summary, naming its time) are one step of the installation.
+TOGETHER = frozenset({"cue", "schedule"})
+
+
+def _next_entry(entries: list[EntryOut], back: bool) -> EntryOut | None:
+    """The entry a host's next undo (``back``) or redo steps."""
+    if back:
+        done = [e for e in entries if not e.undone]
+        return done[-1] if done else None
+    undone = [e for e in entries if e.undone]
+    return max(undone, key=lambda e: e.undone_order) if undone else None
+
+
+def together(journals: Mapping[Host, list[EntryOut]], host: Host, back: bool) -> list[Host]:
+    """The other hosts whose next step is the same firing as ``host``'s (a cue fired on
+    every host): one undo takes it back everywhere. Pure."""
+    first = _next_entry(journals[host], back)
+    if first is None or first.call not in TOGETHER:
+        return []
+    return [other for other, entries in journals.items() if other != host
+            and (same := _next_entry(entries, back)) is not None
+            and (same.call, same.summary) == (first.call, first.summary)]
+
+
 def _across(hosts: Hosts, args: Any) -> UndoOutput | None:
     """Undo or redo the installation's changes on several hosts: each step on the host whose
     journal holds the latest change (a host with nothing to undo is left alone)."""
@@ -174,8 +199,10 @@ def _across(hosts: Hosts, args: Any) -> UndoOutput | None:
         if host is None:
             break
         one = (UndoStep if back else RedoStep)(action=args.action, dry_run=args.dry_run)
-        for step in UndoOutput.model_validate(hosts.ask(host, "undo", one)).steps:
-            steps.append(step.model_copy(update={"summary": f"{label(host)}: {step.summary}"}))
+        for part in [host, *together(journals, host, back)]:
+            for step in UndoOutput.model_validate(hosts.ask(part, "undo", one)).steps:
+                steps.append(step.model_copy(
+                    update={"summary": f"{label(part)}: {step.summary}"}))
         if args.dry_run:
             break  # what a second step would do depends on this one's
     if not steps and not args.dry_run:
