@@ -32,6 +32,7 @@ from scorch.app.studio.studio import Studio
 from scorch.app.tempo import Tempo
 from scorch.app.tree import ASK, Tree
 from scorch.app.undo import Undo
+from scorch.config.allowed import sclang_guard
 from scorch.config.changes import ConfigChanges, config_changes
 from scorch.config.installation import Config, check_synthdefs, load_config
 from scorch.errors import InstanceNotReady
@@ -125,6 +126,7 @@ class Orchestra:
             startup_code=startup, listen=config.listen_address(),
             seed=seed.rooms.get(name) if seed is not None else None,
             pattern_notes=self.notes.patterns, early_sclang=early,
+            extra_env=sclang_guard(config),
         )
 
     def announce_start(self) -> None:

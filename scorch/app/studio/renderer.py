@@ -81,8 +81,12 @@ class Renderer:
 
         return self._render(key, label, fmt, channels, score)
 
-    def code(self, code: str, duration: float | None, fmt: str, channels: int) -> Rendered:
-        """Render the Score sclang ``code`` evaluates to; the library's SynthDefs are loaded."""
+    def code(self, code: str, duration: float | None, fmt: str, channels: int,
+             guard: Mapping[str, str] | None = None) -> Rendered:
+        """Render the Score sclang ``code`` evaluates to; the library's SynthDefs are loaded.
+
+        ``guard``: the environment naming sclang's guard file, as a room's sclang has it.
+        """
         library = hashlib.sha256(b"".join(
             self.library.compiled(n) for n in self.library.names())).hexdigest()
         key = _key({"code": code, "library": library, "duration": duration}, fmt, channels,
@@ -92,7 +96,7 @@ class Renderer:
         def score() -> tuple[list[nrt.Bundle], list[str]]:
             written = self.folder / f".{key}.{os.getpid()}.{threading.get_ident()}.osc"
             try:
-                end = nrt.score_from_code(code, written, timeout=60.0)
+                end = nrt.score_from_code(code, written, timeout=60.0, guard=guard)
                 bundles = nrt.decode_score(written.read_bytes())
             finally:
                 written.unlink(missing_ok=True)

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, Strict
 
 from scorch.api.fields import InstanceName, SynthDefName
-from scorch.api.operation import CHANGE, READ, Action, Result, Where, operation
-from scorch.api.ops.music.notes import Bars, Input, LastSeconds, NoteRecord, Since, Until, _records
+from scorch.api.operation import CHANGE, READ, WRITE_OVER, Action, Result, Where, operation
+from scorch.api.ops.music.notes import (
+    Bars,
+    Input,
+    LastSeconds,
+    MidiPath,
+    NoteRecord,
+    Overwrite,
+    Since,
+    Until,
+    _records,
+    midi_target,
+)
 from scorch.errors import InvalidRequest
 from scorch.notes import text
 from scorch.notes.capture import Note
@@ -56,9 +66,8 @@ class _Make(Action):
     name: Annotated[Text | None, Field(
         max_length=64, description="The Pdef's name (default: partner)")] = None
     save: Annotated[bool, Strict(), Field(description="Write the notes to a .mid")] = False
-    path: Annotated[Text | None, Field(
-        description="Where the .mid goes (implies save): absolute, or under the state "
-        "directory's midi/ (default: midi/partner-<time>.mid)")] = None
+    path: MidiPath = None
+    overwrite: Overwrite = False
 
     def where(self) -> Where | None:
         """The room it plays in, when it plays."""
@@ -82,7 +91,7 @@ class PartnerContinue(_Make):
     notes or `bars` bars (default 2 bars). Returns the notes, plays them in a room
     (instance) and/or saves a .mid."""
 
-    access = CHANGE
+    access = WRITE_OVER
     action: Literal["continue"] = "continue"
     notes: Notes = None
     bars: Annotated[float | None, Strict(), Field(
@@ -95,7 +104,7 @@ class PartnerInfill(_Make):
     the range's longest silence. Makes `notes` notes (default: as dense as the left phrase)
     that lead into the right phrase."""
 
-    access = CHANGE
+    access = WRITE_OVER
     action: Literal["infill"]
     notes: Notes = None
     split: Annotated[float | None, Strict(), Field(
@@ -194,7 +203,7 @@ def _made(orch: Orchestra, args: PartnerContinue | PartnerInfill, source: str, m
         pattern = orch.partner.play(args.instance, notes, args.synthdef, args.name or "partner")
         listing += f"\nplaying in {args.instance} from the next bar as Pdef(\\{pattern})"
     if notes and (args.save or args.path):
-        path = str(orch.partner.save(notes, Path(args.path) if args.path else None))
+        path = str(orch.partner.save(notes, midi_target(orch, args.path, args.overwrite)))
         listing += f"\nwritten to {path}"
     return PartnerOutput(action=args.action, listing=listing, count=len(notes),
                          notes=_records(notes, line, offset), orders=made.orders, join=join,
