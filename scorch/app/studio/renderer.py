@@ -22,6 +22,8 @@ from typing import Any
 from scorch.app.studio.hearing import hear
 from scorch.errors import InvalidRequest
 from scorch.primitives.files import write_atomically
+from scorch.primitives.folders import Folders
+from scorch.primitives.sclang.guard import guard_env, guard_path, write_guard
 from scorch.primitives.scsynth import commands, nrt
 from scorch.primitives.scsynth.commands import AddAction
 from scorch.primitives.synthdefs.library import SynthDefInfo, SynthDefLibrary
@@ -85,8 +87,12 @@ class Renderer:
              guard: Mapping[str, str] | None = None) -> Rendered:
         """Render the Score sclang ``code`` evaluates to; the library's SynthDefs are loaded.
 
-        ``guard``: the environment naming sclang's guard file, as a room's sclang has it.
+        ``guard``: the environment naming sclang's guard file, as a room's sclang has it
+        (default: one that lets the code write in this folder alone, where the score goes).
         """
+        if guard is None:
+            guard = guard_env(self.folder, "render")
+            write_guard(guard_path(self.folder, "render"), False, Folders.of([self.folder], [], []))
         library = hashlib.sha256(b"".join(
             self.library.compiled(n) for n in self.library.names())).hexdigest()
         key = _key({"code": code, "library": library, "duration": duration}, fmt, channels,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, Strict
@@ -193,7 +194,7 @@ class PartnerOutput(Result):
 
 
 def _made(orch: Orchestra, args: PartnerContinue | PartnerInfill, source: str, made: Phrase,
-          what: str, join: int | None = None) -> PartnerOutput:
+          what: str, target: Path | None, join: int | None = None) -> PartnerOutput:
     line, offset = orch.notes.line(), orch.notes.wall_offset()
     notes: list[Note] = [n._replace(source=f"partner:{source}") for n in made.notes]
     listing = f"{what} ({len(notes)} notes in the style of {source})\n" + (
@@ -203,7 +204,7 @@ def _made(orch: Orchestra, args: PartnerContinue | PartnerInfill, source: str, m
         pattern = orch.partner.play(args.instance, notes, args.synthdef, args.name or "partner")
         listing += f"\nplaying in {args.instance} from the next bar as Pdef(\\{pattern})"
     if notes and (args.save or args.path):
-        path = str(orch.partner.save(notes, midi_target(orch, args.path, args.overwrite)))
+        path = str(orch.partner.save(notes, target))
         listing += f"\nwritten to {path}"
     return PartnerOutput(action=args.action, listing=listing, count=len(notes),
                          notes=_records(notes, line, offset), orders=made.orders, join=join,
@@ -219,6 +220,9 @@ def partner(orch: Orchestra, args: PartnerArgs) -> PartnerOutput:
     text and data; plays them in a room (instance) and/or saves a .mid."""
     if isinstance(args, PartnerAnswering):
         return _answering(orch)
+    target = None  # where a .mid goes: refused before anything is made
+    if isinstance(args, PartnerContinue | PartnerInfill) and (args.save or args.path):
+        target = midi_target(orch, args.path, args.overwrite)
     source = orch.partner.source(args.input)
     if isinstance(args, PartnerAnswerOff):
         orch.partner.answer_off(source)
@@ -245,7 +249,7 @@ def partner(orch: Orchestra, args: PartnerArgs) -> PartnerOutput:
         seed = orch.partner.seed(source, span)
         bars = args.bars if args.bars is not None or args.notes is not None else 2.0
         made = orch.partner.continue_(source, seed, args.notes, bars, controls)
-        return _made(orch, args, source, made, f"continued {len(seed)} notes")
+        return _made(orch, args, source, made, f"continued {len(seed)} notes", target)
     if span is None:
         raise InvalidRequest("say the range holding both phrases: last_bars, last_seconds "
                              "or since")
@@ -253,7 +257,7 @@ def partner(orch: Orchestra, args: PartnerArgs) -> PartnerOutput:
     split = None if args.split is None else args.split - orch.notes.wall_offset()
     made, left, right = orch.partner.infill(source, passage, split, args.notes, controls)
     return _made(orch, args, source, made,
-                 f"filled between {len(left)} and {len(right)} notes", made.join)
+                 f"filled between {len(left)} and {len(right)} notes", target, made.join)
 
 
 def _answering(orch: Orchestra) -> PartnerOutput:

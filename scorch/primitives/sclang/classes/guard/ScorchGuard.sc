@@ -78,9 +78,13 @@ ScorchGuard {
 		msgs.do { |msg| this.osc(msg) }
 	}
 
+	// Posted as well as thrown: code that catches the error (or a class library `protect`
+	// whose cleanup fails next, as SynthDef:store's does) still leaves the refusal in sight.
 	*refuse { |what, why, key = "[security] sclang_shell = true"|
-		ScorchGuardError("scorch refused %: it % and code sent through scorch may not; the "
-			"installation allows it with % in its config".format(what, why, key)).throw
+		var text = "scorch refused %: it % and code sent through scorch may not; the "
+			"installation allows it with % in its config".format(what, why, key);
+		("WARNING: " ++ text).postln;
+		ScorchGuardError(text).throw
 	}
 
 	*shown { |value|
