@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, Strict
 
 from scorch.values import StrictModel
 
@@ -35,7 +35,7 @@ class FilesConfig(StrictModel):
 class SecurityConfig(StrictModel):
     """The ``[security]`` table: what code sent to the rooms' sclang may do."""
 
-    sclang_shell: bool = Field(
+    sclang_shell: Annotated[bool, Strict()] = Field(
         False, description="let code sent to sclang through scorch (execute, patterns, "
         "snippets, history, sessions, render) run shell commands (unixCmd, systemCmd, Pipe...), "
         "write files anywhere and change the class library's paths; off: each is refused with "

@@ -25,6 +25,8 @@ from scorch.values import shorten
 #: A character no path argument holds: NUL cuts a C string short, a newline or another
 #: control character is a mistake or a trick (``"take.wav\\n"``), never a file's name.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: Characters of a refused path shown: a whole path, never a flood.
+SHOWN_PATH = 400
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,8 @@ class Folders:
         if bad is not None or not given.strip():
             what = ("is empty" if bad is None else
                     f"holds a control character ({bad.group()!r} at character {bad.start() + 1})")
-            raise _refused(argument, f"{argument}: {shorten(given)} {what}: not a file's path")
+            raise _refused(argument, f"{argument}: {shorten(given, SHOWN_PATH)} {what}: not a "
+                           "file's path")
         path = self._place(argument, given, bases)
         if not self.allows(path):
             raise _refused(argument, self.outside(argument, given, path))
@@ -81,16 +84,16 @@ class Folders:
         mine = (f" (one of scorch's own files, which no path reaches: {path})"
                 if any(path.is_relative_to(folder) for folder in self.denied) else
                 f" (it leads to {path})" if str(path) != given else "")
-        return (f"{argument}: {shorten(given)} is outside the folders this installation allows"
-                f"{mine}; allowed: {places or 'none'}. Add a folder to [files] allow in the "
-                "config to reach it")
+        return (f"{argument}: {shorten(given, SHOWN_PATH)} is outside the folders this "
+                f"installation allows{mine}; allowed: {places or 'none'}. Add a folder to "
+                "[files] allow in the config to reach it")
 
     def _place(self, argument: str, given: str, bases: Sequence[Path]) -> Path:
         path = Path(os.path.expanduser(given))
         if not path.is_absolute():
             if not bases:
-                raise _refused(argument, f"{argument}: {shorten(given)} is relative, and there "
-                               "is no folder to take it in: give an absolute path")
+                raise _refused(argument, f"{argument}: {shorten(given, SHOWN_PATH)} is relative, "
+                               "and there is no folder to take it in: give an absolute path")
             candidates = [base / path for base in bases]
             path = next((c for c in candidates if os.path.lexists(c)), candidates[0])
         return Path(os.path.realpath(path))
