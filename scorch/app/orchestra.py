@@ -255,6 +255,7 @@ class Orchestra:
             changes = config_changes(self.config, config)
             if not changes:
                 return changes, {}
+            sclang_guard(config)  # [samples] changed: each sclang started from now on reads it
             settings = {name: self._settings(name, config)
                         for name in (*changes.added, *changes.rooms)}
             if self._remote is not None:

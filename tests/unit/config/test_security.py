@@ -83,3 +83,14 @@ def test_no_folder_can_smuggle_a_line_into_the_guards_file(tmp_path: Path) -> No
     bad = type(allowed)(own=(Path("/x\nshell 1"),), allowed=(), denied=())
     with pytest.raises(ValueError, match="control character"):
         guard_text(False, bad)
+
+
+def test_a_reload_refuses_a_change_to_files_or_security(tmp_path: Path) -> None:
+    from scorch.config.changes import config_changes
+    from scorch.errors import InvalidRequest
+
+    old = config(tmp_path)
+    for extra, table in (("[security]\nsclang_shell = true\n", "[security]"),
+                         ('[files]\nallow = ["/srv"]\n', "[files]")):
+        with pytest.raises(InvalidRequest, match=table.replace("[", r"\[").replace("]", r"\]")):
+            config_changes(old, config(tmp_path, extra))
