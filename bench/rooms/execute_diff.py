@@ -103,7 +103,7 @@ def report(verdicts: list[Verdict], took: float, eligible: int, command: str,
         lines += ["", "Refused by scorch's guard ([security] sclang_shell = false, the default):",
                   ""]
         lines += [f"- {v.unit.source} (`{v.unit.code.splitlines()[0][:50]}`): "
-                  f"{v.reason.split(':')[0]}" for v in guarded]
+                  f"{v.reason.split(': it ')[0]}" for v in guarded]
     reasons = collections.Counter(v.reason.split(":")[0] for v in unexplained)
     if unexplained:
         lines += ["", "Unexplained differences:", ""]

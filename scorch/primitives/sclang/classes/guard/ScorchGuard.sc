@@ -16,6 +16,9 @@
 // (docs/operations.md says what it leaves open).
 ScorchGuard {
 	classvar active = false, shellAllowed = false, own, allowed, denied, source;
+	classvar writes;  // the /b_write command, as sclang may name it
+
+	*initClass { writes = IdentitySet[\b_write, '/b_write', 33] }
 
 	*activate {
 		if(active) { ^this };
@@ -63,14 +66,20 @@ ScorchGuard {
 	*writes { |mode| ^mode.isString.not or: { mode.any { |c| "wa+".includes(c) } } }
 
 	// An OSC message to a server: a /b_write (scsynth writes a file) goes where `write` says;
-	// one inside a completion message (a blob), or in raw bytes, is refused.
+	// one in a completion message (scsynth runs the last argument of an asynchronous
+	// command: an array, or a blob, which is refused) or in raw bytes too. Every message
+	// sclang sends comes here: it looks at the first and the last argument only.
 	*osc { |msg|
+		var last;
 		if(active.not or: { shellAllowed }) { ^this };
 		if(msg.isKindOf(RawArray)) { ^this.prBlob(msg) };
-		if(msg.isSequenceableCollection.not or: { msg.isString }) { ^this };
-		if(this.prIsWrite(msg[0])) { this.write("the OSC command /b_write", msg[2]) };
-		msg.do { |item| if(item.isKindOf(Int8Array)) { this.prBlob(item) } {
-			if(item.isArray and: { item.isString.not }) { this.osc(item) } } };
+		if(msg.isSequenceableCollection.not or: { msg.size < 2 }) { ^this };
+		if(writes.includes(msg[0]) or: { msg[0].isString and: { writes.includes(msg[0].asSymbol) } }) {
+			this.write("the OSC command /b_write", msg[2])
+		};
+		last = msg.last;
+		if(last.isKindOf(Int8Array)) { ^this.prBlob(last) };
+		if(last.isArray and: { last.isString.not }) { this.osc(last) };
 	}
 
 	*bundle { |msgs|
@@ -135,11 +144,6 @@ ScorchGuard {
 		var out = base;
 		rest.do { |part| if(part == "..") { out = out.dirname } { out = out ++ "/" ++ part } };
 		^out
-	}
-
-	*prIsWrite { |command|
-		^[\b_write, '/b_write', 33].includes(command) or: {
-			command.isString and: { ["/b_write", "b_write"].includesEqual(command) } }
 	}
 
 	// Bytes sent as a blob (a completion message) or raw: a /b_write in them is refused (they
