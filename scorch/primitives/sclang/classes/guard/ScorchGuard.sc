@@ -16,9 +16,9 @@
 // (docs/operations.md says what it leaves open).
 ScorchGuard {
 	classvar active = false, shellAllowed = false, own, allowed, denied, source;
-	classvar writes;  // the /b_write command, as sclang may name it
+	classvar bWrite;  // the /b_write command, as sclang may name it
 
-	*initClass { writes = IdentitySet[\b_write, '/b_write', 33] }
+	*initClass { bWrite = IdentitySet[\b_write, '/b_write', 33] }
 
 	*activate {
 		if(active) { ^this };
@@ -31,7 +31,7 @@ ScorchGuard {
 		denied = denied ++ this.prLibraryFolders;
 	}
 
-	// What the guard holds, for people and tests: "active shell own:... allow:... deny:...".
+	// What the guard holds, for people and tests.
 	*describe {
 		^"active: % shell: % source: %\nown: %\nallow: %\ndeny: %".format(
 			active, shellAllowed, source, own, allowed, denied)
@@ -74,7 +74,7 @@ ScorchGuard {
 		if(active.not or: { shellAllowed }) { ^this };
 		if(msg.isKindOf(RawArray)) { ^this.prBlob(msg) };
 		if(msg.isSequenceableCollection.not or: { msg.size < 2 }) { ^this };
-		if(writes.includes(msg[0]) or: { msg[0].isString and: { writes.includes(msg[0].asSymbol) } }) {
+		if(bWrite.includes(msg[0]) or: { msg[0].isString and: { bWrite.includes(msg[0].asSymbol) } }) {
 			this.write("the OSC command /b_write", msg[2])
 		};
 		last = msg.last;
