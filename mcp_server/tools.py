@@ -137,9 +137,11 @@ def checked(op: Operation[Any, Any], arguments: dict[str, Any]) -> dict[str, Any
 
 
 def tool_annotations(access: Access) -> ToolAnnotations:
-    """MCP's hints from what the operation does to the installation."""
-    return ToolAnnotations(read_only_hint=access.read_only, destructive_hint=access.destructive,
-                           idempotent_hint=access.idempotent, open_world_hint=False)
+    """MCP's hints from what the operation does to the installation: code it runs may reach
+    anything SuperCollider can (open world)."""
+    return ToolAnnotations(read_only_hint=access.read_only,
+                           destructive_hint=access.destructive or access.runs_code,
+                           idempotent_hint=access.idempotent, open_world_hint=access.runs_code)
 
 
 def call(service: Service, name: str, arguments: dict[str, Any]) -> Result:

@@ -68,7 +68,7 @@ def name_check(kind: str) -> Callable[[str], str]:
     pattern = re.compile(NAME_PATTERN)
 
     def check(value: str) -> str:
-        if not pattern.match(value):
+        if not pattern.fullmatch(value):  # whole: re.match with $ takes "verse\n"
             raise ValueError(f"{kind} must be {NAME_RULE}, found {shorten(value)}")
         return value
 

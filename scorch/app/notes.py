@@ -173,26 +173,39 @@ class Notes:
     def export(self, span: Span, pattern: str | None = None, path: Path | None = None) -> Exported:
         """Write the notes played in ``span`` to a .mid on the grid's tempo and meter.
 
-        ``path``: absolute, or under the state directory's ``midi/`` folder (default: a
-        name from the time now).
+        ``path``: where (the caller checked it is allowed: ``config.allowed.folders``);
+        default: a new file in the state directory's ``midi/`` folder named after the time.
         """
         notes = self.played(span, pattern)
         if not notes:
             raise InvalidRequest("no notes were played in that range: nothing to export")
-        path = self.midi_path(path or Path(time.strftime("notes-%Y%m%d-%H%M%S.mid")))
+        path = self.midi_path(path or self.new_midi_path("notes"))
         try:
             start = smf.write(notes, path, self.line())
         except OSError as err:
             raise InvalidRequest(f"cannot write {path}: {err.strerror or err}") from err
         return Exported(path, notes, start)
 
+    def midi_folder(self) -> Path:
+        """The state directory's ``midi/``: where .mid files go, and relative paths are taken."""
+        return self._tree.config.state_path() / MIDI_DIR
+
     def midi_path(self, path: Path) -> Path:
         """``path`` as a .mid file's place: absolute, or under the state directory's ``midi/``."""
         if not path.is_absolute():
-            path = self._tree.config.state_path() / MIDI_DIR / path
+            path = self.midi_folder() / path
         if path.suffix.lower() not in (".mid", ".midi"):
             raise InvalidRequest(f"{path} is not a .mid file's name")
         return path
+
+    def new_midi_path(self, stem: str) -> Path:
+        """A .mid in ``midi/`` named after ``stem`` and the time now, that is not there yet."""
+        base = f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+        for count in range(1, 1000):
+            path = self.midi_folder() / (f"{base}.mid" if count == 1 else f"{base}-{count}.mid")
+            if not path.exists():
+                return path
+        raise InvalidRequest(f"too many files named {base}-N.mid in {self.midi_folder()}")
 
     def read_file(self, path: Path, grid: float | None = None) -> smf.FileNotes:
         """The notes of the .mid at ``path`` (see :meth:`midi_path`), snapped to ``grid`` beats."""

@@ -33,6 +33,7 @@ from scorch.app.studio.studio import Studio
 from scorch.app.tempo import Tempo
 from scorch.app.tree import ASK, Tree
 from scorch.app.undo import Undo
+from scorch.config.allowed import sclang_guard
 from scorch.config.changes import ConfigChanges, config_changes
 from scorch.config.installation import Config, check_synthdefs, load_config
 from scorch.errors import InstanceNotReady
@@ -129,6 +130,7 @@ class Orchestra:
             startup_code=startup, listen=config.listen_address(),
             seed=seed.rooms.get(name) if seed is not None else None,
             pattern_notes=self.notes.patterns, early_sclang=early,
+            extra_env=sclang_guard(config),
         )
 
     def announce_start(self) -> None:
@@ -259,6 +261,7 @@ class Orchestra:
             changes = config_changes(self.config, config)
             if not changes:
                 return changes, {}
+            sclang_guard(config)  # [samples] changed: each sclang started from now on reads it
             settings = {name: self._settings(name, config)
                         for name in (*changes.added, *changes.rooms)}
             if self._remote is not None:

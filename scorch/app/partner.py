@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -218,7 +217,7 @@ class Partners:
 
     def save(self, notes: list[Note], path: Path | None) -> Path:
         """Write ``notes`` to a .mid (see :meth:`Notes.midi_path`) on the grid."""
-        path = self._notes.midi_path(path or Path(time.strftime("partner-%Y%m%d-%H%M%S.mid")))
+        path = self._notes.midi_path(path or self._notes.new_midi_path("partner"))
         try:
             smf.write(notes, path, self._notes.line())
         except OSError as err:

@@ -30,12 +30,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     the rooms are, that it is alive (``WatchdogSec=``), and when it stops.
     """
     from scorch.config.locate import find_config, room_names
+    from scorch.primitives.sclang.guard import guard_env
     from scorch.primitives.sclang.launch import start_early
 
     path = find_config(args.config)
     # Before the config's models are imported and it is checked (a third of a second);
     # a room the checked config does not have, or has otherwise, does not take one.
-    early = start_early(room_names(path, args.host))
+    early = start_early(room_names(path, args.host), guard_env(path, args.host))
     try:
         from scorch.config.installation import load_config
 
@@ -121,6 +122,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from mcp_server.config_gate import hosted_here
     from scorch.config.installation import load_config
     from scorch.config.locate import find_config
+    from scorch.primitives.sclang.guard import guard_env
     from scorch.primitives.sclang.launch import start_early
 
     path = find_config(args.config)
@@ -128,7 +130,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     with contextlib.suppress(ConfigError):  # the server says the mistakes in every tool
         config = load_config(path)
         if hosted_here(config):
-            early = start_early(config.instances)
+            early = start_early(config.instances, guard_env(config.source, config.host))
     from mcp_server.server import serve  # the MCP SDK: most of a second, as sclang compiles
 
     serve(path, front, early, config)

@@ -24,6 +24,7 @@ from scorch.config.hosts import HostConfig, RemoteRoom
 from scorch.config.lines import fields_at, key_lines, located
 from scorch.config.locate import DEFAULT_CONFIG
 from scorch.config.schedule import CueConfig, Cueing, Location, ScheduleEntry, check_hours
+from scorch.config.security import FilesConfig, SecurityConfig
 from scorch.config.tables import (
     AudioConfig,
     DocsConfig,
@@ -65,6 +66,8 @@ class Config(StrictModel):
     schedule: tuple[ScheduleEntry, ...] = Field((), description="[[schedule]]: docs/schedule.md")
     cues: tuple[CueConfig, ...] = Field((), description="[[cues]]: the cue list")
     cueing: Cueing = Cueing()
+    files: FilesConfig = FilesConfig()
+    security: SecurityConfig = SecurityConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     hosts: dict[HostName, HostConfig] = Field(
         default_factory=dict, description="the machines of an installation across several "

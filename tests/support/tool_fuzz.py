@@ -191,11 +191,6 @@ HOSTILE: list[tuple[str, dict[str, Any]]] = [
     ("midi", {"action": "send", "port": "nowhere", "message": {"type": "note_on"}}),
     ("midi", {"action": "unmap", "route_id": "../x"}),
     ("release", {"instance": "room", "node": "ghost"}),
-    ("buffer", {"action": "load", "instance": "room", "path": "/etc/passwd"}),
-    ("buffer", {"action": "load", "instance": "room", "path": "/dev/zero"}),
-    ("buffer", {"action": "load", "instance": "room", "path": "/proc/self/status"}),
-    ("buffer", {"action": "load", "instance": "room", "path": "../../etc/hostname"}),
-    ("buffer", {"action": "load", "instance": "room", "path": "a\x00b.wav"}),
     ("buffer", {"action": "load", "instance": "room", "path": "/" * 5000}),
     ("buffer", {"action": "free", "instance": "room", "name": "ghost"}),
     ("buffer", {"action": "search", "query": "*" * 1000}),
@@ -301,6 +296,27 @@ NAMED: list[tuple[str, dict[str, Any], str]] = [
     ("cue", {"action": "edit", "cue": "f1"}, None),
     ("cue", {"action": "delete", "cue": "nowhere"}, "cue"),
 ]
+#: (tool, arguments): a path argument that leads outside the folders the installation allows
+#: (the test room has no [samples] folder), each refused as PATH_REFUSED naming `path`.
+PATHS: list[tuple[str, dict[str, Any]]] = [
+    ("buffer", {"action": "load", "instance": "room", "path": "/etc/passwd"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "/dev/zero"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "/proc/self/status"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "../../etc/hostname"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "kick.wav\n"}),
+    ("listen", {"path": "/etc/hostname"}),
+    ("listen", {"path": "../../../../../../../etc/hostname"}),
+    ("listen", {"path": "take\n"}),
+    ("notes", {"action": "transcribe", "path": "/etc/hostname"}),
+    ("notes", {"action": "play", "instance": "room", "path": "../../../../x.mid"}),
+    ("notes", {"action": "export", "last_seconds": 5.0, "path": "/tmp/../etc/scorch.mid"}),
+    ("notes", {"action": "export", "last_seconds": 5.0, "path": "../../x.mid"}),
+    ("partner", {"action": "continue", "save": True, "path": "/root/x.mid"}),
+    ("partner", {"action": "infill", "last_seconds": 5.0, "path": "../../../x.mid"}),
+]
+NAMED += [(tool, args, "path") for tool, args in PATHS]
+NAMED += [("buffer", {"action": "load", "instance": "room", "path": "a\x00b.wav"}, "path"),
+          ("buffer", {"action": "load", "instance": "room", "path": "/" * 5000}, "path")]
 HOSTILE += [(tool, args) for tool, args, _ in NAMED]
 HOSTILE += [
     ("cue", {"action": "add", "cue": "fz", "name": "hostile", "then": "follow",

@@ -19,7 +19,7 @@ from scorch.api.fields import (
     TimedArgs,
     WaitTimeout,
 )
-from scorch.api.operation import CHANGE, DESTROY, READ, SILENCE, Args, Result, operation
+from scorch.api.operation import CHANGE, CODE, READ, SILENCE, Args, Result, operation
 from scorch.primitives.sclang.result import ExecuteResult, SclangError
 from scorch.state.code_runs import CodeRun
 from scorch.values import Flag
@@ -177,7 +177,7 @@ class ExecuteOutput(Result):
         return "\n".join(lines)
 
 
-@operation(access=DESTROY, command="exec", positional=("instance", "code"), waits="timeout_s",
+@operation(access=CODE, command="exec", positional=("instance", "code"), waits="timeout_s",
            files=("code",), unanswered=failed_outcomes)
 def execute(orch: Orchestra, args: ExecuteArgs) -> ExecuteOutput:
     """Run SuperCollider code in an instance's sclang and return the value of the last

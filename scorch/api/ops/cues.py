@@ -13,6 +13,7 @@ from scorch.api import ops
 from scorch.api.firing import Firing
 from scorch.api.operation import (
     CHANGE,
+    CODE,
     DESTROY,
     READ,
     SET,
@@ -60,7 +61,7 @@ class CueGo(Action):
     """GO: fire the cue on standby (or the one named), then those it continues or follows
     into; standby moves past them. A second GO within [cueing] double_go counts once."""
 
-    access = CHANGE
+    access = CODE  # a cue's calls may be any tool's, execute's code among them
     action: Literal["go"]
     cue: Annotated[Number | None, Field(description="Fire this cue (default: the one on "
                                         "standby)")] = None

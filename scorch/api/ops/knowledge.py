@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, Field, Strict, model_validator
 from scorch.api import budget
 from scorch.api.fields import ExecuteTimeout, Selector, WaitTimeout
 from scorch.api.operation import (
-    DESTROY,
+    CODE,
     READ,
     Action,
     Answer,
@@ -336,7 +336,7 @@ class HistoryRerun(Action):
     """Run an entry again by its id: its code (on its instance, or on `instance`), or the
     operation it records with the same arguments."""
 
-    access = DESTROY
+    access = CODE
     action: Literal["rerun"]
     id: Annotated[int, Field(strict=True, ge=1, description="The entry's id (#N)")]
     instance: Annotated[Selector | None, Field(

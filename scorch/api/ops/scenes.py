@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from scorch.api import budget
 from scorch.api.fields import Selector
-from scorch.api.operation import CHANGE, DESTROY, READ, SET, Action, Result, operation
+from scorch.api.operation import CHANGE, DESTROY, READ, SET, WRITE_OVER, Action, Result, operation
 from scorch.app.scenes import MAX_MORPH_SECONDS, Applied
 from scorch.errors import InvalidRequest
 from scorch.state.scenes import Scene
@@ -59,7 +59,7 @@ class SceneList(Action):
 class SceneSave(Action):
     """Keep the params of every named node under a name (replacing a scene of that name)."""
 
-    access = DESTROY
+    access = WRITE_OVER
     action: Literal["save"]
     name: SceneNamed
     instance: Rooms = "*"

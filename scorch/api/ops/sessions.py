@@ -10,7 +10,17 @@ from pydantic import BaseModel, Field
 
 from scorch.api import budget
 from scorch.api.fanout import label
-from scorch.api.operation import DESTROY, READ, Action, Answer, Host, Result, operation
+from scorch.api.operation import (
+    CODE,
+    DESTROY,
+    READ,
+    WRITE_OVER,
+    Action,
+    Answer,
+    Host,
+    Result,
+    operation,
+)
 from scorch.app.sessions import Reading, parse, render
 from scorch.state.session import Change
 from scorch.values import Flag, SessionName
@@ -63,7 +73,7 @@ class SessionSave(Action):
     """Write the whole state (every room's nodes, params, buffers, the MIDI routes and the
     tempo) under a name, over a session of that name."""
 
-    access = DESTROY
+    access = WRITE_OVER
     action: Literal["save"]
     name: SessionNamed
 
@@ -71,7 +81,7 @@ class SessionSave(Action):
 class SessionLoad(Action):
     """Load a session, changing only what differs (nodes it lacks are released)."""
 
-    access = DESTROY
+    access = CODE
     action: Literal["load"]
     name: SessionNamed
 

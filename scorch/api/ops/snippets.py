@@ -8,7 +8,16 @@ from pydantic import AfterValidator, BaseModel, Field, Strict
 
 from scorch.api import budget
 from scorch.api.fields import Code, ExecuteTimeout, Selector
-from scorch.api.operation import CHANGE, DESTROY, READ, Action, Hosts, Result, operation
+from scorch.api.operation import (
+    CODE,
+    DESTROY,
+    READ,
+    WRITE_OVER,
+    Action,
+    Hosts,
+    Result,
+    operation,
+)
 from scorch.api.ops.code import ExecuteOutcome, ExecuteOutput, run_code
 from scorch.knowledge.snippets import NAME_RULE, Snippet, validate_name, validate_tag
 from scorch.values import Flag, no_nul
@@ -47,7 +56,7 @@ class SnippetShow(Action):
 class SnippetSave(Action):
     """Save code as a snippet of yours (built-ins are read-only)."""
 
-    access = CHANGE
+    access = WRITE_OVER
     action: Literal["save"]
     name: SnippetName
     code: Annotated[Code, Field(description="The code to keep")]
@@ -61,7 +70,7 @@ class SnippetSave(Action):
 class SnippetRun(Action):
     """Run a snippet on instances, as execute does (kept in the history)."""
 
-    access = DESTROY
+    access = CODE
     action: Literal["run"]
     name: SnippetName
     instance: Annotated[Selector, Field(

@@ -10,7 +10,16 @@ from pydantic import BaseModel, Field
 from scorch.api import budget
 from scorch.api.fanout import label
 from scorch.api.fields import InstanceName
-from scorch.api.operation import CHANGE, DESTROY, READ, Action, Host, Hosts, Result, operation
+from scorch.api.operation import (
+    CODE,
+    READ,
+    WRITE_OVER,
+    Action,
+    Host,
+    Hosts,
+    Result,
+    operation,
+)
 from scorch.api.ops.sessions import ChangeOut
 from scorch.app.sessions import Reading, parse, render
 from scorch.errors import InvalidRequest, SessionNotFound
@@ -37,7 +46,7 @@ class UndoStep(Action):
     """Undo the latest changes (play, set, release, stop, pattern, buffer, scene, tempo,
     MIDI route, session load), bringing back what each changed as it was before it."""
 
-    access = CHANGE
+    access = CODE
     action: Literal["undo"] = "undo"
     instance: Room = None
     steps: Steps = 1
@@ -47,7 +56,7 @@ class UndoStep(Action):
 class RedoStep(Action):
     """Redo the latest undone changes."""
 
-    access = CHANGE
+    access = CODE
     action: Literal["redo"]
     instance: Room = None
     steps: Steps = 1
@@ -67,7 +76,7 @@ class UndoList(Action):
 class UndoCheckpoint(Action):
     """Keep the whole installation's state now under a name (a session file)."""
 
-    access = DESTROY
+    access = WRITE_OVER
     action: Literal["checkpoint"]
     name: Checkpoint
 
@@ -75,7 +84,7 @@ class UndoCheckpoint(Action):
 class UndoBack(Action):
     """Go back to a checkpoint (itself a change that undo takes back)."""
 
-    access = DESTROY
+    access = CODE
     action: Literal["back"]
     name: Checkpoint
     dry_run: DryRun = False

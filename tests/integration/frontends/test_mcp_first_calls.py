@@ -122,7 +122,9 @@ def setup(tmp_path: Path) -> Iterator[dict[str, Any]]:
     """Two rooms (alpha with two named nodes) on their own JACK server; a short WAV file."""
     jack = jack_name("firstcalls")
     config = tmp_path / "config.toml"
-    config.write_text(two_rooms(tmp_path / "state", jack) + NODES)
+    # the sample is the test's own, in a folder the installation allows
+    config.write_text(two_rooms(tmp_path / "state", jack) + NODES
+                      + f'[files]\nallow = ["{tmp_path}"]\n')
     sample = tmp_path / "click.wav"
     with wave.open(str(sample), "wb") as out:
         out.setnchannels(1)

@@ -17,7 +17,7 @@ import pytest
 from scorch.api.local import LocalService
 from scorch.api.ops.music.partner import PartnerOutput
 from scorch.app.orchestra import Orchestra
-from scorch.errors import InvalidRequest, NotFound, ScorchError
+from scorch.errors import FileExists, InvalidRequest, NotFound, PathRefused, ScorchError
 from scorch.notes.capture import PARTNER, ROOM
 from scorch.notes.partner import key
 from tests.support.midi.answer import NodeWatch, answer_once, perform
@@ -116,6 +116,21 @@ def test_continue_and_infill_learn_the_input_and_play_save_and_refuse(
     again = service.call("partner", {"action": "continue", "input": PORT, "since": since,
                                      "notes": 8, "key": "C", "seed": 1})
     assert isinstance(again, PartnerOutput) and [n.pitch for n in again.notes] == pitches
+    # a .mid there already is written over only when asked; never one outside midi/'s kind
+    take = {"action": "continue", "input": PORT, "since": since, "notes": 8, "seed": 1,
+            "path": "take.mid"}
+    kept = service.call("partner", take)
+    assert isinstance(kept, PartnerOutput) and kept.path is not None
+    Path(kept.path).write_bytes(b"mine")
+    with pytest.raises(FileExists, match="overwrite = true"):
+        service.call("partner", take)
+    assert Path(kept.path).read_bytes() == b"mine"
+    over = service.call("partner", {**take, "overwrite": True})
+    assert isinstance(over, PartnerOutput) and over.path == kept.path
+    assert [m.note for m in mido.MidiFile(kept.path) if m.type == "note_on" and m.velocity]
+    with pytest.raises(PathRefused):
+        service.call("partner", {**take, "path": "../../outside.mid"})
+    assert not (Path(kept.path).parents[2] / "outside.mid").exists()
 
     filled = service.call("partner", {"action": "infill", "input": PORT, "since": since,
                                       "notes": 3, "temperature": 0.5, "seed": 2})

@@ -10,8 +10,19 @@ from pydantic import BaseModel, Field, Strict
 
 from scorch.api.fanout import label
 from scorch.api.fields import InstanceName, SynthDefName
-from scorch.api.operation import CHANGE, READ, Action, Answer, Host, Result, Where, operation
+from scorch.api.operation import (
+    CHANGE,
+    READ,
+    WRITE_OVER,
+    Action,
+    Answer,
+    Host,
+    Result,
+    Where,
+    operation,
+)
 from scorch.api.ops.audio import audio_path
+from scorch.config.allowed import folders
 from scorch.errors import (
     AudioFileError,
     CodeFailed,
@@ -22,7 +33,7 @@ from scorch.errors import (
 from scorch.notes import pbind, text
 from scorch.notes.capture import Note, place
 from scorch.state.tempo import Timeline
-from scorch.values import Text
+from scorch.values import Flag, Text
 
 if TYPE_CHECKING:
     from scorch.app.notes import Notes, Span
@@ -47,6 +58,12 @@ Since = Annotated[float | None, Strict(), Field(
     gt=0, allow_inf_nan=False, description="From this Unix time (seconds)")]
 Until = Annotated[float | None, Strict(), Field(
     gt=0, allow_inf_nan=False, description="Up to this Unix time (with since; default: now)")]
+MidiPath = Annotated[Text | None, Field(
+    max_length=4096, description="Where to write the .mid: relative to the state folder's "
+    "midi/ (default: a new midi/NAME-<time>.mid there), or absolute inside a folder the "
+    "installation allows")]
+Overwrite = Annotated[Flag, Field(
+    description="Write over the file at `path` when it is there already (default: refused)")]
 
 
 class NotesSounding(Action):
@@ -88,11 +105,10 @@ class NotesExport(_Range):
     """Write the notes played in a range to a Standard MIDI File at the grid's tempo and
     meter, starting on a bar line."""
 
-    access = CHANGE
+    access = WRITE_OVER
     action: Literal["export"]
-    path: Annotated[Text | None, Field(
-        description="Where to write the .mid: absolute, or relative to the state "
-        "directory's midi/ folder (default: midi/notes-<time>.mid there)")] = None
+    path: MidiPath = None
+    overwrite: Overwrite = False
 
 
 class NotesPlay(Action):
@@ -104,8 +120,8 @@ class NotesPlay(Action):
     action: Literal["play"]
     instance: InstanceName
     path: Annotated[Text, Field(
-        description="The .mid to play: absolute, or relative to the state directory's "
-        "midi/ folder (where export writes)")]
+        max_length=4096, description="The .mid to play: relative to the state folder's midi/ "
+        "(where export writes), or absolute inside a folder the installation allows")]
     synthdef: Annotated[SynthDefName, Field(
         description="The SynthDef that plays each note (the library's or one the room "
         "knows); it gets midinote/freq, amp and sustain")] = "pluck"
@@ -132,8 +148,9 @@ class NotesTranscribe(Action):
     access = READ
     action: Literal["transcribe"]
     path: Annotated[Text, Field(
-        max_length=4096, description="The audio file (WAV, AIFF, FLAC): absolute, or a "
-        "recording's file name")]
+        max_length=4096, description="The audio file (WAV, AIFF, FLAC): a recording's name "
+        "or file name, a path relative to the recordings folder, or an absolute path inside "
+        "a folder the installation allows")]
     budget: Annotated[int, Strict(), Field(
         ge=100, le=100_000, description="Characters the text may take; more notes than fit "
         "give a summary")] = 4000
@@ -260,16 +277,27 @@ def notes(orch: Orchestra, args: NotesArgs) -> NotesOutput:
         return NotesOutput(action="played", listing=listing, count=len(played),
                            summarised=summarised, notes=records, start=span.start + offset,
                            end=span.end + offset, **grid)
-    exported = component.export(span, args.input, Path(args.path) if args.path else None)
+    exported = component.export(span, args.input, midi_target(orch, args.path, args.overwrite))
     listing, summarised, records = _listing(exported.notes, line, 4000, MAX_NOTES, offset)
     return NotesOutput(action="export", listing=listing, count=len(exported.notes),
                        summarised=summarised, notes=records, start=exported.start + offset,
                        end=span.end + offset, path=str(exported.path), **grid)
 
 
+def midi_target(orch: Orchestra, given: str | None, overwrite: bool) -> Path | None:
+    """Where a .mid goes: ``given`` inside the allowed folders (relative: in ``midi/``), not
+    over a file there unless ``overwrite``; None: a new file of its own in ``midi/``."""
+    if not given:
+        return None
+    return folders(orch.config).file("path", given, [orch.notes.midi_folder()], write=True,
+                                     overwrite=overwrite)
+
+
 def _play(orch: Orchestra, args: NotesPlay) -> NotesOutput:
     """Read the file, lay it out in beats, and define and play its Pdef in the room."""
-    found = orch.notes.read_file(Path(args.path), grid=args.quantise)
+    found = orch.notes.read_file(
+        folders(orch.config).file("path", args.path, [orch.notes.midi_folder()]),
+        grid=args.quantise)
     try:
         score = pbind.lay_out(found.notes, found.line)
     except ValueError as err:

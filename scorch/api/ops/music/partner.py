@@ -8,8 +8,19 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, Strict
 
 from scorch.api.fields import InstanceName, SynthDefName
-from scorch.api.operation import CHANGE, READ, Action, Result, Where, operation
-from scorch.api.ops.music.notes import Bars, Input, LastSeconds, NoteRecord, Since, Until, _records
+from scorch.api.operation import CHANGE, READ, WRITE_OVER, Action, Result, Where, operation
+from scorch.api.ops.music.notes import (
+    Bars,
+    Input,
+    LastSeconds,
+    MidiPath,
+    NoteRecord,
+    Overwrite,
+    Since,
+    Until,
+    _records,
+    midi_target,
+)
 from scorch.errors import InvalidRequest
 from scorch.notes import text
 from scorch.notes.capture import Note
@@ -56,9 +67,8 @@ class _Make(Action):
     name: Annotated[Text | None, Field(
         max_length=64, description="The Pdef's name (default: partner)")] = None
     save: Annotated[bool, Strict(), Field(description="Write the notes to a .mid")] = False
-    path: Annotated[Text | None, Field(
-        description="Where the .mid goes (implies save): absolute, or under the state "
-        "directory's midi/ (default: midi/partner-<time>.mid)")] = None
+    path: MidiPath = None
+    overwrite: Overwrite = False
 
     def where(self) -> Where | None:
         """The room it plays in, when it plays."""
@@ -82,7 +92,7 @@ class PartnerContinue(_Make):
     notes or `bars` bars (default 2 bars). Returns the notes, plays them in a room
     (instance) and/or saves a .mid."""
 
-    access = CHANGE
+    access = WRITE_OVER
     action: Literal["continue"] = "continue"
     notes: Notes = None
     bars: Annotated[float | None, Strict(), Field(
@@ -95,7 +105,7 @@ class PartnerInfill(_Make):
     the range's longest silence. Makes `notes` notes (default: as dense as the left phrase)
     that lead into the right phrase."""
 
-    access = CHANGE
+    access = WRITE_OVER
     action: Literal["infill"]
     notes: Notes = None
     split: Annotated[float | None, Strict(), Field(
@@ -184,7 +194,7 @@ class PartnerOutput(Result):
 
 
 def _made(orch: Orchestra, args: PartnerContinue | PartnerInfill, source: str, made: Phrase,
-          what: str, join: int | None = None) -> PartnerOutput:
+          what: str, target: Path | None, join: int | None = None) -> PartnerOutput:
     line, offset = orch.notes.line(), orch.notes.wall_offset()
     notes: list[Note] = [n._replace(source=f"partner:{source}") for n in made.notes]
     listing = f"{what} ({len(notes)} notes in the style of {source})\n" + (
@@ -194,7 +204,7 @@ def _made(orch: Orchestra, args: PartnerContinue | PartnerInfill, source: str, m
         pattern = orch.partner.play(args.instance, notes, args.synthdef, args.name or "partner")
         listing += f"\nplaying in {args.instance} from the next bar as Pdef(\\{pattern})"
     if notes and (args.save or args.path):
-        path = str(orch.partner.save(notes, Path(args.path) if args.path else None))
+        path = str(orch.partner.save(notes, target))
         listing += f"\nwritten to {path}"
     return PartnerOutput(action=args.action, listing=listing, count=len(notes),
                          notes=_records(notes, line, offset), orders=made.orders, join=join,
@@ -210,6 +220,9 @@ def partner(orch: Orchestra, args: PartnerArgs) -> PartnerOutput:
     text and data; plays them in a room (instance) and/or saves a .mid."""
     if isinstance(args, PartnerAnswering):
         return _answering(orch)
+    target = None  # where a .mid goes: refused before anything is made
+    if isinstance(args, PartnerContinue | PartnerInfill) and (args.save or args.path):
+        target = midi_target(orch, args.path, args.overwrite)
     source = orch.partner.source(args.input)
     if isinstance(args, PartnerAnswerOff):
         orch.partner.answer_off(source)
@@ -236,7 +249,7 @@ def partner(orch: Orchestra, args: PartnerArgs) -> PartnerOutput:
         seed = orch.partner.seed(source, span)
         bars = args.bars if args.bars is not None or args.notes is not None else 2.0
         made = orch.partner.continue_(source, seed, args.notes, bars, controls)
-        return _made(orch, args, source, made, f"continued {len(seed)} notes")
+        return _made(orch, args, source, made, f"continued {len(seed)} notes", target)
     if span is None:
         raise InvalidRequest("say the range holding both phrases: last_bars, last_seconds "
                              "or since")
@@ -244,7 +257,7 @@ def partner(orch: Orchestra, args: PartnerArgs) -> PartnerOutput:
     split = None if args.split is None else args.split - orch.notes.wall_offset()
     made, left, right = orch.partner.infill(source, passage, split, args.notes, controls)
     return _made(orch, args, source, made,
-                 f"filled between {len(left)} and {len(right)} notes", made.join)
+                 f"filled between {len(left)} and {len(right)} notes", target, made.join)
 
 
 def _answering(orch: Orchestra) -> PartnerOutput:

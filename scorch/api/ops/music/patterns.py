@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, Strict
 
 from scorch.api.fields import MAX_CODE, Code, InstanceName
-from scorch.api.operation import CHANGE, SILENCE, Action, Result, operation
-from scorch.values import ParamName
+from scorch.api.operation import CHANGE, CODE, SILENCE, Action, Result, operation
+from scorch.values import ParamName, Text
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
 
-Name = Annotated[str, Field(min_length=1, max_length=64, description=(
+Name = Annotated[Text, Field(min_length=1, max_length=64, description=(
     "The pattern or proxy's name, as `playing` lists it (acc for Pdef(\\acc))"))]
 NewName = Annotated[str, Strict(), Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$", description=(
     "The new pattern or proxy's name: a letter, then letters, digits or _ (acc for "
@@ -50,7 +50,7 @@ class _OnePattern(_Change):
 class PatternSource(_OnePattern):
     """Replace its source (a Pbind, a function...): the events from the next bar play it."""
 
-    access = CHANGE
+    access = CODE
     action: Literal["source"]
     source: Source
 
@@ -59,7 +59,7 @@ class PatternDefine(_Change):
     """Define a new Pdef, Pbindef, Tdef or Ndef by its source and play it on the next bar
     (undo clears it); one already defined changes with action source."""
 
-    access = CHANGE
+    access = CODE
     action: Literal["define"]
     name: NewName
     kind: NewKind
@@ -71,7 +71,7 @@ class PatternDefine(_Change):
 class PatternSet(_Change):
     """Set one key of a Pbindef (a Pdef of a Pbind becomes one): the next bar plays it."""
 
-    access = CHANGE
+    access = CODE
     action: Literal["set"]
     name: Name
     key: Annotated[ParamName, Field(description="The event key: degree, dur, amp, instrument...")]
