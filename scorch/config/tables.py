@@ -157,10 +157,13 @@ class WebConfig(StrictModel):
 
     listen: str | None = Field(
         None, description="ADDR:PORT the page listens on (unset: no page; no address: "
-        "loopback, no port: 8470, IPv6 in brackets); loopback is open "
-        "to this machine's users, any other address asks for the token in the state directory")
+        "loopback, no port: 8470, IPv6 in brackets); every address asks for the state "
+        "folder's token (http-token, or http-token-readonly: a page that only shows)")
     meter_hz: float = Field(15.0, ge=1.0, le=50.0,
                             description="level meters' reports a second while the page is open")
+    open_loopback: bool = Field(
+        False, description="a page on a loopback address asks no token: every account on "
+        "this machine may then see and act (off by default; refused off loopback)")
 
     @field_validator("listen")
     @classmethod
@@ -168,6 +171,14 @@ class WebConfig(StrictModel):
         if value is not None:
             parse_listen(value, WEB_PORT)
         return value
+
+    @model_validator(mode="after")
+    def _open_on_loopback_only(self) -> WebConfig:
+        address = self.address()
+        if self.open_loopback and address is not None and not is_loopback(address[0]):
+            raise ValueError(f"open_loopback = true opens a loopback page only; listen = "
+                             f"{self.listen!r} is not loopback (its page asks for the token)")
+        return self
 
     def address(self) -> tuple[str, int] | None:
         """The host (without IPv6 brackets) and port to listen on, or None."""
@@ -202,6 +213,21 @@ class TempoConfig(StrictModel):
                        "sclang LinkClock: tempo and phase shared with every Link peer")
     groups: dict[GroupName, GroupTempo] = Field(
         default_factory=dict, description="groups with a tempo of their own (not on Link)")
+
+
+#: Host names that are this machine's loopback whatever the resolver says.
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address, IPv6 with or without brackets) is loopback."""
+    bare = host.strip().strip("[]").lower()
+    if bare in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(bare).is_loopback
+    except ValueError:
+        return False
 
 
 def parse_listen(text: str, default_port: int | None = None) -> tuple[str, int]:
@@ -247,9 +273,12 @@ class McpConfig(StrictModel):
 
     http: str | None = Field(
         None, description="`scorch run` also serves the MCP tools over streamable HTTP at "
-        f"\"ADDR:PORT\" (path /mcp; default port {HTTP_PORT}); a loopback address is open to "
-        "this machine's users, any other asks every request for the token in the state "
-        "folder's http-token file (Authorization: Bearer)")
+        f"\"ADDR:PORT\" (path /mcp; default port {HTTP_PORT}); every request, on every "
+        "address, needs the token in the state folder's http-token file (Authorization: Bearer)")
+    open_loopback: bool = Field(
+        False, description="MCP over HTTP on a loopback address asks no token: every account "
+        "on this machine may then run code as scorch's user (off by default; refused off "
+        "loopback)")
 
     @field_validator("http")
     @classmethod
@@ -257,6 +286,14 @@ class McpConfig(StrictModel):
         if value is not None:
             parse_listen(value)
         return value
+
+    @model_validator(mode="after")
+    def _open_on_loopback_only(self) -> McpConfig:
+        where = self.listen()
+        if self.open_loopback and where is not None and not is_loopback(where[0]):
+            raise ValueError(f"open_loopback = true opens a loopback listener only; http = "
+                             f"{self.http!r} is not loopback (it asks for the token)")
+        return self
 
     def listen(self) -> tuple[str, int] | None:
         """Where to serve HTTP (host, port), or None: stdio and the control socket only."""
