@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.hosts_harness import Namespace, namespaces_allowed
 from tests.support.skips import missing, module
-from tests.support.web_harness import CHROMIUM, Dialogs, Served
+from tests.support.web_harness import BROWSER_ARGS, CHROMIUM, Dialogs, Served
 
 
 @pytest.fixture(scope="package")
@@ -41,7 +41,7 @@ def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
         missing(f"{CHROMIUM} (make test installs Debian's chromium)")
     with playwright_api.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
         try:
             yield launched
         finally:
