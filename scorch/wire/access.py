@@ -53,7 +53,7 @@ def load_token(state_dir: Path, name: str = TOKEN_FILE) -> str:
         token = ""
     if token:
         return token
-    state_dir.mkdir(parents=True, exist_ok=True)
+    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # as the control socket's
     token = secrets.token_urlsafe(32)
     # Written under a private name first and linked: two starts at once share one token.
     partial = path.with_name(f".{name}.{os.getpid()}")
