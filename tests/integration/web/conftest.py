@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.hosts_harness import Namespace, namespaces_allowed
 from tests.support.skips import missing, module
-from tests.support.web_harness import BROWSER_ARGS, CHROMIUM, Dialogs, Served
+from tests.support.web.harness import BROWSER_ARGS, CHROMIUM, Dialogs, Served
 
 
 @pytest.fixture(scope="package")

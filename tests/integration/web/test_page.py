@@ -19,7 +19,7 @@ import pytest
 
 from scorch.state.playing import METER_NODE_ID
 from scorch.web.gate import cookie_name
-from tests.support.web_harness import Served
+from tests.support.web.harness import Served
 
 pytestmark = pytest.mark.integration
 
