@@ -174,10 +174,7 @@ class WebConfig(StrictModel):
 
     @model_validator(mode="after")
     def _open_on_loopback_only(self) -> WebConfig:
-        address = self.address()
-        if self.open_loopback and address is not None and not is_loopback(address[0]):
-            raise ValueError(f"open_loopback = true opens a loopback page only; listen = "
-                             f"{self.listen!r} is not loopback (its page asks for the token)")
+        _open_on_loopback_only(self.open_loopback, self.address(), "listen", self.listen)
         return self
 
     def address(self) -> tuple[str, int] | None:
@@ -228,6 +225,14 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(bare).is_loopback
     except ValueError:
         return False
+
+
+def _open_on_loopback_only(opened: bool, where: tuple[str, int] | None, key: str,
+                           text: str | None) -> None:
+    """Refuse ``open_loopback = true`` beside a listener ``key = text`` that is not loopback."""
+    if opened and where is not None and not is_loopback(where[0]):
+        raise ValueError(f"open_loopback = true opens a loopback listener only; {key} = "
+                         f"{text!r} is not loopback (it asks for the token)")
 
 
 def parse_listen(text: str, default_port: int | None = None) -> tuple[str, int]:
@@ -289,10 +294,7 @@ class McpConfig(StrictModel):
 
     @model_validator(mode="after")
     def _open_on_loopback_only(self) -> McpConfig:
-        where = self.listen()
-        if self.open_loopback and where is not None and not is_loopback(where[0]):
-            raise ValueError(f"open_loopback = true opens a loopback listener only; http = "
-                             f"{self.http!r} is not loopback (it asks for the token)")
+        _open_on_loopback_only(self.open_loopback, self.listen(), "http", self.http)
         return self
 
     def listen(self) -> tuple[str, int] | None:
