@@ -8,6 +8,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from scorch.errors import ConfigError, ScorchError
 
@@ -138,24 +139,61 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_claude_config(args: argparse.Namespace) -> int:
-    """Print the Claude Desktop JSON snippet; ``--install`` writes it into Claude's config."""
+    """Print the Claude Desktop JSON snippet; ``--install`` writes it into Claude's config.
+
+    ``--http [ADDR:PORT]``: the entry of a client of MCP over HTTP, with the token.
+    """
     from mcp_server.claude_config import InstallRefused, desktop_config_path, install, snippet
     from scorch.config.locate import find_config
 
     config = find_config(args.config).resolve()
+    new = None
+    if args.http is not None:
+        try:
+            new = _http_entry(config, args.http)
+        except (ConfigError, ValueError) as err:
+            print(f"scorch claude-config --http: {err}", file=sys.stderr)
+            return 2
+        if args.install and not args.path:
+            print("scorch claude-config --install --http: say which client's file with --path "
+                  "(Claude Code: a project's .mcp.json); Claude Desktop's own takes stdio entries "
+                  "only", file=sys.stderr)
+            return 2
     if not args.install:
-        print(snippet(config))
+        print(snippet(config, new))
         return 0
     try:
         path, backup = install(config, Path(args.path) if args.path else desktop_config_path(),
-                               args.name)
+                               args.name, new)
     except (InstallRefused, OSError) as err:
         print(f"scorch: {err}", file=sys.stderr)
         return 1
+    if new is not None:
+        print(f"wrote the {args.name!r} entry (its URL and token) into {path}"
+              + (f" (the previous file is {backup})" if backup else ""))
+        return 0
     print(f"wrote the {args.name!r} entry into {path}"
           + (f" (the previous file is {backup})" if backup else "")
           + "; restart Claude Desktop to start it")
     return 0
+
+
+def _http_entry(config_path: Path, where: str) -> dict[str, Any]:
+    """The HTTP client's entry for the installation at ``where`` (else ``[mcp] http``)."""
+    import socket
+
+    from mcp_server.claude_config import http_entry
+    from mcp_server.http import url
+    from scorch.config.installation import load_config
+    from scorch.config.tables import HTTP_HOST, HTTP_PORT, parse_listen
+    from scorch.wire.access import WILDCARDS, is_loopback, load_token
+
+    config = load_config(config_path)
+    host, port = parse_listen(where) if where else config.mcp.listen() or (HTTP_HOST, HTTP_PORT)
+    opened = config.mcp.open_loopback and is_loopback(host)
+    token = None if opened else load_token(config.state_path())
+    # Every address: a client names the machine (a name its Host check knows).
+    return http_entry(url(socket.gethostname() if host in WILDCARDS else host, port), token)
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -236,6 +274,10 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     claude.add_argument("--path", help="that file (default: Claude Desktop's own on this "
                         "system, or $SCORCH_CLAUDE_CONFIG)")
     claude.add_argument("--name", default="scorch", help="the entry's name (default: scorch)")
+    claude.add_argument("--http", nargs="?", const="", metavar="ADDR:PORT",
+                        help="the entry of a client of MCP over HTTP (Claude Code's .mcp.json): "
+                        "its URL (default: [mcp] http, else 127.0.0.1:57180) and the token; "
+                        "with --install, into --path")
     claude.set_defaults(func=cmd_claude_config)
     init = sub.add_parser("init", help="write a commented starter config.toml")
     init.add_argument("dir", nargs="?", help="a folder, or a .toml file (default: the user's "

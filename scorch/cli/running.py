@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 import signal
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -142,9 +143,10 @@ class Runner:
         from scorch.web.serve import WebServer
 
         web = WebServer(self.service, self.orchestra, *address, self.config.state_path(),
-                        self.config.web.meter_hz)
+                        self.config.web.meter_hz, self.config.web.open_loopback)
         web.start()
-        print(f"the technician's page: {web.url}", flush=True)
+        # The tokens only to a person's terminal, never into a journal that keeps them.
+        print(web.how_to_open(show_tokens=sys.stdout.isatty()), flush=True)
         return web
 
     def _listen_http(self) -> HttpFront | None:
@@ -160,7 +162,7 @@ class Runner:
         sock = listen(host, port)
         try:
             return HttpFront.open(build_server(LocalService(self.orchestra)), sock, host,
-                                  self.config.state_path())
+                                  self.config.state_path(), self.config.mcp.open_loopback)
         except BaseException:
             sock.close()
             raise

@@ -175,11 +175,7 @@ class Config(StrictModel):
         """The folder for run-time state (routes, control socket, history, docs index)."""
         if self.state_dir is not None:
             return self.resolve_path(self.state_dir)
-        base = platformdirs.user_state_path("scorch")
-        origin = str(self.source.resolve()) if self.source else "embedded"
-        digest = hashlib.sha1(origin.encode()).hexdigest()[:8]
-        stem = self.source.stem if self.source else "config"
-        return base / f"{stem}-{digest}"
+        return default_state_path(self.source)
 
     def jack_server(self) -> str:
         """The JACK server this installation's rooms use, unless ``auto`` joins a running one.
@@ -284,6 +280,14 @@ class Config(StrictModel):
 
 
 # --- reading -----------------------------------------------------------------
+
+
+def default_state_path(source: Path | None) -> Path:
+    """The state folder of a config without ``state_dir``: one per config file's path."""
+    base = platformdirs.user_state_path("scorch")
+    origin = str(source.resolve()) if source else "embedded"
+    digest = hashlib.sha1(origin.encode()).hexdigest()[:8]
+    return base / f"{source.stem if source else 'config'}-{digest}"
 
 
 def load_config(path: Path | str | None = None) -> Config:

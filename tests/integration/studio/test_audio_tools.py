@@ -35,6 +35,7 @@ from scorch.errors import CaptureError
 from scorch.primitives.system.process import pid_alive
 from tests.conftest import jack_name, scsynth_param
 from tests.support.harness import wait_for
+from tests.support.skips import missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -319,7 +320,8 @@ def tmpfs(where: Path, size: str, read_only: bool = False) -> None:
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)],
                           capture_output=True, timeout=10, check=False)
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a small file system here: {done.stderr.decode().strip()}")
+        missing(f"mount, as root (CI is root): cannot mount a small file system here: "
+                f"{done.stderr.decode().strip()}")
 
 
 @pytest.fixture
