@@ -15,7 +15,7 @@ from pathlib import Path
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.errors import InvalidRequest, MidiUnavailable, NotFound, TempoUnavailable
 from scorch.notes import smf
-from scorch.notes.capture import Capture, Note, is_input
+from scorch.notes.capture import PLACES, Capture, Note, is_input
 from scorch.state.tempo import INSTALLATION, Timeline
 
 #: The state directory's folder for exported .mid files.
@@ -154,7 +154,8 @@ class Notes:
             line = self.line()
             back = line.beat_at(now) - bars * line.beats_per_bar
             bar_line = math.floor(back / line.beats_per_bar + 1e-9) * line.beats_per_bar
-            return Span(line.time_at(bar_line), now)
+            # a note placed on the bar line (to a thousandth of a beat) is in the range
+            return Span(line.time_at(bar_line - 0.5 * 10.0 ** -PLACES), now)
         if seconds is not None:
             return Span(now - seconds, now)
         assert since is not None
