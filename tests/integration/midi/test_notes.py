@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import jack
 import mido
 import pytest
 from mcp import Client
@@ -17,6 +18,7 @@ from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
 from scorch.errors import MidiUnavailable
+from scorch.primitives.system.jackd import client_environment
 from tests.conftest import MakeConfig
 from tests.support.mcp.calls import call, fails
 from tests.support.midi.devices import Hardware
@@ -77,7 +79,7 @@ def tolerance(orch: Orchestra) -> float:
 def connect(orch: Orchestra, keys: Hardware, timeout: float = 10.0) -> None:
     """Tap a key until the router has the port (it connects a new port within a scan)."""
     deadline = time.monotonic() + timeout
-    while not any("scorchtest-notes" in n.source
+    while not any(keys.name in n.source
                   for n in orch.notes.played(orch.notes.span(seconds=60.0))):
         assert time.monotonic() < deadline, "the router never captured the new port"
         keys.send(0x90, 21, 1)
@@ -171,6 +173,38 @@ async def test_a_phrase_played_is_read_back_exported_and_kept_across_a_restart(
     assert [(n.pitch, n.velocity) for n in back] == [(p, v) for p, v, _, _ in sent]
     assert [round(n.onset + offset, 3) for n in back] == pytest.approx(
         [n["onset"] for n in notes], abs=0.005)
+
+
+async def test_a_device_connected_to_scorchs_own_input_and_opened_by_the_router_plays_once(
+        orch: Orchestra, client: Client) -> None:
+    server = orch.config.audio.jack_server
+    keys = Hardware("Keystation out", "scorchtest-keystation", server)
+    with client_environment(server):
+        patchbay = jack.Client("scorchtest-patchbay", no_start_server=True)
+    own = f"{orch.config.midi.virtual_port}:{orch.config.midi.virtual_port}"
+    try:
+        # the device's own software (or a patchbay) connects it to scorch's input...
+        patchbay.connect(keys.name, own)
+        connect(orch, keys)  # ...while the router opens it too, as it opens every input
+        deadline = time.monotonic() + 5.0
+        while keys.name in [p.name for p in patchbay.get_all_connections(own)]:
+            assert time.monotonic() < deadline, "the second path to the router stayed"
+            time.sleep(0.02)
+        received = orch.midi.stats()["received"]
+        since = time.time()
+        sent = play(keys)
+    finally:
+        keys.unplug()
+        patchbay.close()
+
+    played = await call(client, "notes", action="played", since=since)
+    notes: list[dict[str, Any]] = played["notes"]
+    assert {n["source"] for n in notes} == {keys.name}, played["listing"]
+    assert_same_notes([(n["pitch"], n["onset"], n["duration"]) for n in notes], sent,
+                      tolerance(orch))
+    assert orch.midi.stats()["received"] - received == 2 * len(PHRASE)  # each message once
+    ports = await call(client, "midi", action="ports")
+    assert ports["result"]["unlinked"] == [keys.name]
 
 
 def read_mid(midi: mido.MidiFile) -> list[tuple[int, float, float]]:
