@@ -121,6 +121,11 @@ class MidiInput:
             self._handle(port.name, batch, start)
         return True
 
+    def inject(self, name: str, data: list[int], start: int) -> None:
+        """Act on one message as if it came in on input ``name`` (router lock held): what
+        ``send`` plays into scorch's own input, captured and routed as a keyboard's."""
+        self._handle(name, [(data, 0.0)], start)
+
     def _run(self) -> None:
         """Take what the inputs queued and act on it, until stopped (input thread)."""
         tighten_current_thread()

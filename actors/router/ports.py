@@ -165,11 +165,45 @@ class PortSet:
         return port
 
     def output(self, pattern: str) -> OutputPort:
-        """The open output matching ``pattern``, opened now if it is there but not open."""
+        """The open output matching ``pattern``, opened now if it is there but not open.
+
+        MidiPortNotFound names every port that can be sent to, scorch's own input first.
+        """
         for name, port in self.outputs.items():
             if port_matches(pattern, name):
                 return port
-        return self._open_output(find_port(self._outputs_available(), pattern))
+        try:
+            return self._open_output(find_port(self._outputs_available(), pattern))
+        except MidiPortNotFound:
+            raise MidiPortNotFound(f"no MIDI port matches {pattern!r}; ports that can be sent "
+                                   f"to: {', '.join(self.targets()) or 'none'}") from None
+
+    def own_input(self, pattern: str) -> str | None:
+        """The virtual input's name when ``pattern`` names it (scorch's own input, which
+        ``send`` plays as if its notes came in there), else None.
+
+        Its name or full name (``scorch``, ``scorch:scorch``) always; a part of its name
+        only when no output matches.
+        """
+        virtual, full = self.virtual, self._virtual_port
+        if virtual is None or full is None:
+            return None
+        if pattern.lower() in (virtual.lower(), full.lower()):
+            return virtual
+        if not port_matches(pattern, full) or any(port_matches(pattern, n) for n in
+                                                   [*self.outputs, *self._outputs_available()]):
+            return None
+        return virtual
+
+    @property
+    def own_port(self) -> str | None:
+        """The virtual input's full name (``scorch:scorch``), or None: there is none."""
+        return self._virtual_port
+
+    def targets(self) -> list[str]:
+        """The ports ``send`` reaches: scorch's own input (full name) and every output."""
+        own = [self._virtual_port] if self._virtual_port is not None else []
+        return own + sorted({*self.outputs, *self._outputs_available()})
 
     def close(self) -> None:
         """Close the scanners and every port, one JACK client at a time.
@@ -194,7 +228,7 @@ class PortSet:
     def describe(self) -> dict[str, Any]:
         """Open inputs and outputs, the configured names that match nothing, and what exists."""
         return {"backend": self.backend, "inputs": sorted(self.inputs),
-                "outputs": sorted(self.outputs),
+                "outputs": sorted(self.outputs), "send_to": self.targets(),
                 **({"unlinked": list(self.one_path)} if self.one_path else {}),
                 "missing": {k: list(v) for k, v in self.missing.items()},
                 "available": self.available()}

@@ -122,11 +122,16 @@ class Notes:
 
     def all_sources(self, pattern: str | None = None) -> list[tuple[Capture, bool, str]]:
         """Every input and pattern (``hall/Pdef acc``) that played, whose name contains
-        ``pattern`` (None: all); one that matches none is refused with the names there are."""
+        ``pattern``; one that matches none is refused with the names there are.
+
+        None: every input and pattern, without what the router played in rooms and sent
+        to outputs (``room:``, ``out:``: named, they are read too), which repeats the
+        inputs' notes.
+        """
         known = sorted(((capture, held, source) for capture, held in self._all()
                         for source in list(capture.rings)), key=lambda x: x[2])
         if pattern is None:
-            return known
+            return [x for x in known if is_input(x[2])]
         chosen = [x for x in known if pattern in x[2]]
         if not chosen:
             raise NotFound(f"no MIDI input or pattern matching {pattern!r} has played; those "

@@ -31,15 +31,15 @@ def write(notes: list[Note], path: Path, line: Timeline,
     """
     notes = sorted(notes)
 
-    def tick(t: float) -> int:  # the grid's ticks since its beat 0
+    def ticks(t: float) -> int:  # the grid's ticks since its beat 0
         return round(line.beat_at(t) * ticks_per_beat)
 
     bar = line.beats_per_bar * ticks_per_beat
-    start = (tick(notes[0].onset) if notes else tick(line.at)) // bar * bar
+    start = (ticks(notes[0].onset) if notes else ticks(line.at)) // bar * bar
     events: list[tuple[int, int, int, int, int]] = []  # tick, off-before-on, channel, pitch, vel
     for n in notes:
-        on = tick(n.onset) - start
-        off = max(on + 1, tick(n.end) - start)
+        on = ticks(n.onset) - start
+        off = max(on + 1, ticks(n.end) - start)
         events.append((on, 1, n.channel, n.pitch, n.velocity))
         events.append((off, 0, n.channel, n.pitch, 0))
     events.sort()  # at one tick the offs go first, so a repeated key sounds again

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ from mcp import Client
 
 from actors.jack import jackd_options
 from mcp_server.server import build_server
+from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
@@ -22,6 +24,7 @@ from scorch.primitives.system.jackd import client_environment
 from tests.conftest import MakeConfig
 from tests.support.mcp.calls import call, fails
 from tests.support.midi.devices import Hardware
+from tests.support.scsynth_listener import Listener
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -205,6 +208,63 @@ async def test_a_device_connected_to_scorchs_own_input_and_opened_by_the_router_
     assert orch.midi.stats()["received"] - received == 2 * len(PHRASE)  # each message once
     ports = await call(client, "midi", action="ports")
     assert ports["result"]["unlinked"] == [keys.name]
+
+
+async def test_a_phrase_sent_into_scorchs_own_input_plays_voices_and_is_captured_once(
+        orch: Orchestra, client: Client) -> None:
+    ports = await call(client, "midi", action="ports")
+    own = ports["result"]["send_to"][0]
+    assert own == "scorch:scorch", ports["result"]
+    await call(client, "midi", action="map",
+               spec={"port": "scorch", "instance": "lobby", "synthdef": "sine",
+                     "amp": [0.0, 0.01]})
+    port = orch.rooms.status("lobby").port
+    assert port is not None
+    listener = Listener(port)
+    # the phrase as a model writes it: each message some seconds after the one before
+    phrase: list[dict[str, Any]] = []
+    rest = 0.0  # one key at a time: each time is the seconds after the message before
+    for pitch, velocity, held, gap in PHRASE[:4]:
+        phrase.append({"type": "note_on", "note": pitch, "velocity": velocity, "channel": 2,
+                       "time": rest})
+        phrase.append({"type": "note_off", "note": pitch, "channel": 2, "time": held})
+        rest = max(0.0, gap - held)
+    try:
+        since = time.time()
+        sent = await call(client, "midi", action="send", port=own, message=phrase)
+        time.sleep(0.2)  # the last /n_go reaches the listener
+    finally:
+        listener.close()
+    assert sent["result"]["sent"] == len(phrase) and sent["result"]["port"] == own
+    span = sum(m["time"] for m in phrase)
+    assert span - 0.01 <= sent["result"]["seconds"] < span + 0.5
+
+    voices = [h for h in listener.heard if h.at > since and h.message.address == "/n_go"
+              and int(h.message.args[4]) == 0
+              and FIRST_NODE_ID <= int(h.message.args[0]) < FIRST_NODE_ID + NODE_ID_SPAN]
+    assert len(voices) == 4, [h.message for h in voices]
+    played = await call(client, "notes", action="played", since=since)
+    notes: list[dict[str, Any]] = played["notes"]
+    assert {n["source"] for n in notes} == {"scorch"}, played["listing"]  # once, as played
+    assert [(n["pitch"], n["velocity"], n["channel"]) for n in notes] == [
+        (p, v, 1) for p, v, _, _ in PHRASE[:4]]
+    starts = [n["onset"] for n in notes]
+    gaps = [max(gap, held) for _, _, held, gap in PHRASE[:3]]
+    for got, want in zip([b - a for a, b in itertools.pairwise(starts)], gaps, strict=True):
+        assert got == pytest.approx(want, abs=0.02)  # one ask to the router per message
+    # each voice started as its note was sent into scorch (scsynth's own /n_go)
+    for heard, onset in zip(voices, starts, strict=True):
+        assert heard.at - onset == pytest.approx(voices[0].at - starts[0], abs=0.02)
+
+    refused = await fails(client, "midi", action="send", port="nowhere",
+                          message={"type": "note_on", "note": 60})
+    assert "ports that can be sent to: scorch:scorch" in refused
+    bad = await fails(client, "midi", action="send", port=own,
+                      message=[{"type": "note_on", "note": 60}, {"type": "nope"}])
+    assert "message 1 of the phrase" in bad
+    late = await fails(client, "midi", action="send", port=own,
+                       message=[{"type": "note_on", "note": 60, "time": 30}])
+    assert "at most 25 s" in late
 
 
 def read_mid(midi: mido.MidiFile) -> list[tuple[int, float, float]]:
