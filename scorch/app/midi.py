@@ -245,7 +245,8 @@ def _param_error(param: str, what: str, known: list[str]) -> InvalidRequest:
     return err
 
 
-def phrase_step(phrase: list[Mapping[str, Any]], index: int) -> tuple[float, str, dict[str, Any]]:
+def phrase_step(phrase: Sequence[Mapping[str, Any]],
+                index: int) -> tuple[float, str, dict[str, Any]]:
     """Message ``index`` of a phrase as (seconds after the one before, kind, fields), checked
     as the router encodes it; InvalidRequest names the message when it is not one."""
     where = "MIDI message" if len(phrase) == 1 else f"MIDI message {index} of the phrase"
