@@ -199,22 +199,40 @@ class Partners:
 
     # -- out --------------------------------------------------------------------------
 
-    def play(self, instance: str, notes: list[Note], synthdef: str, name: str) -> str:
-        """Play ``notes`` in a room as ``Pdef(name)`` from its next bar; return the name."""
+    def play(self, instance: str, notes: list[Note], synthdef: str,
+             name: str) -> tuple[str, list[Note]]:
+        """Play ``notes`` in a room as ``Pdef(name)`` from its next bar (one of that name
+        still playing is stopped); return the name and the notes as they play there.
+
+        The room's sclang says which beat of its clock, which follows the grid, the
+        first note plays on: the notes move to that beat, their spacing kept.
+        """
         line = self._notes.line()
         first = min(n.onset for n in notes)
         score = pbind.lay_out([n._replace(onset=n.onset - first) for n in notes],
                               Timeline(line.bpm, line.beats_per_bar))
         name = pbind.pattern_name(name)
         code = pbind.pdef_code(score, name, synthdef, quant=float(line.beats_per_bar),
-                               loop=False)
+                               loop=False, again=True)
         result = self._rooms.execute_one(instance, code, timeout=PLAY_TIMEOUT)
         if result.value == pbind.NO_SYNTHDEF:
             raise UnknownSynthDef(f"{instance} knows no SynthDef named {synthdef!r}")
         if not result.ok:
             why = result.error.message if result.error else "it did not run"
             raise CodeFailed(f"{instance} could not play the partner's notes: {why}")
-        return name
+        beat = pbind.start_beat(result.value)
+        if beat is None:
+            return name, notes
+        start = self._room_line(instance, line).time_at(beat)
+        return name, [n._replace(onset=start + n.onset - first) for n in notes]
+
+    def _room_line(self, instance: str, line: Timeline) -> Timeline:
+        """The grid the room's clock follows (its group's own tempo, or ``line``)."""
+        view = self._tree.tempo
+        try:
+            return line if view is None else view.get(self._tree.config.tempo_scope(instance))
+        except KeyError:
+            return line
 
     def save(self, notes: list[Note], path: Path | None) -> Path:
         """Write ``notes`` to a .mid (see :meth:`Notes.midi_path`) on the grid."""

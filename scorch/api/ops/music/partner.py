@@ -12,7 +12,7 @@ from scorch.api.operation import CHANGE, READ, Action, Result, Where, operation
 from scorch.api.ops.music.notes import Bars, Input, LastSeconds, NoteRecord, Since, Until, _records
 from scorch.errors import InvalidRequest
 from scorch.notes import text
-from scorch.notes.capture import Note
+from scorch.notes.capture import Note, place
 from scorch.values import Text
 
 if TYPE_CHECKING:
@@ -187,12 +187,16 @@ def _made(orch: Orchestra, args: PartnerContinue | PartnerInfill, source: str, m
           what: str, join: int | None = None) -> PartnerOutput:
     line, offset = orch.notes.line(), orch.notes.wall_offset()
     notes: list[Note] = [n._replace(source=f"partner:{source}") for n in made.notes]
-    listing = f"{what} ({len(notes)} notes in the style of {source})\n" + (
-        text.render(notes, line, 4000) if notes else "no notes")
     pattern = path = None
+    where = ""
     if notes and args.instance:
-        pattern = orch.partner.play(args.instance, notes, args.synthdef, args.name or "partner")
-        listing += f"\nplaying in {args.instance} from the next bar as Pdef(\\{pattern})"
+        # the notes as they play in the room, from its next bar (not after the seed)
+        pattern, notes = orch.partner.play(args.instance, notes, args.synthdef,
+                                           args.name or "partner")
+        where = (f"\nplaying in {args.instance} as Pdef(\\{pattern}) from bar "
+                 f"{place(notes[0].onset, line).bar}, where the notes above are placed")
+    listing = f"{what} ({len(notes)} notes in the style of {source})\n" + (
+        text.render(notes, line, 4000) if notes else "no notes") + where
     if notes and (args.save or args.path):
         path = str(orch.partner.save(notes, Path(args.path) if args.path else None))
         listing += f"\nwritten to {path}"
