@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import pykka
 
-from actors.instance.processes import Processes
+from actors.instance.processes import InstanceSettings, Processes
 from scorch.notes.capture import Capture, Note
 from scorch.notes.pbind import velocity_of
 from scorch.primitives.sclang.pattern_events import Batch, PatternEvent, parse_events
@@ -47,12 +47,12 @@ class Patterns:
     """Pdef, Pbindef, Tdef and Ndef of one instance (actor thread)."""
 
     def __init__(self, name: str, desired: DesiredState, processes: Processes,
-                 view: InstanceView, event: Event, notes: Capture | None = None,
-                 grid: Callable[[], Timeline | None] = lambda: None) -> None:
+                 view: InstanceView, event: Event, settings: InstanceSettings) -> None:
         self.name = name
-        self.notes = notes
+        self.notes = settings.pattern_notes
         """Where the notes the patterns play go: a ring per pattern, ``ROOM/KEY``."""
-        self._grid = grid
+        self._grid = settings.grid
+        """The grid the room's clock follows (a note's beat on it is its onset)."""
         self._desired = desired
         self._processes = processes
         self._view = view

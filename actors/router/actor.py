@@ -226,17 +226,13 @@ class MidiRouter(pykka.ThreadingActor):
 
     def send(self, port: str, kind: str, channel: int = 1, **fields: int) -> str:
         """Send a note, CC, program change or clock message to the output matching ``port``,
-        or into scorch's own input (played as if it came in there); return where it went.
-
-        ``kind`` is note_on, note_off, cc, program, clock, start, stop or continue;
-        fields are mido's (note, velocity, control, value, program); channel is 1-16.
-        """
+        or into scorch's own input; return where it went. ``kind`` is note_on, note_off, cc,
+        program, clock, start, stop or continue; fields are mido's (note, velocity, control,
+        value, program); channel is 1-16."""
         data = encode(kind, channel, fields)
-        own = self._open.own_input(port)
-        if own is not None:
-            with self._lock:
-                self._input.inject(own, data, time.monotonic_ns())
-            return self._open.own_port or own
+        if (own := self._open.own_input(port)) is not None:
+            with self._lock:  # as if it came in there: routed and captured
+                return self._input.inject(own, data, time.monotonic_ns())
         output = self._open.output(port)
         output.send(data)
         capture = self._input.capture

@@ -235,7 +235,7 @@ async def test_a_phrase_sent_into_scorchs_own_input_plays_voices_and_is_captured
         time.sleep(0.2)  # the last /n_go reaches the listener
     finally:
         listener.close()
-    assert sent["result"]["sent"] == len(phrase) and sent["result"]["port"] == own
+    assert sent["result"]["sent"] == len(phrase) and sent["result"]["port"] == "scorch"
     span = sum(m["time"] for m in phrase)
     assert span - 0.01 <= sent["result"]["seconds"] < span + 0.5
 
