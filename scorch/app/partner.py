@@ -31,13 +31,11 @@ from scorch.errors import (
 )
 from scorch.notes import pbind, smf
 from scorch.notes.capture import PARTNER, ROOM, Note, NoteRing
-from scorch.notes.partner import Partner, Phrase, key
+from scorch.notes.partner import DEFAULT_ORDER, MAX_ORDER, Partner, Phrase, key
 from scorch.primitives.scsynth.server import local_address
 from scorch.state.events import State
 from scorch.state.tempo import Timeline
 
-#: The longest context a model keeps (an ``order`` asks for less).
-MAX_ORDER = 6
 #: Beats of silence that end a phrase the model learns (contexts do not cross them).
 LEARN_GAP = 4.0
 #: Notes an answer plays at most unless told (it answers a phrase with as many notes).
@@ -51,10 +49,16 @@ class Controls:
     """How the partner plays: the operation's controls, checked."""
 
     order: int | None = None
+    """The longest context (None: :data:`DEFAULT_ORDER`)."""
     temperature: float = 1.0
     key: str | None = None
     density: float = 1.0
     seed: int | None = None
+
+    @property
+    def longest(self) -> int:
+        """The longest context it continues from."""
+        return DEFAULT_ORDER if self.order is None else self.order
 
     def allowed(self) -> frozenset[int] | None:
         """The pitch classes of :attr:`key` (None: any); a bad name is refused in words."""
@@ -163,7 +167,7 @@ class Partners:
                   controls: Controls) -> Phrase:
         """What follows ``seed`` in the style of ``source``: ``notes`` notes or ``bars`` bars."""
         return self._use(source, controls, lambda partner, allowed: partner.continue_(
-            seed, notes, bars, controls.temperature, controls.density, allowed, controls.order))
+            seed, notes, bars, controls.temperature, controls.density, allowed, controls.longest))
 
     def infill(self, source: str, passage: list[Note], split: float | None, notes: int | None,
                controls: Controls) -> tuple[Phrase, list[Note], list[Note]]:
@@ -182,7 +186,7 @@ class Partners:
         if notes is None:
             spread = (left[-1].onset - left[0].onset) / max(1, len(left) - 1) or 60.0 / 120
             notes = max(1, min(ANSWER_NOTES, int((right[0].onset - left[-1].onset) / spread) - 1))
-        count, highest = notes, MAX_ORDER if controls.order is None else controls.order
+        count, highest = notes, controls.longest
 
         def fill(partner: Partner, allowed: frozenset[int] | None) -> Phrase:
             # the longest contexts may always run past the gap (the performer's own
@@ -270,7 +274,7 @@ class Partners:
                 self._learn(model, ring)
                 made = model.partner.continue_(
                     heard, min(notes or len(heard), ANSWER_NOTES), None, controls.temperature,
-                    controls.density, allowed, controls.order)
+                    controls.density, allowed, controls.longest)
             first = made.notes[0].onset if made.notes else 0.0
             return made._replace(notes=[n._replace(onset=n.onset - first) for n in made.notes])
 

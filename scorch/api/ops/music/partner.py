@@ -13,6 +13,7 @@ from scorch.api.ops.music.notes import Bars, Input, LastSeconds, NoteRecord, Sin
 from scorch.errors import InvalidRequest
 from scorch.notes import text
 from scorch.notes.capture import Note, place
+from scorch.notes.partner import DEFAULT_ORDER, MAX_ORDER
 from scorch.values import Text
 
 if TYPE_CHECKING:
@@ -22,8 +23,9 @@ if TYPE_CHECKING:
     from scorch.notes.partner import Phrase
 
 Order = Annotated[int | None, Strict(), Field(
-    ge=0, le=6, description="The longest context (notes back) it continues from; lower is "
-    "freer, higher keeps closer to what was played (default: 6, backing off as it must)")]
+    ge=0, le=MAX_ORDER, description="The longest context (notes back) it continues from; "
+    "lower is freer, higher keeps closer to what was played (default: "
+    f"{DEFAULT_ORDER}, backing off as it must)")]
 Temperature = Annotated[float, Strict(), Field(
     ge=0, le=10, allow_inf_nan=False, description="0 plays the most frequent continuation "
     "each time; 1 as often as it was played; above 1 the rarer ones more")]
