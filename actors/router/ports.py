@@ -195,11 +195,6 @@ class PortSet:
             return None
         return virtual
 
-    @property
-    def own_port(self) -> str | None:
-        """The virtual input's full name (``scorch:scorch``), or None: there is none."""
-        return self._virtual_port
-
     def targets(self) -> list[str]:
         """The ports ``send`` reaches: scorch's own input (full name) and every output."""
         own = [self._virtual_port] if self._virtual_port is not None else []
