@@ -30,7 +30,7 @@ from scorch.config.installation import Config
 from scorch.errors import BootError, ScorchError
 from scorch.primitives.console import Console
 from scorch.primitives.system.audio_driver import AudioChoice, choose
-from scorch.state.tempo import TempoView
+from scorch.state.tempo import TempoView, Timeline
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -125,7 +125,8 @@ class Supervisor(pykka.ThreadingActor):
             self._jack_keeper = self._keep_jack()
         for name, inst_config in self.config.instances.items():
             self.instances[name] = cast(InstanceProxy, Instance.start(
-                name, inst_config, self._wired(self.settings[name]), self.views[name]).proxy())
+                name, inst_config, self._wired(name, self.settings[name]),
+                self.views[name]).proxy())
         for proxy in self.instances.values():
             proxy.boot()  # all at once: each boots in its own actor's thread
         self._start_watchdog()
@@ -133,11 +134,19 @@ class Supervisor(pykka.ThreadingActor):
         self._start_router()
         return dict(self.instances)
 
-    def _wired(self, settings: InstanceSettings) -> InstanceSettings:
+    def _wired(self, name: str, settings: InstanceSettings) -> InstanceSettings:
         """An instance's settings, told where to report changes, the JACK server that runs
-        and how to see it."""
+        and how to see it, and the beat grid its clock follows."""
+        tempo = self.tempo
+
+        def grid() -> Timeline | None:  # sclang's reader thread: a dict read, no ask
+            try:
+                return tempo.get(self.config.tempo_scope(name))
+            except KeyError:  # a group whose tempo a reload has not put in place yet
+                return None
+
         settings = replace(settings, on_changed=self.actor_ref.proxy().instance_changed,
-                           audio=self.config.audio)
+                           audio=self.config.audio, grid=grid)
         if self._jack_alive is not None:
             settings = replace(settings, jack_alive=self._jack_alive)
         return settings
@@ -170,14 +179,14 @@ class Supervisor(pykka.ThreadingActor):
             _stop(f"instance {name!r}", proxy.actor_ref.stop(block=False), ASK_TIMEOUT)
         for name in changes.added:
             self.instances[name] = cast(InstanceProxy, Instance.start(
-                name, config.instances[name], self._wired(settings[name]),
+                name, config.instances[name], self._wired(name, settings[name]),
                 self.views[name]).proxy())
             self.instances[name].boot()
         failed: dict[str, str] = {}
         for name, room in changes.rooms.items():
             try:
                 self.instances[name].reconfigure(
-                    config.instances[name], self._wired(settings[name]), room,
+                    config.instances[name], self._wired(name, settings[name]), room,
                 ).get(timeout=RECONFIGURE_TIMEOUT)
             except (ScorchError, pykka.Timeout) as err:
                 failed[name] = str(err) or type(err).__name__

@@ -224,19 +224,22 @@ class MidiRouter(pykka.ThreadingActor):
         learned.add_done_callback(lambda _: timer.cancel())
         return learned
 
-    def send(self, port: str, kind: str, channel: int = 1, **fields: int) -> None:
-        """Send a note, CC, program change or clock message to the output matching ``port``.
-
-        ``kind`` is note_on, note_off, cc, program, clock, start, stop or continue;
-        fields are mido's (note, velocity, control, value, program); channel is 1-16.
-        """
+    def send(self, port: str, kind: str, channel: int = 1, **fields: int) -> str:
+        """Send a note, CC, program change or clock message to the output matching ``port``,
+        or into scorch's own input; return where it went. ``kind`` is note_on, note_off, cc,
+        program, clock, start, stop or continue; fields are mido's (note, velocity, control,
+        value, program); channel is 1-16."""
         data = encode(kind, channel, fields)
+        if (own := self._open.own_input(port)) is not None:
+            with self._lock:  # as if it came in there: routed and captured
+                return self._input.inject(own, data, time.monotonic_ns())
         output = self._open.output(port)
         output.send(data)
         capture = self._input.capture
         if capture is not None and len(data) == 3:  # kept as the output's notes
             with self._lock:  # the rings' writers take turns under it
                 capture.ring(OUTPUT + output.name).message(time.monotonic(), *data)
+        return output.name
 
     def panic(self) -> int:
         """Release every voice, lift every pedal, send all-notes-off to every output."""

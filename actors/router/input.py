@@ -121,6 +121,13 @@ class MidiInput:
             self._handle(port.name, batch, start)
         return True
 
+    def inject(self, name: str, data: list[int], start: int) -> str:
+        """Act on one message as if it came in on input ``name`` (router lock held): what
+        ``send`` plays into scorch's own input, captured and routed as a keyboard's.
+        Returns the input's name."""
+        self._handle(name, [(data, 0.0)], start)
+        return name
+
     def _run(self) -> None:
         """Take what the inputs queued and act on it, until stopped (input thread)."""
         tighten_current_thread()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
+from actors.router.outgoing import encode
 from midi.schema import ControlRoute, KeyRoute
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
@@ -19,6 +21,11 @@ from scorch.primitives.synthdefs.scgf import param_names
 from scorch.values import describe_errors
 
 log = logging.getLogger(__name__)
+
+#: A phrase ``send`` plays: messages, and seconds from its first to its last, at most (an
+#: attached caller waits 30 s for an answer: the operation's patience).
+PHRASE_MESSAGES = 1000
+PHRASE_SECONDS = 25.0
 
 #: Seconds a router may take to open its backend and ports.
 START_WAIT = 30.0
@@ -146,17 +153,37 @@ class Midi:
         learned = self._tree.midi().learn(timeout_s).get(timeout=ASK)
         return learned.result(timeout=timeout_s + ASK)
 
-    def send(self, port: str, message: dict[str, Any]) -> None:
-        """Send a message such as ``{"type": "note_on", "note": 60, "velocity": 90}``."""
-        fields = dict(message)
-        kind = fields.pop("type", None) or fields.pop("kind", None)
-        if not kind:
-            raise InvalidRequest("MIDI message needs a 'type' (note_on, note_off, cc, program, "
-                                 "clock, start, stop, continue)")
-        try:
-            self._tree.midi().send(port, kind, **fields).get(timeout=ASK)
-        except (KeyError, ValueError, TypeError) as err:
-            raise InvalidRequest(f"cannot send to {port!r}: {err}") from err
+    def send(self, port: str, message: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+             ) -> dict[str, Any]:
+        """Send a message such as ``{"type": "note_on", "note": 60, "velocity": 90}``, or a
+        phrase: a list of them, each ``time`` seconds after the one before (as in mido),
+        played in real time. ``port`` is an output or scorch's own input (``scorch``),
+        where what is sent plays as a keyboard on it would: routed, and captured.
+
+        Every message is checked before the first is sent. Returns how many were sent,
+        where, and over how many seconds.
+        """
+        phrase = [message] if isinstance(message, Mapping) else list(message)
+        steps = [phrase_step(phrase, index) for index in range(len(phrase))]
+        if len(steps) > PHRASE_MESSAGES:
+            raise InvalidRequest(f"a phrase is at most {PHRASE_MESSAGES} messages, got "
+                                 f"{len(steps)}")
+        if sum(delay for delay, _, _ in steps) > PHRASE_SECONDS:
+            raise InvalidRequest(f"a phrase lasts at most {PHRASE_SECONDS:g} s (the sum of "
+                                 "its messages' time)")
+        router = self._tree.midi()
+        start = time.monotonic()
+        at, went = start, port
+        for delay, kind, fields in steps:
+            at += delay
+            early = at - time.monotonic()
+            if early > 0:
+                time.sleep(early)
+            try:
+                went = router.send(port, kind, **fields).get(timeout=ASK)
+            except (KeyError, ValueError, TypeError) as err:
+                raise InvalidRequest(f"cannot send to {port!r}: {err}") from err
+        return {"sent": len(steps), "port": went, "seconds": round(time.monotonic() - start, 3)}
 
     def stats(self) -> dict[str, Any]:
         """The router's counters and hot-path timings."""
@@ -216,3 +243,29 @@ def _param_error(param: str, what: str, known: list[str]) -> InvalidRequest:
     err = InvalidRequest(f"{what} has no param {param!r}; its params: {', '.join(known)}")
     err.argument = "spec"
     return err
+
+
+def phrase_step(phrase: Sequence[Mapping[str, Any]],
+                index: int) -> tuple[float, str, dict[str, Any]]:
+    """Message ``index`` of a phrase as (seconds after the one before, kind, fields), checked
+    as the router encodes it; InvalidRequest names the message when it is not one."""
+    where = "MIDI message" if len(phrase) == 1 else f"MIDI message {index} of the phrase"
+    message = phrase[index]
+    if not isinstance(message, Mapping):
+        raise InvalidRequest(f"{where} is not an object: {message!r:.80}")
+    fields = dict(message)
+    kind = fields.pop("type", None) or fields.pop("kind", None)
+    if not kind or not isinstance(kind, str):
+        raise InvalidRequest(f"{where} needs a 'type' (note_on, note_off, cc, program, "
+                             "clock, start, stop, continue)")
+    delay = fields.pop("time", 0)
+    if isinstance(delay, bool) or not isinstance(delay, int | float) or not (
+            0 <= delay < math.inf):
+        raise InvalidRequest(f"{where}: 'time' is the seconds after the message before, a "
+                             f"number from 0, got {delay!r:.40}")
+    try:
+        encode(kind, fields.get("channel", 1), {k: v for k, v in fields.items()
+                                                if k != "channel"})
+    except (KeyError, ValueError, TypeError) as err:
+        raise InvalidRequest(f"{where}: {err}") from err
+    return float(delay), kind, fields

@@ -15,7 +15,7 @@ from pathlib import Path
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.errors import InvalidRequest, MidiUnavailable, NotFound, TempoUnavailable
 from scorch.notes import smf
-from scorch.notes.capture import Capture, Note, is_input
+from scorch.notes.capture import PLACES, Capture, Note, is_input
 from scorch.state.tempo import INSTALLATION, Timeline
 
 #: The state directory's folder for exported .mid files.
@@ -122,11 +122,16 @@ class Notes:
 
     def all_sources(self, pattern: str | None = None) -> list[tuple[Capture, bool, str]]:
         """Every input and pattern (``hall/Pdef acc``) that played, whose name contains
-        ``pattern`` (None: all); one that matches none is refused with the names there are."""
+        ``pattern``; one that matches none is refused with the names there are.
+
+        None: every input and pattern, without what the router played in rooms and sent
+        to outputs (``room:``, ``out:``: named, they are read too), which repeats the
+        inputs' notes.
+        """
         known = sorted(((capture, held, source) for capture, held in self._all()
                         for source in list(capture.rings)), key=lambda x: x[2])
         if pattern is None:
-            return known
+            return [x for x in known if is_input(x[2])]
         chosen = [x for x in known if pattern in x[2]]
         if not chosen:
             raise NotFound(f"no MIDI input or pattern matching {pattern!r} has played; those "
@@ -154,7 +159,8 @@ class Notes:
             line = self.line()
             back = line.beat_at(now) - bars * line.beats_per_bar
             bar_line = math.floor(back / line.beats_per_bar + 1e-9) * line.beats_per_bar
-            return Span(line.time_at(bar_line), now)
+            # a note placed on the bar line (to a thousandth of a beat) is in the range
+            return Span(line.time_at(bar_line - 0.5 * 10.0 ** -PLACES), now)
         if seconds is not None:
             return Span(now - seconds, now)
         assert since is not None

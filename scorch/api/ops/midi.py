@@ -88,13 +88,18 @@ class MidiLearn(Action):
 
 
 class MidiSend(Action):
-    """Send a message to an output port."""
+    """Send a message or a phrase to an output port, or into scorch's own input ("scorch"),
+    where it plays and is captured as a keyboard's notes are."""
 
     access = CHANGE
     action: Literal["send"]
-    port: Annotated[Text, Field(max_length=200, description="The output port")]
-    message: Annotated[dict[str, Any], Field(
-        description='e.g. {"type": "note_on", "note": 60, "velocity": 100}')]
+    port: Annotated[Text, Field(max_length=200, description="An output port, or \"scorch\" "
+                                "(its own input); `ports` lists them as send_to")]
+    message: Annotated[dict[str, Any] | Annotated[list[dict[str, Any]], Field(
+        min_length=1, max_length=1000)], Field(
+        description='e.g. {"type": "note_on", "note": 60, "velocity": 100}; a phrase is a '
+                    'list of them, each "time" seconds after the one before, played in '
+                    'real time')]
 
 
 class MidiStart(Action):
@@ -214,6 +219,5 @@ def _act(orch: Orchestra, args: MidiArgs) -> Any:
             return orch.midi.learn_and_map(args.spec, args.timeout_s)
         return orch.midi.learn(args.timeout_s)
     if args.action == "send":
-        orch.midi.send(args.port, args.message)
-        return {"sent": True}
+        return orch.midi.send(args.port, args.message)
     return {"panic": True, **orch.midi.panic()}

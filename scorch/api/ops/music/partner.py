@@ -23,7 +23,8 @@ from scorch.api.ops.music.notes import (
 )
 from scorch.errors import InvalidRequest
 from scorch.notes import text
-from scorch.notes.capture import Note
+from scorch.notes.capture import Note, place
+from scorch.notes.partner import DEFAULT_ORDER, MAX_ORDER
 from scorch.values import Text
 
 if TYPE_CHECKING:
@@ -33,8 +34,9 @@ if TYPE_CHECKING:
     from scorch.notes.partner import Phrase
 
 Order = Annotated[int | None, Strict(), Field(
-    ge=0, le=6, description="The longest context (notes back) it continues from; lower is "
-    "freer, higher keeps closer to what was played (default: 6, backing off as it must)")]
+    ge=0, le=MAX_ORDER, description="The longest context (notes back) it continues from; "
+    "lower is freer, higher keeps closer to what was played (default: "
+    f"{DEFAULT_ORDER}, backing off as it must)")]
 Temperature = Annotated[float, Strict(), Field(
     ge=0, le=10, allow_inf_nan=False, description="0 plays the most frequent continuation "
     "each time; 1 as often as it was played; above 1 the rarer ones more")]
@@ -197,12 +199,16 @@ def _made(orch: Orchestra, args: PartnerContinue | PartnerInfill, source: str, m
           what: str, target: Path | None, join: int | None = None) -> PartnerOutput:
     line, offset = orch.notes.line(), orch.notes.wall_offset()
     notes: list[Note] = [n._replace(source=f"partner:{source}") for n in made.notes]
-    listing = f"{what} ({len(notes)} notes in the style of {source})\n" + (
-        text.render(notes, line, 4000) if notes else "no notes")
     pattern = path = None
+    where = ""
     if notes and args.instance:
-        pattern = orch.partner.play(args.instance, notes, args.synthdef, args.name or "partner")
-        listing += f"\nplaying in {args.instance} from the next bar as Pdef(\\{pattern})"
+        # the notes as they play in the room, from its next bar (not after the seed)
+        pattern, notes = orch.partner.play(args.instance, notes, args.synthdef,
+                                           args.name or "partner")
+        where = (f"\nplaying in {args.instance} as Pdef(\\{pattern}) from bar "
+                 f"{place(notes[0].onset, line).bar}, where the notes above are placed")
+    listing = f"{what} ({len(notes)} notes in the style of {source})\n" + (
+        text.render(notes, line, 4000) if notes else "no notes") + where
     if notes and (args.save or args.path):
         path = str(orch.partner.save(notes, target))
         listing += f"\nwritten to {path}"
