@@ -268,13 +268,14 @@ async def serve_until_signal(front: HttpFront) -> None:
 
 
 
-def serve_http(config_path: Path, host: str, port: int) -> None:
-    """``scorch mcp --http``: serve the installation of ``config_path`` until a signal."""
+def serve_http(config_path: Path, host: str, port: int, option: str | None = None) -> None:
+    """``scorch mcp --http``: serve the installation of ``config_path`` until a signal
+    (``option``: the tools ``--tools`` asks for)."""
     # Off loopback the token lives in the installation's state folder: the config must load.
     state_dir = None if is_loopback(host) else load_config(config_path).state_path()
     sock = listen(host, port)  # a taken port says so before any room boots
     try:
-        server, close = server_for(config_path)
+        server, close = server_for(config_path, option=option)
         try:
             anyio.run(serve_until_signal, HttpFront.open(server, sock, host, state_dir))
         finally:
