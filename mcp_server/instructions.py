@@ -59,7 +59,8 @@ GUIDE: tuple[tuple[Clause, ...], ...] = (
     (_("`notes` gives what the MIDI inputs and the patterns played, on the bar|beat grid, as "
        "text or a .mid.", "notes"),
      _("`partner` continues a phrase or answers a player live, in their style.", "partner"),
-     _("Use these rather than code that reads MIDI.", "notes", "partner", "execute"),
+     _("Use `notes` and `partner` rather than code with `execute` that reads MIDI.", "notes",
+       "partner", "execute"),
      _("`midi` lists the ports and maps controllers and keys.", "midi"),
      _("`tempo` reads and sets the beat every room plays on.", "tempo")),
     (_("`listen` hears a room: a picture and numbers (pitch, loudness, onsets).", "listen"),
@@ -71,7 +72,7 @@ GUIDE: tuple[tuple[Clause, ...], ...] = (
     (_("To start things together in several rooms, give `play`, `set` or `release` the same "
        "at (a Unix time) or delay: scsynth does it then, sample-accurately.", "play", "set",
        "release"),
-     _("`execute` takes them too.", "execute", "play", "set", "release")),
+     _("`execute` with at or delay runs its code then, in every room.", "execute")),
     (_("Long answers are cut to a budget and say how many more: ask again with full=true."),),
     (_("A RESTARTING room comes back by itself: wait and retry."),
      _("A FAILED one used up its restarts: read `events` and `console`, fix the cause, then "
