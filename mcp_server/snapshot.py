@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -93,26 +94,34 @@ def _modern(request_id: int, method: str, version: str) -> dict[str, Any]:
 
 def sdk_answers(folder: Path, tools: str = "") -> dict[str, Any]:
     """The SDK's answers to every session's requests, as ``scorch mcp`` kept them (``tools``:
-    a profile's name, "" for all)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    a profile's name, "" for all). The sessions run side by side, each with a cache of its
+    own (two writing one cache file would each keep only their own answers)."""
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        kept = pool.map(lambda job: _session(folder / str(job[0]), tools, job[1]),
+                        enumerate(sessions()))
+        return {slot: answer for answers in kept for slot, answer in answers.items()}
+
+
+def _session(folder: Path, tools: str, requests: list[dict[str, Any]]) -> dict[str, Any]:
+    """One ``scorch mcp`` asked ``requests``: what it kept in its cache."""
+    folder.mkdir(parents=True)
     config = folder / "config.toml"
     config.write_text("[instances.snapshot]\nnot_a_key = 1\n")
     env = {**os.environ, "XDG_CACHE_HOME": str(folder / "cache"), SNAPSHOT_ENV: "",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    for requests in sessions():
-        ids = [r["id"] for r in requests if "id" in r]
-        chosen = ["--tools", tools] if tools else []
-        proc = subprocess.Popen([sys.executable, "-m", "scorch.cli.main", "mcp", "--config",
-                                 str(config), *chosen], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
-        proc.stdin.flush()
-        answered = [json.loads(proc.stdout.readline()).get("id") for _ in ids]
-        proc.stdin.close()
-        proc.wait(timeout=60)
-        if sorted(answered) != sorted(ids):
-            raise RuntimeError(f"scorch mcp answered {answered}, not {ids}")
+    ids = [r["id"] for r in requests if "id" in r]
+    chosen = ["--tools", tools] if tools else []
+    proc = subprocess.Popen([sys.executable, "-m", "scorch.cli.main", "mcp", "--config",
+                             str(config), *chosen], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
+    proc.stdin.flush()
+    answered = [json.loads(proc.stdout.readline()).get("id") for _ in ids]
+    proc.stdin.close()
+    proc.wait(timeout=120)
+    if sorted(answered) != sorted(ids):
+        raise RuntimeError(f"scorch mcp answered {answered}, not {ids}")
     answers: dict[str, Any] = {}
     for kept in (folder / "cache" / "scorch").glob("handshake-*.json"):
         answers.update(json.loads(kept.read_text(encoding="utf-8")))
