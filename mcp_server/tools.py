@@ -2,15 +2,19 @@
 
 Each operation's argument model becomes the tool's parameters (with their
 descriptions and constraints), its result model the tool's output schema, its
-docstring the description and its access the annotations. A call goes to the
-service (in this process or a running ``scorch run``).
+docstring the description and its access the annotations; the schemas are written
+for a model (``mcp_server.schemas``: what each argument is, once; an answer's shape).
+A call goes to the service (in this process or a running ``scorch run``).
 
 An operation with several actions stays one tool. Its parameters are every
 argument of every action, as one flat object (Claude's API refuses ``oneOf``,
-``anyOf`` or ``allOf`` at the top of an input schema); ``action`` says what each
-action does and its access, and ``$defs`` holds each action's own schema (what it
-requires, what it takes), which the operation checks each call against. The
-tool's annotations are those of its most dangerous action.
+``anyOf`` or ``allOf`` at the top of an input schema), and ``$defs`` holds an entry
+per action: what it does, its access, what it takes and requires. Every call is
+checked by the operation's own model first (``checked``), then by the SDK against
+the looser flat parameters. The tool's annotations are those of its most dangerous
+action.
+
+The server lists every tool, or those ``[mcp] tools`` chooses (:func:`choose`).
 
 A result with pictures (``Result.images()``: listen, render) is answered with
 each as image content, beside its structured content and its one-line text.

@@ -3,7 +3,8 @@
 Pure cases on hand-made schemas, then a differential test against the reference, the
 operations' own pydantic models: arguments drawn from a model's full JSON schema pass
 the compact one, and arguments drawn from the compact one pass the model, save what
-no schema says (a model's own validators: one argument or the other, a name in use).
+no schema says (a model's own validators: one argument or the other, a name in use);
+and what the full check passes on, the SDK's own check of the flat parameters takes.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from mcp_server.schemas import (
     prose,
     size,
 )
-from mcp_server.tools import input_schema
+from mcp_server.tools import checked, input_schema, tools
+from scorch.api.local import LocalService
 from scorch.api.ops import OPERATIONS
 
 NAME = {"type": "string", "pattern": "^[a-z]{1,8}$"}
@@ -140,6 +142,9 @@ def _model_and_schema(name: str, action: str | None) -> tuple[type[BaseModel], d
     return op.actions[action], action_schema(schema, action)
 
 
+#: The tools as the SDK holds them (their own argument models, from the flat parameters).
+SDK_TOOLS = {tool.name: tool for tool in tools(LocalService())}
+
 #: Errors of a model's own validators (one argument or another, a name's rules): no JSON
 #: Schema says them, the full check alone does.
 SEMANTIC = {"value_error", "assertion_error"}
@@ -164,7 +169,10 @@ def test_what_the_model_accepts_the_compact_schema_accepts(name: str, action: st
         given_ = {k: v for k, v in arguments.items() if v is not None}  # none: left out
         errors = [e.message for e in validator.iter_errors(given_)]
         assert not errors, (arguments, errors)
+        # the SDK's own check, after the full one, takes what that passed on
+        sdk.fn_metadata.validate_arguments(checked(OPERATIONS[name], arguments))
 
+    sdk = SDK_TOOLS[name]
     check()
 
 
