@@ -117,9 +117,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return 0
     from mcp_server.early import EarlyFront, HandshakeCache
     from scorch.config import tools
-    from scorch.config.locate import find_config
 
-    path = find_config(args.config)
+    if args.config:  # as find_config says, without importing what finds the others
+        path = Path(args.config)
+    else:
+        from scorch.config.locate import find_config
+
+        path = find_config(args.config)
     # The handshake's answers depend on the tools chosen: read the choice first (the file's
     # text, no more), so that the early answers are those of the server that follows.
     front = EarlyFront(HandshakeCache(tools=tools.key(tools.requested(path, args.tools))))

@@ -14,10 +14,9 @@ names are checked against them by :func:`problems` with the names given.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
-import tomllib
+import re
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
@@ -38,6 +37,11 @@ PROFILES: dict[str, tuple[str, ...]] = {
              "snippet", "synthdefs", "pattern", "playing", "stop", "tempo", "listen",
              "events", "undo"),
 }
+
+#: A line that may set ``tools`` (``tools =``, ``mcp.tools =``, ``mcp = { tools = ...}``),
+#: not a comment: without one, the file is not parsed (tomllib costs the early answer tens
+#: of ms, and the starter config mentions ``tools`` in a comment).
+_SETS_TOOLS = re.compile(r"^(?!\s*#).*\btools\s*=", re.MULTILINE)
 
 Choice = str | list[str]
 """What ``[mcp] tools`` holds: ``all``, a profile's name, or tool names."""
@@ -65,7 +69,12 @@ def requested(config: Path, option: str | None = None) -> object:
     if option is not None:
         return from_option(option)
     try:
-        table = tomllib.loads(config.read_text(encoding="utf-8")).get("mcp", {})
+        text = config.read_text(encoding="utf-8")
+        if not _SETS_TOOLS.search(text):
+            return ALL
+        import tomllib
+
+        table = tomllib.loads(text).get("mcp", {})
     except (OSError, ValueError):  # the server says what is wrong with the file
         return ALL
     return table.get("tools", ALL) if isinstance(table, dict) else ALL
@@ -84,6 +93,8 @@ def key(choice: object) -> str:
 def problems(choice: object, known: Collection[str] | None = None) -> str | None:
     """What is wrong with a choice, or None; ``known``: the tools there are (None: names are
     not checked, only the shape)."""
+    import difflib  # only for a message
+
     if isinstance(choice, str):
         if choice == ALL or choice in PROFILES:
             return None
