@@ -101,8 +101,12 @@ def report(old: Figures, new: dict[str, Figures], revision: str) -> str:
     lines.append(row("all, before", old, GOALS["all"]))
     lines.append(row("all, now", every, GOALS["all"]))
     lines += [row(f"profile `{name}`", new[name], GOALS["profile"]) for name in PROFILES]
-    lines += ["", f"Output schemas at most {GOALS['outputs']:,} in all, instructions at most "
-              f"{GOALS['instructions']:,}.", "",
+    lines += ["", f"Output schemas at most {GOALS['outputs']:,} in all (each the answer's "
+              "shape: fields, types, null, enums, three levels deep), instructions at most "
+              f"{GOALS['instructions']:,}. The profiles' tools (the panel's `live` and `fader` "
+              "come with `listen` and `status`, which show it): "
+              + "; ".join(f"`{name}`: {', '.join(sorted(new[name]['tools']))}"
+                          for name in PROFILES) + ".", "",
               "| tool | before | now | output before | output now |", "|---|---|---|---|---|"]
     for name, was in old["tools"].items():
         lines.append(f"| `{name}` | {was:,} | {every['tools'].get(name, 0):,} | "
