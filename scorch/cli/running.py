@@ -155,14 +155,16 @@ class Runner:
         if where is None:
             return None
         from mcp_server.http import HttpFront, listen
-        from mcp_server.server import build_server
+        from mcp_server.server import build_server, listed_for
         from scorch.api.local import LocalService
 
         host, port = where
+        listed = listed_for(self.config)  # a wrong [mcp] tools: a config error, located
         sock = listen(host, port)
         try:
-            return HttpFront.open(build_server(LocalService(self.orchestra)), sock, host,
-                                  self.config.state_path(), self.config.mcp.open_loopback)
+            return HttpFront.open(build_server(LocalService(self.orchestra), listed=listed),
+                                  sock, host, self.config.state_path(),
+                                  self.config.mcp.open_loopback)
         except BaseException:
             sock.close()
             raise

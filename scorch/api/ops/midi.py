@@ -82,9 +82,9 @@ class MidiLearn(Action):
     action: Literal["learn"]
     timeout_s: Annotated[WaitTimeout, Field(description="Seconds to wait")] = 10.0
     spec: Annotated[dict[str, Any] | None, Field(
-        description="Map what is moved at once: a route as for map, without port and cc "
-        '(they are what is moved), e.g. {"instance": "lobby", "node": "pad", "param": '
-        '"cutoff", "range": [200, 4000]}')] = None
+        description="Map what is moved at once: a route as for map without port and cc, "
+        'e.g. {"instance": "lobby", "node": "pad", "param": "cutoff", "range": [200, 4000]}'
+        )] = None
 
 
 class MidiSend(Action):
