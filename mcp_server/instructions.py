@@ -69,6 +69,8 @@ GUIDE: tuple[tuple[Clause, ...], ...] = (
     (_("`session` saves and loads the whole state.", "session"),
      _("`scene` keeps named nodes' params to recall or morph toward.", "scene"),
      _("`stop` silences rooms like Cmd-Period.", "stop")),
+    (_("`schedule` says what the config's calendar does at a time or next.", "schedule"),
+     _("`cue` runs the cue list: GO fires a cue's calls in every room at once.", "cue")),
     (_("To start things together in several rooms, give `play`, `set` or `release` the same "
        "at (a Unix time) or delay: scsynth does it then, sample-accurately.", "play", "set",
        "release"),
