@@ -49,8 +49,8 @@ def encode(feedback: Feedback, position: float | None, pending: bool = False) ->
         return bytes((0x90 | channel, feedback.number, value))
     if kind == "pitchbend":
         return bytes((0xE0 | channel, value & 0x7F, value >> 7))
-    return bytes(feedback.number if part == "number" else value if part == "value" else part
-                 for part in feedback.sysex)
+    return bytes(part if isinstance(part, int) else feedback.number if part == "number"
+                 else value for part in feedback.sysex)
 
 
 def address(feedback: Feedback) -> tuple[str, int, int]:
