@@ -181,6 +181,7 @@ class FeedbackSender:
     def _want(self, surface: Surface, feedback: Feedback, data: bytes) -> None:
         where = address(feedback)
         if surface.shown.get(where) == data:
+            log.debug("feedback to %s unchanged: %s", surface.output.name, data.hex(" "))
             self.counts["unchanged"] += 1
             surface.outbox.pop(where, None)  # a newer value went back to what it shows
             return
@@ -209,6 +210,7 @@ class FeedbackSender:
                     log.warning("MIDI feedback to %r failed: %s", surface.output.name, err)
                     break
                 self.last_send_ns = time.monotonic_ns()
+                log.debug("feedback to %s: %s", surface.output.name, data.hex(" "))
                 self.counts["sent"] += 1
                 surface.tokens -= 1.0
                 if where[0] != "init":

@@ -11,6 +11,7 @@ input, as a device with a MIDI thru (or a loop through other software) would.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import multiprocessing
 import threading
@@ -42,42 +43,38 @@ def _run(client_name: str, port: str, server: str | None, echo: bool,
     client = jack.Client(client_name, servername=server, no_start_server=True)
     out = client.midi_outports.register(f"(capture_0) {port}")
     into = client.midi_inports.register(f"(playback_0) {port}")
-    lock = threading.Lock()
-    outgoing: list[bytes] = []
-    got: list[tuple[int, bytes]] = []
+    # deques, not a lock: the process callback must never wait for the other thread (a
+    # client late for its cycle loses that cycle's MIDI).
+    outgoing: collections.deque[bytes] = collections.deque()
+    got: collections.deque[tuple[int, bytes]] = collections.deque()
     echoing = [echo]
 
     @client.set_process_callback
     def process(_frames: int) -> None:
         out.clear_buffer()
         now = time.monotonic_ns()
-        with lock:
-            for _offset, data in into.incoming_midi_events():
-                message = bytes(data)
-                got.append((now, message))
-                if echoing[0]:
-                    outgoing.append(message)
-            for message in outgoing:
+        for _offset, data in into.incoming_midi_events():
+            message = bytes(data)
+            got.append((now, message))
+            if echoing[0]:
                 out.write_midi_event(0, message)
-            outgoing.clear()
+        while outgoing:
+            out.write_midi_event(0, outgoing.popleft())
 
     client.activate()
     conn.send(("ready", client.name))
     try:
         while True:
-            if conn.poll(0.001):
+            if conn.poll(0.01):
                 command = conn.recv()
                 if command is None:
                     break
-                with lock:
-                    if command[0] == "send":
-                        outgoing.append(command[1])
-                    elif command[0] == "echo":
-                        echoing[0] = command[1]
-            with lock:
-                taken, got[:] = list(got), []
-            for item in taken:
-                conn.send(("got", *item))
+                if command[0] == "send":
+                    outgoing.append(command[1])
+                elif command[0] == "echo":
+                    echoing[0] = command[1]
+            while got:
+                conn.send(("got", *got.popleft()))
     finally:
         client.deactivate()
         client.close()
