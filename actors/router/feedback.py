@@ -199,7 +199,7 @@ class FeedbackSender:
             rate = surface.profile.rate
             surface.tokens = min(rate * BURST, surface.tokens + (now - surface.refilled) * rate)
             surface.refilled = now
-            while surface.outbox and surface.tokens >= 1.0:
+            while surface.outbox and surface.tokens >= 1.0 - 1e-9:  # a refill's rounding
                 where = next(iter(surface.outbox))
                 data = surface.outbox.pop(where)
                 try:
