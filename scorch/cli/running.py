@@ -26,6 +26,7 @@ from scorch.state.events import State
 if TYPE_CHECKING:
     from mcp_server.http import HttpFront
     from scorch.api.local import LocalService
+    from scorch.osc.door import OscDoor
     from scorch.primitives.sclang.launch import EarlySclang
     from scorch.web.serve import WebServer
     from scorch.wire.server import ControlServer
@@ -76,6 +77,7 @@ class Runner:
             signal.signal(signum, self._on_signal)
         control: ControlServer | None = None
         web: WebServer | None = None
+        osc: OscDoor | None = None
         http = self._listen_http()  # a taken port says so before any room boots
         try:
             seed = self.orchestra.sessions.autosaved() if self.resume else None
@@ -100,6 +102,7 @@ class Runner:
             control = ControlServer(LocalService(self.orchestra), self.config.state_path())
             control.start()
             web = self._serve_page()
+            osc = self._open_osc()
             if http is not None:
                 http.start()
             self.notifier.ready(self.rooms_status())
@@ -108,6 +111,8 @@ class Runner:
             self._loop()
         finally:
             self.notifier.stopping()
+            if osc is not None:
+                osc.stop()
             if web is not None:
                 web.stop()
             if http is not None:
@@ -130,6 +135,21 @@ class Runner:
         web.start()
         print(f"the technician's page: {web.url}", flush=True)
         return web
+
+    def _open_osc(self) -> OscDoor | None:
+        """The OSC door, when the config has an ``[osc]`` table (imported only then)."""
+        if self.config.osc is None:
+            return None
+        from scorch.osc.door import open_door
+
+        try:
+            door = open_door(self.service, self.orchestra, self.config.osc)
+        except OSError as err:
+            log.error("the OSC door could not open %s: %s", self.config.osc.listen, err)
+            return None
+        print(f"the OSC door: {door.address[0]}:{door.address[1]}" if door.address else "",
+              flush=True)
+        return door
 
     def _listen_http(self) -> HttpFront | None:
         """MCP over streamable HTTP at ``[mcp] http`` beside the control socket, or None."""
