@@ -27,6 +27,7 @@ from midi.actions import (
 )
 from midi.assembly import NRPN_CCS, Cc14, Nrpn
 from midi.batch import message_error
+from midi.controllers.echoes import Echoes
 from midi.curves import midicps
 from midi.relative import step
 from midi.routes import EMPTY, ControlTarget, KeyTarget, Table
@@ -44,9 +45,6 @@ ZONE_MASTER = {"lower": 0, "upper": 15}
 #: ``max_hold`` deadlines of released voices are dropped once they outnumber the
 #: sounding voices twice over, plus this many (a rebuild then costs little per note).
 COMPACT_AFTER = 256
-#: Seconds within which a device that sends back the very message its feedback was is
-#: taken to echo it (a MIDI thru, a device that reports what it was told), not to be moved.
-ECHO_WINDOW = 0.25
 
 #: Builds a NamedTuple from a tuple of all its fields in C: a third of the cost of calling
 #: the class, whose generated ``__new__`` is Python code (this is what ``_make`` does inside).
@@ -100,8 +98,8 @@ class Engine:
         self._order = itertools.count()
         self.touched: dict[tuple[str, str, str], None] = {}
         """Params a control moved, picked up or not: the feedback thread takes it whole."""
-        self.echoes: dict[tuple[str, int, int], tuple[int, float]] = {}
-        """(port, status, data 1) -> (data 2, until): feedback sent, dropped if it returns."""
+        self.echoes = Echoes()
+        """The feedback sent lately: a message that comes back as input is dropped."""
         self.echoed = 0
 
     def handle(self, port: str, data: list[int]) -> list[Action]:
@@ -120,12 +118,10 @@ class Engine:
         kind = status & 0xF0
         channel = status & 0x0F
         table = self.tables.get(port, EMPTY)
-        if table.feedback and self.echoes and len(data) == 3:
-            echo = self.echoes.get((port, status, data[1]))
-            if echo is not None and echo[0] == data[2] and echo[1] >= self.clock():
-                del self.echoes[(port, status, data[1])]
-                self.echoed += 1
-                return []
+        if table.feedback and self.echoes and len(data) == 3 and \
+                self.echoes.back((port, status, data[1]), data[2], self.clock):
+            self.echoed += 1
+            return []
         if kind == 0xB0:  # first: controls are most of the traffic
             return self._cc(table, port, channel, data[1], data[2])
         if kind == 0x90 and data[2] > 0:

@@ -266,7 +266,7 @@ class MidiRouter(pykka.ThreadingActor):
             for param, value in values.items():
                 self._engine.observe(instance, node, param, value)
                 touched[(instance, node, param)] = None  # feedback draws it
-        self._feedback.wake()
+        self._feedback.told()
         if moved:
             self._refresh_targets()
 

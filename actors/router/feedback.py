@@ -23,10 +23,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from midi.controllers.echoes import WINDOW
 from midi.controllers.feedback import address, encode
 from midi.controllers.profile import Feedback, Profile
 from midi.curves import Curve
-from midi.engine import ECHO_WINDOW, Engine
+from midi.engine import Engine
 from midi.ports import OutputPort
 from midi.takeover import TOLERANCE
 
@@ -34,6 +35,12 @@ log = logging.getLogger(__name__)
 
 #: Seconds of the profile's rate a device may be sent at once (a redraw's burst).
 BURST = 0.05
+#: Seconds between two rounds of the thread while MIDI keeps moving controls (their lights
+#: redrawn at 100 Hz at most): a flood wakes it once per batch, and each round takes the
+#: GIL from the input thread (2 ms between rounds tripled the input thread's p99 under a
+#: flood, BENCHMARKS.md); what is touched meanwhile is drawn once, at the next round. A
+#: change the router is told of (MCP, a scene, undo...) cuts the wait short.
+ROUND_GAP = 0.01
 STOP_WAIT = 2.0
 ValueKey = tuple[str, str, str]
 
@@ -47,6 +54,8 @@ class Binding(NamedTuple):
     curve: Curve
     takeover_key: tuple[str, str] | None
     """The engine's takeover state of the control (None: it never waits to pick up)."""
+    address: tuple[str, int, int]
+    """What one message of its feedback replaces (:func:`midi.controllers.feedback.address`)."""
 
 
 @dataclass(eq=False)
@@ -62,7 +71,8 @@ class Surface:
     controls: dict[str, Binding] = field(default_factory=dict)
     """Per control name with feedback, the binding that draws it (unmapped: none)."""
     shown: dict[tuple[str, int, int], bytes] = field(default_factory=dict)
-    outbox: dict[tuple[str, int, int], bytes] = field(default_factory=dict)
+    outbox: dict[tuple[str, int, int], bytes | Binding] = field(default_factory=dict)
+    """What waits for a token: fixed bytes, or a binding drawn when its token comes."""
     tokens: float = 0.0
     refilled: float = 0.0
     fresh: bool = True
@@ -81,6 +91,8 @@ class FeedbackSender:
         self.surfaces: tuple[Surface, ...] = ()
         self._redraw: set[Surface] = set()
         self._wake = threading.Event()
+        self._urgent = threading.Event()
+        """A change the router was told of: drawn now, not after :data:`ROUND_GAP`."""
         self._halt = threading.Event()
         self._thread: threading.Thread | None = None
         self.counts = {"sent": 0, "replaced": 0, "unchanged": 0, "waited": 0,
@@ -99,12 +111,19 @@ class FeedbackSender:
         """Stop the thread (what waits for a token is not sent)."""
         self._halt.set()
         self._wake.set()
+        self._urgent.set()
         if self._thread is not None:
             self._thread.join(timeout=STOP_WAIT)
 
     def wake(self) -> None:
-        """Something was touched (any thread): draw it now."""
-        if not self._wake.is_set():
+        """MIDI moved controls (the input thread): draw them at the next round."""
+        if self.surfaces and not self._wake.is_set():
+            self._wake.set()
+
+    def told(self) -> None:
+        """The router was told of a change (its actor): draw it now."""
+        if self.surfaces:
+            self._urgent.set()
             self._wake.set()
 
     def install(self, surfaces: tuple[Surface, ...],
@@ -114,7 +133,10 @@ class FeedbackSender:
         with self._lock:
             self.surfaces, self.bindings = surfaces, bindings
             self._redraw |= redraw
-        self.wake()
+            if not surfaces:
+                self._engine.touched.clear()  # no one to draw it for
+        self._urgent.set()
+        self._wake.set()
 
     # -- the thread ------------------------------------------------------------------
 
@@ -123,6 +145,7 @@ class FeedbackSender:
         while not self._halt.is_set():
             self._wake.wait(timeout)
             self._wake.clear()
+            self._urgent.clear()
             if self._halt.is_set():
                 return
             try:
@@ -130,6 +153,7 @@ class FeedbackSender:
             except Exception:  # a device's failure must not end everyone's feedback
                 log.exception("MIDI feedback failed; going on")
                 timeout = 0.1
+            self._urgent.wait(ROUND_GAP)
 
     def _round(self) -> float | None:
         """Draw what was touched and what must be redrawn; send what tokens allow.
@@ -145,11 +169,19 @@ class FeedbackSender:
             self._draw_all(surface)
         for key in touched:
             for binding in bindings.get(key, ()):
-                self._draw(binding)
+                self._later(binding)
         return self._send()
 
-    def _draw(self, binding: Binding) -> None:
-        surface = binding.surface
+    def _later(self, binding: Binding) -> None:
+        """Draw ``binding`` when its device has a token for it (a flood draws it once)."""
+        outbox, where = binding.surface.outbox, binding.address
+        if where in outbox:
+            self.counts["replaced"] += 1
+            del outbox[where]  # to the end: the newest change goes last
+        outbox[where] = binding
+
+    def _bytes(self, binding: Binding) -> bytes:
+        """What shows ``binding``'s param now (blinking while its control waits to pick up)."""
         value = self._engine.values.get(binding.value_key)
         position = None if value is None else binding.curve.unmap(value)
         pending = False
@@ -157,7 +189,7 @@ class FeedbackSender:
                 and not binding.feedback.sets_control:
             control = self._engine.control_position(binding.takeover_key)
             pending = control is not None and abs(control - position) > TOLERANCE
-        self._want(surface, binding.feedback, encode(binding.feedback, position, pending))
+        return encode(binding.feedback, position, pending)
 
     def _draw_all(self, surface: Surface) -> None:
         """Everything the device can show: mapped controls, page lights, the rest off."""
@@ -172,7 +204,7 @@ class FeedbackSender:
                 continue
             binding = surface.controls.get(control.name)
             if binding is not None:
-                self._draw(binding)
+                self._later(binding)
                 continue
             page = next((p for p, f in surface.pages.items() if f is feedback), None)
             on = page is not None and page == surface.page
@@ -181,7 +213,6 @@ class FeedbackSender:
     def _want(self, surface: Surface, feedback: Feedback, data: bytes) -> None:
         where = address(feedback)
         if surface.shown.get(where) == data:
-            log.debug("feedback to %s unchanged: %s", surface.output.name, data.hex(" "))
             self.counts["unchanged"] += 1
             surface.outbox.pop(where, None)  # a newer value went back to what it shows
             return
@@ -192,7 +223,7 @@ class FeedbackSender:
     def _send(self) -> float | None:
         now = self.clock()
         waits: float | None = None
-        echoes: list[tuple[tuple[str, int, int], tuple[int, float]]] = []
+        echoes: list[tuple[tuple[str, int, int], int]] = []
         for surface in self.surfaces:
             if not surface.outbox or surface.broken:
                 continue
@@ -201,7 +232,11 @@ class FeedbackSender:
             surface.refilled = now
             while surface.outbox and surface.tokens >= 1.0 - 1e-9:  # a refill's rounding
                 where = next(iter(surface.outbox))
-                data = surface.outbox.pop(where)
+                item = surface.outbox.pop(where)
+                data = item if isinstance(item, bytes) else self._bytes(item)
+                if surface.shown.get(where) == data:
+                    self.counts["unchanged"] += 1  # back to what it shows: no token spent
+                    continue
                 try:
                     surface.output.send(list(data))
                 except Exception as err:  # unplugged: the router's rescan retires it
@@ -210,19 +245,19 @@ class FeedbackSender:
                     log.warning("MIDI feedback to %r failed: %s", surface.output.name, err)
                     break
                 self.last_send_ns = time.monotonic_ns()
-                log.debug("feedback to %s: %s", surface.output.name, data.hex(" "))
                 self.counts["sent"] += 1
                 surface.tokens -= 1.0
                 if where[0] != "init":
                     surface.shown[where] = data
                 if len(data) == 3:
-                    echoes.append(((surface.input, data[0], data[1]),
-                                   (data[2], now + ECHO_WINDOW)))
+                    echoes.append(((surface.input, data[0], data[1]), data[2]))
             if surface.outbox and not surface.broken:
                 self.counts["waited"] += 1
                 wait = (1.0 - surface.tokens) / rate
                 waits = wait if waits is None else min(waits, wait)
         if echoes:
             with self._lock:
-                self._engine.echoes.update(echoes)
+                expect = self._engine.echoes.expect
+                for key, value in echoes:
+                    expect(key, value, now + WINDOW)
         return waits

@@ -15,6 +15,7 @@ from typing import Any
 
 from actors.router.feedback import Binding, Surface, ValueKey
 from midi.controllers.devices import has_feedback, pair
+from midi.controllers.feedback import address
 from midi.controllers.profile import Profile
 from midi.ports import OutputPort
 from midi.routes import (
@@ -130,7 +131,8 @@ class Devices:
                         route.takeover != "immediate"
                     for slot in target.slots:
                         binding = Binding(surface, control.feedback, slot.value_key,
-                                          target.curve, slot.takeover_key if waits else None)
+                                          target.curve, slot.takeover_key if waits else None,
+                                          address(control.feedback))
                         surface.controls.setdefault(control.name, binding)
                         found.setdefault(slot.value_key, []).append(binding)
                         shown.append((control.name, slot.value_key, str(route.curve),

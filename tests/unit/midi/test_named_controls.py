@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from midi.actions import PageCue, SetParam
 from midi.batch import coalesce
-from midi.engine import ECHO_WINDOW, Engine, TargetSnapshot
+from midi.controllers.echoes import WINDOW as ECHO_WINDOW
+from midi.engine import Engine, TargetSnapshot
 from midi.routes import RouteEntry, bind, compile_table, control_of
 from midi.schema import ControlRoute, PageRoute
 from scorch.config.profiles import load_profiles
@@ -88,13 +89,15 @@ def test_feedback_echoed_back_is_dropped_once_within_its_window() -> None:
     engine = engine_on(NANO, route(control="solo1"), feedback=True)
     now = [100.0]
     engine.clock = lambda: now[0]
-    engine.echoes[(NANO, 0xB0, 32)] = (127, now[0] + ECHO_WINDOW)
-    assert engine.handle(NANO, [0xB0, 32, 127]) == []  # the echo of the LED's message
+    engine.echoes.expect((NANO, 0xB0, 32), 0, now[0] + ECHO_WINDOW)
+    engine.echoes.expect((NANO, 0xB0, 32), 127, now[0] + ECHO_WINDOW)
+    assert engine.handle(NANO, [0xB0, 32, 127]) == []  # the echo of the LED's "on"
+    assert engine.handle(NANO, [0xB0, 32, 0]) == []  # and of the "off" sent before it
     assert values(engine.handle(NANO, [0xB0, 32, 127])) == [1.0]  # then a real press
-    engine.echoes[(NANO, 0xB0, 32)] = (127, now[0] + ECHO_WINDOW)
+    engine.echoes.expect((NANO, 0xB0, 32), 127, now[0] + ECHO_WINDOW)
     now[0] += 2 * ECHO_WINDOW
     assert values(engine.handle(NANO, [0xB0, 32, 127])) == [0.0]  # too late to be an echo
-    assert engine.echoed == 1
+    assert engine.echoed == 2
 
 
 def test_every_control_moved_is_touched_even_when_takeover_holds_it() -> None:
@@ -119,7 +122,7 @@ def test_a_bound_route_finds_its_control_again_for_feedback() -> None:
 def test_hostile_bytes_on_a_profiled_port_never_raise(messages: list[list[int]]) -> None:
     engine = engine_on(NANO, route(control="solo1"), route(control="knob1", param="amp"),
                        PageRoute(port="nano", control="cycle", page="p"), feedback=True)
-    engine.echoes[(NANO, 0xB0, 32)] = (127, 1e18)
+    engine.echoes.expect((NANO, 0xB0, 32), 127, 1e18)
     for data in messages:
         for action in engine.handle(NANO, data):
             assert isinstance(action, SetParam | PageCue)

@@ -68,11 +68,11 @@ def test_a_new_device_is_drawn_whole_then_only_what_changes() -> None:
     rig.set("gain", 1.0)
     rig.round()
     sent = rig.outputs[NANO_OUT].sent
-    assert "b0 20 7f" in sent and "b0 21 00" in sent  # solo1 on, solo2 (unmapped) off
     assert len(sent) == 25  # the burst: 500 a second for 50 ms
     rig.now += 1.0
     rig.round()
     assert len(sent) == 30 and len(set(sent)) == 30  # the rest, each light once
+    assert "b0 20 7f" in sent and "b0 21 00" in sent  # solo1 on, solo2 (unmapped) off
     rig.set("gain", 1.0)  # the same again: nothing to show
     rig.round()
     assert len(sent) == 30
