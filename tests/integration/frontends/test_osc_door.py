@@ -87,12 +87,15 @@ def wait(check, timeout: float = 5.0) -> None:
         time.sleep(0.01)
 
 
-def test_a_param_set_by_osc_is_on_scsynth_and_kept_for_restarts(
+def test_a_param_set_by_osc_is_on_scsynth_kept_for_restarts_and_undone(
         orch: Orchestra, door: OscDoor) -> None:
     assert door.address is not None
+    before = freq(orch)
     SimpleUDPClient(*door.address).send_message("/scorch/lobby/drone/freq", 330.0)
     wait(lambda: freq(orch) == pytest.approx(330.0))
     assert orch.rooms.nodes("lobby")["drone"].params["freq"] == pytest.approx(330.0)
+    LocalService(orch).call("undo", {"action": "undo", "instance": "lobby"})
+    wait(lambda: freq(orch) == pytest.approx(before))  # journaled as MCP's set is
 
 
 def test_a_scene_recalled_by_osc_sets_its_params(orch: Orchestra, door: OscDoor) -> None:
