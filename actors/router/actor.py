@@ -406,8 +406,8 @@ class MidiRouter(pykka.ThreadingActor):
         outputs = [*self._config.outputs, *(c.port for c in self._config.clock_out)]
         before = set(self._open.inputs)
         try:
-            outputs += self._devices.outputs(self._open.available(), wanted)
-            gone = self._open.rescan(wanted, outputs)
+            gone = self._open.rescan(wanted, outputs, lambda inputs, outs: self._devices.outputs(
+                {"inputs": inputs, "outputs": outs}, wanted))
         except OPEN_ERRORS as err:  # the ports could not even be listed: the next rescan
             log.warning("MIDI ports not rescanned: %s", err)
             return
