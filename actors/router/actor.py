@@ -90,6 +90,8 @@ class MidiRouter(pykka.ThreadingActor):
         self._holds = False
         """A key route has a max_hold: voices are looked at every WATCH_INTERVAL."""
         self._learners = Learners(self._lock, self._engine)
+        self._me: Any = None
+        """The actor's own proxy (the input thread tells it of page buttons)."""
         self._counts = {"received": 0, "thinned": 0, "handled": 0, "rescans": 0,
                         "ports_gone": 0, "released_gone": 0, "released_max_hold": 0,
                         "input_errors": 0}
@@ -120,7 +122,7 @@ class MidiRouter(pykka.ThreadingActor):
         self._refresh_targets()
         self._rescan()
         self._input.start()
-        me = self.actor_ref.proxy()
+        me = self._me = self.actor_ref.proxy()
         self._rescanner = Ticker(self._config.rescan_interval, me.rescan,
                                  "midi-router-rescan").start()
         self._watcher = PortWatch(self._ports.told, me.watch, self._rescanner.hurry,
@@ -368,7 +370,8 @@ class MidiRouter(pykka.ThreadingActor):
 
     def _page_pressed(self, port: str, page: str) -> None:
         """A page button was pressed (input thread): the actor switches, not this thread."""
-        self.actor_ref.proxy().switch_page(port, page)
+        if self._me is not None:
+            self._me.switch_page(port, page)
 
     # -- internals (actor thread) -----------------------------------------------------
 

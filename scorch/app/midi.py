@@ -65,8 +65,7 @@ class Midi:
             return [describe(p) for p in profiles.all.values()]
         wanted = device.lower()
         for profile in profiles.all.values():
-            if wanted in (profile.id.lower(), profile.name.lower()) or \
-                    wanted in profile.name.lower():
+            if wanted == profile.id.lower() or wanted in profile.name.lower():
                 return describe(profile, full=True)
         raise NotFound(f"no controller profile {device!r}; profiles: "
                        f"{', '.join(profiles.all)}")
