@@ -90,8 +90,7 @@ class MidiRouter(pykka.ThreadingActor):
         self._holds = False
         """A key route has a max_hold: voices are looked at every WATCH_INTERVAL."""
         self._learners = Learners(self._lock, self._engine)
-        self._me: Any = None
-        """The actor's own proxy (the input thread tells it of page buttons)."""
+        self._me: Any = None  # the actor's own proxy: the input thread tells it of pages
         self._counts = {"received": 0, "thinned": 0, "handled": 0, "rescans": 0,
                         "ports_gone": 0, "released_gone": 0, "released_max_hold": 0,
                         "input_errors": 0}
@@ -199,15 +198,9 @@ class MidiRouter(pykka.ThreadingActor):
         out = []
         for entry in self._entries():
             selector = getattr(entry.route, "instance", "")
-            out.append(
-                {
-                    "id": entry.id,
-                    "origin": entry.origin,
-                    "type": _kind(entry.route),
-                    "route": entry.route.model_dump(mode="json"),
-                    "error": self._route_errors.get(selector),
-                }
-            )
+            out.append({"id": entry.id, "origin": entry.origin, "type": _kind(entry.route),
+                        "route": entry.route.model_dump(mode="json"),
+                        "error": self._route_errors.get(selector)})
         return out
 
     def map(self, route: Route) -> str:
@@ -370,8 +363,7 @@ class MidiRouter(pykka.ThreadingActor):
 
     def _page_pressed(self, port: str, page: str) -> None:
         """A page button was pressed (input thread): the actor switches, not this thread."""
-        if self._me is not None:
-            self._me.switch_page(port, page)
+        self._me.switch_page(port, page)  # set in on_start, before the input thread
 
     # -- internals (actor thread) -----------------------------------------------------
 

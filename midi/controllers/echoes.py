@@ -41,10 +41,11 @@ class Echoes:
         if not sent:
             return False
         # The hot path: most messages match no value sent, and pay no clock for it; old
-        # entries are pushed out by newer ones (KEPT), never pruned here.
-        for index, (expected, until) in enumerate(sent):
-            if expected == value:
-                if until < clock():
+        # entries are pushed out by newer ones (KEPT), never pruned here. Newest first:
+        # if the newest sending of this value is too old, every older one is too.
+        for index in range(len(sent) - 1, -1, -1):
+            if sent[index][0] == value:
+                if sent[index][1] < clock():
                     return False
                 del sent[index]
                 return True

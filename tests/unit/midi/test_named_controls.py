@@ -126,3 +126,14 @@ def test_hostile_bytes_on_a_profiled_port_never_raise(messages: list[list[int]])
     for data in messages:
         for action in engine.handle(NANO, data):
             assert isinstance(action, SetParam | PageCue)
+
+
+def test_an_old_expired_echo_of_a_value_does_not_hide_a_fresh_one() -> None:
+    engine = engine_on(NANO, route(control="solo1"), feedback=True)
+    now = [100.0]
+    engine.clock = lambda: now[0]
+    engine.echoes.expect((NANO, 0xB0, 32), 127, now[0] + ECHO_WINDOW)
+    now[0] += 10.0  # long gone, and still kept (the list is pruned only by newer values)
+    engine.echoes.expect((NANO, 0xB0, 32), 127, now[0] + ECHO_WINDOW)
+    assert engine.handle(NANO, [0xB0, 32, 127]) == []
+    assert engine.echoed == 1
