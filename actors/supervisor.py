@@ -22,11 +22,12 @@ from actors.jack import Jack, JackProxy
 from actors.keeper import Keeper
 from actors.router.actor import MidiRouter
 from actors.router.proxy import MidiRouterProxy
-from actors.router.targets import OrchestraTargets, RemoteRooms, SceneCue
+from actors.router.targets import OrchestraTargets, ParamSet, RemoteRooms, SceneCue
 from actors.watchdog import Watchdog, WatchdogProxy
 from midi.schema import MidiConfig
 from scorch.config.changes import ConfigChanges
 from scorch.config.installation import Config
+from scorch.config.profiles import load_profiles, user_folders
 from scorch.errors import BootError, ScorchError
 from scorch.primitives.console import Console
 from scorch.primitives.system.audio_driver import AudioChoice, choose
@@ -46,9 +47,11 @@ class Supervisor(pykka.ThreadingActor):
     def __init__(self, config: Config, views: dict[str, InstanceView],
                  settings: dict[str, InstanceSettings], jack_console: Console,
                  on_scene: SceneCue = lambda kind, scene, instance, value: None,
-                 remote: RemoteRooms | None = None) -> None:
+                 remote: RemoteRooms | None = None, on_param: ParamSet | None = None) -> None:
         super().__init__()
         self.on_scene = on_scene
+        self.on_param = on_param
+        """Told each value a MIDI control set (the router's sender thread; must not block)."""
         """Where MIDI scene routes send their cues (must not block: the MIDI thread calls)."""
         self.config = config
         self.remote = remote
@@ -229,7 +232,7 @@ class Supervisor(pykka.ThreadingActor):
         # rtmidi's JACK backend joins scorch's server (or the one named), never autostarting one.
         uses_jack = self.owns_jack() or self.config.audio.driver == "jack"
         targets = OrchestraTargets(self.config, self.views, self.instances, self.on_scene,
-                                   self.remote)
+                                   self.remote, self.on_param)
         conductor = self.conductor
         try:
             router = cast(MidiRouterProxy, MidiRouter.start(
@@ -237,7 +240,8 @@ class Supervisor(pykka.ThreadingActor):
                 self.config.audio.jack_server if uses_jack else None,
                 self.config.voice_slot(), tempo=self.tempo,
                 on_clock=None if conductor is None else conductor.follow_clock,
-                tempo_scope=self.config.tempo_scope).proxy())
+                tempo_scope=self.config.tempo_scope,
+                profiles=load_profiles(user_folders(self.config.source))).proxy())
             # on_start runs in the router's thread: a backend that cannot open
             # shows up here as a dead actor (its error is in the log).
             router.ports().get(timeout=ASK_TIMEOUT)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, cast
 
 import pykka
@@ -31,7 +31,7 @@ from scorch.app.scenes import SceneDirector
 from scorch.app.session_keeper import Sessions
 from scorch.app.studio.studio import Studio
 from scorch.app.tempo import Tempo
-from scorch.app.tree import ASK, Tree
+from scorch.app.tree import ASK, ParamWatcher, Tree
 from scorch.app.undo import Undo
 from scorch.config.allowed import sclang_guard
 from scorch.config.changes import ConfigChanges, config_changes
@@ -111,6 +111,15 @@ class Orchestra:
         """The installation's config (a reload replaces it)."""
         return self._tree.config
 
+    def watch(self, watcher: ParamWatcher) -> Callable[[], None]:
+        """Tell ``watcher`` of every param set from now on, by any means (the OSC door);
+        return what stops it."""
+        return self._tree.watch(watcher)
+
+    def _midi_set(self, room: str, node: str, param: str, value: float) -> None:
+        """A MIDI control set a param (the router's sender thread): the watchers hear it."""
+        self._tree.changed(room, node, {param: value})
+
     @property
     def start_error(self) -> str | None:
         """Why the tree could not be started, when it could not."""
@@ -179,7 +188,7 @@ class Orchestra:
         try:
             supervisor = tree.supervisor = cast(SupervisorProxy, Supervisor.start(
                 self.config, self.views, settings, self.jack_console, self.scenes.cue,
-                self._remote).proxy())
+                self._remote, self._midi_set).proxy())
             tree.instances = supervisor.start_tree().get(timeout=timeout)
             tree.router = supervisor.router_proxy().get(timeout=ASK)
             tree.conductor = supervisor.conductor_proxy().get(timeout=ASK)
