@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, Field
 
 from scorch.api.models import plain
-from scorch.api.operation import OPERATIONS, Result
+from scorch.api.operation import Result
 from scorch.errors import ScorchError
 from scorch.primitives.sclang.patterns import short
 from scorch.primitives.system.process import cpu_seconds
@@ -36,18 +36,6 @@ class Caller(Protocol):
         """Run operation ``name``."""
         ...
 
-
-class Here:
-    """The operations on an orchestra of this process, as an operation itself calls them."""
-
-    def __init__(self, orch: Orchestra) -> None:
-        self.orch = orch
-
-    def call(self, name: str, args: Mapping[str, Any]) -> Result:
-        """Validate ``args`` and run ``name`` (the same checks as every front end's)."""
-        op = OPERATIONS[name]
-        result: Result = op.run(self.orch, op.parse(args))
-        return result
 
 #: Events kept in the view (the page filters them by room and kind).
 EVENTS_SHOWN = 60

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from scorch.api import budget
 from scorch.api.fields import Selector
-from scorch.api.operation import CHANGE, DESTROY, READ, Action, Result, operation
+from scorch.api.operation import CHANGE, DESTROY, READ, ROOMS_NAMED, Action, Result, operation
 from scorch.app.models import BufferInfo, SampleInfo
 from scorch.errors import InvalidRequest
 from scorch.values import BufferName, Flag, Text
@@ -35,6 +35,7 @@ class BufferLoad(Action):
     """Read a sound file into a buffer of instances (kept across crashes, same bufnum)."""
 
     access = CHANGE
+    journal = ROOMS_NAMED
     action: Literal["load"]
     instance: Annotated[Selector, Field(description='Where: a name, a group or "*"')]
     path: Annotated[Text, Field(
@@ -48,6 +49,7 @@ class BufferFree(Action):
     """Unload a buffer from instances."""
 
     access = DESTROY
+    journal = ROOMS_NAMED
     action: Literal["free"]
     instance: Annotated[Selector, Field(description='Where: a name, a group or "*"')]
     name: Annotated[BufferName, Field(description="Which buffer (see action 'list')")]

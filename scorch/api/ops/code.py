@@ -19,7 +19,7 @@ from scorch.api.fields import (
     TimedArgs,
     WaitTimeout,
 )
-from scorch.api.operation import CHANGE, CODE, READ, SILENCE, Args, Result, operation
+from scorch.api.operation import CHANGE, CODE, PATTERNS, READ, SILENCE, Args, Result, operation
 from scorch.primitives.sclang.result import ExecuteResult, SclangError
 from scorch.state.code_runs import CodeRun
 from scorch.values import Flag
@@ -235,7 +235,7 @@ class StopOutput(Result):
         None, description="dry_run: each room's named nodes and playing patterns it would stop")
 
 
-@operation(access=SILENCE, command="stop", positional=("instance",))
+@operation(access=SILENCE, command="stop", positional=("instance",), journal=PATTERNS)
 def stop(orch: Orchestra, args: StopArgs) -> StopOutput:
     """Silence instances like Cmd-Period: stop routines and free every synth. Named
     nodes are forgotten (play them again, or `undo`, to bring them back); `dry_run`

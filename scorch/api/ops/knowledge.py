@@ -407,6 +407,7 @@ def history(orch: Orchestra, args: HistoryArgs) -> HistoryOutput:
 
 def _rerun(orch: Orchestra, args: HistoryRerun) -> HistoryOutput:
     """Run history entry ``args.id`` again: its code, or the operation it records."""
+    from scorch.api import journaled
     from scorch.api.ops import load_all
     from scorch.api.ops.code import run_code
 
@@ -421,7 +422,7 @@ def _rerun(orch: Orchestra, args: HistoryRerun) -> HistoryOutput:
         raw = json.loads(given or "{}")
         if args.instance is not None and "instance" in op.fields:
             raw["instance"] = args.instance
-        answer = op.run(orch, op.parse(raw))
+        answer = journaled.perform(orch, op, op.parse(raw))  # journaled, as every call
         return HistoryOutput(rerun=name, answer=answer.model_dump(mode="json"),
                              answer_text=answer.text(), failed=answer.failure())
     out = run_code(orch, args.instance or entry.instance, entry.code, args.timeout_s)

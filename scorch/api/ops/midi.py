@@ -20,6 +20,7 @@ from scorch.api.operation import (
     SILENCE,
     Action,
     Answer,
+    Changes,
     Host,
     Result,
     Where,
@@ -29,6 +30,9 @@ from scorch.values import Flag, Text
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
+#: A change of the MIDI routes (a session keeps them).
+ROUTES = Changes(rooms=None, routes=True)
+
 
 class MidiPorts(Action):
     """List the MIDI devices."""
@@ -61,6 +65,7 @@ class MidiMap(Action):
     """Add a route: a controller to a node's param, or keys to a SynthDef."""
 
     access = CHANGE
+    journal = ROUTES
     action: Literal["map"]
     spec: Annotated[dict[str, Any], Field(
         description="The route, as in config.toml's [[midi.controls]] or [[midi.keys]]"
@@ -82,6 +87,7 @@ class MidiUnmap(Action):
     """Remove a route."""
 
     access = DESTROY
+    journal = ROUTES
     action: Literal["unmap"]
     route_id: Annotated[RouteId, Field(description="The route's id (see action 'routes')")]
 

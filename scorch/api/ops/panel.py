@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from scorch.api.live import Here, LiveView, live_view, meters_now
+from scorch.api.live import LiveView, live_view, meters_now
+from scorch.api.local import LocalService
 from scorch.api.operation import READ, SET, Args, Result, operation
 from scorch.values import Float32, InstanceName, NodeName, ParamName
 
@@ -55,7 +56,7 @@ def live(orch: Orchestra, args: LiveArgs) -> LiveView:
         meters = meters_now(orch)
         return last.model_copy(update={"time": time.time(), "rooms": [
             room.model_copy(update={"meter": meters.get(room.name)}) for room in last.rooms]})
-    view = live_view(Here(orch), orch)
+    view = live_view(LocalService(orch), orch)  # journaled and kept as every call
     _LAST[orch] = (now, view)
     return view
 

@@ -13,6 +13,7 @@ from scorch.api.fanout import label
 from scorch.api.operation import (
     CODE,
     DESTROY,
+    EVERYTHING,
     READ,
     WRITE_OVER,
     Action,
@@ -82,6 +83,7 @@ class SessionLoad(Action):
     """Load a session, changing only what differs (nodes it lacks are released)."""
 
     access = CODE
+    journal = EVERYTHING
     action: Literal["load"]
     name: SessionNamed
 

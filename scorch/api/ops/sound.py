@@ -14,7 +14,18 @@ from scorch.api.fields import (
     SynthDefName,
     TimedArgs,
 )
-from scorch.api.operation import CHANGE, DESTROY, READ, SET, Action, Args, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    DESTROY,
+    READ,
+    ROOMS_NAMED,
+    SET,
+    Action,
+    Args,
+    Changes,
+    Result,
+    operation,
+)
 from scorch.errors import InvalidRequest
 from scorch.primitives.synthdefs.library import ParamSpec, SynthDefInfo
 from scorch.values import Flag
@@ -178,7 +189,8 @@ class PlayOutput(Result):
     at: float | None = Field(None, description="the Unix time scsynth starts it; null: now")
 
 
-@operation(access=CHANGE, command="play", positional=("instance", "synthdef"))
+@operation(access=CHANGE, command="play", positional=("instance", "synthdef"),
+           journal=Changes(given="node"))
 def play(orch: Orchestra, args: PlayArgs) -> PlayOutput:
     """Start a synth in a room: a library SynthDef, or one your code added. Name it (node)
     to change it later with set or release: a named node survives crashes and restarts, in
@@ -214,7 +226,8 @@ class SetOutput(Result):
     at: float | None = Field(None, description="the Unix time scsynth sets them; null: now")
 
 
-@operation(name="set", access=SET, command="set", positional=("instance", "node"))
+@operation(name="set", access=SET, command="set", positional=("instance", "node"),
+           journal=ROOMS_NAMED)
 def set_params(orch: Orchestra, args: SetArgs) -> SetOutput:
     """Change params of a named node while it plays; the values are kept for restarts.
     With at or delay scsynth sets them then."""
@@ -243,7 +256,8 @@ class ReleaseOutput(Result):
     at: float | None = Field(None, description="the Unix time its fade begins; null: now")
 
 
-@operation(access=DESTROY, command="release", positional=("instance", "node"))
+@operation(access=DESTROY, command="release", positional=("instance", "node"),
+           journal=ROOMS_NAMED)
 def release(orch: Orchestra, args: ReleaseArgs) -> ReleaseOutput:
     """Release a named node: it fades out over its release time and is forgotten.
     With at or delay the fade begins then."""

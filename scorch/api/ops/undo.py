@@ -12,6 +12,7 @@ from scorch.api.fanout import label
 from scorch.api.fields import InstanceName
 from scorch.api.operation import (
     CODE,
+    EVERYTHING,
     READ,
     WRITE_OVER,
     Action,
@@ -84,6 +85,7 @@ class UndoBack(Action):
     """Go back to a checkpoint (itself a change that undo takes back)."""
 
     access = CODE
+    journal = EVERYTHING
     action: Literal["back"]
     name: Checkpoint
     dry_run: DryRun = False

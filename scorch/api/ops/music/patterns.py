@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, Strict
 
 from scorch.api.fields import MAX_CODE, Code, InstanceName
-from scorch.api.operation import CHANGE, CODE, SILENCE, Action, Result, operation
+from scorch.api.operation import CHANGE, CODE, PATTERNS, SILENCE, Action, Result, operation
 from scorch.values import ParamName, Text
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ MAX_FADE = 600.0
 class _Change(Action):
     """What every change names: its room, and when it lands."""
 
+    journal = PATTERNS
     instance: InstanceName
     at: When = "next_bar"
 
