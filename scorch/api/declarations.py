@@ -71,8 +71,13 @@ class Where:
 
 @dataclass(frozen=True)
 class CliForm:
-    """What the operator's command adds to the derived one (see ``scorch/cli/commands.py``)."""
+    """The operator's command (see ``scorch/cli/commands.py``): its word, and what it adds to
+    the derived form."""
 
+    command: str | None = None
+    """The CLI subcommand (``scorch COMMAND``), None for none."""
+    positional: tuple[str, ...] = ()
+    """Arguments the CLI takes by position, in order."""
     short: Mapping[str, str] = field(default_factory=dict)
     """One-letter options by argument name: ``{"lines": "n"}`` gives ``-n``."""
     follow: str | None = None
@@ -109,3 +114,23 @@ PATTERNS = Changes(patterns=True)
 """Changes the patterns of the rooms it names, and their nodes."""
 EVERYTHING = Changes(rooms="every", patterns=True, tempo=True, routes=True)
 """Changes all a session holds (loading a session, going back to a checkpoint)."""
+
+
+@dataclass(frozen=True)
+class Patience:
+    """How long an attached caller waits for the answer."""
+
+    seconds: float = 30.0
+    """Seconds it waits, beyond ``argument``'s."""
+    argument: str | None = None
+    """The argument holding the operation's own timeout, added to ``seconds``."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """The operation as an MCP tool."""
+
+    listed: bool = True
+    """False for operations Claude has no use for (the control socket's ``ping``)."""
+    panel: str | None = None
+    """The MCP Apps panel: ``show`` (the tool shows it), ``only`` (only it calls the tool)."""

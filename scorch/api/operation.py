@@ -26,7 +26,7 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
@@ -49,6 +49,8 @@ from scorch.api.declarations import (
     Access,
     Changes,
     CliForm,
+    Patience,
+    Tool,
     Where,
 )
 from scorch.errors import InstanceNotFound, InvalidRequest, ScorchError
@@ -76,9 +78,11 @@ __all__ = [
     "Changes",
     "CliForm",
     "Operation",
+    "Patience",
     "Result",
     "Service",
     "Spread",
+    "Tool",
     "Where",
     "operation",
 ]
@@ -179,13 +183,17 @@ class Hosts(Protocol):
         ...
 
 
+#: The argument that names an operation's rooms unless it says otherwise (when it has one).
+ROOMS = "instance"
+
+
 @dataclass(frozen=True)
 class Spread:
     """How a coordinator of several hosts runs an operation (see ``scorch/api/fanout.py``)."""
 
-    rooms: str | None = None
+    rooms: str | None = ROOMS
     """The argument naming the rooms it acts on (a selector); None: it names none and
-    goes to every host."""
+    goes to every host (as an operation without that argument)."""
     any_host: bool = False
     """Every host answers alike (the docs, the library): the first that answers does."""
     merge: Merge | None = None
@@ -336,33 +344,25 @@ class Operation(Generic[A, R]):
 #: Problems one refusal lists at most (a request may carry thousands of bad keys).
 MAX_PROBLEMS = 50
 
-#: The argument that names an operation's rooms unless it says otherwise (when it has one).
-ROOMS = "instance"
 
 def operation(*, access: Access | None = None, name: str | None = None,
-              command: str | None = None, positional: tuple[str, ...] = (),
-              patience: float = 30.0, waits: str | None = None, tool: bool = True,
-              short: Mapping[str, str] | None = None, follow: str | None = None,
-              aliases: Mapping[str, Mapping[str, Any]] | None = None,
-              files: tuple[str, ...] = (), rooms: str | None = ROOMS,
-              any_host: bool = False, merge: Merge | None = None,
-              unanswered: Filler | None = None, roll_call: bool = False,
-              across: Callable[[Hosts, Any], Result | None] | None = None,
-              panel: str | None = None, unstarted: bool = False,
-              journal: Changes | None = None,
+              cli: CliForm | None = None, spread: Spread | None = None,
+              journal: Changes | None = None, patience: Patience | None = None,
+              tool: Tool | None = None, unstarted: bool = False,
               ) -> Callable[[Callable[[Orchestra, A], R]], Operation[A, R]]:
     """Make ``run(orchestra, args) -> result`` an operation (its name by default); the
     registry (``scorch.api.ops.REGISTRY``) lists it.
 
-    ``access``: what it does (with actions: derived, the most dangerous action's).
-    ``short``, ``follow``, ``aliases`` and ``files`` shape its command (:class:`CliForm`);
-    ``rooms`` (the argument naming its rooms, when it has one), ``any_host``, ``merge``,
-    ``unanswered``, ``roll_call`` and ``across`` how it runs on several hosts (:class:`Spread`);
-    ``panel`` its part in the MCP Apps panel (``show`` it, or called ``only`` by it);
-    ``unstarted``: it needs only the machine and the config, so it answers also where the
-    rooms could not start (the doctor);
-    ``journal``: what of a session it changes (with actions: each action's ``journal``).
+    ``access``: what it does (with actions: derived, the most dangerous action's);
+    ``cli``: its command; ``spread``: how it runs on several hosts; ``journal``: what of a
+    session it changes (with actions: each action's ``journal``); ``patience``: how long an
+    attached caller waits; ``tool``: its part in MCP; ``unstarted``: it needs only the
+    machine and the config, so it answers also where the rooms could not start (the doctor).
     """
+    cli = cli or CliForm()
+    spread = spread or Spread()
+    patience = patience or Patience()
+    tool = tool or Tool()
 
     def declare(run: Callable[[Orchestra, A], R]) -> Operation[A, R]:
         op_name = name or run.__name__
@@ -381,24 +381,23 @@ def operation(*, access: Access | None = None, name: str | None = None,
         else:
             op_access = access
         fields = flat_fields(actions) if actions else dict(args_type.model_fields)
-        cli = CliForm(short=short or {}, follow=follow, aliases=aliases or {}, files=files)
-        named = [*positional, *cli.short, *([follow] if follow else []), *files,
-                 *(key for fixed in cli.aliases.values() for key in fixed),
-                 *([waits] if waits else []),
+        rooms = spread.rooms
+        named = [*cli.positional, *cli.short, *([cli.follow] if cli.follow else []),
+                 *cli.files, *(key for fixed in cli.aliases.values() for key in fixed),
+                 *([patience.argument] if patience.argument else []),
                  *([rooms] if rooms is not None and rooms != ROOMS else [])]
         for arg in named:
             if arg not in fields:
                 raise ValueError(f"{op_name}: {arg!r} is not an argument")
-        spread = Spread(rooms=rooms if rooms in fields else None, any_host=any_host,
-                        merge=merge, unanswered=unanswered, roll_call=roll_call, across=across)
+        spread_here = replace(spread, rooms=rooms if rooms in fields else None)
         journals = [model.journal for model in actions.values()] if actions else [journal]
-        _check_journals(op_name, journals, spread, fields)
+        _check_journals(op_name, journals, spread_here, fields)
         return Operation(
             name=op_name, doc=inspect.cleandoc(run.__doc__ or op_name), args=args_type,
-            result=result_type, run=run, access=op_access, command=command,
-            positional=positional, patience=patience, waits=waits, tool=tool, cli=cli,
-            spread=spread, actions=actions, fields=fields, panel=panel,
-            unstarted=unstarted, journal=journal)
+            result=result_type, run=run, access=op_access, command=cli.command,
+            positional=cli.positional, patience=patience.seconds, waits=patience.argument,
+            tool=tool.listed, cli=cli, spread=spread_here, actions=actions, fields=fields,
+            panel=tool.panel, unstarted=unstarted, journal=journal)
 
     return declare
 

@@ -8,7 +8,16 @@ from pydantic import Field
 
 from scorch.api import budget
 from scorch.api.fields import Selector
-from scorch.api.operation import CHANGE, DESTROY, READ, ROOMS_NAMED, Action, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    DESTROY,
+    READ,
+    ROOMS_NAMED,
+    Action,
+    CliForm,
+    Result,
+    operation,
+)
 from scorch.app.models import BufferInfo, SampleInfo
 from scorch.errors import InvalidRequest
 from scorch.values import BufferName, Flag, Text
@@ -91,7 +100,7 @@ class BufferOutput(Result):
                             "buffers", "buffer(action='list', full=true)", "no buffers")
 
 
-@operation(command="buffer", positional=("action", "instance", "path"))
+@operation(cli=CliForm("buffer", ("action", "instance", "path")))
 def buffer(orch: Orchestra, args: BufferArgs) -> BufferOutput:
     """Sound files in buffers, kept across crashes under their bufnum: play one with
     play(synthdef="sampler", params={"bufnum": N}) ("sampler_stereo" for 2 channels)."""

@@ -19,7 +19,19 @@ from scorch.api.fields import (
     TimedArgs,
     WaitTimeout,
 )
-from scorch.api.operation import CHANGE, CODE, PATTERNS, READ, SILENCE, Args, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    CODE,
+    PATTERNS,
+    READ,
+    SILENCE,
+    Args,
+    CliForm,
+    Patience,
+    Result,
+    Spread,
+    operation,
+)
 from scorch.primitives.sclang.result import ExecuteResult, SclangError
 from scorch.state.code_runs import CodeRun
 from scorch.values import Flag
@@ -176,8 +188,8 @@ class ExecuteOutput(Result):
         return "\n".join(lines)
 
 
-@operation(access=CODE, command="exec", positional=("instance", "code"), waits="timeout_s",
-           files=("code",), unanswered=failed_outcomes)
+@operation(access=CODE, cli=CliForm("exec", ("instance", "code"), files=("code",)),
+           spread=Spread(unanswered=failed_outcomes), patience=Patience(argument="timeout_s"))
 def execute(orch: Orchestra, args: ExecuteArgs) -> ExecuteOutput:
     """Run SuperCollider code in rooms' sclang: the value of the last expression and what
     it posted, per room. An error comes back as a tool error with the line, character and
@@ -235,7 +247,7 @@ class StopOutput(Result):
         None, description="dry_run: each room's named nodes and playing patterns it would stop")
 
 
-@operation(access=SILENCE, command="stop", positional=("instance",), journal=PATTERNS)
+@operation(access=SILENCE, cli=CliForm("stop", ("instance",)), journal=PATTERNS)
 def stop(orch: Orchestra, args: StopArgs) -> StopOutput:
     """Silence instances like Cmd-Period: stop routines and free every synth. Named
     nodes are forgotten (play them again, or `undo`, to bring them back); `dry_run`
@@ -283,7 +295,7 @@ class ConsoleOutput(Result):
         return f"[{budget_of.more(self.more, 'earlier lines', 'console(..., full=true)')}]\n{shown}"
 
 
-@operation(access=CHANGE, command="console", positional=("instance",))
+@operation(access=CHANGE, cli=CliForm("console", ("instance",)))
 def console(orch: Orchestra, args: ConsoleArgs) -> ConsoleOutput:
     """Read an instance's console: what sclang and scsynth printed, including output of
     routines and errors that happened after execute returned."""
@@ -314,8 +326,8 @@ class WaitOutput(Result):
     line: Line | None
 
 
-@operation(access=READ, command="wait-for", positional=("instance", "pattern"),
-           waits="timeout_s")
+@operation(access=READ, cli=CliForm("wait-for", ("instance", "pattern")),
+           patience=Patience(argument="timeout_s"))
 def wait_for(orch: Orchestra, args: WaitArgs) -> WaitOutput:
     """Wait until the instance's console shows a line matching a regex, e.g. a message a
     routine posts later. matched is false when no line came in time."""

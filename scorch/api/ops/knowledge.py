@@ -19,8 +19,11 @@ from scorch.api.operation import (
     Action,
     Answer,
     Args,
+    CliForm,
     Host,
+    Patience,
     Result,
+    Spread,
     operation,
 )
 from scorch.errors import DocNotFound, InvalidRequest
@@ -190,8 +193,8 @@ class DocsOutput(Result):
         return "\n".join(lines)
 
 
-@operation(access=READ, command="docs", positional=("query",), waits="timeout_s",
-           any_host=True)
+@operation(access=READ, cli=CliForm("docs", ("query",)), spread=Spread(any_host=True),
+           patience=Patience(argument="timeout_s"))
 def docs(orch: Orchestra, args: DocsArgs) -> DocsOutput:
     """Look SuperCollider up in the help installed here and the class library the rooms
     run (a class's methods, argument names and defaults come from it), by name or by words.
@@ -380,7 +383,8 @@ def _newest_first(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: 
     return {**merged, "entries": entries[:getattr(args, "limit", len(entries))]}
 
 
-@operation(command="history", positional=("query",), merge=_newest_first, waits="timeout_s")
+@operation(cli=CliForm("history", ("query",)), spread=Spread(merge=_newest_first),
+           patience=Patience(argument="timeout_s"))
 def history(orch: Orchestra, args: HistoryArgs) -> HistoryOutput:
     """The code run before and the calls that changed something (as @NAME {arguments}),
     newest first, kept across restarts with their room, time, value, output, error and

@@ -21,8 +21,11 @@ from scorch.api.operation import (
     Action,
     Answer,
     Changes,
+    CliForm,
     Host,
+    Patience,
     Result,
+    Spread,
     Where,
     operation,
 )
@@ -209,7 +212,8 @@ def _by_host(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) 
     return {**merged, "result": {label(host): answer.get("result") for host, answer in answers}}
 
 
-@operation(command="midi", positional=("action",), waits="timeout_s", merge=_by_host)
+@operation(cli=CliForm("midi", ("action",)), spread=Spread(merge=_by_host),
+           patience=Patience(argument="timeout_s"))
 def midi(orch: Orchestra, args: MidiArgs) -> MidiOutput:
     """MIDI: list ports, routes and known controllers, map a controller's controls (by
     name) to node params, learn a control, send a message, or panic."""

@@ -20,7 +20,17 @@ from pydantic import Field
 
 from scorch.api.live import LiveView, live_view, meters_now
 from scorch.api.local import LocalService
-from scorch.api.operation import READ, SET, Args, Result, operation
+from scorch.api.operation import (
+    READ,
+    SET,
+    Args,
+    CliForm,
+    Patience,
+    Result,
+    Spread,
+    Tool,
+    operation,
+)
 from scorch.values import Float32, InstanceName, NodeName, ParamName
 
 if TYPE_CHECKING:
@@ -43,7 +53,8 @@ class LiveArgs(Args):
                               "refresh between two whole views")
 
 
-@operation(access=READ, command="live", rooms=None, patience=10.0, panel="only")
+@operation(access=READ, cli=CliForm("live"), spread=Spread(rooms=None),
+           patience=Patience(seconds=10.0), tool=Tool(panel="only"))
 def live(orch: Orchestra, args: LiveArgs) -> LiveView:
     """The live view the panel shows: every room's state, uptime, restarts, CPU, level
     meters and their last minutes, named nodes with their params and ranges, patterns,
@@ -82,8 +93,8 @@ class FaderOutput(Result):
         return f"{self.instance}/{self.node}: {self.param} = {self.value:g}"
 
 
-@operation(access=SET, command="fader", positional=("instance", "node", "param", "value"),
-           patience=5.0, panel="only")
+@operation(access=SET, cli=CliForm("fader", ("instance", "node", "param", "value")),
+           patience=Patience(seconds=5.0), tool=Tool(panel="only"))
 def fader(orch: Orchestra, args: FaderArgs) -> FaderOutput:
     """Move one param of a named node (a fader of the panel): the value is sent to scsynth
     at once and kept for restarts, as set does."""

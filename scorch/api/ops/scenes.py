@@ -17,6 +17,7 @@ from scorch.api.operation import (
     SET,
     WRITE_OVER,
     Action,
+    CliForm,
     Result,
     operation,
 )
@@ -135,7 +136,7 @@ class SceneOutput(Result):
                             "scene(action='list', full=true)", "no scenes")
 
 
-@operation(command="scene", positional=("action", "name"))
+@operation(cli=CliForm("scene", ("action", "name")))
 def scene(orch: Orchestra, args: SceneArgs) -> SceneOutput:
     """Scenes: the params of named nodes kept under a name, recalled at once or morphed
     toward (each param along its spec's warp); [[midi.scenes]] in the config recalls them

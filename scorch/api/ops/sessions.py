@@ -18,8 +18,11 @@ from scorch.api.operation import (
     WRITE_OVER,
     Action,
     Answer,
+    CliForm,
     Host,
+    Patience,
     Result,
+    Spread,
     operation,
 )
 from scorch.app.sessions import Reading, parse, render
@@ -148,8 +151,8 @@ def _changes_say_host(merged: Answer, answers: Sequence[tuple[Host, Answer]],
     return {**merged, "changes": changes}
 
 
-@operation(command="session", positional=("action", "name"), patience=120.0,
-           merge=_changes_say_host)
+@operation(cli=CliForm("session", ("action", "name")), spread=Spread(merge=_changes_say_host),
+           patience=Patience(seconds=120.0))
 def session(orch: Orchestra, args: SessionArgs) -> SessionOutput:
     """Sessions: the whole installation's state (named nodes and their params, buffers, MIDI
     routes, tempo) under a name as a readable file, loaded back changing only what differs;

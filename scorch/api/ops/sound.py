@@ -23,7 +23,11 @@ from scorch.api.operation import (
     Action,
     Args,
     Changes,
+    CliForm,
+    Patience,
     Result,
+    Spread,
+    Tool,
     operation,
 )
 from scorch.errors import InvalidRequest
@@ -124,7 +128,7 @@ class SynthDefsOutput(Result):
         return "\n".join(lines)
 
 
-@operation(command="synthdefs", positional=("action", "name"), any_host=True)
+@operation(cli=CliForm("synthdefs", ("action", "name")), spread=Spread(any_host=True))
 def synthdefs(orch: Orchestra, args: SynthDefsArgs) -> SynthDefsOutput:
     """The SynthDef library: ready-made sounds with descriptions and param specs (range,
     units, default). Load one to use it from your own code; play loads it by itself."""
@@ -189,7 +193,7 @@ class PlayOutput(Result):
     at: float | None = Field(None, description="the Unix time scsynth starts it; null: now")
 
 
-@operation(access=CHANGE, command="play", positional=("instance", "synthdef"),
+@operation(access=CHANGE, cli=CliForm("play", ("instance", "synthdef")),
            journal=Changes(given="node"))
 def play(orch: Orchestra, args: PlayArgs) -> PlayOutput:
     """Start a synth in a room: a library SynthDef, or one your code added. Name it (node)
@@ -226,8 +230,7 @@ class SetOutput(Result):
     at: float | None = Field(None, description="the Unix time scsynth sets them; null: now")
 
 
-@operation(name="set", access=SET, command="set", positional=("instance", "node"),
-           journal=ROOMS_NAMED)
+@operation(access=SET, name="set", cli=CliForm("set", ("instance", "node")), journal=ROOMS_NAMED)
 def set_params(orch: Orchestra, args: SetArgs) -> SetOutput:
     """Change params of a named node while it plays; the values are kept for restarts.
     With at or delay scsynth sets them then."""
@@ -256,8 +259,7 @@ class ReleaseOutput(Result):
     at: float | None = Field(None, description="the Unix time its fade begins; null: now")
 
 
-@operation(access=DESTROY, command="release", positional=("instance", "node"),
-           journal=ROOMS_NAMED)
+@operation(access=DESTROY, cli=CliForm("release", ("instance", "node")), journal=ROOMS_NAMED)
 def release(orch: Orchestra, args: ReleaseArgs) -> ReleaseOutput:
     """Release a named node: it fades out over its release time and is forgotten.
     With at or delay the fade begins then."""
@@ -294,7 +296,7 @@ class RememberOutput(Result):
     kept: bool = Field(description="false: the node is not there (any more)")
 
 
-@operation(access=SET, tool=False, patience=5.0)
+@operation(access=SET, patience=Patience(seconds=5.0), tool=Tool(listed=False))
 def remember(orch: Orchestra, args: RememberArgs) -> RememberOutput:
     """Keep values that a MIDI router on another host already sent to a named node, so
     this room's restores bring them back (nothing is sent to scsynth)."""

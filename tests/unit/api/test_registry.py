@@ -164,11 +164,11 @@ def test_a_declaration_naming_a_missing_argument_is_refused() -> None:
     with pytest.raises(ValueError, match="'nodes' is not an argument"):
         operation.operation()(both)
     with pytest.raises(ValueError, match="'nodes' is not an argument"):
-        operation.operation(access=operation.SET, rooms=None,
+        operation.operation(access=operation.SET, spread=operation.Spread(rooms=None),
                             journal=operation.Changes(rooms=None, given="nodes"))(unnamed)
     with pytest.raises(ValueError, match="no argument names them"):
         operation.operation(access=operation.SET, journal=operation.ROOMS_NAMED,
-                            rooms=None)(unnamed)
+                            spread=operation.Spread(rooms=None))(unnamed)
     with pytest.raises(ValueError, match="its journal is its actions'"):
         operation.operation(journal=operation.ROOMS_NAMED)(both)
 

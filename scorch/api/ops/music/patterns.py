@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, Strict
 
 from scorch.api.fields import MAX_CODE, Code, InstanceName
-from scorch.api.operation import CHANGE, CODE, PATTERNS, SILENCE, Action, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    CODE,
+    PATTERNS,
+    SILENCE,
+    Action,
+    CliForm,
+    Result,
+    operation,
+)
 from scorch.values import ParamName, Text
 
 if TYPE_CHECKING:
@@ -144,7 +153,7 @@ class PatternOutput(Result):
         return f"{self.instance}: {self.action} {what}, {when}"
 
 
-@operation(command="pattern", positional=("action", "instance", "name"))
+@operation(cli=CliForm("pattern", ("action", "instance", "name")))
 def pattern(orch: Orchestra, args: PatternArgs) -> PatternOutput:
     """Define a Pdef, Pbindef, Tdef or Ndef in a room, or change one while it plays, on the
     next bar (or beat, or now) of the room's clock; the others play on. `playing` lists

@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, Strict
 
-from scorch.api.operation import CHANGE, Args, Changes, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    Args,
+    Changes,
+    CliForm,
+    Result,
+    Spread,
+    operation,
+)
 from scorch.state.tempo import MAX_BPM, MIN_BPM
 from scorch.values import Selector
 
@@ -53,7 +61,7 @@ class TempoOutput(Result):
         None, description="with [midi] clock_in: the port, its tempo and transport")
 
 
-@operation(access=CHANGE, command="tempo", positional=("bpm",), rooms="group",
+@operation(access=CHANGE, cli=CliForm("tempo", ("bpm",)), spread=Spread(rooms="group"),
            journal=Changes(rooms=None, tempo=True, given="bpm"))
 def tempo(orch: Orchestra, args: TempoArgs) -> TempoOutput:
     """The installation's tempo: read it (bpm, the beat and bar phase, the transport, Link
