@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from scorch.api.live import LiveView, live_view, meters_now
-from scorch.api.local import LocalService
+from scorch.api import ops
+from scorch.api.live import Here, LiveView, live_view, meters_now
 from scorch.api.operation import (
     READ,
     SET,
@@ -67,7 +67,7 @@ def live(orch: Orchestra, args: LiveArgs) -> LiveView:
         meters = meters_now(orch)
         return last.model_copy(update={"time": time.time(), "rooms": [
             room.model_copy(update={"meter": meters.get(room.name)}) for room in last.rooms]})
-    view = live_view(LocalService(orch), orch)  # journaled and kept as every call
+    view = live_view(Here(orch, ops.lookup), orch)
     _LAST[orch] = (now, view)
     return view
 
