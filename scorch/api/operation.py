@@ -220,10 +220,6 @@ class Operation(Generic[A, R]):
     run: Callable[[Orchestra, A], R]
     access: Access
     """What it does; with actions, the most dangerous action's."""
-    command: str | None
-    """The CLI subcommand (``scorch COMMAND``), None for none."""
-    positional: tuple[str, ...]
-    """Arguments the CLI takes by position, in order."""
     patience: float
     """Seconds an attached caller waits for the answer, beyond ``waits``."""
     waits: str | None
@@ -245,6 +241,16 @@ class Operation(Generic[A, R]):
     journal: Changes | None = None
     """What of a session it changes (None: nothing the journal keeps); with actions, each
     action's own (``Action.journal``)."""
+
+    @property
+    def command(self) -> str | None:
+        """The CLI subcommand (``scorch COMMAND``), None for none."""
+        return self.cli.command
+
+    @property
+    def positional(self) -> tuple[str, ...]:
+        """Arguments the CLI takes by position, in order."""
+        return self.cli.positional
 
     @property
     def summary(self) -> str:
@@ -394,8 +400,8 @@ def operation(*, access: Access | None = None, name: str | None = None,
         _check_journals(op_name, journals, spread_here, fields)
         return Operation(
             name=op_name, doc=inspect.cleandoc(run.__doc__ or op_name), args=args_type,
-            result=result_type, run=run, access=op_access, command=cli.command,
-            positional=cli.positional, patience=patience.seconds, waits=patience.argument,
+            result=result_type, run=run, access=op_access, patience=patience.seconds,
+            waits=patience.argument,
             tool=tool.listed, cli=cli, spread=spread_here, actions=actions, fields=fields,
             panel=tool.panel, unstarted=unstarted, journal=journal)
 
