@@ -115,8 +115,8 @@ class SynthDefsOutput(Result):
 
 @operation(command="synthdefs", positional=("action", "name"), any_host=True)
 def synthdefs(orch: Orchestra, args: SynthDefsArgs) -> SynthDefsOutput:
-    """The SynthDef library: ready-made sounds with descriptions and param specs (range,
-    units, default). Load one to use it from your own code; play loads it by itself."""
+    """The SynthDef library: ready-made sounds with their params' range, units and default.
+    play loads one by itself; load it to use it from your own code."""
     if args.action == "list":
         return SynthDefsOutput(action="list", synthdefs=[
             SynthDefOut.of(i, full=args.full) for i in orch.rooms.synthdefs()])
@@ -135,14 +135,12 @@ class PlayArgs(TimedArgs):
         "A library SynthDef (see synthdefs), or one this room's code added"))]
     params: Params | None = None
     node: Annotated[NodeName | None, Field(
-        description="A name to change it later with set, release or listen (reusing a "
-        "name replaces that node)")] = None
+        description="Its name (reusing one replaces that node)")] = None
     target: Annotated[NodeName | None, Field(description=(
-        "A named node to place this one before or after (an effect after its source); "
-        "the place is kept through restarts"))] = None
+        "A named node to go before or after (an effect after its source)"))] = None
     add_action: Annotated[Literal["head", "tail", "before", "after"] | None, Field(
         description="head or tail of the default group (default tail), or before or "
-        "after target (default after, when target is given)")] = None
+        "after target (default after)")] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -180,10 +178,9 @@ class PlayOutput(Result):
 
 @operation(access=CHANGE, command="play", positional=("instance", "synthdef"))
 def play(orch: Orchestra, args: PlayArgs) -> PlayOutput:
-    """Start a synth in a room: a library SynthDef, or one your code added. Name it (node)
-    to change it later with set or release: a named node survives crashes and restarts, in
-    its place; unnamed synths are fire-and-forget. With at or delay it starts then,
-    sample-accurately."""
+    """Start a synth in a room. Name it (node) to change it later with set, release or
+    listen: a named node survives crashes and restarts, in its place; unnamed synths are
+    fire-and-forget. With at or delay it starts then, sample-accurately."""
     orch.rooms.view(args.instance)
     params = dict(args.params or {})
     warnings = (_check_params(orch.library.info(args.synthdef), params)

@@ -27,8 +27,8 @@ class PlayingArgs(Args):
     """Rooms to describe, and how much."""
 
     instance: Selector = "*"
-    detail: Flag = Field(False, description="the detailed form: whole sources, node values "
-                         "and every group and synth of the node tree with its owner")
+    detail: Flag = Field(False, description="Whole sources, node values, and the node tree "
+                         "with each node's owner")
     full: Annotated[Flag, Field(description="Every pattern, node (and, with detail, tree node "
                                 "and whole source), however many (by default what fits the "
                                 "answer's size budget)")] = False
@@ -173,8 +173,7 @@ def _room(view: InstanceView, detail: bool) -> RoomPlaying:
 def playing(orch: Orchestra, args: PlayingArgs) -> PlayingOutput:
     """What plays in each room: every pattern and proxy (Pdef, Pbindef, Tdef, Ndef: playing
     or not, quant, source), every named node, and the synths on scsynth counted by who made
-    them (a pattern, a proxy, a named node, MIDI, code); `detail` for whole sources, node
-    values and the node tree."""
+    them."""
     rooms = [_room(orch.rooms.view(name), args.detail)
              for name in orch.rooms.resolve(args.instance)]
     if not args.full:
