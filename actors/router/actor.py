@@ -35,6 +35,7 @@ from midi.ports import OutputPort
 from midi.routes import Route, RouteEntry, compile_table, port_matches, resolve_all
 from midi.schema import ClockOutConfig, ControlRoute, MidiConfig, SceneRoute
 from midi.store import FILENAME, load_routes, save_routes
+from scorch.errors import RouteNotFound
 from scorch.notes.capture import OUTPUT, Capture
 from scorch.state.tempo import INSTALLATION, TempoView
 
@@ -203,7 +204,9 @@ class MidiRouter(pykka.ThreadingActor):
             raise ValueError(f"route {route_id!r} comes from config.toml: edit it there")
         kept = [e for e in self._runtime_routes if e.id != route_id]
         if len(kept) == len(self._runtime_routes):
-            raise KeyError(f"no run-time MIDI route {route_id!r}")
+            ids = [e.id for e in self._runtime_routes]
+            raise RouteNotFound(f"no run-time MIDI route {route_id!r}; run-time routes: "
+                                f"{', '.join(ids) or '(none)'}", name=route_id, known=ids)
         self._commit(kept)
 
     def learn(self, timeout_s: float) -> Future[dict[str, Any] | None]:

@@ -136,7 +136,7 @@ class Midi:
         """Remove a run-time route by id."""
         try:
             self._tree.midi().unmap(route_id).get(timeout=ASK)
-        except (KeyError, ValueError) as err:
+        except ValueError as err:
             raise InvalidRequest(str(err).strip("'\"")) from err
 
     def learn(self, timeout_s: float = 10.0) -> dict[str, Any] | None:

@@ -106,7 +106,7 @@ class Rooms:
         nodes = self.nodes(name)
         if node not in nodes:
             raise NodeNotFound(f"instance {name!r} has no node {node!r}; named nodes: "
-                               f"{', '.join(nodes) or '(none)'}")
+                               f"{', '.join(nodes) or '(none)'}", name=node, known=nodes)
         return nodes[node]
 
     def sounding(self, selector: str) -> dict[str, list[str]]:
@@ -362,6 +362,10 @@ class Rooms:
     def synthdefs(self) -> list[SynthDefInfo]:
         """Every SynthDef of the library."""
         return self._tree.library.all()
+
+    def synthdef_names(self, name: str) -> list[str]:
+        """The SynthDefs room ``name`` knows by scorch: the library's and those its code sent."""
+        return sorted({*self._tree.library.names(), *self.view(name).synthdefs})
 
     def load_synthdef(self, selector: str, synthdef: str) -> list[str]:
         """Load a library SynthDef into instances (and on their later boots)."""
