@@ -35,6 +35,7 @@ from scorch.primitives.scsynth.server import Scsynth
 from scorch.primitives.system.process import ManagedProcess
 from scorch.state.desired import BufferState, DesiredState
 from scorch.state.events import SOUNDING, Kind, State
+from scorch.state.playing import Stopped
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -428,16 +429,10 @@ class Instance(pykka.ThreadingActor):
     def _require_ready(self, need_sclang: bool = False) -> None:
         self.view.snapshot.require_ready(self.processes.session is not None, need_sclang)
 
-    def silence(self, stop_routines: bool) -> list[str]:
-        """Free every node (and with ``stop_routines``, run CmdPeriod in sclang first)."""
-        session = self.processes.session
-        if stop_routines and session is not None:
-            # CmdPeriod frees the tree and sclang makes its default groups again: wait for
-            # it, so a play right after finds group 1.
-            _, future = session.submit("CmdPeriod.run;", timeout=5.0, raw=True)
-            with contextlib.suppress(Exception):
-                future.result(timeout=5.0)
-        return self.nodes.silence()
+    def silence(self, stop_routines: bool) -> Stopped:
+        """Free every node (and with ``stop_routines``, run CmdPeriod in sclang first); say
+        what that stopped."""
+        return self.code.silence(stop_routines, self.nodes.silence)
 
     def _on_node_end(self, node_id: int, osc: OscClient) -> None:
         """A named node's id ended on scsynth (OSC receive thread): hand it to the actor."""
