@@ -69,7 +69,7 @@ class Instance(pykka.ThreadingActor):
         self.buffers = pykka.traversable(Buffers(
             name, self.desired, self.processes, view, self._require_ready))
         self.code = pykka.traversable(Code(
-            name, self.processes, self.desired, self._event, self._require_ready,
+            name, self.processes, self.desired, view, self._event, self._require_ready,
             lambda how: self._crashed("sclang", how)))
         self.patterns = pykka.traversable(Patterns(
             name, self.desired, self.processes, view, self._event, settings.pattern_notes))
@@ -312,8 +312,11 @@ class Instance(pykka.ThreadingActor):
                 self.processes.stop_sclang()  # a failed scsynth start cleaned up after itself
             raise
         took = time.monotonic() - started
+        self.view.restarted(kind)
         if kind == "scsynth" or self._state() != State.READY:
             self._ready(f"{kind} restarted in {took:.2f} s")
+        else:  # READY all along: the counts of restarts change all the same
+            self._set_state(State.READY)
         restored = (f"restored {len(self.desired.synthdefs)} SynthDefs, "
                     f"{len(self.desired.buffers)} buffers and "
                     f"{len(self.desired.nodes)} nodes" if kind == "scsynth"
@@ -412,6 +415,7 @@ class Instance(pykka.ThreadingActor):
         except Exception as err:
             self._fault("scsynth", f"s.reboot: {_reason(err)}")
             return
+        self.view.restarted("scsynth")
         self._ready("scsynth restarted for s.reboot")
         self._event(Kind.RESTORED, f"restored {len(self.desired.nodes)} nodes after s.reboot",
                     process="scsynth", nodes=list(self.desired.nodes))

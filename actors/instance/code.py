@@ -21,6 +21,7 @@ from scorch.primitives.scsynth.node_tree import tree_nodes
 from scorch.state.desired import DesiredState
 from scorch.state.events import Kind
 from scorch.state.playing import Stopped, synth_count
+from scorch.state.view import InstanceView
 
 #: The least time a request is given, even when its caller's deadline is (nearly) past.
 MIN_LEFT = 0.05
@@ -31,11 +32,13 @@ Event = Callable[..., None]
 class Code:
     """Requests to sclang (actor thread)."""
 
-    def __init__(self, name: str, processes: Processes, desired: DesiredState, event: Event,
-                 require_ready: Callable[..., None], crashed: Callable[[str], None]) -> None:
+    def __init__(self, name: str, processes: Processes, desired: DesiredState,
+                 view: InstanceView, event: Event, require_ready: Callable[..., None],
+                 crashed: Callable[[str], None]) -> None:
         self.name = name
         self._processes = processes
         self._desired = desired
+        self._view = view
         self._event = event
         self._require_ready = require_ready
         self._crashed = crashed
@@ -76,6 +79,8 @@ class Code:
             self._processes.start_sclang()
         except BootError as err:
             self._crashed(f"restart failed: {err}")
+            return
+        self._view.restarted("sclang")
 
     def silence(self, stop_routines: bool, free_nodes: Callable[[], list[str]]) -> Stopped:
         """Free every node (``free_nodes``: the named ones, forgotten), with ``stop_routines``

@@ -61,6 +61,8 @@ class InstanceState(BaseModel):
     restart_budget_left: int
     host: str | None = Field(None, description="the host that runs it (several hosts); null: "
                              "this machine")
+    restarts_by: dict[str, int] = Field(default_factory=dict, description="restarts of "
+                                        "scsynth and of sclang since scorch started the room")
 
 
 class InstanceStatus(InstanceState):
@@ -87,6 +89,7 @@ class InstanceStatus(InstanceState):
             if snap.booted_at and snap.state == State.READY else None,
             restarts_in_window=snap.restarts_in_window,
             restart_budget_left=snap.restart_budget_left,
+            restarts_by={"scsynth": snap.scsynth_restarts, "sclang": snap.sclang_restarts},
             last_crash=snap.last_crash or None, reason=snap.reason or None,
             nodes={name: NodeInfo.of(node) for name, node in nodes.items()},
             server=ServerFields.of(server) if server is not None else None)
@@ -110,7 +113,7 @@ class InstanceRow(InstanceState):
             port=status.port, cpu=server.avg_cpu if server else None,
             peak_cpu=server.peak_cpu if server else None,
             synths=server.synths if server else None, uptime=status.uptime,
-            restarts=status.restarts_in_window,
+            restarts=status.restarts_in_window, restarts_by=status.restarts_by,
             restart_budget_left=status.restart_budget_left, reason=status.reason,
             nodes=list(status.nodes), host=status.host)
 

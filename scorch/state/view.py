@@ -39,6 +39,10 @@ class Snapshot:
     reason: str = ""
     restarts_in_window: int = 0
     restart_budget_left: int = 0
+    scsynth_restarts: int = 0
+    """Times scorch started scsynth again (after a crash, a hang, ``s.reboot``)."""
+    sclang_restarts: int = 0
+    """Times scorch started sclang again (after a crash, a hang, a timed-out request)."""
     last_crash: str = ""
     nodes: tuple[str, ...] = ()
 
@@ -120,6 +124,15 @@ class InstanceView:
             if "state" in changes and changes["state"] != self._snapshot.state:
                 changes.setdefault("since", time.time())
             self._snapshot = replace(self._snapshot, **changes)
+            self._lock.notify_all()
+            return self._snapshot
+
+    def restarted(self, kind: str) -> Snapshot:
+        """Count a restart of ``kind`` (scsynth or sclang) that came up."""
+        with self._lock:
+            field = "scsynth_restarts" if kind == "scsynth" else "sclang_restarts"
+            self._snapshot = replace(self._snapshot, **{
+                field: getattr(self._snapshot, field) + 1})
             self._lock.notify_all()
             return self._snapshot
 
