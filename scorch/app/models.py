@@ -48,6 +48,10 @@ class NodeInfo(BaseModel):
         return cls(synthdef=node.synthdef, node_id=node.node_id, params=dict(node.params))
 
 
+#: The states in which a room's reason is the phase of its boot or restore.
+BOOTING = (State.BOOTING, State.RESTARTING)
+
+
 class InstanceState(BaseModel):
     """An instance's name, where it is in its life, and why."""
 
@@ -90,7 +94,8 @@ class InstanceStatus(InstanceState):
             restarts_in_window=snap.restarts_in_window,
             restart_budget_left=snap.restart_budget_left,
             restarts_by={"scsynth": snap.scsynth_restarts, "sclang": snap.sclang_restarts},
-            last_crash=snap.last_crash or None, reason=snap.reason or None,
+            last_crash=snap.last_crash or None,
+            reason=snap.phase() if snap.state in BOOTING else snap.reason or None,
             nodes={name: NodeInfo.of(node) for name, node in nodes.items()},
             server=ServerFields.of(server) if server is not None else None)
 

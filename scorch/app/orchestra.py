@@ -40,7 +40,7 @@ from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.audio_driver import AudioChoice
 from scorch.state.events import State
 from scorch.state.session import Session
-from scorch.state.view import InstanceView
+from scorch.state.view import STARTING, InstanceView
 
 if TYPE_CHECKING:
     from scorch.hosts.remote_rooms import HostRooms
@@ -137,7 +137,7 @@ class Orchestra:
         if self._tree.starting:
             return
         for view in self.views.values():
-            view.update(state=State.BOOTING, reason="scorch is starting")
+            view.update(state=State.BOOTING, reason=STARTING)
         self._tree.starting = True
         self.knowledge.open()
 

@@ -21,6 +21,9 @@ from scorch.state.code_runs import CodeRuns
 from scorch.state.desired import BufferState, NodeState
 from scorch.state.events import SOUNDING, EventLog, Kind, State
 
+#: Why a room is BOOTING while scorch starts, before its actor boots it.
+STARTING = "scorch is starting JACK and the rooms' actors"
+
 
 @dataclass(frozen=True)
 class Snapshot:
@@ -45,6 +48,16 @@ class Snapshot:
     """Times scorch started sclang again (after a crash, a hang, a timed-out request)."""
     last_crash: str = ""
     nodes: tuple[str, ...] = ()
+
+    def phase(self) -> str:
+        """Where a booting or restoring room is, in a few words: what it waits for."""
+        if self.reason == STARTING:
+            return STARTING
+        if self.scsynth_pid is None:
+            return f"starting scsynth; {self.reason}" if self.reason else "starting scsynth"
+        if self.sclang_state in ("starting", "restarting"):
+            return f"scsynth up, sclang {self.sclang_state}"
+        return "scsynth and sclang up, restoring its SynthDefs, buffers and nodes"
 
     def require_ready(self, sclang_attached: bool, need_sclang: bool = False) -> None:
         """Raise what a request finds when the instance cannot take it, saying why."""
