@@ -197,6 +197,7 @@ class Orchestra:
         tree.started.set()
         # After the rooms are READY (or given up), so a docs build never slows their boot.
         self.knowledge.start()
+        self.studio.warm_up()  # so is the first listen's load of its libraries
         return errors
 
     def _remote_changed(self) -> None:

@@ -3,14 +3,17 @@
 The analysis and the picture (``scorch.audio``) run side by side, the analysis
 in a helper thread, so a listen costs the longer of the two, not their sum.
 Their libraries (numpy, scipy, soundfile, pyloudnorm, matplotlib) load on first
-use; :func:`warm_up` loads them in the background as soon as a capture starts,
-so the first answer does not wait for them, and ``scorch run`` never pays for
-them unless someone listens.
+use; :func:`warm_up` loads them in a background thread of low priority once the
+rooms are READY (and, should a listen come first, as its capture starts), so the
+first answer does not wait for them; ``scorch run``'s start and the MIDI path never
+import them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import threading
 from concurrent.futures import Future
 from pathlib import Path
@@ -28,6 +31,8 @@ MAX_FILE_SECONDS = 120.0
 
 _warm = threading.Lock()
 _warmed = False
+#: The warm-up thread's niceness: it gives way to anything else this process does.
+WARM_NICE = 10
 
 
 def warm_up() -> None:
@@ -41,8 +46,11 @@ def warm_up() -> None:
 
 
 def _warm_up() -> None:
+    with contextlib.suppress(OSError, AttributeError):  # this thread only, where it can
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WARM_NICE)
     try:
         import numpy as np
+        import soundfile  # noqa: F401  (read_audio's, imported when a file is read)
 
         from scorch.audio.analysis import analyse
         from scorch.audio.picture import picture

@@ -55,6 +55,11 @@ class Studio:
         self.listening = (state_dir / "listening").resolve()
         self.renderer = Renderer(state_dir / "renders", library, sample_rate)
 
+    def warm_up(self) -> None:
+        """Load what hearing needs in the background (once the rooms are READY), so the
+        first listen answers as fast as the later ones."""
+        warm_up()
+
     def listen(self, room: str, view: InstanceView, source: Source, seconds: float) -> Heard:
         """Capture ``seconds`` of ``source`` in ``room`` now, then measure and draw it."""
         warm_up()

@@ -89,7 +89,8 @@ async def test_playing_shows_a_pattern_sclang_defined_compactly_and_in_full_on_r
     (pattern,) = room["patterns"]
     last_event = pattern.pop("last_event")  # when it played last: a time, asserted apart
     assert pattern == {"kind": "Pdef", "name": "mcp", "playing": True, "quant": "1.0",
-                       "source": whole[:57] + "...", "source_from": "source", "mute": ""}
+                       "source": whole[:57] + "...", "source_from": "source", "mute": "",
+                       "finished": False, "own_quant": None}
     assert abs(time.time() - last_event) < 30
     assert room["synths"]["Pdef mcp"] >= 1
     full = await call(client, "playing", instance="alpha", detail=True)

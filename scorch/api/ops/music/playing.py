@@ -199,16 +199,15 @@ def playing(orch: Orchestra, args: PlayingArgs) -> PlayingOutput:
 
 def _within(room: RoomPlaying, share: int) -> RoomPlaying:
     """A room's answer within ``share`` characters: the first patterns, named nodes and tree
-    nodes that fit a part of it each, and how many of each it left out. Sources stay whole
-    but for one longer than the patterns' whole part, which is cut saying so."""
+    nodes that fit a part of it each, and how many of each it left out."""
     parts = 3 if room.tree is not None else 2
     how = f"playing(instance='{room.room}', detail=true, full=true)"
-    patterns = [p.model_copy(update={"source": budget.cut(p.source, share // parts, how)})
-                for p in room.patterns]
     kept: dict[str, list[Any]] = {}
     more: dict[str, int] = {}
-    for what, items in (("patterns", patterns), ("nodes", room.nodes),
-                        ("tree", room.tree or [])):
+    kept["patterns"], left = _whole_sources(room.patterns, share // parts, how)
+    if left:
+        more["patterns"] = left
+    for what, items in (("nodes", room.nodes), ("tree", room.tree or [])):
         kept[what], left = budget.listing(items, budget.json_size, False,
                                           budget=share // parts)
         if left:
@@ -216,3 +215,27 @@ def _within(room: RoomPlaying, share: int) -> RoomPlaying:
     return room.model_copy(update={
         "patterns": kept["patterns"], "nodes": kept["nodes"], "more": more,
         "tree": kept["tree"] if room.tree is not None else None})
+
+
+#: The least of a source worth showing cut, rather than leaving its pattern out.
+MIN_SOURCE = 400
+
+
+def _whole_sources(patterns: list[PatternOut], part: int, how: str,
+                   ) -> tuple[list[PatternOut], int]:
+    """The first patterns that fit ``part`` characters with their sources whole; the first
+    that does not is kept with its source cut to what is left (saying so and ``how`` to ask
+    for it whole) when that is worth it; and how many were left out."""
+    kept: list[PatternOut] = []
+    for p in patterns:
+        size = budget.json_size(p) + budget.OVERHEAD
+        if size <= part:
+            kept.append(p)
+            part -= size
+            continue
+        room_for = part - (size - len(p.source))
+        if room_for >= MIN_SOURCE or not kept:
+            kept.append(p.model_copy(update={
+                "source": budget.cut(p.source, max(room_for, MIN_SOURCE), how)}))
+        break
+    return kept, len(patterns) - len(kept)
