@@ -8,14 +8,17 @@ ids after sclang was killed.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
+import psutil
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 
 from mcp_server.server import build_server
 from scorch.api.budget import TEXT
@@ -24,8 +27,12 @@ from scorch.app.orchestra import Orchestra
 from scorch.primitives.scsynth.commands import Cmd, Reply
 from scorch.primitives.scsynth.node_tree import tree_nodes
 from scorch.state.events import Kind
-from tests.conftest import module_orchestra
+from scorch.state.view import STARTING
+from tests.conftest import jack_name, module_orchestra
+from tests.support.harness import two_rooms
 from tests.support.mcp.calls import call, fails, text
+from tests.support.processes import SCORCH, pids_using
+from tests.support.shm.cleanup import kill_freeing_segments
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -252,3 +259,88 @@ async def test_after_sclang_was_killed_status_and_the_list_count_its_restart(
     assert row["restarts"] >= 1 and row["restarts_by"] == after["restarts_by"]
     line = next(line for line in text(listed).splitlines() if line.startswith("stage "))
     assert line.rstrip().endswith(f"sclang {after['restarts_by']['sclang']}")
+
+
+# --- first answers as fast as later ones (scorch mcp over stdio, as Claude Desktop runs it) ---
+
+#: What a booting room may say it is doing (``Snapshot.phase``).
+PHASES = re.compile(rf"{re.escape(STARTING)}|starting scsynth(; .*)?|scsynth up, sclang "
+                    r"(starting|restarting)|scsynth and sclang up, restoring .*")
+#: What listen loads (``scorch.app.studio.hearing``), as the process maps them.
+HEARING = {"numpy", "scipy", "matplotlib"}
+
+
+def server_pid(config: Path) -> int:
+    """The ``scorch mcp`` serving ``config`` (the client spawned it)."""
+    for proc in psutil.process_iter(["cmdline"]):
+        if str(config) in (proc.info["cmdline"] or []):
+            return proc.pid
+    raise AssertionError(f"no scorch mcp for {config}")
+
+
+def mapped(pid: int) -> set[str]:
+    """Which of the hearing libraries the process has loaded (its memory maps say)."""
+    paths = [m.path for m in psutil.Process(pid).memory_maps()]
+    return {name for name in HEARING if any(f"/{name}/" in path for path in paths)}
+
+
+@pytest.fixture
+def stdio_rooms(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    jack = jack_name("answers-stdio")
+    config = tmp_path / "config.toml"
+    config.write_text(two_rooms(tmp_path / "state", jack) + (
+        "[instances.alpha.nodes.hum]\nsynthdef = \"sine\"\n"
+        "params = { freq = 220, amp = 0.1 }\n"))
+    yield config, tmp_path / "mcp.log"
+    kill_freeing_segments(pids_using(jack))
+
+
+async def test_booting_rooms_say_their_phase_and_the_first_listen_finds_its_libraries_loaded(
+        stdio_rooms: tuple[Path, Path]) -> None:
+    config, log = stdio_rooms
+    params = StdioServerParameters(
+        command="sh", args=["-c", 'exec "$0" mcp --config "$1" 2>>"$2"', SCORCH, str(config),
+                            str(log)],
+        env={k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "PYTHONPATH")
+             or k.startswith("XDG_")})
+    polls: list[tuple[float, dict[str, Any], str, set[str]]] = []
+    async with Client(params) as client:
+        pid = server_pid(config)
+        while True:  # list_instances as fast as it answers, from the first moment
+            libs = mapped(pid)  # before the call: loaded before it read the rooms
+            sent = time.time()
+            listed = await client.call_tool("list_instances", {})
+            assert listed.structured_content is not None, text(listed)
+            rows = {r["name"]: r for r in listed.structured_content["instances"]}
+            polls.append((sent, rows, text(listed), libs))
+            if all(r["state"] == "READY" for r in rows.values()):
+                break
+            assert time.time() - polls[0][0] < 120, text(listed)
+        booting = [(rows, said, libs) for _, rows, said, libs in polls
+                   if any(r["state"] == "BOOTING" for r in rows.values())]
+        assert booting, "no call answered while the rooms booted"
+        for rows, said, libs in booting:
+            for row in rows.values():
+                if row["state"] == "BOOTING":
+                    assert PHASES.fullmatch(row["reason"]), row["reason"]
+                    assert f"BOOTING ({row['reason']})" in said
+            assert libs == set(), f"loaded while the rooms booted: {libs}"
+        seen = {row["reason"] for rows, _, _ in booting for row in rows.values()
+                if row["state"] == "BOOTING"}
+        assert seen - {STARTING}, f"only ever said {seen}"  # the phases of the boot itself
+        status = await call(client, "status")
+        for room in status["instances"]:  # a call sent once a room was READY reads READY
+            late = [rows[room["name"]]["state"] for sent, rows, _, _ in polls
+                    if sent > room["since"]]
+            assert set(late) <= {"READY"}, (room["name"], late)
+
+        async def warmed() -> set[str]:
+            libs = mapped(pid)
+            return libs if libs == HEARING else set()
+
+        assert await until(warmed, "hearing's libraries loaded in the background", 120.0)
+        heard = await client.call_tool("listen", {"instance": "alpha", "seconds": 1.0},
+                                       read_timeout_seconds=120)
+    out = heard.structured_content
+    assert out is not None and not heard.is_error, text(heard)
+    assert not out["silent"] and abs(out["fundamental_hz"] - 220) < 2
