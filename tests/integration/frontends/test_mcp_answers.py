@@ -188,6 +188,9 @@ async def test_a_pattern_defined_on_the_next_bar_shows_the_bar_as_its_quant(
     stopped = await until(
         lambda: _when_stopped(client), "onbar stopped")
     assert (stopped["quant"], stopped["own_quant"]) == ("1.0", None)  # its own, once stopped
+    await call(client, "pattern", action="play", instance="lobby", name="onbar", at="next_beat")
+    again = await until(playing, "onbar playing again")
+    assert (again["quant"], again["own_quant"]) == ("1", None)  # on the beat, as code changes
     await call(client, "execute", instance="lobby", code="Pdef(\\onbar).clear; 1")
 
 

@@ -151,7 +151,15 @@ def _pattern(p: PatternRecord, detail: bool, last: float | None) -> PatternOut:
     return PatternOut(kind=p.kind, name=p.name, playing=p.playing, quant=quant,
                       source=p.text if detail else short(p.text), source_from=p.how,
                       mute=p.mute, last_event=last, finished=p.finished,
-                      own_quant=p.quant if p.quant != quant else None)
+                      own_quant=None if _same(p.quant, quant) else p.quant)
+
+
+def _same(quant: str, other: str) -> bool:
+    """Whether two quants as sclang prints them are one grid (``1`` and ``1.0`` are)."""
+    try:
+        return float(quant) == float(other)
+    except ValueError:
+        return quant == other
 
 
 def _room(view: InstanceView, detail: bool) -> RoomPlaying:
