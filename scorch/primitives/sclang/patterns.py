@@ -89,7 +89,8 @@ def parse_silenced(value: str) -> Silenced:
     """Read ``ScorchPatterns.silence``'s answer: the routines, then a line a pattern;
     ValueError when it does not fit."""
     count, *patterns = value.split("\n")
-    if not count.isdigit() or any(p.split(" ", 1)[0] not in KINDS for p in patterns):
+    if not (count.isascii() and count.isdigit()) or any(
+            p.split(" ", 1)[0] not in KINDS for p in patterns):
         raise ValueError(f"not what ScorchPatterns.silence answers: {value[:80]!r}")
     return Silenced(int(count), tuple(patterns))
 

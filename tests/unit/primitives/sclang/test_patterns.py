@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scorch.primitives.sclang.patterns import (
     PatternRecord,
+    Silenced,
     parse_gone,
     parse_pattern,
+    parse_silenced,
     restore_code,
     sc_string,
     short,
@@ -81,3 +85,27 @@ def test_short_puts_the_source_on_one_line_within_the_limit() -> None:
     assert short("Pdef('a',\n\tPbind('degree', 1))") == "Pdef('a', Pbind('degree', 1))"
     cut = short("x" * 100, limit=20)
     assert len(cut) == 20 and cut.endswith("...")
+
+
+def test_silence_answers_the_routines_then_a_pattern_a_line() -> None:
+    assert parse_silenced("2\nPdef kick\nTdef lights") == Silenced(2, ("Pdef kick",
+                                                                       "Tdef lights"))
+    assert parse_silenced("0") == Silenced(0, ())
+    for wrong in ("", "x", "1\nSynth a", "-1", "1\n"):
+        with pytest.raises(ValueError, match=r"ScorchPatterns\.silence"):
+            parse_silenced(wrong)
+
+
+@given(st.text(max_size=200))
+def test_any_text_from_sclang_is_read_or_refused_never_misread(payload: str) -> None:
+    for parse in (parse_pattern, parse_silenced):
+        try:
+            read = parse(payload)
+        except ValueError:
+            continue
+        if isinstance(read, PatternRecord):
+            assert read.kind in ("Pdef", "Pbindef", "Tdef", "Ndef") and read.name
+            assert not (read.playing and read.finished)
+        else:
+            assert read.routines >= 0 and all(p.split(" ")[0] in ("Pdef", "Pbindef", "Tdef",
+                                                                   "Ndef") for p in read.patterns)
