@@ -32,6 +32,8 @@ from mcp import Client, StdioServerParameters
 from bench.report import write_section
 
 HERE = Path(__file__).resolve().parents[2]
+#: Seconds between two measurements, for the last one's processes to end.
+SETTLE = 3.0
 CONFIG = """
 state_dir = "{state}"
 [audio]
@@ -131,6 +133,7 @@ def main() -> None:
     scenarios = {text: tuple(float(x) for x in text.split("@")) for text in args.listen}
 
     def measure(key: tuple[str, str], how: Callable[[Path], tuple[float, ...]]) -> None:
+        time.sleep(SETTLE)  # the last one's processes end first
         with tempfile.TemporaryDirectory(prefix="scorch-bench-first-") as name:
             found.setdefault(key, []).append(how(Path(name)))
             print(key, found[key][-1], flush=True)
