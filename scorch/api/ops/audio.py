@@ -110,10 +110,22 @@ class RecordOutput(Result):
 
     def text(self) -> str:
         rows = [f"{r.name}  {r.state}  {r.instance or '?'}  "
-                f"{'?' if r.seconds is None else f'{r.seconds:g}'} s  {r.path}"
+                f"{'?' if r.seconds is None else f'{r.seconds:g}'} s  {size(r.size)}  "
+                f"{r.format}{'' if r.channels is None else f' {r.channels} ch'}"
+                f"{'' if r.sample_rate is None else f' {r.sample_rate} Hz'}  {r.path}"
                 + (f"  ({r.note})" if r.note else "") for r in self.recordings]
         return budget.lines(rows, self.more, "earlier recordings",
                             "record(action='list', full=true)", f"no recordings in {self.folder}")
+
+
+def size(count: int | None) -> str:
+    """A file's size as people read it: 812 B, 1.4 MB, 2.1 GB (? when unknown)."""
+    if count is None:
+        return "? B"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} B"
 
 
 @operation(command="record", positional=("action", "instance"))

@@ -224,23 +224,60 @@ class StopArgs(SelectorArgs):
     dry_run: Annotated[Flag, Field(description="Say what it would stop, stop nothing")] = False
 
 
-class StopOutput(Result):
-    """Instances silenced, with the named nodes each forgot."""
+class RoomStopped(BaseModel):
+    """What stop stopped in one room."""
 
-    stopped: dict[str, list[str]]
+    patterns: list[str] = Field(description="the patterns and proxies that played (Pdef kick)")
+    routines: int | None = Field(description="routines, tasks and pattern players code "
+                                 "started (not a Pdef's or Tdef's); null: sclang did not say")
+    synths: int | None = Field(description="the synths scsynth ran just before, all freed; "
+                               "null: it did not answer")
+    nodes: list[str] = Field(description="the named nodes freed and forgotten")
+
+    def line(self, room: str) -> str:
+        """``room: 2 patterns (Pdef kick, Pdef bass), 1 routine, 14 synths; ...``."""
+        said = [_count(len(self.patterns), "pattern")
+                + (f" ({', '.join(self.patterns)})" if self.patterns else "")]
+        said.append("routines unknown (sclang did not answer)" if self.routines is None
+                    else _count(self.routines, "routine"))
+        said.append("synths unknown (scsynth did not answer)" if self.synths is None
+                    else _count(self.synths, "synth"))
+        forgot = (f"; named nodes forgotten: {', '.join(self.nodes)} (play them again, or "
+                  "undo)" if self.nodes else "")
+        return f"{room}: stopped {', '.join(said)}{forgot}"
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+class StopOutput(Result):
+    """Instances silenced, and what each stopped."""
+
+    stopped: dict[str, RoomStopped]
     dry_run: bool = False
     would_stop: dict[str, list[str]] | None = Field(
         None, description="dry_run: each room's named nodes and playing patterns it would stop")
 
+    def text(self) -> str:
+        if self.dry_run:
+            return "\n".join(f"{room} would stop: {', '.join(what) or 'no named node or pattern'}"
+                             for room, what in (self.would_stop or {}).items())
+        return "\n".join(what.line(room) for room, what in self.stopped.items())
+
 
 @operation(access=SILENCE, command="stop", positional=("instance",))
 def stop(orch: Orchestra, args: StopArgs) -> StopOutput:
-    """Silence instances like Cmd-Period: stop routines and free every synth. Named
-    nodes are forgotten (play them again, or `undo`, to bring them back)."""
+    """Silence rooms like Cmd-Period (routines, patterns, synths); says what stopped.
+    Named nodes are forgotten (play them again, or `undo`, to bring them back); `dry_run`
+    says what it would stop."""
     if args.dry_run:
         return StopOutput(stopped={}, dry_run=True,
                           would_stop=orch.rooms.sounding(args.instance))
-    return StopOutput(stopped=orch.rooms.stop_sound(args.instance))
+    return StopOutput(stopped={
+        room: RoomStopped(patterns=list(s.patterns), routines=s.routines, synths=s.synths,
+                          nodes=list(s.nodes))
+        for room, s in orch.rooms.stop_sound(args.instance).items()})
 
 
 class ConsoleArgs(Args):

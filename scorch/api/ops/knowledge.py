@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import difflib
 import json
 import re
 from collections.abc import Sequence
@@ -243,10 +242,9 @@ def _lookup(orch: Orchestra, name: str, timeout: float) -> DocOut:
     out = DocOut.of(doc, method)
     if method is not None and not out.class_methods and not out.instance_methods:
         known = sorted({m.name for m in (*doc.class_methods, *doc.instance_methods)})
-        near = difflib.get_close_matches(method, known, n=5)
-        raise DocNotFound(f"{doc.name} has no method {method[:60]!r}; "
-                          + (f"closest: {', '.join(near)}" if near
-                             else f"its methods: {', '.join(known[:40]) or 'none'}"))
+        raise DocNotFound(f"{doc.name} has no method {method[:60]!r}; its methods: "
+                          f"{', '.join(known[:40]) or 'none'}"
+                          f"{' ...' if len(known) > 40 else ''}", name=method, known=known)
     return out
 
 

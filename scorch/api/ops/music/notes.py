@@ -291,7 +291,8 @@ def _play(orch: Orchestra, args: NotesPlay) -> NotesOutput:
     result = orch.rooms.execute_one(args.instance, code, timeout=PLAY_TIMEOUT)
     if result.value == pbind.NO_SYNTHDEF:
         raise UnknownSynthDef(f"{args.instance} knows no SynthDef named {args.synthdef!r} (see "
-                              "synthdefs, or send it with execute first)")
+                              "synthdefs, or send it with execute first)", name=args.synthdef,
+                              known=orch.rooms.synthdef_names(args.instance))
     if not result.ok:
         why = result.error.message if result.error else "it did not run"
         raise CodeFailed(f"{args.instance} could not play {args.path}: {why}")

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, Strict
 
+from scorch.api import compact
 from scorch.api.operation import CHANGE, Args, Result, operation
 from scorch.state.tempo import MAX_BPM, MIN_BPM
 from scorch.values import Selector
@@ -50,6 +51,17 @@ class TempoOutput(Result):
         "rooms; null before the first read) and rooms_on_link")
     clock_in: dict[str, Any] | None = Field(
         None, description="with [midi] clock_in: the port, its tempo and transport")
+
+    def text(self) -> str:
+        lines = [f"{self.scope}: {self.bpm:g} bpm, bar {self.bar} beat "
+                 f"{self.bar_phase + 1:.2f} of {self.beats_per_bar} (beat {self.beat:.2f}), set "
+                 f"by {self.source}; transport {'playing' if self.playing else 'stopped'} at "
+                 f"{self.song_position:g}; rooms: {', '.join(self.rooms) or 'none'}"]
+        if self.link is not None:
+            lines.append(f"link: {compact.render(self.link)}".replace("\n", "; "))
+        if self.clock_in is not None:
+            lines.append(f"clock in: {compact.render(self.clock_in)}".replace("\n", "; "))
+        return "\n".join(lines)
 
 
 @operation(access=CHANGE, command="tempo", positional=("bpm",), rooms="group")
