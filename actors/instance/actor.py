@@ -297,6 +297,7 @@ class Instance(pykka.ThreadingActor):
         """Start ``kind`` again (asked by its keeper); raise when the start fails."""
         if self._state() in _DOWN:
             return
+        self._set_state(self._state(), self.view.snapshot.reason)  # status counts this one
         started = time.monotonic()
         try:
             if kind == "scsynth":
@@ -313,10 +314,9 @@ class Instance(pykka.ThreadingActor):
         took = time.monotonic() - started
         if kind == "scsynth" or self._state() != State.READY:
             self._ready(f"{kind} restarted in {took:.2f} s")
-        restored = (f"restored {len(self.desired.synthdefs)} SynthDefs, "
-                    f"{len(self.desired.buffers)} buffers and "
-                    f"{len(self.desired.nodes)} nodes" if kind == "scsynth"
-                    else "sclang is back; scsynth played on")
+        restored = ("sclang is back; scsynth played on" if kind == "sclang" else
+                    f"restored {len(self.desired.synthdefs)} SynthDefs, "
+                    f"{len(self.desired.buffers)} buffers and {len(self.desired.nodes)} nodes")
         self._event(Kind.RESTORED, restored, process=kind, nodes=list(self.desired.nodes),
                     took=took)
         if kind == "scsynth":
