@@ -74,7 +74,9 @@ ScorchPatterns {
 	}
 
 	*isPlaying { |kind, proxy|
-		^if(kind == "Ndef") { proxy.isMonitoring } { proxy.isPlaying }
+		// isActive: a Pdef or Tdef whose stream ended is no longer playing (isPlaying
+		// stays true until it is stopped)
+		^if(kind == "Ndef") { proxy.isMonitoring } { proxy.isActive }
 	}
 
 	*report { |kind, name, proxy, playing, quant, code, last, mute = ""|
