@@ -131,27 +131,14 @@ async def conversation(client: Client, orch: Orchestra, alpha: int, beta: int) -
     # dummy JACK driver runs slow on a loaded machine; tests/support/mcp/audio_clock.py)
     osc = orch.views["beta"].osc
     assert osc is not None
-    ticks = audio_clock.listen_to(osc)
-    await call(client, "execute", instance="beta", code=audio_clock.START)
-    try:
-        ticks.clear()
-        heard = await client.call_tool("listen", {"instance": "beta", "seconds": 3.0})
-        pace = audio_clock.pace_of(ticks, span=3.0 + 0.2)
-    finally:
-        await call(client, "execute", instance="beta", code=audio_clock.STOP)
-        osc.listeners.pop(audio_clock.ADDRESS, None)
+    heard, pace = await audio_clock.listened(client, osc, "beta", 3.0)
     report = heard.structured_content or {}
-    onsets: list[float] = []
-    for t in report["onsets"]:  # 0: where it began; the kick and the bass of a beat: one
-        if t > audio_clock.ONSET_HOP and (not onsets or t - onsets[-1] > beat * pace / 3):
-            onsets.append(t)
-    assert len(onsets) >= 4, text(heard)
-    period = (onsets[-1] - onsets[0]) / (len(onsets) - 1)
-    # within two steps of the analysis or a tenth of the beat: the pace read over the listen
-    # is its mean, and a machine loaded to a third of real time runs in bursts; a beat at
-    # another tempo or subdivision lies a third or more away
+    # the kick and the bass of a beat count once; within two steps of the analysis or a
+    # tenth of the beat: the pace is the listen's mean, and a machine loaded to a third of
+    # real time runs in bursts; a beat at another tempo or subdivision lies a third away
+    heard_period = audio_clock.period(report["onsets"], apart=beat * pace / 3)
     slack = max(2 * audio_clock.ONSET_HOP, 0.1 * beat * pace)
-    assert min(abs(period - beat * pace), abs(period - beat)) <= slack, (
+    assert audio_clock.off_beat(heard_period, beat, pace) <= slack, (
         beat, pace, report["onsets"])
 
     # 5. darker on the next bar, and undone
