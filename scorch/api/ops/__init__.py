@@ -86,7 +86,7 @@ def lookup(name: str) -> Operation[Any, Any]:
     modules = _modules()
     if name not in modules:
         raise NotFound(f"no operation {name[:60]!r}; operations: "
-                       f"{', '.join(sorted(modules))}")
+                       f"{', '.join(sorted(modules))}", name=name, known=modules)
     module = modules[name]
     return _module(module)[name]
 
