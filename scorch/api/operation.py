@@ -61,32 +61,9 @@ if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
     from scorch.config.installation import Config
 
-__all__ = [
-    "CHANGE",
-    "CODE",
-    "DESTROY",
-    "EVERYTHING",
-    "PATTERNS",
-    "READ",
-    "ROOMS_NAMED",
-    "SET",
-    "SILENCE",
-    "WRITE",
-    "WRITE_OVER",
-    "Access",
-    "Action",
-    "Args",
-    "Changes",
-    "CliForm",
-    "Operation",
-    "Patience",
-    "Result",
-    "Service",
-    "Spread",
-    "Tool",
-    "Where",
-    "operation",
-]
+__all__ = ["CHANGE", "CODE", "DESTROY", "EVERYTHING", "PATTERNS", "READ", "ROOMS_NAMED", "SET",
+           "SILENCE", "WRITE", "WRITE_OVER", "Access", "Action", "Args", "Changes", "CliForm",
+           "Operation", "Patience", "Result", "Service", "Spread", "Tool", "Where", "operation"]
 
 
 class Args(StrictModel):
