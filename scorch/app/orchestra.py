@@ -125,6 +125,7 @@ class Orchestra:
             startup_code=startup, listen=config.listen_address(),
             seed=seed.rooms.get(name) if seed is not None else None,
             pattern_notes=self.notes.patterns, early_sclang=early,
+            safety=inst.safety.over(config.safety),
         )
 
     def announce_start(self) -> None:

@@ -19,7 +19,7 @@ from scorch.config.tables import InstanceConfig, NodeConfig
 from scorch.errors import InvalidRequest
 
 #: Settings of a room that its scsynth was started with: changing one restarts it.
-PROCESS_KEYS = ("port", "inputs", "outputs", "connect")
+PROCESS_KEYS = ("port", "inputs", "outputs", "connect", "safety")
 #: Tables reload applies itself; a change anywhere else needs a new ``scorch run``.
 LIVE_KEYS = frozenset({"instances", "midi", "watchdog", "samples", "source", "digest", "hosts",
                        "host", "remote", "whole_state"})

@@ -23,6 +23,7 @@ from midi.schema import ControlRoute, KeyRoute, MidiConfig
 from scorch.config.hosts import HostConfig, RemoteRoom
 from scorch.config.lines import fields_at, key_lines, located
 from scorch.config.locate import DEFAULT_CONFIG
+from scorch.config.safety import SafetyConfig
 from scorch.config.tables import (
     AudioConfig,
     DocsConfig,
@@ -60,6 +61,7 @@ class Config(StrictModel):
     docs: DocsConfig = DocsConfig()
     web: WebConfig = WebConfig()
     mcp: McpConfig = McpConfig()
+    safety: SafetyConfig = SafetyConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     hosts: dict[HostName, HostConfig] = Field(
         default_factory=dict, description="the machines of an installation across several "

@@ -16,9 +16,8 @@ import psutil
 
 from scorch.errors import BootError, BootTimeout, OscFailure, OscTimeout, PortInUse
 from scorch.primitives.console import Console
-from scorch.primitives.scsynth import commands
+from scorch.primitives.scsynth import commands, layout
 from scorch.primitives.scsynth.client import OscClient
-from scorch.primitives.scsynth.commands import DEFAULT_GROUP
 from scorch.primitives.system.jackd import jack_env
 from scorch.primitives.system.ports import udp_port_holder
 from scorch.primitives.system.process import ExitCallback, ManagedProcess, stopped
@@ -121,8 +120,12 @@ class Scsynth:
 
     @classmethod
     def start(cls, options: ScsynthOptions, console: Console, on_exit: ExitCallback,
-              timeout: float) -> Scsynth:
-        """Start scsynth and wait until it is ready; raise BootError (or a subclass) if not."""
+              timeout: float, stage: layout.Stage | None = None) -> Scsynth:
+        """Start scsynth and wait until it is ready; raise BootError (or a subclass) if not.
+
+        Before it is ready, it gets its layout (:func:`layout.boot`): the safety ``stage``
+        first, when there is one, then the groups the room plays in.
+        """
         mark = console.mark()
         clients: list[OscClient] = []
 
@@ -170,7 +173,16 @@ class Scsynth:
             remove_shared_memory(options.port)
             raise BootTimeout(f"instance {options.name!r}: scsynth refused node "
                               f"notifications: {err}") from err
-        osc.send(commands.g_new(DEFAULT_GROUP))
+        try:
+            for packet in layout.boot(stage):
+                osc.send(packet)
+                osc.sync(timeout=2.0)
+        except (OscTimeout, OscFailure) as err:
+            osc.close()
+            proc.stop(grace=0.5)
+            remove_shared_memory(options.port)
+            raise BootTimeout(f"instance {options.name!r}: scsynth did not take its layout "
+                              f"(the safety stage, the room's groups): {err}") from err
         return cls(proc, osc, options.port, options.client_host())
 
     def stop(self, graceful: bool = True) -> None:
