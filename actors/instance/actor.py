@@ -23,6 +23,7 @@ import pykka
 
 from actors.instance.buffers import Buffers
 from actors.instance.code import Code
+from actors.instance.gain import StageControl
 from actors.instance.nodes import Nodes
 from actors.instance.patterns import Patterns
 from actors.instance.processes import InstanceSettings, Processes
@@ -72,6 +73,7 @@ class Instance(pykka.ThreadingActor):
             lambda how: self._crashed("sclang", how)))
         self.patterns = pykka.traversable(Patterns(
             name, self.desired, self.processes, view, self._event, settings.pattern_notes))
+        self.stage = pykka.traversable(StageControl(name, self.desired, self.processes, view))
         self._keepers: dict[str, Keeper] = {}
         self._hung: set[str] = set()
 
@@ -98,10 +100,8 @@ class Instance(pykka.ThreadingActor):
     # --- lifecycle -----------------------------------------------------------
 
     def on_start(self) -> None:
-        """Load the config's SynthDefs and nodes into the desired state (actor thread).
-
-        With a seed (``--resume``) its nodes and buffers replace the config's from the first boot.
-        """
+        """Load the config's SynthDefs and nodes into the desired state (actor thread); with a
+        seed (``--resume``) its nodes, buffers and gain replace the config's from the first boot."""
         self.nodes.bind(self.actor_ref.proxy().nodes)
         self.patterns.bind(self.actor_ref.proxy().patterns.recorded)
         wanted = self.config.synthdefs
@@ -123,6 +123,8 @@ class Instance(pykka.ThreadingActor):
                 self.desired.add_node(node_name, synthdef, params)
         for buf_name, buf in (seed.buffers.items() if seed is not None else ()):
             self.desired.buffers[buf_name] = BufferState(buf_name, buf.bufnum, buf.path)
+        if seed is not None and seed.gain_db is not None:
+            self.desired.gain_db = seed.gain_db
         self.nodes.publish()
         self.buffers.publish()
 
@@ -394,11 +396,8 @@ class Instance(pykka.ThreadingActor):
             self.actor_ref.proxy().server_request(what)
 
     def server_request(self, what: str) -> None:
-        """Carry out ``s.reboot`` from code (restart scsynth, restore, re-attach); note others.
-
-        ``s.quit``, ``0.exit`` and the class library's kill of every scsynth on the
-        machine were refused in sclang, which told the user why; they are recorded here.
-        """
+        """Carry out ``s.reboot`` from code (restart scsynth, restore, re-attach); record the
+        others (``s.quit``, ``0.exit``, the kill of every scsynth: sclang refused them)."""
         verb = what.split(" ", 1)[0]
         self._event(Kind.SERVER_REQUEST, f"code asked: {what}", request=what)
         if verb != "reboot" or self._state() not in SOUNDING:

@@ -193,6 +193,16 @@ class Processes:
             self.port = config.port
 
     @property
+    def settings(self) -> InstanceSettings:
+        """What the next processes start with."""
+        return self._settings
+
+    @property
+    def outputs(self) -> int:
+        """The output channels of the room's scsynth."""
+        return self._config.outputs
+
+    @property
     def osc(self) -> OscClient | None:
         """The running scsynth's OSC client."""
         return self.scsynth.osc if self.scsynth is not None else None

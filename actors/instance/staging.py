@@ -52,3 +52,4 @@ def keep_layout(osc: OscClient, view: InstanceView,
 
     osc.on_notice = notice
     osc.listeners[stage_def.STAGE_REPLY] = lambda msg: readings.add(stage_def.reading(msg))
+

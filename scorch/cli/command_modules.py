@@ -8,6 +8,7 @@ MODULES: dict[str, str] = {
     "events": "scorch.api.ops.instances",
     "exec": "scorch.api.ops.code",
     "fader": "scorch.api.ops.panel",
+    "gain": "scorch.api.ops.gain",
     "history": "scorch.api.ops.knowledge",
     "instance": "scorch.api.ops.instances",
     "list": "scorch.api.ops.instances",
