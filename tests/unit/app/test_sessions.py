@@ -121,3 +121,27 @@ def test_nodes_keep_their_places_through_a_session_file_and_bad_places_are_locat
     without = without.replace('add_action = "head"\n', "")
     assert {n.add_action for n in parse(without, tmp_path / "s.toml", reading)
             .rooms["a"].nodes.values()} == {None}  # version 2 kept no places: left alone
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(st.sampled_from(["a", "b"]),
+                       st.tuples(st.none() | st.floats(-120, 12, allow_nan=False),
+                                 st.booleans()), max_size=2))
+def test_a_master_gain_reads_back_from_a_session_file_and_an_unknown_one_stays_unknown(
+        rooms: dict[str, tuple[float | None, bool]]) -> None:
+    import tempfile
+
+    from scorch.app.sessions import Reading, parse, render
+    from scorch.config.installation import parse_config
+    from scorch.primitives.synthdefs.library import SynthDefLibrary
+    from scorch.state.session import RoomSpec, Session
+
+    session = Session(rooms={room: RoomSpec(gain_db=gain, patterns_known=known)
+                             for room, (gain, known) in rooms.items()})
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        config = parse_config("[instances.a]\n[instances.b]\n", tmp / "c.toml")
+        (tmp / "defs").mkdir()
+        back = parse(render(session, "s"), tmp / "s.toml",
+                     Reading(config, SynthDefLibrary(tmp / "defs")))
+    assert back.rooms == session.rooms
