@@ -106,7 +106,7 @@ function renderRoom(r) {
     `<span title="scsynth's own process, % of one core">CPU <b class="cpu">${cpu}</b></span>` +
     `<span>synths <b>${r.synths ?? "–"}</b></span>` +
     `<span>scsynth <b class="pid">${r.pids.scsynth ?? "–"}</b></span>` +
-    `<span>sclang <b>${esc(r.sclang)}</b></span>`;
+    `<span>sclang <b>${esc(r.sclang)}</b></span>` + stageFacts(r.stage);
   const items = r.nodes.map((n) => {
     const params = Object.entries(n.params).slice(0, 6)
       .map(([k, v]) => `${esc(k)} ${+Number(v).toPrecision(4)}`).join(", ");
@@ -123,6 +123,19 @@ function renderRoom(r) {
   })).concat(r.patterns_more ? [`<li class="dim">and ${r.patterns_more} more patterns</li>`] : []);
   el.querySelector(".nodes").innerHTML = items.join("");
   spark(el.querySelector(".spark"), r.history, lastView.time);
+}
+
+// The safety stage: switched off is trouble, pointed out; on, its gain and last limiting.
+function stageFacts(stage) {
+  if (!stage) return "";
+  if (!stage.enabled) {
+    return `<span class="trouble no-stage" title="a config line switched it off: code ` +
+      `reaches the loudspeakers unguarded">no safety stage</span>`;
+  }
+  const cut = stage.reduction_db ? ` limiting <b>${stage.reduction_db.toFixed(1)} dB</b>` : "";
+  return `<span class="stage" title="safety stage: ceiling ${stage.ceiling_dbfs} dBFS` +
+    `${stage.max_lufs == null ? "" : ", " + stage.max_lufs + " LUFS"}">gain ` +
+    `<b>${+stage.gain_db.toFixed(1)} dB</b>${cut}</span>`;
 }
 
 function spark(svg, history, now) {
