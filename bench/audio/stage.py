@@ -181,7 +181,7 @@ def main() -> None:
         "|---|---|---|---|---|---|---|",
         *rows,
         "",
-        f"Latency: {LATENCY} samples by design (look-ahead {LATENCY - 7} + 1, the "
+        f"Latency: {LATENCY} samples by design (the look-ahead's {LATENCY - 7}, the "
         f"interpolator's 6, the inter-sample peak's 1: {LATENCY / 48:.2f} ms at 48 kHz); an "
         f"impulse rendered by `scsynth -N` came out {measured} samples later.",
         "",

@@ -44,6 +44,12 @@ ScorchStage {
 		kind = msg[0];
 		kind = kinds[if(kind.isString) { kind.asSymbol } { kind }];
 		if(kind.isNil) { ^[msg] };
+		// The common cases (a pattern's events) as they are, without a copy: a node, or a
+		// new synth's id and target, that is an ordinary one.
+		if(kind == \first and: { this.ordinary(msg[1]) }) { ^[msg] };
+		if(kind == \synth and: { msg.size >= 5 } and: { this.ordinary(msg[4]) }
+			and: { msg[3].isInteger } and: { msg[3] <= 4 }
+			and: { this.ordinary(msg[2]) or: { msg[2] == -1 } }) { ^[msg] };
 		out = this.perform(kind, this.sendable(msg));
 		if(out.isNil) { this.refuse(msg); ^[] };
 		^out
@@ -103,6 +109,12 @@ ScorchStage {
 	*number { |x| ^case { x.isInteger } { x } { x.isFloat } { x.asInteger } { 0 } }
 
 	*isRoot { |n| ^n == 0 or: { n == room } }
+
+	// An Integer node id that is neither the root, the room group nor a kept node.
+	*ordinary { |n|
+		^n.isInteger and: { n != 0 } and: { n != room } and: { n != stage } and: { n != readers }
+			and: { n != meter }
+	}
 
 	*isKept { |n| ^n == stage or: { n == readers } or: { n == meter } }
 
