@@ -54,6 +54,7 @@ def test_nodes_are_added_set_replaced_and_released_by_name() -> None:
     ('[instances.attic]\nport = 57990\n', ("port",)),
     ('[instances.attic]\noutputs = 4\ninputs = 2\n', ("inputs", "outputs")),
     ('[instances.attic]\nconnect = ["system:playback_1"]\n', ("connect",)),
+    ('[instances.attic]\n[instances.attic.safety]\nceiling_dbfs = -3\n', ("safety",)),
 ])
 def test_process_settings_restart_the_room(edit: str, restart_for: tuple[str, ...]) -> None:
     found = changes(BASE.replace("[instances.attic]\n", edit))
