@@ -46,11 +46,14 @@ class Stage:
     compiled: bytes
     controls: tuple[tuple[str, float], ...]
 
+    def args(self) -> list[OscArg]:
+        """Its controls as ``/s_new`` takes them."""
+        return [arg for pair in self.controls for arg in pair]
+
     def start(self, fade: float = 0.0) -> bytes:
         """``/s_new`` of the stage after the room group, with its controls."""
-        args: list[OscArg] = [arg for pair in self.controls for arg in pair]
         return commands.s_new(self.synthdef, STAGE_NODE, AddAction.AFTER, ROOM_GROUP,
-                              [*args, "fade", float(fade)])
+                              [*self.args(), "fade", float(fade)])
 
 
 def boot(stage: Stage | None) -> list[bytes]:
@@ -66,13 +69,9 @@ def boot(stage: Stage | None) -> list[bytes]:
                                                         ROOT_NODE)])]
     return [commands.d_recv(stage.compiled),
             encode_bundle(1, [commands.s_new(stage.synthdef, STAGE_NODE, AddAction.TAIL,
-                                             ROOT_NODE, _args(stage)),
+                                             ROOT_NODE, stage.args()),
                               *tree,
                               commands.g_new(READERS_GROUP, AddAction.AFTER, STAGE_NODE)])]
-
-
-def _args(stage: Stage) -> list[OscArg]:
-    return [arg for pair in stage.controls for arg in pair]
 
 
 def repairs(msg: OscMessage, stage: Stage | None) -> list[bytes]:

@@ -157,23 +157,12 @@ class Scsynth:
         clients.append(osc)
         if not proc.alive():
             osc.abandon(f"scsynth {proc.describe_exit()}")
+        asked = "answer /status"
         try:
             osc.status(timeout=2.0)
-        except OscTimeout as err:
-            osc.close()
-            proc.stop(grace=0.5)
-            remove_shared_memory(options.port)
-            raise BootTimeout(f"instance {options.name!r}: scsynth printed ready but did not "
-                              f"answer /status: {err}") from err
-        try:
+            asked = "take node notifications"
             osc.notify(SCORCH_CLIENT)
-        except (OscTimeout, OscFailure) as err:
-            osc.close()
-            proc.stop(grace=0.5)
-            remove_shared_memory(options.port)
-            raise BootTimeout(f"instance {options.name!r}: scsynth refused node "
-                              f"notifications: {err}") from err
-        try:
+            asked = "take its layout (the safety stage, the room's groups)"
             for packet in layout.boot(stage):
                 osc.send(packet)
                 osc.sync(timeout=2.0)
@@ -181,8 +170,8 @@ class Scsynth:
             osc.close()
             proc.stop(grace=0.5)
             remove_shared_memory(options.port)
-            raise BootTimeout(f"instance {options.name!r}: scsynth did not take its layout "
-                              f"(the safety stage, the room's groups): {err}") from err
+            raise BootTimeout(f"instance {options.name!r}: scsynth printed ready but did not "
+                              f"{asked}: {err}") from err
         return cls(proc, osc, options.port, options.client_host())
 
     def stop(self, graceful: bool = True) -> None:
