@@ -34,7 +34,7 @@ Checkpoint = Annotated[SessionName, Field(
 
 
 class UndoStep(Action):
-    """Undo the latest changes (play, set, release, stop, pattern, buffer, scene, tempo,
+    """Undo the latest changes (play, set, release, stop, pattern, buffer, scene, gain, tempo,
     MIDI route, session load), bringing back what each changed as it was before it."""
 
     access = CHANGE
