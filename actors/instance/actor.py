@@ -396,8 +396,11 @@ class Instance(pykka.ThreadingActor):
             self.actor_ref.proxy().server_request(what)
 
     def server_request(self, what: str) -> None:
-        """Carry out ``s.reboot`` from code (restart scsynth, restore, re-attach); record the
-        others (``s.quit``, ``0.exit``, the kill of every scsynth: sclang refused them)."""
+        """Carry out ``s.reboot`` from code (restart scsynth, restore, re-attach); note others.
+
+        ``s.quit``, ``0.exit`` and the class library's kill of every scsynth on the
+        machine were refused in sclang, which told the user why; they are recorded here.
+        """
         verb = what.split(" ", 1)[0]
         self._event(Kind.SERVER_REQUEST, f"code asked: {what}", request=what)
         if verb != "reboot" or self._state() not in SOUNDING:
