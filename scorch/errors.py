@@ -21,6 +21,7 @@ from collections.abc import Sequence
 CODES: dict[str, str] = {
     "INVALID_ARGUMENT": "the request's arguments cannot be used; change them",
     "NOT_FOUND": "a name matches nothing (a room, a node, a buffer, a file...)",
+    "PATH_REFUSED": "a path argument names a file outside the folders the installation allows",
     "CONFIG_ERROR": "the configuration file is missing, unreadable or invalid",
     "BOOTING": "the room is booting or restarting; it comes back by itself",
     "UNAVAILABLE": "it exists but cannot take the request now (not running, busy, off)",
@@ -72,6 +73,16 @@ class SessionFileError(InvalidRequest):
 
 class AudioFileError(InvalidRequest):
     """A file that cannot be read, or repaired, as audio (the message names it and why)."""
+
+
+class PathRefused(ScorchError, ValueError):
+    """A path argument that leads outside the allowed folders (or is no path at all)."""
+
+    code = "PATH_REFUSED"
+
+
+class FileExists(InvalidRequest):
+    """A file to write is there already, and the request did not say to write over it."""
 
 
 class ConfigError(ScorchError):
@@ -129,6 +140,10 @@ class SceneNotFound(NotFound):
 
 class PatternNotFound(NotFound):
     """No Pdef, Pbindef, Tdef or Ndef of that name in that room."""
+
+
+class CueNotFound(NotFound):
+    """No cue of that number in the cue list."""
 
 
 class DocNotFound(NotFound):

@@ -72,7 +72,7 @@ class Instance(pykka.ThreadingActor):
             name, self.processes, self.desired, self._event, self._require_ready,
             lambda how: self._crashed("sclang", how)))
         self.patterns = pykka.traversable(Patterns(
-            name, self.desired, self.processes, view, self._event, settings.pattern_notes))
+            name, self.desired, self.processes, view, self._event, settings))
         self.stage = pykka.traversable(StageControl(name, self.desired, self.processes, view))
         self._keepers: dict[str, Keeper] = {}
         self._hung: set[str] = set()

@@ -38,6 +38,7 @@ from scorch.state.desired import (
     DesiredState,
 )
 from scorch.state.session import RoomSpec
+from scorch.state.tempo import Timeline
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,8 @@ class InstanceSettings:
     """The address scsynth listens on (its host's ``listen``)."""
     pattern_notes: Capture | None = None
     """Where the notes its patterns play are kept, a ring per pattern (None: not kept)."""
+    grid: Callable[[], Timeline | None] = lambda: None
+    """The beat grid the room's clock follows now (read from sclang's reader thread)."""
     seed: RoomSpec | None = None
     """What the room played when it was last saved (``--resume``): boot with these nodes and
     buffers instead of the config's nodes."""

@@ -4,16 +4,19 @@ A call that changes the state a session holds (named nodes and their values,
 buffers, patterns, master gains, the tempo, the MIDI routes) is journaled: :func:`scope_of` says
 what it may touch, so that just that is captured before it runs. Reads, dry runs
 and failed calls are not journaled; nor are calls whose effect no session holds
-(an unnamed synth, ``execute``'s code).
+(an unnamed synth, ``execute``'s code). What a call changed is kept in the execution
+history too (:func:`keep_in_history`).
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from scorch.app.undo import Scope
 
 if TYPE_CHECKING:
+    from scorch.api.operation import Args, Operation, Result
     from scorch.app.orchestra import Orchestra
 
 #: Pattern actions whose effect a session holds (every one: a new one, mutes and solos too).
@@ -62,3 +65,14 @@ def call_of(name: str, args: Any) -> str:
     """The operation and its action."""
     action = getattr(args, "action", None)
     return f"{name} {action}" if action else name
+
+
+def keep_in_history(orch: Orchestra, op: Operation[Any, Any], parsed: Args, result: Result,
+                    started: float) -> None:
+    """Keep a change in the execution history as ``@NAME {arguments}`` (never fails it)."""
+    if op.tool and result.in_history() and not op.access_of(parsed).read_only:
+        room = getattr(parsed, "instance", None)
+        orch.knowledge.record(
+            started, room if isinstance(room, str) else "*",
+            f"@{op.name} {parsed.model_dump_json(exclude_defaults=True)}",
+            result.text()[:2000], "", result.failure(), (time.time() - started) * 1000)

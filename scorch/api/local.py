@@ -50,12 +50,7 @@ class LocalService:
         except ScorchError as err:
             op.blame(err, parsed)
             raise
-        if op.tool and result.in_history() and not op.access_of(parsed).read_only:
-            room = getattr(parsed, "instance", None)  # the history never fails the call
-            self.orchestra.knowledge.record(
-                started, room if isinstance(room, str) else "*",
-                f"@{name} {parsed.model_dump_json(exclude_defaults=True)}",
-                result.text()[:2000], "", result.failure(), (time.time() - started) * 1000)
+        journaled.keep_in_history(orch, op, parsed, result, started)
         return result
 
     def idempotent(self, name: str, args: Mapping[str, Any]) -> bool:

@@ -49,22 +49,31 @@ class Access:
     read_only: bool
     destructive: bool
     idempotent: bool
+    runs_code: bool = False
+    """It runs code the caller gave (sclang's, under its guard): destructive and open world,
+    since the code may do whatever SuperCollider can."""
+    writes_files: bool = False
+    """It writes a file at a path or under a name the caller gives."""
 
     @property
     def word(self) -> str:
-        """How a person says it: read-only, destructive, idempotent change or change."""
+        """How a person says it: read-only, destructive, idempotent change or change, then
+        whether it runs code or writes files."""
         if self.read_only:
             return "read-only"
-        if self.destructive:
-            return "destructive"
-        return "idempotent change" if self.idempotent else "change"
+        word = ("destructive" if self.destructive else
+                "idempotent change" if self.idempotent else "change")
+        return ", ".join([word, *(["runs code"] if self.runs_code else []),
+                          *(["writes files"] if self.writes_files else [])])
 
     @staticmethod
     def most(accesses: Sequence[Access]) -> Access:
         """The most dangerous of ``accesses``: read-only if all are, destructive if any is."""
         return Access(read_only=all(a.read_only for a in accesses),
                       destructive=any(a.destructive for a in accesses),
-                      idempotent=all(a.idempotent for a in accesses))
+                      idempotent=all(a.idempotent for a in accesses),
+                      runs_code=any(a.runs_code for a in accesses),
+                      writes_files=any(a.writes_files for a in accesses))
 
 
 READ = Access(read_only=True, destructive=False, idempotent=True)
@@ -72,6 +81,10 @@ CHANGE = Access(read_only=False, destructive=False, idempotent=False)
 SET = Access(read_only=False, destructive=False, idempotent=True)
 DESTROY = Access(read_only=False, destructive=True, idempotent=False)
 SILENCE = Access(read_only=False, destructive=True, idempotent=True)
+CODE = Access(read_only=False, destructive=True, idempotent=False, runs_code=True)
+WRITE = Access(read_only=False, destructive=False, idempotent=False, writes_files=True)
+WRITE_OVER = Access(read_only=False, destructive=True, idempotent=False, writes_files=True)
+"""Writes a file, over one that is there when asked to (``overwrite``)."""
 
 
 @dataclass(frozen=True)

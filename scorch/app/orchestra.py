@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, cast
 
 import pykka
@@ -19,6 +19,7 @@ import pykka
 from actors.instance.processes import InstanceSettings
 from actors.supervisor import Supervisor, SupervisorProxy
 from scorch.app.buffers import Buffers
+from scorch.app.hours import Hours
 from scorch.app.knowledge import Knowledge
 from scorch.app.meters import Meters
 from scorch.app.midi import Midi
@@ -30,8 +31,9 @@ from scorch.app.scenes import SceneDirector
 from scorch.app.session_keeper import Sessions
 from scorch.app.studio.studio import Studio
 from scorch.app.tempo import Tempo
-from scorch.app.tree import ASK, Tree
+from scorch.app.tree import ASK, ParamWatcher, Tree
 from scorch.app.undo import Undo
+from scorch.config.allowed import sclang_guard
 from scorch.config.changes import ConfigChanges, config_changes
 from scorch.config.installation import Config, check_synthdefs, load_config
 from scorch.errors import InstanceNotReady
@@ -100,11 +102,23 @@ class Orchestra:
         self.studio = Studio(state, self.views, self.library, config.audio.sample_rate,
                              tree.await_ready)
         """Recordings, listening and renders."""
+        self.hours = Hours(tree)
+        """The schedule and the cue list (started with the API's firer once the rooms are
+        up: :meth:`Hours.start`)."""
 
     @property
     def config(self) -> Config:
         """The installation's config (a reload replaces it)."""
         return self._tree.config
+
+    def watch(self, watcher: ParamWatcher) -> Callable[[], None]:
+        """Tell ``watcher`` of every param set from now on, by any means (the OSC door);
+        return what stops it."""
+        return self._tree.watch(watcher)
+
+    def _midi_set(self, room: str, node: str, param: str, value: float) -> None:
+        """A MIDI control set a param (the router's sender thread): the watchers hear it."""
+        self._tree.changed(room, node, {param: value})
 
     @property
     def start_error(self) -> str | None:
@@ -125,6 +139,7 @@ class Orchestra:
             startup_code=startup, listen=config.listen_address(),
             seed=seed.rooms.get(name) if seed is not None else None,
             pattern_notes=self.notes.patterns, early_sclang=early,
+            extra_env=sclang_guard(config),
             safety=inst.safety.over(config.safety),
         )
 
@@ -174,7 +189,7 @@ class Orchestra:
         try:
             supervisor = tree.supervisor = cast(SupervisorProxy, Supervisor.start(
                 self.config, self.views, settings, self.jack_console, self.scenes.cue,
-                self._remote).proxy())
+                self._remote, self._midi_set).proxy())
             tree.instances = supervisor.start_tree().get(timeout=timeout)
             tree.router = supervisor.router_proxy().get(timeout=ASK)
             tree.conductor = supervisor.conductor_proxy().get(timeout=ASK)
@@ -211,6 +226,7 @@ class Orchestra:
 
         The autosave session is written first, when autosave runs.
         """
+        self.hours.stop()
         self.partner.stop()
         self.sessions.stop()
         self.meters.close()
@@ -251,9 +267,11 @@ class Orchestra:
             if config is None:
                 config = load_config(self.config.source).for_host(self.config.host)
             check_synthdefs(config, set(self.library.names()), self.library.errors)
+            self.hours.check(config)
             changes = config_changes(self.config, config)
             if not changes:
                 return changes, {}
+            sclang_guard(config)  # [samples] changed: each sclang started from now on reads it
             settings = {name: self._settings(name, config)
                         for name in (*changes.added, *changes.rooms)}
             if self._remote is not None:
@@ -270,6 +288,8 @@ class Orchestra:
             tree.router = supervisor.router_proxy().get(timeout=ASK)
             tree.watchdog = supervisor.watchdog_proxy().get(timeout=ASK)
             tree.midi_error = supervisor.midi_status().get(timeout=ASK)
+            if changes.hours:
+                self.hours.reload(config)
             log.info("reloaded %s: %s", config.source or "the config",
                      "; ".join(changes.summary()))
             return changes, failed

@@ -344,9 +344,10 @@ class Rooms:
         """Set params of several named nodes of one instance at once; return those it lacks."""
         missing = self._tree.ask(name, lambda p: p.nodes.set_many(values))
         router = self._tree.router
-        if router is not None:
-            for node, params in values.items():
-                if node not in missing:  # not waited for: a timed morph sends 30 a second
+        for node, params in values.items():
+            if node not in missing:  # not waited for: a timed morph sends 30 a second
+                self._tree.changed(name, node, params)
+                if router is not None:
                     router.observe(name, node, params)
         return missing
 

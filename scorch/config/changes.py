@@ -22,7 +22,10 @@ from scorch.errors import InvalidRequest
 PROCESS_KEYS = ("port", "inputs", "outputs", "connect", "safety")
 #: Tables reload applies itself; a change anywhere else needs a new ``scorch run``.
 LIVE_KEYS = frozenset({"instances", "midi", "watchdog", "samples", "source", "digest", "hosts",
-                       "host", "remote", "whole_state"})
+                       "host", "remote", "whole_state", "location", "schedule", "cues",
+                       "cueing"})
+#: The installation's hours: a change puts the rooms in the new schedule's state for now.
+HOURS_KEYS = ("location", "schedule", "cues", "cueing")
 
 
 @dataclass(frozen=True)
@@ -70,10 +73,12 @@ class ConfigChanges:
     watchdog: bool = False
     samples: bool = False
     """[samples] is read at each load and search: nothing to do but say so."""
+    hours: bool = False
+    """[location], [[schedule]], [[cues]] or [cueing] changed."""
 
     def __bool__(self) -> bool:
         return bool(self.removed or self.added or self.rooms or self.midi or self.watchdog
-                    or self.samples)
+                    or self.samples or self.hours)
 
     def summary(self) -> list[str]:
         """One line per change, for the operator."""
@@ -100,6 +105,9 @@ class ConfigChanges:
                          "boot")
         if self.samples:
             lines.append("samples: folders and size limit apply from the next load")
+        if self.hours:
+            lines.append("schedule and cues: re-read (a new schedule puts the rooms in its "
+                         "state for now)")
         return lines or ["nothing changed"]
 
 
@@ -126,6 +134,7 @@ def config_changes(old: Config, new: Config) -> ConfigChanges:
               or old.remote != new.remote or old.hosts != new.hosts),
         watchdog=old.watchdog != new.watchdog,
         samples=old.samples != new.samples,
+        hours=any(getattr(old, key) != getattr(new, key) for key in HOURS_KEYS),
     )
 
 

@@ -8,6 +8,7 @@ and one sentence.
 
 from __future__ import annotations
 
+import glob
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -15,10 +16,11 @@ from pydantic import BaseModel, Field
 
 from scorch.api import budget
 from scorch.api.fields import Code, InstanceName, NodeName, Params, SynthDefName
-from scorch.api.operation import CHANGE, READ, SET, Action, Args, Result, operation
+from scorch.api.operation import CHANGE, CODE, READ, WRITE, Action, Args, Result, operation
 from scorch.app.studio.capture import AUDIO_BUSES, MAX_SECONDS, Source
 from scorch.app.studio.renderer import MAX_RENDER
 from scorch.audio.report import SoundReport
+from scorch.config.allowed import folders, sclang_guard
 from scorch.errors import InvalidRequest
 from scorch.primitives.synthdefs.capture import MAX_CHANNELS
 from scorch.values import Flag, Seconds, Text
@@ -51,7 +53,7 @@ class RecordList(Action):
 class RecordStart(Action):
     """Start recording a room to a file."""
 
-    access = CHANGE
+    access = WRITE
     action: Literal["start"]
     instance: Annotated[InstanceName, Field(description="The room to record")]
     bus: Annotated[Bus | None, Field(description=(
@@ -120,10 +122,8 @@ class RecordOutput(Result):
 
 @operation(command="record", positional=("action", "instance"))
 def record(orch: Orchestra, args: RecordArgs) -> RecordOutput:
-    """Record a room to a file (inside scsynth, with DiskOut): start, stop, or list the
-    recordings with their path, room, state, length and size. A recording with
-    `seconds` stops by itself. If scsynth dies while recording, the file is repaired and
-    the list says it was cut short."""
+    """Record a room to a file (inside scsynth, with DiskOut). A recording with `seconds`
+    stops by itself; one that a crash of scsynth cut short is repaired, and listed so."""
     recorder = orch.studio.recorder
     if args.action == "start":
         orch.rooms.view(args.instance)
@@ -231,18 +231,19 @@ class ListenArgs(Args):
     channels: Channels = 2
     path: Annotated[Text | None, Field(
         max_length=4096, description="An audio file to hear instead of a room (WAV, AIFF, "
-        "FLAC...): absolute, or a recording's file name")] = None
+        "FLAC...): a recording's name or file name, a path relative to the recordings "
+        "folder, or an absolute path inside a folder the installation allows")] = None
 
 
 def audio_path(orch: Orchestra, given: str) -> Path:
-    """An audio file given as an absolute path, a recording's file name, or its name alone."""
-    path = Path(given).expanduser()
-    if not path.is_absolute():
-        path = orch.studio.recorder.folder / path
+    """An audio file given as a path (relative: in the recordings folder), a recording's file
+    name, or its name alone; inside the folders the installation allows (PathRefused else)."""
+    allowed, recordings = folders(orch.config), [orch.studio.recorder.folder]
+    path = allowed.file("path", given, recordings)
     if not path.exists() and not path.suffix:  # a recording's name, as record returned it
-        found = sorted(path.parent.glob(f"{path.name}.*"))
+        found = sorted(path.parent.glob(f"{glob.escape(path.name)}.*"))
         audio = [p for p in found if p.suffix in (".wav", ".aiff", ".flac")]
-        path = audio[0] if audio else path
+        path = allowed.file("path", str(audio[0]), recordings) if audio else path
     return path
 
 
@@ -280,9 +281,9 @@ class RenderArgs(Args):
         description="A library SynthDef to play (or give `code`)")] = None
     params: Params | None = None
     duration: Annotated[Seconds | None, Field(
-        le=MAX_RENDER, description="Seconds: how long a SynthDef plays (a held sound is "
-        "then released and its release tail rendered too; default 2), or where a "
-        "Score's render ends (default: its last event)")] = None
+        le=MAX_RENDER, description="Seconds a SynthDef plays (default 2; a held sound is "
+        "then released and its tail rendered), or where a Score ends (default: its last "
+        "event)")] = None
     code: Annotated[Code | None, Field(description=(
         "sclang code whose value is a Score, or an array of [time, [command...]] events, "
         "e.g. [[0, [\\s_new, \\sine, 1000, 0, 0, \\freq, 330]], [1, [\\n_set, 1000, \\gate, 0]]]; "
@@ -314,7 +315,7 @@ class RenderOutput(HeardOutput):
                    warnings=rendered.warnings)
 
 
-@operation(access=SET, command="render", positional=("synthdef",), patience=150.0)
+@operation(access=CODE, command="render", positional=("synthdef",), patience=150.0)
 def render(orch: Orchestra, args: RenderArgs) -> RenderOutput:
     """Render offline with scsynth -N, no room needed: a library SynthDef with params for
     `duration` seconds, or an sclang Score (`code`). Returns the file's path and the same
@@ -338,4 +339,4 @@ def render(orch: Orchestra, args: RenderArgs) -> RenderOutput:
         raise InvalidRequest("render: `params` go with `synthdef`; a Score sets its own")
     assert args.code is not None
     return RenderOutput.rendered(renderer.code(args.code, args.duration, args.format,
-                                               args.channels))
+                                               args.channels, guard=sclang_guard(orch.config)))

@@ -10,7 +10,17 @@ from pydantic import BaseModel, Field
 
 from scorch.api import budget
 from scorch.api.fanout import label
-from scorch.api.operation import DESTROY, READ, Action, Answer, Host, Result, operation
+from scorch.api.operation import (
+    CODE,
+    DESTROY,
+    READ,
+    WRITE_OVER,
+    Action,
+    Answer,
+    Host,
+    Result,
+    operation,
+)
 from scorch.app.sessions import Reading, parse, render
 from scorch.state.session import Change
 from scorch.values import Flag, SessionName
@@ -63,7 +73,7 @@ class SessionSave(Action):
     """Write the whole state (every room's nodes, params, buffers, the MIDI routes and the
     tempo) under a name, over a session of that name."""
 
-    access = DESTROY
+    access = WRITE_OVER
     action: Literal["save"]
     name: SessionNamed
 
@@ -71,7 +81,7 @@ class SessionSave(Action):
 class SessionLoad(Action):
     """Load a session, changing only what differs (nodes it lacks are released)."""
 
-    access = DESTROY
+    access = CODE
     action: Literal["load"]
     name: SessionNamed
 
@@ -139,10 +149,9 @@ def _changes_say_host(merged: Answer, answers: Sequence[tuple[Host, Answer]],
 @operation(command="session", positional=("action", "name"), patience=120.0,
            merge=_changes_say_host)
 def session(orch: Orchestra, args: SessionArgs) -> SessionOutput:
-    """Sessions: the whole installation's state (every room's named nodes with their params,
-    loaded buffers, and the MIDI routes) saved under a name as a readable file, and loaded
-    back changing only what differs. An autosave is kept every few seconds and at shutdown;
-    `scorch run --resume` starts from it."""
+    """Sessions: the whole installation's state (named nodes and their params, buffers, MIDI
+    routes, tempo) under a name as a readable file, loaded back changing only what differs;
+    an autosave is kept every few seconds (`scorch run --resume` starts from it)."""
     store = orch.sessions.store
     if args.action == "list":
         kept, more = budget.listing([

@@ -269,7 +269,7 @@ class Recorder:
 
     def _new_path(self, room: str, fmt: str, name: str | None) -> Path:
         if name is not None:
-            if not _NAME.match(name):
+            if not _NAME.fullmatch(name):  # whole: $ alone takes a trailing newline
                 raise InvalidRequest(f"recording name {name[:60]!r}: use letters, digits, "
                                      "'_', '-' and '.', at most 100, not starting with '.'")
             path = self.folder / f"{name}.{fmt}"

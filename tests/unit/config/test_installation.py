@@ -11,6 +11,7 @@ import pytest
 from scorch.config.installation import DEFAULT_CONFIG, load_config, parse_config
 from scorch.config.lines import key_lines
 from scorch.errors import ConfigError
+from tests.support.skips import only_on
 
 GOOD = """
 [audio]
@@ -231,7 +232,7 @@ def test_state_path_is_per_config_file(tmp_path: Path) -> None:
     assert explicit.state_path() == tmp_path / "st"
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="the XDG layout is Linux's")
+@only_on(sys.platform == "linux", "the XDG layout is Linux's")
 def test_state_path_is_under_xdg_state_home_or_the_homes_local_state(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = tmp_path / "rooms.toml"

@@ -11,6 +11,7 @@ Scorch {
 	classvar endReattach;  // ends the asks of a re-attach that scorch gave up on
 
 	*install { |aToken, replyId|
+		ScorchGuard.activate;  // from here on, sclang's ways out are the guard's to allow
 		token = aToken;
 		active = nil;
 		thisProcess.mainThread.exceptionHandler = this;
@@ -28,6 +29,7 @@ Scorch {
 
 	*eval { |id, code, raw = false, at|
 		var interp = thisProcess.interpreter, func, result, string;
+		ScorchGuard.activate;  // a request that ran before `install` in a new class library
 		thisProcess.mainThread.exceptionHandler = this;
 		active = id;
 		ScorchServer.commands = Set.new;
@@ -92,6 +94,7 @@ Scorch {
 	// Compile without running: only the compiler's messages and `end` parse|ok.
 	*check { |id, code, raw = false|
 		var interp = thisProcess.interpreter, func;
+		ScorchGuard.activate;
 		thisProcess.mainThread.exceptionHandler = this;
 		active = id;
 		this.prepare(id, code, raw) !? { |prepared| code = prepared };

@@ -1,14 +1,15 @@
 // The room's side of its safety stage (scorch/primitives/scsynth/layout.py). Every message
-// this sclang sends to its scsynth passes ScorchStage.message before it leaves (NetAddr's
-// sends, SystemOverwrites/ScorchGuard.sc): code can neither place a node after the stage
-// nor move, free, pause or set the stage, the room group or scorch's readers. The root
-// group (0) is the room group: code plays in it as it would in the root, and scsynth's
-// replies say 0 where they said the room group. The ids are layout.py's (a test compares).
+// this sclang sends to its scsynth passes ScorchStage.message before it leaves (after the
+// guard, in NetAddr's sends: guard/SystemOverwrites/ScorchGuardOverwrites.sc): code can
+// neither place a node after the stage nor move, free, pause or set the stage, the room
+// group or scorch's readers. The root group (0) is the room group: code plays in it as it
+// would in the root, and scsynth's replies say 0 where they said the room group. The ids are layout.py's (a test compares).
 ScorchStage {
 	classvar <room = 268435454, <stage = 268435453, <readers = 268435452, <meter = 268435455;
 	classvar <>port, kinds, <refused = 0, lastPost = -inf, replies;
 
 	*initClass {
+		ScorchGuard.stage = this;  // NetAddr's sends ask it, after the guard
 		kinds = IdentityDictionary.new;
 		[
 			[\s_new, 9, \synth], [\s_newargs, 59, \synth], [\g_new, 21, \groups],

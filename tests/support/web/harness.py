@@ -31,8 +31,13 @@ from tests.support.hosts_harness import Namespace, ScorchRun, free_tcp_port
 from tests.support.mcp.stdio import INITIALIZE, INITIALIZED, Session
 
 CHROMIUM = Path("/usr/bin/chromium")
+#: A name the test browser resolves to 127.0.0.1 (its own resolver rule): a page of a site
+#: whose DNS answer was rebound to this machine, as an attacker's would be.
+REBOUND = "rebound.example"
+#: How the test browser is launched (no sandbox: root on CI).
+BROWSER_ARGS = ["--no-sandbox", f"--host-resolver-rules=MAP {REBOUND} 127.0.0.1"]
 #: Where the pictures the docs show are written by the test run.
-IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
+IMAGES = Path(__file__).resolve().parents[3] / "docs" / "images"
 #: The JACK MIDI port a test plays keys on (routed to gallery by ``[[midi.keys]]``).
 KEYS_PORT = "webkeys"
 
