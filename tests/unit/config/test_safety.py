@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from scorch.api.firing import check_calls
+from scorch.api.ops import load_all
 from scorch.config.installation import parse_config
 from scorch.config.safety import RoomSafety, SafetyConfig
 from scorch.errors import ConfigError
@@ -35,3 +39,16 @@ def test_a_rooms_own_keys_win_and_max_lufs_0_lifts_the_installations_limit() -> 
 def test_a_bad_safety_line_is_a_located_error(text: str, where: str) -> None:
     with pytest.raises(ConfigError, match=where.replace(".", r"\.")):
         parse_config(text)
+
+
+def test_quiet_hours_are_a_schedule_of_gain_calls_checked_against_the_operation(
+        tmp_path: Path) -> None:
+    body = ('[instances.lobby]\n[[schedule]]\nname = "quiet"\nfrom = "12:00"\n'
+            'until = "14:00"\ndo = [{ op = "gain", db = -12.0, fade = 30.0 }]\n'
+            'after = [{ op = "gain", db = %s, fade = 30.0 }]\n')
+    path = tmp_path / "config.toml"
+    path.write_text(body % "0.0")
+    check_calls(parse_config(path.read_text(), path), load_all)
+    path.write_text(body % "40.0")
+    with pytest.raises(ConfigError, match=r"config\.toml:7: schedule\.0\.after\.0\.db"):
+        check_calls(parse_config(path.read_text(), path), load_all)
