@@ -24,11 +24,11 @@ class GainArgs(Args):
     instance: Selector = "*"
     db: Annotated[float | None, Strict(), Field(
         ge=GAIN_FLOOR_DB, le=GAIN_MAX_DB, allow_inf_nan=False,
-        description=f"The master gain in dB ({GAIN_FLOOR_DB:g}: silent, 0: as played, up to "
-        f"{GAIN_MAX_DB:g}); the safety stage's ceiling still holds. Omitted: read")] = None
+        description=f"dB ({GAIN_FLOOR_DB:g}: silent, 0: as played); the ceiling still "
+        "holds. Omitted: read")] = None
     fade: Annotated[float, Strict(), Field(
         ge=0, le=MAX_FADE, allow_inf_nan=False,
-        description="Seconds the change fades over, linearly in dB (0: at once)")] = 0.0
+        description="Seconds to fade over, linearly in dB")] = 0.0
 
 
 class GainOutput(Result):
@@ -39,9 +39,8 @@ class GainOutput(Result):
 
 @operation(access=SET, command="gain", positional=("instance", "db"), rooms="instance")
 def gain(orch: Orchestra, args: GainArgs) -> GainOutput:
-    """Read or fade the master gain of rooms, in their safety stage (the last thing their
-    sound passes): quiet hours, a room turned down without touching its code. Journaled:
-    undo brings the gain back. Kept through restarts and in sessions."""
+    """Read or fade rooms' master gain, in their safety stage (after their code): quiet
+    hours. Journaled (undo); kept through restarts and sessions."""
     names = orch.rooms.resolve(args.instance)
     if args.db is not None:
         for name in names:
