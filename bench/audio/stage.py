@@ -1,4 +1,4 @@
-"""Benchmark the safety stage: its CPU in scsynth, its latency, and sclang's guard per message.
+"""Benchmark the safety stage: its CPU in scsynth, its latency, and ScorchStage per message.
 
 Run with ``python -m bench.audio.stage`` (about two minutes). One scsynth on a private
 JACK server (dummy driver, 64 frames at 48 kHz) plays a sine; the stage is freed and
@@ -8,10 +8,10 @@ and each window reads scsynth's own process CPU (psutil, % of one core) and its
 shapes measured: 2 channels, 2 with the loudness limit, 8 channels.
 
 The latency is read from an impulse rendered by ``scsynth -N`` with and without the
-stage. sclang's guard is timed in a headless sclang with scorch's classes: 20,000
-``sendMsg`` to a port nobody listens on, guarded and not, for a message the guard
-reads (``/n_set``), one it rewrites (``/s_new`` at the root's tail) and one it passes
-by (``/status``).
+stage. ScorchStage's part of NetAddr's sends (after issue 37's guard) is timed in a
+headless sclang with scorch's classes: 20,000 ``sendMsg`` to a port nobody listens on,
+with the room's port set and not, for a message it reads (``/n_set``), one it rewrites
+(``/s_new`` at the root's tail) and one it passes by (``/status``).
 
 The figures replace the ``## Safety stage`` section of BENCHMARKS.md (``--no-write``
 to skip).
@@ -138,7 +138,7 @@ var addr = NetAddr("127.0.0.1", PORT), n = 20000, time = { |msg|
 
 
 def guard_cost() -> dict[str, tuple[float, float]]:
-    """Microseconds per sendMsg without and with sclang's guard, by command."""
+    """Microseconds per sendMsg without and with ScorchStage, by command."""
     port = free_udp_port()
     with tempfile.TemporaryDirectory() as folder:
         env = child_env({**SCLANG_ENV, "XDG_CONFIG_HOME": f"{folder}/config",
@@ -185,8 +185,8 @@ def main() -> None:
         f"interpolator's 6, the inter-sample peak's 1: {LATENCY / 48:.2f} ms at 48 kHz); an "
         f"impulse rendered by `scsynth -N` came out {measured} samples later.",
         "",
-        "sclang's guard (NetAddr's sends, ScorchStage.sc), microseconds per `sendMsg` to "
-        "this room's scsynth port, 20,000 each:",
+        "ScorchStage's part of NetAddr's sends (ScorchStage.sc, after the guard), "
+        "microseconds per `sendMsg` to this room's scsynth port, 20,000 each:",
         "",
         "| message | unguarded | guarded | cost |",
         "|---|---|---|---|",
