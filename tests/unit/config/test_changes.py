@@ -62,6 +62,16 @@ def test_process_settings_restart_the_room(edit: str, restart_for: tuple[str, ..
     assert f"room attic: restarted for {', '.join(restart_for)}" in found.summary()
 
 
+def test_safety_restarts_just_the_rooms_whose_stage_it_changes() -> None:
+    both = changes("[safety]\nceiling_dbfs = -3\n" + BASE)
+    assert {name: room.restart_for for name, room in both.rooms.items()} == {
+        "lobby": ("safety",), "attic": ("safety",)}
+    own = BASE.replace("[instances.attic]\n", "[instances.attic]\n[instances.attic.safety]\n"
+                       "max_lufs = -20\n")
+    one = changes("[safety]\nmax_lufs = -20\n" + own, own)  # attic's limit was its own
+    assert list(one.rooms) == ["lobby"] and one.rooms["lobby"].restart_for == ("safety",)
+
+
 def test_groups_synthdefs_and_startup_apply_without_a_restart() -> None:
     found = changes(BASE.replace('group = "ground"', 'group = "upstairs"').replace(
         'synthdefs = ["sine"]', 'synthdefs = ["sine", "saw"]'))
