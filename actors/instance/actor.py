@@ -101,7 +101,7 @@ class Instance(pykka.ThreadingActor):
 
     def on_start(self) -> None:
         """Load the config's SynthDefs and nodes into the desired state (actor thread); with a
-        seed (``--resume``) its nodes, buffers and gain replace the config's from the first boot."""
+        seed (``--resume``) its nodes and buffers replace the config's from the first boot."""
         self.nodes.bind(self.actor_ref.proxy().nodes)
         self.patterns.bind(self.actor_ref.proxy().patterns.recorded)
         wanted = self.config.synthdefs
@@ -123,8 +123,6 @@ class Instance(pykka.ThreadingActor):
                 self.desired.add_node(node_name, synthdef, params)
         for buf_name, buf in (seed.buffers.items() if seed is not None else ()):
             self.desired.buffers[buf_name] = BufferState(buf_name, buf.bufnum, buf.path)
-        if seed is not None and seed.gain_db is not None:
-            self.desired.gain_db = seed.gain_db
         self.nodes.publish()
         self.buffers.publish()
 

@@ -13,7 +13,8 @@ from scorch.state.view import InstanceView
 
 class StageControl:
     """The master gain in a room's stage, from the Instance actor (``proxy.stage``; actor
-    thread). The desired state keeps the gain, so every new stage starts at it."""
+    thread). The desired state keeps the gain, so every new stage starts at it (the first
+    at a resumed session's)."""
 
     def __init__(self, name: str, desired: DesiredState, processes: Processes,
                  view: InstanceView) -> None:
@@ -21,6 +22,9 @@ class StageControl:
         self._desired = desired
         self._processes = processes
         self._view = view
+        seed = processes.settings.seed  # --resume: the session's gain from the first boot
+        if seed is not None and seed.gain_db is not None:
+            desired.gain_db = seed.gain_db
 
     def set_gain(self, db: float, fade: float) -> StageState:
         """Fade the master gain to ``db`` over ``fade`` seconds (at once when 0)."""

@@ -1,5 +1,5 @@
 """A room's stage as readers see it: the readings' listeners, the stage its config asks for,
-and the gain operation's arguments."""
+the gain a resumed session starts it at, and the gain operation's arguments."""
 
 from __future__ import annotations
 
@@ -7,11 +7,16 @@ from typing import Any
 
 import pytest
 
+from actors.instance.gain import StageControl
+from actors.instance.processes import InstanceSettings, Processes
 from actors.instance.staging import stage_for
 from scorch.api.ops import lookup
 from scorch.config.safety import SafetyConfig
+from scorch.config.tables import AudioConfig, InstanceConfig, WatchdogConfig
 from scorch.errors import InvalidRequest
 from scorch.primitives.synthdefs.stage import LATENCY, StageReading
+from scorch.state.desired import DesiredState
+from scorch.state.session import RoomSpec
 from scorch.state.stage import Readings, StageState
 from scorch.state.view import InstanceView
 
@@ -86,3 +91,16 @@ def test_gain_without_db_reads_and_its_bounds_are_accepted() -> None:
     assert GAIN.parse({}).db is None  # type: ignore[attr-defined]
     assert GAIN.parse({"db": -120, "fade": 600}).fade == 600  # type: ignore[attr-defined]
     assert GAIN.parse({"instance": "lobby", "db": 12.0}).db == 12.0  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("seeded", "gain"), [(RoomSpec(gain_db=-7.5), -7.5), (RoomSpec(), 0.0),
+                                              (None, 0.0)])
+def test_a_resumed_sessions_gain_is_the_first_stages(seeded: RoomSpec | None,
+                                                     gain: float) -> None:
+    settings = InstanceSettings(AudioConfig(), WatchdogConfig(), lambda name: b"", list,
+                                seed=seeded)
+    view, desired = InstanceView("lobby", None), DesiredState()
+    processes = Processes("lobby", InstanceConfig(), settings, view, lambda *a: None,
+                          lambda *a: None, lambda what: None, lambda: None)
+    StageControl("lobby", desired, processes, view)
+    assert desired.gain_db == gain
