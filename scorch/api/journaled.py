@@ -1,7 +1,7 @@
 """The one way to run an operation: journaled when it changes what a session holds, in the history.
 
 A call that changes the state a session holds (named nodes and their values,
-buffers, patterns, the tempo, the MIDI routes) is journaled: its operation's
+buffers, patterns, master gains, the tempo, the MIDI routes) is journaled: its operation's
 :class:`~scorch.api.declarations.Changes` says what it may touch, so that just that
 is captured before it runs and ``undo`` takes the call back. Reads, dry runs and
 failed calls are not journaled; nor are calls whose effect no session holds (an

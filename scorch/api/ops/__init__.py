@@ -26,6 +26,7 @@ REGISTRY: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("buffers", ("buffer",)),
     ("code", ("execute", "stop", "console", "wait_for")),
     ("cues", ("cue",)),
+    ("gain", ("gain",)),
     ("instances", ("ping", "list_instances", "status", "instance", "events", "reload",
                    "doctor")),
     ("knowledge", ("docs", "history")),

@@ -84,6 +84,8 @@ def switched(orch: Any, name: str, args: Any) -> Scope | None:
         return Scope(rooms=tuple(orch.rooms.resolve(args.instance)))
     if name == "scene" and action in ("recall", "morph"):
         return Scope(rooms=tuple(orch.rooms.resolve(args.instance)))
+    if name == "gain" and args.db is not None:
+        return Scope(rooms=tuple(orch.rooms.resolve(args.instance)))
     if name == "tempo" and args.bpm is not None:
         return Scope(tempo=True)
     if name == "midi" and action in ("map", "unmap"):
@@ -116,7 +118,7 @@ def calls() -> list[tuple[Operation[Any, Any], Any]]:
                 for given in (None, 1):
                     for dry in (False, True):
                         values = {"instance": room, "node": given and "pad", "bpm": given,
-                                  "dry_run": dry, "action": action}
+                                  "db": given, "dry_run": dry, "action": action}
                         made.append((op, model.model_construct(**{
                             key: value for key, value in values.items()
                             if key in model.model_fields})))
