@@ -36,7 +36,14 @@ from midi.clock import ClockReading
 from midi.engine import Engine
 from midi.ports import OutputPort
 from midi.routes import Route, RouteEntry, port_matches, resolve_all
-from midi.schema import ClockOutConfig, ControlRoute, MidiConfig, PageRoute, SceneRoute
+from midi.schema import (
+    ClockOutConfig,
+    ControlRoute,
+    CueRoute,
+    MidiConfig,
+    PageRoute,
+    SceneRoute,
+)
 from midi.store import FILENAME, load_routes, save_routes
 from scorch.config.profiles import Profiles, load_profiles
 from scorch.notes.capture import OUTPUT, Capture
@@ -79,7 +86,7 @@ class MidiRouter(pykka.ThreadingActor):
         self._feedback = FeedbackSender(self._lock, self._engine)
         kinds: list[tuple[str, tuple[Route, ...]]] = [
             ("control", config.controls), ("key", config.keys), ("scene", config.scenes),
-            ("page", config.pages)]
+            ("page", config.pages), ("cue", config.cues)]
         self._config_routes = [RouteEntry(r.id or f"config-{kind}-{i}", r, "config")
                                for kind, routes in kinds for i, r in enumerate(routes)]
         self._runtime_routes: list[RouteEntry] = []
@@ -443,5 +450,7 @@ def _kind(route: Route) -> str:
         return "scene"
     if isinstance(route, PageRoute):
         return "page"
+    if isinstance(route, CueRoute):
+        return "cue"
     return "control" if isinstance(route, ControlRoute) else "key"
 

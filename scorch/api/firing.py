@@ -154,6 +154,13 @@ class Firing:
                 refused.argument = "do"
                 raise refused from None
 
+    def call(self, name: str, args: dict[str, Any]) -> None:
+        """Call operation ``name`` as the tools do (a cue button's GO: journaled, in the
+        history, one GO time for every host)."""
+        from scorch.api.local import LocalService  # the service imports every operation
+
+        LocalService(self.orch).call(name, args)
+
     def fire(self, label: str, calls: Sequence[Call], at: float | None,
              source: Source) -> list[Outcome]:
         """Make this host's part of ``calls``: timed ones at once stamped ``at``, then the
