@@ -70,6 +70,7 @@ class Firer(Protocol):
         """InvalidRequest naming the first call of ``calls`` that is wrong (``do.N...``)."""
         ...
 
-    def call(self, name: str, args: dict[str, Any]) -> None:
-        """Call operation ``name`` as a tool's call is made (journaled, in the history)."""
+    def cue(self, args: dict[str, Any]) -> None:
+        """Call the cue operation as a tool's call is made (its firings journaled, in the
+        history)."""
         ...

@@ -160,7 +160,7 @@ class Hours:
             log.warning("a cue button (%s) before the cues started: ignored", args)
             return
         try:
-            firer.call("cue", args)
+            firer.cue(args)
         except ScorchError as err:
             log.error("cue button %s: %s", args, err)
         except Exception:  # a fault of scorch's: said, and the next press goes on
