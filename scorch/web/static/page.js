@@ -46,7 +46,9 @@ function notice(path, body) {
   const text = what === "panic"
     ? `panic: ${body.released ?? 0} voice(s) released, all notes off sent`
     : what === "restart" ? "restart asked: the room comes back by itself"
-    : what === "release" ? "node stopped" : what + " done";
+    : what === "release" ? "node stopped"
+    : what === "go" ? (body.counted === false ? "double GO: counted once"
+      : "GO: cue " + (body.fired || []).map((f) => f.cue).join(", ")) : what + " done";
   $("notice").textContent = new Date().toLocaleTimeString() + " " + text;
   $("notice").dataset.action = what;
 }
