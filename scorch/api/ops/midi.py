@@ -69,8 +69,8 @@ class MidiMap(Action):
         "from action 'profiles'; or cc, note, nrpn...); a bank at once: controls "
         '["fader1", "fader2"] with params (or nodes, instances) as lists, one each; '
         'keys: {"port": ..., "instance": ..., "synthdef": "pluck"}; a page button: '
-        '{"port": ..., "control": "track_right", "page": "gallery"}; a cue list GO: '
-        '{"type": "cue", "port": ..., "note": 60}')]
+        '{"port": ..., "control": "track_right", "page": "gallery"}; cue GO: '
+        '{"type": "cue", "note": 60}')]
 
     def where(self) -> Where:
         """On the host its controller is on (``host``), else where its room is."""
