@@ -46,6 +46,7 @@ from midi.schema import (
 )
 from midi.store import FILENAME, load_routes, save_routes
 from scorch.config.profiles import Profiles, load_profiles
+from scorch.errors import RouteNotFound
 from scorch.notes.capture import OUTPUT, Capture
 from scorch.state.tempo import INSTALLATION, TempoView
 
@@ -225,7 +226,9 @@ class MidiRouter(pykka.ThreadingActor):
             raise ValueError(f"route {route_id!r} comes from config.toml: edit it there")
         kept = [e for e in self._runtime_routes if e.id != route_id]
         if len(kept) == len(self._runtime_routes):
-            raise KeyError(f"no run-time MIDI route {route_id!r}")
+            ids = [e.id for e in self._runtime_routes]
+            raise RouteNotFound(f"no run-time MIDI route {route_id!r}; run-time routes: "
+                                f"{', '.join(ids) or '(none)'}", name=route_id, known=ids)
         self._commit(kept)
 
     def learn(self, timeout_s: float) -> Future[dict[str, Any] | None]:

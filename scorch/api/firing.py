@@ -13,7 +13,6 @@ takes them back) and each is in the history, as a tool's call is.
 
 from __future__ import annotations
 
-import difflib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -46,9 +45,8 @@ def operation_of(call: Call, operations: Mapping[str, Operation[Any, Any]],
     """The operation a call names; NotFound (or InvalidRequest) says why it cannot be called."""
     op = operations.get(call.op)
     if op is None or not op.tool:
-        near = difflib.get_close_matches(call.op, [n for n, o in operations.items() if o.tool],
-                                         n=1)
-        err = NotFound(f"no tool {call.op!r}" + (f"; did you mean {near[0]!r}?" if near else ""))
+        err = NotFound(f"no tool {call.op!r}", name=call.op,
+                       known=[n for n, o in operations.items() if o.tool])
         err.argument = "op"
         raise err
     if op.access.read_only or op.name in NOT_FROM.get(table, ()):

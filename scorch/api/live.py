@@ -252,7 +252,7 @@ def shown_patterns(view: Any) -> tuple[list[PatternLive], int]:
     """The room's patterns to show, the playing ones first, and how many are left out."""
     times = view.pattern_times
     records = sorted(view.patterns.values(), key=lambda p: not p.playing)
-    return [PatternLive(kind=p.kind, name=p.name, playing=p.playing, quant=p.quant,
+    return [PatternLive(kind=p.kind, name=p.name, playing=p.playing, quant=p.quant_in_force,
                         mute=p.mute, last_event=times.get(p.key), params=pattern_params(p.text),
                         source=short(p.text))
             for p in records[:PATTERNS_SHOWN]], max(0, len(records) - PATTERNS_SHOWN)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 
+from scorch.api import compact
 from scorch.api.actions import actions_of, first_sentence, flat_fields
 from scorch.errors import InstanceNotFound, InvalidRequest, ScorchError
 from scorch.values import StrictModel, describe_errors
@@ -136,8 +137,9 @@ class Result(BaseModel):
         return "FAILED"
 
     def text(self) -> str:
-        """The result for a terminal; JSON unless a result renders itself better."""
-        return self.model_dump_json(indent=2)
+        """The result for a model and a terminal: compact ``key: value`` lines unless a result
+        renders itself better (its JSON is the structured content, and the CLI's --json)."""
+        return compact.render(self.model_dump(mode="json"))
 
     def in_history(self) -> bool:
         """Whether the history keeps the call as ``@NAME {arguments}`` when it changed

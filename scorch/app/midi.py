@@ -75,7 +75,7 @@ class Midi:
             if wanted == profile.id.lower() or wanted in profile.name.lower():
                 return describe(profile, full=True)
         raise NotFound(f"no controller profile {device!r}; profiles: "
-                       f"{', '.join(profiles.all)}")
+                       f"{', '.join(profiles.all)}", name=device, known=list(profiles.all))
 
     def _profiles(self) -> Profiles:
         router = self._tree.router
@@ -207,7 +207,7 @@ class Midi:
         """Remove a run-time route by id."""
         try:
             self._tree.midi().unmap(route_id).get(timeout=ASK)
-        except (KeyError, ValueError) as err:
+        except ValueError as err:
             raise InvalidRequest(str(err).strip("'\"")) from err
 
     def learn(self, timeout_s: float = 10.0) -> dict[str, Any] | None:

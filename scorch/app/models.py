@@ -48,6 +48,10 @@ class NodeInfo(BaseModel):
         return cls(synthdef=node.synthdef, node_id=node.node_id, params=dict(node.params))
 
 
+#: The states in which a room's reason is the phase of its boot or restore.
+BOOTING = (State.BOOTING, State.RESTARTING)
+
+
 class InstanceState(BaseModel):
     """An instance's name, where it is in its life, and why."""
 
@@ -61,6 +65,8 @@ class InstanceState(BaseModel):
     restart_budget_left: int
     host: str | None = Field(None, description="the host that runs it (several hosts); null: "
                              "this machine")
+    restarts_by: dict[str, int] = Field(default_factory=dict, description="restarts of "
+                                        "scsynth and of sclang since scorch started the room")
 
 
 class InstanceStatus(InstanceState):
@@ -87,7 +93,9 @@ class InstanceStatus(InstanceState):
             if snap.booted_at and snap.state == State.READY else None,
             restarts_in_window=snap.restarts_in_window,
             restart_budget_left=snap.restart_budget_left,
-            last_crash=snap.last_crash or None, reason=snap.reason or None,
+            restarts_by={"scsynth": snap.scsynth_restarts, "sclang": snap.sclang_restarts},
+            last_crash=snap.last_crash or None,
+            reason=snap.phase() if snap.state in BOOTING else snap.reason or None,
             nodes={name: NodeInfo.of(node) for name, node in nodes.items()},
             server=ServerFields.of(server) if server is not None else None)
 
@@ -110,7 +118,7 @@ class InstanceRow(InstanceState):
             port=status.port, cpu=server.avg_cpu if server else None,
             peak_cpu=server.peak_cpu if server else None,
             synths=server.synths if server else None, uptime=status.uptime,
-            restarts=status.restarts_in_window,
+            restarts=status.restarts_in_window, restarts_by=status.restarts_by,
             restart_budget_left=status.restart_budget_left, reason=status.reason,
             nodes=list(status.nodes), host=status.host)
 

@@ -42,7 +42,7 @@ from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.audio_driver import AudioChoice
 from scorch.state.events import State
 from scorch.state.session import Session
-from scorch.state.view import InstanceView
+from scorch.state.view import STARTING, InstanceView
 
 if TYPE_CHECKING:
     from scorch.hosts.remote_rooms import HostRooms
@@ -159,7 +159,7 @@ class Orchestra:
         if self._tree.starting:
             return
         for view in self.views.values():
-            view.update(state=State.BOOTING, reason="scorch is starting")
+            view.update(state=State.BOOTING, reason=STARTING)
         self._tree.starting = True
         self.knowledge.open()
 
@@ -219,6 +219,7 @@ class Orchestra:
         tree.started.set()
         # After the rooms are READY (or given up), so a docs build never slows their boot.
         self.knowledge.start()
+        self.studio.warm_up()  # so is the first listen's load of its libraries
         return errors
 
     def _remote_changed(self) -> None:

@@ -31,6 +31,7 @@ from scorch.primitives.sclang.result import ExecuteResult, SclangError
 from scorch.primitives.synthdefs.library import SynthDefInfo
 from scorch.state.code_runs import CodeRun
 from scorch.state.events import Event, State
+from scorch.state.playing import Stopped
 from scorch.state.view import InstanceView
 
 T = TypeVar("T")
@@ -106,7 +107,7 @@ class Rooms:
         nodes = self.nodes(name)
         if node not in nodes:
             raise NodeNotFound(f"instance {name!r} has no node {node!r}; named nodes: "
-                               f"{', '.join(nodes) or '(none)'}")
+                               f"{', '.join(nodes) or '(none)'}", name=node, known=nodes)
         return nodes[node]
 
     def sounding(self, selector: str) -> dict[str, list[str]]:
@@ -263,21 +264,23 @@ class Rooms:
 
     # --- sound ---------------------------------------------------------------
 
-    def stop_sound(self, selector: str) -> dict[str, list[str]]:
-        """CmdPeriod: stop routines and free every node; named nodes are forgotten."""
+    def stop_sound(self, selector: str) -> dict[str, Stopped]:
+        """CmdPeriod: stop routines and free every node; named nodes are forgotten. Say what
+        each room stopped."""
         return self._silence(selector, stop_routines=True)
 
     def free_all(self, selector: str) -> dict[str, list[str]]:
-        """Free every node on the server (routines in sclang go on)."""
-        return self._silence(selector, stop_routines=False)
+        """Free every node on the server (routines in sclang go on); the named nodes forgotten."""
+        return {name: list(stopped.nodes)
+                for name, stopped in self._silence(selector, stop_routines=False).items()}
 
-    def _silence(self, selector: str, stop_routines: bool) -> dict[str, list[str]]:
-        forgotten = {}
+    def _silence(self, selector: str, stop_routines: bool) -> dict[str, Stopped]:
+        stopped = {}
         for name in self.resolve(selector):
             self._ready(name, "stop")
-            forgotten[name] = self._tree.ask(name, lambda p: p.silence(stop_routines))
+            stopped[name] = self._tree.ask(name, lambda p: p.silence(stop_routines))
             self._tree.tell_router(name, None, None)
-        return forgotten
+        return stopped
 
     def play(self, name: str, synthdef: str, params: dict[str, float] | None = None,
              node: str | None = None, at: float | None = None, target: str | None = None,
@@ -363,6 +366,10 @@ class Rooms:
     def synthdefs(self) -> list[SynthDefInfo]:
         """Every SynthDef of the library."""
         return self._tree.library.all()
+
+    def synthdef_names(self, name: str) -> list[str]:
+        """The SynthDefs room ``name`` knows by scorch: the library's and those its code sent."""
+        return sorted({*self._tree.library.names(), *self.view(name).synthdefs})
 
     def load_synthdef(self, selector: str, synthdef: str) -> list[str]:
         """Load a library SynthDef into instances (and on their later boots)."""

@@ -409,8 +409,9 @@ class SessionStore:
                 raise SessionFileError(f"{path} is over {MAX_FILE // MB} MB: not a session file")
             return path.read_text(encoding="utf-8"), path
         except FileNotFoundError:
+            saved = [f.name for f in self.list()]
             raise SessionNotFound(f"no session {name!r}; saved sessions: "
-                                  f"{', '.join(f.name for f in self.list()) or '(none)'}"
+                                  f"{', '.join(saved) or '(none)'}", name=name, known=saved
                                   ) from None
         except UnicodeDecodeError as err:
             raise SessionFileError(f"{path}: not UTF-8 text ({err.reason} at byte "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from scorch.primitives.sclang.patterns import PatternRecord
 from scorch.primitives.scsynth.node_tree import TreeNode, client_of, is_default_group
@@ -21,6 +22,25 @@ METER_NODE_ID = 2**28 - 1
 #: What :func:`owner` calls it; ``playing`` leaves it out of the room's synths.
 METER_OWNER = "scorch (meter)"
 _INSTRUMENT = re.compile(r"""['\\]instrument['"]?\s*,\s*['\\]([A-Za-z0-9_]+)'?""")
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """What silencing one room stopped."""
+
+    nodes: tuple[str, ...]
+    """The named nodes it freed and forgot."""
+    patterns: tuple[str, ...] = ()
+    """The patterns and proxies that played (``Pdef kick``)."""
+    routines: int | None = None
+    """Routines and tasks code started that stopped (None: sclang did not say)."""
+    synths: int | None = None
+    """The synths scsynth ran just before, all freed (None: it did not answer)."""
+
+
+def synth_count(nodes: Sequence[TreeNode]) -> int:
+    """The synths of a node tree that are the room's (not scorch's level meter)."""
+    return sum(1 for n in nodes if n.synthdef is not None and n.node_id != METER_NODE_ID)
 
 
 def instrument(text: str) -> str:

@@ -51,7 +51,8 @@ def lookup(name: str) -> operation.Operation[Any, Any]:
         return operations[name]
     except KeyError:
         raise NotFound(f"no operation {name[:60]!r}; operations: "
-                       f"{', '.join(sorted(operations))}") from None
+                       f"{', '.join(sorted(operations))}", name=name,
+                       known=operations) from None
 
 
 def __getattr__(name: str) -> Any:

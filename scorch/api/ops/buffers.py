@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 #: A path longer than this is no path (Linux's PATH_MAX is 4096).
 MAX_PATH = 4096
+#: The rooms an action acts on (every room's buffers, for a list that names none).
+Rooms = Annotated[Selector, Field(description='Rooms: a name, a group or "*" (list: default all)')]
 
 
 class BufferList(Action):
@@ -25,8 +27,7 @@ class BufferList(Action):
 
     access = READ
     action: Literal["list"] = "list"
-    instance: Annotated[Selector | None, Field(
-        description='Whose buffers: a name, a group or "*" (default: all)')] = None
+    instance: Rooms | None = None
     full: Annotated[Flag, Field(description="Every buffer, however many (by default the "
                                 "first that fit the answer's size budget)")] = False
 
@@ -36,12 +37,12 @@ class BufferLoad(Action):
 
     access = CHANGE
     action: Literal["load"]
-    instance: Annotated[Selector, Field(description='Where: a name, a group or "*"')]
+    instance: Rooms
     path: Annotated[Text, Field(
         max_length=MAX_PATH, description="A sound file (WAV, AIFF, FLAC...), absolute "
         "or relative to the configured sample folders")]
     name: Annotated[BufferName | None, Field(
-        description="The buffer's name (default: the file's name)")] = None
+        description="Its name (default: the file's)")] = None
 
 
 class BufferFree(Action):
@@ -49,8 +50,8 @@ class BufferFree(Action):
 
     access = DESTROY
     action: Literal["free"]
-    instance: Annotated[Selector, Field(description='Where: a name, a group or "*"')]
-    name: Annotated[BufferName, Field(description="Which buffer (see action 'list')")]
+    instance: Rooms
+    name: Annotated[BufferName, Field(description="Which buffer")]
     dry_run: Annotated[bool, Field(strict=True, description=(
         "List the buffers it would free, free nothing"))] = False
 

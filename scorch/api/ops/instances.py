@@ -100,7 +100,7 @@ class InstanceList(Result):
 @operation(access=READ, command="list", roll_call=True, unanswered=unknown_rows)
 def list_instances(orch: Orchestra, args: NoArgs) -> InstanceList:
     """List every SuperCollider instance: name, group, state, port, CPU, synths, uptime
-    and restarts. Call this first to learn the names; only READY instances run code."""
+    and restarts; only READY ones run code."""
     rows = [InstanceRow.of(status) for status in orch.rooms.statuses()]
     return InstanceList(hosted_by=orch.hosted_by, instances=rows)
 
@@ -141,8 +141,8 @@ class StatusArgs(Args):
            unanswered=unknown_statuses, panel="show")
 def status(orch: Orchestra, args: StatusArgs) -> StatusOutput:
     """Full status of instances: state and since when, scsynth's live CPU and counts,
-    process ids, restart budget, last crash, and named nodes with their values; and the
-    audio driver (a sound card, a joined JACK server, or headless without sound out)."""
+    process ids, restart budget, last crash, named nodes with their values, and the audio
+    driver."""
     return _statuses(orch, orch.rooms.resolve(args.instance))
 
 
@@ -329,10 +329,9 @@ class DoctorOutput(Result):
 
 @operation(access=READ, unstarted=True)
 def doctor(orch: Orchestra, args: NoArgs) -> DoctorOutput:
-    """Check the machine the rooms run on: SuperCollider, JACK (or PipeWire's JACK),
-    realtime limits, the audio group, MIDI and the clock. Each problem comes with the
-    exact command that fixes it on this system (Debian/Ubuntu, Fedora, Arch or macOS).
-    Call it when a room will not boot or plays with dropouts."""
+    """Check the machine the rooms run on (SuperCollider, JACK, realtime limits, MIDI, the
+    clock): each problem with the command that fixes it here. Call it when a room will not
+    boot or plays with dropouts."""
     from scorch.machine.doctor import run_checks
 
     checks = run_checks(orch.config, running=True)

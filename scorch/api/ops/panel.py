@@ -38,16 +38,13 @@ class LiveArgs(Args):
     """How much of the view to build."""
 
     meters_only: bool = Field(False, description="only the level meters are new; the rest "
-                              "is the last whole view (at most 2 s old): a panel's fast "
-                              "refresh between two whole views")
+                              "is the last whole view (at most 2 s old)")
 
 
 @operation(access=READ, command="live", rooms=None, patience=10.0, panel="only")
 def live(orch: Orchestra, args: LiveArgs) -> LiveView:
-    """The live view the panel shows: every room's state, uptime, restarts, CPU, level
-    meters and their last minutes, named nodes with their params and ranges, patterns,
-    MIDI activity, tempo and recent events. Keeps the level meters running a few
-    seconds."""
+    """The live view the panel shows: rooms, level meters, named nodes, patterns, MIDI,
+    tempo and recent events. Keeps the level meters running a few seconds."""
     orch.meters.lease(METER_LEASE)
     now = time.monotonic()
     built, last = _LAST.get(orch, (0.0, None))
@@ -84,8 +81,7 @@ class FaderOutput(Result):
 @operation(access=SET, command="fader", positional=("instance", "node", "param", "value"),
            patience=5.0, panel="only")
 def fader(orch: Orchestra, args: FaderArgs) -> FaderOutput:
-    """Move one param of a named node (a fader of the panel): the value is sent to scsynth
-    at once and kept for restarts, as set does."""
+    """Move one param of a named node (a fader of the panel), as set does."""
     values = orch.rooms.set(args.instance, args.node, {args.param: args.value})
     return FaderOutput(instance=args.instance, node=args.node, param=args.param,
                        value=values.get(args.param, args.value))

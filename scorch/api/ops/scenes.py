@@ -91,11 +91,10 @@ class SceneMorph(Action):
     instance: Rooms = "*"
     position: Annotated[float | None, Field(
         ge=0, le=1, allow_inf_nan=False, strict=True,
-        description="0 is where the morph started, 1 is the scene; each param moves "
-        "along its spec's warp (frequencies exponentially)")] = None
+        description="0: where the morph started, 1: the scene")] = None
     seconds: Annotated[float | None, Field(
         gt=0, le=MAX_MORPH_SECONDS, allow_inf_nan=False, strict=True,
-        description="Glide from now to the scene over this many seconds")] = None
+        description="Glide to the scene over this long")] = None
 
 
 SceneArgs = Annotated[SceneList | SceneSave | SceneRecall | SceneMorph | SceneDelete,
@@ -126,8 +125,7 @@ class SceneOutput(Result):
 @operation(command="scene", positional=("action", "name"))
 def scene(orch: Orchestra, args: SceneArgs) -> SceneOutput:
     """Scenes: the params of named nodes kept under a name, recalled at once or morphed
-    toward (each param along its spec's warp); [[midi.scenes]] in the config recalls them
-    from MIDI."""
+    toward (each param along its spec's warp, frequencies exponentially)."""
     conductor = orch.scenes
     if args.action == "list":
         kept, more = budget.listing([SceneInfo.of(s, values=args.full)

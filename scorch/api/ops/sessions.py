@@ -57,7 +57,7 @@ class SessionInfo(BaseModel):
 
 
 SessionNamed = Annotated[SessionName, Field(
-    description='The session ("autosave" is the one kept every few seconds)')]
+    description='The session (or "autosave")')]
 
 
 class SessionList(Action):
@@ -70,8 +70,7 @@ class SessionList(Action):
 
 
 class SessionSave(Action):
-    """Write the whole state (every room's nodes, params, buffers, the MIDI routes and the
-    tempo) under a name, over a session of that name."""
+    """Write the whole state under a name, over a session of that name."""
 
     access = WRITE_OVER
     action: Literal["save"]
@@ -150,8 +149,8 @@ def _changes_say_host(merged: Answer, answers: Sequence[tuple[Host, Answer]],
            merge=_changes_say_host)
 def session(orch: Orchestra, args: SessionArgs) -> SessionOutput:
     """Sessions: the whole installation's state (named nodes and their params, buffers, MIDI
-    routes, tempo) under a name as a readable file, loaded back changing only what differs;
-    an autosave is kept every few seconds (`scorch run --resume` starts from it)."""
+    routes, tempo) as a readable file under a name, loaded back changing only what differs;
+    "autosave" is kept every few seconds."""
     store = orch.sessions.store
     if args.action == "list":
         kept, more = budget.listing([

@@ -165,8 +165,8 @@ def _run_across(hosts: Hosts, args: SnippetArgs) -> SnippetOutput | None:
 @operation(command="snippet", positional=("action", "name", "instance"), waits="timeout_s",
            any_host=True, across=_run_across)
 def snippet(orch: Orchestra, args: SnippetArgs) -> SnippetOutput:
-    """Named pieces of SuperCollider code: starters that ship with scorch (a pattern, an
-    effect chain, a sample player, a MIDI responder...) and your own."""
+    """Named SuperCollider code: starters that ship with scorch (a pattern, an effect
+    chain, a sampler, a MIDI responder...) and your own."""
     store = orch.knowledge.snippets
     if args.action == "list":
         wanted = set(args.tags)

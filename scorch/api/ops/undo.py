@@ -33,9 +33,9 @@ if TYPE_CHECKING:
 MAX_STEPS = 50
 
 Room = Annotated[InstanceName | None, Field(
-    description="Only this room's changes (omitted: the whole installation's, latest first)")]
+    description="Only this room's changes (default: every room's)")]
 Steps = Annotated[int, Field(ge=1, le=MAX_STEPS, strict=True,
-                             description=f"How many changes (1 to {MAX_STEPS})")]
+                             description="How many changes")]
 DryRun = Annotated[bool, Field(strict=True, description=(
     "Say what it would change, change nothing (one step)"))]
 Checkpoint = Annotated[SessionName, Field(
@@ -43,7 +43,7 @@ Checkpoint = Annotated[SessionName, Field(
 
 
 class UndoStep(Action):
-    """Undo the latest changes, bringing back what each changed as it was before it."""
+    """Undo the latest changes, bringing back what each changed."""
 
     access = CODE
     action: Literal["undo"] = "undo"

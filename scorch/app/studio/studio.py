@@ -24,6 +24,8 @@ from scorch.state.view import InstanceView
 if TYPE_CHECKING:
     from scorch.audio.report import SoundReport
 
+#: Seconds after READY before hearing's libraries load: the first answers go out first.
+WARM_AFTER = 2.0
 #: How many listens ``listening/`` keeps.
 KEEP_LISTENS = 20
 #: A listen is given up when its capture has not ended after this many times its
@@ -54,6 +56,11 @@ class Studio:
         self.recorder = Recorder(state_dir / "recordings", views, self.slots, ready)
         self.listening = (state_dir / "listening").resolve()
         self.renderer = Renderer(state_dir / "renders", library, sample_rate)
+
+    def warm_up(self) -> None:
+        """Load what hearing needs in the background (once the rooms are READY), so the
+        first listen answers as fast as the later ones."""
+        warm_up(WARM_AFTER)
 
     def listen(self, room: str, view: InstanceView, source: Source, seconds: float) -> Heard:
         """Capture ``seconds`` of ``source`` in ``room`` now, then measure and draw it."""

@@ -89,7 +89,8 @@ async def test_playing_shows_a_pattern_sclang_defined_compactly_and_in_full_on_r
     (pattern,) = room["patterns"]
     last_event = pattern.pop("last_event")  # when it played last: a time, asserted apart
     assert pattern == {"kind": "Pdef", "name": "mcp", "playing": True, "quant": "1.0",
-                       "source": whole[:57] + "...", "source_from": "source", "mute": ""}
+                       "source": whole[:57] + "...", "source_from": "source", "mute": "",
+                       "finished": False, "own_quant": None}
     assert abs(time.time() - last_event) < 30
     assert room["synths"]["Pdef mcp"] >= 1
     full = await call(client, "playing", instance="alpha", detail=True)
@@ -346,7 +347,8 @@ async def test_stop_silences_and_forgets_named_nodes(client: Client,
     await call(client, "play", instance="beta", synthdef="sine", params={"amp": 0.01},
                name="hum")
     out = await call(client, "stop", instance="beta")
-    assert out["stopped"] == {"beta": ["hum"]}
+    assert list(out["stopped"]) == ["beta"] and out["stopped"]["beta"]["nodes"] == ["hum"]
+    assert out["stopped"]["beta"]["synths"] >= 1
     assert orchestra.rooms.nodes("beta") == {}
 
 

@@ -161,7 +161,7 @@ async def test_the_docs_worked_example_becomes_one_tool_with_a_schema_per_action
         schema = tool.input_schema
         assert schema["properties"]["action"] == {
             "enum": ["count", "silence"], "default": "count",
-            "description": "What to do (see $defs)"}
+            "description": "See $defs"}
         assert schema["additionalProperties"] is False
         count, silence = schema["$defs"]["count"], schema["$defs"]["silence"]
         assert "required" not in count and count["description"].endswith("[read-only]")
