@@ -16,6 +16,10 @@ from midi.curves import Curve, make_curve
 from midi.schema import ControlRoute, CueRoute, KeyRoute, PageRoute, SceneRoute
 
 Route = ControlRoute | KeyRoute | SceneRoute | PageRoute | CueRoute
+#: Each route model's type name, as listings, stores and sessions say it.
+KIND: Mapping[type, str] = MappingProxyType({
+    ControlRoute: "control", KeyRoute: "key", SceneRoute: "scene", PageRoute: "page",
+    CueRoute: "cue"})
 
 
 class RouteEntry(NamedTuple):
