@@ -36,9 +36,7 @@ def test_the_read_only_token_reads_the_hours_but_is_refused_go(served: Served) -
 def test_the_page_shows_the_standby_cue_and_its_go_fires_it_on_scsynth(
         served: Served, page: Any, tmp_path: Path) -> None:
     before = hum(served)
-    page.wait_for_function(
-        "document.getElementById('hours-text').innerText.includes('standby: 1 hum up')",
-        timeout=5000)
+    page.locator("#hours-text", has_text="standby: 1 hum up").wait_for(timeout=5000)
     text = page.inner_text("#hours-text")
     assert "holds now: nothing scheduled" in text and "next: nothing in 24 h" in text, text
     page.screenshot(path=str(tmp_path / "hours.png"), full_page=True)
@@ -49,9 +47,7 @@ def test_the_page_shows_the_standby_cue_and_its_go_fires_it_on_scsynth(
     while (value := hum(served)) != pytest.approx(330.0):
         assert time.monotonic() < deadline, f"freq on scsynth is {value}"
         time.sleep(0.05)
-    page.wait_for_function(
-        "document.getElementById('hours-text').innerText.includes('last fired: cue 1')",
-        timeout=5000)
+    page.locator("#hours-text", has_text="last fired: cue 1").wait_for(timeout=5000)
     assert "standby: end of the list" in page.inner_text("#hours-text")
     assert page.is_disabled("#go")
     served.api.call("undo", {"action": "undo", "instance": "lobby"})
