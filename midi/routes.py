@@ -191,10 +191,10 @@ def compile_table(
         if not port_matches(route.port, port_name):
             continue
         if isinstance(route, CueRoute):
-            found = cue_key(route, profile)
-            for channel in ((found[1],) if found is not None and found[1] >= 0 else range(16)):
-                if found is not None:
-                    cues.setdefault((found[0], channel, found[2]), []).append(route)
+            key = page_key(route, profile)
+            if key is not None:
+                for channel in ((key[1],) if key[1] >= 0 else range(16)):
+                    cues.setdefault((key[0], channel, key[2]), []).append(route)
             continue
         if isinstance(route, PageRoute):
             key = page_key(route, profile)
@@ -239,8 +239,9 @@ def compile_table(
     )
 
 
-def cue_key(route: CueRoute, profile: Profile | None) -> ControlKey | None:
-    """The message that presses a cue button (channel -1: any), or None: no such control."""
+def page_key(route: PageRoute | CueRoute, profile: Profile | None) -> ControlKey | None:
+    """The message that presses a page or cue button (channel -1: any), or None: no such
+    control."""
     if route.control is not None:
         control = profile.controls.get(route.control) if profile is not None else None
         if control is None or control.key[0] not in ("cc", "note"):
@@ -248,26 +249,11 @@ def cue_key(route: CueRoute, profile: Profile | None) -> ControlKey | None:
         kind, channel, number = control.key
         return kind, (route.channel - 1) if route.channel else channel, number
     channel = (route.channel - 1) if route.channel else -1
-    if route.program is not None:
+    if isinstance(route, CueRoute) and route.program is not None:
         return "pc", channel, route.program
     if route.cc is not None:
         return "cc", channel, route.cc
-    assert route.note is not None, "checked by CueRoute"
-    return "note", channel, route.note
-
-
-def page_key(route: PageRoute, profile: Profile | None) -> ControlKey | None:
-    """The message that presses a page button (channel -1: any), or None: no such control."""
-    if route.control is not None:
-        control = profile.controls.get(route.control) if profile is not None else None
-        if control is None or control.key[0] not in ("cc", "note"):
-            return None
-        kind, channel, number = control.key
-        return kind, (route.channel - 1) if route.channel else channel, number
-    channel = (route.channel - 1) if route.channel else -1
-    if route.cc is not None:
-        return "cc", channel, route.cc
-    assert route.note is not None, "checked by PageRoute"
+    assert route.note is not None, "checked by PageRoute and CueRoute"
     return "note", channel, route.note
 
 
