@@ -147,12 +147,13 @@ class Hours:
         """A cue button (MIDI): call the cue operation with ``action`` (and ``cue``, '' for
         none) in a worker; never waits (called on the MIDI router's thread)."""
         args = {"action": action, **({"cue": cue} if cue else {})}
-        with self._starting:
+        with self._lock:  # held only briefly (start holds _starting through its checks)
             if self._halt.is_set():
                 return
             if self._buttons is None:
                 self._buttons = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cue-button")
-            self._buttons.submit(self._call, args)
+            with contextlib.suppress(RuntimeError):  # shut down meanwhile
+                self._buttons.submit(self._call, args)
 
     def _call(self, args: dict[str, Any]) -> None:
         firer = self._firer
