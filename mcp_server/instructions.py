@@ -72,7 +72,8 @@ GUIDE: tuple[tuple[Clause, ...], ...] = (
      _("`render` plays a SynthDef or a Score offline.", "render")),
     (_("`session` saves and loads the whole state.", "session"),
      _("`scene` keeps named nodes' params to recall or morph toward.", "scene"),
-     _("`stop` silences rooms like Cmd-Period.", "stop")),
+     _("`stop` silences rooms like Cmd-Period.", "stop"),
+     _("`gain` fades a room's master gain (quiet hours), under its safety limiter.", "gain")),
     (_("`schedule` says what the config's calendar does at a time or next.", "schedule"),
      _("`cue` runs the cue list: GO fires a cue's calls in every room at once.", "cue")),
     (_("To start things together in several rooms, give `play`, `set` or `release` the same "

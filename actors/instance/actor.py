@@ -23,6 +23,7 @@ import pykka
 
 from actors.instance.buffers import Buffers
 from actors.instance.code import Code
+from actors.instance.gain import StageControl
 from actors.instance.nodes import Nodes
 from actors.instance.patterns import Patterns
 from actors.instance.processes import InstanceSettings, Processes
@@ -73,6 +74,7 @@ class Instance(pykka.ThreadingActor):
             lambda how: self._crashed("sclang", how)))
         self.patterns = pykka.traversable(Patterns(
             name, self.desired, self.processes, view, self._event, settings))
+        self.stage = pykka.traversable(StageControl(name, self.desired, self.processes, view))
         self._keepers: dict[str, Keeper] = {}
         self._hung: set[str] = set()
 
@@ -99,10 +101,8 @@ class Instance(pykka.ThreadingActor):
     # --- lifecycle -----------------------------------------------------------
 
     def on_start(self) -> None:
-        """Load the config's SynthDefs and nodes into the desired state (actor thread).
-
-        With a seed (``--resume``) its nodes and buffers replace the config's from the first boot.
-        """
+        """Load the config's SynthDefs and nodes into the desired state (actor thread); with a
+        seed (``--resume``) its nodes and buffers replace the config's from the first boot."""
         self.nodes.bind(self.actor_ref.proxy().nodes)
         self.patterns.bind(self.actor_ref.proxy().patterns.recorded)
         wanted = self.config.synthdefs

@@ -22,7 +22,7 @@ from actors.instance.processes import InstanceSettings, Processes
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.config.changes import RoomChanges
 from scorch.errors import InvalidRequest, NodeNotFound, OscFailure, OscTimeout
-from scorch.primitives.scsynth import commands
+from scorch.primitives.scsynth import commands, layout
 from scorch.primitives.scsynth.client import OscClient
 from scorch.state.code_runs import origins
 from scorch.state.desired import DesiredState, NodeState
@@ -305,7 +305,8 @@ class Nodes:
         self.publish()
         osc = self._osc()
         osc.send(commands.clear_sched())
-        osc.send(commands.g_deep_free(commands.ROOT_NODE))
+        for packet in layout.silence():  # the stage stays
+            osc.send(packet)
         osc.sync(timeout=2.0)
         return forgotten
 

@@ -1,7 +1,7 @@
 """Which calls the journal keeps (so that ``undo`` can take them back), and what each touches.
 
 A call that changes the state a session holds (named nodes and their values,
-buffers, patterns, the tempo, the MIDI routes) is journaled: :func:`scope_of` says
+buffers, patterns, master gains, the tempo, the MIDI routes) is journaled: :func:`scope_of` says
 what it may touch, so that just that is captured before it runs. Reads, dry runs
 and failed calls are not journaled; nor are calls whose effect no session holds
 (an unnamed synth, ``execute``'s code). What a call changed is kept in the execution
@@ -40,6 +40,8 @@ def scope_of(orch: Orchestra, name: str, args: Any) -> Scope | None:
     if name == "buffer" and action in ("load", "free"):
         return Scope(rooms=tuple(orch.rooms.resolve(args.instance)))
     if name == "scene" and action in ("recall", "morph"):
+        return Scope(rooms=tuple(orch.rooms.resolve(args.instance)))
+    if name == "gain" and args.db is not None:
         return Scope(rooms=tuple(orch.rooms.resolve(args.instance)))
     if name == "tempo" and args.bpm is not None:
         return Scope(tempo=True)

@@ -131,6 +131,8 @@ class RoomLive(BaseModel):
     meter: Meter | None = Field(description="None: nobody meters it, or no report lately")
     history: list[tuple[int, float, float]] = Field(
         description="the level of the last minutes: (Unix second, loudest peak, RMS), dBFS")
+    stage: dict[str, Any] | None = Field(None, description="the safety stage (status's "
+                                         "stage): enabled false is pointed out")
 
 
 class EventLive(BaseModel):
@@ -295,6 +297,9 @@ def live_view(service: Caller, orch: Orchestra) -> LiveView:
         synths = server.get("synths")
         if synths and meters.get(name) is not None:
             synths -= 1  # the meter is scorch's, not the room's
+        stage = inst.get("stage")
+        if synths and stage and stage["enabled"]:
+            synths -= 1  # so is the safety stage
         patterns, more = shown_patterns(view)
         rooms.append(RoomLive(
             name=name, group=inst["group"], state=inst["state"], since=inst["since"],
@@ -306,7 +311,8 @@ def live_view(service: Caller, orch: Orchestra) -> LiveView:
             nodes=[NodeLive(name=n, **info, ranges=_ranges(orch, info["synthdef"]))
                    for n, info in inst["nodes"].items()],
             patterns=patterns, patterns_more=more,
-            meter=meters.get(name), history=orch.meters.levels(name).history(now)))
+            meter=meters.get(name), history=orch.meters.levels(name).history(now),
+            stage=stage))
     config = orch.config
     return LiveView(
         time=now, config=str(config.source) if config.source else None,

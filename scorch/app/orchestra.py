@@ -147,6 +147,7 @@ class Orchestra:
             seed=seed.rooms.get(name) if seed is not None else None,
             pattern_notes=self.notes.patterns, early_sclang=early,
             extra_env=sclang_guard(config),
+            safety=inst.safety.over(config.safety),
         )
 
     def announce_start(self) -> None:

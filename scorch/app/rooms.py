@@ -15,7 +15,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 from typing import TypeVar
 
-from scorch.app.models import InstanceStatus, NodeInfo
+from scorch.app.models import InstanceStatus, NodeInfo, StageInfo
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.errors import (
     InstanceFailed,
@@ -32,6 +32,7 @@ from scorch.primitives.synthdefs.library import SynthDefInfo
 from scorch.state.code_runs import CodeRun
 from scorch.state.events import Event, State
 from scorch.state.playing import Stopped
+from scorch.state.stage import StageState
 from scorch.state.view import InstanceView
 
 T = TypeVar("T")
@@ -84,7 +85,8 @@ class Rooms:
                 server = osc.status(timeout=0.5) if live else osc.last_status
             except OscTimeout:
                 server = osc.last_status
-        return InstanceStatus.of(snap, nodes, server, self._tree.config.host)
+        return InstanceStatus.of(snap, nodes, server, self._tree.config.host,
+                                 StageInfo.of(view.stage, view.stage_readings.last))
 
     def statuses(self, live: bool = False) -> list[InstanceStatus]:
         """Every instance's status; ``live`` asks each scsynth instead of the cache."""
@@ -328,6 +330,11 @@ class Rooms:
         values = self._tree.ask(name, lambda p: p.nodes.set_params(node, dict(params), at))
         self._tree.tell_router(name, node, params)
         return values
+
+    def set_gain(self, name: str, db: float, fade: float) -> StageState:
+        """Fade the master gain in ``name``'s safety stage to ``db`` over ``fade`` seconds."""
+        self._ready(name, "gain")
+        return self._tree.ask(name, lambda p: p.stage.set_gain(db, fade))
 
     def place(self, name: str, node: str, target: str | None,
               add_action: str) -> dict[str, object]:

@@ -29,6 +29,7 @@ from scorch.primitives.files import write_atomically
 from scorch.primitives.samples import MB, resolve_sample
 from scorch.primitives.sclang.patterns import pattern_key
 from scorch.primitives.synthdefs.library import SynthDefLibrary
+from scorch.primitives.synthdefs.stage import GAIN_FLOOR_DB, GAIN_MAX_DB
 from scorch.primitives.toml_limits import TooDeep, check_toml
 from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT
 from scorch.state.session import (
@@ -97,6 +98,8 @@ class RoomDoc(StrictModel):
     nodes: dict[NodeName, NodeDoc] = Field(default_factory=dict)
     buffers: dict[BufferName, BufferDoc] = Field(default_factory=dict)
     patterns: dict[Annotated[str, Field(max_length=80)], PatternDoc] | None = None
+    gain_db: float | None = Field(None, ge=GAIN_FLOOR_DB, le=GAIN_MAX_DB,
+                                  description="the master gain in the room's safety stage")
 
 
 class MidiDoc(StrictModel):
@@ -165,9 +168,11 @@ def render(session: Session, name: str, saved_at: float | None = None) -> str:
         rooms = tomlkit.table(is_super_table=True)
         for room, spec in session.rooms.items():
             if not spec.nodes and not spec.buffers and not spec.patterns_known:
-                rooms.add(room, tomlkit.table())
+                rooms.add(room, _table({"gain_db": spec.gain_db}))
                 continue
-            parts = tomlkit.table(is_super_table=True)
+            parts = tomlkit.table(is_super_table=spec.gain_db is None)
+            if spec.gain_db is not None:
+                parts.add("gain_db", spec.gain_db)
             if spec.buffers:
                 parts.add("buffers", _tables({b: {"path": buf.path, "bufnum": buf.bufnum}
                                               for b, buf in spec.buffers.items()}))
@@ -325,7 +330,8 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
             patterns[key] = PatternSpec(pdoc.kind, pdoc.name, pdoc.playing, pdoc.text,
                                         pdoc.mute)
         rooms[room] = RoomSpec(nodes=nodes, buffers=buffers, patterns=patterns,
-                               patterns_known=rdoc.patterns is not None)
+                               patterns_known=rdoc.patterns is not None,
+                               gain_db=rdoc.gain_db)
     routes = []
     for index, raw in enumerate(doc.midi.routes):
         loc = ("midi", "routes", str(index))

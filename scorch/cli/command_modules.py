@@ -9,6 +9,7 @@ MODULES: dict[str, str] = {
     "events": "scorch.api.ops.instances",
     "exec": "scorch.api.ops.code",
     "fader": "scorch.api.ops.panel",
+    "gain": "scorch.api.ops.gain",
     "go": "scorch.api.ops.cues",
     "history": "scorch.api.ops.knowledge",
     "instance": "scorch.api.ops.instances",

@@ -20,6 +20,7 @@ from scorch.config.hosts import HostConfig, RemoteRoom
 from scorch.config.lines import fields_at, key_lines, located
 from scorch.config.locate import DEFAULT_CONFIG
 from scorch.config.osc import OscConfig
+from scorch.config.safety import SafetyConfig
 from scorch.config.schedule import CueConfig, Cueing, Location, ScheduleEntry, check_hours
 from scorch.config.security import FilesConfig, SecurityConfig
 from scorch.config.tables import (
@@ -67,6 +68,7 @@ class Config(StrictModel):
     security: SecurityConfig = SecurityConfig()
     osc: OscConfig | None = Field(None, description="[osc]: the OSC door for phones, tablets "
                                   "and other software (docs/controllers.md)")
+    safety: SafetyConfig = SafetyConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     hosts: dict[HostName, HostConfig] = Field(
         default_factory=dict, description="the machines of an installation across several "

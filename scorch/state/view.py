@@ -20,6 +20,7 @@ from scorch.primitives.scsynth.client import OscClient
 from scorch.state.code_runs import CodeRuns
 from scorch.state.desired import BufferState, NodeState
 from scorch.state.events import SOUNDING, EventLog, Kind, State
+from scorch.state.stage import Readings, StageState
 
 #: Why a room is BOOTING while scorch starts, before its actor boots it.
 STARTING = "scorch is starting JACK and the rooms' actors"
@@ -112,6 +113,10 @@ class InstanceView:
         sclang's batches told it (replaced whole on change)."""
         self.code_runs = CodeRuns()
         """The latest code requests, with their history ids: what made a synth a crash lost."""
+        self.stage = StageState()
+        """The room's safety stage: settings and master gain (replaced whole on change)."""
+        self.stage_readings = Readings()
+        """What the stage measures, a few times a second."""
 
     @property
     def name(self) -> str:

@@ -163,10 +163,13 @@ def make_app(feed: Feed, gate: Gate, meter_hz: float) -> Starlette:
             "go": ("cue", {"action": "go"}),
             "release": ("release", {"instance": params.get("room", ""),
                                     "node": params.get("node", "")}),
+            "gain": ("gain", {"instance": params.get("room", ""),
+                              "db": _number(params.get("db", "")),
+                              "fade": _number(params.get("fade", "0"))}),
         }
         if what not in calls:
-            return JSONResponse({"error": f"no action {what[:40]!r}: restart, panic, go or "
-                                 "release"}, status_code=404)
+            return JSONResponse({"error": f"no action {what[:40]!r}: restart, panic, go, "
+                                 "release or gain"}, status_code=404)
         return await _call(feed, *calls[what])
 
     async def hours(request: Request) -> Response:
@@ -190,6 +193,14 @@ def make_app(feed: Feed, gate: Gate, meter_hz: float) -> Starlette:
         Route("/api/hours", hours),
         Route("/api/{what}", act, methods=["POST"]),
     ])
+
+
+def _number(text: str) -> float | str:
+    """A query parameter as the number it says, or as it is (the operation names it wrong)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 async def _call(feed: Feed, name: str, args: dict[str, Any]) -> Response:

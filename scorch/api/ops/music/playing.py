@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
@@ -14,6 +15,7 @@ from scorch.api.operation import READ, Args, Result, operation
 from scorch.errors import ScorchError
 from scorch.primitives.sclang.patterns import PatternRecord, short
 from scorch.primitives.scsynth import commands
+from scorch.primitives.scsynth.layout import ROOM_GROUP
 from scorch.primitives.scsynth.node_tree import TreeNode, tree_nodes
 from scorch.state.playing import METER_OWNER, owner
 from scorch.state.view import InstanceView
@@ -173,9 +175,12 @@ def _room(view: InstanceView, detail: bool) -> RoomPlaying:
     osc = view.osc
     if osc is not None:
         try:
-            reply = osc.request(commands.Cmd.G_QUERY_TREE, 0, 0,
+            # What the room plays: its group's tree, its top as code sees it (the root).
+            reply = osc.request(commands.Cmd.G_QUERY_TREE, ROOM_GROUP, 0,
                                 reply=commands.Reply.QUERY_TREE, timeout=2.0)
-            parsed: list[TreeNode] | None = tree_nodes(reply.args)
+            parsed: list[TreeNode] | None = [
+                replace(n, parent=0) if n.parent == ROOM_GROUP else n
+                for n in tree_nodes(reply.args)]
         except (ScorchError, ValueError):
             parsed = None  # synths stay None: scsynth did not answer as it should
         if parsed is not None:
