@@ -378,6 +378,11 @@ class MidiConfig(StrictModel):
     feedback: bool = Field(True, description="Send each controller with a profile what its "
                            "mapped params are (LEDs, rings, motor faders).")
 
+    def buttons_on(self, host: str | None) -> dict[str, tuple[PageRoute | CueRoute, ...]]:
+        """The page and cue buttons of the controllers on ``host`` (or on no host named)."""
+        return {"pages": tuple(r for r in self.pages if r.host in (None, host)),
+                "cues": tuple(r for r in self.cues if r.host in (None, host))}
+
     @model_validator(mode="after")
     def _unique_ids(self) -> MidiConfig:
         routes: tuple[ControlRoute | KeyRoute | SceneRoute | PageRoute | CueRoute, ...] = (
