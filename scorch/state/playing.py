@@ -7,7 +7,7 @@ ranges it allocates from, its named nodes, and the patterns sclang reported. Pur
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from scorch.primitives.sclang.patterns import PatternRecord
@@ -42,7 +42,7 @@ class Stopped:
     """The synths scsynth ran just before, all freed (None: it did not answer)."""
 
 
-def synth_count(nodes: Sequence[TreeNode]) -> int:
+def synth_count(nodes: Iterable[TreeNode]) -> int:
     """The synths of a node tree that are the room's (not scorch's level meter)."""
     return sum(1 for n in nodes if n.synthdef is not None and n.node_id != METER_NODE_ID)
 

@@ -25,6 +25,7 @@ from scorch.api.budget import TEXT
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
 from scorch.primitives.scsynth.commands import Cmd, Reply
+from scorch.primitives.scsynth.layout import PROTECTED
 from scorch.primitives.scsynth.node_tree import tree_nodes
 from scorch.state.events import Kind
 from scorch.state.view import STARTING
@@ -80,11 +81,12 @@ async def pattern(client: Client, room: str, name: str, **args: Any) -> dict[str
 
 
 def synths_on(orch: Orchestra, room: str) -> int:
-    """The synths scsynth itself runs in ``room`` now."""
+    """The synths scsynth itself runs in ``room`` now, its safety stage and meters aside."""
     osc = orch.rooms.view(room).osc
     assert osc is not None
     reply = osc.request(Cmd.G_QUERY_TREE, 0, 0, reply=Reply.QUERY_TREE, timeout=2.0)
-    return sum(1 for n in tree_nodes(reply.args) if n.synthdef is not None)
+    return sum(1 for n in tree_nodes(reply.args)
+               if n.synthdef is not None and n.node_id not in PROTECTED)
 
 
 # --- stop lists what it stopped ---------------------------------------------------------

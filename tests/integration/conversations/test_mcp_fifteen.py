@@ -19,8 +19,8 @@ from mcp import Client
 
 from scorch.app.orchestra import Orchestra
 from tests.conftest import scsynth_param
-from tests.integration.frontends import test_mcp_sizes as sizes
-from tests.integration.frontends.test_mcp_sizes import port_of, synths_in_default_group, until
+from tests.integration.conversations import test_mcp_sizes as sizes
+from tests.integration.conversations.test_mcp_sizes import port_of, synths_in_default_group, until
 from tests.support.mcp import audio_clock
 from tests.support.mcp.calls import call, text
 from tests.support.scsynth_listener import Listener
