@@ -120,6 +120,13 @@ class Orchestra:
         """A MIDI control set a param (the router's sender thread): the watchers hear it."""
         self._tree.changed(room, node, {param: value})
 
+    def _midi_cue(self, kind: str, name: str, selector: str, value: float) -> None:
+        """A MIDI scene route's cue, or a cue list button's (kind ``cue``): hand it on."""
+        if kind == "cue":
+            self.hours.press(name, selector)
+        else:
+            self.scenes.cue(kind, name, selector, value)
+
     @property
     def start_error(self) -> str | None:
         """Why the tree could not be started, when it could not."""
@@ -188,7 +195,7 @@ class Orchestra:
             self._remote = HostRooms(self.config, self._remote_changed)
         try:
             supervisor = tree.supervisor = cast(SupervisorProxy, Supervisor.start(
-                self.config, self.views, settings, self.jack_console, self.scenes.cue,
+                self.config, self.views, settings, self.jack_console, self._midi_cue,
                 self._remote, self._midi_set).proxy())
             tree.instances = supervisor.start_tree().get(timeout=timeout)
             tree.router = supervisor.router_proxy().get(timeout=ASK)

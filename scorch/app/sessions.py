@@ -21,7 +21,7 @@ import tomlkit
 from pydantic import Field, ValidationError
 from tomlkit.items import Item, Table
 
-from midi.schema import ControlRoute, KeyRoute, PageRoute
+from midi.schema import ControlRoute, CueRoute, KeyRoute, PageRoute
 from scorch.config.installation import Config
 from scorch.config.lines import key_lines, located
 from scorch.errors import SampleNotFound, SessionFileError, SessionNotFound, UnknownSynthDef
@@ -136,8 +136,9 @@ class SessionDoc(StrictModel):
 
 def canonical_route(route_id: str, kind: str, fields: Mapping[str, Any]) -> dict[str, Any]:
     """A route as sessions hold it: id and type first, then its fields without empty ones."""
-    model: type[KeyRoute | ControlRoute | PageRoute] = (
-        KeyRoute if kind == "key" else PageRoute if kind == "page" else ControlRoute)
+    model: type[KeyRoute | ControlRoute | PageRoute | CueRoute] = (
+        KeyRoute if kind == "key" else PageRoute if kind == "page" else
+        CueRoute if kind == "cue" else ControlRoute)
     body = {k: v for k, v in fields.items() if k not in ("id", "type")}
     dumped = model.model_validate({**body, "id": route_id}).model_dump(mode="json",
                                                                       exclude_none=True)
@@ -335,8 +336,8 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
     for index, raw in enumerate(doc.midi.routes):
         loc = ("midi", "routes", str(index))
         kind, rid = raw.get("type"), raw.get("id")
-        if kind not in ("control", "key", "page"):
-            problem((*loc, "type"), f"expected 'control', 'key' or 'page', found {kind!r}")
+        if kind not in ("control", "key", "page", "cue"):
+            problem((*loc, "type"), f"expected 'control', 'key', 'page' or 'cue', found {kind!r}")
             continue
         if not isinstance(rid, str):
             problem((*loc, "id"), "every route needs its id (a name)")

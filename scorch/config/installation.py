@@ -254,7 +254,7 @@ class Config(StrictModel):
         midi = self.midi.model_copy(update={
             "controls": tuple(r for r in self.midi.controls if self.route_host(r) == host),
             "keys": tuple(r for r in self.midi.keys if self.route_host(r) == host),
-            "pages": tuple(r for r in self.midi.pages if r.host in (None, host))})
+            **self.midi.buttons_on(host)})
         # A group's own tempo runs where its rooms are: a host without them neither keeps
         # nor saves it.
         local_groups = {inst.group for inst in rooms.values()}

@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from scorch.errors import ScorchError
 from scorch.web.gate import FULL, READ, SESSION_SECONDS, Gate
+from scorch.web.hours import hours_view
 from scorch.wire.access import Access
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ HEADERS = {
     "Cache-Control": "no-store",
 }
 #: The files the page is made of (package data, no build step).
-STATIC = {"page.css": "text/css", "page.js": "text/javascript"}
+STATIC = {"page.css": "text/css", "page.js": "text/javascript", "hours.js": "text/javascript"}
 
 #: The HTTP status of each error code; any other: 409 (cannot be done now).
 _STATUS = {"INVALID_ARGUMENT": 400, "NOT_FOUND": 404, "TIMEOUT": 504, "INTERNAL": 500}
@@ -159,6 +160,7 @@ def make_app(feed: Feed, gate: Gate, meter_hz: float) -> Starlette:
         calls: dict[str, tuple[str, dict[str, Any]]] = {
             "restart": ("instance", {"action": "restart", "name": params.get("room", "")}),
             "panic": ("midi", {"action": "panic"}),
+            "go": ("cue", {"action": "go"}),
             "release": ("release", {"instance": params.get("room", ""),
                                     "node": params.get("node", "")}),
             "gain": ("gain", {"instance": params.get("room", ""),
@@ -166,9 +168,16 @@ def make_app(feed: Feed, gate: Gate, meter_hz: float) -> Starlette:
                               "fade": _number(params.get("fade", "0"))}),
         }
         if what not in calls:
-            return JSONResponse({"error": f"no action {what[:40]!r}: restart, panic, "
+            return JSONResponse({"error": f"no action {what[:40]!r}: restart, panic, go, "
                                  "release or gain"}, status_code=404)
         return await _call(feed, *calls[what])
+
+    async def hours(request: Request) -> Response:
+        _, no = refused(request)
+        if no is not None:
+            return no
+        found = await anyio.to_thread.run_sync(hours_view, feed.service)
+        return JSONResponse(found)
 
     async def favicon(request: Request) -> Response:
         _, no = refused(request)
@@ -181,6 +190,7 @@ def make_app(feed: Feed, gate: Gate, meter_hz: float) -> Starlette:
         Route("/api/view", view),
         Route("/api/stream", stream),
         Route("/api/tree/{room}", tree),
+        Route("/api/hours", hours),
         Route("/api/{what}", act, methods=["POST"]),
     ])
 

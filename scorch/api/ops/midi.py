@@ -76,7 +76,8 @@ class MidiMap(Action):
         '"param": "cutoff", "range": [200, 4000], "curve": "exp"} (control: a name from '
         'profiles, or cc, note, nrpn...); a bank: controls ["fader1", "fader2"] with params '
         '(or nodes, instances) as lists; keys: {"port": ..., "instance": ..., "synthdef": '
-        '"pluck"}; a page button: {"port": ..., "control": "track_right", "page": "gallery"}')]
+        '"pluck"}; a page button: {"port": ..., "control": "track_right", "page": "gallery"}; '
+        'cue GO: {"type": "cue", "note": 60}')]
 
     def where(self) -> Where:
         """On the host its controller is on (``host``), else where its room is."""

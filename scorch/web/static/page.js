@@ -47,7 +47,9 @@ function notice(path, body) {
     ? `panic: ${body.released ?? 0} voice(s) released, all notes off sent`
     : what === "restart" ? "restart asked: the room comes back by itself"
     : what === "release" ? "node stopped"
-    : what === "gain" ? "master gain fading" : what + " done";
+    : what === "gain" ? "master gain fading"
+    : what === "go" ? (body.counted === false ? "double GO: counted once"
+      : "GO: cue " + (body.fired || []).map((f) => f.cue).join(", ")) : what + " done";
   $("notice").textContent = new Date().toLocaleTimeString() + " " + text;
   $("notice").dataset.action = what;
 }

@@ -1,1 +1,1 @@
-"""What a model asks through a real MCP client, each answer checked on scsynth, in the sound or in files."""
+"""Conversations: what a model asks through a real MCP client, checked on scsynth."""

@@ -136,6 +136,10 @@ class Served:
             params = {{ freq = 220, amp = 0.05 }}
             [instances.gallery]
             synthdefs = ["sine"]
+            [[cues]]
+            number = 1
+            name = "hum up"
+            do = [{{ op = "set", instance = "lobby", node = "hum", params = {{ freq = 330 }} }}]
             """))
         self.run = ScorchRun(self.config, None, folder / "run.log")
         self.run.wait_serving(self.state)
