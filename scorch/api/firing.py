@@ -155,14 +155,7 @@ class Firing:
         """Call the cue operation as a tool's call is made (a cue button's): each cue it
         fires is one journal step, and the call is in the history."""
         op = self.operations()["cue"]
-        parsed = op.parse(args)
-        started = time.time()
-        try:
-            result = op.run(self.orch, parsed)
-        except ScorchError as err:
-            op.blame(err, parsed)
-            raise
-        journaled.keep_in_history(self.orch, op, parsed, result, started)
+        journaled.perform(self.orch, op, op.parse(args))
 
     def fire(self, label: str, calls: Sequence[Call], at: float | None,
              source: Source) -> list[Outcome]:
