@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from scorch.api import journaled
 from scorch.api.models import plain
-from scorch.api.operation import OPERATIONS, Result
+from scorch.api.operation import Operation, Result
 from scorch.errors import ScorchError
 from scorch.primitives.sclang.patterns import short
 from scorch.primitives.system.process import cpu_seconds
@@ -38,16 +39,18 @@ class Caller(Protocol):
 
 
 class Here:
-    """The operations on an orchestra of this process, as an operation itself calls them."""
+    """The operations on an orchestra of this process, run as every front end runs them
+    (journaled, kept in the history)."""
 
-    def __init__(self, orch: Orchestra) -> None:
+    def __init__(self, orch: Orchestra, lookup: Callable[[str], Operation[Any, Any]]) -> None:
         self.orch = orch
+        self.lookup = lookup
 
     def call(self, name: str, args: Mapping[str, Any]) -> Result:
         """Validate ``args`` and run ``name`` (the same checks as every front end's)."""
-        op = OPERATIONS[name]
-        result: Result = op.run(self.orch, op.parse(args))
-        return result
+        op = self.lookup(name)
+        return journaled.perform(self.orch, op, op.parse(args))
+
 
 #: Events kept in the view (the page filters them by room and kind).
 EVENTS_SHOWN = 60

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scorch.api import journaled
 from scorch.api.operation import Args, Result
 from scorch.api.ops import lookup
-from scorch.errors import InstanceNotReady, ScorchError
+from scorch.errors import InstanceNotReady
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -36,22 +35,7 @@ class LocalService:
         parsed = op.parse(args)
         if self.orchestra is None or (self.unavailable and not op.unstarted):
             raise InstanceNotReady(self.unavailable or "scorch is not started yet")
-        orch = self.orchestra
-        started = time.time()
-        try:
-            scope = journaled.scope_of(orch, name, parsed)
-            if scope is None:
-                result = op.run(orch, parsed)
-            else:
-                before = orch.undo.capture(scope)
-                result = op.run(orch, parsed)
-                orch.undo.record(journaled.call_of(name, parsed),
-                                 journaled.summary_of(name, parsed), scope, before)
-        except ScorchError as err:
-            op.blame(err, parsed)
-            raise
-        journaled.keep_in_history(orch, op, parsed, result, started)
-        return result
+        return journaled.perform(self.orchestra, op, parsed)
 
     def idempotent(self, name: str, args: Mapping[str, Any]) -> bool:
         """Whether this call may run twice to the same effect (its action's access says)."""

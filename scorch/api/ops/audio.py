@@ -16,7 +16,19 @@ from pydantic import BaseModel, Field
 
 from scorch.api import budget
 from scorch.api.fields import Code, InstanceName, NodeName, Params, SynthDefName
-from scorch.api.operation import CHANGE, CODE, READ, WRITE, Action, Args, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    CODE,
+    READ,
+    WRITE,
+    Action,
+    Args,
+    CliForm,
+    Patience,
+    Result,
+    Tool,
+    operation,
+)
 from scorch.app.studio.capture import AUDIO_BUSES, MAX_SECONDS, Source
 from scorch.app.studio.renderer import MAX_RENDER
 from scorch.audio.report import SoundReport
@@ -128,7 +140,7 @@ def size(count: int | None) -> str:
     return f"{count} B"
 
 
-@operation(command="record", positional=("action", "instance"))
+@operation(cli=CliForm("record", ("action", "instance")))
 def record(orch: Orchestra, args: RecordArgs) -> RecordOutput:
     """Record a room to a file (inside scsynth, with DiskOut); a recording that a crash cut
     short is repaired, and listed so."""
@@ -255,8 +267,8 @@ def audio_path(orch: Orchestra, given: str) -> Path:
     return path
 
 
-@operation(access=READ, command="listen", positional=("instance",), waits="seconds",
-           patience=100.0, panel="show")
+@operation(access=READ, cli=CliForm("listen", ("instance",)),
+           patience=Patience(seconds=100.0, argument="seconds"), tool=Tool(panel="show"))
 def listen(orch: Orchestra, args: ListenArgs) -> HeardOutput:
     """Hear what a room plays now (or an audio file): a picture (waveform over a
     log-frequency spectrogram), the numbers (peak and RMS dBFS, LUFS, clipping,
@@ -322,7 +334,7 @@ class RenderOutput(HeardOutput):
                    warnings=rendered.warnings)
 
 
-@operation(access=CODE, command="render", positional=("synthdef",), patience=150.0)
+@operation(access=CODE, cli=CliForm("render", ("synthdef",)), patience=Patience(seconds=150.0))
 def render(orch: Orchestra, args: RenderArgs) -> RenderOutput:
     """Render offline with scsynth -N, no room needed: a library SynthDef with params for
     `duration` seconds, or an sclang Score (`code`). Returns the file's path and the same

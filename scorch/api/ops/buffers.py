@@ -8,7 +8,16 @@ from pydantic import Field
 
 from scorch.api import budget
 from scorch.api.fields import Selector
-from scorch.api.operation import CHANGE, DESTROY, READ, Action, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    DESTROY,
+    READ,
+    ROOMS_NAMED,
+    Action,
+    CliForm,
+    Result,
+    operation,
+)
 from scorch.app.models import BufferInfo, SampleInfo
 from scorch.errors import InvalidRequest
 from scorch.values import BufferName, Flag, Text
@@ -36,6 +45,7 @@ class BufferLoad(Action):
     """Read a sound file into a buffer of instances (kept across crashes, same bufnum)."""
 
     access = CHANGE
+    journal = ROOMS_NAMED
     action: Literal["load"]
     instance: Rooms
     path: Annotated[Text, Field(
@@ -49,6 +59,7 @@ class BufferFree(Action):
     """Unload a buffer from instances."""
 
     access = DESTROY
+    journal = ROOMS_NAMED
     action: Literal["free"]
     instance: Rooms
     name: Annotated[BufferName, Field(description="Which buffer")]
@@ -90,7 +101,7 @@ class BufferOutput(Result):
                             "buffers", "buffer(action='list', full=true)", "no buffers")
 
 
-@operation(command="buffer", positional=("action", "instance", "path"))
+@operation(cli=CliForm("buffer", ("action", "instance", "path")))
 def buffer(orch: Orchestra, args: BufferArgs) -> BufferOutput:
     """Sound files in buffers, kept across crashes under their bufnum: play one with
     play(synthdef="sampler", params={"bufnum": N}) ("sampler_stereo" for 2 channels)."""

@@ -19,7 +19,19 @@ from scorch.api.fields import (
     TimedArgs,
     WaitTimeout,
 )
-from scorch.api.operation import CHANGE, CODE, READ, SILENCE, Args, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    CODE,
+    PATTERNS,
+    READ,
+    SILENCE,
+    Args,
+    CliForm,
+    Patience,
+    Result,
+    Spread,
+    operation,
+)
 from scorch.primitives.sclang.result import ExecuteResult, SclangError
 from scorch.state.code_runs import CodeRun
 from scorch.values import Flag
@@ -175,8 +187,8 @@ class ExecuteOutput(Result):
         return "\n".join(lines)
 
 
-@operation(access=CODE, command="exec", positional=("instance", "code"), waits="timeout_s",
-           files=("code",), unanswered=failed_outcomes)
+@operation(access=CODE, cli=CliForm("exec", ("instance", "code"), files=("code",)),
+           spread=Spread(unanswered=failed_outcomes), patience=Patience(argument="timeout_s"))
 def execute(orch: Orchestra, args: ExecuteArgs) -> ExecuteOutput:
     """Run SuperCollider code in rooms' sclang: the value of the last expression and what
     it posted, per room; an error names the line and character in your code. What code
@@ -266,7 +278,7 @@ class StopOutput(Result):
         return "\n".join(what.line(room) for room, what in self.stopped.items())
 
 
-@operation(access=SILENCE, command="stop", positional=("instance",))
+@operation(access=SILENCE, cli=CliForm("stop", ("instance",)), journal=PATTERNS)
 def stop(orch: Orchestra, args: StopArgs) -> StopOutput:
     """Silence rooms like Cmd-Period (routines, patterns, synths); says what stopped.
     Named nodes are forgotten (play them again, or `undo`, to bring them back); `dry_run`
@@ -317,7 +329,7 @@ class ConsoleOutput(Result):
         return f"[{budget_of.more(self.more, 'earlier lines', 'console(..., full=true)')}]\n{shown}"
 
 
-@operation(access=CHANGE, command="console", positional=("instance",))
+@operation(access=CHANGE, cli=CliForm("console", ("instance",)))
 def console(orch: Orchestra, args: ConsoleArgs) -> ConsoleOutput:
     """Read an instance's console: what sclang and scsynth printed, routines' output and
     errors after execute returned among it."""
@@ -348,8 +360,8 @@ class WaitOutput(Result):
     line: Line | None
 
 
-@operation(access=READ, command="wait-for", positional=("instance", "pattern"),
-           waits="timeout_s")
+@operation(access=READ, cli=CliForm("wait-for", ("instance", "pattern")),
+           patience=Patience(argument="timeout_s"))
 def wait_for(orch: Orchestra, args: WaitArgs) -> WaitOutput:
     """Wait until the instance's console shows a line matching a regex, e.g. a message a
     routine posts later."""

@@ -20,9 +20,11 @@ from scorch.api.operation import (
     SILENCE,
     Action,
     Answer,
+    CliForm,
     Host,
     Hosts,
     Result,
+    Spread,
     operation,
 )
 from scorch.errors import InvalidRequest, Unavailable
@@ -196,8 +198,8 @@ def _one_list(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any)
     return {**merged, "cues": list(seen.values()), "counted": counted}
 
 
-@operation(command="cue", positional=("action", "cue"), rooms=None, across=_go_across,
-           merge=_one_list, aliases={"go": {"action": "go"}})
+@operation(cli=CliForm("cue", ("action", "cue"), aliases={"go": {"action": "go"}}),
+           spread=Spread(rooms=None, merge=_one_list, across=_go_across))
 def cue(orch: Orchestra, args: CueArgs) -> CueOutput:
     """The cue list ([[cues]] in the config, and cues made here): numbered cues, each a
     list of tool calls. GO fires the cue on standby at one moment in every room, on every

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field, Strict
 
 from scorch.api.fields import Selector
-from scorch.api.operation import SET, Args, Result, operation
+from scorch.api.operation import (
+    SET,
+    Args,
+    Changes,
+    CliForm,
+    Result,
+    operation,
+)
 from scorch.app.models import StageInfo
 from scorch.primitives.synthdefs.stage import GAIN_FLOOR_DB, GAIN_MAX_DB
 
@@ -37,7 +44,7 @@ class GainOutput(Result):
     rooms: dict[str, StageInfo]
 
 
-@operation(access=SET, command="gain", positional=("instance", "db"), rooms="instance")
+@operation(access=SET, cli=CliForm("gain", ("instance", "db")), journal=Changes(given="db"))
 def gain(orch: Orchestra, args: GainArgs) -> GainOutput:
     """Read or fade rooms' master gain, in their safety stage (after their code): quiet
     hours. Journaled (undo); kept through restarts and sessions."""

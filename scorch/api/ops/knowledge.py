@@ -18,8 +18,11 @@ from scorch.api.operation import (
     Action,
     Answer,
     Args,
+    CliForm,
     Host,
+    Patience,
     Result,
+    Spread,
     operation,
 )
 from scorch.errors import DocNotFound, InvalidRequest
@@ -188,8 +191,8 @@ class DocsOutput(Result):
         return "\n".join(lines)
 
 
-@operation(access=READ, command="docs", positional=("query",), waits="timeout_s",
-           any_host=True)
+@operation(access=READ, cli=CliForm("docs", ("query",)), spread=Spread(any_host=True),
+           patience=Patience(argument="timeout_s"))
 def docs(orch: Orchestra, args: DocsArgs) -> DocsOutput:
     """Look SuperCollider up, by name or by words, in the help installed here and the class
     library the rooms run (its real argument names and defaults)."""
@@ -375,7 +378,8 @@ def _newest_first(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: 
     return {**merged, "entries": entries[:getattr(args, "limit", len(entries))]}
 
 
-@operation(command="history", positional=("query",), merge=_newest_first, waits="timeout_s")
+@operation(cli=CliForm("history", ("query",)), spread=Spread(merge=_newest_first),
+           patience=Patience(argument="timeout_s"))
 def history(orch: Orchestra, args: HistoryArgs) -> HistoryOutput:
     """The code run before and the calls that changed something (as @NAME {arguments}),
     newest first, kept across restarts: find what made a sound an hour ago, or what failed;
@@ -401,6 +405,7 @@ def history(orch: Orchestra, args: HistoryArgs) -> HistoryOutput:
 
 def _rerun(orch: Orchestra, args: HistoryRerun) -> HistoryOutput:
     """Run history entry ``args.id`` again: its code, or the operation it records."""
+    from scorch.api import journaled
     from scorch.api.ops import load_all
     from scorch.api.ops.code import run_code
 
@@ -415,7 +420,7 @@ def _rerun(orch: Orchestra, args: HistoryRerun) -> HistoryOutput:
         raw = json.loads(given or "{}")
         if args.instance is not None and "instance" in op.fields:
             raw["instance"] = args.instance
-        answer = op.run(orch, op.parse(raw))
+        answer = journaled.perform(orch, op, op.parse(raw))  # journaled, as every call
         return HistoryOutput(rerun=name, answer=answer.model_dump(mode="json"),
                              answer_text=answer.text(), failed=answer.failure())
     out = run_code(orch, args.instance or entry.instance, entry.code, args.timeout_s)

@@ -20,8 +20,12 @@ from scorch.api.operation import (
     SILENCE,
     Action,
     Answer,
+    Changes,
+    CliForm,
     Host,
+    Patience,
     Result,
+    Spread,
     Where,
     operation,
 )
@@ -29,6 +33,9 @@ from scorch.values import Flag, Text
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
+#: A change of the MIDI routes (a session keeps them).
+ROUTES = Changes(rooms=None, routes=True)
+
 
 class MidiPorts(Action):
     """List the MIDI devices."""
@@ -61,6 +68,7 @@ class MidiMap(Action):
     """Add a route: a controller to a node's param, or keys to a SynthDef."""
 
     access = CHANGE
+    journal = ROUTES
     action: Literal["map"]
     spec: Annotated[dict[str, Any], Field(
         description="A route as in the config's [[midi.controls]] or [[midi.keys]], e.g. "
@@ -82,6 +90,7 @@ class MidiUnmap(Action):
     """Remove a route."""
 
     access = DESTROY
+    journal = ROUTES
     action: Literal["unmap"]
     route_id: Annotated[RouteId, Field(description="The route's id (see action 'routes')")]
 
@@ -201,7 +210,8 @@ def _by_host(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) 
     return {**merged, "result": {label(host): answer.get("result") for host, answer in answers}}
 
 
-@operation(command="midi", positional=("action",), waits="timeout_s", merge=_by_host)
+@operation(cli=CliForm("midi", ("action",)), spread=Spread(merge=_by_host),
+           patience=Patience(argument="timeout_s"))
 def midi(orch: Orchestra, args: MidiArgs) -> MidiOutput:
     """MIDI: list ports, routes and known controllers, map controls to node params and keys
     to SynthDefs, learn a control, send notes, or panic."""

@@ -9,7 +9,18 @@ from pydantic import BaseModel, Field
 
 from scorch.api import budget
 from scorch.api.fields import Selector
-from scorch.api.operation import CHANGE, DESTROY, READ, SET, WRITE_OVER, Action, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    DESTROY,
+    READ,
+    ROOMS_NAMED,
+    SET,
+    WRITE_OVER,
+    Action,
+    CliForm,
+    Result,
+    operation,
+)
 from scorch.app.scenes import MAX_MORPH_SECONDS, Applied
 from scorch.errors import InvalidRequest
 from scorch.state.scenes import Scene
@@ -69,6 +80,7 @@ class SceneRecall(Action):
     """Set the scene's params at once."""
 
     access = SET
+    journal = ROOMS_NAMED
     action: Literal["recall"]
     name: SceneNamed
     instance: Rooms = "*"
@@ -86,6 +98,7 @@ class SceneMorph(Action):
     """Move toward the scene: to a position (0..1), or over seconds."""
 
     access = CHANGE
+    journal = ROOMS_NAMED
     action: Literal["morph"]
     name: SceneNamed
     instance: Rooms = "*"
@@ -122,7 +135,7 @@ class SceneOutput(Result):
                             "scene(action='list', full=true)", "no scenes")
 
 
-@operation(command="scene", positional=("action", "name"))
+@operation(cli=CliForm("scene", ("action", "name")))
 def scene(orch: Orchestra, args: SceneArgs) -> SceneOutput:
     """Scenes: the params of named nodes kept under a name, recalled at once or morphed
     toward (each param along its spec's warp, frequencies exponentially)."""

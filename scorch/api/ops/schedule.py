@@ -11,7 +11,16 @@ from pydantic import BaseModel, Field
 
 from scorch.api import budget, ops
 from scorch.api.firing import expand, rooms_here
-from scorch.api.operation import READ, Answer, Args, Host, Result, operation
+from scorch.api.operation import (
+    READ,
+    Answer,
+    Args,
+    CliForm,
+    Host,
+    Result,
+    Spread,
+    operation,
+)
 from scorch.errors import InvalidRequest, ScorchError
 from scorch.schedule.moments import parse_moment
 from scorch.schedule.plan import Call, Due
@@ -132,7 +141,7 @@ def _by_time(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) 
             "recent": sorted(merged.get("recent") or [], key=lambda f: f["due"])}
 
 
-@operation(access=READ, command="schedule", merge=_by_time)
+@operation(access=READ, cli=CliForm("schedule"), spread=Spread(merge=_by_time))
 def schedule(orch: Orchestra, args: ScheduleArgs) -> ScheduleOutput:
     """The installation's schedule ([[schedule]] in the config): each entry, when it next
     acts, and what fired lately; with `at`, what holds then; with `next`, every action

@@ -13,12 +13,16 @@ from scorch.api.fanout import label
 from scorch.api.operation import (
     CODE,
     DESTROY,
+    EVERYTHING,
     READ,
     WRITE_OVER,
     Action,
     Answer,
+    CliForm,
     Host,
+    Patience,
     Result,
+    Spread,
     operation,
 )
 from scorch.app.sessions import Reading, parse, render
@@ -81,6 +85,7 @@ class SessionLoad(Action):
     """Load a session, changing only what differs (nodes it lacks are released)."""
 
     access = CODE
+    journal = EVERYTHING
     action: Literal["load"]
     name: SessionNamed
 
@@ -145,8 +150,8 @@ def _changes_say_host(merged: Answer, answers: Sequence[tuple[Host, Answer]],
     return {**merged, "changes": changes}
 
 
-@operation(command="session", positional=("action", "name"), patience=120.0,
-           merge=_changes_say_host)
+@operation(cli=CliForm("session", ("action", "name")), spread=Spread(merge=_changes_say_host),
+           patience=Patience(seconds=120.0))
 def session(orch: Orchestra, args: SessionArgs) -> SessionOutput:
     """Sessions: the whole installation's state (named nodes and their params, buffers, MIDI
     routes, tempo) as a readable file under a name, loaded back changing only what differs;

@@ -15,7 +15,22 @@ from scorch.api.fields import (
     SynthDefName,
     TimedArgs,
 )
-from scorch.api.operation import CHANGE, DESTROY, READ, SET, Action, Args, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    DESTROY,
+    READ,
+    ROOMS_NAMED,
+    SET,
+    Action,
+    Args,
+    Changes,
+    CliForm,
+    Patience,
+    Result,
+    Spread,
+    Tool,
+    operation,
+)
 from scorch.errors import InvalidRequest
 from scorch.primitives.synthdefs.library import ParamSpec, SynthDefInfo
 from scorch.values import Flag
@@ -130,7 +145,7 @@ def _described(d: SynthDefOut) -> list[str]:
     return lines
 
 
-@operation(command="synthdefs", positional=("action", "name"), any_host=True)
+@operation(cli=CliForm("synthdefs", ("action", "name")), spread=Spread(any_host=True))
 def synthdefs(orch: Orchestra, args: SynthDefsArgs) -> SynthDefsOutput:
     """The SynthDef library: ready-made sounds with their params' range, units and default.
     play loads one by itself; load it to use it from your own code."""
@@ -213,7 +228,8 @@ def _warned(warnings: list[str]) -> str:
     return "".join(f"\nwarning: {w}" for w in warnings)
 
 
-@operation(access=CHANGE, command="play", positional=("instance", "synthdef"))
+@operation(access=CHANGE, cli=CliForm("play", ("instance", "synthdef")),
+           journal=Changes(given="node"))
 def play(orch: Orchestra, args: PlayArgs) -> PlayOutput:
     """Start a synth in a room. Name it (node) to change it later with set, release or
     listen: a named node survives crashes and restarts, in its place; unnamed synths are
@@ -252,7 +268,7 @@ class SetOutput(Result):
                 f"{_values(self.params)}{_warned(self.warnings)}")
 
 
-@operation(name="set", access=SET, command="set", positional=("instance", "node"))
+@operation(access=SET, name="set", cli=CliForm("set", ("instance", "node")), journal=ROOMS_NAMED)
 def set_params(orch: Orchestra, args: SetArgs) -> SetOutput:
     """Change params of a named node while it plays; the values are kept for restarts.
     With at or delay scsynth sets them then."""
@@ -284,7 +300,7 @@ class ReleaseOutput(Result):
         return f"{self.instance}: node {self.node} released, its fade {_when('begins', self.at)}"
 
 
-@operation(access=DESTROY, command="release", positional=("instance", "node"))
+@operation(access=DESTROY, cli=CliForm("release", ("instance", "node")), journal=ROOMS_NAMED)
 def release(orch: Orchestra, args: ReleaseArgs) -> ReleaseOutput:
     """Release a named node: it fades out over its release time and is forgotten.
     With at or delay the fade begins then."""
@@ -321,7 +337,7 @@ class RememberOutput(Result):
     kept: bool = Field(description="false: the node is not there (any more)")
 
 
-@operation(access=SET, tool=False, patience=5.0)
+@operation(access=SET, patience=Patience(seconds=5.0), tool=Tool(listed=False))
 def remember(orch: Orchestra, args: RememberArgs) -> RememberOutput:
     """Keep values that a MIDI router on another host already sent to a named node, so
     this room's restores bring them back (nothing is sent to scsynth)."""

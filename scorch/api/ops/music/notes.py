@@ -16,8 +16,11 @@ from scorch.api.operation import (
     WRITE_OVER,
     Action,
     Answer,
+    CliForm,
     Host,
+    Patience,
     Result,
+    Spread,
     Where,
     operation,
 )
@@ -227,8 +230,8 @@ def _hosts_notes(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: A
     return merged
 
 
-@operation(command="notes", positional=("action",), rooms=None, merge=_hosts_notes,
-           patience=120.0)
+@operation(cli=CliForm("notes", ("action",)), spread=Spread(rooms=None, merge=_hosts_notes),
+           patience=Patience(seconds=120.0))
 def notes(orch: Orchestra, args: NotesArgs) -> NotesOutput:
     """The notes MIDI inputs and the rooms' patterns play, on the bar|beat grid: what sounds
     now, what was played (text or a .mid); play a .mid; transcribe a recording."""

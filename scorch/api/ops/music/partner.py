@@ -8,7 +8,17 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, Strict
 
 from scorch.api.fields import InstanceName, SynthDefName
-from scorch.api.operation import CHANGE, READ, WRITE_OVER, Action, Result, Where, operation
+from scorch.api.operation import (
+    CHANGE,
+    READ,
+    WRITE_OVER,
+    Action,
+    CliForm,
+    Result,
+    Spread,
+    Where,
+    operation,
+)
 from scorch.api.ops.music.notes import (
     Bars,
     Input,
@@ -205,7 +215,7 @@ def _made(orch: Orchestra, args: PartnerContinue | PartnerInfill, source: str, m
                          pattern=pattern, path=path)
 
 
-@operation(command="partner", positional=("action",), rooms=None)
+@operation(cli=CliForm("partner", ("action",)), spread=Spread(rooms=None))
 def partner(orch: Orchestra, args: PartnerArgs) -> PartnerOutput:
     """Play in an input's style, learnt as it plays (a variable-order Markov model, as
     Pachet's Continuator): continue it, fill a gap, or answer it live."""

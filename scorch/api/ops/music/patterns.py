@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, Strict
 
 from scorch.api.fields import MAX_CODE, Code, InstanceName
-from scorch.api.operation import CHANGE, CODE, SILENCE, Action, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    CODE,
+    PATTERNS,
+    SILENCE,
+    Action,
+    CliForm,
+    Result,
+    operation,
+)
 from scorch.values import ParamName, Text
 
 if TYPE_CHECKING:
@@ -34,6 +43,7 @@ MAX_FADE = 600.0
 class _Change(Action):
     """What every change names: its room, and when it lands."""
 
+    journal = PATTERNS
     instance: InstanceName
     at: When = "next_bar"
 
@@ -142,7 +152,7 @@ class PatternOutput(Result):
         return f"{self.instance}: {self.action} {what}, {when}"
 
 
-@operation(command="pattern", positional=("action", "instance", "name"))
+@operation(cli=CliForm("pattern", ("action", "instance", "name")))
 def pattern(orch: Orchestra, args: PatternArgs) -> PatternOutput:
     """Define a Pdef, Pbindef, Tdef or Ndef in a room, or change one while it plays, on the
     next bar (or beat, or now); the others play on. `undo` takes each change back."""

@@ -11,7 +11,13 @@ from pydantic import BaseModel, Field
 
 from scorch.api import budget
 from scorch.api.fields import Selector
-from scorch.api.operation import READ, Args, Result, operation
+from scorch.api.operation import (
+    READ,
+    Args,
+    CliForm,
+    Result,
+    operation,
+)
 from scorch.errors import ScorchError
 from scorch.primitives.sclang.patterns import PatternRecord, short
 from scorch.primitives.scsynth import commands
@@ -196,7 +202,7 @@ def _room(view: InstanceView, detail: bool) -> RoomPlaying:
                        nodes=nodes, synths=synths, tree=tree)
 
 
-@operation(access=READ, command="playing", positional=("instance",))
+@operation(access=READ, cli=CliForm("playing", ("instance",)))
 def playing(orch: Orchestra, args: PlayingArgs) -> PlayingOutput:
     """What plays in each room: every pattern and proxy (Pdef, Pbindef, Tdef, Ndef: playing
     or not, quant, source), every named node, and the synths on scsynth counted by who made

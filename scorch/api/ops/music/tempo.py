@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field, Strict
 
 from scorch.api import compact
-from scorch.api.operation import CHANGE, Args, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    Args,
+    Changes,
+    CliForm,
+    Result,
+    Spread,
+    operation,
+)
 from scorch.state.tempo import MAX_BPM, MIN_BPM
 from scorch.values import Selector
 
@@ -64,7 +72,8 @@ class TempoOutput(Result):
         return "\n".join(lines)
 
 
-@operation(access=CHANGE, command="tempo", positional=("bpm",), rooms="group")
+@operation(access=CHANGE, cli=CliForm("tempo", ("bpm",)), spread=Spread(rooms="group"),
+           journal=Changes(rooms=None, tempo=True, given="bpm"))
 def tempo(orch: Orchestra, args: TempoArgs) -> TempoOutput:
     """The installation's tempo: read it (bpm, beat and bar phase, transport, Link peers),
     set the bpm, move the beat, or start, stop or continue MIDI clock devices. Every room's
