@@ -24,7 +24,7 @@ class ServerFields(BaseModel):
     """scsynth's own ``/status.reply``."""
 
     ugens: int
-    synths: int
+    synths: int = Field(description="the room's synths (scorch's safety stage not counted)")
     groups: int
     synthdefs: int
     avg_cpu: float = Field(description="average CPU, percent")
@@ -33,9 +33,10 @@ class ServerFields(BaseModel):
     actual_sample_rate: float
 
     @classmethod
-    def of(cls, status: ServerStatus) -> ServerFields:
-        """The API form of a ``/status.reply``."""
-        return cls.model_validate(vars(status))
+    def of(cls, status: ServerStatus, own: int = 0) -> ServerFields:
+        """The API form of a ``/status.reply``; ``synths`` without scorch's ``own`` (the
+        safety stage), which no code of the room started and no stop frees."""
+        return cls.model_validate(vars(status) | {"synths": max(0, status.synths - own)})
 
 
 class StageInfo(BaseModel):
@@ -128,7 +129,8 @@ class InstanceStatus(InstanceState):
             last_crash=snap.last_crash or None,
             reason=snap.phase() if snap.state in BOOTING else snap.reason or None,
             nodes={name: NodeInfo.of(node) for name, node in nodes.items()},
-            server=ServerFields.of(server) if server is not None else None, stage=stage)
+            server=ServerFields.of(server, own=1 if stage is not None and stage.enabled else 0)
+            if server is not None else None, stage=stage)
 
 
 class InstanceRow(InstanceState):
