@@ -22,15 +22,16 @@ from actors.jack import Jack, JackProxy
 from actors.keeper import Keeper
 from actors.router.actor import MidiRouter
 from actors.router.proxy import MidiRouterProxy
-from actors.router.targets import OrchestraTargets, RemoteRooms, SceneCue
+from actors.router.targets import OrchestraTargets, ParamSet, RemoteRooms, SceneCue
 from actors.watchdog import Watchdog, WatchdogProxy
 from midi.schema import MidiConfig
 from scorch.config.changes import ConfigChanges
 from scorch.config.installation import Config
+from scorch.config.profiles import load_profiles, user_folders
 from scorch.errors import BootError, ScorchError
 from scorch.primitives.console import Console
 from scorch.primitives.system.audio_driver import AudioChoice, choose
-from scorch.state.tempo import TempoView
+from scorch.state.tempo import TempoView, Timeline
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -46,9 +47,11 @@ class Supervisor(pykka.ThreadingActor):
     def __init__(self, config: Config, views: dict[str, InstanceView],
                  settings: dict[str, InstanceSettings], jack_console: Console,
                  on_scene: SceneCue = lambda kind, scene, instance, value: None,
-                 remote: RemoteRooms | None = None) -> None:
+                 remote: RemoteRooms | None = None, on_param: ParamSet | None = None) -> None:
         super().__init__()
         self.on_scene = on_scene
+        self.on_param = on_param
+        """Told each value a MIDI control set (the router's sender thread; must not block)."""
         """Where MIDI scene routes send their cues (must not block: the MIDI thread calls)."""
         self.config = config
         self.remote = remote
@@ -125,7 +128,8 @@ class Supervisor(pykka.ThreadingActor):
             self._jack_keeper = self._keep_jack()
         for name, inst_config in self.config.instances.items():
             self.instances[name] = cast(InstanceProxy, Instance.start(
-                name, inst_config, self._wired(self.settings[name]), self.views[name]).proxy())
+                name, inst_config, self._wired(name, self.settings[name]),
+                self.views[name]).proxy())
         for proxy in self.instances.values():
             proxy.boot()  # all at once: each boots in its own actor's thread
         self._start_watchdog()
@@ -133,11 +137,19 @@ class Supervisor(pykka.ThreadingActor):
         self._start_router()
         return dict(self.instances)
 
-    def _wired(self, settings: InstanceSettings) -> InstanceSettings:
+    def _wired(self, name: str, settings: InstanceSettings) -> InstanceSettings:
         """An instance's settings, told where to report changes, the JACK server that runs
-        and how to see it."""
+        and how to see it, and the beat grid its clock follows."""
+        tempo = self.tempo
+
+        def grid() -> Timeline | None:  # sclang's reader thread: a dict read, no ask
+            try:
+                return tempo.get(self.config.tempo_scope(name))
+            except KeyError:  # a group whose tempo a reload has not put in place yet
+                return None
+
         settings = replace(settings, on_changed=self.actor_ref.proxy().instance_changed,
-                           audio=self.config.audio)
+                           audio=self.config.audio, grid=grid)
         if self._jack_alive is not None:
             settings = replace(settings, jack_alive=self._jack_alive)
         return settings
@@ -170,14 +182,14 @@ class Supervisor(pykka.ThreadingActor):
             _stop(f"instance {name!r}", proxy.actor_ref.stop(block=False), ASK_TIMEOUT)
         for name in changes.added:
             self.instances[name] = cast(InstanceProxy, Instance.start(
-                name, config.instances[name], self._wired(settings[name]),
+                name, config.instances[name], self._wired(name, settings[name]),
                 self.views[name]).proxy())
             self.instances[name].boot()
         failed: dict[str, str] = {}
         for name, room in changes.rooms.items():
             try:
                 self.instances[name].reconfigure(
-                    config.instances[name], self._wired(settings[name]), room,
+                    config.instances[name], self._wired(name, settings[name]), room,
                 ).get(timeout=RECONFIGURE_TIMEOUT)
             except (ScorchError, pykka.Timeout) as err:
                 failed[name] = str(err) or type(err).__name__
@@ -220,7 +232,7 @@ class Supervisor(pykka.ThreadingActor):
         # rtmidi's JACK backend joins scorch's server (or the one named), never autostarting one.
         uses_jack = self.owns_jack() or self.config.audio.driver == "jack"
         targets = OrchestraTargets(self.config, self.views, self.instances, self.on_scene,
-                                   self.remote)
+                                   self.remote, self.on_param)
         conductor = self.conductor
         try:
             router = cast(MidiRouterProxy, MidiRouter.start(
@@ -228,7 +240,8 @@ class Supervisor(pykka.ThreadingActor):
                 self.config.audio.jack_server if uses_jack else None,
                 self.config.voice_slot(), tempo=self.tempo,
                 on_clock=None if conductor is None else conductor.follow_clock,
-                tempo_scope=self.config.tempo_scope).proxy())
+                tempo_scope=self.config.tempo_scope,
+                profiles=load_profiles(user_folders(self.config.source))).proxy())
             # on_start runs in the router's thread: a backend that cannot open
             # shows up here as a dead actor (its error is in the log).
             router.ports().get(timeout=ASK_TIMEOUT)

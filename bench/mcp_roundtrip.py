@@ -41,6 +41,7 @@ from scorch.wire.envelope import find_running
 from tests.support.harness import two_rooms
 from tests.support.hosts_harness import free_tcp_port
 from tests.support.mcp.http import HttpServer
+from tests.support.mcp.http import client as http_client
 
 ROOT = Path(__file__).resolve().parent.parent
 SCORCH = str(Path(sys.executable).parent / "scorch")
@@ -65,15 +66,15 @@ Figures = tuple[str, dict[str, list[float]]]
 """The protocol a client spoke, and milliseconds per call of each tool."""
 
 
-Server = StdioServerParameters | str
-"""A stdio command, or the URL of a ``scorch mcp --http``."""
+Server = StdioServerParameters | HttpServer
+"""A stdio command, or a ``scorch mcp --http`` (its URL and its token)."""
 
 
 async def measure(servers: dict[str, Server], samples: int,
                   mode: str = "auto") -> dict[str, Figures]:
     """Each server's figures, after a warm-up; with several, their calls take turns.
 
-    A server is a stdio command or the URL of a ``scorch mcp --http``. Taking turns
+    A server is a stdio command or a ``scorch mcp --http``. Taking turns
     call by call, they share whatever else the machine is doing at the time.
     """
     calls: dict[str, tuple[str, dict[str, Any]]] = {
@@ -88,7 +89,9 @@ async def measure(servers: dict[str, Server], samples: int,
         os.dup2(quiet.fileno(), 2)  # the server's log goes to our stderr otherwise
         try:
             async with contextlib.AsyncExitStack() as stack:
-                clients = {label: await stack.enter_async_context(Client(server, mode=mode))
+                clients = {label: await stack.enter_async_context(
+                               http_client(server.url, mode, **server.bearer)
+                               if isinstance(server, HttpServer) else Client(server, mode=mode))
                            for label, server in servers.items()}
                 for _ in range(20):
                     for client in clients.values():
@@ -169,7 +172,7 @@ def hosted(config: Path, samples: int) -> dict[str, Figures]:
     server = HttpServer(other, "127.0.0.1", free_tcp_port(), other.parent / "http.log")
     try:
         figures: dict[str, Figures] = {}
-        servers: dict[str, Server] = {"stdio": stdio(config), "HTTP": server.url}
+        servers: dict[str, Server] = {"stdio": stdio(config), "HTTP": server}
         for mode in ("legacy", "auto"):
             found = anyio.run(measure, servers, samples, mode)
             figures.update({f"{label} hosted {mode}": f for label, f in found.items()})

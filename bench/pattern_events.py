@@ -29,6 +29,7 @@ from scorch.config.installation import parse_config
 from scorch.notes.capture import Capture
 from scorch.primitives.sclang.pattern_events import parse_events
 from scorch.primitives.synthdefs.library import SynthDefLibrary
+from scorch.state.tempo import Timeline
 
 #: One round in sclang: EVENTS events of a Pbind played (sent to scsynth) without the hook,
 #: then with it (the other way round on odd rounds), a flush and the synths freed every
@@ -81,12 +82,15 @@ def in_sclang(rounds: int, events: int) -> tuple[list[float], list[float]]:
 
 def in_python(repeat: int) -> float:
     """Microseconds per event to read a 500-event batch and keep its notes (best of)."""
-    lines = [f"{10 + i * 0.125:.6f}\t0.1\t0.2\t{60 + i % 12}\tPdef bench" for i in range(500)]
+    # each event with its beat on the grid's clock (the onset is that beat's time)
+    lines = [f"{10 + i * 0.125:.6f}\t{20 + i * 0.25:g}\t0.1\t0.2\t{60 + i % 12}\tPdef bench"
+             for i in range(500)]
     payload = "1700000000.0\n" + "\n".join(lines)
     capture = Capture(2048)
+    grid = Timeline(120.0, 4, beat=0.0, at=0.0)
 
     def once() -> None:
-        keep(capture, "bench", parse_events(payload), -1700000000.0)
+        keep(capture, "bench", parse_events(payload), -1700000000.0, grid)
 
     best = min(timeit.repeat(once, number=20, repeat=repeat)) / 20
     return best / 500 * 1e6

@@ -40,6 +40,7 @@ from typing import Any
 from bench.idle import NAMES, cpu_seconds, per_thread, threads
 from bench.report import write_section
 from scorch.primitives.system.process import DIE_WITH_PARENT
+from scorch.wire.access import TOKEN_FILE
 
 JACK = os.environ.get("SCORCH_TEST_JACK", "scorch-bench") + "-web"
 ROOMS = 4
@@ -87,9 +88,10 @@ def free_port() -> int:
 class Reader:
     """A page's stream, read in a thread until closed."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, token: str) -> None:
         self.events = 0
-        self._response = urllib.request.urlopen(url + "api/stream", timeout=10)
+        self._response = urllib.request.urlopen(urllib.request.Request(
+            url + "api/stream", headers={"Authorization": f"Bearer {token}"}), timeout=10)
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
 
@@ -193,10 +195,13 @@ def run(seconds: float, samples: int) -> dict[str, Any]:
                 time.sleep(0.2)
             url = f"http://127.0.0.1:{port}/"
             closed = phase(proc, seconds, out, osc, node, samples, rooms, pids)
-            reader = Reader(url)
+            token = (Path(work) / "state" / TOKEN_FILE).read_text().strip()
+            reader = Reader(url, token)
             try:
                 opened = phase(proc, seconds, out, osc, node, samples, rooms, pids)
-                view = json.loads(urllib.request.urlopen(url + "api/view", timeout=10).read())
+                view = json.loads(urllib.request.urlopen(urllib.request.Request(
+                    url + "api/view", headers={"Authorization": f"Bearer {token}"}),
+                    timeout=10).read())
                 metered = sum(r["meter"] is not None for r in view["rooms"])
                 events = reader.events
             finally:

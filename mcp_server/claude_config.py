@@ -3,6 +3,12 @@
 ``--install`` writes it into Claude Desktop's own config file (a backup of the
 file first), keeping every other entry, and refuses to replace a ``scorch`` entry
 it did not write: one it wrote carries :data:`MARK` in its ``env``.
+
+Claude Desktop starts scorch itself over stdio: that entry needs no token. A client
+of MCP over HTTP (``--http``: Claude Code's ``.mcp.json``, any client that reads the
+same ``mcpServers`` shape) needs the URL and the installation's token in an
+``Authorization`` header; that entry carries :data:`MARK_HEADER` instead, and a file
+it is written into is kept readable by its owner only.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ PATH_ENV = "SCORCH_CLAUDE_CONFIG"
 #: The ``env`` key that marks an entry as written by ``scorch claude-config --install``.
 MARK = "SCORCH_ENTRY"
 MARK_VALUE = "written by scorch claude-config --install"
+#: The header that marks an HTTP entry as scorch's (an HTTP entry has no ``env``).
+MARK_HEADER = "X-Scorch-Entry"
 #: Claude Desktop's config file is small; a larger one is not the file we expect.
 MAX_BYTES = 4 * 1024 * 1024
 
@@ -46,9 +54,18 @@ def entry(config_path: Path) -> dict[str, Any]:
             "env": {MARK: MARK_VALUE}}
 
 
-def snippet(config_path: Path) -> str:
-    """The ``mcpServers`` JSON for Claude Desktop, with absolute paths."""
-    return json.dumps({"mcpServers": {"scorch": entry(config_path)}}, indent=2)
+def http_entry(url: str, token: str | None) -> dict[str, Any]:
+    """The ``mcpServers`` entry of an HTTP client: the URL, and the token's header (None:
+    a loopback listener opened by ``[mcp] open_loopback``)."""
+    headers = {MARK_HEADER: MARK_VALUE}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    return {"type": "http", "url": url, "headers": headers}
+
+
+def snippet(config_path: Path, new: dict[str, Any] | None = None) -> str:
+    """The ``mcpServers`` JSON (Claude Desktop's stdio entry unless ``new``), absolute paths."""
+    return json.dumps({"mcpServers": {"scorch": new or entry(config_path)}}, indent=2)
 
 
 def desktop_config_path(system: str | None = None, env: Mapping[str, str] | None = None,
@@ -119,15 +136,22 @@ def merged(current: dict[str, Any], name: str, new: dict[str, Any],
 
 
 def _ours(found: Any) -> bool:
-    env = found.get("env") if isinstance(found, dict) else None
-    return isinstance(env, dict) and env.get(MARK) == MARK_VALUE
+    if not isinstance(found, dict):
+        return False
+    env, headers = found.get("env"), found.get("headers")
+    return ((isinstance(env, dict) and env.get(MARK) == MARK_VALUE)
+            or (isinstance(headers, dict) and headers.get(MARK_HEADER) == MARK_VALUE))
 
 
-def install(config_path: Path, target: Path, name: str = "scorch") -> tuple[Path, Path | None]:
-    """Write the entry into ``target``; return it and its backup (None: there was no file)."""
+def install(config_path: Path, target: Path, name: str = "scorch",
+            new: dict[str, Any] | None = None) -> tuple[Path, Path | None]:
+    """Write the entry (stdio unless ``new``) into ``target``; return it and its backup (None:
+    there was no file). A file given an entry with a token is left readable by its owner only.
+    """
     target = target.resolve() if target.is_symlink() else target
     current = _read(target)
-    content = json.dumps(merged(current, name, entry(config_path), target), indent=2) + "\n"
+    new = new or entry(config_path)
+    content = json.dumps(merged(current, name, new, target), indent=2) + "\n"
     backup = None
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.exists():
@@ -140,6 +164,12 @@ def install(config_path: Path, target: Path, name: str = "scorch") -> tuple[Path
             raise InstallRefused(f"{target}: too many backups from this second; left as it was")
         shutil.copy2(target, backup)
     partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    partial.write_text(content, encoding="utf-8")
+    secret = "Authorization" in new.get("headers", {})
+    mode = 0o600 if secret else 0o666  # 0o666: as the umask says, as before
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(content)
+    if secret:
+        os.chmod(partial, 0o600)  # a partial left by an earlier run kept its mode
     os.replace(partial, target)
     return target, backup

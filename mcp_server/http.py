@@ -3,16 +3,17 @@
 The SDK's streamable HTTP app (``MCPServer.streamable_http_app``) serves one MCP
 session per client at ``http://ADDR:PORT/mcp``; every session calls the one
 service, so several clients at once see the same rooms. In front of it, a small
-ASGI guard applies scorch's HTTP policy (:mod:`scorch.wire.access`): a foreign
-``Origin`` is refused (403), and on any address but loopback a request without
-the state folder's token too (401); a body is held to the control socket's
-limits (:data:`~scorch.wire.limits.REQUEST_LIMITS`) before anything decodes it.
+ASGI guard applies scorch's HTTP policy (:mod:`scorch.wire.access`): a ``Host``
+that is not this listener's is refused (421, DNS rebinding), a foreign ``Origin``
+too (403), and a request without the state folder's token (401), on every address,
+loopback included, unless ``[mcp] open_loopback`` opens a loopback listener; a body
+is held to the control socket's limits (:data:`~scorch.wire.limits.REQUEST_LIMITS`)
+before anything decodes it.
 
-The SDK's own transport security is set to agree with that policy rather than
-left to its defaults: on loopback it checks the ``Host`` header (the DNS
-rebinding defence the spec asks for) and allows loopback Origins, as the guard
-does; on any other address the token guards every request and clients may name
-the machine as they like, so it checks neither (the guard still checks Origins).
+The SDK's own Host and Origin checks are turned off: the guard makes them, once,
+with the rules the page shares (an SDK list of hosts cannot say "any address, or
+this machine's name"), and two checks that disagreed would answer one request
+two ways.
 
 uvicorn serves it on a socket bound here first, so a taken port is a clear error
 before anything starts; its log goes to scorch's (stderr), never to stdout.
@@ -39,9 +40,9 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_server.server import server_for
-from scorch.config.installation import load_config
-from scorch.errors import CannotListen
-from scorch.wire.access import TOKEN_FILE, Access, is_loopback
+from scorch.config.installation import Config, default_state_path, load_config
+from scorch.errors import CannotListen, ConfigError
+from scorch.wire.access import TOKEN_FILE, Access, load_token
 from scorch.wire.limits import REQUEST_LIMITS, OverLimit, check
 
 if TYPE_CHECKING:
@@ -55,23 +56,13 @@ PATH = "/mcp"
 MAX_SESSIONS = 128
 #: Seconds the open streams get to close at a stop before they are cut.
 GRACE = 2.0
-_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+#: The SDK's own checks, off: :class:`Guard` checks Host and Origin (see above).
+SDK_CHECKS = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 def url(host: str, port: int) -> str:
     """The endpoint's URL for a listener (an IPv6 address in brackets)."""
     return f"http://{f'[{host}]' if ':' in host else host}:{port}{PATH}"
-
-
-def transport_security(access: Access) -> TransportSecuritySettings:
-    """The SDK's own Host and Origin checks, set to agree with ``access``."""
-    if access.token is not None:
-        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    hosts = {*_LOOPBACK_HOSTS, f"[{access.host}]" if ":" in access.host else access.host}
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=sorted({form for h in hosts for form in (h, f"{h}:*")}),
-        allowed_origins=[f"{scheme}://{h}:*" for scheme in ("http", "https") for h in hosts])
 
 
 class Guard:
@@ -86,7 +77,8 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
-        refusal = self.access.refusal(authorization=headers.get("authorization"),
+        refusal = self.access.refusal(host=headers.get("host"),
+                                      authorization=headers.get("authorization"),
                                       origin=headers.get("origin"))
         if refusal is not None:
             status, reason = refusal
@@ -181,11 +173,14 @@ class HttpFront:
     access: Access
     sock: socket.socket
     state_dir: Path = Path()
-    """Where the token is (off loopback)."""
+    """Where the token is."""
+    show_token: bool = False
+    """Print the token at start (``scorch mcp --http``, to stderr): the person who started
+    it needs it. ``scorch run`` names its file only: its log may go to a journal."""
 
     def __post_init__(self) -> None:
         app = self.server.streamable_http_app(
-            streamable_http_path=PATH, transport_security=transport_security(self.access),
+            streamable_http_path=PATH, transport_security=SDK_CHECKS,
             host=self.access.host, max_sessions=MAX_SESSIONS,
             max_request_body_size=REQUEST_LIMITS.size)
         config = uvicorn.Config(Guard(app, self.access), log_config=None, access_log=False,
@@ -195,19 +190,13 @@ class HttpFront:
         self._thread: threading.Thread | None = None
 
     @classmethod
-    def open(cls, server: MCPServer[Any], sock: socket.socket, host: str,
-             state_dir: Path | None) -> HttpFront:
-        """Serve on ``sock``, listening on ``host`` (:func:`listen`); the token in ``state_dir``.
-
-        ``state_dir`` may be None on loopback only, where no token is asked.
-        """
+    def open(cls, server: MCPServer[Any], sock: socket.socket, host: str, state_dir: Path,
+             open_loopback: bool = False, show_token: bool = False) -> HttpFront:
+        """Serve on ``sock``, listening on ``host`` (:func:`listen`); the token in ``state_dir``."""
         port = int(sock.getsockname()[1])
-        if state_dir is None and not is_loopback(host):
-            raise ValueError(f"{host} is not loopback: its token needs a state folder")
         try:
-            access = (Access.for_listener(host, port, state_dir) if state_dir is not None
-                      else Access(host, port, None))
-            front = cls(server, access, sock, state_dir or Path())
+            access = Access.for_listener(host, port, state_dir, open_loopback)
+            front = cls(server, access, sock, state_dir, show_token)
         except BaseException:
             sock.close()
             raise
@@ -217,7 +206,12 @@ class HttpFront:
         """Serve in this event loop until :meth:`stop` (or a stop asked by a signal)."""
         where = url(self.access.host, self.access.port)
         if self.access.token is None:
-            log.info("MCP over streamable HTTP at %s (loopback: no token asked)", where)
+            log.warning("MCP over streamable HTTP at %s, open to every account of this "
+                        "machine ([mcp] open_loopback = true): no token asked", where)
+        elif self.show_token:
+            log.info("MCP over streamable HTTP at %s; every request needs the header "
+                     "Authorization: Bearer %s (the token kept in %s)", where,
+                     self.access.token, self.state_dir / TOKEN_FILE)
         else:
             log.info("MCP over streamable HTTP at %s; every request needs the token in %s "
                      "(Authorization: Bearer)", where, self.state_dir / TOKEN_FILE)
@@ -268,15 +262,26 @@ async def serve_until_signal(front: HttpFront) -> None:
 
 
 
-def serve_http(config_path: Path, host: str, port: int) -> None:
-    """``scorch mcp --http``: serve the installation of ``config_path`` until a signal."""
-    # Off loopback the token lives in the installation's state folder: the config must load.
-    state_dir = None if is_loopback(host) else load_config(config_path).state_path()
+def serve_http(config_path: Path, host: str, port: int, option: str | None = None) -> None:
+    """``scorch mcp --http``: serve the installation of ``config_path`` until a signal
+    (``option``: the tools ``--tools`` asks for)."""
+    config: Config | None = None
+    try:
+        config = load_config(config_path)
+    except ConfigError:  # the tools say the mistakes (server_for); the token still guards them
+        state_dir = default_state_path(config_path)
+        log.warning("%s has mistakes: the token is the one of its default state folder, %s",
+                    config_path, state_dir)
+    else:
+        state_dir = config.state_path()
+    load_token(state_dir)  # before the port listens: whoever finds it open finds the token
     sock = listen(host, port)  # a taken port says so before any room boots
     try:
-        server, close = server_for(config_path)
+        server, close = server_for(config_path, config=config, option=option)
         try:
-            anyio.run(serve_until_signal, HttpFront.open(server, sock, host, state_dir))
+            front = HttpFront.open(server, sock, host, state_dir, show_token=True,
+                                   open_loopback=config is not None and config.mcp.open_loopback)
+            anyio.run(serve_until_signal, front)
         finally:
             close()
     finally:

@@ -58,12 +58,16 @@ static int (*is_realtime)(void *);
 static unsigned long (*thread_id)(void *);
 static int (*acquire_realtime)(unsigned long, int);
 static int (*set_port_registration_callback)(void *, void (*)(uint32_t, int, void *), void *);
+static int (*set_port_connect_callback)(void *, void (*)(uint32_t, uint32_t, int, void *),
+                                        void *);
+static void *(*port_by_id)(void *, uint32_t);
 
 typedef struct {
     void *client;
     void *port;
     int efd;
-    int ports_efd; /* -1, or told of every port that comes or goes on the server */
+    int ports_efd; /* -1, or told of every port that comes or goes on the server, and of
+                    * every connection made to or broken from this client's port */
     unsigned ignore; /* 1: SysEx, 2: clock and MTC quarter frames, 4: active sensing */
     _Atomic uint64_t head; /* written by JACK's thread */
     _Atomic uint64_t tail; /* written by the reader */
@@ -92,6 +96,8 @@ static int bind_jack(const char *path) {
     LOOK(thread_id, "jack_client_thread_id");
     LOOK(acquire_realtime, "jack_acquire_real_time_scheduling");
     LOOK(set_port_registration_callback, "jack_set_port_registration_callback");
+    LOOK(set_port_connect_callback, "jack_set_port_connect_callback");
+    LOOK(port_by_id, "jack_port_by_id");
 #undef LOOK
     return 0;
 }
@@ -174,9 +180,22 @@ static void port_changed(uint32_t port, int registered, void *arg) {
     (void)done;
 }
 
+/* A connection to this client's port was made or broken (JACK's notification thread): a
+ * device connected to scorch's own input that the router also opens would play twice. */
+static void connection_changed(uint32_t from, uint32_t to, int connected, void *arg) {
+    (void)from;
+    (void)connected;
+    input_t *in = arg;
+    if (port_by_id(in->client, to) != in->port) return;
+    uint64_t one = 1;
+    ssize_t done = write(in->ports_efd, &one, sizeof one);
+    (void)done;
+}
+
 /* Open a client with one MIDI input port; connect it to `source` unless NULL; its
  * process thread realtime at `priority` if the server's are not (0: left as it is); with
- * `ports_efd` >= 0, 1 is added to it whenever a port comes or goes on the server.
+ * `ports_efd` >= 0, 1 is added to it whenever a port comes or goes on the server, or a
+ * connection to this port is made or broken.
  * Returns NULL with *error set: 1 libjack, 2 client, 3 port, 4 activate, 5 connect. */
 void *scorch_jack_in_open(const char *libjack, const char *client_name, const char *port,
                           const char *source, int efd, unsigned ignore, int priority,
@@ -195,7 +214,8 @@ void *scorch_jack_in_open(const char *libjack, const char *client_name, const ch
     *error = 3;
     in->port = port_register(in->client, port, "8 bit raw midi", JACK_PORT_IS_INPUT, 0);
     if (in->port == NULL || set_process_callback(in->client, process, in) != 0) goto fail;
-    if (ports_efd >= 0 && set_port_registration_callback(in->client, port_changed, in) != 0)
+    if (ports_efd >= 0 && (set_port_registration_callback(in->client, port_changed, in) != 0
+                           || set_port_connect_callback(in->client, connection_changed, in) != 0))
         goto fail;
     *error = 4;
     if (activate(in->client) != 0) goto fail;

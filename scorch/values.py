@@ -27,6 +27,8 @@ from pydantic import (
 #: names, OSC, sclang symbols and shell arguments.
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
 NAME_RULE = "1-64 characters: a letter, then letters, digits, _ or -"
+#: A name, or ``*`` for every instance.
+SELECTOR_PATTERN = r"^(\*|[A-Za-z][A-Za-z0-9_-]{0,63})$"
 #: The largest finite float32: scsynth's controls are float32, so OSC floats are too.
 FLOAT32_MAX = 3.4028234663852886e38
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -68,7 +70,7 @@ def name_check(kind: str) -> Callable[[str], str]:
     pattern = re.compile(NAME_PATTERN)
 
     def check(value: str) -> str:
-        if not pattern.match(value):
+        if not pattern.fullmatch(value):  # whole: re.match with $ takes "verse\n"
             raise ValueError(f"{kind} must be {NAME_RULE}, found {shorten(value)}")
         return value
 
@@ -81,8 +83,9 @@ Float32 = Annotated[float, Strict(), AfterValidator(_float32), WithJsonSchema(
 
 Int32 = Annotated[int, Strict(), Field(ge=INT32_MIN, le=INT32_MAX)]
 
-#: What the JSON schema says of a name (the check itself is name_check's, with its message).
-_NAME_SCHEMA = WithJsonSchema({"type": "string", "pattern": NAME_PATTERN, "maxLength": 64})
+#: What the JSON schema says of a name (the check itself is name_check's, with its message);
+#: the pattern bounds its length (64).
+_NAME_SCHEMA = WithJsonSchema({"type": "string", "pattern": NAME_PATTERN})
 
 InstanceName = Annotated[str, Strict(), AfterValidator(name_check("an instance name")),
                          _NAME_SCHEMA]
@@ -105,7 +108,7 @@ def _selector(value: str) -> str:
 
 
 Selector = Annotated[str, Strict(), AfterValidator(_selector), WithJsonSchema(
-    {"type": "string", "pattern": r"^(\*|[A-Za-z][A-Za-z0-9_-]{0,63})$", "maxLength": 64})]
+    {"type": "string", "pattern": SELECTOR_PATTERN})]
 """An instance name, a group name, or ``*`` for every instance."""
 
 Text = Annotated[str, Strict(), AfterValidator(no_nul)]

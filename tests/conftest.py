@@ -24,6 +24,9 @@ from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.process import pid_alive
 from tests.support.shm.watcher import SegmentWatcher
 
+# The skip rule's hooks (tests/support/skips.py): a needed tool missing fails on CI.
+from tests.support.skips import pytest_configure, pytest_runtest_setup  # noqa: F401
+
 #: The start of every test JACK server's name. Two test runs on one machine at once
 #: (two checkouts) give different prefixes, so their servers never meet.
 JACK_PREFIX = os.environ.get("SCORCH_TEST_JACK", "scorch-test")

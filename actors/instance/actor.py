@@ -23,6 +23,7 @@ import pykka
 
 from actors.instance.buffers import Buffers
 from actors.instance.code import Code
+from actors.instance.gain import StageControl
 from actors.instance.nodes import Nodes
 from actors.instance.patterns import Patterns
 from actors.instance.processes import InstanceSettings, Processes
@@ -35,6 +36,7 @@ from scorch.primitives.scsynth.server import Scsynth
 from scorch.primitives.system.process import ManagedProcess
 from scorch.state.desired import BufferState, DesiredState
 from scorch.state.events import SOUNDING, Kind, State
+from scorch.state.playing import Stopped
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -68,10 +70,11 @@ class Instance(pykka.ThreadingActor):
         self.buffers = pykka.traversable(Buffers(
             name, self.desired, self.processes, view, self._require_ready))
         self.code = pykka.traversable(Code(
-            name, self.processes, self.desired, self._event, self._require_ready,
+            name, self.processes, self.desired, view, self._event, self._require_ready,
             lambda how: self._crashed("sclang", how)))
         self.patterns = pykka.traversable(Patterns(
-            name, self.desired, self.processes, view, self._event, settings.pattern_notes))
+            name, self.desired, self.processes, view, self._event, settings))
+        self.stage = pykka.traversable(StageControl(name, self.desired, self.processes, view))
         self._keepers: dict[str, Keeper] = {}
         self._hung: set[str] = set()
 
@@ -98,10 +101,8 @@ class Instance(pykka.ThreadingActor):
     # --- lifecycle -----------------------------------------------------------
 
     def on_start(self) -> None:
-        """Load the config's SynthDefs and nodes into the desired state (actor thread).
-
-        With a seed (``--resume``) its nodes and buffers replace the config's from the first boot.
-        """
+        """Load the config's SynthDefs and nodes into the desired state (actor thread); with a
+        seed (``--resume``) its nodes and buffers replace the config's from the first boot."""
         self.nodes.bind(self.actor_ref.proxy().nodes)
         self.patterns.bind(self.actor_ref.proxy().patterns.recorded)
         wanted = self.config.synthdefs
@@ -311,8 +312,11 @@ class Instance(pykka.ThreadingActor):
                 self.processes.stop_sclang()  # a failed scsynth start cleaned up after itself
             raise
         took = time.monotonic() - started
+        self.view.restarted(kind)
         if kind == "scsynth" or self._state() != State.READY:
             self._ready(f"{kind} restarted in {took:.2f} s")
+        else:  # READY all along: the counts of restarts change all the same
+            self._set_state(State.READY)
         restored = (f"restored {len(self.desired.synthdefs)} SynthDefs, "
                     f"{len(self.desired.buffers)} buffers and "
                     f"{len(self.desired.nodes)} nodes" if kind == "scsynth"
@@ -411,6 +415,7 @@ class Instance(pykka.ThreadingActor):
         except Exception as err:
             self._fault("scsynth", f"s.reboot: {_reason(err)}")
             return
+        self.view.restarted("scsynth")
         self._ready("scsynth restarted for s.reboot")
         self._event(Kind.RESTORED, f"restored {len(self.desired.nodes)} nodes after s.reboot",
                     process="scsynth", nodes=list(self.desired.nodes))
@@ -428,16 +433,10 @@ class Instance(pykka.ThreadingActor):
     def _require_ready(self, need_sclang: bool = False) -> None:
         self.view.snapshot.require_ready(self.processes.session is not None, need_sclang)
 
-    def silence(self, stop_routines: bool) -> list[str]:
-        """Free every node (and with ``stop_routines``, run CmdPeriod in sclang first)."""
-        session = self.processes.session
-        if stop_routines and session is not None:
-            # CmdPeriod frees the tree and sclang makes its default groups again: wait for
-            # it, so a play right after finds group 1.
-            _, future = session.submit("CmdPeriod.run;", timeout=5.0, raw=True)
-            with contextlib.suppress(Exception):
-                future.result(timeout=5.0)
-        return self.nodes.silence()
+    def silence(self, stop_routines: bool) -> Stopped:
+        """Free every node (and with ``stop_routines``, run CmdPeriod in sclang first); say
+        what that stopped."""
+        return self.code.silence(stop_routines, self.nodes.silence)
 
     def _on_node_end(self, node_id: int, osc: OscClient) -> None:
         """A named node's id ended on scsynth (OSC receive thread): hand it to the actor."""

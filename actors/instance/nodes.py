@@ -22,7 +22,7 @@ from actors.instance.processes import InstanceSettings, Processes
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.config.changes import RoomChanges
 from scorch.errors import InvalidRequest, NodeNotFound, OscFailure, OscTimeout
-from scorch.primitives.scsynth import commands
+from scorch.primitives.scsynth import commands, layout
 from scorch.primitives.scsynth.client import OscClient
 from scorch.state.code_runs import origins
 from scorch.state.desired import DesiredState, NodeState
@@ -114,7 +114,8 @@ class Nodes:
         if target is not None and target not in self.desired.nodes:
             raise NodeNotFound(f"instance {self.name!r} has no node {target!r} to play "
                                f"{add_action}; named nodes: "
-                               f"{', '.join(self.desired.nodes) or '(none)'}")
+                               f"{', '.join(self.desired.nodes) or '(none)'}", name=target,
+                               known=self.desired.nodes)
         if target is not None and target == name:
             raise InvalidRequest(f"node {name!r} cannot be placed {add_action} itself")
         if compiled is not None and sent:
@@ -182,7 +183,8 @@ class Nodes:
         current = self.desired.nodes.get(node)
         if current is None:
             raise NodeNotFound(f"instance {self.name!r} has no node {node!r}; named nodes: "
-                               f"{', '.join(self.desired.nodes) or '(none)'}")
+                               f"{', '.join(self.desired.nodes) or '(none)'}", name=node,
+                               known=self.desired.nodes)
         packet = commands.n_set(current.node_id, params)  # raises before anything changes
         state = self.desired.set_params(node, params)
         osc = self._processes.osc
@@ -198,11 +200,13 @@ class Nodes:
         current = self.desired.nodes.get(name)
         if current is None:
             raise NodeNotFound(f"instance {self.name!r} has no node {name!r}; named nodes: "
-                               f"{', '.join(self.desired.nodes) or '(none)'}")
+                               f"{', '.join(self.desired.nodes) or '(none)'}", name=name,
+                               known=self.desired.nodes)
         if target is not None and target not in self.desired.nodes:
             raise NodeNotFound(f"instance {self.name!r} has no node {target!r} to place "
                                f"{name!r} {add_action}; named nodes: "
-                               f"{', '.join(self.desired.nodes)}")
+                               f"{', '.join(self.desired.nodes)}", name=target,
+                               known=self.desired.nodes)
         if target == name:
             raise InvalidRequest(f"node {name!r} cannot be placed {add_action} itself")
         moved = replace(current, target=target, add_action=add_action)
@@ -247,7 +251,9 @@ class Nodes:
         """
         state = self.desired.remove_node(node)
         if state is None:
-            raise NodeNotFound(f"instance {self.name!r} has no node {node!r}")
+            raise NodeNotFound(f"instance {self.name!r} has no node {node!r}; named nodes: "
+                               f"{', '.join(self.desired.nodes) or '(none)'}", name=node,
+                               known=self.desired.nodes)
         osc = self._processes.osc
         if osc is not None:
             # gate 0 lets sustained sounds fade; /n_free later would cut the tail. A def
@@ -299,7 +305,8 @@ class Nodes:
         self.publish()
         osc = self._osc()
         osc.send(commands.clear_sched())
-        osc.send(commands.g_deep_free(commands.ROOT_NODE))
+        for packet in layout.silence():  # the stage stays
+            osc.send(packet)
         osc.sync(timeout=2.0)
         return forgotten
 

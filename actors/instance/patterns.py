@@ -17,14 +17,15 @@ from dataclasses import replace
 
 import pykka
 
-from actors.instance.processes import Processes
+from actors.instance.processes import InstanceSettings, Processes
 from scorch.notes.capture import Capture, Note
 from scorch.notes.pbind import velocity_of
-from scorch.primitives.sclang.pattern_events import Batch, parse_events
+from scorch.primitives.sclang.pattern_events import Batch, PatternEvent, parse_events
 from scorch.primitives.sclang.patterns import parse_gone, parse_pattern, restore_code
 from scorch.primitives.sclang.result import ExecuteResult
 from scorch.state.desired import DesiredState
 from scorch.state.events import Kind
+from scorch.state.tempo import Timeline
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,10 @@ RESTORE_TIMEOUT = 10.0
 #: sclang restarting again this soon after patterns resumed: one of them may be what
 #: stops it (a Tdef that never yields), so the next restore defines them and plays none.
 RELAPSE = 10.0
+#: Seconds an event's beat on the room's clock may lie from its time for the beat to be
+#: trusted: the clock follows the grid to a millisecond, and a tempo change reaches it
+#: tens of milliseconds after the grid's.
+BEAT_TRUST = 0.1
 
 Event = Callable[..., None]
 
@@ -42,10 +47,12 @@ class Patterns:
     """Pdef, Pbindef, Tdef and Ndef of one instance (actor thread)."""
 
     def __init__(self, name: str, desired: DesiredState, processes: Processes,
-                 view: InstanceView, event: Event, notes: Capture | None = None) -> None:
+                 view: InstanceView, event: Event, settings: InstanceSettings) -> None:
         self.name = name
-        self.notes = notes
+        self.notes = settings.pattern_notes
         """Where the notes the patterns play go: a ring per pattern, ``ROOM/KEY``."""
+        self._grid = settings.grid
+        """The grid the room's clock follows (a note's beat on it is its onset)."""
         self._desired = desired
         self._processes = processes
         self._view = view
@@ -104,7 +111,8 @@ class Patterns:
         """Take one batch of the events the patterns played (sclang's reader thread).
 
         Each pattern's last event time goes to the view; each note to the pattern's ring,
-        on this process's monotonic clock (the one reader thread of this room writes it).
+        on this process's monotonic clock (the one reader thread of this room writes it), at
+        its beat's time on the grid the room's clock follows.
         """
         try:
             batch = parse_events(payload)
@@ -115,7 +123,7 @@ class Patterns:
         if last:
             self._view.pattern_times = {**self._view.pattern_times, **last}
         if self.notes is not None:
-            keep(self.notes, self.name, batch, time.monotonic() - time.time())
+            keep(self.notes, self.name, batch, time.monotonic() - time.time(), self._grid())
 
     def publish(self) -> None:
         """Show the patterns to readers (a new dict: they read it unlocked)."""
@@ -168,12 +176,31 @@ def source_of(room: str, key: str) -> str:
     return f"{room}/{key or 'code'}"
 
 
-def keep(notes: Capture, room: str, batch: Batch, shift: float) -> None:
-    """Put the notes of ``batch`` in their patterns' rings (``shift``: Unix to monotonic)."""
+def onset_of(event: PatternEvent, shift: float, grid: Timeline | None) -> float:
+    """When ``event`` played on the monotonic clock: its beat's time on ``grid``.
+
+    Its seconds came through sclang's clock and the wall clock, a fraction of a
+    millisecond off the grid (a downbeat read as the bar before's last beat); its
+    beat on the clock that follows the grid is exact. A beat further than
+    :data:`BEAT_TRUST` from its seconds is a clock not yet on the grid (a new sclang
+    before the conductor told it the beat): the seconds are kept.
+    """
+    seconds = event.time + shift
+    if event.beat is None or grid is None:
+        return seconds
+    on_grid = grid.time_at(event.beat)
+    return on_grid if abs(on_grid - seconds) <= BEAT_TRUST else seconds
+
+
+def keep(notes: Capture, room: str, batch: Batch, shift: float,
+         grid: Timeline | None = None) -> None:
+    """Put the notes of ``batch`` in their patterns' rings (``shift``: Unix to monotonic;
+    ``grid``: the one the room's clock follows)."""
     for event in batch.events:
         if not event.pitches:
             continue
         ring = notes.ring(source_of(room, event.key))
         velocity = velocity_of(event.amp)
+        onset = onset_of(event, shift, grid)
         for pitch in event.pitches:
-            ring.add(Note(event.time + shift, event.sustain, pitch, velocity, 0, ring.source))
+            ring.add(Note(onset, event.sustain, pitch, velocity, 0, ring.source))

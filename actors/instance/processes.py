@@ -15,7 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from actors.instance.staging import keep_layout, stage_for
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
+from scorch.config.safety import SafetyConfig
 from scorch.config.tables import AudioConfig, InstanceConfig, WatchdogConfig
 from scorch.errors import BootError, BootTimeout, OscError, OscFailure, OscTimeout, PortInUse
 from scorch.notes.capture import Capture
@@ -23,6 +25,7 @@ from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.interpreter import Sclang
 from scorch.primitives.sclang.launch import EarlySclang
 from scorch.primitives.sclang.session import SclangSession
+from scorch.primitives.scsynth import layout
 from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.scsynth.failures import failures_since
 from scorch.primitives.scsynth.node_tree import client_leftovers, tree_nodes
@@ -35,6 +38,7 @@ from scorch.state.desired import (
     DesiredState,
 )
 from scorch.state.session import RoomSpec
+from scorch.state.tempo import Timeline
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -73,11 +77,15 @@ class InstanceSettings:
     """The address scsynth listens on (its host's ``listen``)."""
     pattern_notes: Capture | None = None
     """Where the notes its patterns play are kept, a ring per pattern (None: not kept)."""
+    grid: Callable[[], Timeline | None] = lambda: None
+    """The beat grid the room's clock follows now (read from sclang's reader thread)."""
     seed: RoomSpec | None = None
     """What the room played when it was last saved (``--resume``): boot with these nodes and
     buffers instead of the config's nodes."""
     early_sclang: EarlySclang | None = None
     """The room's first sclang, started before the room booted (taken by the first boot)."""
+    safety: SafetyConfig = field(default_factory=SafetyConfig)
+    """The room's safety stage (``[safety]`` with its own ``[instances.NAME.safety]`` over it)."""
 
 
 def restore_synthdefs(osc: OscClient, desired: DesiredState) -> None:
@@ -178,12 +186,24 @@ class Processes:
         self._lang_port: int | None = None
         self._spawned: Sclang | None = None
         """A started sclang not attached yet (:meth:`spawn_sclang`)."""
+        self.stage: layout.Stage | None = None
+        """The safety stage the running scsynth has (what its keeper puts back)."""
 
     def reconfigure(self, config: InstanceConfig, settings: InstanceSettings) -> None:
         """Start the next processes with these settings (the running ones are left alone)."""
         self._config, self._settings = config, settings
         if config.port is not None:
             self.port = config.port
+
+    @property
+    def settings(self) -> InstanceSettings:
+        """What the next processes start with."""
+        return self._settings
+
+    @property
+    def outputs(self) -> int:
+        """The output channels of the room's scsynth."""
+        return self._config.outputs
 
     @property
     def osc(self) -> OscClient | None:
@@ -229,6 +249,8 @@ class Processes:
     def _start_scsynth(self, desired: DesiredState,
                        between: Callable[[Scsynth], None]) -> tuple[list[str], list[str]]:
         fixed = self._config.port is not None
+        stage = stage_for(self._settings.safety, self._config.outputs, desired.gain_db,
+                          self._view)
         for attempt in range(1 if fixed else PORT_TRIES):
             self.port = self._choose_port()
             options = ScsynthOptions(
@@ -239,12 +261,14 @@ class Processes:
             )
             try:
                 scsynth = Scsynth.start(options, self._view.console, self._on_exit,
-                                        self._settings.boot_timeout)
+                                        self._settings.boot_timeout, stage)
                 break
             except PortInUse:
                 if fixed or attempt == PORT_TRIES - 1:
                     raise
                 self.port = None
+        self.stage = stage
+        keep_layout(scsynth.osc, self._view, lambda: self.stage)
         try:
             restore_synthdefs(scsynth.osc, desired)
             lost = restore_buffers(scsynth.osc, desired)
@@ -283,7 +307,9 @@ class Processes:
             lost(osc.last_synths, osc.synth_starts)
         scsynth, self.scsynth = self.scsynth, None
         self._view.osc = None
+        self._view.stage_readings.add(None)
         if scsynth is not None:
+            scsynth.osc.on_notice = None  # its ends on the way out are not to be repaired
             scsynth.stop(graceful)
         self._view.update(scsynth_pid=None)
 

@@ -63,13 +63,16 @@ class MidiInput:
 
     def __init__(self, lock: threading.Lock, engine: Engine, sender: OscSender,
                  counts: dict[str, int],
-                 on_clock: Callable[[ClockReading], None] | None = None) -> None:
+                 on_clock: Callable[[ClockReading], None] | None = None,
+                 touched: Callable[[], None] | None = None) -> None:
         self._lock = lock
         self._engine = engine
         self._sender = sender
         self._counts = counts
         self._on_clock = on_clock
         """Told what the clock-in port's clock says (from this thread: a tell)."""
+        self._touched = touched
+        """Called after a batch that moved controls: the feedback thread draws them."""
         self.follower = ClockFollower()
         self.ports: tuple[Port, ...] = ()
         """The open inputs (replaced whole by the router's actor thread)."""
@@ -120,6 +123,13 @@ class MidiInput:
         if batch:
             self._handle(port.name, batch, start)
         return True
+
+    def inject(self, name: str, data: list[int], start: int) -> str:
+        """Act on one message as if it came in on input ``name`` (router lock held): what
+        ``send`` plays into scorch's own input, captured and routed as a keyboard's.
+        Returns the input's name."""
+        self._handle(name, [(data, 0.0)], start)
+        return name
 
     def _run(self) -> None:
         """Take what the inputs queued and act on it, until stopped (input thread)."""
@@ -256,6 +266,8 @@ class MidiInput:
         counts["handled"] += len(batch)
         if sent:
             self._sender.time(start)
+        if engine.touched and self._touched is not None:
+            self._touched()
         if capture is not None and (notes or played):
             message = capture.ring(name).message
             for data in notes:

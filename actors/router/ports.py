@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from midi import jack_in
@@ -17,6 +18,7 @@ from midi.jack_in import JackInput, Wake
 from midi.ports import InputPort, OutputPort, find_port, open_scanners, own_port
 from midi.routes import port_matches
 from scorch.errors import MidiPortNotFound
+from scorch.primitives.system.jack_ports import PortSide
 
 log = logging.getLogger(__name__)
 
@@ -49,19 +51,25 @@ class PortSet:
         self.outputs: dict[str, OutputPort] = {}
         self.missing: dict[str, list[str]] = {"inputs": [], "outputs": []}
         self.virtual: str | None = None
+        self._virtual_port: str | None = None
+        """The virtual input's full JACK name (``scorch:scorch``)."""
+        self.one_path: list[str] = []
+        """Sources the router reads directly that were also connected to its virtual input,
+        whose connection there it broke (each played every note twice)."""
 
     def open_virtual(self, name: str) -> None:
         """Open scorch's own input port that other software can play."""
         if self._wake is not None:
             told = Wake()
             try:
-                self.inputs[name] = JackInput.virtual(name, self._wake, self._jack_server, told)
+                own = JackInput.virtual(name, self._wake, self._jack_server, told)
             except BaseException:
                 told.close()
                 raise
-            self.told = told
+            self.inputs[name], self.told, self._virtual_port = own, told, own.port_name
         else:
             self.inputs[name] = InputPort.virtual(self._api, name, self._jack_server)
+            self._virtual_port = f"{name}:{name}"  # rtmidi's client and port, on JACK
         self.virtual = name
 
     def available(self) -> dict[str, list[str]]:
@@ -78,11 +86,14 @@ class PortSet:
         return [self.inputs.pop(name) for name in list(self.inputs)
                 if name != self.virtual and name not in available]
 
-    def rescan(self, wanted_inputs: list[str],
-               wanted_outputs: list[str]) -> list[InputPort | JackInput]:
+    def rescan(self, wanted_inputs: list[str], wanted_outputs: list[str],
+               more_outputs: Callable[[list[str], list[str]], list[str]] | None = None,
+               ) -> list[InputPort | JackInput]:
         """Open what matches ``wanted_*``; return the inputs that went away (not yet closed).
 
-        The caller closes those once it has taken what they still hold.
+        ``more_outputs``: told the inputs and outputs there are (one listing), names more
+        outputs to open (the devices' own, for feedback). The caller closes the inputs
+        that went away once it has taken what they still hold.
         """
         available = [p for p in self._scan_in.get_ports() if not own_port(p, self._client)]
         gone = [self.inputs.pop(name) for name in list(self.inputs)
@@ -100,11 +111,31 @@ class PortSet:
         self.missing["inputs"] = sorted(
             {p for p in wanted_inputs
              if p != "*" and not any(port_matches(p, n) for n in available)})
+        self._one_path()
         try:
-            self._rescan_outputs(wanted_outputs)
+            self._rescan_outputs(wanted_outputs, available, more_outputs)
         except OPEN_ERRORS as err:  # the inputs that went away must still be retired
             log.warning("MIDI outputs not rescanned: %s", err)
         return gone
+
+    def _one_path(self) -> None:
+        """Let each source reach the router by one path, the one that carries its name.
+
+        A device (or a program) that connects itself to scorch's virtual input while the
+        router opens it too sends every message twice: each note captured twice, each key
+        route's voice started twice. The connection to the virtual input is broken; JACK
+        only (its listing client may disconnect without being active).
+        """
+        virtual, scanner = self._virtual_port, self._scan_in
+        if virtual is None or not isinstance(scanner, PortSide):
+            return
+        for source in scanner.connections(virtual):
+            if source in self.inputs and scanner.disconnect(source, virtual):
+                log.warning("MIDI input %r was also connected to scorch's own input %r: "
+                            "that connection is broken, the router reads it directly",
+                            source, virtual)
+                if source not in self.one_path:
+                    self.one_path.append(source)
 
     def _open_input(self, name: str, timing: bool) -> InputPort | JackInput:
         client = f"{self._client}-in"
@@ -112,8 +143,12 @@ class PortSet:
             return JackInput(name, client, self._wake, self._jack_server, timing, source=name)
         return InputPort(self._api, name, client, self._jack_server, timing)
 
-    def _rescan_outputs(self, wanted: list[str]) -> None:
+    def _rescan_outputs(self, wanted: list[str], inputs: list[str] | None = None,
+                        more: Callable[[list[str], list[str]], list[str]] | None = None,
+                        ) -> None:
         available = self._outputs_available()
+        if more is not None:
+            wanted = [*wanted, *more(inputs or [], available)]
         for name in list(self.outputs):
             if name not in available:
                 log.warning("MIDI output %r disappeared", name)
@@ -138,11 +173,42 @@ class PortSet:
         return port
 
     def output(self, pattern: str) -> OutputPort:
-        """The open output matching ``pattern``, opened now if it is there but not open."""
+        """The open output matching ``pattern``, opened now if it is there but not open.
+
+        MidiPortNotFound names every port that can be sent to, scorch's own input first.
+        """
         for name, port in self.outputs.items():
             if port_matches(pattern, name):
                 return port
-        return self._open_output(find_port(self._outputs_available(), pattern))
+        try:
+            return self._open_output(find_port(self._outputs_available(), pattern))
+        except MidiPortNotFound:
+            targets = self.targets()
+            raise MidiPortNotFound(f"no MIDI port matches {pattern!r}; ports that can be sent "
+                                   f"to: {', '.join(targets) or 'none'}", name=pattern,
+                                   known=targets) from None
+
+    def own_input(self, pattern: str) -> str | None:
+        """The virtual input's name when ``pattern`` names it (scorch's own input, which
+        ``send`` plays as if its notes came in there), else None.
+
+        Its name or full name (``scorch``, ``scorch:scorch``) always; a part of its name
+        only when no output matches.
+        """
+        virtual, full = self.virtual, self._virtual_port
+        if virtual is None or full is None:
+            return None
+        if pattern.lower() in (virtual.lower(), full.lower()):
+            return virtual
+        if not port_matches(pattern, full) or any(port_matches(pattern, n) for n in
+                                                   [*self.outputs, *self._outputs_available()]):
+            return None
+        return virtual
+
+    def targets(self) -> list[str]:
+        """The ports ``send`` reaches: scorch's own input (full name) and every output."""
+        own = [self._virtual_port] if self._virtual_port is not None else []
+        return own + sorted({*self.outputs, *self._outputs_available()})
 
     def close(self) -> None:
         """Close the scanners and every port, one JACK client at a time.
@@ -167,6 +233,7 @@ class PortSet:
     def describe(self) -> dict[str, Any]:
         """Open inputs and outputs, the configured names that match nothing, and what exists."""
         return {"backend": self.backend, "inputs": sorted(self.inputs),
-                "outputs": sorted(self.outputs),
+                "outputs": sorted(self.outputs), "send_to": self.targets(),
+                **({"unlinked": list(self.one_path)} if self.one_path else {}),
                 "missing": {k: list(v) for k, v in self.missing.items()},
                 "available": self.available()}

@@ -22,6 +22,8 @@ from scorch.state.events import State
 from scorch.state.view import InstanceView
 
 SceneCue = Callable[[str, str, str, float], None]
+ParamSet = Callable[[str, str, str, float], None]
+"""(instance, node, param, value) a MIDI control set (from the router's sender thread)."""
 """(kind, scene, instance selector, value): ``recall`` with seconds, ``morph`` with a position."""
 
 
@@ -88,8 +90,11 @@ class OrchestraTargets:
     def __init__(self, config: Config, views: dict[str, InstanceView],
                  proxies: dict[str, InstanceProxy],
                  on_scene: SceneCue = lambda kind, scene, instance, value: None,
-                 remote: RemoteRooms | None = None) -> None:
+                 remote: RemoteRooms | None = None,
+                 on_param: ParamSet | None = None) -> None:
         self._config = config
+        self._on_param = on_param
+        """Also told each value MIDI set (the OSC door's surfaces show it)."""
         self._views = views
         self._proxies = proxies
         self._on_scene = on_scene
@@ -123,6 +128,8 @@ class OrchestraTargets:
         call only puts a message in the instance actor's thread-safe inbox (no one
         waits on its future), so it is safe from any thread and never blocks.
         """
+        if self._on_param is not None:
+            self._on_param(instance, node, param, value)
         if instance not in self._proxies:
             if self._remote is not None:
                 self._remote.param_changed(instance, node, param, value)

@@ -21,14 +21,16 @@ from bench.report import write_section
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from tests.support.bare_sclang import BareSclang
-from tests.support.differential import CASES, Verdict, help_units, run_units
+from tests.support.differential import CASES, Verdict, guarded_units, help_units, run_units
 from tests.support.harness import Scsynth, compile_test_synthdefs
 
 
 def run(units: int | None) -> tuple[list[Verdict], float, int]:
     """The verdicts, the seconds they took, and how many help units were eligible."""
     eligible = len(help_units())
-    corpus = CASES + help_units(units)
+    sample = help_units(units)
+    # every example that writes a file or runs a command: the guard's differences (issue 37)
+    corpus = CASES + sample + [unit for unit in guarded_units() if unit not in sample]
     # the room's own jackd (the bare scsynth joins it); SCORCH_TEST_JACK keeps runs apart
     jack = os.environ.get("SCORCH_TEST_JACK", "scorch-bench") + "-diff"
     with tempfile.TemporaryDirectory() as tmp:
@@ -50,10 +52,12 @@ def run(units: int | None) -> tuple[list[Verdict], float, int]:
     return verdicts, time.monotonic() - started, eligible
 
 
-def report(verdicts: list[Verdict], took: float, eligible: int, command: str) -> str:
+def report(verdicts: list[Verdict], took: float, eligible: int, command: str,
+           units_sampled: int) -> str:
     same = sum(v.same and not v.nondeterministic for v in verdicts)
     varied = [v for v in verdicts if v.nondeterministic]
-    unexplained = [v for v in verdicts if not v.same and not v.nondeterministic]
+    guarded = [v for v in verdicts if v.guarded]
+    unexplained = [v for v in verdicts if not v.same and not v.nondeterministic and not v.guarded]
     cases = sum(v.unit.source.startswith("case:") for v in verdicts)
     lines = [
         "## execute against bare sclang",
@@ -62,15 +66,19 @@ def report(verdicts: list[Verdict], took: float, eligible: int, command: str) ->
         "through a plain sclang fed as the IDE feeds it (`\\x0c`), each unit twice on each "
         "side, each run compared with its counterpart. "
         f"Units: {cases} hand-made cases of issue 18 and {len(verdicts) - cases} "
-        f"examples sampled from the {eligible} runnable units of SuperCollider's class help "
-        "(units that would touch files, processes, windows, hardware, or the server's own "
-        "life are left out). Compared: value, posted lines, error kind, message, line, char.",
+        f"examples of SuperCollider's class help: {units_sampled} sampled from its {eligible} "
+        "runnable units (units that would touch files, processes, windows, hardware, or the "
+        "server's own life are left out), and every runnable one that writes a file or runs "
+        "a command, which scorch's guard refuses (issue 37). Compared: value, posted lines, "
+        "error kind, message, line, char.",
         "",
         "| what | units |",
         "|---|---|",
         f"| compared | {len(verdicts)} |",
         f"| agree exactly, both runs | {same} |",
         f"| sclang itself varies, dies or runs out of time (named below) | {len(varied)} |",
+        f"| refused by scorch's guard where the bare sclang wrote or ran it, the same up to "
+        f"the refusal (named below) | {len(guarded)} |",
         f"| differ without explanation | {len(unexplained)} |",
         f"| time | {took:.0f} s |",
         "",
@@ -91,6 +99,11 @@ def report(verdicts: list[Verdict], took: float, eligible: int, command: str) ->
         lines += ["", f"{why[0].upper()}{why[1:]}:", ""]
         lines += [f"- {v.unit.source} (`{v.unit.code.splitlines()[0][:50]}`): "
                   f"{v.reason[:150]}" for v in group[:12]]
+    if guarded:
+        lines += ["", "Refused by scorch's guard ([security] sclang_shell = false, the default):",
+                  ""]
+        lines += [f"- {v.unit.source} (`{v.unit.code.splitlines()[0][:50]}`): "
+                  f"{v.reason.split(': it ')[0]}" for v in guarded]
     reasons = collections.Counter(v.reason.split(":")[0] for v in unexplained)
     if unexplained:
         lines += ["", "Unexplained differences:", ""]
@@ -128,11 +141,12 @@ def main() -> None:
     if args.dump:
         args.dump.write_text(json.dumps([
             {"unit": v.unit.source, "code": v.unit.code, "same": v.same, "reason": v.reason,
-             "nondeterministic": v.nondeterministic, "bare": v.bare, "scorch": v.scorch,
-             "notes": v.notes} for v in verdicts], indent=1))
+             "nondeterministic": v.nondeterministic, "guarded": v.guarded, "bare": v.bare,
+             "scorch": v.scorch, "notes": v.notes} for v in verdicts], indent=1))
     command = ".venv/bin/python -m bench.rooms.execute_diff" + (" --all" if args.all else
                                                             f" --units {args.units}")
-    text = report(verdicts, took, eligible, command)
+    text = report(verdicts, took, eligible, command,
+                  eligible if args.all else min(args.units, eligible))
     print(text)
     write_section(text)
 

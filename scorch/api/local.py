@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scorch.api import journaled
 from scorch.api.operation import Args, Result
 from scorch.api.ops import lookup
-from scorch.errors import InstanceNotReady, ScorchError
+from scorch.errors import InstanceNotReady
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -36,27 +35,7 @@ class LocalService:
         parsed = op.parse(args)
         if self.orchestra is None or (self.unavailable and not op.unstarted):
             raise InstanceNotReady(self.unavailable or "scorch is not started yet")
-        orch = self.orchestra
-        started = time.time()
-        try:
-            scope = journaled.scope_of(orch, name, parsed)
-            if scope is None:
-                result = op.run(orch, parsed)
-            else:
-                before = orch.undo.capture(scope)
-                result = op.run(orch, parsed)
-                orch.undo.record(journaled.call_of(name, parsed),
-                                 journaled.summary_of(name, parsed), scope, before)
-        except ScorchError as err:
-            op.blame(err, parsed)
-            raise
-        if op.tool and result.in_history() and not op.access_of(parsed).read_only:
-            room = getattr(parsed, "instance", None)  # the history never fails the call
-            self.orchestra.knowledge.record(
-                started, room if isinstance(room, str) else "*",
-                f"@{name} {parsed.model_dump_json(exclude_defaults=True)}",
-                result.text()[:2000], "", result.failure(), (time.time() - started) * 1000)
-        return result
+        return journaled.perform(self.orchestra, op, parsed)
 
     def idempotent(self, name: str, args: Mapping[str, Any]) -> bool:
         """Whether this call may run twice to the same effect (its action's access says)."""

@@ -9,6 +9,7 @@ from pathlib import Path
 from actors.instance.processes import load_timeout
 from scorch.app.models import BufferInfo, SampleInfo
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
+from scorch.config.allowed import folders
 from scorch.errors import BufferNotFound, InvalidRequest
 from scorch.primitives.samples import MB, resolve_sample, search_samples
 from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT, BufferState
@@ -24,10 +25,15 @@ class Buffers:
              bufnum: int | None = None) -> list[BufferInfo]:
         """Read a sound file into a buffer on each instance, under one bufnum on all of them.
 
-        ``path``: absolute, or relative to the ``[samples]`` folders. ``name``: the
+        ``path``: relative to the ``[samples]`` folders, or absolute; either way inside the
+        folders the installation allows (PathRefused naming ``path`` else). ``name``: the
         file's stem by default. A name already loaded keeps its bufnum.
         """
         config = self._tree.config
+        if path.strip():  # an empty one is resolve_sample's to refuse, saying what to give
+            checked = folders(config).file("path", path, config.sample_folders())
+            # one that is not there is too, saying where it looked
+            path = str(checked) if checked.exists() else path
         found = resolve_sample(path, config.sample_folders(), int(config.samples.max_mb * MB))
         name = name or buffer_name(found)
         names = self._tree.resolve(selector)
@@ -61,7 +67,7 @@ class Buffers:
         if not names:
             known = sorted({b for n in self._tree.resolve(selector) for b in views[n].buffers})
             raise BufferNotFound(f"no buffer {name!r} on {selector!r}; buffers: "
-                                 f"{', '.join(known) or '(none)'}")
+                                 f"{', '.join(known) or '(none)'}", name=name, known=known)
         return [buffer_row(room, self._tree.ask(room, lambda p: p.buffers.free(name)))
                 for room in names]
 

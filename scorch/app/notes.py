@@ -15,7 +15,7 @@ from pathlib import Path
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.errors import InvalidRequest, MidiUnavailable, NotFound, TempoUnavailable
 from scorch.notes import smf
-from scorch.notes.capture import Capture, Note, is_input
+from scorch.notes.capture import PLACES, Capture, Note, is_input
 from scorch.state.tempo import INSTALLATION, Timeline
 
 #: The state directory's folder for exported .mid files.
@@ -101,7 +101,7 @@ class Notes:
         chosen = [s for s in known if pattern in s]
         if not chosen:
             raise NotFound(f"no MIDI input matching {pattern!r} has played; inputs that have: "
-                           f"{', '.join(known) or 'none yet'}")
+                           f"{', '.join(known) or 'none yet'}", name=pattern, known=known)
         return chosen
 
     def _all(self) -> list[tuple[Capture, bool]]:
@@ -122,15 +122,22 @@ class Notes:
 
     def all_sources(self, pattern: str | None = None) -> list[tuple[Capture, bool, str]]:
         """Every input and pattern (``hall/Pdef acc``) that played, whose name contains
-        ``pattern`` (None: all); one that matches none is refused with the names there are."""
+        ``pattern``; one that matches none is refused with the names there are.
+
+        None: every input and pattern, without what the router played in rooms and sent
+        to outputs (``room:``, ``out:``: named, they are read too), which repeats the
+        inputs' notes.
+        """
         known = sorted(((capture, held, source) for capture, held in self._all()
                         for source in list(capture.rings)), key=lambda x: x[2])
         if pattern is None:
-            return known
+            return [x for x in known if is_input(x[2])]
         chosen = [x for x in known if pattern in x[2]]
         if not chosen:
+            names = [x[2] for x in known]
             raise NotFound(f"no MIDI input or pattern matching {pattern!r} has played; those "
-                           f"that have: {', '.join(x[2] for x in known) or 'none yet'}")
+                           f"that have: {', '.join(names) or 'none yet'}", name=pattern,
+                           known=names)
         return chosen
 
     def sounding(self, pattern: str | None = None) -> dict[str, list[Note]]:
@@ -154,7 +161,8 @@ class Notes:
             line = self.line()
             back = line.beat_at(now) - bars * line.beats_per_bar
             bar_line = math.floor(back / line.beats_per_bar + 1e-9) * line.beats_per_bar
-            return Span(line.time_at(bar_line), now)
+            # a note placed on the bar line (to a thousandth of a beat) is in the range
+            return Span(line.time_at(bar_line - 0.5 * 10.0 ** -PLACES), now)
         if seconds is not None:
             return Span(now - seconds, now)
         assert since is not None
@@ -173,26 +181,39 @@ class Notes:
     def export(self, span: Span, pattern: str | None = None, path: Path | None = None) -> Exported:
         """Write the notes played in ``span`` to a .mid on the grid's tempo and meter.
 
-        ``path``: absolute, or under the state directory's ``midi/`` folder (default: a
-        name from the time now).
+        ``path``: where (the caller checked it is allowed: ``config.allowed.folders``);
+        default: a new file in the state directory's ``midi/`` folder named after the time.
         """
         notes = self.played(span, pattern)
         if not notes:
             raise InvalidRequest("no notes were played in that range: nothing to export")
-        path = self.midi_path(path or Path(time.strftime("notes-%Y%m%d-%H%M%S.mid")))
+        path = self.midi_path(path or self.new_midi_path("notes"))
         try:
             start = smf.write(notes, path, self.line())
         except OSError as err:
             raise InvalidRequest(f"cannot write {path}: {err.strerror or err}") from err
         return Exported(path, notes, start)
 
+    def midi_folder(self) -> Path:
+        """The state directory's ``midi/``: where .mid files go, and relative paths are taken."""
+        return self._tree.config.state_path() / MIDI_DIR
+
     def midi_path(self, path: Path) -> Path:
         """``path`` as a .mid file's place: absolute, or under the state directory's ``midi/``."""
         if not path.is_absolute():
-            path = self._tree.config.state_path() / MIDI_DIR / path
+            path = self.midi_folder() / path
         if path.suffix.lower() not in (".mid", ".midi"):
             raise InvalidRequest(f"{path} is not a .mid file's name")
         return path
+
+    def new_midi_path(self, stem: str) -> Path:
+        """A .mid in ``midi/`` named after ``stem`` and the time now, that is not there yet."""
+        base = f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+        for count in range(1, 1000):
+            path = self.midi_folder() / (f"{base}.mid" if count == 1 else f"{base}-{count}.mid")
+            if not path.exists():
+                return path
+        raise InvalidRequest(f"too many files named {base}-N.mid in {self.midi_folder()}")
 
     def read_file(self, path: Path, grid: float | None = None) -> smf.FileNotes:
         """The notes of the .mid at ``path`` (see :meth:`midi_path`), snapped to ``grid`` beats."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, cast
 
 import pykka
@@ -19,6 +19,7 @@ import pykka
 from actors.instance.processes import InstanceSettings
 from actors.supervisor import Supervisor, SupervisorProxy
 from scorch.app.buffers import Buffers
+from scorch.app.hours import Hours
 from scorch.app.knowledge import Knowledge
 from scorch.app.meters import Meters
 from scorch.app.midi import Midi
@@ -30,8 +31,9 @@ from scorch.app.scenes import SceneDirector
 from scorch.app.session_keeper import Sessions
 from scorch.app.studio.studio import Studio
 from scorch.app.tempo import Tempo
-from scorch.app.tree import ASK, Tree
+from scorch.app.tree import ASK, ParamWatcher, Tree
 from scorch.app.undo import Undo
+from scorch.config.allowed import sclang_guard
 from scorch.config.changes import ConfigChanges, config_changes
 from scorch.config.installation import Config, check_synthdefs, load_config
 from scorch.errors import InstanceNotReady
@@ -40,7 +42,7 @@ from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.audio_driver import AudioChoice
 from scorch.state.events import State
 from scorch.state.session import Session
-from scorch.state.view import InstanceView
+from scorch.state.view import STARTING, InstanceView
 
 if TYPE_CHECKING:
     from scorch.hosts.remote_rooms import HostRooms
@@ -100,11 +102,30 @@ class Orchestra:
         self.studio = Studio(state, self.views, self.library, config.audio.sample_rate,
                              tree.await_ready)
         """Recordings, listening and renders."""
+        self.hours = Hours(tree)
+        """The schedule and the cue list (started with the API's firer once the rooms are
+        up: :meth:`Hours.start`)."""
 
     @property
     def config(self) -> Config:
         """The installation's config (a reload replaces it)."""
         return self._tree.config
+
+    def watch(self, watcher: ParamWatcher) -> Callable[[], None]:
+        """Tell ``watcher`` of every param set from now on, by any means (the OSC door);
+        return what stops it."""
+        return self._tree.watch(watcher)
+
+    def _midi_set(self, room: str, node: str, param: str, value: float) -> None:
+        """A MIDI control set a param (the router's sender thread): the watchers hear it."""
+        self._tree.changed(room, node, {param: value})
+
+    def _midi_cue(self, kind: str, name: str, selector: str, value: float) -> None:
+        """A MIDI scene route's cue, or a cue list button's (kind ``cue``): hand it on."""
+        if kind == "cue":
+            self.hours.press(name, selector)
+        else:
+            self.scenes.cue(kind, name, selector, value)
 
     @property
     def start_error(self) -> str | None:
@@ -125,6 +146,8 @@ class Orchestra:
             startup_code=startup, listen=config.listen_address(),
             seed=seed.rooms.get(name) if seed is not None else None,
             pattern_notes=self.notes.patterns, early_sclang=early,
+            extra_env=sclang_guard(config),
+            safety=inst.safety.over(config.safety),
         )
 
     def announce_start(self) -> None:
@@ -137,7 +160,7 @@ class Orchestra:
         if self._tree.starting:
             return
         for view in self.views.values():
-            view.update(state=State.BOOTING, reason="scorch is starting")
+            view.update(state=State.BOOTING, reason=STARTING)
         self._tree.starting = True
         self.knowledge.open()
 
@@ -172,8 +195,8 @@ class Orchestra:
             self._remote = HostRooms(self.config, self._remote_changed)
         try:
             supervisor = tree.supervisor = cast(SupervisorProxy, Supervisor.start(
-                self.config, self.views, settings, self.jack_console, self.scenes.cue,
-                self._remote).proxy())
+                self.config, self.views, settings, self.jack_console, self._midi_cue,
+                self._remote, self._midi_set).proxy())
             tree.instances = supervisor.start_tree().get(timeout=timeout)
             tree.router = supervisor.router_proxy().get(timeout=ASK)
             tree.conductor = supervisor.conductor_proxy().get(timeout=ASK)
@@ -197,6 +220,7 @@ class Orchestra:
         tree.started.set()
         # After the rooms are READY (or given up), so a docs build never slows their boot.
         self.knowledge.start()
+        self.studio.warm_up()  # so is the first listen's load of its libraries
         return errors
 
     def _remote_changed(self) -> None:
@@ -210,6 +234,7 @@ class Orchestra:
 
         The autosave session is written first, when autosave runs.
         """
+        self.hours.stop()
         self.partner.stop()
         self.sessions.stop()
         self.meters.close()
@@ -250,9 +275,11 @@ class Orchestra:
             if config is None:
                 config = load_config(self.config.source).for_host(self.config.host)
             check_synthdefs(config, set(self.library.names()), self.library.errors)
+            self.hours.check(config)
             changes = config_changes(self.config, config)
             if not changes:
                 return changes, {}
+            sclang_guard(config)  # [samples] changed: each sclang started from now on reads it
             settings = {name: self._settings(name, config)
                         for name in (*changes.added, *changes.rooms)}
             if self._remote is not None:
@@ -269,6 +296,8 @@ class Orchestra:
             tree.router = supervisor.router_proxy().get(timeout=ASK)
             tree.watchdog = supervisor.watchdog_proxy().get(timeout=ASK)
             tree.midi_error = supervisor.midi_status().get(timeout=ASK)
+            if changes.hours:
+                self.hours.reload(config)
             log.info("reloaded %s: %s", config.source or "the config",
                      "; ".join(changes.summary()))
             return changes, failed

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,13 +30,11 @@ from scorch.errors import (
 )
 from scorch.notes import pbind, smf
 from scorch.notes.capture import PARTNER, ROOM, Note, NoteRing
-from scorch.notes.partner import Partner, Phrase, key
+from scorch.notes.partner import DEFAULT_ORDER, MAX_ORDER, Partner, Phrase, key
 from scorch.primitives.scsynth.server import local_address
 from scorch.state.events import State
 from scorch.state.tempo import Timeline
 
-#: The longest context a model keeps (an ``order`` asks for less).
-MAX_ORDER = 6
 #: Beats of silence that end a phrase the model learns (contexts do not cross them).
 LEARN_GAP = 4.0
 #: Notes an answer plays at most unless told (it answers a phrase with as many notes).
@@ -51,10 +48,16 @@ class Controls:
     """How the partner plays: the operation's controls, checked."""
 
     order: int | None = None
+    """The longest context (None: :data:`DEFAULT_ORDER`)."""
     temperature: float = 1.0
     key: str | None = None
     density: float = 1.0
     seed: int | None = None
+
+    @property
+    def longest(self) -> int:
+        """The longest context it continues from."""
+        return DEFAULT_ORDER if self.order is None else self.order
 
     def allowed(self) -> frozenset[int] | None:
         """The pitch classes of :attr:`key` (None: any); a bad name is refused in words."""
@@ -163,7 +166,7 @@ class Partners:
                   controls: Controls) -> Phrase:
         """What follows ``seed`` in the style of ``source``: ``notes`` notes or ``bars`` bars."""
         return self._use(source, controls, lambda partner, allowed: partner.continue_(
-            seed, notes, bars, controls.temperature, controls.density, allowed, controls.order))
+            seed, notes, bars, controls.temperature, controls.density, allowed, controls.longest))
 
     def infill(self, source: str, passage: list[Note], split: float | None, notes: int | None,
                controls: Controls) -> tuple[Phrase, list[Note], list[Note]]:
@@ -182,7 +185,7 @@ class Partners:
         if notes is None:
             spread = (left[-1].onset - left[0].onset) / max(1, len(left) - 1) or 60.0 / 120
             notes = max(1, min(ANSWER_NOTES, int((right[0].onset - left[-1].onset) / spread) - 1))
-        count, highest = notes, MAX_ORDER if controls.order is None else controls.order
+        count, highest = notes, controls.longest
 
         def fill(partner: Partner, allowed: frozenset[int] | None) -> Phrase:
             # the longest contexts may always run past the gap (the performer's own
@@ -199,26 +202,45 @@ class Partners:
 
     # -- out --------------------------------------------------------------------------
 
-    def play(self, instance: str, notes: list[Note], synthdef: str, name: str) -> str:
-        """Play ``notes`` in a room as ``Pdef(name)`` from its next bar; return the name."""
+    def play(self, instance: str, notes: list[Note], synthdef: str,
+             name: str) -> tuple[str, list[Note]]:
+        """Play ``notes`` in a room as ``Pdef(name)`` from its next bar (one of that name
+        still playing is stopped); return the name and the notes as they play there.
+
+        The room's sclang says which beat of its clock, which follows the grid, the
+        first note plays on: the notes move to that beat, their spacing kept.
+        """
         line = self._notes.line()
         first = min(n.onset for n in notes)
         score = pbind.lay_out([n._replace(onset=n.onset - first) for n in notes],
                               Timeline(line.bpm, line.beats_per_bar))
         name = pbind.pattern_name(name)
         code = pbind.pdef_code(score, name, synthdef, quant=float(line.beats_per_bar),
-                               loop=False)
+                               loop=False, again=True)
         result = self._rooms.execute_one(instance, code, timeout=PLAY_TIMEOUT)
         if result.value == pbind.NO_SYNTHDEF:
-            raise UnknownSynthDef(f"{instance} knows no SynthDef named {synthdef!r}")
+            raise UnknownSynthDef(f"{instance} knows no SynthDef named {synthdef!r}",
+                                  name=synthdef, known=self._rooms.synthdef_names(instance))
         if not result.ok:
             why = result.error.message if result.error else "it did not run"
             raise CodeFailed(f"{instance} could not play the partner's notes: {why}")
-        return name
+        beat = pbind.start_beat(result.value)
+        if beat is None:
+            return name, notes
+        start = self._room_line(instance, line).time_at(beat)
+        return name, [n._replace(onset=start + n.onset - first) for n in notes]
+
+    def _room_line(self, instance: str, line: Timeline) -> Timeline:
+        """The grid the room's clock follows (its group's own tempo, or ``line``)."""
+        view = self._tree.tempo
+        try:
+            return line if view is None else view.get(self._tree.config.tempo_scope(instance))
+        except KeyError:
+            return line
 
     def save(self, notes: list[Note], path: Path | None) -> Path:
         """Write ``notes`` to a .mid (see :meth:`Notes.midi_path`) on the grid."""
-        path = self._notes.midi_path(path or Path(time.strftime("partner-%Y%m%d-%H%M%S.mid")))
+        path = self._notes.midi_path(path or self._notes.new_midi_path("partner"))
         try:
             smf.write(notes, path, self._notes.line())
         except OSError as err:
@@ -252,7 +274,7 @@ class Partners:
                 self._learn(model, ring)
                 made = model.partner.continue_(
                     heard, min(notes or len(heard), ANSWER_NOTES), None, controls.temperature,
-                    controls.density, allowed, controls.order)
+                    controls.density, allowed, controls.longest)
             first = made.notes[0].onset if made.notes else 0.0
             return made._replace(notes=[n._replace(onset=n.onset - first) for n in made.notes])
 
@@ -276,7 +298,8 @@ class Partners:
             instance, f"SynthDescLib.global.at({pbind.symbol(synthdef)}).notNil",
             timeout=PLAY_TIMEOUT)
         if known.value != "true":
-            raise UnknownSynthDef(f"{instance} knows no SynthDef named {synthdef!r}")
+            raise UnknownSynthDef(f"{instance} knows no SynthDef named {synthdef!r}",
+                                  name=synthdef, known=self._rooms.synthdef_names(instance))
         with self._lock:
             self._slots += 1
             slot = self._slots
@@ -309,7 +332,8 @@ class Partners:
             answerer = self._answers.pop(source, None)
         if answerer is None:
             raise NotFound(f"the partner is not answering {source}; answering: "
-                           f"{', '.join(self._answers) or 'none'}")
+                           f"{', '.join(self._answers) or 'none'}", name=source,
+                           known=list(self._answers))
         try:
             self._notes.capture().listeners.pop(source, None)
         finally:

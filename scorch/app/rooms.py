@@ -15,7 +15,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 from typing import TypeVar
 
-from scorch.app.models import InstanceStatus, NodeInfo
+from scorch.app.models import InstanceStatus, NodeInfo, StageInfo
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.errors import (
     InstanceFailed,
@@ -31,6 +31,8 @@ from scorch.primitives.sclang.result import ExecuteResult, SclangError
 from scorch.primitives.synthdefs.library import SynthDefInfo
 from scorch.state.code_runs import CodeRun
 from scorch.state.events import Event, State
+from scorch.state.playing import Stopped
+from scorch.state.stage import StageState
 from scorch.state.view import InstanceView
 
 T = TypeVar("T")
@@ -83,7 +85,8 @@ class Rooms:
                 server = osc.status(timeout=0.5) if live else osc.last_status
             except OscTimeout:
                 server = osc.last_status
-        return InstanceStatus.of(snap, nodes, server, self._tree.config.host)
+        return InstanceStatus.of(snap, nodes, server, self._tree.config.host,
+                                 StageInfo.of(view.stage, view.stage_readings.last))
 
     def statuses(self, live: bool = False) -> list[InstanceStatus]:
         """Every instance's status; ``live`` asks each scsynth instead of the cache."""
@@ -106,7 +109,7 @@ class Rooms:
         nodes = self.nodes(name)
         if node not in nodes:
             raise NodeNotFound(f"instance {name!r} has no node {node!r}; named nodes: "
-                               f"{', '.join(nodes) or '(none)'}")
+                               f"{', '.join(nodes) or '(none)'}", name=node, known=nodes)
         return nodes[node]
 
     def sounding(self, selector: str) -> dict[str, list[str]]:
@@ -263,21 +266,23 @@ class Rooms:
 
     # --- sound ---------------------------------------------------------------
 
-    def stop_sound(self, selector: str) -> dict[str, list[str]]:
-        """CmdPeriod: stop routines and free every node; named nodes are forgotten."""
+    def stop_sound(self, selector: str) -> dict[str, Stopped]:
+        """CmdPeriod: stop routines and free every node; named nodes are forgotten. Say what
+        each room stopped."""
         return self._silence(selector, stop_routines=True)
 
     def free_all(self, selector: str) -> dict[str, list[str]]:
-        """Free every node on the server (routines in sclang go on)."""
-        return self._silence(selector, stop_routines=False)
+        """Free every node on the server (routines in sclang go on); the named nodes forgotten."""
+        return {name: list(stopped.nodes)
+                for name, stopped in self._silence(selector, stop_routines=False).items()}
 
-    def _silence(self, selector: str, stop_routines: bool) -> dict[str, list[str]]:
-        forgotten = {}
+    def _silence(self, selector: str, stop_routines: bool) -> dict[str, Stopped]:
+        stopped = {}
         for name in self.resolve(selector):
             self._ready(name, "stop")
-            forgotten[name] = self._tree.ask(name, lambda p: p.silence(stop_routines))
+            stopped[name] = self._tree.ask(name, lambda p: p.silence(stop_routines))
             self._tree.tell_router(name, None, None)
-        return forgotten
+        return stopped
 
     def play(self, name: str, synthdef: str, params: dict[str, float] | None = None,
              node: str | None = None, at: float | None = None, target: str | None = None,
@@ -326,6 +331,11 @@ class Rooms:
         self._tree.tell_router(name, node, params)
         return values
 
+    def set_gain(self, name: str, db: float, fade: float) -> StageState:
+        """Fade the master gain in ``name``'s safety stage to ``db`` over ``fade`` seconds."""
+        self._ready(name, "gain")
+        return self._tree.ask(name, lambda p: p.stage.set_gain(db, fade))
+
     def place(self, name: str, node: str, target: str | None,
               add_action: str) -> dict[str, object]:
         """Move a named node before or after named node ``target``, or to the head or tail
@@ -337,9 +347,10 @@ class Rooms:
         """Set params of several named nodes of one instance at once; return those it lacks."""
         missing = self._tree.ask(name, lambda p: p.nodes.set_many(values))
         router = self._tree.router
-        if router is not None:
-            for node, params in values.items():
-                if node not in missing:  # not waited for: a timed morph sends 30 a second
+        for node, params in values.items():
+            if node not in missing:  # not waited for: a timed morph sends 30 a second
+                self._tree.changed(name, node, params)
+                if router is not None:
                     router.observe(name, node, params)
         return missing
 
@@ -362,6 +373,10 @@ class Rooms:
     def synthdefs(self) -> list[SynthDefInfo]:
         """Every SynthDef of the library."""
         return self._tree.library.all()
+
+    def synthdef_names(self, name: str) -> list[str]:
+        """The SynthDefs room ``name`` knows by scorch: the library's and those its code sent."""
+        return sorted({*self._tree.library.names(), *self.view(name).synthdefs})
 
     def load_synthdef(self, selector: str, synthdef: str) -> list[str]:
         """Load a library SynthDef into instances (and on their later boots)."""

@@ -8,6 +8,7 @@ timeout on every ``ask`` and turns pykka's errors into scorch's.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -38,7 +39,11 @@ if TYPE_CHECKING:  # the actors' modules load when the orchestra starts them, no
     from scorch.state.tempo import TempoView
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
+ParamWatcher = Callable[[str, str | None, "dict[str, float] | None"], None]
+"""Told of params set on a named node (room, node, values; values None: the node, or with
+node None every node of the room, is gone). Called from any thread; must not block."""
 Ready = Callable[[Iterable[str] | None, float, str], None]
 """:meth:`Tree.await_ready` as a component is given it: room names (None: every room
 while scorch starts), a ``time.monotonic()`` deadline, and what waits."""
@@ -75,6 +80,7 @@ class Tree:
         """Set once the actors exist (or the start failed)."""
         self.started = threading.Event()
         """Set once the start is over: every room READY or given up (or the start failed)."""
+        self._watchers: tuple[ParamWatcher, ...] = ()
 
     def forget_actors(self) -> None:
         """The tree stopped: no proxy is left to ask, and a later start begins afresh."""
@@ -128,7 +134,7 @@ class Tree:
             snap = self.view(name).wait_until(partial(_settled, need_sclang),
                                               deadline - time.monotonic())
             if not _settled(need_sclang, snap):
-                raise Booting(f"instance {name!r} is {snap.state} ({_phase(snap)}): "
+                raise Booting(f"instance {name!r} is {snap.state} ({snap.phase()}): "
                               f"{_waited(what, began)}")
 
     def instance(self, name: str) -> InstanceProxy:
@@ -171,14 +177,33 @@ class Tree:
                 f"the tempo is not running: {self.start_error or 'scorch is not started'}")
         return self.conductor
 
+    def watch(self, watcher: ParamWatcher) -> Callable[[], None]:
+        """Tell ``watcher`` of every param set from now on; return what stops it."""
+        self._watchers = (*self._watchers, watcher)
+
+        def stop() -> None:
+            self._watchers = tuple(w for w in self._watchers if w is not watcher)
+
+        return stop
+
+    def changed(self, name: str, node: str | None, values: dict[str, float] | None) -> None:
+        """Tell the watchers (the OSC door) of params set (any thread)."""
+        for watcher in self._watchers:
+            try:
+                watcher(name, node, values)
+            except Exception:
+                log.exception("a param watcher failed")
+
     def tell_router(self, name: str, node: str | None, values: dict[str, float] | None,
                     moved: bool = False) -> None:
-        """Tell MIDI takeover where a node's params are now (None: the node is gone).
+        """Tell MIDI takeover (and its feedback) and the watchers where a node's params are
+        now (None: the node is gone).
 
         Without this a knob in pickup mode compares against a value the node no
         longer has, and jumps or never picks up. ``moved``: the node has a new id.
         Waited for, so a knob moved right after the call sees the new values.
         """
+        self.changed(name, node, values)
         if self.router is None:
             return
         if values is None:
@@ -194,15 +219,6 @@ def _settled(need_sclang: bool, snap: Snapshot) -> bool:
         return False
     return not (need_sclang and snap.state == State.READY
                 and snap.sclang_state in ("starting", "restarting"))
-
-
-def _phase(snap: Snapshot) -> str:
-    """Where a booting or restoring room is, as its view tells."""
-    if snap.scsynth_pid is None:
-        return f"starting scsynth; {snap.reason}" if snap.reason else "starting scsynth"
-    if snap.sclang_state in ("starting", "restarting"):
-        return f"scsynth up, sclang {snap.sclang_state}"
-    return "scsynth and sclang up, restoring its SynthDefs, buffers and nodes"
 
 
 def _waited(what: str, began: float) -> str:

@@ -7,10 +7,18 @@ JSON cannot carry ``-inf``. Frequencies are rounded to 0.01 Hz and levels to
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from scorch.audio.meter.figures import Balance, LoudnessFigures
 from scorch.audio.music.figures import Harmony, Rhythm
+
+F = TypeVar("F")
+Figures = Annotated[F | None, WithJsonSchema({"type": ["object", "null"]})]
+"""A group of figures, or None; its schema says an object only: the answer's text names
+its fields, and listing them in listen's and render's output schemas would outgrow the
+tool list's budget (tests/unit/mcp_server/test_tool_list.py)."""
 
 #: A sample at or beyond this magnitude counts as clipped (see ``clipped_samples``).
 CLIP_LEVEL = 1.0 - 1e-6
@@ -102,14 +110,14 @@ class SoundReport(BaseModel):
         description="Pearson correlation of the first two channels: 1 mono-compatible, "
         "0 unrelated, -1 opposite phase. None for mono, silence or a silent channel."
     )
-    loudness: LoudnessFigures | None = Field(
+    loudness: Figures[LoudnessFigures] = Field(
         None, description="Loudness to ITU-R BS.1770-4 / EBU R 128: integrated, momentary "
         "and short-term maxima, loudness range, true peak.")
-    balance: Balance | None = Field(
+    balance: Figures[Balance] = Field(
         None, description="Energy per octave and third-octave band, tilt, crest factor, "
         "stereo correlation and width (overall and per band), mono compatibility.")
-    rhythm: Rhythm | None = Field(
+    rhythm: Figures[Rhythm] = Field(
         None, description="Tempo and how far the onsets lie from the grid (4 onsets or more).")
-    harmony: Harmony | None = Field(
+    harmony: Figures[Harmony] = Field(
         None, description="Key and chords of what plays (pitched sound only).")
     summary: str = Field(description="One sentence saying what was heard.")

@@ -8,6 +8,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from scorch.errors import ConfigError, ScorchError
 
@@ -30,12 +31,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     the rooms are, that it is alive (``WatchdogSec=``), and when it stops.
     """
     from scorch.config.locate import find_config, room_names
+    from scorch.primitives.sclang.guard import guard_env
     from scorch.primitives.sclang.launch import start_early
 
     path = find_config(args.config)
     # Before the config's models are imported and it is checked (a third of a second);
     # a room the checked config does not have, or has otherwise, does not take one.
-    early = start_early(room_names(path, args.host))
+    early = start_early(room_names(path, args.host), guard_env(path, args.host))
     try:
         from scorch.config.installation import load_config
 
@@ -113,47 +115,93 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         except ValueError as err:
             print(f"scorch mcp --http: {err}", file=sys.stderr)
             return 2
-        serve_http(find_config(args.config), host, port)
+        serve_http(find_config(args.config), host, port, args.tools)
         return 0
-    from mcp_server.early import EarlyFront
+    from mcp_server.early import EarlyFront, HandshakeCache
+    from scorch.config import tools
 
-    front = EarlyFront().start()
+    if args.config:  # as find_config says, without importing what finds the others
+        path = Path(args.config)
+    else:
+        from scorch.config.locate import find_config
+
+        path = find_config(args.config)
+    # The handshake's answers depend on the tools chosen: read the choice first (the file's
+    # text, no more), so that the early answers are those of the server that follows.
+    front = EarlyFront(HandshakeCache(tools=tools.key(tools.requested(path, args.tools))))
+    front.start()
     from mcp_server.config_gate import hosted_here
     from scorch.config.installation import load_config
-    from scorch.config.locate import find_config
+    from scorch.primitives.sclang.guard import guard_env
     from scorch.primitives.sclang.launch import start_early
 
-    path = find_config(args.config)
     early, config = {}, None
     with contextlib.suppress(ConfigError):  # the server says the mistakes in every tool
         config = load_config(path)
         if hosted_here(config):
-            early = start_early(config.instances)
+            early = start_early(config.instances, guard_env(config.source, config.host))
     from mcp_server.server import serve  # the MCP SDK: most of a second, as sclang compiles
 
-    serve(path, front, early, config)
+    serve(path, front, early, config, args.tools)
     return 0
 
 
 def cmd_claude_config(args: argparse.Namespace) -> int:
-    """Print the Claude Desktop JSON snippet; ``--install`` writes it into Claude's config."""
+    """Print the Claude Desktop JSON snippet; ``--install`` writes it into Claude's config.
+
+    ``--http [ADDR:PORT]``: the entry of a client of MCP over HTTP, with the token.
+    """
     from mcp_server.claude_config import InstallRefused, desktop_config_path, install, snippet
     from scorch.config.locate import find_config
 
     config = find_config(args.config).resolve()
+    new = None
+    if args.http is not None:
+        try:
+            new = _http_entry(config, args.http)
+        except (ConfigError, ValueError) as err:
+            print(f"scorch claude-config --http: {err}", file=sys.stderr)
+            return 2
+        if args.install and not args.path:
+            print("scorch claude-config --install --http: say which client's file with --path "
+                  "(Claude Code: a project's .mcp.json); Claude Desktop's own takes stdio entries "
+                  "only", file=sys.stderr)
+            return 2
     if not args.install:
-        print(snippet(config))
+        print(snippet(config, new))
         return 0
     try:
         path, backup = install(config, Path(args.path) if args.path else desktop_config_path(),
-                               args.name)
+                               args.name, new)
     except (InstallRefused, OSError) as err:
         print(f"scorch: {err}", file=sys.stderr)
         return 1
+    if new is not None:
+        print(f"wrote the {args.name!r} entry (its URL and token) into {path}"
+              + (f" (the previous file is {backup})" if backup else ""))
+        return 0
     print(f"wrote the {args.name!r} entry into {path}"
           + (f" (the previous file is {backup})" if backup else "")
           + "; restart Claude Desktop to start it")
     return 0
+
+
+def _http_entry(config_path: Path, where: str) -> dict[str, Any]:
+    """The HTTP client's entry for the installation at ``where`` (else ``[mcp] http``)."""
+    import socket
+
+    from mcp_server.claude_config import http_entry
+    from mcp_server.http import url
+    from scorch.config.installation import load_config
+    from scorch.config.tables import HTTP_HOST, HTTP_PORT, parse_listen
+    from scorch.wire.access import WILDCARDS, is_loopback, load_token
+
+    config = load_config(config_path)
+    host, port = parse_listen(where) if where else config.mcp.listen() or (HTTP_HOST, HTTP_PORT)
+    opened = config.mcp.open_loopback and is_loopback(host)
+    token = None if opened else load_token(config.state_path())
+    # Every address: a client names the machine (a name its Host check knows).
+    return http_entry(url(socket.gethostname() if host in WILDCARDS else host, port), token)
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -176,6 +224,9 @@ def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
                         help="serve streamable HTTP at http://ADDR:PORT/mcp instead of stdio "
                         "(default 127.0.0.1:57180; off loopback every request needs the "
                         "state folder's http-token)")
+    parser.add_argument("--tools", metavar="CHOICE",
+                        help="the tools to list: all, a profile (play, installation, code) or "
+                        "tool names separated by commas (default: the config's [mcp] tools)")
 
 
 #: The commands written here; every other one is an operation's (:mod:`scorch.cli.commands`).
@@ -234,6 +285,10 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     claude.add_argument("--path", help="that file (default: Claude Desktop's own on this "
                         "system, or $SCORCH_CLAUDE_CONFIG)")
     claude.add_argument("--name", default="scorch", help="the entry's name (default: scorch)")
+    claude.add_argument("--http", nargs="?", const="", metavar="ADDR:PORT",
+                        help="the entry of a client of MCP over HTTP (Claude Code's .mcp.json): "
+                        "its URL (default: [mcp] http, else 127.0.0.1:57180) and the token; "
+                        "with --install, into --path")
     claude.set_defaults(func=cmd_claude_config)
     init = sub.add_parser("init", help="write a commented starter config.toml")
     init.add_argument("dir", nargs="?", help="a folder, or a .toml file (default: the user's "

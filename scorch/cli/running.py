@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 import signal
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -26,6 +27,7 @@ from scorch.state.events import State
 if TYPE_CHECKING:
     from mcp_server.http import HttpFront
     from scorch.api.local import LocalService
+    from scorch.osc.door import OscDoor
     from scorch.primitives.sclang.launch import EarlySclang
     from scorch.web.serve import WebServer
     from scorch.wire.server import ControlServer
@@ -76,6 +78,7 @@ class Runner:
             signal.signal(signum, self._on_signal)
         control: ControlServer | None = None
         web: WebServer | None = None
+        osc: OscDoor | None = None
         http = self._listen_http()  # a taken port says so before any room boots
         try:
             seed = self.orchestra.sessions.autosaved() if self.resume else None
@@ -93,6 +96,7 @@ class Runner:
             if seed is not None:
                 self.orchestra.sessions.resume(seed)
             self.orchestra.sessions.start_autosave()
+            self._keep_hours()
             print(self.service.call("list_instances", {}).text(), flush=True)
             from scorch.api.local import LocalService
             from scorch.wire.server import ControlServer
@@ -100,6 +104,7 @@ class Runner:
             control = ControlServer(LocalService(self.orchestra), self.config.state_path())
             control.start()
             web = self._serve_page()
+            osc = self._open_osc()
             if http is not None:
                 http.start()
             self.notifier.ready(self.rooms_status())
@@ -108,6 +113,8 @@ class Runner:
             self._loop()
         finally:
             self.notifier.stopping()
+            if osc is not None:
+                osc.stop()
             if web is not None:
                 web.stop()
             if http is not None:
@@ -118,6 +125,21 @@ class Runner:
             self.notifier.close()
         return 1 if left else 0
 
+    def _keep_hours(self) -> None:
+        """Start the schedule and the cues: first the state the schedule says for now.
+
+        Their calls are checked against the operations here, once the rooms boot (the
+        operations' models were imported meanwhile): a wrong call stops ``scorch run``
+        with its line, as any mistake of the config does.
+        """
+        from scorch.api.firing import Firing
+        from scorch.api.ops import load_all
+
+        firing = Firing(self.orchestra, load_all)
+        if self.config.schedule or self.config.cues:
+            firing.check(self.config)
+        self.orchestra.hours.start(firing)
+
     def _serve_page(self) -> WebServer | None:
         """The technician's page, when ``[web] listen`` asks for it (imported only then)."""
         address = self.config.web.address()
@@ -126,10 +148,26 @@ class Runner:
         from scorch.web.serve import WebServer
 
         web = WebServer(self.service, self.orchestra, *address, self.config.state_path(),
-                        self.config.web.meter_hz)
+                        self.config.web.meter_hz, self.config.web.open_loopback)
         web.start()
-        print(f"the technician's page: {web.url}", flush=True)
+        # The tokens only to a person's terminal, never into a journal that keeps them.
+        print(web.how_to_open(show_tokens=sys.stdout.isatty()), flush=True)
         return web
+
+    def _open_osc(self) -> OscDoor | None:
+        """The OSC door, when the config has an ``[osc]`` table (imported only then)."""
+        if self.config.osc is None:
+            return None
+        from scorch.osc.door import open_door
+
+        try:
+            door = open_door(self.service, self.orchestra, self.config.osc)
+        except OSError as err:
+            log.error("the OSC door could not open %s: %s", self.config.osc.listen, err)
+            return None
+        print(f"the OSC door: {door.address[0]}:{door.address[1]}" if door.address else "",
+              flush=True)
+        return door
 
     def _listen_http(self) -> HttpFront | None:
         """MCP over streamable HTTP at ``[mcp] http`` beside the control socket, or None."""
@@ -137,14 +175,16 @@ class Runner:
         if where is None:
             return None
         from mcp_server.http import HttpFront, listen
-        from mcp_server.server import build_server
+        from mcp_server.server import build_server, listed_for
         from scorch.api.local import LocalService
 
         host, port = where
+        listed = listed_for(self.config)  # a wrong [mcp] tools: a config error, located
         sock = listen(host, port)
         try:
-            return HttpFront.open(build_server(LocalService(self.orchestra)), sock, host,
-                                  self.config.state_path())
+            return HttpFront.open(build_server(LocalService(self.orchestra), listed=listed),
+                                  sock, host, self.config.state_path(),
+                                  self.config.mcp.open_loopback)
         except BaseException:
             sock.close()
             raise

@@ -22,7 +22,10 @@ from scorch.errors import InvalidRequest
 PROCESS_KEYS = ("port", "inputs", "outputs", "connect")
 #: Tables reload applies itself; a change anywhere else needs a new ``scorch run``.
 LIVE_KEYS = frozenset({"instances", "midi", "watchdog", "samples", "source", "digest", "hosts",
-                       "host", "remote", "whole_state"})
+                       "host", "remote", "whole_state", "location", "schedule", "cues",
+                       "cueing", "safety"})
+#: The installation's hours: a change puts the rooms in the new schedule's state for now.
+HOURS_KEYS = ("location", "schedule", "cues", "cueing")
 
 
 @dataclass(frozen=True)
@@ -70,10 +73,12 @@ class ConfigChanges:
     watchdog: bool = False
     samples: bool = False
     """[samples] is read at each load and search: nothing to do but say so."""
+    hours: bool = False
+    """[location], [[schedule]], [[cues]] or [cueing] changed."""
 
     def __bool__(self) -> bool:
         return bool(self.removed or self.added or self.rooms or self.midi or self.watchdog
-                    or self.samples)
+                    or self.samples or self.hours)
 
     def summary(self) -> list[str]:
         """One line per change, for the operator."""
@@ -100,6 +105,9 @@ class ConfigChanges:
                          "boot")
         if self.samples:
             lines.append("samples: folders and size limit apply from the next load")
+        if self.hours:
+            lines.append("schedule and cues: re-read (a new schedule puts the rooms in its "
+                         "state for now)")
         return lines or ["nothing changed"]
 
 
@@ -114,7 +122,9 @@ def config_changes(old: Config, new: Config) -> ConfigChanges:
     rooms = {}
     listen = old.listen_address() != new.listen_address()
     for name in old.instances.keys() & new.instances.keys():
-        room = room_changes(old.instances[name], new.instances[name], listen)
+        was, now = old.instances[name], new.instances[name]
+        room = room_changes(was, now, listen,
+                            was.safety.over(old.safety) != now.safety.over(new.safety))
         if room:
             rooms[name] = room
     return ConfigChanges(
@@ -126,13 +136,16 @@ def config_changes(old: Config, new: Config) -> ConfigChanges:
               or old.remote != new.remote or old.hosts != new.hosts),
         watchdog=old.watchdog != new.watchdog,
         samples=old.samples != new.samples,
+        hours=any(getattr(old, key) != getattr(new, key) for key in HOURS_KEYS),
     )
 
 
-def room_changes(old: InstanceConfig, new: InstanceConfig, listen: bool = False) -> RoomChanges:
+def room_changes(old: InstanceConfig, new: InstanceConfig, listen: bool = False,
+                 safety: bool = False) -> RoomChanges:
     """How one room's config changed (falsy when it did not).
 
-    ``listen``: its host's ``listen`` address changed, so its scsynth restarts.
+    ``listen``: its host's ``listen`` address changed; ``safety``: its safety stage's
+    settings did (``[safety]`` or its own table): either restarts its scsynth.
     """
     if old.synthdefs == "all":
         added: tuple[str, ...] = ()  # it has every one already
@@ -143,7 +156,7 @@ def room_changes(old: InstanceConfig, new: InstanceConfig, listen: bool = False)
     return RoomChanges(
         config=new,
         restart_for=tuple(k for k in PROCESS_KEYS if getattr(old, k) != getattr(new, k))
-        + (("listen",) if listen else ()),
+        + (("safety",) if safety else ()) + (("listen",) if listen else ()),
         synthdefs_added=added,
         nodes=node_changes(old.nodes, new.nodes),
         group=old.group != new.group,

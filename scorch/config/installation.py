@@ -13,16 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
-from pydantic import (
-    Field,
-    ValidationError,
-    model_validator,
-)
+from pydantic import Field, ValidationError, model_validator
 
 from midi.schema import ControlRoute, KeyRoute, MidiConfig
 from scorch.config.hosts import HostConfig, RemoteRoom
 from scorch.config.lines import fields_at, key_lines, located
 from scorch.config.locate import DEFAULT_CONFIG
+from scorch.config.osc import OscConfig
+from scorch.config.safety import SafetyConfig
+from scorch.config.schedule import CueConfig, Cueing, Location, ScheduleEntry, check_hours
+from scorch.config.security import FilesConfig, SecurityConfig
 from scorch.config.tables import (
     AudioConfig,
     DocsConfig,
@@ -60,6 +60,15 @@ class Config(StrictModel):
     docs: DocsConfig = DocsConfig()
     web: WebConfig = WebConfig()
     mcp: McpConfig = McpConfig()
+    location: Location = Location()
+    schedule: tuple[ScheduleEntry, ...] = Field((), description="[[schedule]]: docs/schedule.md")
+    cues: tuple[CueConfig, ...] = Field((), description="[[cues]]: the cue list")
+    cueing: Cueing = Cueing()
+    files: FilesConfig = FilesConfig()
+    security: SecurityConfig = SecurityConfig()
+    osc: OscConfig | None = Field(None, description="[osc]: the OSC door for phones, tablets "
+                                  "and other software (docs/controllers.md)")
+    safety: SafetyConfig = SafetyConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     hosts: dict[HostName, HostConfig] = Field(
         default_factory=dict, description="the machines of an installation across several "
@@ -167,11 +176,7 @@ class Config(StrictModel):
         """The folder for run-time state (routes, control socket, history, docs index)."""
         if self.state_dir is not None:
             return self.resolve_path(self.state_dir)
-        base = platformdirs.user_state_path("scorch")
-        origin = str(self.source.resolve()) if self.source else "embedded"
-        digest = hashlib.sha1(origin.encode()).hexdigest()[:8]
-        stem = self.source.stem if self.source else "config"
-        return base / f"{stem}-{digest}"
+        return default_state_path(self.source)
 
     def jack_server(self) -> str:
         """The JACK server this installation's rooms use, unless ``auto`` joins a running one.
@@ -248,7 +253,8 @@ class Config(StrictModel):
                               f'`host = "{host}"` in their [instances.NAME] table')
         midi = self.midi.model_copy(update={
             "controls": tuple(r for r in self.midi.controls if self.route_host(r) == host),
-            "keys": tuple(r for r in self.midi.keys if self.route_host(r) == host)})
+            "keys": tuple(r for r in self.midi.keys if self.route_host(r) == host),
+            **self.midi.buttons_on(host)})
         # A group's own tempo runs where its rooms are: a host without them neither keeps
         # nor saves it.
         local_groups = {inst.group for inst in rooms.values()}
@@ -276,6 +282,14 @@ class Config(StrictModel):
 
 
 # --- reading -----------------------------------------------------------------
+
+
+def default_state_path(source: Path | None) -> Path:
+    """The state folder of a config without ``state_dir``: one per config file's path."""
+    base = platformdirs.user_state_path("scorch")
+    origin = str(source.resolve()) if source else "embedded"
+    digest = hashlib.sha1(origin.encode()).hexdigest()[:8]
+    return base / f"{source.stem if source else 'config'}-{digest}"
 
 
 def load_config(path: Path | str | None = None) -> Config:
@@ -344,6 +358,7 @@ def _check_references(config: Config, text: str, path: Path) -> None:
                 f"found {str(inst.startup)!r} (looked in {config.resolve_path(inst.startup)})"
             )
     _check_hosts(config, lines, path)
+    check_hours(config.location, config.schedule, config.cues, lines, path)
 
 
 def _check_hosts(config: Config, lines: dict[tuple[str, ...], int], path: Path) -> None:

@@ -60,7 +60,8 @@ def fields_at(root: type[BaseModel], loc: tuple[str, ...]) -> list[str]:
     model = _unwrap(annotation)
     if model is None:
         return []
-    return [name for name, field in model.model_fields.items() if not field.exclude]
+    return [field.alias or name for name, field in model.model_fields.items()
+            if not field.exclude]
 
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?")

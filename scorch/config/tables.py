@@ -11,8 +11,10 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
+from scorch.config.safety import RoomSafety
+from scorch.config.tools import ALL, PROFILES, Choice, valid
 from scorch.state.restart_policy import Backoff, RestartIntensity
 from scorch.state.tempo import MAX_BPM, MIN_BPM
 from scorch.values import Float32, GroupName, HostName, NodeName, ParamName, StrictModel
@@ -86,6 +88,7 @@ class InstanceConfig(StrictModel):
     nodes: dict[NodeName, NodeConfig] = Field(default_factory=dict)
     host: HostName | None = Field(None, description="the [hosts.NAME] that runs this room; "
                                   "none: this machine")
+    safety: RoomSafety = RoomSafety()
 
 
 class WatchdogConfig(StrictModel):
@@ -157,10 +160,13 @@ class WebConfig(StrictModel):
 
     listen: str | None = Field(
         None, description="ADDR:PORT the page listens on (unset: no page; no address: "
-        "loopback, no port: 8470, IPv6 in brackets); loopback is open "
-        "to this machine's users, any other address asks for the token in the state directory")
+        "loopback, no port: 8470, IPv6 in brackets); every address asks for the state "
+        "folder's token (http-token, or http-token-readonly: a page that only shows)")
     meter_hz: float = Field(15.0, ge=1.0, le=50.0,
                             description="level meters' reports a second while the page is open")
+    open_loopback: bool = Field(
+        False, description="a page on a loopback address asks no token: every account on "
+        "this machine may then see and act (off by default; refused off loopback)")
 
     @field_validator("listen")
     @classmethod
@@ -168,6 +174,11 @@ class WebConfig(StrictModel):
         if value is not None:
             parse_listen(value, WEB_PORT)
         return value
+
+    @model_validator(mode="after")
+    def _open_on_loopback_only(self) -> WebConfig:
+        _open_on_loopback_only(self.open_loopback, self.address(), "listen", self.listen)
+        return self
 
     def address(self) -> tuple[str, int] | None:
         """The host (without IPv6 brackets) and port to listen on, or None."""
@@ -202,6 +213,29 @@ class TempoConfig(StrictModel):
                        "sclang LinkClock: tempo and phase shared with every Link peer")
     groups: dict[GroupName, GroupTempo] = Field(
         default_factory=dict, description="groups with a tempo of their own (not on Link)")
+
+
+#: Host names that are this machine's loopback whatever the resolver says.
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address, IPv6 with or without brackets) is loopback."""
+    bare = host.strip().strip("[]").lower()
+    if bare in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(bare).is_loopback
+    except ValueError:
+        return False
+
+
+def _open_on_loopback_only(opened: bool, where: tuple[str, int] | None, key: str,
+                           text: str | None) -> None:
+    """Refuse ``open_loopback = true`` beside a listener ``key = text`` that is not loopback."""
+    if opened and where is not None and not is_loopback(where[0]):
+        raise ValueError(f"open_loopback = true opens a loopback listener only; {key} = "
+                         f"{text!r} is not loopback (it asks for the token)")
 
 
 def parse_listen(text: str, default_port: int | None = None) -> tuple[str, int]:
@@ -247,9 +281,15 @@ class McpConfig(StrictModel):
 
     http: str | None = Field(
         None, description="`scorch run` also serves the MCP tools over streamable HTTP at "
-        f"\"ADDR:PORT\" (path /mcp; default port {HTTP_PORT}); a loopback address is open to "
-        "this machine's users, any other asks every request for the token in the state "
-        "folder's http-token file (Authorization: Bearer)")
+        f"\"ADDR:PORT\" (path /mcp; default port {HTTP_PORT}); every request, on every "
+        "address, needs the token in the state folder's http-token file (Authorization: Bearer)")
+    open_loopback: bool = Field(
+        False, description="MCP over HTTP on a loopback address asks no token: every account "
+        "on this machine may then run code as scorch's user (off by default; refused off "
+        "loopback)")
+    tools: Annotated[Choice, AfterValidator(valid)] = Field(
+        ALL, description="the MCP tools a conversation carries: \"all\", a profile "
+        f"({', '.join(PROFILES)}: scorch/config/tools.py) or a list of tool names")
 
     @field_validator("http")
     @classmethod
@@ -257,6 +297,11 @@ class McpConfig(StrictModel):
         if value is not None:
             parse_listen(value)
         return value
+
+    @model_validator(mode="after")
+    def _open_on_loopback_only(self) -> McpConfig:
+        _open_on_loopback_only(self.open_loopback, self.listen(), "http", self.http)
+        return self
 
     def listen(self) -> tuple[str, int] | None:
         """Where to serve HTTP (host, port), or None: stdio and the control socket only."""

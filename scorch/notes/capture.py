@@ -269,8 +269,19 @@ class Place(NamedTuple):
     beat: float
 
 
+#: Decimals of a beat a place is counted to, as the text shows it: a note less than half a
+#: thousandth of a beat before a bar line is on it (split first and rounded after, it was
+#: beat 5 of the bar before).
+PLACES = 3
+
+
+def grid_beat(t: float, line: Timeline) -> float:
+    """The grid's beat at ``t``, to the thousandth of a beat a place is counted to."""
+    return round(line.beat_at(t), PLACES)
+
+
 def place(t: float, line: Timeline) -> Place:
     """Where ``t`` falls on the grid of ``line`` (grid beat 0 starts bar 1)."""
-    beat = line.beat_at(t)
+    beat = grid_beat(t, line)
     bar = math.floor(beat / line.beats_per_bar + 1e-9)
-    return Place(bar + 1, max(0.0, beat - bar * line.beats_per_bar) + 1.0)
+    return Place(bar + 1, max(0.0, round(beat - bar * line.beats_per_bar, PLACES)) + 1.0)

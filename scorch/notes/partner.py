@@ -47,6 +47,14 @@ LOUDNESS = (32, 56, 80, 104, 124)
 """Velocity classes, by their representative velocity."""
 MAX_NOTES = 4096
 """The most notes a continuation of some beats makes (chords take no time: a bound)."""
+MAX_ORDER = 6
+"""The longest context the running partner keeps (an ``order`` may ask for any up to it)."""
+DEFAULT_ORDER = 6
+"""The longest context it continues from unless asked: what its continuations are measured
+best at (bench/partner_quality.py, BENCHMARKS.md "Partner"). On chorales held out by
+movement, learned as played, a continuation keeps its seed's key more often the longer
+its context (order 2: 10 %, as the first-order chain; order 6: 25 %), while the next
+note is predicted best at order 1 or 2: the app only plays, it never predicts."""
 
 MAJOR = (0, 2, 4, 5, 7, 9, 11)
 MINOR = (0, 2, 3, 5, 7, 8, 10)  # natural minor; harmonic's leading tone is added below

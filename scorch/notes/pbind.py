@@ -22,9 +22,9 @@ MAX_NOTES = 5000
 #: How loud the loudest velocity plays (the library's SynthDefs default near 0.1-0.2).
 FULL_AMP = 0.4
 
-#: What the code of :func:`pdef_code` returns (a symbol, as sclang prints it): the room does
-#: not know the SynthDef, or the Pdef plays.
-NO_SYNTHDEF, PLAYING = "noSynthDef", "playing"
+#: What the code of :func:`pdef_code` returns (a symbol, as sclang prints it) when the room
+#: does not know the SynthDef; else the beat its first event plays on (:func:`start_beat`).
+NO_SYNTHDEF = "noSynthDef"
 
 _NAME = re.compile(r"[^A-Za-z0-9_]+")
 
@@ -98,10 +98,15 @@ def _literal(values: list[float]) -> str:
     return "#[" + ", ".join(f"{v:.6g}" for v in values) + "]"
 
 
-def pdef_code(score: Score, name: str, synthdef: str, *, quant: float, loop: bool) -> str:
+def pdef_code(score: Score, name: str, synthdef: str, *, quant: float, loop: bool,
+              again: bool = False) -> str:
     """The code that defines ``Pdef(name)`` for ``score`` and plays it on the next ``quant``.
 
-    Literal arrays (``#[...]``) keep the whole score one literal each, whatever its size.
+    Its value is the beat of the room's clock (which follows the grid) that its first
+    event plays on. ``again``: a Pdef of that name still playing is stopped first, so
+    this score starts on that beat (else its player plays on, and takes the new score
+    as its next events). Literal arrays (``#[...]``) keep the whole score one literal
+    each, whatever its size.
     """
     pitches = "#[" + ", ".join("\\rest" if p is None else str(p) for p in score.pitches) + "]"
     body = (f"Pbind(\\instrument, {symbol(synthdef)}, \\midinote, Pseq({pitches}), "
@@ -109,5 +114,16 @@ def pdef_code(score: Score, name: str, synthdef: str, *, quant: float, loop: boo
             f"\\amp, Pseq({_literal(score.amps)}))")
     if loop:
         body = f"Pn({body}, inf)"
+    stop = f"Pdef(\\{name}).stop; " if again else ""
     return (f"if(SynthDescLib.global.at({symbol(synthdef)}).isNil) {{ \\{NO_SYNTHDEF} }} "
-            f"{{ Pdef(\\{name}, {body}).play(quant: {quant:g}); \\{PLAYING} }}")
+            f"{{ {stop}Pdef(\\{name}, {body}).play(quant: {quant:g}); "
+            f"TempoClock.default.nextTimeOnGrid({quant:g}) }}")
+
+
+def start_beat(value: str | None) -> float | None:
+    """The beat :func:`pdef_code`'s value says its Pdef starts on (None: it says none)."""
+    try:
+        beat = float(value or "")
+    except ValueError:
+        return None
+    return beat if math.isfinite(beat) else None

@@ -9,7 +9,6 @@ its first tempo and meter. :func:`quantise` snaps onsets and ends to a grid.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import NamedTuple
 
@@ -26,16 +25,21 @@ def write(notes: list[Note], path: Path, line: Timeline,
           ticks_per_beat: int = TICKS_PER_BEAT) -> float:
     """Write ``notes`` to ``path`` on the grid of ``line``; return the time of the file's 0.
 
-    The file starts on the bar line at or before the first note; its tempo and
-    time signature are the grid's (a beat is a quarter note).
+    The file starts on the bar line at or before the first note's tick (a note a
+    fraction of a tick before a bar line is on it); its tempo and time signature are
+    the grid's (a beat is a quarter note).
     """
     notes = sorted(notes)
-    first = line.beat_at(notes[0].onset) if notes else line.beat
-    start = math.floor(first / line.beats_per_bar + 1e-9) * line.beats_per_bar
+
+    def ticks(t: float) -> int:  # the grid's ticks since its beat 0
+        return round(line.beat_at(t) * ticks_per_beat)
+
+    bar = line.beats_per_bar * ticks_per_beat
+    start = (ticks(notes[0].onset) if notes else ticks(line.at)) // bar * bar
     events: list[tuple[int, int, int, int, int]] = []  # tick, off-before-on, channel, pitch, vel
     for n in notes:
-        on = round((line.beat_at(n.onset) - start) * ticks_per_beat)
-        off = max(on + 1, round((line.beat_at(n.end) - start) * ticks_per_beat))
+        on = ticks(n.onset) - start
+        off = max(on + 1, ticks(n.end) - start)
         events.append((on, 1, n.channel, n.pitch, n.velocity))
         events.append((off, 0, n.channel, n.pitch, 0))
     events.sort()  # at one tick the offs go first, so a repeated key sounds again
@@ -56,7 +60,7 @@ def write(notes: list[Note], path: Path, line: Timeline,
     midi = mido.MidiFile(type=0, ticks_per_beat=ticks_per_beat)
     midi.tracks.append(track)
     midi.save(str(path))
-    return line.time_at(start)
+    return line.time_at(start / ticks_per_beat)
 
 
 class FileNotes(NamedTuple):

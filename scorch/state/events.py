@@ -52,6 +52,10 @@ class Kind(enum.StrEnum):
     """A change was undone or redone (``undo``, ``redo``, ``back``)."""
     SYNTHS_LOST = "SYNTHS_LOST"
     """Synths a scsynth crash took that scorch neither made nor restores (made by code)."""
+    SCHEDULED = "SCHEDULED"
+    """A schedule entry or a cue made its calls in the room (``[[schedule]]``, ``cue``)."""
+    SCHEDULE_FAILED = "SCHEDULE_FAILED"
+    """A call of a schedule entry or a cue failed (the message says which and why)."""
 
 
 @dataclass(frozen=True)

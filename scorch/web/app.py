@@ -1,41 +1,37 @@
 """The page's HTTP face: who may look or act, the live stream, and the actions.
 
-Every request passes :class:`Gate`: the listener's :class:`~scorch.wire.access.Access`
-(loopback open, any other address asks for the token; a browser's Origin must name
-the listener) and a second, read-only token. A page is opened once with
-``?token=...``; the answer sets the token as an HttpOnly, SameSite=Strict cookie and
-sends the browser to the bare URL, so the token leaves the address bar and history
-and no script can read it. Actions go through the local service as every front end's
-do (same checks, same events) and are refused here, server-side, to a read-only
-page: the buttons it hides are a courtesy, not the guard.
+Every request, on every route, passes :class:`~scorch.web.gate.Gate`: its Host and
+Origin, then its token or the session a token was exchanged for (``/?token=...``
+answers with an HttpOnly, SameSite=Strict session cookie and sends the browser to the
+bare URL). Actions go through the local service as every front end's do (same checks,
+same events) and are refused here, server-side, to a read-only role: the buttons the
+page hides are a courtesy, not the guard.
 """
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from scorch.errors import ScorchError
-from scorch.wire.access import Access, bearer
+from scorch.web.gate import FULL, READ, SESSION_SECONDS, Gate
+from scorch.web.hours import hours_view
+from scorch.wire.access import Access
 
 if TYPE_CHECKING:
     from scorch.web.feed import Feed
 
-#: The cookie that carries the token after ``?token=``.
-COOKIE = "scorch_token"
-#: On loopback (no token asked), the cookie that keeps a page read-only.
-MODE_COOKIE = "scorch_mode"
-FULL, READ = "full", "read"
 #: The page runs its own files only, talks to its own server only, and is never framed
 #: (a confirm button inside another site's frame could be clicked through).
 HEADERS = {
@@ -46,36 +42,7 @@ HEADERS = {
     "Cache-Control": "no-store",
 }
 #: The files the page is made of (package data, no build step).
-STATIC = {"page.css": "text/css", "page.js": "text/javascript"}
-
-
-@dataclass(frozen=True)
-class Gate:
-    """Who may use the page: the listener's access policy and the read-only token."""
-
-    access: Access
-    readonly_token: str | None
-    """Asked where the access asks a token; None on loopback (``?readonly`` instead)."""
-
-    def role(self, request: Request) -> tuple[str | None, tuple[int, str] | None]:
-        """The request's role (full or read) or why it is refused (status, reason)."""
-        origin = request.headers.get("origin")
-        if not self.access.origin_ok(origin):
-            return None, (403, f"origin {origin!r} may not use this scorch")
-        presented = (bearer(request.headers.get("authorization"))
-                     or request.query_params.get("token") or request.cookies.get(COOKIE))
-        if self.readonly_token is not None and presented is not None and hmac.compare_digest(
-                presented.encode(), self.readonly_token.encode()):
-            return READ, None
-        if self.access.token is None:
-            wants_read = ("readonly" in request.query_params
-                          or request.cookies.get(MODE_COOKIE) == READ)
-            return (READ if wants_read else FULL), None
-        if self.access.token_ok(presented):
-            return FULL, None
-        return None, (401, "this address needs scorch's token: open the page once with "
-                      "?token=<the token in the state directory's http-token file>")
-
+STATIC = {"page.css": "text/css", "page.js": "text/javascript", "hours.js": "text/javascript"}
 
 #: The HTTP status of each error code; any other: 409 (cannot be done now).
 _STATUS = {"INVALID_ARGUMENT": 400, "NOT_FOUND": 404, "TIMEOUT": 504, "INTERNAL": 500}
@@ -85,33 +52,61 @@ def _status(err: ScorchError) -> int:
     return _STATUS.get(err.code, 409)
 
 
+def _refusal(status: int, reason: str) -> Response:
+    headers = {"WWW-Authenticate": 'Bearer realm="scorch"'} if status == 401 else None
+    return PlainTextResponse(reason, status_code=status, headers=headers)
+
+
+class BrowserCheck:
+    """ASGI middleware: every request's Host and Origin, before any route (an unknown one too)."""
+
+    def __init__(self, app: ASGIApp, access: Access) -> None:
+        self.app = app
+        self.access = access
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = Headers(scope=scope)
+            refusal = self.access.browser_refusal(host=headers.get("host"),
+                                                  origin=headers.get("origin"))
+            if refusal is not None:
+                await _refusal(*refusal)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def make_app(feed: Feed, gate: Gate, meter_hz: float) -> Starlette:
     """The page's app: ``/``, its files, the view, the stream, the tree and the actions."""
 
     def refused(request: Request) -> tuple[str | None, Response | None]:
         role, refusal = gate.role(request)
-        if refusal is not None:
-            return None, PlainTextResponse(refusal[1], status_code=refusal[0])
-        return role, None
+        return role, None if refusal is None else _refusal(*refusal)
 
     async def page(request: Request) -> Response:
+        if "token" in request.query_params:
+            return exchange(request)
         role, no = refused(request)
         if no is not None:
             return no
-        if "token" in request.query_params or "readonly" in request.query_params:
-            # The token leaves the address bar: it lives on as an HttpOnly cookie.
-            answer = RedirectResponse("/", status_code=303)
-            token = request.query_params.get("token")
-            if token:
-                answer.set_cookie(COOKIE, token, httponly=True, samesite="strict",
-                                  secure=request.url.scheme == "https")
-            answer.set_cookie(MODE_COOKIE, role or READ, httponly=True, samesite="strict")
-            return answer
         html = resources.files("scorch.web").joinpath("static/index.html").read_text()
         return Response(html.replace("{{ROLE}}", role or READ), media_type="text/html",
                         headers=HEADERS)
 
+    def exchange(request: Request) -> Response:
+        """``/?token=``: a session of the token's role, and the bare address."""
+        role = gate.token_role(request.query_params.get("token"))
+        if role is None:
+            return _refusal(401, "that is not one of scorch's tokens (the state folder's "
+                            "http-token, or http-token-readonly)")
+        answer = RedirectResponse("/", status_code=303, headers={"Referrer-Policy": "no-referrer"})
+        answer.set_cookie(gate.cookie, gate.session(role), max_age=SESSION_SECONDS,
+                          httponly=True, samesite="strict", secure=request.url.scheme == "https")
+        return answer
+
     async def static(request: Request) -> Response:
+        _, no = refused(request)
+        if no is not None:
+            return no
         name = request.path_params["name"]
         if name not in STATIC:
             return PlainTextResponse("not found", status_code=404)
@@ -165,26 +160,47 @@ def make_app(feed: Feed, gate: Gate, meter_hz: float) -> Starlette:
         calls: dict[str, tuple[str, dict[str, Any]]] = {
             "restart": ("instance", {"action": "restart", "name": params.get("room", "")}),
             "panic": ("midi", {"action": "panic"}),
+            "go": ("cue", {"action": "go"}),
             "release": ("release", {"instance": params.get("room", ""),
                                     "node": params.get("node", "")}),
+            "gain": ("gain", {"instance": params.get("room", ""),
+                              "db": _number(params.get("db", "")),
+                              "fade": _number(params.get("fade", "0"))}),
         }
         if what not in calls:
-            return JSONResponse({"error": f"no action {what[:40]!r}: restart, panic or "
-                                 "release"}, status_code=404)
+            return JSONResponse({"error": f"no action {what[:40]!r}: restart, panic, go, "
+                                 "release or gain"}, status_code=404)
         return await _call(feed, *calls[what])
 
-    async def favicon(request: Request) -> Response:
-        return Response(status_code=204)
+    async def hours(request: Request) -> Response:
+        _, no = refused(request)
+        if no is not None:
+            return no
+        found = await anyio.to_thread.run_sync(hours_view, feed.service)
+        return JSONResponse(found)
 
-    return Starlette(routes=[
+    async def favicon(request: Request) -> Response:
+        _, no = refused(request)
+        return no or Response(status_code=204)
+
+    return Starlette(middleware=[Middleware(BrowserCheck, access=gate.access)], routes=[
         Route("/", page),
         Route("/favicon.ico", favicon),
         Route("/static/{name}", static),
         Route("/api/view", view),
         Route("/api/stream", stream),
         Route("/api/tree/{room}", tree),
+        Route("/api/hours", hours),
         Route("/api/{what}", act, methods=["POST"]),
     ])
+
+
+def _number(text: str) -> float | str:
+    """A query parameter as the number it says, or as it is (the operation names it wrong)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 async def _call(feed: Feed, name: str, args: dict[str, Any]) -> Response:

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scorch.errors import BootError
-from scorch.web.app import Gate, make_app
+from scorch.web.app import make_app
 from scorch.web.feed import Feed
-from scorch.wire.access import READONLY_TOKEN_FILE, Access, load_token
+from scorch.web.gate import Gate
+from scorch.wire.access import READONLY_TOKEN_FILE, TOKEN_FILE, Access, load_token
 
 if TYPE_CHECKING:
     import uvicorn
@@ -30,13 +31,14 @@ class WebServer:
     """The technician's page on ``host``:``port``, in its own thread."""
 
     def __init__(self, service: LocalService, orch: Orchestra, host: str, port: int,
-                 state_dir: Path, meter_hz: float) -> None:
+                 state_dir: Path, meter_hz: float, open_loopback: bool = False) -> None:
         self.host = host
         self.port = port
-        access = Access.for_listener(host, port, state_dir)
-        readonly = None if access.token is None else load_token(state_dir, READONLY_TOKEN_FILE)
+        self.state_dir = state_dir
+        self.gate = Gate(Access.for_listener(host, port, state_dir, open_loopback),
+                         load_token(state_dir, READONLY_TOKEN_FILE))
         self.feed = Feed(service, orch)
-        self.app = make_app(self.feed, Gate(access, readonly), meter_hz)
+        self.app = make_app(self.feed, self.gate, meter_hz)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -45,6 +47,19 @@ class WebServer:
         """Where a browser opens it."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}/"
+
+    def how_to_open(self, show_tokens: bool) -> str:
+        """Where the page is and how to open it: with its tokens (``show_tokens``, a person
+        at a terminal) or with where they are kept (a log that may go to a journal)."""
+        if self.gate.access.token is None:
+            return (f"the technician's page: {self.url} (open to every account of this "
+                    "machine: [web] open_loopback = true)")
+        if show_tokens:
+            return (f"the technician's page: {self.url}?token={self.gate.access.token} "
+                    f"(read-only: {self.url}?token={self.gate.readonly_token})")
+        return (f"the technician's page: {self.url}; open it once as {self.url}?token=TOKEN, "
+                f"TOKEN from {self.state_dir / TOKEN_FILE} (read-only: "
+                f"{self.state_dir / READONLY_TOKEN_FILE})")
 
     def start(self) -> None:
         """Listen, or raise :class:`BootError` saying why not."""

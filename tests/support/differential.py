@@ -43,6 +43,15 @@ UNSAFE = re.compile(
     r"|Buffer\.read|\.load\b|\.openDialog|\.gui|\.plot|\.scope|\.front|\.edit|Help\b"
     r"|\bStethoscope|FreqScope|Recorder|\.record|prepareForRecord|\.dump|dumpBackTrace"
     r"|Env\(.*\)\.test|\.test\b|Tdef|Pdef|Ndef|ProxySpace|~\w+\s*=.*\.play")
+#: What scorch's guard refuses in a room (classes/guard/): shell commands, file writes,
+#: the class library's paths. A unit that calls one of these may differ from the bare
+#: sclang by the guard's refusal, and by nothing else (:func:`_guarded`).
+GUARDED = re.compile(
+    r"unixCmd|systemCmd|runInTerminal|\bPipe\b|openOS|\bFile\b|SoundFile|\.write\b|writeDefFile"
+    r"|\.store\b|\.load\b|[Aa]rchive|recordNRT|\.record\b|prepareForRecord|recordingsDir"
+    r"|LanguageConfig|b_write")
+#: How the guard's refusal begins (ScorchGuard.refuse).
+REFUSED = "scorch refused "
 NOISE = [
     (re.compile(r"0x[0-9a-f]{6,}"), "0x?"),
     # SynthDesc:makeMsgFunc names its variable after the desc's identity hash (an address)
@@ -75,6 +84,9 @@ class Verdict:
     same: bool
     reason: str = ""
     nondeterministic: bool = False
+    guarded: bool = False
+    """scorch's guard refused what the bare sclang did (a shell command, a file written),
+    and the two agreed up to that refusal."""
     bare: str = ""
     scorch: str = ""
     notes: list[str] = field(default_factory=list)
@@ -103,6 +115,11 @@ def units_of_block(block: str, source: str) -> list[Unit]:
         elif line.strip() and not line.strip().startswith("//"):
             units.append(line)
     return [Unit(f"{source}#{i}", code) for i, code in enumerate(units)]
+
+
+def guarded_units() -> list[Unit]:
+    """The runnable help units that call what scorch's guard refuses (every one: few)."""
+    return [unit for unit in help_units() if GUARDED.search(unit.code)]
 
 
 def help_units(limit: int | None = None, seed: int = 18) -> list[Unit]:
@@ -361,6 +378,10 @@ def _judge(unit: Unit, runs: list[BareRun], results: list[tuple[ExecuteResult, l
     verdict = pairs[0] if failing is None else failing
     if failing is pairs[1]:
         verdict.reason = f"second run: {verdict.reason}"
+    refusal = _guarded(unit, runs, results) if failing is not None else None
+    if refusal is not None:
+        return replace(verdict, same=False, guarded=True, nondeterministic=False,
+                       reason=refusal.removeprefix("WARNING: ")[:300])
     # scorch differs, and sclang's own two runs differ too: sclang itself varies
     verdict.nondeterministic = failing is not None and (
         normalise(runs[0].text) != normalise(runs[1].text))
@@ -378,6 +399,28 @@ def _judge(unit: Unit, runs: list[BareRun], results: list[tuple[ExecuteResult, l
     elif not all(run.finished for run in runs):
         verdict.notes.append("compared with what the bare sclang printed before it hung")
     return verdict
+
+
+def _guarded(unit: Unit, runs: list[BareRun], results: list[tuple[ExecuteResult, list[str]]]
+             ) -> str | None:
+    """Whether the one difference is the guard's: each of scorch's runs refused a call the
+    unit makes to what the guard closes (the guard posts its refusal, which an error the
+    class library makes next may hide: SynthDef:store's cleanup), having posted what the
+    bare sclang posted before it, and the bare sclang knows nothing of a refusal. Returns
+    the first run's refusal, or None."""
+    if not GUARDED.search(unit.code):
+        return None
+    refusals = []
+    for run, (mine, _) in zip(runs, results, strict=True):
+        warning = next((i for i, line in enumerate(mine.posted)
+                        if line.startswith(f"WARNING: {REFUSED}")), None)
+        if mine.error is None or warning is None or REFUSED in run.text:
+            return None
+        posted = [normalise(line) for line in mine.posted[:warning]]
+        if _lines(normalise(run.text))[:len(posted)] != posted:
+            return None
+        refusals.append(mine.posted[warning])
+    return refusals[0] if refusals else None
 
 
 def _kind(result: ExecuteResult) -> str | None:

@@ -9,7 +9,6 @@ from the processes (jack_wait, ``server ready``, ``/synced``), never slept for.
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +29,7 @@ from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.jackd import ServerClaim, wait_for_server
 from scorch.primitives.system.ports import free_udp_port
 from scorch.primitives.system.process import ManagedProcess
+from tests.support.skips import needs
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -84,9 +84,8 @@ _SOURCES = {
 }
 
 HAVE_TOOLS = all(shutil.which(b) for b in ("jackd", "scsynth", "sclang", "jack_wait"))
-# In CI a missing tool is a failed install, never a reason to skip.
-needs_tools = pytest.mark.skipif(not HAVE_TOOLS and not os.environ.get("CI"),
-                                 reason="jackd, scsynth or sclang missing")
+needs_tools = needs(HAVE_TOOLS, "jackd, jack_wait, scsynth or sclang (make test installs "
+                    "jackd2 and SuperCollider)")
 
 
 def _running(server: str) -> bool:

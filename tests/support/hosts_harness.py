@@ -27,13 +27,12 @@ from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from scorch.primitives.system.process import DIE_WITH_PARENT, pid_alive
 from scorch.wire.envelope import answers, socket_path
 from tests.conftest import JACK_PREFIX, jack_name
 from tests.support.shm.cleanup import release
 from tests.support.shm.scan import mapped_by
+from tests.support.skips import missing
 
 SCORCH = Path(sys.executable).parent / "scorch"
 SSHD = Path("/usr/sbin/sshd")
@@ -150,9 +149,9 @@ class Sshd:
     def __init__(self, directory: Path, address: str, port: int,
                  netns: str | None = None) -> None:
         if not SSHD.exists() or shutil.which("ssh") is None:
-            pytest.skip("openssh-server is not installed (make system-deps installs it)")
+            missing("openssh-server and -client (make test installs them)")
         if os.geteuid() != 0:
-            pytest.skip("the sshd test runs sshd as root (CI is root)")
+            missing("root: the sshd test runs sshd as root (CI is root)")
         directory.mkdir(parents=True, exist_ok=True)
         self.directory = directory
         self.address, self.port = address, port
@@ -239,7 +238,7 @@ def namespaces_allowed() -> str | None:
     if os.geteuid() != 0:
         return "network namespaces need root (CI runs as root)"
     if shutil.which("ip") is None or shutil.which("nft") is None:
-        return "iproute2 or nftables is missing (make system-deps installs them)"
+        return "iproute2 or nftables (make test installs them)"
     probe = f"scorch-{TAG}-probe"
     made = _ip("netns", "add", probe)
     if made.returncode != 0:
@@ -400,7 +399,7 @@ def namespaces(count: int) -> Iterator[list[Namespace]]:
     """``count`` namespaces for the block; skipped with the reason where they are not allowed."""
     why = namespaces_allowed()
     if why is not None:
-        pytest.skip(why)
+        missing(why)
     made: list[Namespace] = []
     try:
         for index in range(count):

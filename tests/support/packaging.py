@@ -39,7 +39,7 @@ def mcpb() -> Path:
     """The mcpb CLI (``npm install --prefix build/mcpb`` when `make` did not install it)."""
     if not MCPB.exists():
         npm = shutil.which("npm")
-        assert npm, "npm is missing: `make system-deps` installs nodejs and npm"
+        assert npm, "npm is missing: `make test` installs nodejs and npm"
         subprocess.run([npm, "install", "--prefix", str(MCPB.parents[2]), "--no-audit",
                         "--no-fund", MCPB_PACKAGE], check=True, timeout=300,
                        stdout=subprocess.DEVNULL)

@@ -1,7 +1,8 @@
 """Feed every MCP tool generated and hostile input through a real client; count what comes back.
 
 Inputs are drawn from each tool's own inputSchema (hypothesis-jsonschema), and for
-a tool with actions from each action's own schema too (its ``$defs``), with
+a tool with actions from each action's own schema too (its ``$defs`` entry with the
+tool's arguments, ``mcp_server.schemas.action_schema``), with
 timeouts capped so a run stays short, and from a list of hand-made hostile
 cases (float32 edges, huge and odd strings, NUL bytes, booleans as words,
 hostile SuperCollider code). Every call must end in a result or a clear error:
@@ -27,11 +28,13 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from mcp import Client
 
+from mcp_server.schemas import action_schema
 from mcp_server.server import build_server
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from scorch.primitives.synthdefs.library import SynthDefLibrary
+from tests.support.mcp.hearing_cases import HEARING_HOSTILE, HEARING_NAMED
 
 #: The room every call is aimed at: a named node to hit, MIDI on JACK (and PLAY's pattern).
 ROOM = """
@@ -128,10 +131,11 @@ REAL = {"instance": ["room", "*"], "name": ["room", "hum", "tick"], "node": ["hu
 
 
 def action_schemas(schema: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each action's own schema, for a tool with actions (they are in its ``$defs``)."""
-    defs = schema.get("$defs", {})
-    return [{**own, "$defs": defs} for own in defs.values()
-            if "const" in own.get("properties", {}).get("action", {})]
+    """Each action's own schema, for a tool with actions (its ``$defs`` entry with the
+    arguments it names)."""
+    if "action" not in schema.get("properties", {}):
+        return []
+    return [action_schema(schema, action) for action in schema.get("$defs", {})]
 
 
 def generated(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
@@ -196,13 +200,41 @@ HOSTILE: list[tuple[str, dict[str, Any]]] = [
                                         "param": "freq", "range": [0, 1e39]}}),
     ("midi", {"action": "map", "spec": "not an object"}),
     ("midi", {"action": "send", "port": "nowhere", "message": {"type": "note_on"}}),
+    ("midi", {"action": "send", "port": "scorch", "message": [{"type": "note_on", "note": 60,
+                                                              "time": -1}]}),
+    ("midi", {"action": "send", "port": "scorch", "message": [{"type": "note_on", "note": 60,
+                                                              "time": 1e308}]}),
+    ("midi", {"action": "send", "port": "scorch", "message": [{"type": "note_on", "note": 60,
+                                                              "time": "soon"}]}),
+    ("midi", {"action": "send", "port": "scorch", "message": [{"type": "note_on",
+                                                              "note": 300}]}),
+    ("midi", {"action": "send", "port": "scorch", "message": [[1, 2, 3]]}),
+    ("midi", {"action": "send", "port": "scorch", "message": []}),
+    ("midi", {"action": "send", "port": "scorch", "message": [{"type": "clock"}] * 1001}),
+    ("midi", {"action": "send", "port": "scorch", "message": [{"type": "cc", "control": 1,
+                                                              "value": 1, "channel": 17}]}),
     ("midi", {"action": "unmap", "route_id": "../x"}),
+    ("midi", {"action": "profiles", "device": "\x00" * 50}),
+    ("midi", {"action": "profiles", "device": "../../etc/passwd"}),
+    ("midi", {"action": "map", "spec": {"port": "nanoKONTROL2", "control": "fader9",
+                                        "instance": "room", "node": "hum", "param": "freq"}}),
+    ("midi", {"action": "map", "spec": {"port": "*", "control": "Fader 1; drop",
+                                        "instance": "room", "node": "hum", "param": "freq"}}),
+    ("midi", {"action": "map", "spec": {"port": "nano", "controls": ["fader1"] * 500,
+                                        "instance": "room", "node": "hum", "param": "freq"}}),
+    ("midi", {"action": "map", "spec": {"port": "nano", "controls": ["fader1", "fader2"],
+                                        "params": ["freq"], "instance": "room",
+                                        "node": "hum"}}),
+    ("midi", {"action": "map", "spec": {"port": "nano", "controls": "fader1",
+                                        "instance": "room", "node": "hum", "param": "freq"}}),
+    ("midi", {"action": "map", "spec": {"port": "nano", "control": "track_right",
+                                        "page": "../x"}}),
+    ("midi", {"action": "map", "spec": {"type": "cue", "port": "nano", "note": 36,
+                                        "action": "standby"}}),
+    ("midi", {"action": "map", "spec": {"type": "cue", "note": 36, "cc": 1, "cue": "../x"}}),
+    ("midi", {"action": "map", "spec": {"type": "cue", "control": "play; drop",
+                                        "action": "back"}}),
     ("release", {"instance": "room", "node": "ghost"}),
-    ("buffer", {"action": "load", "instance": "room", "path": "/etc/passwd"}),
-    ("buffer", {"action": "load", "instance": "room", "path": "/dev/zero"}),
-    ("buffer", {"action": "load", "instance": "room", "path": "/proc/self/status"}),
-    ("buffer", {"action": "load", "instance": "room", "path": "../../etc/hostname"}),
-    ("buffer", {"action": "load", "instance": "room", "path": "a\x00b.wav"}),
     ("buffer", {"action": "load", "instance": "room", "path": "/" * 5000}),
     ("buffer", {"action": "free", "instance": "room", "name": "ghost"}),
     ("buffer", {"action": "search", "query": "*" * 1000}),
@@ -225,6 +257,14 @@ HOSTILE: list[tuple[str, dict[str, Any]]] = [
     ("pattern", {"action": "define", "instance": "room", "kind": "Ndef", "name": "hostile",
                  "source": "{ |a| ^a }", "at": "now"}),
     ("pattern", {"action": "stop", "instance": "room", "name": "hostile", "kind": "Ndef"}),
+    ("gain", {"instance": "room", "db": 1e39}),
+    ("gain", {"instance": "room", "db": -1e39, "fade": -1}),
+    ("gain", {"instance": "room", "db": "-6"}),
+    ("gain", {"instance": "room", "db": -6, "fade": 1e999}),
+    ("gain", {"instance": "room", "db": 0, "fade": 0}),
+    ("gain", {"instance": "nowhere", "db": 0}),
+    ("execute", {"instance": "room", "code": f's.sendMsg("/n_set", {2**28 - 3}, "ceiling", '
+                 f'40); s.sendMsg("/n_free", {2**28 - 3}); 1'}),
     ("undo", {"action": "list"}),
     ("undo", {"action": "undo", "steps": 3, "dry_run": True}),
     ("undo", {"action": "checkpoint", "name": "fuzzed"}),
@@ -282,49 +322,71 @@ NAMED: list[tuple[str, dict[str, Any], str]] = [
     ("buffer", {"action": "free", "instance": "room", "name": "ghost", "dry_run": 0},
      "dry_run"),
     ("playing", {"instance": "room", "detail": "yes"}, "detail"),
+    ("schedule", {"at": "25:99"}, "at"),
+    ("schedule", {"at": "x" * 5000}, "at"),
+    ("schedule", {"next": "-1h"}, "next"),
+    ("schedule", {"next": "99999d"}, "next"),
+    ("schedule", {"next": "1h", "at": "now"}, None),
+    ("schedule", {"next": 5}, "next"),
+    ("cue", {"action": "go", "cue": "../1"}, "cue"),
+    ("cue", {"action": "go", "cue": "ghost"}, "cue"),
+    ("cue", {"action": "go", "at": "soon"}, "at"),
+    ("cue", {"action": "go", "at": 1e300}, "at"),
+    ("cue", {"action": "go", "at": 1.0}, "at"),
+    ("cue", {"action": "standby", "cue": "\x00"}, "cue"),
+    ("cue", {"action": "add", "cue": "f1", "do": [{"op": "execute"}]}, "do"),
+    ("cue", {"action": "add", "cue": "f1", "do": [{"op": "status"}]}, "do"),
+    ("cue", {"action": "add", "cue": "f1", "do": [{"no": "op"}]}, "do"),
+    ("cue", {"action": "add", "cue": "f1", "do": [{"op": "cue", "action": "go"}]}, "do"),
+    ("cue", {"action": "add", "cue": "f1", "do": [{"op": "set", "instance": "room",
+                                                   "node": "hum", "params": {"freq": 1e39}}]},
+     "do"),
+    ("cue", {"action": "add", "cue": "f1", "do": [{}] * 65}, "do"),
+    ("cue", {"action": "add", "cue": "f1", "do": "not a list"}, "do"),
+    ("cue", {"action": "add", "cue": "f1", "do": [], "pre_wait": -1}, "pre_wait"),
+    ("cue", {"action": "add", "cue": "f1", "do": [], "then": "jump"}, "then"),
+    ("cue", {"action": "edit", "cue": "f1"}, None),
+    ("cue", {"action": "delete", "cue": "nowhere"}, "cue"),
 ]
-#: Hearing like an engineer: references, sweeps, masking, harmony (issue 43).
-SWEEP = {"instance": "room", "node": "hum", "param": "freq", "seconds": 0.3, "settle": 0.0,
-         "steps": 2, "refine": 0}
-NAMED += [
-    ("sweep", {**SWEEP, "param": "nope"}, "param"),
-    ("sweep", {**SWEEP, "low": 100.0, "high": 100.0}, "high"),
-    ("sweep", {**SWEEP, "low": 1e39}, "low"),
-    ("sweep", {**SWEEP, "low": float("nan")}, "low"),
-    ("sweep", {**SWEEP, "steps": 32, "param2": "amp", "steps2": 32}, "steps2"),
-    ("sweep", {**SWEEP, "steps": 32, "refine": 16, "seconds": 5.0, "settle": 2.0}, "steps"),
-    ("sweep", {**SWEEP, "low2": 1.0}, "param2"),
-    ("sweep", {**SWEEP, "figure": "band"}, "band"),
-    ("sweep", {**SWEEP, "figure": "balance"}, "reference"),
-    ("sweep", {**SWEEP, "figure": "loudness", "reference": "ghost"}, "reference"),
-    ("sweep", {**SWEEP, "value": 1.0, "reference": "ghost"}, "value"),
-    ("sweep", {**SWEEP, "figure": "nonsense"}, "figure"),
-    ("sweep", {**SWEEP, "leave": "closest", "leave_at": 3.0}, "leave_at"),
-    ("sweep", {**SWEEP, "node": "ghost"}, "node"),
-    ("listen", {"instance": "room", "reference": "ghost", "seconds": 0.2}, "reference"),
-    ("listen", {"instance": "room", "node": "hum", "versus": "hum", "seconds": 0.2}, "versus"),
-    ("listen", {"instance": "room", "versus": "room", "seconds": 0.2}, "versus"),
-    ("reference", {"action": "capture", "name": "../x", "path": "/etc/passwd"}, "name"),
-    ("reference", {"action": "capture", "name": "x"}, "path"),
-    ("reference", {"action": "capture", "name": "x", "path": "a.wav", "node": "hum"}, "node"),
-    ("reference", {"action": "forget", "name": "ghost"}, "name"),
-    ("reference", {"action": "forget", "name": "a\x00b"}, "name"),
-    ("harmony", {}, "last_bars"),
-    ("harmony", {"path": "x.mid", "last_bars": 4.0}, "path"),
-    ("harmony", {"last_bars": -1.0}, "last_bars"),
-]
-HOSTILE += [
-    ("listen", {"instance": "room", "versus": "ghost", "seconds": 0.2}),
+#: (tool, arguments): a path argument that leads outside the folders the installation allows
+#: (the test room has no [samples] folder), each refused as PATH_REFUSED naming `path`.
+PATHS: list[tuple[str, dict[str, Any]]] = [
+    ("buffer", {"action": "load", "instance": "room", "path": "/etc/passwd"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "/dev/zero"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "/proc/self/status"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "../../etc/hostname"}),
+    ("buffer", {"action": "load", "instance": "room", "path": "kick.wav\n"}),
+    ("listen", {"path": "/etc/hostname"}),
+    ("listen", {"path": "../../../../../../../etc/hostname"}),
+    ("listen", {"path": "take\n"}),
+    ("notes", {"action": "transcribe", "path": "/etc/hostname"}),
+    ("notes", {"action": "harmony", "path": "/etc/passwd"}),
+    ("notes", {"action": "harmony", "path": "../../config.toml"}),
     ("reference", {"action": "capture", "name": "x", "path": "/etc/passwd"}),
     ("reference", {"action": "capture", "name": "x", "path": "/dev/zero"}),
-    ("reference", {"action": "capture", "name": "x" * 100, "instance": "room"}),
-    ("harmony", {"path": "/etc/passwd"}),
-    ("harmony", {"path": "../../config.toml"}),
-    ("harmony", {"last_seconds": 1e300}),
-    ("sweep", {**SWEEP, "figure": "band", "band": "\x00"}),
-    ("render", {"synthdef": "sine", "duration": 0.5, "reference": "../x"}),
+    ("notes", {"action": "play", "instance": "room", "path": "../../../../x.mid"}),
+    ("notes", {"action": "export", "last_seconds": 5.0, "path": "/tmp/../etc/scorch.mid"}),
+    ("notes", {"action": "export", "last_seconds": 5.0, "path": "../../x.mid"}),
+    ("partner", {"action": "continue", "save": True, "path": "/root/x.mid"}),
+    ("partner", {"action": "infill", "last_seconds": 5.0, "path": "../../../x.mid"}),
 ]
+NAMED += [(tool, args, "path") for tool, args in PATHS]
+NAMED += [("buffer", {"action": "load", "instance": "room", "path": "a\x00b.wav"}, "path"),
+          ("buffer", {"action": "load", "instance": "room", "path": "/" * 5000}, "path")]
+NAMED += HEARING_NAMED
+HOSTILE += HEARING_HOSTILE
 HOSTILE += [(tool, args) for tool, args, _ in NAMED]
+HOSTILE += [
+    ("cue", {"action": "add", "cue": "fz", "name": "hostile", "then": "follow",
+             "do": [{"op": "set", "instance": "room", "node": "hum",
+                     "params": {"amp": 0.001}}]}),
+    ("cue", {"action": "go", "cue": "fz"}),
+    ("cue", {"action": "go", "cue": "fz"}),  # a double GO
+    ("cue", {"action": "stop"}),
+    ("cue", {"action": "delete", "cue": "fz"}),
+    ("schedule", {"next": "24h"}),
+    ("schedule", {"at": "18:00 tomorrow"}),
+]
 
 
 @dataclass

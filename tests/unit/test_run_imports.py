@@ -13,7 +13,9 @@ HEAVY = ("numpy", "scipy", "soundfile", "pyloudnorm", "matplotlib", "mcp", "mcp_
          "jsonschema", "re2", "music21",
          # mido: only to write or read a .mid and to send a named message to an output
          # (the router's hot path works on bytes); about 3 MB
-         "mido", "basic_pitch", "onnxruntime", "librosa")
+         "mido", "basic_pitch", "onnxruntime", "librosa",
+         # the schedule's (docs/schedule.md): only where a config has one
+         "croniter", "astral", "holidays", "dateutil")
 
 #: What ``scorch run`` imports before its first room boots: the command, the runner
 #: (orchestra, facade, control socket) and the supervision tree with the MIDI router.

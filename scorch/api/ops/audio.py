@@ -8,6 +8,7 @@ and one sentence.
 
 from __future__ import annotations
 
+import glob
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -15,12 +16,25 @@ from pydantic import BaseModel, Field
 
 from scorch.api import budget
 from scorch.api.fields import Code, InstanceName, NodeName, Params, SynthDefName
-from scorch.api.operation import CHANGE, READ, SET, Action, Args, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    CODE,
+    READ,
+    WRITE,
+    Action,
+    Args,
+    CliForm,
+    Patience,
+    Result,
+    Tool,
+    operation,
+)
 from scorch.app.studio.capture import AUDIO_BUSES, MAX_SECONDS, Source
 from scorch.app.studio.renderer import MAX_RENDER
 from scorch.audio.meter.masking import Masking, masking
 from scorch.audio.reference import Comparison, Reference, compare
-from scorch.audio.report import SoundReport
+from scorch.audio.report import Figures, SoundReport
+from scorch.config.allowed import folders, sclang_guard
 from scorch.errors import InvalidRequest, ScorchError
 from scorch.primitives.synthdefs.capture import MAX_CHANNELS
 from scorch.values import Flag, Seconds, Text
@@ -36,8 +50,7 @@ Channels = Annotated[int, Field(strict=True, ge=1, le=MAX_CHANNELS,
                                 description="How many channels, from the bus up")]
 #: A reference sound's name, as listen and render compare against it.
 ReferenceName = Annotated[Text, Field(max_length=64, description=(
-    "Compare with this reference sound (kept by the reference tool): the difference per "
-    "figure and per band in dB, and what to change"))]
+    "A reference sound's name (see reference): compare with it"))]
 Bus = Annotated[int, Field(strict=True, ge=0, le=AUDIO_BUSES - 1, description=(
     "The first audio bus; 0 is the main outputs (the default)"))]
 
@@ -57,15 +70,13 @@ class RecordList(Action):
 class RecordStart(Action):
     """Start recording a room to a file."""
 
-    access = CHANGE
+    access = WRITE
     action: Literal["start"]
-    instance: Annotated[InstanceName, Field(description="The room to record")]
-    bus: Annotated[Bus | None, Field(description=(
-        "The first audio bus to record; 0 is the main outputs (the default)"))] = None
+    instance: InstanceName
+    bus: Bus | None = None
     channels: Channels = 2
     seconds: Annotated[Seconds | None, Field(
-        ge=0.1, le=MAX_SECONDS, description="Stop by itself after this long, exact to a "
-        "control block; omitted: until stopped")] = None
+        ge=0.1, le=MAX_SECONDS, description="Stop by itself after this long")] = None
     format: Format = "wav"
     name: Annotated[Text | None, Field(
         max_length=100, description="The file's name without extension (default "
@@ -77,10 +88,8 @@ class RecordStop(Action):
 
     access = CHANGE
     action: Literal["stop"]
-    instance: Annotated[InstanceName | None, Field(
-        description="The room whose recordings to stop")] = None
-    name: Annotated[Text | None, Field(
-        max_length=100, description="The recording to stop")] = None
+    instance: InstanceName | None = None
+    name: Annotated[Text | None, Field(max_length=100)] = None
 
 
 RecordArgs = Annotated[RecordList | RecordStart | RecordStop, Field(discriminator="action")]
@@ -118,18 +127,28 @@ class RecordOutput(Result):
 
     def text(self) -> str:
         rows = [f"{r.name}  {r.state}  {r.instance or '?'}  "
-                f"{'?' if r.seconds is None else f'{r.seconds:g}'} s  {r.path}"
+                f"{'?' if r.seconds is None else f'{r.seconds:g}'} s  {size(r.size)}  "
+                f"{r.format}{'' if r.channels is None else f' {r.channels} ch'}"
+                f"{'' if r.sample_rate is None else f' {r.sample_rate} Hz'}  {r.path}"
                 + (f"  ({r.note})" if r.note else "") for r in self.recordings]
         return budget.lines(rows, self.more, "earlier recordings",
                             "record(action='list', full=true)", f"no recordings in {self.folder}")
 
 
-@operation(command="record", positional=("action", "instance"))
+def size(count: int | None) -> str:
+    """A file's size as people read it: 812 B, 1.4 MB, 2.1 GB (? when unknown)."""
+    if count is None:
+        return "? B"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} B"
+
+
+@operation(cli=CliForm("record", ("action", "instance")))
 def record(orch: Orchestra, args: RecordArgs) -> RecordOutput:
-    """Record a room to a file (inside scsynth, with DiskOut): start, stop, or list the
-    recordings with their path, room, state, length and size. A recording with
-    `seconds` stops by itself. If scsynth dies while recording, the file is repaired and
-    the list says it was cut short."""
+    """Record a room to a file (inside scsynth, with DiskOut); a recording that a crash cut
+    short is repaired, and listed so."""
     recorder = orch.studio.recorder
     if args.action == "start":
         orch.rooms.view(args.instance)
@@ -177,12 +196,12 @@ class HeardOutput(Result, SoundReport):
                          "a log-frequency spectrogram")
     audio: str = Field(description="the audio file that was analysed")
     remark: str | None = Field(None, description="anything to know about how it was heard")
-    compared: Comparison | None = Field(None, description="against the reference asked for")
-    masking: Masking | None = Field(None, description="with the sound asked for (versus)")
+    compared: Figures[Comparison] = Field(None, description="against the reference asked for")
+    masking: Figures[Masking] = Field(None, description="with the sound asked for (versus)")
 
     @classmethod
-    def of(cls, heard: Heard, compared: Comparison | None = None,
-           masking: Masking | None = None) -> HeardOutput:
+    def of(cls, heard: Heard, compared: Figures[Comparison] = None,
+           masking: Figures[Masking] = None) -> HeardOutput:
         """The API form of a listen."""
         return cls(**heard.report.model_dump(), heard=heard.label, picture=str(heard.picture),
                    audio=str(heard.audio), remark=heard.remark, compared=compared,
@@ -248,35 +267,32 @@ class ListenArgs(Args):
     channels: Channels = 2
     path: Annotated[Text | None, Field(
         max_length=4096, description="An audio file to hear instead of a room (WAV, AIFF, "
-        "FLAC...): absolute, or a recording's file name")] = None
+        "FLAC...): a recording's name or file name, a path relative to the recordings "
+        "folder, or an absolute path inside a folder the installation allows")] = None
     reference: ReferenceName | None = None
     versus: Annotated[Text | None, Field(max_length=100, description=(
-        "Hear this too, at the same time, and say where the two mask each other: another "
-        "named node of the room (with `node`), or another room"))] = None
+        "Hear this too and say where the two mask: another node (with `node`) or room"))] = None
 
 
 def audio_path(orch: Orchestra, given: str) -> Path:
-    """An audio file given as an absolute path, a recording's file name, or its name alone."""
-    path = Path(given).expanduser()
-    if not path.is_absolute():
-        path = orch.studio.recorder.folder / path
+    """An audio file given as a path (relative: in the recordings folder), a recording's file
+    name, or its name alone; inside the folders the installation allows (PathRefused else)."""
+    allowed, recordings = folders(orch.config), [orch.studio.recorder.folder]
+    path = allowed.file("path", given, recordings)
     if not path.exists() and not path.suffix:  # a recording's name, as record returned it
-        found = sorted(path.parent.glob(f"{path.name}.*"))
+        found = sorted(path.parent.glob(f"{glob.escape(path.name)}.*"))
         audio = [p for p in found if p.suffix in (".wav", ".aiff", ".flac")]
-        path = audio[0] if audio else path
+        path = allowed.file("path", str(audio[0]), recordings) if audio else path
     return path
 
 
-@operation(access=READ, command="listen", positional=("instance",), waits="seconds",
-           patience=100.0, panel="show")
+@operation(access=READ, cli=CliForm("listen", ("instance",)),
+           patience=Patience(seconds=100.0, argument="seconds"), tool=Tool(panel="show"))
 def listen(orch: Orchestra, args: ListenArgs) -> HeardOutput:
     """Hear what a room plays now (or an audio file): a picture (waveform over a
-    log-frequency spectrogram), the numbers (peak and RMS dBFS, clipping, silence;
-    loudness to EBU R 128: integrated, short-term, momentary, range, true peak; energy
-    per octave band, tilt, crest, stereo width and correlation per band, mono
-    compatibility; spectral centroid, fundamental with note name and cents, strongest
-    partials, onsets; tempo and how far the onsets lie from the installation's grid;
-    key and chords) and one sentence saying what was heard."""
+    spectrogram), the numbers (levels, EBU R 128 loudness, octave balance, tilt, crest,
+    stereo per band, pitch, partials, onsets, tempo and grid offsets, key and chords)
+    and one sentence."""
     if args.path is not None:
         if args.instance is not None or args.node is not None or args.bus is not None \
                 or args.versus is not None:
@@ -349,9 +365,8 @@ class RenderArgs(Args):
         description="A library SynthDef to play (or give `code`)")] = None
     params: Params | None = None
     duration: Annotated[Seconds | None, Field(
-        le=MAX_RENDER, description="Seconds: how long a SynthDef plays (a held sound is "
-        "then released and its release tail rendered too; default 2), or where a "
-        "Score's render ends (default: its last event)")] = None
+        le=MAX_RENDER, description="Seconds a SynthDef plays (default 2, then its tail), or "
+        "where a Score ends (default: its last event)")] = None
     code: Annotated[Code | None, Field(description=(
         "sclang code whose value is a Score, or an array of [time, [command...]] events, "
         "e.g. [[0, [\\s_new, \\sine, 1000, 0, 0, \\freq, 330]], [1, [\\n_set, 1000, \\gate, 0]]]; "
@@ -386,11 +401,11 @@ class RenderOutput(HeardOutput):
                    compared=compared_with(orch, rendered.report, reference))
 
 
-@operation(access=SET, command="render", positional=("synthdef",), patience=150.0)
+@operation(access=CODE, cli=CliForm("render", ("synthdef",)), patience=Patience(seconds=150.0))
 def render(orch: Orchestra, args: RenderArgs) -> RenderOutput:
     """Render offline with scsynth -N, no room needed: a library SynthDef with params for
     `duration` seconds, or an sclang Score (`code`). Returns the file's path and the same
-    picture and numbers as listen. Renders are cached by content."""
+    picture and numbers as listen."""
     if (args.synthdef is None) == (args.code is None):
         raise InvalidRequest("render needs `synthdef` (with `params` and `duration`) or "
                              "`code` (a Score), one of them")
@@ -411,4 +426,5 @@ def render(orch: Orchestra, args: RenderArgs) -> RenderOutput:
         raise InvalidRequest("render: `params` go with `synthdef`; a Score sets its own")
     assert args.code is not None
     return RenderOutput.rendered(renderer.code(args.code, args.duration, args.format,
-                                               args.channels), orch, args.reference)
+                                               args.channels, guard=sclang_guard(orch.config)),
+                                 orch, args.reference)

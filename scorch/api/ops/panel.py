@@ -18,8 +18,19 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
+from scorch.api import ops
 from scorch.api.live import Here, LiveView, live_view, meters_now
-from scorch.api.operation import READ, SET, Args, Result, operation
+from scorch.api.operation import (
+    READ,
+    SET,
+    Args,
+    CliForm,
+    Patience,
+    Result,
+    Spread,
+    Tool,
+    operation,
+)
 from scorch.values import Float32, InstanceName, NodeName, ParamName
 
 if TYPE_CHECKING:
@@ -38,16 +49,14 @@ class LiveArgs(Args):
     """How much of the view to build."""
 
     meters_only: bool = Field(False, description="only the level meters are new; the rest "
-                              "is the last whole view (at most 2 s old): a panel's fast "
-                              "refresh between two whole views")
+                              "is the last whole view (at most 2 s old)")
 
 
-@operation(access=READ, command="live", rooms=None, patience=10.0, panel="only")
+@operation(access=READ, cli=CliForm("live"), spread=Spread(rooms=None),
+           patience=Patience(seconds=10.0), tool=Tool(panel="only"))
 def live(orch: Orchestra, args: LiveArgs) -> LiveView:
-    """The live view the panel shows: every room's state, uptime, restarts, CPU, level
-    meters and their last minutes, named nodes with their params and ranges, patterns,
-    MIDI activity, tempo and recent events. Keeps the level meters running a few
-    seconds."""
+    """The live view the panel shows: rooms, level meters, named nodes, patterns, MIDI,
+    tempo and recent events. Keeps the level meters running a few seconds."""
     orch.meters.lease(METER_LEASE)
     now = time.monotonic()
     built, last = _LAST.get(orch, (0.0, None))
@@ -55,7 +64,7 @@ def live(orch: Orchestra, args: LiveArgs) -> LiveView:
         meters = meters_now(orch)
         return last.model_copy(update={"time": time.time(), "rooms": [
             room.model_copy(update={"meter": meters.get(room.name)}) for room in last.rooms]})
-    view = live_view(Here(orch), orch)
+    view = live_view(Here(orch, ops.lookup), orch)
     _LAST[orch] = (now, view)
     return view
 
@@ -81,11 +90,10 @@ class FaderOutput(Result):
         return f"{self.instance}/{self.node}: {self.param} = {self.value:g}"
 
 
-@operation(access=SET, command="fader", positional=("instance", "node", "param", "value"),
-           patience=5.0, panel="only")
+@operation(access=SET, cli=CliForm("fader", ("instance", "node", "param", "value")),
+           patience=Patience(seconds=5.0), tool=Tool(panel="only"))
 def fader(orch: Orchestra, args: FaderArgs) -> FaderOutput:
-    """Move one param of a named node (a fader of the panel): the value is sent to scsynth
-    at once and kept for restarts, as set does."""
+    """Move one param of a named node (a fader of the panel), as set does."""
     values = orch.rooms.set(args.instance, args.node, {args.param: args.value})
     return FaderOutput(instance=args.instance, node=args.node, param=args.param,
                        value=values.get(args.param, args.value))

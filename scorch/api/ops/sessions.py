@@ -10,7 +10,21 @@ from pydantic import BaseModel, Field
 
 from scorch.api import budget
 from scorch.api.fanout import label
-from scorch.api.operation import DESTROY, READ, Action, Answer, Host, Result, operation
+from scorch.api.operation import (
+    CODE,
+    DESTROY,
+    EVERYTHING,
+    READ,
+    WRITE_OVER,
+    Action,
+    Answer,
+    CliForm,
+    Host,
+    Patience,
+    Result,
+    Spread,
+    operation,
+)
 from scorch.app.sessions import Reading, parse, render
 from scorch.state.session import Change
 from scorch.values import Flag, SessionName
@@ -47,7 +61,7 @@ class SessionInfo(BaseModel):
 
 
 SessionNamed = Annotated[SessionName, Field(
-    description='The session ("autosave" is the one kept every few seconds)')]
+    description='The session (or "autosave")')]
 
 
 class SessionList(Action):
@@ -60,10 +74,9 @@ class SessionList(Action):
 
 
 class SessionSave(Action):
-    """Write the whole state (every room's nodes, params, buffers, the MIDI routes and the
-    tempo) under a name, over a session of that name."""
+    """Write the whole state under a name, over a session of that name."""
 
-    access = DESTROY
+    access = WRITE_OVER
     action: Literal["save"]
     name: SessionNamed
 
@@ -71,7 +84,8 @@ class SessionSave(Action):
 class SessionLoad(Action):
     """Load a session, changing only what differs (nodes it lacks are released)."""
 
-    access = DESTROY
+    access = CODE
+    journal = EVERYTHING
     action: Literal["load"]
     name: SessionNamed
 
@@ -136,13 +150,12 @@ def _changes_say_host(merged: Answer, answers: Sequence[tuple[Host, Answer]],
     return {**merged, "changes": changes}
 
 
-@operation(command="session", positional=("action", "name"), patience=120.0,
-           merge=_changes_say_host)
+@operation(cli=CliForm("session", ("action", "name")), spread=Spread(merge=_changes_say_host),
+           patience=Patience(seconds=120.0))
 def session(orch: Orchestra, args: SessionArgs) -> SessionOutput:
-    """Sessions: the whole installation's state (every room's named nodes with their params,
-    loaded buffers, and the MIDI routes) saved under a name as a readable file, and loaded
-    back changing only what differs. An autosave is kept every few seconds and at shutdown;
-    `scorch run --resume` starts from it."""
+    """Sessions: the whole installation's state (named nodes and their params, buffers, MIDI
+    routes, tempo) as a readable file under a name, loaded back changing only what differs;
+    "autosave" is kept every few seconds."""
     store = orch.sessions.store
     if args.action == "list":
         kept, more = budget.listing([

@@ -8,7 +8,19 @@ from pydantic import AfterValidator, BaseModel, Field, Strict
 
 from scorch.api import budget
 from scorch.api.fields import Code, ExecuteTimeout, Selector
-from scorch.api.operation import CHANGE, DESTROY, READ, Action, Hosts, Result, operation
+from scorch.api.operation import (
+    CODE,
+    DESTROY,
+    READ,
+    WRITE_OVER,
+    Action,
+    CliForm,
+    Hosts,
+    Patience,
+    Result,
+    Spread,
+    operation,
+)
 from scorch.api.ops.code import ExecuteOutcome, ExecuteOutput, run_code
 from scorch.knowledge.snippets import NAME_RULE, Snippet, validate_name, validate_tag
 from scorch.values import Flag, no_nul
@@ -47,7 +59,7 @@ class SnippetShow(Action):
 class SnippetSave(Action):
     """Save code as a snippet of yours (built-ins are read-only)."""
 
-    access = CHANGE
+    access = WRITE_OVER
     action: Literal["save"]
     name: SnippetName
     code: Annotated[Code, Field(description="The code to keep")]
@@ -61,7 +73,7 @@ class SnippetSave(Action):
 class SnippetRun(Action):
     """Run a snippet on instances, as execute does (kept in the history)."""
 
-    access = DESTROY
+    access = CODE
     action: Literal["run"]
     name: SnippetName
     instance: Annotated[Selector, Field(
@@ -153,13 +165,12 @@ def _run_across(hosts: Hosts, args: SnippetArgs) -> SnippetOutput | None:
     return SnippetOutput(action="run", snippets=[], snippet=shown.snippet, results=ran.results)
 
 
-@operation(command="snippet", positional=("action", "name", "instance"), waits="timeout_s",
-           any_host=True, across=_run_across)
+@operation(cli=CliForm("snippet", ("action", "name", "instance")),
+           spread=Spread(any_host=True, across=_run_across),
+           patience=Patience(argument="timeout_s"))
 def snippet(orch: Orchestra, args: SnippetArgs) -> SnippetOutput:
-    """Named pieces of SuperCollider code: about ten starters ship with scorch (a
-    pattern, an effect chain, a sample player, a MIDI responder...) and you can save
-    your own. list them, show one's code, run one on an instance (recorded in the
-    history like execute), save code under a name, or delete one of yours."""
+    """Named SuperCollider code: starters that ship with scorch (a pattern, an effect
+    chain, a sampler, a MIDI responder...) and your own."""
     store = orch.knowledge.snippets
     if args.action == "list":
         wanted = set(args.tags)

@@ -10,7 +10,19 @@ from pydantic import BaseModel, Field
 from scorch.api import budget
 from scorch.api.fanout import label
 from scorch.api.fields import InstanceName
-from scorch.api.operation import CHANGE, DESTROY, READ, Action, Host, Hosts, Result, operation
+from scorch.api.operation import (
+    CODE,
+    EVERYTHING,
+    READ,
+    WRITE_OVER,
+    Action,
+    CliForm,
+    Host,
+    Hosts,
+    Result,
+    Spread,
+    operation,
+)
 from scorch.api.ops.sessions import ChangeOut
 from scorch.app.sessions import Reading, parse, render
 from scorch.errors import InvalidRequest, SessionNotFound
@@ -24,9 +36,9 @@ if TYPE_CHECKING:
 MAX_STEPS = 50
 
 Room = Annotated[InstanceName | None, Field(
-    description="Only this room's changes (omitted: the whole installation's, latest first)")]
+    description="Only this room's changes (default: every room's)")]
 Steps = Annotated[int, Field(ge=1, le=MAX_STEPS, strict=True,
-                             description=f"How many changes (1 to {MAX_STEPS})")]
+                             description="How many changes")]
 DryRun = Annotated[bool, Field(strict=True, description=(
     "Say what it would change, change nothing (one step)"))]
 Checkpoint = Annotated[SessionName, Field(
@@ -34,10 +46,9 @@ Checkpoint = Annotated[SessionName, Field(
 
 
 class UndoStep(Action):
-    """Undo the latest changes (play, set, release, stop, pattern, buffer, scene, tempo,
-    MIDI route, session load), bringing back what each changed as it was before it."""
+    """Undo the latest changes, bringing back what each changed."""
 
-    access = CHANGE
+    access = CODE
     action: Literal["undo"] = "undo"
     instance: Room = None
     steps: Steps = 1
@@ -47,7 +58,7 @@ class UndoStep(Action):
 class RedoStep(Action):
     """Redo the latest undone changes."""
 
-    access = CHANGE
+    access = CODE
     action: Literal["redo"]
     instance: Room = None
     steps: Steps = 1
@@ -67,7 +78,7 @@ class UndoList(Action):
 class UndoCheckpoint(Action):
     """Keep the whole installation's state now under a name (a session file)."""
 
-    access = DESTROY
+    access = WRITE_OVER
     action: Literal["checkpoint"]
     name: Checkpoint
 
@@ -75,7 +86,8 @@ class UndoCheckpoint(Action):
 class UndoBack(Action):
     """Go back to a checkpoint (itself a change that undo takes back)."""
 
-    access = DESTROY
+    access = CODE
+    journal = EVERYTHING
     action: Literal["back"]
     name: Checkpoint
     dry_run: DryRun = False
@@ -159,6 +171,31 @@ def next_host(journals: Mapping[Host, list[EntryOut]], back: bool) -> Host | Non
     return best[1] if best is not None else None
 
 
+#: Journal calls that several hosts make at one moment (a cue, a schedule entry): their
+#: entries of one firing (the same summary, naming its time) are one step of the installation.
+TOGETHER = frozenset({"cue", "schedule"})
+
+
+def _next_entry(entries: list[EntryOut], back: bool) -> EntryOut | None:
+    """The entry a host's next undo (``back``) or redo steps."""
+    if back:
+        done = [e for e in entries if not e.undone]
+        return done[-1] if done else None
+    undone = [e for e in entries if e.undone]
+    return max(undone, key=lambda e: e.undone_order) if undone else None
+
+
+def together(journals: Mapping[Host, list[EntryOut]], host: Host, back: bool) -> list[Host]:
+    """The other hosts whose next step is the same firing as ``host``'s (a cue fired on
+    every host): one undo takes it back everywhere. Pure."""
+    first = _next_entry(journals[host], back)
+    if first is None or first.call not in TOGETHER:
+        return []
+    return [other for other, entries in journals.items() if other != host
+            and (same := _next_entry(entries, back)) is not None
+            and (same.call, same.summary) == (first.call, first.summary)]
+
+
 def _across(hosts: Hosts, args: Any) -> UndoOutput | None:
     """Undo or redo the installation's changes on several hosts: each step on the host whose
     journal holds the latest change (a host with nothing to undo is left alone)."""
@@ -174,8 +211,10 @@ def _across(hosts: Hosts, args: Any) -> UndoOutput | None:
         if host is None:
             break
         one = (UndoStep if back else RedoStep)(action=args.action, dry_run=args.dry_run)
-        for step in UndoOutput.model_validate(hosts.ask(host, "undo", one)).steps:
-            steps.append(step.model_copy(update={"summary": f"{label(host)}: {step.summary}"}))
+        for part in [host, *together(journals, host, back)]:
+            for step in UndoOutput.model_validate(hosts.ask(part, "undo", one)).steps:
+                steps.append(step.model_copy(
+                    update={"summary": f"{label(part)}: {step.summary}"}))
         if args.dry_run:
             break  # what a second step would do depends on this one's
     if not steps and not args.dry_run:
@@ -183,11 +222,11 @@ def _across(hosts: Hosts, args: Any) -> UndoOutput | None:
     return UndoOutput(action=args.action, dry_run=args.dry_run, steps=steps)
 
 
-@operation(command="undo", positional=("action",), across=_across)
+@operation(cli=CliForm("undo", ("action",)), spread=Spread(across=_across))
 def undo(orch: Orchestra, args: UndoArgs) -> UndoOutput:
-    """Undo and redo changes (per room or for the whole installation), list the journal,
-    keep a named checkpoint and go back to it. Each change that a session holds is
-    journaled with the state it changed; `dry_run` says what a step would change."""
+    """Undo and redo changes, per room or for all: what play, set, release, stop, pattern,
+    buffer, scene, tempo, MIDI routes and session loads changed (execute's code is not
+    journaled). Keep a checkpoint and go back to it."""
     if args.action == "list":
         kept, more = budget.listing([
             EntryOut(seq=e.seq, call=e.call, summary=e.summary, rooms=list(e.rooms),

@@ -144,11 +144,12 @@ class Recorder:
                       if (name is None or a.recording.name == name or
                           Path(a.recording.path).name == name)
                       and (room is None or a.recording.room == room)]
-            running = ", ".join(sorted(a.recording.name for a in self._active.values()))
+            running = sorted(a.recording.name for a in self._active.values())
         if not chosen:
             what = f"called {name!r}" if name else f"on {room!r}" if room else ""
             raise RecordingNotFound(f"no recording {what} is running; running: "
-                                    f"{running or '(none)'}")
+                                    f"{', '.join(running) or '(none)'}", name=name,
+                                    known=running)
         for active in chosen:
             if active.stop_reason is None:
                 active.stop_reason = reason
@@ -269,7 +270,7 @@ class Recorder:
 
     def _new_path(self, room: str, fmt: str, name: str | None) -> Path:
         if name is not None:
-            if not _NAME.match(name):
+            if not _NAME.fullmatch(name):  # whole: $ alone takes a trailing newline
                 raise InvalidRequest(f"recording name {name[:60]!r}: use letters, digits, "
                                      "'_', '-' and '.', at most 100, not starting with '.'")
             path = self.folder / f"{name}.{fmt}"

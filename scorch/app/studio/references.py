@@ -51,10 +51,11 @@ class References:
             names = [r.name for r in self.list()]
             raise ReferenceNotFound(
                 f"no reference {name!r}; references: {', '.join(names) or 'none yet'} "
-                "(reference action='capture' keeps one)") from None
+                "(reference action='capture' keeps one)", name=name, known=names) from None
         except (OSError, ValueError, ValidationError) as err:
             raise ReferenceNotFound(f"reference {name!r} cannot be read ({path}): "
-                                    f"{str(err)[:200]}; capture it again") from None
+                                    f"{str(err)[:200]}; capture it again", name=name,
+                                    known=()) from None
 
     def list(self) -> list[Reference]:
         """Every readable reference, by name."""

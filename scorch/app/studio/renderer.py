@@ -22,6 +22,8 @@ from typing import Any
 from scorch.app.studio.hearing import hear
 from scorch.errors import InvalidRequest
 from scorch.primitives.files import write_atomically
+from scorch.primitives.folders import Folders
+from scorch.primitives.sclang.guard import guard_env, guard_path, write_guard
 from scorch.primitives.scsynth import commands, nrt
 from scorch.primitives.scsynth.commands import AddAction
 from scorch.primitives.synthdefs.library import SynthDefInfo, SynthDefLibrary
@@ -81,8 +83,16 @@ class Renderer:
 
         return self._render(key, label, fmt, channels, score)
 
-    def code(self, code: str, duration: float | None, fmt: str, channels: int) -> Rendered:
-        """Render the Score sclang ``code`` evaluates to; the library's SynthDefs are loaded."""
+    def code(self, code: str, duration: float | None, fmt: str, channels: int,
+             guard: Mapping[str, str] | None = None) -> Rendered:
+        """Render the Score sclang ``code`` evaluates to; the library's SynthDefs are loaded.
+
+        ``guard``: the environment naming sclang's guard file, as a room's sclang has it
+        (default: one that lets the code write in this folder alone, where the score goes).
+        """
+        if guard is None:
+            guard = guard_env(self.folder, "render")
+            write_guard(guard_path(self.folder, "render"), False, Folders.of([self.folder], [], []))
         library = hashlib.sha256(b"".join(
             self.library.compiled(n) for n in self.library.names())).hexdigest()
         key = _key({"code": code, "library": library, "duration": duration}, fmt, channels,
@@ -92,7 +102,7 @@ class Renderer:
         def score() -> tuple[list[nrt.Bundle], list[str]]:
             written = self.folder / f".{key}.{os.getpid()}.{threading.get_ident()}.osc"
             try:
-                end = nrt.score_from_code(code, written, timeout=60.0)
+                end = nrt.score_from_code(code, written, timeout=60.0, guard=guard)
                 bundles = nrt.decode_score(written.read_bytes())
             finally:
                 written.unlink(missing_ok=True)

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from scorch.audio.report import SoundReport
     from scorch.state.timing import TempoGrid
 
+#: Seconds after READY before hearing's libraries load: the first answers go out first.
+WARM_AFTER = 2.0
 #: How many listens ``listening/`` keeps.
 KEEP_LISTENS = 20
 #: A listen is given up when its capture has not ended after this many times its
@@ -65,6 +67,11 @@ class Studio:
         self.listening = (state_dir / "listening").resolve()
         self.renderer = Renderer(state_dir / "renders", library, sample_rate)
         self.references = References(state_dir / "references")
+
+    def warm_up(self) -> None:
+        """Load what hearing needs in the background (once the rooms are READY), so the
+        first listen answers as fast as the later ones."""
+        warm_up(WARM_AFTER)
 
     def listen(self, room: str, view: InstanceView, source: Source, seconds: float,
                tempo: TempoGrid | None = None, whose: str = "the installation's",

@@ -39,6 +39,9 @@ SCLANG_ENV = {"QTWEBENGINE_DISABLE_SANDBOX": "1", "QT_QPA_PLATFORM": "offscreen"
               "QTWEBENGINE_CHROMIUM_FLAGS": "--single-process"}
 #: The classes scorch adds to every sclang's class library.
 CLASSES = bundled.folder("scorch.primitives.sclang", "classes")
+#: The guard among them (sclang's ways out closed), alone for a headless sclang that runs
+#: code a front end sent (a render's Score).
+GUARD_CLASSES = CLASSES / "guard"
 
 
 def user_conf_path() -> Path:
@@ -78,12 +81,27 @@ def class_library_conf(scorch_classes: bool = True) -> Path:
     include, exclude = user_class_paths()
     if scorch_classes:
         include = [*include, str(CLASSES)]
+    return conf_file(include, exclude)
+
+
+def guard_library_conf() -> Path:
+    """An ``sclang_conf.yaml`` of the standard class library and scorch's guard alone."""
+    return conf_file([str(GUARD_CLASSES)], [])
+
+
+def conf_folder() -> Path:
+    """Where the class library configurations are written (this user's, in the temp folder)."""
+    return Path(tempfile.gettempdir()) / f"scorch-{os.getuid()}"
+
+
+def conf_file(include: list[str], exclude: list[str]) -> Path:
+    """An ``sclang_conf.yaml`` with these include and exclude paths, named after its content."""
     lines = ["includePaths:" if include else "includePaths: []", *(f"  - {p}" for p in include),
              "excludePaths:" if exclude else "excludePaths: []", *(f"  - {p}" for p in exclude),
              "postInlineWarnings: false"]
     text = "\n".join(lines) + "\n"
     digest = hashlib.sha1(text.encode()).hexdigest()[:12]
-    path = Path(tempfile.gettempdir()) / f"scorch-{os.getuid()}" / f"sclang_conf-{digest}.yaml"
+    path = conf_folder() / f"sclang_conf-{digest}.yaml"
     if not path.exists():
         write_atomically(path, text.encode(), durable=False)
     return path
@@ -153,15 +171,17 @@ class EarlySclang:
                     stream.close()
 
 
-def start_early(rooms: Iterable[str]) -> dict[str, EarlySclang]:
-    """Each room's first sclang, started now (its class library takes seconds to compile).
+def start_early(rooms: Iterable[str], extra_env: Mapping[str, str] | None = None,
+                ) -> dict[str, EarlySclang]:
+    """Each room's first sclang, started now (its class library takes seconds to compile),
+    with ``extra_env`` as the room will give it (its guard's file: ``guard.guard_env``).
 
     Call it from the thread that lives as long as scorch (the main thread).
     """
     early = {}
     for name in rooms:
         try:
-            early[name] = EarlySclang()
+            early[name] = EarlySclang(extra_env=extra_env)
         except OSError as err:  # the room's boot starts one again, and says what failed
             log.debug("could not start %s's sclang early: %s", name, err)
     return early

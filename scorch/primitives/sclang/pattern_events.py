@@ -29,6 +29,9 @@ class PatternEvent:
     amp: float
     pitches: tuple[int, ...]
     """MIDI note numbers; empty for a rest or an event that plays no note."""
+    beat: float | None = None
+    """Its logical beat on the room's clock that follows scorch's grid (None: it played on
+    another clock): where it falls on the grid, exactly, as ``time`` is not."""
 
 
 @dataclass(frozen=True)
@@ -64,17 +67,18 @@ def parse_events(payload: str) -> Batch:
     events: list[PatternEvent] = []
     dropped = 0
     for line in lines[1:MAX_EVENTS + 1]:
-        fields = line.split("\t", 4)
+        fields = line.split("\t", 5)
         if len(fields) == 2 and fields[0] == "dropped" and fields[1].isdigit():
             dropped += int(fields[1])
             continue
-        if len(fields) != 5:
+        if len(fields) != 6:
             continue
-        seconds, sustain, amp, pitches, key = fields
+        seconds, beat, sustain, amp, pitches, key = fields
         try:
             notes = tuple(int(p) for p in pitches.split(",") if p) if pitches else ()
             event = PatternEvent(key, offset + _number(seconds), max(0.0, _number(sustain)),
-                                 max(0.0, _number(amp)), tuple(p for p in notes if 0 <= p < 128))
+                                 max(0.0, _number(amp)), tuple(p for p in notes if 0 <= p < 128),
+                                 _number(beat) if beat else None)
         except ValueError:
             continue
         events.append(event)

@@ -16,13 +16,13 @@ import signal
 import struct
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from scorch.errors import CaptureError, InvalidRequest
 from scorch.primitives.osc import encode_bundle, encode_message
-from scorch.primitives.sclang.launch import SCLANG_ENV
+from scorch.primitives.sclang.launch import SCLANG_ENV, guard_library_conf
 from scorch.primitives.system.process import spawn
 
 #: libsndfile's header and sample format names per file format (FLAC holds no floats).
@@ -88,6 +88,7 @@ def render(score: Path, out: Path, *, sample_rate: int, channels: int, fmt: str,
 _SCORE_SCRIPT = r"""
 (
 var fn, score, ok = false;
+ScorchGuard.activate;  // the code came through a front end: sclang's ways out are closed
 fn = thisProcess.interpreter.compile(File.readAllString(%(code)s));
 if(fn.isNil) { "@@scorch-error the code does not parse (see the lines above)".postln } {
     try {
@@ -105,9 +106,14 @@ if(fn.isNil) { "@@scorch-error the code does not parse (see the lines above)".po
 _ERROR_LINE = re.compile(r"^(ERROR|@@scorch-error|\s+line \d+ char \d+)")
 
 
-def score_from_code(code: str, out: Path, timeout: float) -> float:
+def score_from_code(code: str, out: Path, timeout: float,
+                    guard: Mapping[str, str] | None = None) -> float:
     """Evaluate sclang ``code`` (a Score, or an array of ``[time, [cmd...]...]`` events)
-    in a headless sclang and write its score file to ``out``; return its end time."""
+    in a headless sclang and write its score file to ``out``; return its end time.
+
+    ``guard``: the environment naming the guard's file (``sclang.guard.guard_env``), which
+    the code runs under as in a room (none: everything the guard closes is refused).
+    """
     with tempfile.TemporaryDirectory(prefix="scorch-score-") as work_dir:
         work = Path(work_dir)
         source = work / "score.scd"
@@ -116,9 +122,9 @@ def score_from_code(code: str, out: Path, timeout: float) -> float:
         script.write_text(_SCORE_SCRIPT % {"code": _sc_string(str(source)),
                                            "out": _sc_string(str(out))}, encoding="utf-8")
         env = {**SCLANG_ENV, "XDG_CONFIG_HOME": str(work / "config"),
-               "XDG_DATA_HOME": str(work / "data")}
-        output, _, timed_out = _run(["sclang", str(script)], env=env, cwd=work,
-                                    timeout=timeout)
+               "XDG_DATA_HOME": str(work / "data"), **(guard or {})}
+        output, _, timed_out = _run(["sclang", "-l", str(guard_library_conf()), str(script)],
+                                    env=env, cwd=work, timeout=timeout)
     if timed_out:
         raise InvalidRequest(f"the score code did not finish within {timeout:g} s")
     ended = re.search(r"^@@scorch-end (\S+)", output, re.MULTILINE)

@@ -49,6 +49,11 @@ def _libjack() -> Any:
     lib.jack_get_ports.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
                                    ctypes.c_ulong]
     lib.jack_free.argtypes = [ctypes.c_void_p]
+    lib.jack_port_by_name.restype = ctypes.c_void_p
+    lib.jack_port_by_name.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    lib.jack_port_get_all_connections.restype = ctypes.POINTER(ctypes.c_char_p)
+    lib.jack_port_get_all_connections.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    lib.jack_disconnect.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
     lib.jack_client_close.argtypes = [ctypes.c_void_p]
     return lib
 
@@ -83,7 +88,27 @@ class JackPortLister:
         (rtmidi's own)."""
         if self._client is None:
             return []
-        found = self._lib.jack_get_ports(self._client, None, _MIDI_TYPE, flags)
+        return self._names(self._lib.jack_get_ports(self._client, None, _MIDI_TYPE, flags))
+
+    def connections(self, port: str) -> list[str]:
+        """The full names of the ports connected to ``port`` (none if it is not there)."""
+        if self._client is None:
+            return []
+        handle = self._lib.jack_port_by_name(self._client, port.encode())
+        if not handle:
+            return []
+        return self._names(self._lib.jack_port_get_all_connections(self._client, handle))
+
+    def disconnect(self, source: str, destination: str) -> bool:
+        """Break the connection from ``source`` to ``destination``; False if JACK would not
+        (a client need not be active to do it)."""
+        if self._client is None:
+            return False
+        return self._lib.jack_disconnect(self._client, source.encode(),
+                                         destination.encode()) == 0
+
+    def _names(self, found: Any) -> list[str]:
+        """Read and free a NULL-terminated array of port names from libjack."""
         if not found:
             return []
         try:
@@ -116,6 +141,14 @@ class PortSide:
     def get_ports(self) -> list[str]:
         """Return the ports' full names (none once deleted)."""
         return [] if self._lister is None else self._lister.get_ports(self._flags)
+
+    def connections(self, port: str) -> list[str]:
+        """The ports connected to ``port`` (see :meth:`JackPortLister.connections`)."""
+        return [] if self._lister is None else self._lister.connections(port)
+
+    def disconnect(self, source: str, destination: str) -> bool:
+        """Break one connection (see :meth:`JackPortLister.disconnect`)."""
+        return self._lister is not None and self._lister.disconnect(source, destination)
 
     def delete(self) -> None:
         """Done with this side (twice is once)."""

@@ -40,6 +40,7 @@ from scorch.errors import (
 )
 from scorch.wire.envelope import MAX_REQUEST, find_running
 from scorch.wire.server import ControlServer
+from tests.support.skips import only_on
 
 CONFIG = """
 [instances.alpha]
@@ -287,7 +288,7 @@ def run_threads(target: Callable[[], None], count: int, *, together: bool) -> No
         assert not thread.is_alive()
 
 
-linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+linux_only = only_on(sys.platform.startswith("linux"), "reads /proc (Linux's)")
 
 
 @linux_only

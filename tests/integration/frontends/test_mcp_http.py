@@ -1,10 +1,11 @@
 """MCP over streamable HTTP through the SDK's own client: several clients, the token, Origins.
 
 One ``scorch mcp --http`` on loopback hosts a room for the module; one ``scorch
-run`` with ``[mcp] http`` on an address of a network namespace made here (not
-loopback, so it asks for the token) runs another. Nothing reaches past the
-namespace's veth pair. Where namespaces cannot be made (not root), the token is
-still tested: scorch's HTTP front on this machine's own non-loopback address.
+run`` with ``[mcp] http`` on an address of a network namespace made here runs
+another. Both ask every request for the token, loopback too. Nothing reaches past
+the namespace's veth pair. Where namespaces cannot be made (not root), the token
+off loopback is still tested: scorch's HTTP front on this machine's own
+non-loopback address.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from tests.support import hostile_json
 from tests.support.hosts_harness import ScorchRun, free_tcp_port, namespaces, namespaces_allowed
 from tests.support.mcp.http import HttpServer, client, wait_listening
 from tests.support.mcp.stdio import one_room_config
+from tests.support.skips import missing
 
 pytestmark = pytest.mark.integration
 
@@ -81,7 +83,8 @@ def reasons(error: BaseException) -> str:
 
 def test_two_clients_at_once_play_and_see_the_same_room(loopback: HttpServer) -> None:
     async def both() -> None:
-        async with client(loopback.url) as first, client(loopback.url) as second:
+        async with client(loopback.url, **loopback.bearer) as first, \
+                client(loopback.url, **loopback.bearer) as second:
             played = await first.call_tool("play", {
                 "instance": "room", "synthdef": "sine", "name": "shared",
                 "params": {"freq": 220, "amp": 0.001}})
@@ -105,26 +108,55 @@ def test_two_clients_at_once_play_and_see_the_same_room(loopback: HttpServer) ->
             assert not released.is_error, released.content
 
     anyio.run(both)
-    assert f"MCP over streamable HTTP at {loopback.url} (loopback" in loopback.log.read_text()
+    log = loopback.log.read_text()
+    # scorch mcp --http prints the token for the person who started it (on stderr).
+    assert (f"MCP over streamable HTTP at {loopback.url}; every request needs the header "
+            f"Authorization: Bearer {loopback.token} (the token kept in {loopback.token_file})"
+            in log)
 
 
-def test_a_foreign_origin_is_refused_and_a_loopback_one_passes(loopback: HttpServer) -> None:
-    refused = post(loopback.url, INITIALIZE, origin="http://evil.example")
+def test_on_loopback_a_request_without_the_token_is_refused(loopback: HttpServer) -> None:
+    for authorization in (None, "Bearer wrong", f"Basic {loopback.token}",
+                          f"Bearer {loopback.token[:-1]}"):
+        headers = {"authorization": authorization} if authorization else {}
+        refused = post(loopback.url, INITIALIZE, **headers)
+        assert refused.status_code == 401, refused.text
+        assert refused.headers["www-authenticate"].startswith("Bearer")
+    assert stat.S_IMODE(loopback.token_file.stat().st_mode) == 0o600
+
+    async def anonymous() -> None:
+        with pytest.raises(BaseException) as refused:
+            async with client(loopback.url) as nobody:
+                await nobody.call_tool("list_instances", {})
+        assert "scorch asks every request for its token" in reasons(refused.value)
+
+    anyio.run(anonymous)
+
+
+def test_a_foreign_origin_or_host_is_refused_and_a_loopback_one_passes(
+        loopback: HttpServer) -> None:
+    refused = post(loopback.url, INITIALIZE, origin="http://evil.example", **loopback.bearer)
     assert refused.status_code == 403, refused.text
     assert "evil.example" in refused.json()["error"]["message"]
-    assert post(loopback.url, INITIALIZE, origin="http://attacker.test:80").status_code == 403
-    # DNS rebinding: the page's own origin and host, resolved to this machine: the SDK's Host check.
-    rebound = post(loopback.url, INITIALIZE, host=f"evil.example:{loopback.port}")
-    assert rebound.status_code == 421, rebound.text
+    assert post(loopback.url, INITIALIZE, origin="http://attacker.test:80",
+                **loopback.bearer).status_code == 403
+    # DNS rebinding: a page's own origin and host, resolved to this machine; the token or not.
+    for headers in ({}, loopback.bearer):
+        rebound = post(loopback.url, INITIALIZE, host=f"evil.example:{loopback.port}", **headers)
+        assert rebound.status_code == 421, rebound.text
+        assert "DNS rebinding" in rebound.json()["error"]["message"]
     for origin in (f"http://127.0.0.1:{loopback.port}", "http://localhost:3000"):
-        assert post(loopback.url, INITIALIZE, origin=origin).status_code == 200, origin
+        assert post(loopback.url, INITIALIZE, origin=origin,
+                    **loopback.bearer).status_code == 200, origin
 
     async def through_the_sdk() -> None:
-        async with client(loopback.url, origin="http://localhost:6274") as inspector:
+        async with client(loopback.url, origin="http://localhost:6274",
+                          **loopback.bearer) as inspector:
             pinged = await inspector.call_tool("list_instances", {})
             assert not pinged.is_error, pinged.content
         with pytest.raises(BaseException) as refused:
-            async with client(loopback.url, origin="https://evil.example") as foreign:
+            async with client(loopback.url, origin="https://evil.example",
+                              **loopback.bearer) as foreign:
                 await foreign.call_tool("list_instances", {})
         assert "origin 'https://evil.example' may not use this scorch" in reasons(refused.value)
 
@@ -145,12 +177,19 @@ BODIES = st.one_of(
     st.just(json.dumps(INITIALIZE).encode()))
 
 
-def raw_request(port: int, method: bytes, headers: dict[bytes, bytes], body: bytes) -> bytes:
-    """One request written byte for byte (no client library tidies it); the status line."""
+def raw_request(port: int, method: bytes, headers: dict[bytes, bytes], body: bytes,
+                token: str) -> bytes:
+    """One request written byte for byte (no client library tidies it); the status line.
+
+    With the token unless ``headers`` bring an authorization of their own: what
+    comes after the guard is fuzzed too.
+    """
     head = [method + b" /mcp HTTP/1.1", b"connection: close",
             b"content-length: %d" % len(body)]
     if b"host" not in headers:
         head.append(b"host: 127.0.0.1:%d" % port)
+    if b"authorization" not in headers:
+        head.append(b"authorization: Bearer " + token.encode())
     head += [name + b": " + value for name, value in headers.items()]
     with socket.create_connection(("127.0.0.1", port), timeout=10.0) as sock:
         sock.sendall(b"\r\n".join(head) + b"\r\n\r\n" + body)
@@ -168,7 +207,7 @@ def raw_request(port: int, method: bytes, headers: dict[bytes, bytes], body: byt
        headers=HEADERS, body=BODIES)
 def test_hostile_headers_and_bodies_are_answered_and_never_crash_it(
         loopback: HttpServer, method: bytes, headers: dict[bytes, bytes], body: bytes) -> None:
-    status = raw_request(loopback.port, method, headers, body)
+    status = raw_request(loopback.port, method, headers, body, loopback.token)
     assert status.startswith(b"HTTP/1.1 "), status  # answered, not dropped
     code = int(status.split()[1])
     assert code < 500 or code == 503, status
@@ -181,7 +220,7 @@ def test_hostile_headers_and_bodies_are_answered_and_never_crash_it(
 
 def test_after_hostile_requests_the_server_still_serves(loopback: HttpServer) -> None:
     async def call() -> None:
-        async with client(loopback.url) as fine:
+        async with client(loopback.url, **loopback.bearer) as fine:
             listed = await fine.call_tool("list_instances", {})
             assert [r["name"] for r in (listed.structured_content or {})["instances"]] == ["room"]
 
@@ -217,7 +256,7 @@ def test_off_loopback_without_namespaces_the_token_guards_scorchs_http_front(
             refused = post(endpoint, INITIALIZE, **headers)
             assert refused.status_code == 401, (authorization, refused.text)
             assert refused.headers["www-authenticate"].startswith("Bearer")
-            assert "needs scorch's token" in refused.json()["error"]["message"]
+            assert "asks every request for its token" in refused.json()["error"]["message"]
         served = post(endpoint, INITIALIZE, authorization=f"Bearer {token}")
         assert served.status_code == 200, served.text
         assert "serverInfo" in served.text
@@ -226,7 +265,7 @@ def test_off_loopback_without_namespaces_the_token_guards_scorchs_http_front(
             with pytest.raises(BaseException) as refused:
                 async with client(endpoint) as anonymous:
                     await anonymous.list_tools()
-            assert "this address needs scorch's token" in reasons(refused.value)
+            assert "scorch asks every request for its token" in reasons(refused.value)
             async with client(endpoint, authorization=f"Bearer {token}") as bearer:
                 return {tool.name for tool in (await bearer.list_tools()).tools}
 
@@ -286,7 +325,7 @@ def far(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Guarded | str]:
 @pytest.fixture
 def guarded(far: Guarded | str) -> Guarded:
     if isinstance(far, str):
-        pytest.skip(far)
+        missing(far)
     far.wait()
     return far
 
@@ -310,7 +349,7 @@ def test_off_loopback_a_request_without_the_token_is_refused_and_with_it_served(
         with pytest.raises(BaseException) as refused:
             async with client(guarded.url) as anonymous:
                 await anonymous.call_tool("list_instances", {})
-        assert "this address needs scorch's token" in reasons(refused.value)
+        assert "scorch asks every request for its token" in reasons(refused.value)
         async with client(guarded.url, authorization=f"Bearer {token}") as bearer:
             listed = await bearer.call_tool("list_instances", {})
             assert not listed.is_error, listed.content
@@ -326,7 +365,8 @@ def test_two_clients_of_an_attached_server_each_run_their_own_calls(
     attached = HttpServer(guarded.config, "127.0.0.1", free_tcp_port(), tmp_path / "http.log")
     try:
         async def both(mode: str) -> set[str]:
-            async with client(attached.url, mode) as one, client(attached.url, mode) as two:
+            async with client(attached.url, mode, **attached.bearer) as one, \
+                    client(attached.url, mode, **attached.bearer) as two:
                 async def play(who: Any, name: str) -> None:
                     played = await who.call_tool("play", {
                         "instance": "far", "synthdef": "sine", "name": name,

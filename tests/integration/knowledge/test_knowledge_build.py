@@ -14,8 +14,9 @@ import pytest
 from scorch.knowledge.build import NOTE, SOURCES, STAMP, refresh
 from scorch.knowledge.docs_index import DocsIndex
 from scorch.knowledge.sources import Sources, find_help_dir, stamp
+from tests.support.skips import missing, needs
 
-needs_sclang = pytest.mark.skipif(shutil.which("sclang") is None, reason="sclang not installed")
+needs_sclang = needs(shutil.which("sclang") is not None, "sclang (supercollider-language)")
 
 HELP = """title:: Wobbler
 summary:: Makes things wobble.
@@ -88,7 +89,7 @@ def test_stamp_ignores_other_files_and_excluded_folders(tree: Sources, tmp_path:
 def test_known_help_folder_is_found_beside_the_installed_sclang() -> None:
     found = find_help_dir("sclang")
     if shutil.which("sclang") is None or found is None:
-        pytest.skip("no SuperCollider help installed here")
+        missing("SuperCollider's help (supercollider-common, with supercollider-language)")
     assert (found / "Classes" / "SinOsc.schelp").is_file()
 
 

@@ -25,6 +25,7 @@ from scorch.knowledge.introspect import (
 )
 from scorch.primitives.sclang.launch import CLASSES, SCLANG_ENV, class_library_conf
 from scorch.primitives.system.process import spawn
+from tests.support.skips import needs
 
 PLATFORM = {"class_library_dir": "/sc/SCClassLibrary", "system_extension_dir": "/sc/Extensions",
             "user_extension_dir": "/home/x/Extensions", "help_dir": "/sc/HelpSource",
@@ -36,7 +37,7 @@ def raw_dump(classes: list[Any], **extra: Any) -> dict[str, Any]:
     return {"schema": DUMP_SCHEMA, "version": "3.13.0", "platform": PLATFORM,
             "classes": classes, "complete": True, **extra}
 
-needs_sclang = pytest.mark.skipif(shutil.which("sclang") is None, reason="sclang not installed")
+needs_sclang = needs(shutil.which("sclang") is not None, "sclang (supercollider-language)")
 
 # A class file in the user extension directory: what "a class defined at runtime"
 # can mean in sclang (a file added, then the library compiled).

@@ -14,9 +14,10 @@ import pytest
 from scorch.app.knowledge import Knowledge
 from scorch.config.installation import parse_config
 from scorch.knowledge.docs_index import DocsIndex
+from tests.support.skips import needs
 
 pytestmark = [pytest.mark.integration,
-              pytest.mark.skipif(shutil.which("sclang") is None, reason="sclang not installed")]
+              needs(shutil.which("sclang") is not None, "sclang (supercollider-language)")]
 
 ROOT = Path(__file__).resolve().parents[3]
 #: Seconds a test waits for a docs build (about 3 s of a core on an idle machine).

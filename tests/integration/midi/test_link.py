@@ -19,13 +19,14 @@ import pytest
 
 from tests.conftest import JACK_PREFIX
 from tests.support.harness import needs_tools
+from tests.support.skips import needs
 
 ROOT = Path(__file__).resolve().parents[3]
 
 pytestmark = [
     pytest.mark.integration, needs_tools,
-    pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip"),
-                       reason="a network namespace (ip netns) needs root"),
+    needs(os.geteuid() == 0 and shutil.which("ip") is not None,
+          "root and iproute2: a network namespace (ip netns) needs them (CI is root)"),
 ]
 
 

@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import jack
 import mido
 import pytest
 from mcp import Client
 
 from actors.jack import jackd_options
 from mcp_server.server import build_server
+from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
 from scorch.errors import MidiUnavailable
+from scorch.primitives.system.jackd import client_environment
 from tests.conftest import MakeConfig
 from tests.support.mcp.calls import call, fails
 from tests.support.midi.devices import Hardware
+from tests.support.scsynth_listener import Heard, Listener
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -77,7 +82,7 @@ def tolerance(orch: Orchestra) -> float:
 def connect(orch: Orchestra, keys: Hardware, timeout: float = 10.0) -> None:
     """Tap a key until the router has the port (it connects a new port within a scan)."""
     deadline = time.monotonic() + timeout
-    while not any("scorchtest-notes" in n.source
+    while not any(keys.name in n.source
                   for n in orch.notes.played(orch.notes.span(seconds=60.0))):
         assert time.monotonic() < deadline, "the router never captured the new port"
         keys.send(0x90, 21, 1)
@@ -171,6 +176,102 @@ async def test_a_phrase_played_is_read_back_exported_and_kept_across_a_restart(
     assert [(n.pitch, n.velocity) for n in back] == [(p, v) for p, v, _, _ in sent]
     assert [round(n.onset + offset, 3) for n in back] == pytest.approx(
         [n["onset"] for n in notes], abs=0.005)
+
+
+async def test_a_device_connected_to_scorchs_own_input_and_opened_by_the_router_plays_once(
+        orch: Orchestra, client: Client) -> None:
+    server = orch.config.audio.jack_server
+    keys = Hardware("Keystation out", "scorchtest-keystation", server)
+    with client_environment(server):
+        patchbay = jack.Client("scorchtest-patchbay", no_start_server=True)
+    own = f"{orch.config.midi.virtual_port}:{orch.config.midi.virtual_port}"
+    try:
+        # the device's own software (or a patchbay) connects it to scorch's input...
+        patchbay.connect(keys.name, own)
+        connect(orch, keys)  # ...while the router opens it too, as it opens every input
+        deadline = time.monotonic() + 5.0
+        while keys.name in [p.name for p in patchbay.get_all_connections(own)]:
+            assert time.monotonic() < deadline, "the second path to the router stayed"
+            time.sleep(0.02)
+        received = orch.midi.stats()["received"]
+        since = time.time()
+        sent = play(keys)
+    finally:
+        keys.unplug()
+        patchbay.close()
+
+    played = await call(client, "notes", action="played", since=since)
+    notes: list[dict[str, Any]] = played["notes"]
+    assert {n["source"] for n in notes} == {keys.name}, played["listing"]
+    assert_same_notes([(n["pitch"], n["onset"], n["duration"]) for n in notes], sent,
+                      tolerance(orch))
+    assert orch.midi.stats()["received"] - received == 2 * len(PHRASE)  # each message once
+    ports = await call(client, "midi", action="ports")
+    assert ports["result"]["unlinked"] == [keys.name]
+
+
+async def test_a_phrase_sent_into_scorchs_own_input_plays_voices_and_is_captured_once(
+        orch: Orchestra, client: Client) -> None:
+    ports = await call(client, "midi", action="ports")
+    own = ports["result"]["send_to"][0]
+    assert own == "scorch:scorch", ports["result"]
+    await call(client, "midi", action="map",
+               spec={"port": "scorch", "instance": "lobby", "synthdef": "sine",
+                     "amp": [0.0, 0.01]})
+    port = orch.rooms.status("lobby").port
+    assert port is not None
+    listener = Listener(port)
+    # the phrase as a model writes it: each message some seconds after the one before
+    phrase: list[dict[str, Any]] = []
+    rest = 0.0  # one key at a time: each time is the seconds after the message before
+    for pitch, velocity, held, gap in PHRASE[:4]:
+        phrase.append({"type": "note_on", "note": pitch, "velocity": velocity, "channel": 2,
+                       "time": rest})
+        phrase.append({"type": "note_off", "note": pitch, "channel": 2, "time": held})
+        rest = max(0.0, gap - held)
+    try:
+        since = time.time()
+        sent = await call(client, "midi", action="send", port=own, message=phrase)
+
+        def voices_heard() -> list[Heard]:
+            return [h for h in list(listener.heard) if h.at > since
+                    and h.message.address == "/n_go" and int(h.message.args[4]) == 0
+                    and FIRST_NODE_ID <= int(h.message.args[0]) < FIRST_NODE_ID + NODE_ID_SPAN]
+
+        deadline = time.monotonic() + 2.0  # the last /n_go reaches the listener
+        while len(voices_heard()) < 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)  # and nothing more comes
+    finally:
+        listener.close()
+    assert sent["result"]["sent"] == len(phrase) and sent["result"]["port"] == "scorch"
+    span = sum(m["time"] for m in phrase)
+    assert span - 0.01 <= sent["result"]["seconds"] < span + 0.5
+
+    voices = voices_heard()
+    assert len(voices) == 4, [h.message for h in voices]
+    played = await call(client, "notes", action="played", since=since)
+    notes: list[dict[str, Any]] = played["notes"]
+    assert {n["source"] for n in notes} == {"scorch"}, played["listing"]  # once, as played
+    assert [(n["pitch"], n["velocity"], n["channel"]) for n in notes] == [
+        (p, v, 1) for p, v, _, _ in PHRASE[:4]]
+    starts = [n["onset"] for n in notes]
+    gaps = [max(gap, held) for _, _, held, gap in PHRASE[:3]]
+    for got, want in zip([b - a for a, b in itertools.pairwise(starts)], gaps, strict=True):
+        assert got == pytest.approx(want, abs=0.02)  # one ask to the router per message
+    # each voice started as its note was sent into scorch (scsynth's own /n_go)
+    for heard, onset in zip(voices, starts, strict=True):
+        assert heard.at - onset == pytest.approx(voices[0].at - starts[0], abs=0.02)
+
+    refused = await fails(client, "midi", action="send", port="nowhere",
+                          message={"type": "note_on", "note": 60})
+    assert "ports that can be sent to: scorch:scorch" in refused
+    bad = await fails(client, "midi", action="send", port=own,
+                      message=[{"type": "note_on", "note": 60}, {"type": "nope"}])
+    assert "message 1 of the phrase" in bad
+    late = await fails(client, "midi", action="send", port=own,
+                       message=[{"type": "note_on", "note": 60, "time": 30}])
+    assert "at most 25 s" in late
 
 
 def read_mid(midi: mido.MidiFile) -> list[tuple[int, float, float]]:

@@ -15,13 +15,15 @@ import mido
 import pytest
 
 from scorch.api.local import LocalService
+from scorch.api.ops.music.notes import NotesOutput
 from scorch.api.ops.music.partner import PartnerOutput
 from scorch.app.orchestra import Orchestra
-from scorch.errors import InvalidRequest, NotFound, ScorchError
-from scorch.notes.capture import PARTNER, ROOM
+from scorch.errors import FileExists, InvalidRequest, NotFound, PathRefused, ScorchError
+from scorch.notes.capture import PARTNER, ROOM, place
 from scorch.notes.partner import key
 from tests.support.midi.answer import NodeWatch, answer_once, perform
 from tests.support.midi.devices import Hardware
+from tests.support.scsynth_listener import Listener
 
 pytestmark = pytest.mark.integration
 
@@ -116,6 +118,21 @@ def test_continue_and_infill_learn_the_input_and_play_save_and_refuse(
     again = service.call("partner", {"action": "continue", "input": PORT, "since": since,
                                      "notes": 8, "key": "C", "seed": 1})
     assert isinstance(again, PartnerOutput) and [n.pitch for n in again.notes] == pitches
+    # a .mid there already is written over only when asked; never one outside midi/'s kind
+    take = {"action": "continue", "input": PORT, "since": since, "notes": 8, "seed": 1,
+            "path": "take.mid"}
+    kept = service.call("partner", take)
+    assert isinstance(kept, PartnerOutput) and kept.path is not None
+    Path(kept.path).write_bytes(b"mine")
+    with pytest.raises(FileExists, match="overwrite = true"):
+        service.call("partner", take)
+    assert Path(kept.path).read_bytes() == b"mine"
+    over = service.call("partner", {**take, "overwrite": True})
+    assert isinstance(over, PartnerOutput) and over.path == kept.path
+    assert [m.note for m in mido.MidiFile(kept.path) if m.type == "note_on" and m.velocity]
+    with pytest.raises(PathRefused):
+        service.call("partner", {**take, "path": "../../outside.mid"})
+    assert not (Path(kept.path).parents[2] / "outside.mid").exists()
 
     filled = service.call("partner", {"action": "infill", "input": PORT, "since": since,
                                       "notes": 3, "temperature": 0.5, "seed": 2})
@@ -142,6 +159,49 @@ def test_continue_and_infill_learn_the_input_and_play_save_and_refuse(
         service.call("partner", {"action": "answer_off", "input": PORT})
     with pytest.raises(InvalidRequest):
         service.call("partner", {"action": "infill", "input": PORT, "last_seconds": 0.001})
+
+
+def test_a_continuation_played_in_a_room_reports_the_onsets_it_plays_at(
+        rig: tuple[Orchestra, Hardware]) -> None:
+    orch, keys = rig
+    service = LocalService(orch)
+    # nothing else plays in the room: scsynth's /n_go are this continuation's
+    assert orch.rooms.execute_one("lobby", "Pdef.all.do(_.stop); 1", timeout=10).ok
+    perform(keys, LEFT)
+    time.sleep(2.0)  # the seed lies seconds before the call, as a performer's does
+    port = orch.rooms.status("lobby").port
+    assert port is not None
+    listener = Listener(port)
+    try:
+        asked = time.time()
+        out = service.call("partner", {"action": "continue", "input": PORT, "notes": 6,
+                                       "seed": 3, "instance": "lobby", "synthdef": "sine",
+                                       "name": "onsets"})
+        answered = time.time()
+        assert isinstance(out, PartnerOutput) and out.count == 6
+        onsets = [n.onset for n in out.notes]
+        time.sleep(max(0.0, onsets[-1] - time.time()) + 0.5)  # every note went to scsynth
+    finally:
+        listener.close()
+    offset = orch.notes.wall_offset()
+    grid = orch.notes.line()
+    bar = grid.beats_per_bar * BEAT
+    # from the first bar line after its code ran in the room, not after the seed
+    assert asked < onsets[0] <= answered + bar, (asked, answered, onsets[0])
+    first = place(onsets[0] - offset, grid)
+    assert first.beat == 1.0 and f"from bar {first.bar}" in out.listing
+    # scsynth started a synth for each a server latency (s.latency) after its onset
+    # (what the module's earlier continuation still plays starts before its first onset)
+    starts = listener.synth_starts(onsets[0] + 0.1)
+    heard = sorted(h.at for h in starts)
+    assert len(heard) == len(onsets), [(h.at, h.message.args) for h in starts]
+    late = [h - o for h, o in zip(heard, sorted(onsets), strict=True)]
+    assert all(abs(x - late[0]) < 0.03 for x in late) and 0.15 < late[0] < 0.3, late
+    # and the room's capture of its Pdef holds them where the answer said
+    captured = service.call("notes", {"action": "played", "input": "lobby/Pdef onsets",
+                                      "since": asked})
+    assert isinstance(captured, NotesOutput)
+    assert [n.onset for n in captured.notes] == pytest.approx(sorted(onsets), abs=1e-6)
 
 
 def test_answer_starts_on_the_beat_after_the_pause_and_stops_when_the_performer_plays(

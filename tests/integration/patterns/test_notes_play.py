@@ -60,7 +60,9 @@ def write_mid(path: Path, tune: list[tuple[float, float, int, int]] = TUNE) -> N
 def room(tmp_path_factory: pytest.TempPathFactory,
          library: SynthDefLibrary) -> Iterator[tuple[Orchestra, Listener, Path]]:
     folder = tmp_path_factory.mktemp("notes-play")
-    with module_orchestra(folder, "notes-play", f"[tempo]\nbpm = {BPM}\n" + ROOM,
+    # the .mid files are the test's own, in a folder the installation allows
+    allow = f'[files]\nallow = ["{folder}"]\n'
+    with module_orchestra(folder, "notes-play", f"[tempo]\nbpm = {BPM}\n{allow}" + ROOM,
                           library) as orch:
         port = orch.rooms.status("lobby").port
         assert port is not None

@@ -37,6 +37,7 @@ from tests.conftest import jack_name, node_param
 from tests.support.harness import ONE_ROOM, jack_server, wait_for
 from tests.support.processes import terminate
 from tests.support.rooms.readings import Readings
+from tests.support.skips import elsewhere
 
 SCORCH = [sys.executable, "-m", "scorch.cli.main"]
 
@@ -153,7 +154,7 @@ def test_auto_runs_headless_on_a_machine_without_a_server_or_a_card(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         start_orchestra: Callable[[Config], Orchestra]) -> None:
     if sound_cards():
-        pytest.skip("this machine has a sound card: auto would use it")
+        elsewhere("this machine has a sound card: auto would use it")
     nobody = jack_name("nobody")  # a server name nothing runs under
     monkeypatch.setenv(SERVER_ENV, nobody)
     assert not server_running(nobody)
@@ -225,7 +226,7 @@ def heard(orch: Orchestra) -> Readings[tuple[str, float | None]]:
 @pytest.fixture
 def side_by_side(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     if sound_cards():
-        pytest.skip("this machine has a sound card: auto would use it")
+        elsewhere("this machine has a sound card: auto would use it")
     monkeypatch.setenv(SERVER_ENV, jack_name("nobody"))  # no user's server to join
     shutil.rmtree(SIDE_BY_SIDE, ignore_errors=True)
     yield SIDE_BY_SIDE

@@ -13,6 +13,7 @@ import pytest
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from scorch.errors import InstanceNotFound
+from scorch.primitives.sclang.guard import guard_env
 from scorch.primitives.sclang.launch import EarlySclang
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.events import Kind
@@ -250,7 +251,7 @@ def test_free_all_frees_every_node_and_forgets_the_named_ones(three: Orchestra) 
     assert osc is not None
     assert osc.status().synths >= 2
     assert three.rooms.free_all("gallery") == {"gallery": ["pad"]}
-    assert osc.status().synths == 0
+    assert osc.status().synths == 1  # the safety stage alone: it stays
     assert three.rooms.nodes("gallery") == {}
     assert three.rooms.execute_one("gallery", "1 + 1").value == "2"  # sclang untouched
 
@@ -279,8 +280,11 @@ TWO_ROOMS = """
 
 def test_each_room_boots_with_its_early_sclang_and_keeps_what_it_printed_before(
         make_config: MakeConfig, library: SynthDefLibrary) -> None:
-    early = {name: EarlySclang() for name in ("north", "south", "gone")}
-    orch = Orchestra(make_config(TWO_ROOMS, tag="early"), library)
+    config = make_config(TWO_ROOMS, tag="early")
+    # as `scorch run` starts them: with the environment naming the rooms' guard file
+    guard = guard_env(config.source, config.host)
+    early = {name: EarlySclang(extra_env=guard) for name in ("north", "south", "gone")}
+    orch = Orchestra(config, library)
     pids: list[int] = []
     try:
         assert orch.start(early=early) == {"north": None, "south": None}

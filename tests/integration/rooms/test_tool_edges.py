@@ -22,6 +22,7 @@ from scorch.state.events import Kind
 from tests.conftest import jack_name, node_exists
 from tests.support.tool_fuzz import (
     HOSTILE,
+    PATHS,
     Call,
     Tally,
     Target,
@@ -80,6 +81,16 @@ def test_a_bad_value_never_reaches_the_desired_state_or_a_restore(
     assert restored is not None and restored.kind == Kind.RESTORED
     osc = orchestra.views["room"].osc
     assert osc is not None and node_exists(osc, orchestra.rooms.nodes("room")["hum"].node_id)
+
+
+def test_a_path_leading_outside_is_refused_as_such_naming_it(target: Target) -> None:
+    wrong = []
+    for tool, args in PATHS:
+        is_error, text, said = target.ask(tool, args)
+        said = said or {}
+        if not is_error or said.get("code") != "PATH_REFUSED" or said.get("argument") != "path":
+            wrong.append(f"{tool} {args}: {is_error} {said.get('code')} {text[:200]!r}")
+    assert not wrong, "\n".join(wrong)
 
 
 def test_errors_name_the_argument_and_shorten_the_value(call: Call) -> None:

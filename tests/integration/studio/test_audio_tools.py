@@ -35,6 +35,7 @@ from scorch.errors import CaptureError
 from scorch.primitives.system.process import pid_alive
 from tests.conftest import jack_name, scsynth_param
 from tests.support.harness import wait_for
+from tests.support.skips import missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -61,6 +62,7 @@ def orchestra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Orchestra]:
         backoff_min = 0.05
         [instances.live]
         synthdefs = ["sine", "kick"]
+        safety = {{ enabled = false }}  # its clipping is heard: no stage holds it at -1 dBFS
         [instances.quiet]
         [instances.doomed]
         """)
@@ -195,7 +197,8 @@ async def test_one_node_is_heard_alone_and_plays_on_where_it_did(
     assert scsynth_param(orchestra.rooms.status("live").port, node_id, "out") == 0.0  # back
 
 
-async def test_bad_listens_say_what_is_wrong(client: Client, tmp_path: Path) -> None:
+async def test_bad_listens_say_what_is_wrong(client: Client, orchestra: Orchestra,
+                                             tmp_path: Path) -> None:
     assert "known instances: live, quiet, doomed" in await fails(
         client, "listen", instance="nope")
     assert "less than or equal to 30" in await fails(client, "listen", instance="live",
@@ -207,10 +210,15 @@ async def test_bad_listens_say_what_is_wrong(client: Client, tmp_path: Path) -> 
     assert "beyond scsynth's 1024 audio buses" in await fails(
         client, "listen", instance="live", bus=1023, channels=2)
     assert "no node 'ghost'" in await fails(client, "listen", instance="live", node="ghost")
-    notes = tmp_path / "notes.wav"
-    notes.write_text("not audio at all")
-    assert "cannot read audio" in await fails(client, "listen", path=str(notes))
-    assert "no such file" in await fails(client, "listen", path=str(tmp_path / "gone.wav"))
+    recordings = orchestra.studio.recorder.folder
+    recordings.mkdir(parents=True, exist_ok=True)
+    (recordings / "notes.wav").write_text("not audio at all")
+    assert "cannot read audio" in await fails(client, "listen", path="notes.wav")
+    assert "no such file" in await fails(client, "listen", path=str(recordings / "gone.wav"))
+    outside = tmp_path / "outside.wav"
+    outside.write_text("not audio either")
+    assert "outside the folders this installation allows" in await fails(
+        client, "listen", path=str(outside))
 
 
 # --- record --------------------------------------------------------------------------
@@ -313,7 +321,8 @@ def tmpfs(where: Path, size: str, read_only: bool = False) -> None:
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)],
                           capture_output=True, timeout=10, check=False)
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a small file system here: {done.stderr.decode().strip()}")
+        missing(f"mount, as root (CI is root): cannot mount a small file system here: "
+                f"{done.stderr.decode().strip()}")
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from scorch.primitives.system.process import pid_alive
 from tests.conftest import jack_name
-from tests.support.ebur128 import needs_ffmpeg, reference_loudness
+from tests.support.rooms.ebur128 import needs_ffmpeg, reference_loudness
 from tests.support.harness import needs_tools
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio, needs_tools]
@@ -268,8 +268,8 @@ async def test_harmony_of_a_midi_file_names_its_mode_and_chords(
             track.append(mido.Message("note_off", note=chord[0], velocity=0, time=960))
             track.extend(mido.Message("note_off", note=n, velocity=0, time=0) for n in chord[1:])
     song.save(path)
-    result = await call(client, "harmony", path="vamp.mid")
-    found = data(result)
-    assert found["key"] == "A dorian" and found["notes"] == 32
+    result = await call(client, "notes", action="harmony", path="vamp.mid")
+    found = data(result)["harmony"]
+    assert found["key"] == "A dorian" and data(result)["count"] == 32
     assert [c["chord"] for c in found["chords"]] == ["Am7", "D7"] * 4
     assert "A dorian" in text(result) and "Am7 - D7 - Am7" in text(result)

@@ -13,14 +13,15 @@ from typing import Any
 import pytest
 
 from tests.support.hosts_harness import Namespace, namespaces_allowed
-from tests.support.web_harness import CHROMIUM, Dialogs, Served
+from tests.support.skips import missing, module
+from tests.support.web.harness import BROWSER_ARGS, CHROMIUM, Dialogs, Served
 
 
 @pytest.fixture(scope="package")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     why = namespaces_allowed()
     if why is not None:
-        pytest.skip(why)
+        missing(why)
     ns = Namespace(9)
     try:
         served = Served(tmp_path_factory.mktemp("web"), ns)
@@ -36,11 +37,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 @pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
-    playwright_api = pytest.importorskip("playwright.sync_api")
+    playwright_api = module("playwright.sync_api", "Playwright (the dev extra: make test)")
     if not CHROMIUM.exists():
-        pytest.skip("chromium is missing (make system-deps installs it)")
+        missing(f"{CHROMIUM} (make test installs Debian's chromium)")
     with playwright_api.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
         try:
             yield launched
         finally:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from scorch.config.installation import load_config
+from scorch.wire.access import TOKEN_FILE
 from tests.conftest import jack_name
 from tests.support.hosts_harness import ScorchRun, free_tcp_port
 
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def stage_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The stage host's page on loopback, with its token to open it once."""
     folder = tmp_path_factory.mktemp("webhosts")
     port = free_tcp_port()
     path = folder / "config.toml"
@@ -50,7 +52,8 @@ def stage_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         """))
     run = ScorchRun(path, "stage", folder / "stage.log")
     try:
-        run.wait_serving(load_config(path).host_state_path("stage"))
+        state = load_config(path).host_state_path("stage")
+        run.wait_serving(state)
         deadline = time.monotonic() + 10
         while True:  # the page listens right after the control socket
             try:
@@ -59,7 +62,8 @@ def stage_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             except OSError:
                 assert time.monotonic() < deadline, f"the page did not listen:\n{run.tail()}"
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/"
+        token = (state / TOKEN_FILE).read_text().strip()
+        yield f"http://127.0.0.1:{port}/?token={token}"
     finally:
         assert run.stop() == 0, run.tail()
 

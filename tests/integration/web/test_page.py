@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from scorch.state.playing import METER_NODE_ID
-from tests.support.web_harness import Served
+from scorch.web.gate import cookie_name
+from tests.support.web.harness import Dialogs, Served
 
 pytestmark = pytest.mark.integration
 
@@ -39,9 +40,10 @@ def test_the_page_shows_every_room_ready_and_keeps_the_token_out_of_the_address(
     for room in ("lobby", "gallery"):
         page.wait_for_selector(f"#room-{room}[data-state=READY]", timeout=5000)
     assert page.url == served.url, "the token stayed in the address bar"
-    cookie = next(c for c in page.context.cookies() if c["name"] == "scorch_token")
+    cookie = next(c for c in page.context.cookies() if c["name"] == cookie_name(served.port))
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
-    assert page.evaluate("document.cookie").find(served.token) < 0
+    assert served.token not in cookie["value"]  # a session, not the token that opens MCP too
+    assert page.evaluate("document.cookie") == ""
     page.wait_for_selector("#room-lobby .meter", timeout=3000)
     page.click("#room-lobby .tree-toggle")
     page.wait_for_selector("#room-lobby .tree svg circle.synth", timeout=4000)
@@ -124,6 +126,25 @@ def test_the_restart_button_restarts_only_its_room(served: Served, page: Any) ->
     page.wait_for_selector("#room-gallery[data-state=READY]", timeout=5000)
     assert after["lobby"]["pids"] == before["lobby"]["pids"]
     assert after["gallery"]["pids"]["scsynth"] != before["gallery"]["pids"]["scsynth"]
+
+
+def test_the_master_gain_fades_from_the_page_in_its_room_only(served: Served, page: Any,
+                                                              dialogs: Dialogs) -> None:
+    page.wait_for_selector("#room-gallery .facts .stage", timeout=5000)
+    dialogs.typed = "-9"
+    try:
+        page.click("#room-gallery .facts .stage")  # asked in dB, then confirmed
+    finally:
+        dialogs.typed = None
+    assert "Fade the master gain of gallery to -9 dB?" in dialogs.asked
+    page.wait_for_function("() => document.querySelector('#room-gallery .facts .stage')"
+                           ".dataset.gain === '-9'", timeout=3000)
+    status = served.status()
+    assert status["gallery"]["stage"]["gain_db"] == -9.0
+    assert status["gallery"]["stage"]["fade_s"] == 2.0
+    assert status["lobby"]["stage"]["gain_db"] == 0.0
+    served.api.call("undo", {"instance": "gallery"})  # journaled: undo brings it back
+    assert served.status()["gallery"]["stage"]["gain_db"] == 0.0
 
 
 def test_without_the_token_another_machine_is_refused(served: Served) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import scsynth_param
 from tests.support.midi.devices import Hardware
-from tests.support.web_harness import IMAGES, KEYS_PORT, Dialogs, Served, open_panel
+from tests.support.web.harness import IMAGES, KEYS_PORT, Dialogs, Served, open_panel
 
 pytestmark = pytest.mark.integration
 

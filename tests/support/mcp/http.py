@@ -15,6 +15,8 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from scorch.config.installation import load_config
+from scorch.wire.access import TOKEN_FILE
 from tests.support.mcp.stdio import SCORCH
 
 #: Connect and write within seconds; a call may wait for a room to boot.
@@ -49,6 +51,14 @@ class HttpServer:
         except BaseException:
             self.stop()
             raise
+        self.token_file = load_config(config).state_path() / TOKEN_FILE
+        self.token = self.token_file.read_text().strip()
+        """Every request's (made by the server before it listened)."""
+
+    @property
+    def bearer(self) -> dict[str, str]:
+        """The header that carries the token, for :func:`client` (``**server.bearer``)."""
+        return {"authorization": f"Bearer {self.token}"}
 
     def stop(self) -> int:
         """SIGTERM, wait for the rooms to stop (SIGKILL its group if it does not); its code."""

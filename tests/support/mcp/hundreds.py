@@ -54,8 +54,8 @@ def filled(orchestra: Orchestra, tmp_path: Path) -> Iterator[None]:
     for scene in scenes:
         orchestra.scenes.save(scene, "alpha")
     buffers = [f"sizes{i:03d}" for i in range(HUNDREDS // 3)]
-    for buffer in buffers:
-        orchestra.buffers.load("alpha", str(sample), buffer)
+    for buffer in buffers:  # a file in a folder the installation allows: a recording
+        orchestra.buffers.load("alpha", str(made[0]), buffer)
     routes = [orchestra.midi.map({"port": f"sizes-{i:03d}-{LONG}", "cc": 1, "instance": "alpha",
                                   "node": "sizes", "param": "amp"})["id"]
               for i in range(HUNDREDS // 3)]

@@ -62,3 +62,26 @@ def test_a_step_asked_of_one_host_carries_a_key_so_a_resend_runs_once(
     (_, first), (_, second), (_, listed) = sent
     assert first and second and first != second  # a change: a key of its own, each step
     assert listed is None  # a read runs as often as asked
+
+
+def test_one_cue_fired_on_several_hosts_is_one_step_of_the_installation() -> None:
+    from scorch.api.ops.undo import together
+
+    def fired(call: str, summary: str, time: float, undone_order: int = 0) -> EntryOut:
+        return EntryOut(seq=1, call=call, summary=summary, rooms=["r"],
+                        undone=undone_order > 0, time=time, undone_order=undone_order)
+
+    storm = "cue 3 'storm' at 2026-12-24 19:00:00.100"
+    journals: dict[str | None, list[EntryOut]] = {"alpha": [fired("cue", storm, 10.0)],
+                "beta": [fired("set", "change", 5.0), fired("cue", storm, 10.001)],
+                "gamma": [fired("cue", "cue 2 'calm' at 2026-12-24 18:59:00.000", 9.0)]}
+    host = next_host(journals, back=True)
+    assert host == "beta" and together(journals, host, back=True) == ["alpha"]
+    journals = {h: [e.model_copy(update={"undone": e.call == "cue" and e.summary == storm,
+                                         "undone_order": 1 if e.summary == storm else 0})
+                    for e in entries] for h, entries in journals.items()}
+    assert together(journals, "alpha", back=False) == ["beta"]  # redone together too
+    # a plain change is never taken with another host's
+    plain: dict[str | None, list[EntryOut]] = {"a": [fired("set", "x", 1.0)],
+                                               "b": [fired("set", "x", 1.0)]}
+    assert together(plain, "a", back=True) == []

@@ -17,7 +17,7 @@ import pytest
 import soundfile
 
 from scorch.audio.meter import loudness
-from tests.support.ebur128 import needs_ffmpeg, reference_loudness
+from tests.support.rooms.ebur128 import needs_ffmpeg, reference_loudness
 
 RATE = 48000
 

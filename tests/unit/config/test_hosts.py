@@ -21,6 +21,7 @@ from scorch.config.changes import config_changes
 from scorch.config.installation import Config, parse_config
 from scorch.errors import ConfigError, InstanceNotFound, InvalidRequest
 from scorch.hosts.link import HostInfo
+from tests.support.skips import only_on
 
 INSTALLATION = """
 state_dir = "/srv/state"
@@ -254,7 +255,7 @@ def test_the_unit_of_a_host_runs_its_part() -> None:
     assert "After=network-online.target sound.target time-sync.target" in unit
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="systemd's user units are Linux's")
+@only_on(sys.platform == "linux", "systemd's user units are Linux's")
 def test_a_user_unit_goes_to_the_users_systemd_folder(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))

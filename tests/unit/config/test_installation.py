@@ -11,6 +11,7 @@ import pytest
 from scorch.config.installation import DEFAULT_CONFIG, load_config, parse_config
 from scorch.config.lines import key_lines
 from scorch.errors import ConfigError
+from tests.support.skips import only_on
 
 GOOD = """
 [audio]
@@ -106,6 +107,14 @@ BAD = [
                  'instance = "b"\n',
                  ["cfg.toml:5", "midi.scenes.0.instance", "no instance or group named 'b'"],
                  id="scene-instance"),
+    pytest.param('[instances.a]\n[[midi.cues]]\nport = "pad"\n',
+                 ["cfg.toml:2", "midi.cues.0", "exactly one of control, note, cc, program"],
+                 id="cue-button-without-source"),
+    pytest.param('[instances.a]\n[[midi.cues]]\nnote = 36\naction = "back"\n',
+                 ["cfg.toml:4", "midi.cues.0.action", "'go', 'stop' or 'standby'"],
+                 id="cue-button-action"),
+    pytest.param('[instances.a]\n[[midi.cues]]\nnote = 36\ncue = "two words"\n',
+                 ["cfg.toml:4", "midi.cues.0.cue"], id="cue-button-number"),
     pytest.param('[instances.a]\nsynthdefs = "some"\n',
                  ["cfg.toml:2", "instances.a.synthdefs"], id="synthdefs-not-list"),
     pytest.param("[instances.a]\n[history]\nmax_rows = 10\n",
@@ -231,7 +240,7 @@ def test_state_path_is_per_config_file(tmp_path: Path) -> None:
     assert explicit.state_path() == tmp_path / "st"
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="the XDG layout is Linux's")
+@only_on(sys.platform == "linux", "the XDG layout is Linux's")
 def test_state_path_is_under_xdg_state_home_or_the_homes_local_state(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = tmp_path / "rooms.toml"

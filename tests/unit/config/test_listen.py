@@ -56,3 +56,22 @@ def test_any_text_is_an_address_or_a_value_error(text: str) -> None:
         assert str(err)
     else:
         assert host and 1 <= port <= 65535
+
+
+@pytest.mark.parametrize("table", ["mcp", "web"])
+def test_open_loopback_is_off_by_default_and_refused_off_loopback(table: str) -> None:
+    from scorch.config.installation import parse_config
+    from scorch.errors import ConfigError
+
+    key = "http" if table == "mcp" else "listen"
+    plain = parse_config(f'[instances.a]\n[{table}]\n{key} = "127.0.0.1:8470"\n')
+    assert getattr(plain, table).open_loopback is False
+    opened = parse_config(f'[instances.a]\n[{table}]\n{key} = "localhost:8470"\n'
+                          "open_loopback = true\n")
+    assert getattr(opened, table).open_loopback is True
+    with pytest.raises(ConfigError) as refused:
+        parse_config(f'[instances.a]\n[{table}]\n{key} = "0.0.0.0:8470"\nopen_loopback = true\n',
+                     "cfg.toml")
+    said = str(refused.value)
+    assert "cfg.toml" in said and "open_loopback = true opens a loopback" in said
+    assert "'0.0.0.0:8470' is not loopback" in said

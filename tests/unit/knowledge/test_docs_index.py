@@ -9,10 +9,11 @@ import pytest
 
 from scorch.knowledge.docs_index import DocsIndex, docs_fingerprint
 from scorch.knowledge.introspect import ArgRecord, ClassRecord, MethodRecord
+from tests.support.skips import missing, needs
 
 HELP = Path("/usr/share/SuperCollider/HelpSource")
 
-needs_help = pytest.mark.skipif(not HELP.is_dir(), reason="SuperCollider help is not installed")
+needs_help = needs(HELP.is_dir(), "SuperCollider's help (supercollider-common)")
 
 HOSTILE_QUERIES = [
     "", "   ", "AND", "OR", "NOT", "AND OR NOT", "\"", "\"\"\"", "'", "*", "**", "^", "-",
@@ -55,7 +56,7 @@ FAKE_DUMP = [
 def index(tmp_path_factory: pytest.TempPathFactory) -> DocsIndex:
     """The real help merged with FAKE_DUMP, built once for the module."""
     if not HELP.is_dir():
-        pytest.skip("SuperCollider help is not installed")
+        missing("SuperCollider's help (supercollider-common)")
     docs = DocsIndex(tmp_path_factory.mktemp("docs") / "docs.sqlite")
     docs.build(HELP, FAKE_DUMP, version="3.13.0")
     return docs

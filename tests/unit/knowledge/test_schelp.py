@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from scorch.knowledge.schelp import iter_help_files, parse_schelp, read_schelp, strip_inline
+from tests.support.skips import needs
 
 HELP = Path("/usr/share/SuperCollider/HelpSource")
 
-needs_help = pytest.mark.skipif(not HELP.is_dir(), reason="SuperCollider help is not installed")
+needs_help = needs(HELP.is_dir(), "SuperCollider's help (supercollider-common)")
 
 
 @needs_help

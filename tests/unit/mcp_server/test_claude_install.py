@@ -4,6 +4,8 @@ every other entry kept, and a `scorch` entry someone else wrote left alone."""
 from __future__ import annotations
 
 import json
+import socket
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -18,8 +20,10 @@ from mcp_server.claude_config import (
     InstallRefused,
     desktop_config_path,
     entry,
+    http_entry,
     install,
 )
+from scorch.wire.access import TOKEN_FILE
 from tests.support.hostile_json import json_values, lines
 
 HOME = Path("/home/me")
@@ -164,3 +168,51 @@ def test_the_cli_installs_and_says_why_it_refuses(tmp_path: Path) -> None:
     refused = subprocess.run([*argv, "--path", str(target)], capture_output=True, text=True,
                              timeout=60)
     assert refused.returncode == 1 and "did not write" in refused.stderr
+
+
+def test_an_http_clients_entry_carries_the_url_and_token_and_its_file_stays_private(
+        tmp_path: Path) -> None:
+    target = tmp_path / ".mcp.json"
+    target.write_text('{"mcpServers": {"other": {"type": "http", "url": "http://x/mcp"}}}')
+    target.chmod(0o644)
+    new = http_entry("http://127.0.0.1:57180/mcp", "s3cret")
+    assert new["headers"]["Authorization"] == "Bearer s3cret"
+    written, backup = install(tmp_path / "rooms.toml", target, new=new)
+    assert stat.S_IMODE(written.stat().st_mode) == 0o600
+    servers = json.loads(written.read_text())["mcpServers"]
+    assert servers["scorch"] == new and servers["other"]["url"] == "http://x/mcp"
+    assert backup is not None and "s3cret" not in backup.read_text()
+    again = http_entry("http://127.0.0.1:57181/mcp", "n3w")  # its own entry: replaced
+    install(tmp_path / "rooms.toml", target, new=again)
+    assert json.loads(target.read_text())["mcpServers"]["scorch"] == again
+    assert "Authorization" not in http_entry("http://127.0.0.1:1/mcp", None)["headers"]
+
+
+def claude_config(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "scorch.cli.main", "claude-config", *args],
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_the_cli_gives_an_http_client_the_installations_token(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    config = tmp_path / "rooms.toml"
+    config.write_text(f'state_dir = "{state}"\n[instances.a]\n[mcp]\nhttp = "127.0.0.1:57190"\n')
+    printed = claude_config("--config", str(config), "--http")
+    assert printed.returncode == 0, printed.stderr
+    token = (state / TOKEN_FILE).read_text().strip()  # made now, as the server would
+    assert json.loads(printed.stdout)["mcpServers"]["scorch"] == http_entry(
+        "http://127.0.0.1:57190/mcp", token)
+    everywhere = json.loads(claude_config("--config", str(config), "--http", "0.0.0.0:9").stdout)
+    assert everywhere["mcpServers"]["scorch"]["url"] == f"http://{socket.gethostname()}:9/mcp"
+    refused = claude_config("--config", str(config), "--http", "--install")
+    assert refused.returncode == 2 and "--path" in refused.stderr
+    target = tmp_path / "project" / ".mcp.json"
+    done = claude_config("--config", str(config), "--http", "--install", "--path", str(target))
+    assert done.returncode == 0 and str(target) in done.stdout and token not in done.stdout
+    assert token in target.read_text() and stat.S_IMODE(target.stat().st_mode) == 0o600
+    config.write_text(f'state_dir = "{state}"\n[instances.a]\n[mcp]\nhttp = "127.0.0.1:57190"\n'
+                      "open_loopback = true\n")
+    opened = json.loads(claude_config("--config", str(config), "--http").stdout)
+    assert "Authorization" not in opened["mcpServers"]["scorch"]["headers"]
+    bad = claude_config("--config", str(config), "--http", "studio:99999")
+    assert bad.returncode == 2 and "from 1 to 65535" in bad.stderr

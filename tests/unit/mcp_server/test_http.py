@@ -1,4 +1,4 @@
-"""The HTTP front's pure parts: the SDK's own checks agree with scorch's policy; call keys."""
+"""The HTTP front's pure parts: the guard asks the token and checks Host and Origin; call keys."""
 
 from __future__ import annotations
 
@@ -6,68 +6,59 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from mcp.server.transport_security import TransportSecurityMiddleware
-from starlette.requests import Request
+from starlette.responses import Response
+from starlette.testclient import TestClient
+from starlette.types import Receive, Scope, Send
 
-from mcp_server.http import listen, transport_security, url
+from mcp_server.http import SDK_CHECKS, Guard, listen, url
 from mcp_server.tools import call_key
 from scorch.errors import CannotListen
 from scorch.wire.access import Access
 
 
-def request(host: str, origin: str | None) -> Request:
-    headers = [(b"host", host.encode("latin-1"))]
-    if origin is not None:
-        headers.append((b"origin", origin.encode("latin-1")))
-    return Request({"type": "http", "method": "GET", "path": "/mcp", "headers": headers})
+def guarded(access: Access) -> TestClient:
+    """The guard in front of an app that answers 200 to whatever reaches it."""
+
+    async def inner(scope: Scope, receive: Receive, send: Send) -> None:
+        await Response("reached", status_code=200)(scope, receive, send)
+
+    return TestClient(Guard(inner, access), base_url=f"http://{access.host}:57180")
 
 
-async def sdk_refuses(access: Access, host: str, origin: str | None) -> int | None:
-    checked = TransportSecurityMiddleware(transport_security(access))
-    refused = await checked.validate_request(request(host, origin))
-    return None if refused is None else refused.status_code
+def test_on_loopback_every_request_needs_the_token() -> None:
+    web = guarded(Access("127.0.0.1", 57180, "t0ken"))
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic t0ken"},
+                    {"Authorization": f"Bearer {'r' * 43}"}):  # the page's read-only token
+        refused = web.post("/mcp", headers=headers, content=b"{}")
+        assert refused.status_code == 401, headers
+        assert refused.headers["www-authenticate"].startswith("Bearer")
+        assert "token" in refused.json()["error"]["message"]
+    assert web.post("/mcp", headers={"Authorization": "Bearer t0ken"}, content=b"{}").text == (
+        "reached")
 
 
-@pytest.mark.anyio
-@pytest.mark.parametrize("origin", [
-    None, "http://localhost:3000", "http://127.0.0.1:57180", "https://localhost:1",
-    "http://[::1]:8080"])
-async def test_on_loopback_the_sdk_passes_the_origins_scorch_passes(origin: str | None) -> None:
-    access = Access("127.0.0.1", 57180, None)
-    assert access.origin_ok(origin)
-    assert await sdk_refuses(access, "127.0.0.1:57180", origin) is None
-    assert await sdk_refuses(access, "localhost:57180", origin) is None
+def test_a_foreign_host_is_refused_before_the_token_dns_rebinding() -> None:
+    web = guarded(Access("127.0.0.1", 57180, "t0ken", frozenset({"studio"})))
+    token = {"Authorization": "Bearer t0ken"}
+    for host in ("evil.example:57180", "127.0.0.1.evil.example", "10.0.0.5:57180", ""):
+        refused = web.get("/mcp", headers={**token, "Host": host})
+        assert refused.status_code == 421, host
+    for host in ("localhost:57180", "[::1]:57180", "studio:57180", "127.0.0.1:9000"):
+        assert web.get("/mcp", headers={**token, "Host": host}).status_code == 200, host
+    assert web.post("/mcp", headers={**token, "Origin": "http://evil.example"},
+                    content=b"{}").status_code == 403
 
 
-@pytest.mark.anyio
-async def test_on_loopback_the_sdk_refuses_a_foreign_host_dns_rebinding() -> None:
-    access = Access("127.0.0.1", 57180, None)
-    assert await sdk_refuses(access, "evil.example:57180", None) == 421
-    assert await sdk_refuses(access, "127.0.0.1:57180", "http://evil.example") == 403
+def test_open_loopback_asks_no_token_and_still_checks_host_and_origin() -> None:
+    web = guarded(Access("127.0.0.1", 57180, None))
+    assert web.post("/mcp", content=b"{}").status_code == 200
+    assert web.post("/mcp", headers={"Host": "evil.example"}, content=b"{}").status_code == 421
+    assert web.post("/mcp", headers={"Origin": "http://evil.example"},
+                    content=b"{}").status_code == 403
 
 
-@pytest.mark.anyio
-async def test_off_loopback_the_token_guards_and_the_sdk_asks_no_host() -> None:
-    access = Access("10.0.0.5", 57180, "t0ken")
-    assert await sdk_refuses(access, "studio.local:57180", None) is None
-
-
-NAMES = st.from_regex(r"[a-z][a-z0-9-]{0,20}(\.[a-z]{2,6}){0,2}", fullmatch=True)
-
-
-@given(st.sampled_from(["http", "https"]), st.one_of(NAMES, st.sampled_from(
-    ["localhost", "127.0.0.1", "[::1]"])), st.integers(1, 65535))
-def test_scorch_and_the_sdk_agree_on_every_origin_a_browser_sends(
-        scheme: str, host: str, port: int) -> None:
-    """A browser's Origin is scheme://host:port: both checks pass it, or both refuse it."""
-    import anyio
-
-    access = Access("127.0.0.1", 57180, None)
-    origin = f"{scheme}://{host}:{port}"
-    sdk = anyio.run(sdk_refuses, access, "127.0.0.1:57180", origin)
-    assert (sdk is None) == access.origin_ok(origin), origin
+def test_the_sdks_own_host_check_is_off_the_guard_makes_it() -> None:
+    assert SDK_CHECKS.enable_dns_rebinding_protection is False
 
 
 def test_urls_bracket_ipv6() -> None:

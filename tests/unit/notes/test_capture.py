@@ -90,6 +90,15 @@ def test_times_are_placed_on_the_grid_in_bars_and_beats_from_one():
     assert place(10.0, Timeline(90.0, 3, beat=6.0, at=10.0)) == (3, 1.0)
 
 
+@given(st.integers(0, 10_000), st.integers(1, 7), st.floats(-4e-4, 4e-4),
+       st.floats(30.0, 300.0))
+def test_a_downbeat_a_hair_off_its_bar_line_is_beat_1_of_its_bar_never_beat_5_before(
+        bar: int, beats_per_bar: int, off: float, bpm: float):
+    line = Timeline(bpm, beats_per_bar, beat=0.0, at=0.0)
+    where = place(line.time_at(bar * beats_per_bar + off), line)
+    assert where == (bar + 1, 1.0)
+
+
 def test_a_saved_ring_loads_with_its_notes_moved_onto_the_new_clock(tmp_path: Path):
     ring = NoteRing("in/kb 1", 8)
     ring.note_on(100.0, 3, 67, 77)

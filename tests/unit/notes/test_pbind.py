@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorch.notes.capture import Note
-from scorch.notes.pbind import MAX_NOTES, lay_out, pattern_name, pdef_code
+from scorch.notes.pbind import MAX_NOTES, lay_out, pattern_name, pdef_code, start_beat
 from scorch.state.tempo import Timeline
 
 LINE = Timeline(120.0, 4, beat=0.0, at=0.0)  # a beat is 0.5 s
@@ -49,7 +49,11 @@ def test_the_code_checks_the_synthdef_and_quotes_it() -> None:
     code = pdef_code(score, "tune", "it's", quant=4, loop=True)
     assert code.startswith("if(SynthDescLib.global.at('it\\'s').isNil) { \\noSynthDef }")
     assert "Pdef(\\tune, Pn(Pbind(\\instrument, 'it\\'s', \\midinote, Pseq(#[60])" in code
-    assert code.endswith(".play(quant: 4); \\playing }")
+    assert code.endswith(".play(quant: 4); TempoClock.default.nextTimeOnGrid(4) }")
+    assert "Pdef(\\tune).stop; Pdef(\\tune, Pn(" in pdef_code(score, "tune", "x", quant=4,
+                                                             loop=True, again=True)
+    assert [start_beat(v) for v in ("132.0", "noSynthDef", None, "inf")] == [
+        132.0, None, None, None]
 
 
 @given(st.lists(st.tuples(st.floats(0, 60), st.floats(0.001, 8), st.integers(0, 127),

@@ -40,6 +40,21 @@ def test_a_written_range_reads_back_in_mido_with_the_grids_tempo_meter_and_notes
         assert got.duration == pytest.approx(sent.duration, abs=tick)
 
 
+def test_a_first_note_a_fraction_of_a_tick_before_a_bar_line_starts_the_file_at_tick_0(
+        tmp_path: Path):
+    line = Timeline(120.0, 4, beat=0.0, at=0.0)
+    early = line.time_at(520.0) - 0.00013  # the kick's downbeat as sclang's seconds had it
+    zero = smf.write([Note(early, 0.1, 36, 100), Note(line.time_at(521.0), 0.1, 36, 100)],
+                     tmp_path / "k.mid", line)
+    assert zero == line.time_at(520.0)
+    tick, ons = 0, []
+    for msg in mido.MidiFile(str(tmp_path / "k.mid")).tracks[0]:
+        tick += msg.time
+        if msg.type == "note_on":
+            ons.append(tick)
+    assert ons == [0, 480]
+
+
 def test_a_repeated_key_ending_as_it_starts_again_stays_two_notes(tmp_path: Path):
     line = Timeline(120.0, 4, beat=0.0, at=0.0)
     smf.write([Note(0.0, 0.5, 60, 90), Note(0.5, 0.5, 60, 91)], tmp_path / "r.mid", line)

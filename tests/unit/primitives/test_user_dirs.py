@@ -9,8 +9,9 @@ import pytest
 
 from scorch.primitives.sclang.launch import user_class_paths, user_conf_path
 from scorch.primitives.synthdefs.library import default_cache_dir
+from tests.support.skips import only_on
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the XDG layout is Linux's")
+pytestmark = only_on(sys.platform == "linux", "the XDG layout is Linux's")
 
 
 @pytest.fixture

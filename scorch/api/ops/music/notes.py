@@ -10,8 +10,24 @@ from pydantic import BaseModel, Field, Strict
 
 from scorch.api.fanout import label
 from scorch.api.fields import InstanceName, SynthDefName
-from scorch.api.operation import CHANGE, READ, Action, Answer, Host, Result, Where, operation
+from scorch.api.operation import (
+    CHANGE,
+    READ,
+    WRITE_OVER,
+    Action,
+    Answer,
+    CliForm,
+    Host,
+    Patience,
+    Result,
+    Spread,
+    Where,
+    operation,
+)
 from scorch.api.ops.audio import audio_path
+from scorch.audio.music.figures import Harmony, harmony_of_notes
+from scorch.audio.report import Figures
+from scorch.config.allowed import folders
 from scorch.errors import (
     AudioFileError,
     CodeFailed,
@@ -22,7 +38,7 @@ from scorch.errors import (
 from scorch.notes import pbind, text
 from scorch.notes.capture import Note, place
 from scorch.state.tempo import Timeline
-from scorch.values import Text
+from scorch.values import Flag, Text
 
 if TYPE_CHECKING:
     from scorch.app.notes import Notes, Span
@@ -34,19 +50,25 @@ MAX_NOTES = 200
 PLAY_TIMEOUT = 20.0
 
 Input = Annotated[Text | None, Field(
-    description="Only the MIDI inputs and the patterns whose name contains this: an input's "
-    "port name, or ROOM/KIND NAME for a pattern's notes (hall/Pdef acc; hall/ for every "
-    "pattern of the hall; hall/code for patterns of no Pdef or Tdef) (default: all)")]
+    description="A MIDI port or a pattern as ROOM/KIND NAME (hall/Pdef acc), or part of a "
+    "name (hall/); default: all")]
 Bars = Annotated[float | None, Strict(), Field(
-    gt=0, le=10_000, allow_inf_nan=False,
-    description="The last N bars of the installation's grid, from the bar line at or "
-    "before N bars ago up to now")]
-LastSeconds = Annotated[float | None, Strict(), Field(
-    gt=0, le=604_800, allow_inf_nan=False, description="The last N seconds up to now")]
+    gt=0, le=10_000, allow_inf_nan=False)]
+LastSeconds = Annotated[float | None, Strict(), Field(gt=0, le=604_800, allow_inf_nan=False)]
 Since = Annotated[float | None, Strict(), Field(
-    gt=0, allow_inf_nan=False, description="From this Unix time (seconds)")]
+    gt=0, allow_inf_nan=False, description="From this Unix time (s)")]
 Until = Annotated[float | None, Strict(), Field(
-    gt=0, allow_inf_nan=False, description="Up to this Unix time (with since; default: now)")]
+    gt=0, allow_inf_nan=False, description="Up to this Unix time (s)")]
+MidiPath = Annotated[Text | None, Field(
+    max_length=4096, description="The .mid: in the state folder's midi/ (default "
+    "NAME-<time>.mid) or absolute in an allowed folder")]
+Overwrite = Annotated[Flag, Field(description="Write over a file already there")]
+#: Where each action's file is (one text for all: a model reads it once).
+PATH = ("A .mid to write (default notes-<time>.mid), play or read, in the state folder's midi/; a "
+        "recording or audio file to transcribe; or absolute, in an allowed folder")
+Budget = Annotated[int, Strict(), Field(
+    ge=100, le=100_000, description="Characters the text may take (more notes than fit: a "
+    "summary)")]
 
 
 class NotesSounding(Action):
@@ -69,55 +91,46 @@ class _Range(Action):
 
 
 class NotesPlayed(_Range):
-    """The notes the MIDI inputs and the patterns played in a range (one of last_bars,
-    last_seconds, since): a compact text (bar|beat, name, length as a fraction of a whole
-    note, velocity; by input or pattern when several) and the notes as data; a range too
-    large for the budget is summarised."""
+    """The notes of a range (last_bars, last_seconds or since) as text (bar|beat, name,
+    length as a fraction of a whole note, velocity) and data; a summary past the budget."""
 
     access = READ
     action: Literal["played"]
-    budget: Annotated[int, Strict(), Field(
-        ge=100, le=100_000, description="Characters the text may take; more notes than fit "
-        "give a summary (counts, range, pitch classes, density)")] = 4000
+    budget: Budget = 4000
     max_notes: Annotated[int, Strict(), Field(
-        ge=0, le=100_000, description="Notes given as data at most; a range with more gives "
-        "none (the text summarises it)")] = MAX_NOTES
+        ge=0, le=100_000, description="Notes given as data at most (a range with more gives "
+        "none)")] = MAX_NOTES
 
 
 class NotesExport(_Range):
-    """Write the notes played in a range to a Standard MIDI File at the grid's tempo and
-    meter, starting on a bar line."""
+    """Write the notes of a range to a Standard MIDI File at the grid's tempo and meter."""
 
-    access = CHANGE
+    access = WRITE_OVER
     action: Literal["export"]
-    path: Annotated[Text | None, Field(
-        description="Where to write the .mid: absolute, or relative to the state "
-        "directory's midi/ folder (default: midi/notes-<time>.mid there)")] = None
+    path: Annotated[MidiPath, Field(description=PATH)] = None
+    overwrite: Overwrite = False
 
 
 class NotesPlay(Action):
-    """Play a .mid file's notes in a room as a named Pdef on the installation's grid, from
-    the next bar (or beat, or now), once or looped: listed by `playing`, kept through
-    sclang restarts like every pattern, stopped by its name (`Pdef(\\name).stop`)."""
+    """Play a .mid's notes in a room as a named Pdef on the grid, once or looped: `playing`
+    lists it, `pattern` stops or changes it."""
 
     access = CHANGE
     action: Literal["play"]
     instance: InstanceName
-    path: Annotated[Text, Field(
-        description="The .mid to play: absolute, or relative to the state directory's "
-        "midi/ folder (where export writes)")]
+    path: Annotated[Text, Field(max_length=4096, description=PATH)]
     synthdef: Annotated[SynthDefName, Field(
-        description="The SynthDef that plays each note (the library's or one the room "
-        "knows); it gets midinote/freq, amp and sustain")] = "pluck"
+        description="The SynthDef of each note; it gets midinote/freq, amp and sustain"
+        )] = "pluck"
     name: Annotated[Text | None, Field(
         max_length=64, description="The Pdef's name (default: from the file's name)")] = None
     start: Annotated[Literal["bar", "beat", "now"], Field(
-        description="When it starts: on the grid's next bar line, next beat, or now")] = "bar"
+        description="When it starts on the grid")] = "bar"
     quantise: Annotated[float | None, Strict(), Field(
         gt=0, le=4, allow_inf_nan=False,
         description="Snap onsets and ends to this many beats (0.25 = sixteenths)")] = None
     loop: Annotated[bool, Strict(), Field(
-        description="Play it again and again, bar-aligned, until stopped")] = False
+        description="Loop it, bar-aligned, until stopped")] = False
 
     def where(self) -> Where:
         """Where its room is."""
@@ -125,22 +138,29 @@ class NotesPlay(Action):
 
 
 class NotesTranscribe(Action):
-    """The notes in an audio file (a recording's name, or the `audio` a `listen` returned),
-    heard by basic-pitch's note model: pitches, onsets and lengths in seconds from the
-    file's start and, in the text, on bars at the grid's tempo counted from that start."""
+    """The notes basic-pitch hears in an audio file (a recording, or the `audio` listen
+    returned), in seconds and on the grid."""
 
     access = READ
     action: Literal["transcribe"]
-    path: Annotated[Text, Field(
-        max_length=4096, description="The audio file (WAV, AIFF, FLAC): absolute, or a "
-        "recording's file name")]
-    budget: Annotated[int, Strict(), Field(
-        ge=100, le=100_000, description="Characters the text may take; more notes than fit "
-        "give a summary")] = 4000
+    path: Annotated[Text, Field(max_length=4096, description=PATH)]
+    budget: Budget = 4000
 
 
-NotesArgs = Annotated[NotesSounding | NotesPlayed | NotesExport | NotesPlay | NotesTranscribe,
-                      Field(discriminator="action")]
+class NotesHarmony(Action):
+    """The key and chords of a range's notes (last_bars or last_seconds) or of a .mid
+    (`path`), e.g. "D dorian, Am7 - D7"; of sound: listen."""
+
+    access = READ
+    action: Literal["harmony"]
+    input: Input = None
+    last_bars: Bars = None
+    last_seconds: LastSeconds = None
+    path: Annotated[Text | None, Field(max_length=4096, description=PATH)] = None
+
+
+NotesArgs = Annotated[NotesSounding | NotesPlayed | NotesExport | NotesPlay | NotesTranscribe
+                      | NotesHarmony, Field(discriminator="action")]
 
 
 class NoteRecord(BaseModel):
@@ -178,6 +198,7 @@ class NotesOutput(Result):
     pattern: str | None = Field(None, description="play: the Pdef that plays the file")
     bpm: float | None = Field(None, description="the grid's tempo the bars are counted on")
     beats_per_bar: int | None = None
+    harmony: Figures[Harmony] = Field(None, description="harmony: the key and chords")
 
     def text(self) -> str:
         """The listing (and where a .mid went)."""
@@ -224,22 +245,18 @@ def _hosts_notes(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: A
     return merged
 
 
-@operation(command="notes", positional=("action",), rooms=None, merge=_hosts_notes,
-           patience=120.0)
+@operation(cli=CliForm("notes", ("action",)), spread=Spread(rooms=None, merge=_hosts_notes),
+           patience=Patience(seconds=120.0))
 def notes(orch: Orchestra, args: NotesArgs) -> NotesOutput:
-    """Notes the MIDI inputs and the rooms' patterns play, captured as they come in ([midi]
-    capture_notes per input and per pattern, kept across restarts; a pattern's as
-    ROOM/KIND NAME, on the grid as the pattern's clock played them): what is sounding now,
-    what was played in a range (the last bars or seconds, or between two Unix times; by
-    input or pattern with `input`) as compact text with bar|beat on the
-    installation's grid, note name, length and velocity, plus the notes as data (summarised
-    when many), or export that range to a .mid file at the grid's tempo and meter; play a
-    .mid in a room; transcribe the notes of a recording or a `listen`."""
+    """The notes MIDI inputs and the rooms' patterns play, on the bar|beat grid: what sounds
+    now, what was played (text or a .mid); play a .mid; transcribe a recording."""
     component, offset = orch.notes, orch.notes.wall_offset()
     if args.action == "play":
         return _play(orch, args)
     if args.action == "transcribe":
         return _transcribe(orch, args)
+    if args.action == "harmony":
+        return _harmony(orch, args)
     if args.action == "sounding":
         line = component.line()
         down = component.sounding(args.input)
@@ -260,16 +277,27 @@ def notes(orch: Orchestra, args: NotesArgs) -> NotesOutput:
         return NotesOutput(action="played", listing=listing, count=len(played),
                            summarised=summarised, notes=records, start=span.start + offset,
                            end=span.end + offset, **grid)
-    exported = component.export(span, args.input, Path(args.path) if args.path else None)
+    exported = component.export(span, args.input, midi_target(orch, args.path, args.overwrite))
     listing, summarised, records = _listing(exported.notes, line, 4000, MAX_NOTES, offset)
     return NotesOutput(action="export", listing=listing, count=len(exported.notes),
                        summarised=summarised, notes=records, start=exported.start + offset,
                        end=span.end + offset, path=str(exported.path), **grid)
 
 
+def midi_target(orch: Orchestra, given: str | None, overwrite: bool) -> Path | None:
+    """Where a .mid goes: ``given`` inside the allowed folders (relative: in ``midi/``), not
+    over a file there unless ``overwrite``; None: a new file of its own in ``midi/``."""
+    if not given:
+        return None
+    return folders(orch.config).file("path", given, [orch.notes.midi_folder()], write=True,
+                                     overwrite=overwrite)
+
+
 def _play(orch: Orchestra, args: NotesPlay) -> NotesOutput:
     """Read the file, lay it out in beats, and define and play its Pdef in the room."""
-    found = orch.notes.read_file(Path(args.path), grid=args.quantise)
+    found = orch.notes.read_file(
+        folders(orch.config).file("path", args.path, [orch.notes.midi_folder()]),
+        grid=args.quantise)
     try:
         score = pbind.lay_out(found.notes, found.line)
     except ValueError as err:
@@ -283,7 +311,8 @@ def _play(orch: Orchestra, args: NotesPlay) -> NotesOutput:
     result = orch.rooms.execute_one(args.instance, code, timeout=PLAY_TIMEOUT)
     if result.value == pbind.NO_SYNTHDEF:
         raise UnknownSynthDef(f"{args.instance} knows no SynthDef named {args.synthdef!r} (see "
-                              "synthdefs, or send it with execute first)")
+                              "synthdefs, or send it with execute first)", name=args.synthdef,
+                              known=orch.rooms.synthdef_names(args.instance))
     if not result.ok:
         why = result.error.message if result.error else "it did not run"
         raise CodeFailed(f"{args.instance} could not play {args.path}: {why}")
@@ -318,3 +347,33 @@ def _transcribe(orch: Orchestra, args: NotesTranscribe) -> NotesOutput:
                        summarised=summarised, notes=records, start=0.0,
                        end=max((n.end for n in found), default=0.0), path=str(path),
                        bpm=line.bpm, beats_per_bar=line.beats_per_bar)
+
+
+def _harmony(orch: Orchestra, args: NotesHarmony) -> NotesOutput:
+    """The key and chords of the captured notes of a range, or of a .mid's, beat by beat."""
+    if args.path is not None:
+        if (args.input, args.last_bars, args.last_seconds) != (None, None, None):
+            refused = InvalidRequest("notes harmony: give `path` alone, or captured notes "
+                                     "(`input`, `last_bars` or `last_seconds`)")
+            refused.argument = "path"
+            raise refused
+        read = orch.notes.read_file(
+            folders(orch.config).file("path", args.path, [orch.notes.midi_folder()]))
+        notes, line, source = read.notes, read.line, f"file {args.path}"
+    else:
+        if args.last_bars is None and args.last_seconds is None:
+            refused = InvalidRequest("notes harmony needs a range of captured notes "
+                                     "(`last_bars` or `last_seconds`), or a .mid `path`")
+            refused.argument = "last_bars"
+            raise refused
+        span = orch.notes.span(args.last_bars, args.last_seconds)
+        notes, line = orch.notes.played(span, args.input), orch.notes.line()
+        ranged = (f"the last {args.last_bars:g} bars" if args.last_bars is not None
+                  else f"the last {args.last_seconds:g} s")
+        source = f"{args.input or 'every input'}, {ranged}"
+    found = harmony_of_notes([(n.onset, n.duration, n.pitch) for n in notes],
+                             (line.time_at(0.0), 60.0 / line.bpm))
+    said = found.lines()[0] if found is not None else "harmony: no notes"
+    return NotesOutput(action="harmony", listing=f"{said}\n(from {len(notes)} notes of {source})",
+                       count=len(notes), harmony=found, path=args.path, bpm=line.bpm,
+                       beats_per_bar=line.beats_per_bar)

@@ -8,11 +8,33 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, Strict
 
 from scorch.api.fields import InstanceName, SynthDefName
-from scorch.api.operation import CHANGE, READ, Action, Result, Where, operation
-from scorch.api.ops.music.notes import Bars, Input, LastSeconds, NoteRecord, Since, Until, _records
+from scorch.api.operation import (
+    CHANGE,
+    READ,
+    WRITE_OVER,
+    Action,
+    CliForm,
+    Result,
+    Spread,
+    Where,
+    operation,
+)
+from scorch.api.ops.music.notes import (
+    Bars,
+    Input,
+    LastSeconds,
+    MidiPath,
+    NoteRecord,
+    Overwrite,
+    Since,
+    Until,
+    _records,
+    midi_target,
+)
 from scorch.errors import InvalidRequest
 from scorch.notes import text
-from scorch.notes.capture import Note
+from scorch.notes.capture import Note, place
+from scorch.notes.partner import DEFAULT_ORDER, MAX_ORDER
 from scorch.values import Text
 
 if TYPE_CHECKING:
@@ -22,20 +44,25 @@ if TYPE_CHECKING:
     from scorch.notes.partner import Phrase
 
 Order = Annotated[int | None, Strict(), Field(
-    ge=0, le=6, description="The longest context (notes back) it continues from; lower is "
-    "freer, higher keeps closer to what was played (default: 6, backing off as it must)")]
+    ge=0, le=MAX_ORDER, description=f"Notes of context (default {DEFAULT_ORDER}): lower is "
+    "freer")]
 Temperature = Annotated[float, Strict(), Field(
-    ge=0, le=10, allow_inf_nan=False, description="0 plays the most frequent continuation "
-    "each time; 1 as often as it was played; above 1 the rarer ones more")]
+    ge=0, le=10, allow_inf_nan=False, description="0: the likeliest note; 1: as played; "
+    "above 1: rarer ones more")]
 Key = Annotated[Text | None, Field(
-    max_length=24, description="Keep to a key: 'C', 'F# minor', 'Bb major', 'Am' (default: "
-    "any note it learned)")]
+    max_length=24, description="Keep to a key: 'F# minor', 'Bb', 'Am'")]
 Density = Annotated[float, Strict(), Field(
-    gt=0, le=8, allow_inf_nan=False, description="Above 1 favours shorter gaps between "
-    "notes (busier), below 1 longer ones")]
+    gt=0, le=8, allow_inf_nan=False, description="Above 1 busier, below 1 sparser")]
 Seed = Annotated[int | None, Strict(), Field(
-    ge=0, le=2**31, description="Random seed: the same seed and capture give the same notes")]
-Notes = Annotated[int | None, Strict(), Field(ge=1, le=512, description="Notes to make")]
+    ge=0, le=2**31, description="Random seed")]
+Notes = Annotated[int | None, Strict(), Field(ge=1, le=512, description=(
+    "Notes to make (answer_on: per answer)"))]
+#: The room the notes play in, for every action that makes them.
+Room = Annotated[InstanceName | None, Field(
+    description="The room that plays them")]
+#: The SynthDef that plays them there.
+Sound = Annotated[SynthDefName, Field(
+    description="Their SynthDef")]
 
 
 class _Make(Action):
@@ -49,16 +76,13 @@ class _Make(Action):
     key: Key = None
     density: Density = 1.0
     seed: Seed = None
-    instance: Annotated[InstanceName | None, Field(
-        description="Play the notes in this room from its next bar, as a Pdef")] = None
-    synthdef: Annotated[SynthDefName, Field(
-        description="The SynthDef that plays them (with instance)")] = "pluck"
+    instance: Room = None
+    synthdef: Sound = "pluck"
     name: Annotated[Text | None, Field(
         max_length=64, description="The Pdef's name (default: partner)")] = None
     save: Annotated[bool, Strict(), Field(description="Write the notes to a .mid")] = False
-    path: Annotated[Text | None, Field(
-        description="Where the .mid goes (implies save): absolute, or under the state "
-        "directory's midi/ (default: midi/partner-<time>.mid)")] = None
+    path: MidiPath = None
+    overwrite: Overwrite = False
 
     def where(self) -> Where | None:
         """The room it plays in, when it plays."""
@@ -77,54 +101,40 @@ class _Make(Action):
 
 
 class PartnerContinue(_Make):
-    """Continue what a MIDI input played, in its style: from the notes of a range (last_bars,
-    last_seconds or since/until) or, without one, from the end of what it played; `notes`
-    notes or `bars` bars (default 2 bars). Returns the notes, plays them in a room
-    (instance) and/or saves a .mid."""
+    """Continue a range (default: the last notes) for `notes` notes or `bars` bars
+    (default 2), as a Pdef in a room and/or a .mid."""
 
-    access = CHANGE
+    access = WRITE_OVER
     action: Literal["continue"] = "continue"
     notes: Notes = None
-    bars: Annotated[float | None, Strict(), Field(
-        gt=0, le=64, allow_inf_nan=False, description="Bars to make (default 2)")] = None
+    bars: Annotated[float | None, Strict(), Field(gt=0, le=64, allow_inf_nan=False)] = None
 
 
 class PartnerInfill(_Make):
-    """Fill the gap between two phrases a MIDI input played: the range (last_bars,
-    last_seconds or since/until) holds both; they are split at `split` (a Unix time) or at
-    the range's longest silence. Makes `notes` notes (default: as dense as the left phrase)
-    that lead into the right phrase."""
+    """Fill the gap in a range (at `split`, a Unix time, or its longest silence) with notes
+    leading into what follows."""
 
-    access = CHANGE
+    access = WRITE_OVER
     action: Literal["infill"]
     notes: Notes = None
     split: Annotated[float | None, Strict(), Field(
-        gt=0, allow_inf_nan=False,
-        description="Unix time between the two phrases (default: the longest silence)")] = None
+        gt=0, allow_inf_nan=False)] = None
 
 
 class PartnerAnswerOn(Action):
-    """Answer a MIDI input live: whenever the performer pauses `pause_beats` beats of the
-    grid, play a phrase in their style from the next beat, in a room (instance, with a
-    SynthDef) or on a MIDI output; it stops the moment they play again."""
+    """When the player pauses `pause_beats` beats, answer in their style, in a room or on a
+    MIDI output, until they play again."""
 
     access = CHANGE
     action: Literal["answer_on"]
     input: Input = None
-    instance: Annotated[InstanceName | None, Field(
-        description="The room the answers sound in (or give output)")] = None
-    synthdef: Annotated[SynthDefName, Field(
-        description="The SynthDef of the answers in the room: one with a gate sustains "
-        "each note")] = "sine"
+    instance: Room = None
+    synthdef: Sound = "sine"
     output: Annotated[Text | None, Field(
-        description="A MIDI output (its name or part of it) the answers go to instead")] = None
+        description="A MIDI output (part of its name)")] = None
     channel: Annotated[int, Strict(), Field(ge=1, le=16, description="Its MIDI channel")] = 1
-    pause_beats: Annotated[float, Strict(), Field(
-        ge=0.25, le=64, allow_inf_nan=False,
-        description="Beats of silence (no key down) that make it answer")] = 2.0
-    notes: Annotated[int | None, Strict(), Field(
-        ge=1, le=32, description="Notes per answer (default: as many as the phrase, "
-        "up to 32)")] = None
+    pause_beats: Annotated[float, Strict(), Field(ge=0.25, le=64, allow_inf_nan=False)] = 2.0
+    notes: Annotated[Notes, Field(le=32)] = None
     order: Order = None
     temperature: Temperature = 1.0
     key: Key = None
@@ -137,7 +147,7 @@ class PartnerAnswerOn(Action):
 
 
 class PartnerAnswerOff(Action):
-    """Stop answering a MIDI input (an answer playing is cut off)."""
+    """Stop answering an input."""
 
     access = CHANGE
     action: Literal["answer_off"]
@@ -145,7 +155,7 @@ class PartnerAnswerOff(Action):
 
 
 class PartnerAnswering(Action):
-    """Which inputs the partner answers, and its last answers' timing."""
+    """Which inputs it answers, and its last answers' timing."""
 
     access = READ
     action: Literal["answering"]
@@ -184,32 +194,36 @@ class PartnerOutput(Result):
 
 
 def _made(orch: Orchestra, args: PartnerContinue | PartnerInfill, source: str, made: Phrase,
-          what: str, join: int | None = None) -> PartnerOutput:
+          what: str, target: Path | None, join: int | None = None) -> PartnerOutput:
     line, offset = orch.notes.line(), orch.notes.wall_offset()
     notes: list[Note] = [n._replace(source=f"partner:{source}") for n in made.notes]
-    listing = f"{what} ({len(notes)} notes in the style of {source})\n" + (
-        text.render(notes, line, 4000) if notes else "no notes")
     pattern = path = None
+    where = ""
     if notes and args.instance:
-        pattern = orch.partner.play(args.instance, notes, args.synthdef, args.name or "partner")
-        listing += f"\nplaying in {args.instance} from the next bar as Pdef(\\{pattern})"
+        # the notes as they play in the room, from its next bar (not after the seed)
+        pattern, notes = orch.partner.play(args.instance, notes, args.synthdef,
+                                           args.name or "partner")
+        where = (f"\nplaying in {args.instance} as Pdef(\\{pattern}) from bar "
+                 f"{place(notes[0].onset, line).bar}, where the notes above are placed")
+    listing = f"{what} ({len(notes)} notes in the style of {source})\n" + (
+        text.render(notes, line, 4000) if notes else "no notes") + where
     if notes and (args.save or args.path):
-        path = str(orch.partner.save(notes, Path(args.path) if args.path else None))
+        path = str(orch.partner.save(notes, target))
         listing += f"\nwritten to {path}"
     return PartnerOutput(action=args.action, listing=listing, count=len(notes),
                          notes=_records(notes, line, offset), orders=made.orders, join=join,
                          pattern=pattern, path=path)
 
 
-@operation(command="partner", positional=("action",), rooms=None)
+@operation(cli=CliForm("partner", ("action",)), spread=Spread(rooms=None))
 def partner(orch: Orchestra, args: PartnerArgs) -> PartnerOutput:
-    """A partner that learns a MIDI input's style as it plays (a variable-order Markov model
-    of its notes, as Pachet's Continuator): continue what it played, fill the gap between two
-    phrases, or answer the performer live whenever they pause, in a room or on a MIDI output.
-    Controls: order, temperature, key, density, length. Returns the notes it made as compact
-    text and data; plays them in a room (instance) and/or saves a .mid."""
+    """Play in an input's style, learnt as it plays (a variable-order Markov model, as
+    Pachet's Continuator): continue it, fill a gap, or answer it live."""
     if isinstance(args, PartnerAnswering):
         return _answering(orch)
+    target = None  # where a .mid goes: refused before anything is made
+    if isinstance(args, PartnerContinue | PartnerInfill) and (args.save or args.path):
+        target = midi_target(orch, args.path, args.overwrite)
     source = orch.partner.source(args.input)
     if isinstance(args, PartnerAnswerOff):
         orch.partner.answer_off(source)
@@ -236,7 +250,7 @@ def partner(orch: Orchestra, args: PartnerArgs) -> PartnerOutput:
         seed = orch.partner.seed(source, span)
         bars = args.bars if args.bars is not None or args.notes is not None else 2.0
         made = orch.partner.continue_(source, seed, args.notes, bars, controls)
-        return _made(orch, args, source, made, f"continued {len(seed)} notes")
+        return _made(orch, args, source, made, f"continued {len(seed)} notes", target)
     if span is None:
         raise InvalidRequest("say the range holding both phrases: last_bars, last_seconds "
                              "or since")
@@ -244,7 +258,7 @@ def partner(orch: Orchestra, args: PartnerArgs) -> PartnerOutput:
     split = None if args.split is None else args.split - orch.notes.wall_offset()
     made, left, right = orch.partner.infill(source, passage, split, args.notes, controls)
     return _made(orch, args, source, made,
-                 f"filled between {len(left)} and {len(right)} notes", made.join)
+                 f"filled between {len(left)} and {len(right)} notes", target, made.join)
 
 
 def _answering(orch: Orchestra) -> PartnerOutput:

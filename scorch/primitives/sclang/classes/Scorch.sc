@@ -11,6 +11,7 @@ Scorch {
 	classvar endReattach;  // ends the asks of a re-attach that scorch gave up on
 
 	*install { |aToken, replyId|
+		ScorchGuard.activate;  // from here on, sclang's ways out are the guard's to allow
 		token = aToken;
 		active = nil;
 		thisProcess.mainThread.exceptionHandler = this;
@@ -28,6 +29,7 @@ Scorch {
 
 	*eval { |id, code, raw = false, at|
 		var interp = thisProcess.interpreter, func, result, string;
+		ScorchGuard.activate;  // a request that ran before `install` in a new class library
 		thisProcess.mainThread.exceptionHandler = this;
 		active = id;
 		ScorchServer.commands = Set.new;
@@ -92,6 +94,7 @@ Scorch {
 	// Compile without running: only the compiler's messages and `end` parse|ok.
 	*check { |id, code, raw = false|
 		var interp = thisProcess.interpreter, func;
+		ScorchGuard.activate;
 		thisProcess.mainThread.exceptionHandler = this;
 		active = id;
 		this.prepare(id, code, raw) !? { |prepared| code = prepared };
@@ -120,6 +123,7 @@ Scorch {
 		server = Server.named[name] ?? { ScorchServer.remote(name, NetAddr(host, port)) };
 		Server.default = server;
 		server.addr.port = port;
+		ScorchStage.port = port;  // its messages pass the room's guard from now on
 		thisProcess.interpreter.s = server;
 		server.aliveThreadPeriod = 0.02;
 		fork {
@@ -231,6 +235,7 @@ Scorch {
 		// mutate the NetAddr in place: NodeWatcher, the status watcher and every OSCFunc
 		// made with srcID: s.addr hold this very object and compare its port on arrival
 		if(port.notNil and: { port != server.addr.port }) { server.addr.port = port };
+		ScorchStage.port = server.addr.port;
 		watcher !? { watcher.nodes.do { |n| n.isPlaying = false; n.isRunning = false } };
 		if(sw.aliveThread.isNil) {
 			// a quit tore the status watcher down: bring it back without the boot sequence,

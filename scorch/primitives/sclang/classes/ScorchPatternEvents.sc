@@ -11,9 +11,11 @@
 // that found the batch empty: nothing runs while no pattern plays.
 //
 // One record a batch, on the session's token:
-//   pattern-events  "OFFSET\n" then a line per event "SECONDS TAB SUSTAIN TAB AMP TAB
-//                   PITCHES TAB KEY", OFFSET the Unix time of elapsed second 0, SECONDS the
-//                   event's logical time (elapsed), SUSTAIN in seconds, PITCHES MIDI note
+//   pattern-events  "OFFSET\n" then a line per event "SECONDS TAB BEAT TAB SUSTAIN TAB AMP
+//                   TAB PITCHES TAB KEY", OFFSET the Unix time of elapsed second 0, SECONDS the
+//                   event's logical time (elapsed), BEAT its logical beat on the clock that
+//                   follows scorch's grid (TempoClock.default, or ScorchTempo's LinkClock;
+//                   empty on any other clock), SUSTAIN in seconds, PITCHES MIDI note
 //                   numbers joined by "," (empty: a rest or an event that plays no note),
 //                   KEY "Pdef acc", "Tdef loop" or "" (a player of no proxy: code)
 //   A batch holds `limit` events at most; the rest of the period's are counted in a last
@@ -33,12 +35,16 @@ ScorchPatternEvents {
 
 	// The callback: inside Event's play, `event` its current environment.
 	*heard { |event|
-		var thread = thisThread, key, clock, pitches, sustain, amp, time;
+		var thread = thisThread, key, clock, pitches, sustain, amp, time, beat;
 		if(enabled.not or: { batch.isNil }) { ^this };
 		key = owners[thread] ?? { this.owner(thread) };
 		if(batch.size >= limit) { dropped = dropped + 1; ^this.due };
 		clock = thread.clock;
 		time = thread.seconds;
+		// the beat the pattern played on, exact: its seconds pass through two clocks to reach
+		// scorch's grid, and a downbeat a tenth of a millisecond early was beat 5 of the bar before
+		if(clock === TempoClock.default or: { clock.notNil and: { clock === ScorchTempo.link } }) {
+			beat = thread.beats };
 		if(event.isRest.not and: { noteTypes.includes(event[\type] ? \note) }
 			and: { event[\type] != \midi or: { event[\midicmd] == \noteOn } }) {
 			// a note event that played holds its values: computed only when it did not
@@ -50,10 +56,12 @@ ScorchPatternEvents {
 			if(amp.isNumber.not and: { amp.isArray.not }) { amp = event.use { ~amp.value } };
 			if(clock.respondsTo(\tempo)) {
 				sustain = sustain / clock.tempo;
-				event[\timingOffset] !? { |o| if(o.isNumber) { time = time + (o / clock.tempo) } };
+				event[\timingOffset] !? { |o| if(o.isNumber) {
+					time = time + (o / clock.tempo);
+					beat !? { beat = beat + o } } };
 			};
 		};
-		batch = batch.add([time, sustain, amp, pitches, key]);
+		batch = batch.add([time, sustain, amp, pitches, key, beat]);
 		this.due;
 	}
 
@@ -96,6 +104,7 @@ ScorchPatternEvents {
 			if(sustain.isArray) { sustain = sustain.first ? 0 };
 			if(amp.isArray) { amp = amp.first ? 0 };
 			out.put($\n); out.putAll(e[0].asStringPrec(12));
+			out.put($\t); e[5] !? { |b| out.putAll(b.asStringPrec(15)) };
 			out.put($\t); out.putAll(sustain.asFloat.asStringPrec(6));
 			out.put($\t); out.putAll(amp.asFloat.asStringPrec(6));
 			out.put($\t);

@@ -1,0 +1,1 @@
+"""The operations that hear like an engineer beyond listen: references to compare with, sweeps."""

@@ -1,0 +1,1 @@
+"""The page and the HTTP doors under test: a served installation, a browser, other accounts."""
