@@ -24,7 +24,7 @@ TOOLS = {"list_instances", "execute", "stop", "status", "instance", "console", "
          "synthdefs", "play", "set", "release", "midi", "events", "docs", "history", "snippet",
          "buffer", "session", "scene", "record", "listen", "render", "tempo", "notes",
          "playing", "live", "fader", "doctor",
-         "pattern", "undo", "partner", "schedule", "cue", "gain"}
+         "pattern", "undo", "partner", "schedule", "cue", "gain", "reference", "sweep"}
 
 
 @pytest.fixture(scope="module")

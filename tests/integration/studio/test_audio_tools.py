@@ -382,7 +382,7 @@ async def test_render_of_the_library_sine_at_880_hz_reports_880_hz_and_is_cached
     # the numbers are in the text content too (all some clients show a model), as measured
     shown = text(first)
     assert f"peak {heard['peak_dbfs']:.1f} dBFS" in shown, shown
-    assert f"loudness {heard['lufs']:.1f} LUFS" in shown, shown
+    assert f"integrated {heard['lufs']:.1f} LUFS" in shown, shown
     assert f"fundamental: {heard['fundamental_hz']:.2f} Hz (A5 " in shown, shown
     assert f"centroid {heard['centroid_hz']:.0f} Hz" in shown, shown
     assert f"File: {heard['audio']}\n" in shown and f"Picture: {heard['picture']}" in shown
