@@ -94,6 +94,7 @@ NORMAL: dict[str, Check] = {
     # the two-room config has no [[schedule]] and no [[cues]]: nothing planned, nothing listed
     "schedule": lambda r: r["timezone"] != "" and r["upcoming"] == [],
     "cue": lambda r: r["action"] == "list" and r["cues"] == [] and r["standby"] is None,
+    "gain": lambda r: isinstance(r["rooms"], dict),
 }
 #: Read-only calls that need no READY room: they answer while the rooms boot (docs only
 #: from a cached index), before the first READY or within AT_ONCE of the first answer.
