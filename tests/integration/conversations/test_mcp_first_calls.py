@@ -94,6 +94,9 @@ NORMAL: dict[str, Check] = {
     # the two-room config has no [[schedule]] and no [[cues]]: nothing planned, nothing listed
     "schedule": lambda r: r["timezone"] != "" and r["upcoming"] == [],
     "cue": lambda r: r["action"] == "list" and r["cues"] == [] and r["standby"] is None,
+    "reference": lambda r: r["action"] == "list" and r["references"] == [],
+    "sweep": lambda r: ([row["values"]["amp"] for row in r["rows"]] == [0.0005, 0.001]
+                        and set(r["left_at"]) == {"amp"}),
     "gain": lambda r: isinstance(r["rooms"], dict),
 }
 #: Read-only calls that need no READY room: they answer while the rooms boot (docs only

@@ -49,4 +49,8 @@ CALLS: dict[str, dict[str, Any]] = {
     "undo": {"action": "list"},
     "schedule": {"next": "24h"},
     "cue": {"action": "list"},
+    "reference": {"action": "list"},
+    # hum's amp, not its freq (set changes that), and back where it was when done
+    "sweep": {"instance": "alpha", "node": "hum", "param": "amp", "low": 0.0005, "high": 0.001,
+              "steps": 2, "seconds": 0.3, "settle": 0.0, "leave": "start"},
 }
