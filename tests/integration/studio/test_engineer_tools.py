@@ -24,8 +24,8 @@ from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from scorch.primitives.system.process import pid_alive
 from tests.conftest import jack_name
-from tests.support.rooms.ebur128 import needs_ffmpeg, reference_loudness
 from tests.support.harness import needs_tools
+from tests.support.rooms.ebur128 import needs_ffmpeg, reference_loudness
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio, needs_tools]
 
