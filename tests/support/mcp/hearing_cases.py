@@ -13,9 +13,10 @@ HEARING_NAMED: list[tuple[str, dict[str, Any], str]] = [
     ("sweep", {**SWEEP, "param": "nope"}, "param"),
     ("sweep", {**SWEEP, "low": 100.0, "high": 100.0}, "high"),
     ("sweep", {**SWEEP, "low": 1e39}, "low"),
-    ("sweep", {**SWEEP, "low": float("nan")}, "low"),
     ("sweep", {**SWEEP, "steps": 32, "param2": "amp", "steps2": 32}, "steps2"),
-    ("sweep", {**SWEEP, "steps": 32, "refine": 16, "seconds": 5.0, "settle": 2.0}, "steps"),
+    # searching: 32 steps and 16 to refine, of 7 s each, is more than 300 s of listening
+    ("sweep", {**SWEEP, "steps": 32, "refine": 16, "seconds": 5.0, "settle": 2.0,
+               "value": 1000.0}, "steps"),
     ("sweep", {**SWEEP, "low2": 1.0}, "param2"),
     ("sweep", {**SWEEP, "figure": "band"}, "band"),
     ("sweep", {**SWEEP, "figure": "balance"}, "reference"),
@@ -38,6 +39,7 @@ HEARING_NAMED: list[tuple[str, dict[str, Any], str]] = [
 ]
 #: (tool, arguments): each ends in a result or a clear error.
 HEARING_HOSTILE: list[tuple[str, dict[str, Any]]] = [
+    ("sweep", {**SWEEP, "low": float("nan")}),  # JSON carries NaN as null: the default low
     ("listen", {"instance": "room", "versus": "ghost", "seconds": 0.2}),
     ("reference", {"action": "capture", "name": "x" * 100, "instance": "room"}),
     ("notes", {"action": "harmony", "last_seconds": 1e300}),
