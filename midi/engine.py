@@ -167,7 +167,8 @@ class Engine:
         page = table.pages.get(key)
         if page is not None:
             actions.append(PageCue(port, page))
-        actions += cue_presses(table.cues.get(key, ()))
+        if table.cues:
+            actions += cue_presses(table.cues.get(key, ()))
         return actions
 
     def observe(self, instance: str, node: str, param: str, value: float) -> None:
