@@ -167,8 +167,7 @@ class Engine:
         page = table.pages.get(key)
         if page is not None:
             actions.append(PageCue(port, page))
-        actions += cue_presses(table.cues.get(key, ()))
-        return actions
+        return actions + cue_presses(table.cues.get(key, ())) if table.cues else actions
 
     def observe(self, instance: str, node: str, param: str, value: float) -> None:
         """Note a parameter value set elsewhere, so takeover does not jump from a stale one."""

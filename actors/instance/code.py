@@ -17,7 +17,6 @@ from scorch.errors import BootError, ScorchError
 from scorch.primitives.sclang.patterns import Silenced, parse_silenced
 from scorch.primitives.sclang.result import ExecuteResult
 from scorch.primitives.scsynth.commands import Cmd, Reply
-from scorch.primitives.scsynth.layout import PROTECTED
 from scorch.primitives.scsynth.node_tree import tree_nodes
 from scorch.state.desired import DesiredState
 from scorch.state.events import Kind
@@ -106,8 +105,7 @@ class Code:
             return None
         try:
             reply = osc.request(Cmd.G_QUERY_TREE, 0, 0, reply=Reply.QUERY_TREE, timeout=2.0)
-            # scorch's own (the safety stage) is not stopped: not counted
-            return synth_count(n for n in tree_nodes(reply.args) if n.node_id not in PROTECTED)
+            return synth_count(tree_nodes(reply.args))
         except (ScorchError, ValueError):
             return None
 

@@ -11,7 +11,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from scorch.primitives.sclang.patterns import PatternRecord
-from scorch.primitives.scsynth.layout import METER_NODE, READERS_GROUP, ROOM_GROUP, STAGE_NODE
+from scorch.primitives.scsynth.layout import (
+    METER_NODE,
+    PROTECTED,
+    READERS_GROUP,
+    ROOM_GROUP,
+    STAGE_NODE,
+)
 from scorch.primitives.scsynth.node_tree import TreeNode, client_of, is_default_group
 from scorch.state.desired import PERSISTENT_NODE_BASE, UNNAMED_NODE_BASE
 
@@ -43,8 +49,9 @@ class Stopped:
 
 
 def synth_count(nodes: Iterable[TreeNode]) -> int:
-    """The synths of a node tree that are the room's (not scorch's level meter)."""
-    return sum(1 for n in nodes if n.synthdef is not None and n.node_id != METER_NODE_ID)
+    """The synths of a node tree that are the room's (not scorch's own: the level meter,
+    the safety stage)."""
+    return sum(1 for n in nodes if n.synthdef is not None and n.node_id not in PROTECTED)
 
 
 def instrument(text: str) -> str:

@@ -34,6 +34,11 @@ MAX_FILE_SECONDS = 120.0
 _warm = threading.Lock()
 _begin: threading.Event | None = None
 """Set when the warm-up should begin at once (None: none was asked for yet)."""
+_thread: threading.Thread | None = None
+_settled = threading.Event()
+"""Set when the process stops: a warm-up not begun never begins."""
+#: Seconds :func:`settle` waits for a warm-up under way (its imports cannot be interrupted).
+SETTLE_WAIT = 30.0
 #: The warm-up thread's niceness: it gives way to anything else this process does.
 WARM_NICE = 10
 
@@ -42,19 +47,44 @@ def warm_up(delay: float = 0.0) -> None:
     """Load the analysis and drawing libraries in a background thread, once per process:
     after ``delay`` seconds (the first answers after READY go out first), or at once when
     asked again without one (a listen has begun)."""
-    global _begin
+    global _begin, _thread
     with _warm:
         begin, first = _begin or threading.Event(), _begin is None
         _begin = begin
+        if first:
+            _thread = threading.Thread(target=_warm_up, args=(begin, delay),
+                                       name="audio-warm-up", daemon=True)
+            _thread.start()
     if delay <= 0:
         begin.set()
-    if first:
-        threading.Thread(target=_warm_up, args=(begin, delay), name="audio-warm-up",
-                         daemon=True).start()
+
+
+def settle() -> None:
+    """Cancel a warm-up not begun and wait for one under way, before the process exits.
+
+    A daemon thread still importing numpy or logging while the interpreter finalizes
+    can abort the process (SIGABRT instead of a clean exit status under systemd).
+    """
+    global _begin, _thread
+    _settled.set()
+    with _warm:
+        thread, begin = _thread, _begin
+    if begin is not None:
+        begin.set()
+    if thread is not None:
+        thread.join(SETTLE_WAIT)
+        if thread.is_alive():
+            log.warning("listen's libraries still loading after %.0f s at exit", SETTLE_WAIT)
+            return
+    with _warm:  # an orchestra started again in this process warms up again
+        _begin = _thread = None
+        _settled.clear()
 
 
 def _warm_up(begin: threading.Event, delay: float) -> None:
     begin.wait(delay)
+    if _settled.is_set():
+        return
     with contextlib.suppress(OSError, AttributeError):  # this thread only, where it can
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WARM_NICE)
     started = time.monotonic()

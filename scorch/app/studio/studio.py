@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scorch.app.studio.capture import Capture, Slots, Source
-from scorch.app.studio.hearing import MAX_FILE_SECONDS, hear, prune, warm_up
+from scorch.app.studio.hearing import MAX_FILE_SECONDS, hear, prune, settle, warm_up
 from scorch.app.studio.recorder import Recorder
 from scorch.app.studio.references import References
 from scorch.app.studio.renderer import Renderer
@@ -139,8 +139,9 @@ class Studio:
         return Heard(report, picture, path.resolve(), path.name, remark)
 
     def close(self) -> None:
-        """Stop every recording cleanly (the rooms stop next)."""
+        """Stop every recording cleanly (the rooms stop next) and the libraries' warm-up."""
         self.recorder.stop_all()
+        settle()
 
 
 def _wait(captures: list[Capture], seconds: float) -> None:
