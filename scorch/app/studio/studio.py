@@ -40,7 +40,7 @@ _SLOWEST, _GRACE = 3.0, 10.0
 #: at its default. A room's rhythm is heard against the grid shifted by it.
 PATTERN_LATENCY = 0.2
 #: A room's audio clock counts as off the wall clock beyond this share.
-CLOCK_OFF = 0.02
+CLOCK_OFF = 0.005
 
 
 @dataclass(frozen=True)
@@ -175,8 +175,8 @@ def _heard_on(tempo: TempoGrid | None, capture: Capture | None, seconds: float,
     clock = 1.0
     if capture.ended_at is not None and seconds > 0:
         measured = (capture.ended_at - capture.started_at) / seconds
-        # The end is seen up to a poll late (50 ms), more on a busy machine: only a clock
-        # far off is one (a driver that cannot keep up), not that.
+        # The start is known to half a round trip and the end is the recorder's /n_end
+        # coming in (a few ms, both): over seconds, only a clock off by more is one.
         clock = measured if abs(measured - 1) > CLOCK_OFF else 1.0
     beat = 60.0 / tempo.bpm
     at = (tempo.beat_zero + PATTERN_LATENCY - capture.started_at) % beat

@@ -67,7 +67,7 @@ class Rhythm(BaseModel):
     onsets: int
     audio_clock: float | None = Field(None, description=(
         "Wall-clock seconds per second of the room's audio, when it was off by more than "
-        "2 % (1.05: 5 % slow, as a headless driver on a busy machine runs); "
+        "0.5 % (1.05: 5 % slow, as a headless driver on a busy machine runs); "
         "the tempo and offsets are in wall-clock time, as patterns are timed."))
 
     def lines(self) -> list[str]:

@@ -22,6 +22,7 @@ from mcp_server.server import build_server
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
+from scorch.primitives.system.jackd import auto_period
 from scorch.primitives.system.process import pid_alive
 from tests.conftest import jack_name
 from tests.support.harness import needs_tools
@@ -215,13 +216,26 @@ async def test_a_pattern_on_the_grid_is_heard_on_the_installations_grid(client: 
     finally:
         await call(client, "execute", instance="mix", code="Pdef(\\beat).stop")
     rhythm = data(result)["rhythm"]
-    assert rhythm["tempo_bpm"] == pytest.approx(120.0, abs=1.0)
+    assert rhythm["tempo_bpm"] == pytest.approx(120.0, abs=1.0), rhythm
     assert rhythm["phase_known"] is True and rhythm["grid_bpm"] == 120.0
-    # Where the capture began is known to half a round trip to scsynth (a few ms, more on
-    # a busy machine); the beats themselves are on scsynth's sample clock.
-    assert abs(rhythm["median_ms"]) <= 15.0 and abs(rhythm["worst_ms"]) <= 25.0, rhythm
-    assert abs(rhythm["worst_ms"] - rhythm["median_ms"]) <= 5.0, rhythm
     assert "onsets on the installation's grid (120 bpm" in text(result)
+    if rhythm["audio_clock"] is not None:
+        # A headless driver on a busy machine lost time during the capture (its blocks
+        # came late: the audio holds fewer seconds than the wall clock saw, the beats
+        # scheduled on the wall clock land closer together): the answer says so.
+        assert abs(rhythm["audio_clock"] - 1) > 0.005, rhythm
+        assert "the room's audio ran" in text(result)
+        return
+    # Where the capture began is known to half a round trip to scsynth (a few ms, more on
+    # a busy machine). scsynth places each beat (an OSC bundle timed on the wall clock) by
+    # the wall-clock time it read at the start of its JACK cycle; a headless server without
+    # realtime scheduling wakes its cycles up to a period late, so beats land up to a
+    # period (+1 ms of onset placing) apart from each other: measured 2 to 12 ms at 512
+    # frames (10.7 ms) here.
+    period_ms = 1000.0 * auto_period() / 48000
+    assert abs(rhythm["median_ms"]) <= 15.0, rhythm
+    assert abs(rhythm["worst_ms"]) <= 15.0 + period_ms, rhythm
+    assert abs(rhythm["worst_ms"] - rhythm["median_ms"]) <= period_ms + 1.0, rhythm
 
 
 async def test_a_rendered_beat_with_known_offsets_gives_them_back(client: Client) -> None:
