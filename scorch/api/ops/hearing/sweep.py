@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, Field, Strict
+from pydantic import AfterValidator, BaseModel, Field, Strict
 
 from scorch.api import progress
 from scorch.api.fields import InstanceName, NodeName
@@ -29,6 +29,7 @@ from scorch.api.operation import (
 )
 from scorch.api.ops.audio import ReferenceName, live_source, reference_named, refused
 from scorch.app.studio.sweep import Axis, Step, Target, closest, run
+from scorch.audio.meter.iec_bands import OCTAVE_NAMES
 from scorch.audio.report import SoundReport
 from scorch.errors import NodeNotFound, ScorchError
 from scorch.primitives.files import write_atomically
@@ -51,6 +52,16 @@ Figure = Literal["centroid", "pitch", "loudness", "rms", "tilt", "crest", "width
                  "band", "balance"]
 
 
+def _octave(band: str) -> str:
+    """``band`` if it names an octave band (IEC 61260: 31.5 ... 1k ... 16k)."""
+    if band not in OCTAVE_NAMES:
+        raise ValueError(f"no octave band {band!r}; the bands: {', '.join(OCTAVE_NAMES)}")
+    return band
+
+
+OctaveBand = Annotated[Text, AfterValidator(_octave)]
+
+
 class SweepArgs(Args):
     """What to vary, over which range, and what to aim at."""
 
@@ -69,7 +80,7 @@ class SweepArgs(Args):
     figure: Annotated[Figure, Field(description=(
         "Read at each step; band: an octave band's dB (give `band`); balance: dB from "
         "the reference's band balance"))] = "centroid"
-    band: Annotated[Text | None, Field(max_length=8, description=(
+    band: Annotated[OctaveBand | None, Field(max_length=8, description=(
         "An octave band: 31.5, 63, 125 ... 1k ... 16k"))] = None
     value: Annotated[Value, Field(description="Aim the figure at this value")] = None
     reference: Annotated[ReferenceName | None, Field(description=(
