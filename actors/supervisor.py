@@ -30,6 +30,8 @@ from scorch.config.installation import Config
 from scorch.errors import BootError, ScorchError
 from scorch.primitives.console import Console
 from scorch.primitives.system.audio_driver import AudioChoice, choose
+from scorch.state.bus import Bus
+from scorch.state.door import Door
 from scorch.state.tempo import TempoView, Timeline
 from scorch.state.view import InstanceView
 
@@ -43,8 +45,8 @@ RECONFIGURE_TIMEOUT = 90.0
 class Supervisor(pykka.ThreadingActor):
     """Root of the tree: the JACK server, the instances, the watchdog, tempo and MIDI."""
 
-    def __init__(self, config: Config, views: dict[str, InstanceView],
-                 settings: dict[str, InstanceSettings], jack_console: Console,
+    def __init__(self, config: Config, views: dict[str, InstanceView], doors: dict[str, Door],
+                 bus: Bus, settings: dict[str, InstanceSettings], jack_console: Console,
                  on_scene: SceneCue = lambda kind, scene, instance, value: None,
                  remote: RemoteRooms | None = None) -> None:
         super().__init__()
@@ -54,13 +56,17 @@ class Supervisor(pykka.ThreadingActor):
         self.remote = remote
         """Other hosts' rooms, for MIDI routes that play them (None: none)."""
         self.views = views
+        self.doors = doors
+        """Each room's doors: its actor opens them, the watchdog and the conductor use them."""
+        self.bus = bus
+        """Where the desired state's changes are announced."""
         self.settings = settings
         self.jack_console = jack_console
         self.jack: JackProxy | None = None
         self.instances: dict[str, InstanceProxy] = {}
         self.watchdog: WatchdogProxy | None = None
         self.router: MidiRouterProxy | None = None
-        self.tempo = TempoView(config.timelines(time.monotonic()))
+        self.tempo = TempoView(config.timelines(time.monotonic()), bus)
         """The installation's beat grid (and groups'), read by clocks and the facade."""
         self.conductor: ConductorProxy | None = None
         self.midi_error: str | None = "MIDI is not started"
@@ -126,7 +132,7 @@ class Supervisor(pykka.ThreadingActor):
         for name, inst_config in self.config.instances.items():
             self.instances[name] = cast(InstanceProxy, Instance.start(
                 name, inst_config, self._wired(name, self.settings[name]),
-                self.views[name]).proxy())
+                self.views[name], self.doors[name], self.bus).proxy())
         for proxy in self.instances.values():
             proxy.boot()  # all at once: each boots in its own actor's thread
         self._start_watchdog()
@@ -154,14 +160,15 @@ class Supervisor(pykka.ThreadingActor):
     def _start_watchdog(self) -> None:
         wd = self.config.watchdog
         self.watchdog = cast(WatchdogProxy, Watchdog.start(
-            {name: (self.views[name], proxy) for name, proxy in self.instances.items()},
+            {name: (self.views[name], self.doors[name], proxy)
+             for name, proxy in self.instances.items()},
             wd.interval, wd.missed, wd.busy_limit,
         ).proxy())
 
     def _start_conductor(self) -> None:
         midi = self.config.midi
         self.conductor = cast(ConductorProxy, Conductor.start(
-            self.config, self.views, self.tempo,
+            self.config, self.views, self.doors, self.tempo,
             midi.clock_in if midi.enabled else None).proxy())
 
     def apply(self, config: Config, changes: ConfigChanges,
@@ -180,7 +187,7 @@ class Supervisor(pykka.ThreadingActor):
         for name in changes.added:
             self.instances[name] = cast(InstanceProxy, Instance.start(
                 name, config.instances[name], self._wired(name, settings[name]),
-                self.views[name]).proxy())
+                self.views[name], self.doors[name], self.bus).proxy())
             self.instances[name].boot()
         failed: dict[str, str] = {}
         for name, room in changes.rooms.items():
@@ -228,8 +235,7 @@ class Supervisor(pykka.ThreadingActor):
             return
         # rtmidi's JACK backend joins scorch's server (or the one named), never autostarting one.
         uses_jack = self.owns_jack() or self.config.audio.driver == "jack"
-        targets = OrchestraTargets(self.config, self.views, self.instances, self.on_scene,
-                                   self.remote)
+        targets = OrchestraTargets(self.config, self.views, self.on_scene, self.remote)
         conductor = self.conductor
         try:
             router = cast(MidiRouterProxy, MidiRouter.start(
@@ -237,7 +243,7 @@ class Supervisor(pykka.ThreadingActor):
                 self.config.audio.jack_server if uses_jack else None,
                 self.config.voice_slot(), tempo=self.tempo,
                 on_clock=None if conductor is None else conductor.follow_clock,
-                tempo_scope=self.config.tempo_scope).proxy())
+                tempo_scope=self.config.tempo_scope, bus=self.bus).proxy())
             # on_start runs in the router's thread: a backend that cannot open
             # shows up here as a dead actor (its error is in the log).
             router.ports().get(timeout=ASK_TIMEOUT)

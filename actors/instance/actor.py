@@ -33,7 +33,9 @@ from scorch.errors import BootError
 from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.scsynth.server import Scsynth
 from scorch.primitives.system.process import ManagedProcess
+from scorch.state.bus import Bus
 from scorch.state.desired import BufferState, DesiredState
+from scorch.state.door import Door
 from scorch.state.events import SOUNDING, Kind, State
 from scorch.state.view import InstanceView
 
@@ -52,26 +54,26 @@ class Instance(pykka.ThreadingActor):
     """One named SuperCollider instance: scsynth, sclang, desired state, restarts."""
 
     def __init__(self, name: str, config: InstanceConfig, settings: InstanceSettings,
-                 view: InstanceView) -> None:
+                 view: InstanceView, door: Door, bus: Bus) -> None:
         super().__init__()
         self.name = name
         self.config = config
         self.settings = settings
         self.view = view
         self.desired = DesiredState(startup_code=settings.startup_code)
-        self.processes = Processes(name, config, settings, view, self._on_exit,
+        self.processes = Processes(name, config, settings, view, door, self._on_exit,
                                    self._on_node_end, self._on_server_request,
                                    self._on_recompiled)
         self.nodes = pykka.traversable(Nodes(
-            name, self.desired, self.processes, view, self._event,
+            name, self.desired, self.processes, view, bus, self._event,
             lambda: settings.on_changed(name), self._require_ready))
         self.buffers = pykka.traversable(Buffers(
-            name, self.desired, self.processes, view, self._require_ready))
+            name, self.desired, self.processes, view, bus, self._require_ready))
         self.code = pykka.traversable(Code(
             name, self.processes, self.desired, self._event, self._require_ready,
             lambda how: self._crashed("sclang", how)))
         self.patterns = pykka.traversable(Patterns(
-            name, self.desired, self.processes, view, self._event, settings))
+            name, self.desired, self.processes, view, bus, self._event, settings))
         self._keepers: dict[str, Keeper] = {}
         self._hung: set[str] = set()
 
@@ -128,6 +130,7 @@ class Instance(pykka.ThreadingActor):
 
     def on_stop(self) -> None:
         """Stop both processes when the actor stops (actor thread)."""
+        self.nodes.unbind()
         self._shutdown()
 
     def boot(self) -> None:
@@ -214,7 +217,7 @@ class Instance(pykka.ThreadingActor):
         """The keeper of one process: restarts it after faults, under the [watchdog] policy."""
         me = self.actor_ref.proxy()
         can_start = self.settings.jack_alive if kind == "scsynth" else (
-            lambda: self.view.osc is not None)  # sclang needs its scsynth
+            lambda: self.processes.scsynth is not None)  # sclang needs its scsynth
         return Keeper(
             f"{self.name}-{kind}", self.settings.watchdog.backoff(),
             self.settings.watchdog.intensity(),
@@ -331,7 +334,7 @@ class Instance(pykka.ThreadingActor):
         if sclang_keeper is not None:
             sclang_keeper.wake()  # it may have waited for an scsynth to attach to
         if dropped:
-            self.nodes.publish()
+            self.nodes.dropped(dropped)
             self._event(Kind.NODE_ENDED, f"not restored: {', '.join(dropped)} (a value OSC "
                         "cannot carry); they are forgotten", nodes=dropped)
         if lost:
@@ -430,14 +433,7 @@ class Instance(pykka.ThreadingActor):
 
     def silence(self, stop_routines: bool) -> list[str]:
         """Free every node (and with ``stop_routines``, run CmdPeriod in sclang first)."""
-        session = self.processes.session
-        if stop_routines and session is not None:
-            # CmdPeriod frees the tree and sclang makes its default groups again: wait for
-            # it, so a play right after finds group 1.
-            _, future = session.submit("CmdPeriod.run;", timeout=5.0, raw=True)
-            with contextlib.suppress(Exception):
-                future.result(timeout=5.0)
-        return self.nodes.silence()
+        return self.nodes.silence(stop_routines)
 
     def _on_node_end(self, node_id: int, osc: OscClient) -> None:
         """A named node's id ended on scsynth (OSC receive thread): hand it to the actor."""

@@ -171,6 +171,11 @@ class LiveView(Result):
     midi: dict[str, Any] | None = Field(description="None: MIDI is off; else the router's "
                                         "counters and notes per input")
     events: list[EventLive]
+    seq: int = Field(0, description="the last change of the change bus this view answers: "
+                     "ask live again with since = seq for the next")
+    changes: list[dict[str, Any]] = Field(
+        default_factory=list, description="the changes after `since`, once each and in order "
+        "(seq, at, kind and its fields: docs/architecture.md)")
 
     def text(self) -> str:
         lines = [f"{r.name}: {r.state}, restarts {r.restarts}" for r in self.rooms]
@@ -280,6 +285,7 @@ def _ranges(orch: Orchestra, synthdef: str) -> dict[str, tuple[float, float, str
 def live_view(service: Caller, orch: Orchestra) -> LiveView:
     """The whole view now, from the operations and this process's meters."""
     now = time.time()
+    seq = orch.bus.seq  # before the reads: a change made while they run comes again
     status = service.call("status", {}).model_dump()
     events = service.call("events", {}).model_dump()["events"][-EVENTS_SHOWN:]
     try:
@@ -313,5 +319,6 @@ def live_view(service: Caller, orch: Orchestra) -> LiveView:
         hosted_by=orch.hosted_by, started_at=orch.started_at, this_host=config.host,
         hosts=hosts_of(status, config.hosts), audio=(status.get("audio") or {}).get("summary"),
         xruns_last_minute=_xruns(orch, now), rooms=rooms, tempo=tempo, midi=_midi(orch),
+        seq=seq,
         events=[EventLive(seq=e["seq"], time=e["time"], room=e["instance"], kind=e["kind"],
                           message=e["message"], trouble=e["kind"] in TROUBLE) for e in events])

@@ -42,7 +42,6 @@ from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.audio_driver import AudioChoice
 from scorch.state.events import State
 from scorch.state.session import Session
-from scorch.state.view import InstanceView
 
 if TYPE_CHECKING:
     from scorch.hosts.remote_rooms import HostRooms
@@ -66,6 +65,10 @@ class Orchestra:
         self._tree = tree = Tree(config, self.library)
         self.views = tree.views
         """Every instance's view by name (thread-safe reads)."""
+        self.doors = tree.doors
+        """Every instance's doors to its scsynth and sclang, by name (thread-safe)."""
+        self.bus = tree.bus
+        """Where every change of the desired state is announced (:mod:`scorch.state.bus`)."""
         self.jack_console = Console()
         self.started_at: float | None = None
         self.audio: AudioChoice | None = None
@@ -99,8 +102,8 @@ class Orchestra:
         """The docs index, the execution history and the snippets (the knowledge ops')."""
         self.meters = Meters(tree, config.web.meter_hz)
         """Each room's output levels, measured by scsynth while someone watches."""
-        self.studio = Studio(state, self.views, self.library, config.audio.sample_rate,
-                             tree.await_ready)
+        self.studio = Studio(state, self.views, tree.doors, self.library,
+                             config.audio.sample_rate, tree.await_ready)
         """Recordings, listening and renders."""
         self.hours = Hours(tree)
         """The schedule and the cue list (started with the API's firer once the rooms are
@@ -175,11 +178,11 @@ class Orchestra:
             from scorch.hosts.remote_rooms import HostRooms
 
             # Polls nothing until a route asks for a room of another host.
-            self._remote = HostRooms(self.config, self._remote_changed)
+            self._remote = HostRooms(self.config, self._remote_changed, bus=tree.bus)
         try:
             supervisor = tree.supervisor = cast(SupervisorProxy, Supervisor.start(
-                self.config, self.views, settings, self.jack_console, self.scenes.cue,
-                self._remote).proxy())
+                self.config, self.views, tree.doors, tree.bus, settings, self.jack_console,
+                self.scenes.cue, self._remote).proxy())
             tree.instances = supervisor.start_tree().get(timeout=timeout)
             tree.router = supervisor.router_proxy().get(timeout=ASK)
             tree.conductor = supervisor.conductor_proxy().get(timeout=ASK)
@@ -267,13 +270,12 @@ class Orchestra:
             if self._remote is not None:
                 self._remote.update(config)
             for name in changes.added:
-                view = InstanceView(name, config.instances[name].group)
-                view.update(state=State.BOOTING, reason="added by a reload")
-                self.views[name] = view
+                tree.add_room(name, config.instances[name].group).update(
+                    state=State.BOOTING, reason="added by a reload")
             failed = supervisor.apply(config, changes, settings).get(timeout=RELOAD_TIMEOUT)
             tree.config = config
             for name in changes.removed:
-                self.views.pop(name, None)
+                tree.drop_room(name)
             tree.instances = supervisor.instance_proxies().get(timeout=ASK)
             tree.router = supervisor.router_proxy().get(timeout=ASK)
             tree.watchdog = supervisor.watchdog_proxy().get(timeout=ASK)

@@ -17,6 +17,9 @@ import math
 import threading
 from dataclasses import dataclass, replace
 
+from scorch.state.bus import Bus
+from scorch.state.changes import TempoChanged
+
 #: Ableton Link's range, and a sane one for MIDI clock.
 MIN_BPM, MAX_BPM = 20.0, 999.0
 #: Seconds a start or continue lies ahead at least: a MIDI clock thread stops looking
@@ -124,9 +127,15 @@ def check_bpm(bpm: float) -> float:
 
 
 class TempoView:
-    """The current timeline of each scope, safe to read and replace from any thread."""
+    """The current timeline of each scope, safe to read and replace from any thread.
 
-    def __init__(self, timelines: dict[str, Timeline]) -> None:
+    With a ``bus``, each change of a scope's tempo, bar length or transport is announced
+    there (:class:`~scorch.state.changes.TempoChanged`); a move of the phase alone (Link's
+    re-anchoring) is not.
+    """
+
+    def __init__(self, timelines: dict[str, Timeline], bus: Bus | None = None) -> None:
+        self._bus = bus
         self._timelines = dict(timelines)
         self._changed = threading.Condition()
         self.version = 0
@@ -145,9 +154,14 @@ class TempoView:
     def put(self, scope: str, timeline: Timeline) -> None:
         """Replace the timeline of ``scope`` and wake whoever waits for a change."""
         with self._changed:
+            before = self._timelines.get(scope)
             self._timelines[scope] = timeline
             self.version += 1
             self._changed.notify_all()
+        shown = (timeline.bpm, timeline.beats_per_bar, timeline.playing)
+        if self._bus is not None and (before is None or shown != (
+                before.bpm, before.beats_per_bar, before.playing)):
+            self._bus.publish(TempoChanged(scope, *shown))
 
     def wait(self, version: int, timeout: float) -> int:
         """Wait until the version is past ``version`` or ``timeout`` passes; return it."""

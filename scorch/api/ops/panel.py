@@ -1,13 +1,15 @@
 """The panel's operations: the live view and a fader, for the MCP Apps panel (issue 28).
 
 ``live`` answers the whole live view (``scorch.api.live``) and keeps the rooms'
-level meters running a few seconds more, so a panel that polls sees levels and one
-that vanishes costs nothing soon after; ``meters_only`` answers the last whole view with
-fresh meters, the light call a visible panel makes several times a second between two
-whole ones. ``fader`` moves one param of a named node, as ``set`` does (the value is
-kept for restarts), one value at a time as a fader sends them. Both are tools only the
-panel sees (``_meta.ui.visibility = ["app"]``); every other front end has ``status``
-and ``set``.
+level meters running a few seconds more, so a panel that looks sees levels and one
+that vanishes costs nothing soon after. With ``since`` it waits for the change bus
+(:mod:`scorch.state.bus`) to have a change after that seq and answers those changes
+with the view: the panel follows the changes as they are published, not by polling.
+``meters_only`` answers the last whole view with fresh meters, the light call a
+visible panel makes several times a second between two whole ones. ``fader`` moves one
+param of a named node, as ``set`` does (the value is kept for restarts), one value at a
+time as a fader sends them. Both are tools only the panel sees
+(``_meta.ui.visibility = ["app"]``); every other front end has ``status`` and ``set``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pydantic import Field
 
 from scorch.api.live import Here, LiveView, live_view, meters_now
 from scorch.api.operation import READ, SET, Args, Result, operation
+from scorch.state.bus import as_json
 from scorch.values import Float32, InstanceName, NodeName, ParamName
 
 if TYPE_CHECKING:
@@ -35,11 +38,16 @@ _LAST: weakref.WeakKeyDictionary[Orchestra, tuple[float, LiveView]] = (
 
 
 class LiveArgs(Args):
-    """How much of the view to build."""
+    """How much of the view to build, and after which change."""
 
     meters_only: bool = Field(False, description="only the level meters are new; the rest "
                               "is the last whole view (at most 2 s old): a panel's fast "
                               "refresh between two whole views")
+    since: int | None = Field(None, ge=0, description="the seq of the last change the panel "
+                              "has (the last view's seq): answer once the change bus has a "
+                              "later one, with those changes, or after `wait` seconds")
+    wait: float = Field(5.0, ge=0.0, le=8.0, description="seconds to wait for a change after "
+                        "`since`")
 
 
 @operation(access=READ, command="live", rooms=None, patience=10.0, panel="only")
@@ -55,9 +63,16 @@ def live(orch: Orchestra, args: LiveArgs) -> LiveView:
         meters = meters_now(orch)
         return last.model_copy(update={"time": time.time(), "rooms": [
             room.model_copy(update={"meter": meters.get(room.name)}) for room in last.rooms]})
+    taken = []
+    if args.since is not None:
+        orch.bus.wait(args.since, args.wait)
+        taken = orch.bus.since(args.since)
     view = live_view(Here(orch), orch)
     _LAST[orch] = (now, view)
-    return view
+    if args.since is None:
+        return view
+    return view.model_copy(update={"seq": taken[-1].seq if taken else args.since,
+                                   "changes": [as_json(p) for p in taken]})
 
 
 class FaderArgs(Args):
@@ -86,6 +101,6 @@ class FaderOutput(Result):
 def fader(orch: Orchestra, args: FaderArgs) -> FaderOutput:
     """Move one param of a named node (a fader of the panel): the value is sent to scsynth
     at once and kept for restarts, as set does."""
-    values = orch.rooms.set(args.instance, args.node, {args.param: args.value})
+    values = orch.rooms.set(args.instance, args.node, {args.param: args.value}, by="fader")
     return FaderOutput(instance=args.instance, node=args.node, param=args.param,
                        value=values.get(args.param, args.value))

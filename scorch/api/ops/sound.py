@@ -14,7 +14,7 @@ from scorch.api.fields import (
     SynthDefName,
     TimedArgs,
 )
-from scorch.api.operation import CHANGE, DESTROY, READ, SET, Action, Args, Result, operation
+from scorch.api.operation import CHANGE, DESTROY, READ, SET, Action, Result, operation
 from scorch.errors import InvalidRequest
 from scorch.primitives.synthdefs.library import ParamSpec, SynthDefInfo
 from scorch.values import Flag
@@ -265,27 +265,3 @@ def _check_params(info: SynthDefInfo, params: dict[str, float]) -> list[str]:
     return [f"{name}={value:g} is outside {spec.minval:g}..{spec.maxval:g} {spec.units}".rstrip()
             for name, value in params.items()
             if not (spec := known[name]).minval <= value <= spec.maxval]
-
-
-class RememberArgs(Args):
-    """Values another host already sent to a named node."""
-
-    instance: InstanceName
-    node: NodeName
-    params: Annotated[Params, Field(min_length=1)]
-
-
-class RememberOutput(Result):
-    """The values kept."""
-
-    instance: str
-    node: str
-    kept: bool = Field(description="false: the node is not there (any more)")
-
-
-@operation(access=SET, tool=False, patience=5.0)
-def remember(orch: Orchestra, args: RememberArgs) -> RememberOutput:
-    """Keep values that a MIDI router on another host already sent to a named node, so
-    this room's restores bring them back (nothing is sent to scsynth)."""
-    kept = orch.rooms.remember(args.instance, args.node, dict(args.params))
-    return RememberOutput(instance=args.instance, node=args.node, kept=kept)

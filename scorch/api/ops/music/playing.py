@@ -13,8 +13,8 @@ from scorch.api.fields import Selector
 from scorch.api.operation import READ, Args, Result, operation
 from scorch.errors import ScorchError
 from scorch.primitives.sclang.patterns import PatternRecord, short
-from scorch.primitives.scsynth import commands
-from scorch.primitives.scsynth.node_tree import TreeNode, tree_nodes
+from scorch.primitives.scsynth.node_tree import TreeNode
+from scorch.state.door import Door
 from scorch.state.playing import METER_OWNER, owner
 from scorch.state.view import InstanceView
 from scorch.values import Flag
@@ -140,7 +140,7 @@ def _pattern(p: PatternRecord, detail: bool, last: float | None) -> PatternOut:
                       mute=p.mute, last_event=last)
 
 
-def _room(view: InstanceView, detail: bool) -> RoomPlaying:
+def _room(view: InstanceView, door: Door, detail: bool) -> RoomPlaying:
     times = view.pattern_times
     patterns = [_pattern(p, detail, times.get(p.key)) for p in view.patterns.values()]
     nodes = [NamedNodeOut(name=n.name, synthdef=n.synthdef, node_id=n.node_id,
@@ -148,17 +148,13 @@ def _room(view: InstanceView, detail: bool) -> RoomPlaying:
              for n in view.nodes.values()]
     synths: dict[str, int] | None = None
     tree: list[TreeNodeOut] | None = None
-    osc = view.osc
-    if osc is not None:
+    if door.scsynth.is_open:
         try:
-            reply = osc.request(commands.Cmd.G_QUERY_TREE, 0, 0,
-                                reply=commands.Reply.QUERY_TREE, timeout=2.0)
-            parsed: list[TreeNode] | None = tree_nodes(reply.args)
+            parsed: list[TreeNode] | None = door.scsynth.query_tree()
         except (ScorchError, ValueError):
             parsed = None  # synths stay None: scsynth did not answer as it should
         if parsed is not None:
-            session = view.sclang
-            found = owners(parsed, view, session.client_id if session is not None else 0)
+            found = owners(parsed, view, door.sclang.client_id)
             # The meter that runs while someone watches the page is scorch's, not the room's.
             parsed = [n for n in parsed if found[n.node_id] != METER_OWNER]
             synths = dict(Counter(found[n.node_id] for n in parsed if n.synthdef is not None))
@@ -175,7 +171,7 @@ def playing(orch: Orchestra, args: PlayingArgs) -> PlayingOutput:
     or not, quant, source), every named node, and the synths on scsynth counted by who made
     them (a pattern, a proxy, a named node, MIDI, code); `detail` for whole sources, node
     values and the node tree."""
-    rooms = [_room(orch.rooms.view(name), args.detail)
+    rooms = [_room(orch.rooms.view(name), orch.doors[name], args.detail)
              for name in orch.rooms.resolve(args.instance)]
     if not args.full:
         share = budget.TEXT // max(1, len(rooms))
