@@ -51,8 +51,9 @@ class Published(NamedTuple):
 
 
 def as_json(published: Published) -> dict[str, object]:
-    """A published change as a JSON object: its seq, when, its kind and fields."""
-    return {"seq": published.seq, "at": published.at, **encode(published.change)}
+    """A published change as a JSON object: its ``seq``, when it was ``published``, its kind
+    (``change``) and its fields."""
+    return {"seq": published.seq, "published": published.at, **encode(published.change)}
 
 
 class Subscription:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from scorch.errors import InvalidRequest
+from scorch.values import FLOAT32_MAX
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,8 +205,8 @@ KINDS: dict[str, type[Any]] = {kind.__name__: kind for kind in (
 
 
 def encode(change: Change) -> dict[str, Any]:
-    """``change`` as a JSON object: its kind's name and its fields."""
-    out: dict[str, Any] = {"kind": type(change).__name__}
+    """``change`` as a JSON object: its kind's name (``change``) and its fields."""
+    out: dict[str, Any] = {"change": type(change).__name__}
     for field in fields(change):
         value = getattr(change, field.name)
         out[field.name] = dict(value) if isinstance(value, Mapping) else value
@@ -215,14 +216,15 @@ def encode(change: Change) -> dict[str, Any]:
 def decode(data: object, kinds: tuple[type[Any], ...] = tuple(KINDS.values())) -> Change:
     """The change a JSON object (from :func:`encode`) describes, of one of ``kinds``;
     InvalidRequest says what is wrong with it."""
-    if not isinstance(data, Mapping) or not isinstance(data.get("kind"), str):
-        raise InvalidRequest(f"a change is an object with a 'kind', not {str(data)[:80]!r}")
-    kind = KINDS.get(data["kind"])
+    if not isinstance(data, Mapping) or not isinstance(data.get("change"), str):
+        raise InvalidRequest(f"a change is an object with a 'change' (its kind), not "
+                             f"{str(data)[:80]!r}")
+    kind = KINDS.get(data["change"])
     if kind is None or kind not in kinds:
-        raise InvalidRequest(f"no change of kind {str(data['kind'])[:40]!r} is taken here "
+        raise InvalidRequest(f"no change of kind {str(data['change'])[:40]!r} is taken here "
                              f"(taken: {', '.join(k.__name__ for k in kinds)})")
     names = {f.name for f in fields(kind)}
-    given = {k: v for k, v in data.items() if k != "kind"}
+    given = {k: v for k, v in data.items() if k != "change"}
     if unknown := set(given) - names:
         raise InvalidRequest(f"{kind.__name__} has no field {', '.join(sorted(unknown))[:80]}")
     from pydantic import TypeAdapter, ValidationError  # not on the MIDI path
@@ -236,6 +238,8 @@ def decode(data: object, kinds: tuple[type[Any], ...] = tuple(KINDS.values())) -
     for field in fields(change):
         value = getattr(change, field.name)
         numbers = value.values() if isinstance(value, Mapping) else (value,)
-        if any(isinstance(x, float) and not math.isfinite(x) for x in numbers):
-            raise InvalidRequest(f"{kind.__name__}: {field.name}: not a finite number")
+        if any(isinstance(x, float) and not (math.isfinite(x) and abs(x) <= FLOAT32_MAX)
+               for x in numbers):
+            raise InvalidRequest(f"{kind.__name__}: {field.name}: not a finite number that "
+                                 "OSC carries (a 32-bit float)")
     return change

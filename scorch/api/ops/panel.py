@@ -45,7 +45,8 @@ class LiveArgs(Args):
                               "refresh between two whole views")
     since: int | None = Field(None, ge=0, description="the seq of the last change the panel "
                               "has (the last view's seq): answer once the change bus has a "
-                              "later one, with those changes, or after `wait` seconds")
+                              "later one, with those changes and the whole view, or after "
+                              "`wait` seconds (with meters_only: the meters only)")
     wait: float = Field(5.0, ge=0.0, le=8.0, description="seconds to wait for a change after "
                         "`since`")
 
@@ -55,18 +56,19 @@ def live(orch: Orchestra, args: LiveArgs) -> LiveView:
     """The live view the panel shows: every room's state, uptime, restarts, CPU, level
     meters and their last minutes, named nodes with their params and ranges, patterns,
     MIDI activity, tempo and recent events. Keeps the level meters running a few
-    seconds."""
+    seconds. With since: once a change after it is published (or wait passes)."""
     orch.meters.lease(METER_LEASE)
-    now = time.monotonic()
-    built, last = _LAST.get(orch, (0.0, None))
-    if args.meters_only and last is not None and now - built < REUSE_VIEW:
-        meters = meters_now(orch)
-        return last.model_copy(update={"time": time.time(), "rooms": [
-            room.model_copy(update={"meter": meters.get(room.name)}) for room in last.rooms]})
     taken = []
     if args.since is not None:
         orch.bus.wait(args.since, args.wait)
         taken = orch.bus.since(args.since)
+    now = time.monotonic()
+    built, last = _LAST.get(orch, (0.0, None))
+    if args.meters_only and not taken and last is not None and now - built < REUSE_VIEW:
+        meters = meters_now(orch)
+        return last.model_copy(update={"time": time.time(), "rooms": [
+            room.model_copy(update={"meter": meters.get(room.name)}) for room in last.rooms],
+            **({} if args.since is None else {"seq": args.since, "changes": []})})
     view = live_view(Here(orch), orch)
     _LAST[orch] = (now, view)
     if args.since is None:

@@ -124,6 +124,13 @@ class ScsynthDoor:
         client = self._client
         return client.last_heard if client is not None else 0.0
 
+    @property
+    def last_synths(self) -> list[tuple[int, str]] | None:
+        """(node id, SynthDef) of every synth the scsynth of the moment runs, as far as it
+        said (None before its first node tree, or while down): what a crash would lose."""
+        client = self._client
+        return client.last_synths if client is not None else None
+
     def listen(self, address: str, listener: Listener) -> None:
         """Tell ``listener`` each message of ``address`` (in the receive thread), from this
         scsynth and the next ones, until :meth:`unlisten`."""

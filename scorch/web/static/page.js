@@ -288,7 +288,7 @@ function connect() {
 // view built after it. The last seq shown is kept in data-seq.
 function changed(c) {
   document.body.dataset.seq = c.seq;
-  if (c.kind !== "ParamsChanged" || !lastView) return;
+  if (c.change !== "ParamsChanged" || !lastView) return;
   const room = lastView.rooms.find((r) => r.name === c.room);
   const node = room && room.nodes.find((n) => n.name === c.node);
   if (!node) return;
