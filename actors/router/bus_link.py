@@ -2,11 +2,13 @@
 
 Values MIDI sent to named nodes are announced in batches by the sender thread (never
 by the input thread), so the rooms keep them and every reader sees them. Changes
-others made to named nodes (a ``set``, a scene, a node started or gone, another
-host's knob) come back through the router's actor, as :meth:`MidiRouter.observe
+made to named nodes (a ``set``, a scene, a node started or gone, another host's
+knob) come back through the router's actor, as :meth:`MidiRouter.observe
 <actors.router.actor.MidiRouter.observe>` and ``forget`` take them: its takeover and
-whatever hooks that path follow the room. The subscription settles (``Bus.settle``):
-a call that changed a node returns once the router has the new value.
+whatever hooks that path follow the room. Its own knobs' values come back too, and
+stop there: its engine has newer ones than a batch 20 ms old (a pickup knob would
+lose the parameter to a stale value). The subscription settles (``Bus.settle``): a
+call that changed a node returns once the router has the new value.
 """
 
 from __future__ import annotations
@@ -29,10 +31,9 @@ MIDI = "midi"
 
 
 def takes(change: Change) -> bool:
-    """What the router takes from the bus: what others did to named nodes."""
+    """What the router takes from the bus: what happens to named nodes."""
     kind = type(change)
-    return kind is NodeStarted or kind is NodeEnded or (
-        kind is ParamsChanged and change.by != MIDI)  # type: ignore[union-attr]
+    return kind is ParamsChanged or kind is NodeStarted or kind is NodeEnded
 
 
 class BusLink:
@@ -58,7 +59,7 @@ class BusLink:
             self._heard = self.bus.subscribe(lambda published: take(router, published),
                                              "midi-router", takes, settle=True)
 
-    def stats(self) -> dict[str, int] | None:
+    def stats(self) -> dict[str, Any] | None:
         """How far the router got with what others changed (None: no bus)."""
         return self._heard.stats() if self._heard is not None else None
 
@@ -74,6 +75,8 @@ def take(router: Any, published: Published) -> None:
     try:
         if type(change) is NodeEnded:
             router.forget(change.room, change.node).get(timeout=TAKE_WAIT)
+        elif type(change) is ParamsChanged and change.by == MIDI:
+            return  # its own: the engine knows newer values
         elif type(change) is ParamsChanged or type(change) is NodeStarted:
             router.observe(change.room, change.node, dict(change.params),
                            type(change) is NodeStarted).get(timeout=TAKE_WAIT)

@@ -25,7 +25,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from scorch.state.changes import Change, Missed, encode
 
@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 KEEP = 8192
 #: Changes a subscription may fall behind before it misses the oldest.
 QUEUE = 8192
+#: The seqs of its last changes each subscription remembers (what lags, what it took).
+RECENT = 64
 
 Wants = Callable[[Change], bool]
 
@@ -82,6 +84,8 @@ class Subscription:
         self._missing = 0
         self.failed = 0
         """Callbacks that raised."""
+        self.recent: deque[int] = deque(maxlen=RECENT)
+        """The seqs of the last changes handed to its callback, oldest first."""
         self._thread = threading.Thread(target=self._run, name=f"bus-{name}", daemon=True)
 
     def _offer(self, published: Published) -> None:
@@ -116,6 +120,8 @@ class Subscription:
 
     def _call(self, published: Published) -> None:
         self.taken += 1
+        if type(published.change) is not Missed:
+            self.recent.append(published.seq)
         try:
             self._callback(published)
         except Exception:
@@ -134,10 +140,11 @@ class Subscription:
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
-    def stats(self) -> dict[str, int]:
-        """How far it got: the last seq offered and done, handed, missed, failed."""
+    def stats(self) -> dict[str, Any]:
+        """How far it got: the last seq offered and done, how many handed, missed and failed,
+        and the seqs of the last it took."""
         return {"offered": self.offered, "done": self.done, "taken": self.taken,
-                "missed": self.missed, "failed": self.failed}
+                "missed": self.missed, "failed": self.failed, "recent": list(self.recent)}
 
 
 class Reader:
@@ -201,7 +208,7 @@ class Bus:
             self._subscriptions = tuple(s for s in self._subscriptions if s is not subscription)
             self._lock.notify_all()
 
-    def subscriptions(self) -> dict[str, dict[str, int]]:
+    def subscriptions(self) -> dict[str, dict[str, Any]]:
         """Each subscription's progress, by name (what lags, what fails)."""
         return {s.name: s.stats() for s in self._subscriptions}
 
