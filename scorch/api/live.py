@@ -169,7 +169,8 @@ class LiveView(Result):
     rooms: list[RoomLive]
     tempo: dict[str, Any] | None
     midi: dict[str, Any] | None = Field(description="None: MIDI is off; else the router's "
-                                        "counters and notes per input")
+                                        "counters, notes per input and how far it took the "
+                                        "change bus")
     events: list[EventLive]
     seq: int = Field(0, description="the last change of the change bus this view answers: "
                      "ask live again with since = seq for the next")
@@ -271,7 +272,11 @@ def _midi(orch: Orchestra) -> dict[str, Any] | None:
     except ScorchError:
         return None
     keep = ("notes_on", "notes_off", "voices", "sent", "errors", "inputs")
-    return plain({key: stats[key] for key in keep if key in stats})
+    shown = {key: stats[key] for key in keep if key in stats}
+    if (bus := stats.get("bus")) is not None:  # how far it is behind the rooms' changes
+        shown["bus"] = {key: bus[key] for key in ("offered", "done", "taken", "missed",
+                                                       "failed")}
+    return plain(shown)
 
 
 def _ranges(orch: Orchestra, synthdef: str) -> dict[str, tuple[float, float, str]]:

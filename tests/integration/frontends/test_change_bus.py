@@ -1,6 +1,6 @@
 """A param changed by MCP ``set``, a MIDI knob, a scene recall and ``undo`` reaches every
 reader of the change bus once and in order: the MIDI router, the page's stream and the
-panel (docs/architecture.md, "The change bus"). Another host's knob: test_hosts.py.
+panel (docs/architecture.md, "The change bus"). Another host's knob: test_hosts_bus.py.
 
 One real room, a real JACK MIDI port as the knob, the page's server with its real
 server-sent-events stream read over HTTP, the panel's ``live`` long poll through a real
@@ -9,9 +9,6 @@ MCP client (in memory), and the changes made through MCP tools as Claude makes t
 
 from __future__ import annotations
 
-import http.client
-import json
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -29,6 +26,7 @@ from tests.conftest import MakeConfig
 from tests.support.hosts_harness import free_tcp_port
 from tests.support.mcp.calls import call
 from tests.support.midi.devices import Hardware
+from tests.support.web.stream import PageStream, params_changes
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -77,40 +75,16 @@ def page(orch: Orchestra) -> Iterator[list[dict[str, Any]]]:
     server = WebServer(LocalService(orch), orch, "127.0.0.1", port, orch.config.state_path(),
                        meter_hz=5.0, open_loopback=True)
     server.start()
-    changes: list[dict[str, Any]] = []
-    opened, stop = threading.Event(), threading.Event()
-
-    def read() -> None:
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30.0)
-        connection.request("GET", "/api/stream")
-        answer = connection.getresponse()
-        assert answer.status == 200, answer.read()
-        event = ""
-        while not stop.is_set() and (line := answer.readline().decode()):
-            if line.startswith("event:"):
-                event = line.split(":", 1)[1].strip()
-            elif line.startswith("data:") and event == "change":
-                changes.append(json.loads(line.split(":", 1)[1]))
-            elif line.startswith("data:"):
-                opened.set()
-        connection.close()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    assert opened.wait(10.0), "the page's stream sent nothing"
     try:
-        yield changes
+        with PageStream("127.0.0.1", port) as stream:
+            yield stream.changes
     finally:
-        stop.set()
         server.stop()
-        reader.join(5.0)
 
 
 def pad_changes(changes: list[dict[str, Any]]) -> list[tuple[int, str, float]]:
     """(seq, by, freq) of every ParamsChanged of lobby's pad, as a reader got them."""
-    return [(c["seq"], c["by"], c["params"]["freq"]) for c in changes
-            if c["change"] == "ParamsChanged" and (c["room"], c["node"]) == ("lobby", "pad")
-            and "freq" in c["params"]]
+    return params_changes(changes, "lobby", "pad", "freq")
 
 
 async def test_a_param_changed_every_way_reaches_the_router_the_page_and_the_panel_once_in_order(
