@@ -27,6 +27,7 @@ from actors.watchdog import Watchdog, WatchdogProxy
 from midi.schema import MidiConfig
 from scorch.config.changes import ConfigChanges
 from scorch.config.installation import Config
+from scorch.config.profiles import load_profiles, user_folders
 from scorch.errors import BootError, ScorchError
 from scorch.primitives.console import Console
 from scorch.primitives.system.audio_driver import AudioChoice, choose
@@ -243,7 +244,8 @@ class Supervisor(pykka.ThreadingActor):
                 self.config.audio.jack_server if uses_jack else None,
                 self.config.voice_slot(), tempo=self.tempo,
                 on_clock=None if conductor is None else conductor.follow_clock,
-                tempo_scope=self.config.tempo_scope, bus=self.bus).proxy())
+                tempo_scope=self.config.tempo_scope,
+                profiles=load_profiles(user_folders(self.config.source)), bus=self.bus).proxy())
             # on_start runs in the router's thread: a backend that cannot open
             # shows up here as a dead actor (its error is in the log).
             router.ports().get(timeout=ASK_TIMEOUT)

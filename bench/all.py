@@ -11,7 +11,7 @@ BENCHMARKS = (
     "bench.knowledge", "bench.tool_fuzz",
     "bench.rooms.execute_diff", "bench.rooms.memory", "bench.audio.analysis",
     "bench.audio.listen", "bench.audio.render", "bench.audio.record", "bench.hosts",
-    "bench.notes_capture", "bench.partner_quality", "bench.midi.answer",
+    "bench.notes_capture", "bench.partner_quality", "bench.midi.answer", "bench.tool_list",
 )
 
 

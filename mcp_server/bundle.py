@@ -24,9 +24,11 @@ MANIFEST_VERSION = "0.4"
 ENTRY_POINT = "server/main.py"
 #: The user setting that names the config file.
 CONFIG_SETTING = "config"
+#: The user setting that chooses the tools (``scorch mcp --tools``).
+TOOLS_SETTING = "tools"
 
 MAIN = '''\
-"""scorch's MCP server as its MCP Bundle starts it: ``scorch mcp`` with the chosen config."""
+"""scorch's MCP server as its MCP Bundle starts it: ``scorch mcp`` with the chosen settings."""
 
 import sys
 
@@ -34,12 +36,14 @@ from scorch.cli.main import main
 
 
 def argv(given: list[str]) -> list[str]:
-    """``scorch mcp``, with ``--config`` when the user chose a file."""
-    config = given[0] if given else ""
-    # An optional setting left unset arrives empty, or as its own placeholder.
-    if config and not config.startswith("${"):
-        return ["mcp", "--config", config]
-    return ["mcp"]
+    """``scorch mcp``, with ``--config`` when the user chose a file and ``--tools`` when
+    they chose tools."""
+    out = ["mcp"]
+    for option, value in zip(["--config", "--tools"], given):
+        # An optional setting left unset arrives empty, or as its own placeholder.
+        if value and not value.startswith("${"):
+            out += [option, value]
+    return out
 
 
 if __name__ == "__main__":
@@ -77,7 +81,8 @@ def manifest(version: str, wheel: str) -> dict[str, Any]:
             "mcp_config": {
                 "command": "uv",
                 "args": ["run", "--directory", "${__dirname}", "--quiet", ENTRY_POINT,
-                         "${user_config." + CONFIG_SETTING + "}"],
+                         "${user_config." + CONFIG_SETTING + "}",
+                         "${user_config." + TOOLS_SETTING + "}"],
             },
         },
         "tools": tools(),
@@ -91,6 +96,15 @@ def manifest(version: str, wheel: str) -> dict[str, Any]:
                 "description": "The installation's config.toml (`scorch init` writes a "
                                "commented one). Empty: your own config folder's, else one "
                                "room that you hear.",
+                "required": False,
+            },
+            TOOLS_SETTING: {
+                "type": "string",
+                "title": "Tools",
+                "description": "The tools Claude carries in every conversation: all, a profile "
+                               "(play: a musician's, installation: a technician's, code: a "
+                               "live coder's), or tool names separated by commas. Empty: the "
+                               "config's [mcp] tools (all by default).",
                 "required": False,
             },
         },

@@ -35,11 +35,13 @@ class ConfigGate:
 
     mode = "hosted"
 
-    def __init__(self, path: Path, error: ConfigError, open_service: Opener) -> None:
+    def __init__(self, path: Path, error: ConfigError, open_service: Opener,
+                 read: Callable[[Path], Config] = load_config) -> None:
         self.path = path
         self.error = error
         """The mistakes of the last read."""
         self._open = open_service
+        self._read = read
         self._service: Service | None = None
         self._close: Callable[[], None] = lambda: None
         self._lock = threading.Lock()
@@ -79,7 +81,7 @@ class ConfigGate:
         if self._closed.is_set():
             return
         try:
-            config = load_config(self.path)
+            config = self._read(self.path)
         except ConfigError as err:
             if str(err) != str(self.error):
                 log.error("%s still has mistakes:\n%s", self.path, err)

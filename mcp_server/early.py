@@ -95,14 +95,15 @@ def sources_digest(sources: list[str]) -> str:
     return digest.hexdigest()
 
 
-def shipped_answers() -> dict[str, Any]:
-    """The shipped answers, if they were recorded from these sources; else none."""
+def shipped_answers(tools: str = "") -> dict[str, Any]:
+    """The shipped answers for a choice of tools (``""``: all; a profile's name), if they were
+    recorded from these sources; else none."""
     where = os.environ.get(SNAPSHOT_ENV)
     path = SNAPSHOT if where is None else Path(where) if where else None
     try:
         recorded = json.loads(path.read_text(encoding="utf-8")) if path else {}
         if recorded.get("digest") == sources_digest(recorded["sources"]):
-            return dict(recorded["answers"])
+            return dict(recorded["profiles"][tools] if tools else recorded["answers"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
     return {}
@@ -125,8 +126,13 @@ def cache_key() -> str:
 class HandshakeCache:
     """The SDK's answers to ``initialize`` (per protocol version) and ``tools/list``."""
 
-    def __init__(self, folder: Path | None = None, key: str | None = None) -> None:
-        self.path = (folder or cache_dir()) / f"handshake-{key or cache_key()}.json"
+    def __init__(self, folder: Path | None = None, key: str | None = None,
+                 tools: str = "") -> None:
+        suffix = f"-{tools}" if tools else ""
+        self.path = (folder or cache_dir()) / f"handshake-{key or cache_key()}{suffix}.json"
+        self.tools = tools
+        """The tools chosen (``scorch.config.tools.key``; "" for all): each choice lists its
+        own tools, and says them in its instructions."""
         try:
             self.answers: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -162,7 +168,7 @@ class HandshakeCache:
         found = self.answers.get(slot)
         if found is None:
             if self.shipped is None:  # read only when the cache lacks an answer
-                self.shipped = shipped_answers()
+                self.shipped = shipped_answers(self.tools)
             found = self.shipped.get(slot)
         return found
 

@@ -262,8 +262,9 @@ async def serve_until_signal(front: HttpFront) -> None:
 
 
 
-def serve_http(config_path: Path, host: str, port: int) -> None:
-    """``scorch mcp --http``: serve the installation of ``config_path`` until a signal."""
+def serve_http(config_path: Path, host: str, port: int, option: str | None = None) -> None:
+    """``scorch mcp --http``: serve the installation of ``config_path`` until a signal
+    (``option``: the tools ``--tools`` asks for)."""
     config: Config | None = None
     try:
         config = load_config(config_path)
@@ -276,7 +277,7 @@ def serve_http(config_path: Path, host: str, port: int) -> None:
     load_token(state_dir)  # before the port listens: whoever finds it open finds the token
     sock = listen(host, port)  # a taken port says so before any room boots
     try:
-        server, close = server_for(config_path, config=config)
+        server, close = server_for(config_path, config=config, option=option)
         try:
             front = HttpFront.open(server, sock, host, state_dir, show_token=True,
                                    open_loopback=config is not None and config.mcp.open_loopback)

@@ -1,64 +1,95 @@
-"""What the server tells Claude about working with scorch, sent once at initialisation."""
+"""What the server tells Claude about working with scorch, sent once at initialisation.
 
-INSTRUCTIONS = """\
-scorch runs several named SuperCollider instances ("rooms" or parts of a set), each an
-scsynth audio server with its own sclang interpreter. Address an instance by its name,
-a group of instances by the group name, or every instance with "*".
-
-How to work:
-1. Start with list_instances: names, groups, states (only READY instances take code),
-   CPU and synth counts. Use status for one instance's details and its named nodes.
-2. For sounds, look in the SynthDef library first: synthdefs(action="list") gives each
-   SynthDef's description and params with their ranges and units. play starts one;
-   synthdefs(action="load") makes a SynthDef available to code you write; sclang's
-   SynthDescLib knows every library SynthDef, so a Pbind sends all its params.
-3. Give play a `node` name for anything you will tweak later: a named node survives crashes
-   and restarts with its last values, and set(instance, node, params) changes it while
-   it plays; release(instance, node) fades it out. Unnamed synths are fire-and-forget.
-4. For everything else (patterns, routines, buses, effects, new SynthDefs) write
-   SuperCollider code with execute. The server variable `s` is the instance's own server.
-   Wrap multi-statement code in ( ... ) like in the IDE. The result shows the value of
-   the last expression and what the code posted.
-5. When execute fails, the error names the line and character in YOUR code with the
-   source around it: fix that line and run again. A runtime error shows the receiver
-   and the call stack. Code that runs too long is stopped (timeout_s) and sclang is
-   restarted: its routines and patterns stop (Pdef, Tdef, Ndef come back), synths on
-   scsynth play on. Code that returned but left a routine that
-   holds sclang busy gives its value, and left_running says so. What scsynth refused
-   of the messages the code sent (an unknown SynthDef, a node gone) is in server_errors.
-6. Asynchronous output (a routine posting later, a server message) lands in the console:
-   read it with console, or block until a line matches with wait_for (pass the last seq
-   you saw as `since` so a line printed in between is not missed).
-7. stop silences an instance like Cmd-Period (named nodes are forgotten). instance
-   boots, quits or restarts one. events shows crashes, restarts and recoveries, and
-   which synths made by code a crash took (only named nodes come back: play a SynthDef
-   your code added, with target and add_action, to have an effect restored in place).
-8. midi lists ports and routes and maps controllers to node params; action start
-   switches MIDI on. Long answers (posted lines, console, history, events) are cut to
-   a budget and say how many more: ask again with full=true.
-9. Before writing code with a class you are not sure of, ask docs(name="Pan2") for its
-   methods with the argument names and defaults this machine's class library uses, or
-   docs(query="stereo reverb") to find the class. history finds code and calls run
-   earlier (action rerun runs one again by id); snippet lists starters (patterns,
-   effects, a MIDI responder...) to show or run, and keeps code you save.
-10. Samples: buffer(action="search", query=...) finds sound files in the configured sample
-   folders; buffer(action="load", instance, path) loads one (it comes back after crashes
-   under the same bufnum); play it with synthdef "sampler" (mono) or "sampler_stereo"
-   and params {"bufnum": N, "loop": 1}.
-11. session(action="save", name) keeps the whole state (nodes, params, buffers, MIDI
-   routes, tempo); session(action="diff") shows what a load would change, "load" applies only
-   that. scene saves the params of named nodes; recall it, or morph toward it with
-   position 0..1 or over seconds.
-12. To hear what you made, listen(instance, seconds): a picture (waveform over a
-    spectrogram) and numbers (pitch with note name, loudness, clipping, onsets) with one
-    sentence. listen(instance, node=NAME) hears one named node alone. render plays a
-    SynthDef or a Score offline, with no room; record keeps a room's sound in a file.
-13. To start things together (on several instances, even on several hosts), give play,
-   set, release or execute the same `at` (a Unix time) or one `delay` in one call: the
-   server does it then, sample-accurately. With several hosts, list_instances shows each
-   instance's host and each host's state; rooms of an UNREACHABLE host are UNKNOWN.
-
-An instance that is RESTARTING comes back by itself within seconds: wait and retry.
-A FAILED instance used up its restart budget: read events and console, fix the cause,
-then instance(name, action="boot").
+Made for the tools the server lists (:func:`instructions`): the guide is a list of
+paragraphs, each a list of clauses, and a clause names its tools in backquotes
+(`` `pattern` ``) and says which in :data:`Clause`'s ``tools``. A clause is said when
+every one of its tools is listed; so a profile's instructions name only its tools, and
+a tool that no operation makes any more is never named (the tests hold every backquoted
+word of a clause to its ``tools`` and to the operations).
 """
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import NamedTuple
+
+
+class Clause(NamedTuple):
+    """One sentence of the guide, and the tools it names."""
+
+    tools: tuple[str, ...]
+    """The tools it names (each in backquotes in the text): it is said only with all of them."""
+    text: str
+
+
+def _(text: str, *tools: str) -> Clause:
+    return Clause(tools, text)
+
+
+#: The guide, paragraph by paragraph (the first without a dash); each clause stands alone.
+GUIDE: tuple[tuple[Clause, ...], ...] = (
+    (_('scorch runs named SuperCollider rooms, each an scsynth audio server with its own '
+       'sclang. Name a room, a group of rooms, or "*" for all.'),),
+    (_("Start with `list_instances`: names, groups and states (only READY rooms take code).",
+       "list_instances"),
+     _("`status` details a room and its named nodes.", "status")),
+    (_("`synthdefs` lists the library's sounds with each param's range and units.",
+       "synthdefs"),
+     _("`play` starts a SynthDef; give it a node name for what you will change later: a named "
+       "node survives crashes with its last values.", "play"),
+     _("`set` changes a named node's params while it plays.", "set"),
+     _("`release` fades a named node out.", "release"),
+     _("`buffer` loads sound files for the sampler SynthDefs.", "buffer")),
+    (_("For patterns and proxies (Pdef, Pbindef, Tdef, Ndef) use `pattern`: define one, change "
+       "its source or one key on the next bar, mute, solo, fade or stop it.", "pattern"),
+     _("`playing` lists what plays in each room.", "playing")),
+    (_("`undo` takes back what the tools changed (named nodes, patterns, buffers, scenes, "
+       "tempo, MIDI routes), per room or for all; a checkpoint keeps a state to go back to.",
+       "undo"),
+     _("Code run by `execute` is not journaled: for what `play`, `set` and `pattern` do, use "
+       "them, so that `undo` can take it back.", "execute", "play", "set", "pattern", "undo")),
+    (_("`execute` runs SuperCollider code for the rest (routines, buses, effects, new "
+       "SynthDefs): the variable s is the room's server; wrap several statements in ( ... ). "
+       "An error names the line and character in your code.", "execute"),
+     _("`console` and `wait_for` read what code posts later.", "console", "wait_for"),
+     _("Before code with a class you are not sure of, ask `docs` for its real argument "
+       "names.", "docs"),
+     _("`history` finds code run before.", "history"),
+     _("`snippet` has starters to show or run.", "snippet")),
+    (_("`notes` gives what the MIDI inputs and the patterns played, on the bar|beat grid, as "
+       "text or a .mid.", "notes"),
+     _("`partner` continues a phrase or answers a player live, in their style.", "partner"),
+     _("Use `notes` and `partner` rather than code with `execute` that reads MIDI.", "notes",
+       "partner", "execute"),
+     _("`midi` lists the ports and maps controllers and keys.", "midi"),
+     _("`tempo` reads and sets the beat every room plays on.", "tempo")),
+    (_("`listen` hears a room: a picture and numbers (pitch, loudness, onsets).", "listen"),
+     _("`record` keeps a room's sound in a file.", "record"),
+     _("`render` plays a SynthDef or a Score offline.", "render")),
+    (_("`session` saves and loads the whole state.", "session"),
+     _("`scene` keeps named nodes' params to recall or morph toward.", "scene"),
+     _("`stop` silences rooms like Cmd-Period.", "stop")),
+    (_("`schedule` says what the config's calendar does at a time or next.", "schedule"),
+     _("`cue` runs the cue list: GO fires a cue's calls in every room at once.", "cue")),
+    (_("To start things together in several rooms, give `play`, `set` or `release` the same "
+       "at (a Unix time) or delay: scsynth does it then, sample-accurately.", "play", "set",
+       "release"),
+     _("`execute` with at or delay runs its code then, in every room.", "execute")),
+    (_("Long answers are cut to a budget and say how many more: ask again with full=true."),),
+    (_("A RESTARTING room comes back by itself: wait and retry."),
+     _("A FAILED one used up its restarts: read `events` and `console`, fix the cause, then "
+       "`instance` boot.", "events", "console", "instance"),
+     _("`doctor` says what the machine lacks and the command that fixes it.", "doctor")),
+)
+
+
+def instructions(listed: Collection[str]) -> str:
+    """The guide for a server that lists the tools ``listed``: each clause whose tools are
+    all listed, each paragraph that keeps one."""
+    paragraphs = []
+    for index, paragraph in enumerate(GUIDE):
+        kept = [clause.text for clause in paragraph
+                if all(tool in listed for tool in clause.tools)]
+        if kept:
+            paragraphs.append(" ".join(kept) if index == 0 else "- " + " ".join(kept))
+    return "\n".join(paragraphs) + "\n"

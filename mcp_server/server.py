@@ -18,7 +18,7 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,13 +31,15 @@ from mcp.server.stdio import stdio_server
 
 from mcp_server.config_gate import ConfigGate
 from mcp_server.early import EarlyFront
-from mcp_server.instructions import INSTRUCTIONS
+from mcp_server.instructions import instructions
 from mcp_server.stdio import protocol_streams
-from mcp_server.tools import PANEL_URI, tools
+from mcp_server.tools import PANEL_URI, choose, tools
 from scorch.api.local import LocalService
 from scorch.api.operation import Service
 from scorch.api.remote import RemoteService
+from scorch.config import tools as tool_profiles
 from scorch.config.installation import Config, load_config
+from scorch.config.lines import key_lines, located
 from scorch.errors import ConfigError
 from scorch.wire.envelope import find_running
 
@@ -50,11 +52,14 @@ log = logging.getLogger(__name__)
 Lifespan = Callable[[MCPServer[Any]], contextlib.AbstractAsyncContextManager[Any]]
 
 
-def build_server(service: Service, lifespan: Lifespan | None = None) -> MCPServer[Any]:
-    """The MCP server with every scorch tool and the workflow instructions."""
+def build_server(service: Service, lifespan: Lifespan | None = None,
+                 listed: Sequence[str] | None = None) -> MCPServer[Any]:
+    """The MCP server with scorch's tools (those ``listed``, else all) and the workflow
+    instructions for them."""
+    made = tools(service, listed)
     server: MCPServer[Any] = MCPServer(
-        name="scorch", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING",
-        tools=tools(service), extensions=[panel()])
+        name="scorch", instructions=instructions([tool.name for tool in made]),
+        lifespan=lifespan, log_level="WARNING", tools=made, extensions=[panel()])
     return server
 
 
@@ -123,16 +128,17 @@ def _start(orchestra: Orchestra, service: LocalService,
 
 
 def serve(config_path: Path, front: EarlyFront, early: Mapping[str, EarlySclang] | None = None,
-          config: Config | None = None) -> None:
+          config: Config | None = None, option: str | None = None) -> None:
     """Serve MCP on stdio for the installation of ``config_path`` until the client goes.
 
     ``front`` took the protocol's streams when the process started and may have
     answered the handshake already (``mcp_server.early``). ``early``: the rooms'
     first sclangs, started while the SDK loaded (:func:`mcp_server.config_gate.hosted_here`);
-    ``config``: the file as it loaded then (else it is loaded here).
+    ``config``: the file as it loaded then (else it is loaded here); ``option``: the tools
+    ``--tools`` asks for (else the config's ``[mcp] tools``).
     """
     early = early or {}
-    server, close = server_for(config_path, early, config)
+    server, close = server_for(config_path, early, config, option)
     try:
         with protocol_streams(front) as (stdin, stdout):
             anyio.run(_run, server, stdin, stdout)
@@ -143,7 +149,8 @@ def serve(config_path: Path, front: EarlyFront, early: Mapping[str, EarlySclang]
 
 
 def server_for(config_path: Path, early: Mapping[str, EarlySclang] | None = None,
-               config: Config | None = None) -> tuple[MCPServer[Any], Callable[[], None]]:
+               config: Config | None = None, option: str | None = None,
+               ) -> tuple[MCPServer[Any], Callable[[], None]]:
     """The MCP server for the installation of ``config_path``, and what ends it after serving.
 
     Whatever the transport (stdio, HTTP): a config with mistakes gives a server
@@ -151,29 +158,60 @@ def server_for(config_path: Path, early: Mapping[str, EarlySclang] | None = None
     config with ``[hosts]`` a coordinator over every host's ``scorch run``,
     watching them while the server lasts (it never runs a room itself); else
     the running ``scorch run`` of the config if one answers, or rooms hosted here
-    for the server's life (its lifespan).
+    for the server's life (its lifespan). It lists the tools ``option`` (``--tools``)
+    asks for, else those of the config's ``[mcp] tools``; a choice with mistakes is one
+    of the config's (with a broken file, the choice as written, if it holds, else all).
     """
+
+    def read(path: Path) -> Config:
+        loaded = load_config(path)
+        listed_for(loaded, option)  # a wrong choice of tools is a mistake of the file
+        return loaded
+
     try:
         config = config or load_config(config_path)
+        listed = listed_for(config, option)
     except ConfigError as err:
         log.error("%s has mistakes; every tool says them until the file is fixed:\n%s",
                   config_path, err)
-        gate = ConfigGate(config_path, err, open_service).start()
-        return build_server(gate, closing(gate.close)), _nothing
+        gate = ConfigGate(config_path, err, open_service, read).start()
+        return build_server(gate, closing(gate.close), as_written(config_path, option)), _nothing
     if config.hosts:
         from scorch.api.coordinator import Coordinator
 
         coordinator = Coordinator(config, watch=True)
         log.info("scorch mcp pid %d: coordinating hosts %s", os.getpid(),
                  ", ".join(link.label for link in coordinator.links.values()))
-        return build_server(coordinator), coordinator.close
+        return build_server(coordinator, listed=listed), coordinator.close
     running = find_running(config.state_path())
     if running is not None:
         log.info("scorch mcp pid %d: attaching to the running installation at %s",
                  os.getpid(), running)
-        return build_server(RemoteService(running)), _nothing
+        return build_server(RemoteService(running), listed=listed), _nothing
     local = LocalService()
-    return build_server(local, hosting_lifespan(local, config, early)), _nothing
+    return build_server(local, hosting_lifespan(local, config, early), listed), _nothing
+
+
+def listed_for(config: Config, option: str | None = None) -> list[str]:
+    """The tools ``--tools`` (``option``) or else the config's ``[mcp] tools`` choose;
+    ConfigError, located, when the choice is wrong."""
+    if option is not None:
+        return choose(tool_profiles.from_option(option), "scorch mcp --tools")
+    source = config.source or Path("config.toml")
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    return choose(config.mcp.tools, f"{located(source, key_lines(text), ('mcp', 'tools'))}: "
+                                    "mcp.tools")
+
+
+def as_written(config_path: Path, option: str | None = None) -> list[str] | None:
+    """The tools a file that does not load asks for, when that choice holds (else all)."""
+    try:
+        return choose(tool_profiles.requested(config_path, option), "the choice of tools")
+    except ConfigError:
+        return None
 
 
 def _nothing() -> None:

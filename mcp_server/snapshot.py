@@ -9,8 +9,10 @@ the differential test fails while the file is not the SDK's answers for the tree
 
 The answers are the SDK's, taken as a client gets them: ``scorch mcp`` is started
 with no handshake of its own for each protocol version, asked, and what it wrote
-to its cache is kept. Its config is one with a mistake, so that no room starts
-(the handshake does not depend on the config).
+to its cache is kept; so for all the tools, and for each profile (``--tools``, whose
+handshake lists its own tools and says them in its instructions). Its config is one
+with a mistake, so that no room starts (the handshake does not depend on the rest of
+the config).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,7 @@ from mcp_server.early import (
     sources_digest,
     versions,
 )
+from scorch.config.tools import PROFILES
 
 #: scorch's own packages: the libraries are named by version instead (``versions``), since
 #: a virtualenv inside the checkout would put their files under the repository too, where
@@ -88,25 +92,36 @@ def _modern(request_id: int, method: str, version: str) -> dict[str, Any]:
         "io.modelcontextprotocol/clientInfo": {"name": "snapshot", "version": "1"}}}}
 
 
-def sdk_answers(folder: Path) -> dict[str, Any]:
-    """The SDK's answers to every session's requests, as ``scorch mcp`` kept them."""
+def sdk_answers(folder: Path, tools: str = "") -> dict[str, Any]:
+    """The SDK's answers to every session's requests, as ``scorch mcp`` kept them (``tools``:
+    a profile's name, "" for all). The sessions run side by side, each with a cache of its
+    own (two writing one cache file would each keep only their own answers)."""
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        kept = pool.map(lambda job: _session(folder / str(job[0]), tools, job[1]),
+                        enumerate(sessions()))
+        return {slot: answer for answers in kept for slot, answer in answers.items()}
+
+
+def _session(folder: Path, tools: str, requests: list[dict[str, Any]]) -> dict[str, Any]:
+    """One ``scorch mcp`` asked ``requests``: what it kept in its cache."""
+    folder.mkdir(parents=True)
     config = folder / "config.toml"
     config.write_text("[instances.snapshot]\nnot_a_key = 1\n")
     env = {**os.environ, "XDG_CACHE_HOME": str(folder / "cache"), SNAPSHOT_ENV: "",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    for requests in sessions():
-        ids = [r["id"] for r in requests if "id" in r]
-        proc = subprocess.Popen([sys.executable, "-m", "scorch.cli.main", "mcp", "--config",
-                                 str(config)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, env=env)
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
-        proc.stdin.flush()
-        answered = [json.loads(proc.stdout.readline()).get("id") for _ in ids]
-        proc.stdin.close()
-        proc.wait(timeout=60)
-        if sorted(answered) != sorted(ids):
-            raise RuntimeError(f"scorch mcp answered {answered}, not {ids}")
+    ids = [r["id"] for r in requests if "id" in r]
+    chosen = ["--tools", tools] if tools else []
+    proc = subprocess.Popen([sys.executable, "-m", "scorch.cli.main", "mcp", "--config",
+                             str(config), *chosen], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
+    proc.stdin.flush()
+    answered = [json.loads(proc.stdout.readline()).get("id") for _ in ids]
+    proc.stdin.close()
+    proc.wait(timeout=120)
+    if sorted(answered) != sorted(ids):
+        raise RuntimeError(f"scorch mcp answered {answered}, not {ids}")
     answers: dict[str, Any] = {}
     for kept in (folder / "cache" / "scorch").glob("handshake-*.json"):
         answers.update(json.loads(kept.read_text(encoding="utf-8")))
@@ -117,9 +132,10 @@ def record(path: Path = SNAPSHOT) -> bool:
     """Write the snapshot for the tree as it is; True if it changed."""
     listed = sources()
     with tempfile.TemporaryDirectory() as tmp:
-        answers = sdk_answers(Path(tmp))
+        answers = sdk_answers(Path(tmp) / "all")
+        profiles = {name: sdk_answers(Path(tmp) / name, name) for name in PROFILES}
     snapshot = {"digest": sources_digest(listed), "versions": versions(), "sources": listed,
-                "answers": answers}
+                "answers": answers, "profiles": profiles}
     text = json.dumps(snapshot, indent=1, sort_keys=True) + "\n"
     try:
         if path.read_text(encoding="utf-8") == text:

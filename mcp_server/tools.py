@@ -2,15 +2,19 @@
 
 Each operation's argument model becomes the tool's parameters (with their
 descriptions and constraints), its result model the tool's output schema, its
-docstring the description and its access the annotations. A call goes to the
-service (in this process or a running ``scorch run``).
+docstring the description and its access the annotations; the schemas are written
+for a model (``mcp_server.schemas``: what each argument is, once; an answer's shape).
+A call goes to the service (in this process or a running ``scorch run``).
 
 An operation with several actions stays one tool. Its parameters are every
 argument of every action, as one flat object (Claude's API refuses ``oneOf``,
-``anyOf`` or ``allOf`` at the top of an input schema); ``action`` says what each
-action does and its access, and ``$defs`` holds each action's own schema (what it
-requires, what it takes), which the operation checks each call against. The
-tool's annotations are those of its most dangerous action.
+``anyOf`` or ``allOf`` at the top of an input schema), and ``$defs`` holds an entry
+per action: what it does, its access, what it takes and requires. Every call is
+checked by the operation's own model first (``checked``), then by the SDK against
+the looser flat parameters. The tool's annotations are those of its most dangerous
+action.
+
+The server lists every tool, or those ``[mcp] tools`` chooses (:func:`choose`).
 
 A result with pictures (``Result.images()``: listen, render) is answered with
 each as image content, beside its structured content and its one-line text.
@@ -36,21 +40,22 @@ import contextvars
 import inspect
 import logging
 import uuid
-from collections.abc import Callable
-from typing import Annotated, Any
+from collections.abc import Callable, Collection
+from typing import Annotated, Any, cast
 
 from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
-from pydantic.json_schema import models_json_schema
 from pydantic_core import PydanticUndefined
 
+from mcp_server.schemas import compact, merge_actions, output_shape, prose
 from scorch.api import budget
 from scorch.api.operation import Access, Operation, Result, Service
 from scorch.api.ops import OPERATIONS
-from scorch.errors import ScorchError
+from scorch.config.tools import Choice, chosen, problems
+from scorch.errors import ConfigError, ScorchError
 from scorch.values import describe_errors
 
 log = logging.getLogger(__name__)
@@ -239,26 +244,20 @@ def tool_function(op: Operation[Any, Any], service: Service) -> Callable[..., An
     return run
 
 
-def input_schema(op: Operation[Any, Any], flat: dict[str, Any]) -> dict[str, Any]:
-    """The tool's input schema: ``flat`` (its parameters), and each action's own in ``$defs``.
-
-    ``action`` names each action's schema; each says its access in its description.
-    """
+def input_schema(op: Operation[Any, Any]) -> dict[str, Any]:
+    """The tool's input schema, written for a model (``mcp_server.schemas``): its arguments
+    once each, and for an operation with actions each action's own in ``$defs`` (what it
+    does, its access, the arguments it takes and requires)."""
     if not op.actions:
-        return flat
-    _, defs = models_json_schema([(model, "validation") for model in op.actions.values()],
-                                 ref_template="#/$defs/{model}")
-    schemas = defs.get("$defs", {})
-    for model in op.actions.values():
-        own = schemas[model.__name__]
-        own["description"] = f"{own.get('description', '')} [{model.access.word}]".strip()
-    action = {**flat["properties"]["action"], "description": "What to do: one of these "
-              "actions, each with its own arguments ($defs) and access"}
-    action["oneOf"] = [{"const": name, "description": schemas[model.__name__]["description"],
-                        "$comment": f"arguments: #/$defs/{model.__name__}"}
-                       for name, model in op.actions.items()]
-    return {**flat, "properties": {**flat["properties"], "action": action},
-            "$defs": {**flat.get("$defs", {}), **schemas}}
+        schema = compact(op.args.model_json_schema())
+        schema.pop("description", None)  # the tool's own description says it
+        return schema
+    actions = {}
+    for name, model in op.actions.items():
+        own = compact(model.model_json_schema())
+        own["description"] = f"{prose(own.get('description', name))} [{model.access.word}]"
+        actions[name] = own
+    return merge_actions(actions, op.default_action)
 
 
 def tool_meta(op: Operation[Any, Any]) -> dict[str, Any] | None:
@@ -270,16 +269,34 @@ def tool_meta(op: Operation[Any, Any]) -> dict[str, Any] | None:
     return None
 
 
-def tools(service: Service) -> list[Tool]:
-    """A tool for every operation meant for Claude (one nonce for this server's calls)."""
+def choose(choice: object, where: str) -> list[str]:
+    """The tools a choice (``[mcp] tools``, ``--tools``) lists, in the operations' order, with
+    the panel's own when one of them shows the panel; ConfigError saying ``where`` when it
+    is wrong (an unknown tool named, with the tools there are)."""
+    known = [op.name for op in OPERATIONS.values() if op.tool]
+    wrong = problems(choice, known)
+    if wrong is not None:
+        raise ConfigError(f"{where}: {wrong}")
+    names = chosen(cast(Choice, choice), known)
+    if any(OPERATIONS[name].panel == "show" for name in names):
+        names = [name for name in known if name in names or OPERATIONS[name].panel == "only"]
+    return names
+
+
+def tools(service: Service, names: Collection[str] | None = None) -> list[Tool]:
+    """A tool for every operation meant for Claude, or those ``names`` lists (one nonce for
+    this server's calls)."""
     made: list[Tool] = []
     nonce = uuid.uuid4().hex[:12]
     for op in OPERATIONS.values():
-        if op.tool:
+        if op.tool and (names is None or op.name in names):
             tool = ScorchTool.from_function(tool_function(op, service), name=op.name,
-                                            description=op.doc, structured_output=True,
+                                            description=prose(op.doc), structured_output=True,
                                             annotations=tool_annotations(op.access),
                                             meta=tool_meta(op))
+            output = tool.fn_metadata.output_schema
+            metadata = tool.fn_metadata.model_copy(update={
+                "output_schema": output_shape(output) if output is not None else None})
             made.append(tool.model_copy(update={
-                "parameters": input_schema(op, tool.parameters), "nonce": nonce}))
+                "parameters": input_schema(op), "fn_metadata": metadata, "nonce": nonce}))
     return made

@@ -68,4 +68,11 @@ class SceneCue(NamedTuple):
     value: float
 
 
-Action = SetParam | StartVoice | BendVoice | ReleaseVoice | VoiceParam | SceneCue
+class PageCue(NamedTuple):
+    """Show another page of a controller's routes (a page button was pressed)."""
+
+    port: str
+    page: str
+
+
+Action = SetParam | StartVoice | BendVoice | ReleaseVoice | VoiceParam | SceneCue | PageCue

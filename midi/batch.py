@@ -97,8 +97,11 @@ def replaceable_cc(table: Table | None, channel: int, cc: int) -> bool:
         return True
     if cc < 64 and table.cc14:
         return False
+    if table.pages and ("cc", channel, cc) in table.pages:
+        return False  # a page button's press and release
     targets = table.controls.get(("cc", channel, cc))
-    return not targets or all(target.route.relative is None for target in targets)
+    return not targets or all(target.route.relative is None and target.route.button is None
+                              for target in targets)
 
 
 def coalesce(batch: list[Message], table: Table | None) -> list[Message]:
@@ -130,3 +133,20 @@ def coalesce(batch: list[Message], table: Table | None) -> list[Message]:
         kept.append(message)
     kept.reverse()
     return kept
+
+
+def message_error(data: list[int]) -> str | None:
+    """Return why ``data`` is not one well-formed channel message, or None if it is."""
+    if not data:
+        return "empty message"
+    status = data[0]
+    if status < 0x80:
+        return f"no status byte (running status or garbage): {bytes(data[:8]).hex(' ')}"
+    if status >= 0xF0:
+        return None  # system messages: ignored, not errors
+    size = 2 if status & 0xF0 in (0xC0, 0xD0) else 3
+    if len(data) != size:
+        return f"{len(data)} bytes for status {status:#04x}, expected {size}"
+    if any(b > 0x7F for b in data[1:]):
+        return f"data byte above 127: {bytes(data).hex(' ')}"
+    return None

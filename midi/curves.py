@@ -129,3 +129,8 @@ def make_curve(curve: str | float, low: float, high: float) -> Curve:
         lambda x: _ampdb((1.0 - (1.0 - _clip(x)) ** 2) * aspan + alow),
         lambda v: 1.0 - math.sqrt(1.0 - unamp(v)),
     )
+
+
+def midicps(note: float) -> float:
+    """Return the frequency in Hz of a (fractional) MIDI note number."""
+    return 440.0 * 2.0 ** ((note - 69.0) / 12.0)

@@ -18,6 +18,7 @@ from midi.actions import (
     Action,
     Address,
     BendVoice,
+    PageCue,
     ReleaseVoice,
     SceneCue,
     SetParam,
@@ -25,9 +26,12 @@ from midi.actions import (
     VoiceParam,
 )
 from midi.assembly import NRPN_CCS, Cc14, Nrpn
+from midi.batch import message_error
+from midi.controllers.echoes import Echoes
+from midi.curves import midicps
 from midi.relative import step
 from midi.routes import EMPTY, ControlTarget, KeyTarget, Table
-from midi.takeover import Takeover
+from midi.takeover import Takeover, button
 from midi.voices import ChannelKey, Voice, Voices, voice_ids
 
 log = logging.getLogger(__name__)
@@ -42,7 +46,6 @@ ZONE_MASTER = {"lower": 0, "upper": 15}
 #: sounding voices twice over, plus this many (a rebuild then costs little per note).
 COMPACT_AFTER = 256
 
-
 #: Builds a NamedTuple from a tuple of all its fields in C: a third of the cost of calling
 #: the class, whose generated ``__new__`` is Python code (this is what ``_make`` does inside).
 _new_tuple: Callable[[type, tuple[object, ...]], Any] = tuple.__new__
@@ -55,28 +58,6 @@ class TargetSnapshot(NamedTuple):
     """Instances that are READY, with their scsynth address."""
     nodes: Mapping[tuple[str, str], int]
     """(instance, node name) -> node id, for running instances."""
-
-
-def midicps(note: float) -> float:
-    """Return the frequency in Hz of a (fractional) MIDI note number."""
-    return 440.0 * 2.0 ** ((note - 69.0) / 12.0)
-
-
-def message_error(data: list[int]) -> str | None:
-    """Return why ``data`` is not one well-formed channel message, or None if it is."""
-    if not data:
-        return "empty message"
-    status = data[0]
-    if status < 0x80:
-        return f"no status byte (running status or garbage): {bytes(data[:8]).hex(' ')}"
-    if status >= 0xF0:
-        return None  # system messages: ignored, not errors
-    size = 2 if status & 0xF0 in (0xC0, 0xD0) else 3
-    if len(data) != size:
-        return f"{len(data)} bytes for status {status:#04x}, expected {size}"
-    if any(b > 0x7F for b in data[1:]):
-        return f"data byte above 127: {bytes(data).hex(' ')}"
-    return None
 
 
 class Engine:
@@ -115,6 +96,11 @@ class Engine:
         self._deadlines: list[tuple[float, int, Voice]] = []
         """``max_hold``: a heap of (deadline, order, voice); released voices are skipped."""
         self._order = itertools.count()
+        self.touched: dict[tuple[str, str, str], None] = {}
+        """Params a control moved, picked up or not: the feedback thread takes it whole."""
+        self.echoes = Echoes()
+        """The feedback sent lately: a message that comes back as input is dropped."""
+        self.echoed = 0
 
     def handle(self, port: str, data: list[int]) -> list[Action]:
         """Return the actions one MIDI message from ``port`` causes."""
@@ -132,16 +118,29 @@ class Engine:
         kind = status & 0xF0
         channel = status & 0x0F
         table = self.tables.get(port, EMPTY)
+        if table.feedback and self.echoes and len(data) == 3 and \
+                self.echoes.back((port, status, data[1]), data[2], self.clock):
+            self.echoed += 1
+            return []
         if kind == 0xB0:  # first: controls are most of the traffic
             return self._cc(table, port, channel, data[1], data[2])
         if kind == 0x90 and data[2] > 0:
             self.notes[0] += 1
             if self.learn is not None:
                 self._learned(port, channel, "note", data[1], data[2])
+            if table.notes or table.pages:
+                pressed = self._pressed(table, port, ("note", channel, data[1]), data[2])
+                if table.keys:
+                    pressed += self._note_on(table, (port, channel), data[1], data[2])
+                return pressed
             return self._note_on(table, (port, channel), data[1], data[2])
         if kind == 0x80 or kind == 0x90:
             self.notes[1] += 1
-            return self._release(self.voices.note_off((port, channel), data[1]))
+            released = self._release(self.voices.note_off((port, channel), data[1]))
+            if table.notes:
+                self._controls(table.controls.get(("note", channel, data[1])), 0.0, 0,
+                               released)
+            return released
         if kind == 0xE0:
             value = data[1] | (data[2] << 7)
             if self.learn is not None:
@@ -159,9 +158,23 @@ class Engine:
                     for r in table.scenes.get(("pc", channel, data[1]), ())]
         return []
 
+    def _pressed(self, table: Table, port: str, key: tuple[str, int, int],
+                 velocity: int) -> list[Action]:
+        """A note-on from a button or pad: its control routes, its page."""
+        actions = self._controls(table.controls.get(key), velocity / 127.0, 127)
+        page = table.pages.get(key)
+        if page is not None:
+            actions.append(PageCue(port, page))
+        return actions
+
     def observe(self, instance: str, node: str, param: str, value: float) -> None:
         """Note a parameter value set elsewhere, so takeover does not jump from a stale one."""
         self.values[(instance, node, param)] = value
+
+    def control_position(self, takeover_key: tuple[str, str]) -> float | None:
+        """Where a control waiting to pick its param up last was (None: it does not wait)."""
+        takeover = self._takeover.get(takeover_key)
+        return None if takeover is None or takeover.mode == "immediate" else takeover.control
 
     def forget(self, instance: str, node: str | None) -> None:
         """Forget the values of a node that is gone (None: every node of ``instance``)."""
@@ -210,6 +223,10 @@ class Engine:
         if table.scenes:
             for route in table.scenes.get(("cc", channel, cc), ()):
                 actions.append(SceneCue("morph", route.scene, route.instance, value / 127.0))
+        if table.pages and value >= 64:
+            page = table.pages.get(("cc", channel, cc))
+            if page is not None:
+                actions.append(PageCue(port, page))
         if cc < 64 and table.cc14:
             assembler = self._cc14.get((port, channel))
             if assembler is None:
@@ -252,12 +269,20 @@ class Engine:
         if not targets:
             return actions
         endpoints, nodes = self.snapshot
-        values, takeovers = self.values, self._takeover
+        values, takeovers, touched = self.values, self._takeover, self.touched
         for target in targets:
             route = target.route
             curve = target.curve
             for instance, key, takeover_key, node_key in target.slots:
-                if route.relative is not None:
+                touched[key] = None
+                if route.button is not None:
+                    current = values.get(key)
+                    pressed = button(route.button, raw >= 64, position,
+                                     None if current is None else curve.unmap(current))
+                    if pressed is None:
+                        continue
+                    moved = pressed
+                elif route.relative is not None:
                     current = values.get(key)
                     moved = step(
                         0.0 if current is None else curve.unmap(current),

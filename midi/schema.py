@@ -15,6 +15,7 @@ from pydantic import (
     model_validator,
 )
 
+from midi.controllers.profile import ControlName
 from midi.curves import check_curve
 from scorch.values import (
     Float32,
@@ -35,6 +36,9 @@ Takeover = Literal["immediate", "pickup", "scale"]
 Relative = Literal["twos_complement", "signed_bit", "binary_offset"]
 Curve = str | float
 Zone = Literal["lower", "upper"]
+Button = Literal["toggle", "momentary", "velocity"]
+PageName = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,63}$",
+                                description="A page of a controller's mappings")]
 
 
 PortPattern = Annotated[Text, Field(min_length=1, max_length=200)]
@@ -61,12 +65,17 @@ class _Route(StrictModel):
 class ControlRoute(_Route):
     """Move one parameter of a named persistent node from a knob, fader or wheel."""
 
+    control: ControlName | None = Field(
+        None, description="The control by its name in the profile of the device on port "
+        "(midi action 'profiles'), e.g. fader1, knob3, pad9, play; instead of its numbers.")
     cc: int | None = Field(
         None, ge=0, le=127, description="Control change number (0-31 with hires = true)."
     )
     nrpn: int | None = Field(None, ge=0, le=16383, description="NRPN parameter number.")
     pitchbend: bool = Field(False, description="Use the channel's pitch-bend wheel.")
     aftertouch: bool = Field(False, description="Use channel pressure (mono aftertouch).")
+    note: int | None = Field(None, ge=0, le=127, description="A button or pad that sends "
+                             "this note number.")
     hires: bool = Field(
         False, description="14-bit: CC n is the MSB and CC n+32 the LSB; for NRPN, use the LSB."
     )
@@ -88,24 +97,36 @@ class ControlRoute(_Route):
         description="immediate jumps; pickup waits until the control meets the value; "
         "scale moves the value towards the control's ends without a jump.",
     )
+    button: Button | None = Field(
+        None, description="A button or pad: toggle flips the param between the range's ends "
+        "at each press (the default), momentary holds the top while pressed, velocity sets "
+        "it from how hard a pad is hit.")
+    page: PageName | None = Field(
+        None, description="Acts only while this page is shown on the device ([[midi.pages]]); "
+        "omitted: on every page.")
 
     @model_validator(mode="after")
     def _one_source(self) -> ControlRoute:
         sources = [
             name
             for name, on in (
+                ("control", self.control is not None),
                 ("cc", self.cc is not None),
                 ("nrpn", self.nrpn is not None),
                 ("pitchbend", self.pitchbend),
                 ("aftertouch", self.aftertouch),
+                ("note", self.note is not None),
             )
             if on
         ]
         if len(sources) != 1:
             found = ", ".join(sources) if sources else "none"
             raise ValueError(
-                f"a control needs exactly one of cc, nrpn, pitchbend, aftertouch (found: {found})"
+                "a control needs exactly one of control, cc, nrpn, pitchbend, aftertouch, "
+                f"note (found: {found})"
             )
+        if self.hires and (self.note is not None or self.control is not None):
+            raise ValueError("hires applies to cc and nrpn only (a named control says its own)")
         if self.hires and self.cc is not None and self.cc > 31:
             raise ValueError(
                 f"hires (14-bit) CC uses cc n (MSB) and n+32 (LSB), so cc must be 0-31, "
@@ -113,8 +134,10 @@ class ControlRoute(_Route):
             )
         if self.hires and (self.pitchbend or self.aftertouch):
             raise ValueError("hires applies to cc and nrpn only (pitch bend is always 14-bit)")
-        if self.relative is not None and self.cc is None:
+        if self.relative is not None and self.cc is None and self.control is None:
             raise ValueError("relative encodings apply to cc controls only")
+        if self.button is not None and self.relative is not None:
+            raise ValueError("a relative encoder is not a button: drop button or relative")
         if self.relative is not None and self.hires:
             raise ValueError("a relative encoder sends 7-bit steps: drop hires")
         check_curve(self.curve, self.range)
@@ -122,11 +145,15 @@ class ControlRoute(_Route):
 
     @property
     def kind(self) -> str:
-        """Return ``cc``, ``nrpn``, ``pitchbend`` or ``aftertouch``."""
+        """Return ``control``, ``cc``, ``nrpn``, ``note``, ``pitchbend`` or ``aftertouch``."""
+        if self.control is not None:
+            return "control"
         if self.cc is not None:
             return "cc"
         if self.nrpn is not None:
             return "nrpn"
+        if self.note is not None:
+            return "note"
         return "pitchbend" if self.pitchbend else "aftertouch"
 
 
@@ -239,6 +266,32 @@ class SceneRoute(_Route):
         return self
 
 
+class PageRoute(StrictModel):
+    """A button that shows one page of a controller's mappings (``[[midi.pages]]``)."""
+
+    id: RouteId | None = Field(None, description="Stable name for this route; generated if "
+                               "omitted.")
+    port: PortPattern = Field(description="Case-insensitive substring of the device's input "
+                              "port.")
+    channel: int | None = Field(None, ge=1, le=16, description="MIDI channel 1-16 (with cc "
+                                "or note; default: the profile's, else any).")
+    host: HostName | None = Field(None, description="With several hosts: the host the "
+                                  "controller is plugged into.")
+    control: ControlName | None = Field(None, description="The button by its profile name.")
+    cc: int | None = Field(None, ge=0, le=127, description="A button that sends this CC.")
+    note: int | None = Field(None, ge=0, le=127, description="A button that sends this note.")
+    page: PageName = Field(description="The page it shows: the routes with this page act, "
+                           "those of the device's other pages rest, the LEDs are redrawn.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> PageRoute:
+        given = [k for k in ("control", "cc", "note") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("a page button needs exactly one of control, cc, note (found: "
+                             f"{', '.join(given) or 'none'})")
+        return self
+
+
 class MidiConfig(StrictModel):
     """The ``[midi]`` section: backend, ports, hotplug and routes."""
 
@@ -278,11 +331,15 @@ class MidiConfig(StrictModel):
         None, description="Input whose MIDI clock drives the installation's tempo (smoothed), "
         "with its start, stop and song position.")
     scenes: tuple[SceneRoute, ...] = Field((), description="[[midi.scenes]] routes.")
+    pages: tuple[PageRoute, ...] = Field((), description="[[midi.pages]]: buttons that switch "
+                                         "a controller between pages of routes.")
+    feedback: bool = Field(True, description="Send each controller with a profile what its "
+                           "mapped params are (LEDs, rings, motor faders).")
 
     @model_validator(mode="after")
     def _unique_ids(self) -> MidiConfig:
-        routes: tuple[ControlRoute | KeyRoute | SceneRoute, ...] = (
-            *self.controls, *self.keys, *self.scenes)
+        routes: tuple[ControlRoute | KeyRoute | SceneRoute | PageRoute, ...] = (
+            *self.controls, *self.keys, *self.scenes, *self.pages)
         ids = [r.id for r in routes if r.id is not None]
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:

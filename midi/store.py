@@ -14,13 +14,16 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from midi.routes import RouteEntry
-from midi.schema import ControlRoute, KeyRoute
+from midi.schema import ControlRoute, KeyRoute, PageRoute
 from scorch.primitives.files import write_json_atomically
 
 log = logging.getLogger(__name__)
 
 FILENAME = "midi_routes.json"
 _VERSION = 1
+_MODELS: dict[str, type[ControlRoute | KeyRoute | PageRoute]] = {
+    "control": ControlRoute, "key": KeyRoute, "page": PageRoute}
+_TYPES: dict[type, str] = {model: name for name, model in _MODELS.items()}
 
 
 def save_routes(path: Path, entries: list[RouteEntry]) -> None:
@@ -30,7 +33,7 @@ def save_routes(path: Path, entries: list[RouteEntry]) -> None:
         "routes": [
             {
                 "id": e.id,
-                "type": "control" if isinstance(e.route, ControlRoute) else "key",
+                "type": _TYPES[type(e.route)],
                 "route": e.route.model_dump(mode="json"),
             }
             for e in entries
@@ -51,7 +54,7 @@ def load_routes(path: Path) -> list[RouteEntry]:
     entries: list[RouteEntry] = []
     try:
         for item in document["routes"]:
-            model = ControlRoute if item["type"] == "control" else KeyRoute
+            model = _MODELS[item["type"]]
             entries.append(RouteEntry(item["id"], model.model_validate(item["route"]), "runtime"))
     except (KeyError, TypeError, ValidationError) as err:
         _set_aside(path, f"not a routes file: {err}")

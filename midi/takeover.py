@@ -8,6 +8,8 @@ in normalised units (0..1 along the control's travel):
   parameter's value, then the parameter follows.
 - ``scale``: the parameter moves in the control's direction, scaled so both
   reach the end of the travel together, and follows exactly once they meet.
+
+A button or pad takes no pickup: :func:`button` says where its press puts the param.
 """
 
 from __future__ import annotations
@@ -49,3 +51,15 @@ class Takeover:
                 return None
             moved = current - (previous - position) * current / previous
         return min(1.0, max(0.0, moved))
+
+
+def button(mode: str, pressed: bool, velocity: float, here: float | None) -> float | None:
+    """Where a button or pad puts its param (0..1), or None to leave it.
+
+    ``here``: the param's position now (None: unknown, taken as the bottom).
+    """
+    if mode == "toggle":
+        return (0.0 if (here or 0.0) >= 0.5 else 1.0) if pressed else None
+    if mode == "momentary":
+        return 1.0 if pressed else 0.0
+    return velocity if pressed else None  # velocity: a pad's hit sets it; its release keeps it

@@ -81,8 +81,9 @@ Float32 = Annotated[float, Strict(), AfterValidator(_float32), WithJsonSchema(
 
 Int32 = Annotated[int, Strict(), Field(ge=INT32_MIN, le=INT32_MAX)]
 
-#: What the JSON schema says of a name (the check itself is name_check's, with its message).
-_NAME_SCHEMA = WithJsonSchema({"type": "string", "pattern": NAME_PATTERN, "maxLength": 64})
+#: What the JSON schema says of a name (the check itself is name_check's, with its message);
+#: the pattern bounds its length (64).
+_NAME_SCHEMA = WithJsonSchema({"type": "string", "pattern": NAME_PATTERN})
 
 InstanceName = Annotated[str, Strict(), AfterValidator(name_check("an instance name")),
                          _NAME_SCHEMA]
@@ -105,7 +106,7 @@ def _selector(value: str) -> str:
 
 
 Selector = Annotated[str, Strict(), AfterValidator(_selector), WithJsonSchema(
-    {"type": "string", "pattern": r"^(\*|[A-Za-z][A-Za-z0-9_-]{0,63})$", "maxLength": 64})]
+    {"type": "string", "pattern": r"^(\*|[A-Za-z][A-Za-z0-9_-]{0,63})$"})]
 """An instance name, a group name, or ``*`` for every instance."""
 
 Text = Annotated[str, Strict(), AfterValidator(no_nul)]

@@ -1,10 +1,10 @@
 """The MIDI router actor: owns the MIDI ports and sends OSC straight to scsynth.
 
-Two paths, two kinds of thread. The hot path is the input thread's
-(:class:`~actors.router.input.MidiInput`): from the inputs' queues through the engine
-and out of the sender, never through the mailbox; it reads route tables the actor
-swaps in whole. The actor's own thread does the rest: ports opened and closed on
-hotplug (:class:`~actors.router.ports.PortSet`), routes, learning, the targets.
+The hot path is the input thread's (:class:`~actors.router.input.MidiInput`): the
+inputs' queues through the engine and out of the sender, never through the mailbox, on
+tables the actor swaps in whole. The feedback thread (:mod:`actors.router.feedback`)
+draws devices' lights. The actor's thread does the rest: ports on hotplug, routes,
+learning, the targets, the devices' profiles and pages (:mod:`actors.router.surfaces`).
 """
 
 from __future__ import annotations
@@ -23,19 +23,23 @@ import pykka
 
 from actors.router.bus_link import BusLink
 from actors.router.clock import ClockOut
+from actors.router.feedback import FeedbackSender
 from actors.router.input import MidiInput, Port
+from actors.router.learn import Learners
 from actors.router.outgoing import PANIC, encode
 from actors.router.ports import OPEN_ERRORS, PortSet
 from actors.router.sender import OscSender
+from actors.router.surfaces import Devices
 from actors.router.targets import Targets, where_targets_are
 from actors.router.watch import PortWatch
 from actors.ticker import Ticker
 from midi.clock import ClockReading
 from midi.engine import Engine
 from midi.ports import OutputPort
-from midi.routes import Route, RouteEntry, compile_table, port_matches, resolve_all
-from midi.schema import ClockOutConfig, ControlRoute, MidiConfig, SceneRoute
+from midi.routes import Route, RouteEntry, port_matches, resolve_all
+from midi.schema import ClockOutConfig, ControlRoute, MidiConfig, PageRoute, SceneRoute
 from midi.store import FILENAME, load_routes, save_routes
+from scorch.config.profiles import Profiles, load_profiles
 from scorch.notes.capture import OUTPUT, Capture
 from scorch.state.bus import Bus
 from scorch.state.tempo import INSTALLATION, TempoView
@@ -51,7 +55,7 @@ class MidiRouter(pykka.ThreadingActor):
                  tempo: TempoView | None = None,
                  on_clock: Callable[[ClockReading], None] | None = None,
                  tempo_scope: Callable[[str | None], str] = lambda group: INSTALLATION,
-                 bus: Bus | None = None) -> None:
+                 profiles: Profiles | None = None, bus: Bus | None = None) -> None:
         super().__init__()
         self._config = config
         self._bus = BusLink(bus)
@@ -74,9 +78,13 @@ class MidiRouter(pykka.ThreadingActor):
         self._engine = Engine(voice_slot, voice_offset=random.randrange(2**24))
         self._lock = threading.Lock()
         self._sender = OscSender(self._lock, config.coalesce_interval, self._bus.report,
-                                 targets.scene)
+                                 targets.scene, self._page_pressed)
+        self._devices = Devices(profiles if profiles is not None else load_profiles(),
+                                config.feedback)
+        self._feedback = FeedbackSender(self._lock, self._engine)
         kinds: list[tuple[str, tuple[Route, ...]]] = [
-            ("control", config.controls), ("key", config.keys), ("scene", config.scenes)]
+            ("control", config.controls), ("key", config.keys), ("scene", config.scenes),
+            ("page", config.pages)]
         self._config_routes = [RouteEntry(r.id or f"config-{kind}-{i}", r, "config")
                                for kind, routes in kinds for i, r in enumerate(routes)]
         self._runtime_routes: list[RouteEntry] = []
@@ -86,12 +94,13 @@ class MidiRouter(pykka.ThreadingActor):
         self._watcher: PortWatch | None = None
         self._holds = False
         """A key route has a max_hold: voices are looked at every WATCH_INTERVAL."""
-        self._learners: list[Future[dict[str, Any] | None]] = []
+        self._learners = Learners(self._lock, self._engine)
+        self._me: Any = None  # the actor's own proxy: the input thread tells it of pages
         self._counts = {"received": 0, "thinned": 0, "handled": 0, "rescans": 0,
                         "ports_gone": 0, "released_gone": 0, "released_max_hold": 0,
                         "input_errors": 0}
         self._input = MidiInput(self._lock, self._engine, self._sender, self._counts,
-                                on_clock)
+                                on_clock, self._feedback.wake)
 
     @property
     def _open(self) -> PortSet:
@@ -107,6 +116,7 @@ class MidiRouter(pykka.ThreadingActor):
             self._input.capture = Capture.load(self._notes, self._config.capture_notes)
             self._engine.played = self._input.played  # the rooms' notes too
         self._sender.start()  # before any port: the input thread sends through it
+        self._feedback.start()
         self._ports = PortSet(self._config.backend, self._client, self._jack_server,
                               self._config.clock_in, self._input.wake)
         self._input.event_driven = self._ports.native
@@ -116,7 +126,7 @@ class MidiRouter(pykka.ThreadingActor):
         self._refresh_targets()
         self._rescan()
         self._input.start()
-        me = self.actor_ref.proxy()
+        me = self._me = self.actor_ref.proxy()
         self._bus.follow(me)
         self._rescanner = Ticker(self._config.rescan_interval, me.rescan,
                                  "midi-router-rescan").start()
@@ -140,17 +150,15 @@ class MidiRouter(pykka.ThreadingActor):
             clock.stop()
         self._clocks = []
         input_stopped = self._input.stop()
+        self._feedback.stop()  # before the outputs it sends to close
+        self._learners.cancel()
         with self._lock:
-            learners, self._learners = self._learners, []
-            self._engine.learn = None
             # A router that stops (a reload, shutdown) leaves no voice sounding: its
             # successor knows none of them, so their note-offs would match nothing.
             released = self._engine.panic()
             if released:
                 self._sender.apply(released, time.monotonic_ns() * 1e-9)
                 log.info("MIDI router stopping: released %d voices", len(released))
-        for learner in learners:
-            learner.set_result(None)  # its done callback cancels its timer
         if self._ports is not None:
             with self._lock:  # never while the input thread takes from them
                 self._input.ports = ()
@@ -175,30 +183,36 @@ class MidiRouter(pykka.ThreadingActor):
     # -- public API (actor thread) -------------------------------------------------
 
     def ports(self) -> dict[str, Any]:
-        """Return open inputs and outputs, and the configured names that match nothing."""
-        return self._open.describe()
+        """Return open inputs and outputs, the configured names that match nothing, and the
+        devices recognised by their profiles."""
+        described = self._open.describe()
+        ports = [name for side in described["available"].values() for name in side]
+        return {**described, "devices": self._devices.describe(ports),
+                "pages": dict(self._devices.pages)}
+
+    def profiles(self) -> Profiles:
+        """The controller profiles the router knows (immutable: read from any thread)."""
+        return self._devices.profiles
+
+    def switch_page(self, port: str, page: str) -> None:
+        """Show ``page`` of the routes of the device on input ``port`` (a page button)."""
+        if self._devices.switch(port, page):
+            log.info("MIDI %s: page %s", port, page)
+            self._refresh_targets()
 
     def routes(self) -> list[dict[str, Any]]:
         """Return every route, from config and run time, with its resolved instances."""
         out = []
         for entry in self._entries():
-            selector = entry.route.instance
-            out.append(
-                {
-                    "id": entry.id,
-                    "origin": entry.origin,
-                    "type": _kind(entry.route),
-                    "route": entry.route.model_dump(mode="json"),
-                    "error": self._route_errors.get(selector),
-                }
-            )
+            selector = getattr(entry.route, "instance", "")
+            out.append({"id": entry.id, "origin": entry.origin, "type": _kind(entry.route),
+                        "route": entry.route.model_dump(mode="json"),
+                        "error": self._route_errors.get(selector)})
         return out
 
     def map(self, route: Route) -> str:
         """Add (or replace, by id) a run-time route; it is saved and survives a restart."""
-        route_id = route.id or f"{'control' if isinstance(route, ControlRoute) else 'key'}-" + (
-            uuid.uuid4().hex[:8]
-        )
+        route_id = route.id or f"{_kind(route)}-" + uuid.uuid4().hex[:8]
         if any(e.id == route_id for e in self._config_routes):
             raise ValueError(f"route {route_id!r} comes from config.toml: edit it there")
         kept = [e for e in self._runtime_routes if e.id != route_id]
@@ -217,22 +231,9 @@ class MidiRouter(pykka.ThreadingActor):
         self._bus.route(route_id, None)
 
     def learn(self, timeout_s: float) -> Future[dict[str, Any] | None]:
-        """Arm learning; return a future of the first control or note moved within ``timeout_s``.
-
-        Returns at once, so the actor keeps serving rescans and route changes while
-        the caller waits on the future (None when nothing moved in time). Learners
-        armed together all get the same event.
-        """
-        learned: Future[dict[str, Any] | None] = Future()
-        learned.set_running_or_notify_cancel()  # not cancellable: only the router ends it
-        with self._lock:
-            self._learners.append(learned)
-            self._engine.learn = self._learned
-        timer = threading.Timer(timeout_s, self._learn_expired, args=(learned,))
-        timer.name, timer.daemon = "midi-router-learn", True
-        timer.start()
-        learned.add_done_callback(lambda _: timer.cancel())
-        return learned
+        """Arm learning; return a future of the first control or note moved within
+        ``timeout_s`` (None: none): at once, so the actor serves others while it waits."""
+        return self._learners.arm(timeout_s)
 
     def send(self, port: str, kind: str, channel: int = 1, **fields: int) -> str:
         """Send a note, CC, program change or clock message to the output matching ``port``,
@@ -269,8 +270,11 @@ class MidiRouter(pykka.ThreadingActor):
         ``moved``: the node was (re)started with a new id; the router looks again.
         """
         with self._lock:
+            touched = self._engine.touched
             for param, value in values.items():
                 self._engine.observe(instance, node, param, value)
+                touched[(instance, node, param)] = None  # feedback draws it
+        self._feedback.told()
         if moved:
             self._refresh_targets()
 
@@ -303,6 +307,8 @@ class MidiRouter(pykka.ThreadingActor):
             "clock_in": self._clock_in_state(),
             "clock_out": {clock.scope: {"ticks": clock.stats.ticks, "late": clock.stats.late}
                           for clock in self._clocks},
+            "feedback": {**self._feedback.counts, "echoes_dropped": self._engine.echoed,
+                         "devices": sorted(self._devices.surfaces)},
         }
 
     def hot_path_ns(self) -> tuple[int, list[int]]:
@@ -361,21 +367,9 @@ class MidiRouter(pykka.ThreadingActor):
                 return port
         return None
 
-    def _learned(self, event: dict[str, object]) -> None:
-        """Hand the first moved control to every learner (called with the lock held)."""
-        learners, self._learners = self._learners, []
-        for learner in learners:
-            learner.set_result(dict(event))
-
-    def _learn_expired(self, learned: Future[dict[str, Any] | None]) -> None:
-        """End one learner with None; disarm the engine if it was the last (timer thread)."""
-        with self._lock:
-            if learned not in self._learners:
-                return  # an event got there first
-            self._learners.remove(learned)
-            if not self._learners:
-                self._engine.learn = None
-        learned.set_result(None)
+    def _page_pressed(self, port: str, page: str) -> None:
+        """A page button was pressed (input thread): the actor switches, not this thread."""
+        self._me.switch_page(port, page)  # set in on_start, before the input thread
 
     # -- internals (actor thread) -----------------------------------------------------
 
@@ -397,10 +391,13 @@ class MidiRouter(pykka.ThreadingActor):
         self._route_errors = errors
         self._holds = any(getattr(e.route, "max_hold", None) for e in entries)
         snapshot = where_targets_are(entries, resolved, self._targets)
-        tables = {name: compile_table(name, entries, resolved) for name in self._open.inputs}
+        devices = self._devices
+        devices.surface(self._open.inputs, self._open.outputs)
+        tables = devices.tables(self._open.inputs, entries, resolved)
         with self._lock:  # one swap, so a message sees old or new, never half
             self._engine.tables = tables
             self._engine.snapshot = snapshot
+        self._feedback.install(*devices.bindings(tables, entries))
 
     def _rescan(self) -> None:
         self._counts["rescans"] += 1
@@ -410,7 +407,8 @@ class MidiRouter(pykka.ThreadingActor):
         outputs = [*self._config.outputs, *(c.port for c in self._config.clock_out)]
         before = set(self._open.inputs)
         try:
-            gone = self._open.rescan(wanted, outputs)
+            gone = self._open.rescan(wanted, outputs, lambda inputs, outs: self._devices.outputs(
+                {"inputs": inputs, "outputs": outs}, wanted))
         except OPEN_ERRORS as err:  # the ports could not even be listed: the next rescan
             log.warning("MIDI ports not rescanned: %s", err)
             return
@@ -446,5 +444,7 @@ class MidiRouter(pykka.ThreadingActor):
 def _kind(route: Route) -> str:
     if isinstance(route, SceneRoute):
         return "scene"
+    if isinstance(route, PageRoute):
+        return "page"
     return "control" if isinstance(route, ControlRoute) else "key"
 

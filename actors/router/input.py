@@ -63,13 +63,16 @@ class MidiInput:
 
     def __init__(self, lock: threading.Lock, engine: Engine, sender: OscSender,
                  counts: dict[str, int],
-                 on_clock: Callable[[ClockReading], None] | None = None) -> None:
+                 on_clock: Callable[[ClockReading], None] | None = None,
+                 touched: Callable[[], None] | None = None) -> None:
         self._lock = lock
         self._engine = engine
         self._sender = sender
         self._counts = counts
         self._on_clock = on_clock
         """Told what the clock-in port's clock says (from this thread: a tell)."""
+        self._touched = touched
+        """Called after a batch that moved controls: the feedback thread draws them."""
         self.follower = ClockFollower()
         self.ports: tuple[Port, ...] = ()
         """The open inputs (replaced whole by the router's actor thread)."""
@@ -263,6 +266,8 @@ class MidiInput:
         counts["handled"] += len(batch)
         if sent:
             self._sender.time(start)
+        if engine.touched and self._touched is not None:
+            self._touched()
         if capture is not None and (notes or played):
             message = capture.ring(name).message
             for data in notes:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from midi import jack_in
@@ -85,11 +86,14 @@ class PortSet:
         return [self.inputs.pop(name) for name in list(self.inputs)
                 if name != self.virtual and name not in available]
 
-    def rescan(self, wanted_inputs: list[str],
-               wanted_outputs: list[str]) -> list[InputPort | JackInput]:
+    def rescan(self, wanted_inputs: list[str], wanted_outputs: list[str],
+               more_outputs: Callable[[list[str], list[str]], list[str]] | None = None,
+               ) -> list[InputPort | JackInput]:
         """Open what matches ``wanted_*``; return the inputs that went away (not yet closed).
 
-        The caller closes those once it has taken what they still hold.
+        ``more_outputs``: told the inputs and outputs there are (one listing), names more
+        outputs to open (the devices' own, for feedback). The caller closes the inputs
+        that went away once it has taken what they still hold.
         """
         available = [p for p in self._scan_in.get_ports() if not own_port(p, self._client)]
         gone = [self.inputs.pop(name) for name in list(self.inputs)
@@ -109,7 +113,7 @@ class PortSet:
              if p != "*" and not any(port_matches(p, n) for n in available)})
         self._one_path()
         try:
-            self._rescan_outputs(wanted_outputs)
+            self._rescan_outputs(wanted_outputs, available, more_outputs)
         except OPEN_ERRORS as err:  # the inputs that went away must still be retired
             log.warning("MIDI outputs not rescanned: %s", err)
         return gone
@@ -139,8 +143,12 @@ class PortSet:
             return JackInput(name, client, self._wake, self._jack_server, timing, source=name)
         return InputPort(self._api, name, client, self._jack_server, timing)
 
-    def _rescan_outputs(self, wanted: list[str]) -> None:
+    def _rescan_outputs(self, wanted: list[str], inputs: list[str] | None = None,
+                        more: Callable[[list[str], list[str]], list[str]] | None = None,
+                        ) -> None:
         available = self._outputs_available()
+        if more is not None:
+            wanted = [*wanted, *more(inputs or [], available)]
         for name in list(self.outputs):
             if name not in available:
                 log.warning("MIDI output %r disappeared", name)

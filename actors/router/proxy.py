@@ -26,4 +26,6 @@ class MidiRouterProxy(ActorMemberMixin, pykka.ActorProxy[MidiRouter]):
     forget = proxy_method(MidiRouter.forget)
     refresh_targets = proxy_method(MidiRouter.refresh_targets)
     stats = proxy_method(MidiRouter.stats)
+    profiles = proxy_method(MidiRouter.profiles)
+    switch_page = proxy_method(MidiRouter.switch_page)
     capture = proxy_method(MidiRouter.capture)

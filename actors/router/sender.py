@@ -24,6 +24,7 @@ from midi.actions import (
     Action,
     Address,
     BendVoice,
+    PageCue,
     ReleaseVoice,
     SceneCue,
     SetParam,
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 Report = Callable[[str, str, dict[str, float]], None]
 #: Called with (kind, scene, instance, value) for scene cues, on the callback thread: no waiting.
 Cue = Callable[[str, str, str, float], None]
+#: Called with (input port, page) for a page button pressed, on the callback thread.
+Page = Callable[[str, str], None]
 
 TIMINGS = 4096
 REPORT_EVERY = 0.02
@@ -51,11 +54,13 @@ class OscSender:
     """Send the engine's actions to scsynth; hold back and flush what a flood repeats."""
 
     def __init__(self, lock: threading.Lock, coalesce_interval: float, report: Report,
-                 cue: Cue = lambda kind, scene, instance, value: None) -> None:
+                 cue: Cue = lambda kind, scene, instance, value: None,
+                 page: Page = lambda port, page: None) -> None:
         self.lock = lock
         """The router's engine lock: held by :meth:`apply`'s callers."""
         self._report = report
         self._cue = cue
+        self._page = page
         self._coalescer: Coalescer[tuple[Address, bytearray]] = Coalescer(coalesce_interval)
         self._dirty: dict[tuple[str, str, str], float] = {}
         self._packets: dict[tuple[Address, int, str], tuple[Address, bytearray]] = {}
@@ -148,6 +153,11 @@ class OscSender:
                     self._cue(*action)
                 except Exception:
                     log.exception("scene cue %s failed", action)
+            elif type(action) is PageCue:
+                try:
+                    self._page(*action)
+                except Exception:  # the router stopping: the press is lost, not the thread
+                    log.exception("page %s failed", action)
 
     def _set(self, address: Address, node_id: int, param: str, value: float, now: float,
              send: Any) -> None:

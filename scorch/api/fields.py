@@ -34,7 +34,7 @@ def _pattern(value: str) -> str:
 
 
 Selector = Annotated[values.Selector, Field(
-    description='An instance name, a group name, or "*" for every instance')]
+    description='A room, a group of rooms, or "*" for all')]
 
 InstanceName = Annotated[values.InstanceName, Field(description="One instance's name")]
 
@@ -47,8 +47,8 @@ RouteId = Annotated[values.RouteId, Field(description="A MIDI route's id")]
 
 Params = Annotated[dict[values.ParamName, values.Float32], Field(
     max_length=MAX_PARAMS,
-    description='Control values by param name, e.g. {"freq": 220, "amp": 0.2}; see '
-    "synthdefs for each SynthDef's params and ranges")]
+    description='Control values by param name, e.g. {"freq": 220, "amp": 0.2} (synthdefs '
+    "gives each SynthDef's)")]
 
 Code = Annotated[str, Strict(), Field(
     max_length=MAX_CODE,
@@ -60,21 +60,18 @@ Pattern = Annotated[str, Strict(), Field(
     AfterValidator(_pattern)]
 
 ExecuteTimeout = Annotated[Seconds, Field(
-    ge=0.5, le=300, description="Seconds to wait (0.5 to 300); longer running code is "
-    "stopped and sclang restarted: its routines and patterns stop (Pdef, Tdef and Ndef "
-    "come back on the next bar), the synths on scsynth play on")]
+    ge=0.5, le=300, description="Seconds to wait; code still running then is stopped and "
+    "sclang restarted (routines stop, Pdef, Tdef and Ndef come back, synths play on)")]
 
 WaitTimeout = Annotated[Seconds, Field(le=120, description="Seconds to wait")]
 
 At = Annotated[Annotated[float, Strict(), Field(allow_inf_nan=False)]
                | Literal["next_beat", "next_bar"] | None, Field(
-    description="When scsynth does it: a Unix time in seconds (as time.time() gives; hosts "
-    "keep their clocks in step with chrony), or next_beat / next_bar of the shared tempo. "
-    "Rooms given the same time start together, on any host. Omitted: now")]
+    description="When scsynth does it: a Unix time (s), or next_beat / next_bar of the "
+    "tempo; rooms given one time start together, on any host (default: now)")]
 
 Delay = Annotated[Annotated[float, Strict(), Field(ge=0, le=3600, allow_inf_nan=False)]
-                  | None, Field(description="Seconds from now (instead of at); every room "
-                                "of one call gets the same time")]
+                  | None, Field(description="Seconds from now (instead of at)")]
 
 
 

@@ -11,10 +11,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from actors.router.outgoing import encode
-from midi.schema import ControlRoute, KeyRoute
+from midi.controllers.devices import describe, groups
+from midi.schema import ControlRoute, KeyRoute, PageRoute
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
-from scorch.errors import InvalidRequest, MidiUnavailable, ScorchError
+from scorch.config.profiles import Profiles, load_profiles, user_folders
+from scorch.errors import InvalidRequest, MidiUnavailable, NotFound, ScorchError
 from scorch.primitives.scsynth import commands
 from scorch.primitives.synthdefs.scgf import param_names
 from scorch.values import describe_errors
@@ -62,17 +64,40 @@ class Midi:
         """Every MIDI route, from the config and added at run time."""
         return self._tree.midi().routes().get(timeout=ASK)
 
+    def profiles(self, device: str | None = None) -> Any:
+        """The known controllers and their controls (``device``: one, every control)."""
+        profiles = self._profiles()
+        if device is None:
+            return [describe(p) for p in profiles.all.values()]
+        wanted = device.lower()
+        for profile in profiles.all.values():
+            if wanted == profile.id.lower() or wanted in profile.name.lower():
+                return describe(profile, full=True)
+        raise NotFound(f"no controller profile {device!r}; profiles: "
+                       f"{', '.join(profiles.all)}")
+
+    def _profiles(self) -> Profiles:
+        router = self._tree.router
+        if router is not None:
+            return router.profiles().get(timeout=ASK)
+        return load_profiles(user_folders(self._tree.config.source))
+
     def map(self, spec: dict[str, Any]) -> dict[str, Any]:
-        """Add a run-time route: a control (``cc``, ``nrpn``...) or keys (``synthdef``)."""
-        kind = KeyRoute if "synthdef" in spec else ControlRoute
-        try:
-            route = kind.model_validate(spec)
-        except ValidationError as err:
-            problems = "; ".join(describe_errors(err, noun="key"))
-            raise InvalidRequest(f"invalid MIDI route: {problems}") from err
+        """Add a run-time route: a control (``control``, ``cc``...), keys (``synthdef``), a
+        page button (``page`` without ``node``), or a bank (``controls``: a list)."""
+        if "controls" in spec:
+            return self._map_bank(spec)
+        route = _parse(spec)
+        if isinstance(route, PageRoute):
+            if route.control is not None:
+                self._check_control(route.port, route.control)
+            return {"id": self._tree.midi().map(route).get(timeout=ASK),
+                    "route": route.model_dump(mode="json")}
         names = self._tree.resolve(route.instance)
         if isinstance(route, ControlRoute):
             self._check_param(route, names)
+            if route.control is not None:
+                self._check_control(route.port, route.control)
         route_id = self._tree.midi().map(route).get(timeout=ASK)
         out: dict[str, Any] = {"id": route_id, "route": route.model_dump(mode="json")}
         if isinstance(route, ControlRoute):
@@ -82,6 +107,44 @@ class Midi:
                 out["warning"] = (f"no node {route.node!r} on {', '.join(missing)} yet: the "
                                   "route acts once one is played with that name")
         return out
+
+    def _map_bank(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """Map a bank of controls at once: ``controls`` with as many ``params``, ``nodes``
+        or ``instances`` (one value for all where a key is not a list)."""
+        controls = spec["controls"]
+        if not isinstance(controls, list) or not 1 <= len(controls) <= 128:
+            raise _spec_error("controls: a list of 1 to 128 control names, e.g. "
+                              '["fader1", "fader2", "fader3", "fader4"]')
+        lists = {key: value for key, value in spec.items()
+                 if key in BANK_LISTS and isinstance(value, list)}
+        for key, value in lists.items():
+            if len(value) != len(controls):
+                raise _spec_error(f"{key} holds {len(value)} values for {len(controls)} "
+                                  "controls: one each")
+        base = {k: v for k, v in spec.items() if k != "controls" and k not in lists}
+        specs = []
+        for index, control in enumerate(controls):
+            one = {**base, "control": control,
+                   **{BANK_LISTS[key]: value[index] for key, value in lists.items()}}
+            if "id" in base:
+                one["id"] = f"{base['id']}-{index + 1}"
+            specs.append(one)
+        for one in specs:  # every route checked before any is added
+            route = _parse(one)
+            if isinstance(route, ControlRoute):
+                self._check_param(route, self._tree.resolve(route.instance))
+            if not isinstance(route, KeyRoute) and route.control is not None:
+                self._check_control(route.port, route.control)
+        return {"mapped": [self.map(one) for one in specs]}
+
+    def _check_control(self, port: str, control: str) -> None:
+        """Refuse a control no device the route's port may mean has, naming theirs."""
+        found = self._profiles().for_pattern(port)
+        if any(control in p.controls for p in found):
+            return
+        known = "; ".join(f"{p.name}: {', '.join(groups(p))}" for p in found)
+        raise _spec_error(f"no device on port {port!r} has a control {control!r}"
+                          + (f" ({known})" if known else ""))
 
     def _check_param(self, route: ControlRoute, rooms: list[str]) -> None:
         """Refuse a param the node's SynthDef lacks, on every room that has the node now."""
@@ -133,10 +196,11 @@ class Midi:
         return {"learned": learned, **self.map(route)}
 
     def restore(self, route: Mapping[str, Any]) -> None:
-        """Add a route as a session holds it (``type`` ``key`` or ``control``, and its fields)."""
+        """Add a route as a session holds it (``type`` key, control or page, and its fields)."""
         spec = {k: v for k, v in route.items() if k != "type"}
-        kind = KeyRoute if route["type"] == "key" else ControlRoute
-        self._tree.midi().map(kind.model_validate(spec)).get(timeout=ASK)
+        kinds: dict[str, type[ControlRoute | KeyRoute | PageRoute]] = {
+            "key": KeyRoute, "page": PageRoute, "control": ControlRoute}
+        self._tree.midi().map(kinds[route["type"]].model_validate(spec)).get(timeout=ASK)
 
     def unmap(self, route_id: str) -> None:
         """Remove a run-time route by id."""
@@ -220,7 +284,28 @@ class Midi:
 
 
 #: The keys of a control route that say which control moves it.
-SOURCES = ("cc", "nrpn", "pitchbend", "aftertouch")
+SOURCES = ("control", "cc", "nrpn", "pitchbend", "aftertouch", "note")
+#: A bank's keys that may be lists, one value per control, and the route key of each.
+BANK_LISTS = {"params": "param", "nodes": "node", "instances": "instance", "param": "param",
+              "node": "node", "instance": "instance"}
+
+
+def _parse(spec: Mapping[str, Any]) -> ControlRoute | KeyRoute | PageRoute:
+    """The route a spec is: keys (synthdef), a page button (page, no node), or a control."""
+    kind: type[ControlRoute | KeyRoute | PageRoute] = (
+        KeyRoute if "synthdef" in spec else
+        PageRoute if "page" in spec and "node" not in spec else ControlRoute)
+    try:
+        return kind.model_validate(spec)
+    except ValidationError as err:
+        problems = "; ".join(describe_errors(err, noun="key"))
+        raise InvalidRequest(f"invalid MIDI route: {problems}") from err
+
+
+def _spec_error(message: str) -> InvalidRequest:
+    err = InvalidRequest(f"invalid MIDI route: {message}")
+    err.argument = "spec"
+    return err
 
 
 def _source(learned: Mapping[str, Any], keys: bool) -> dict[str, Any]:

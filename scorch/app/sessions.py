@@ -21,7 +21,7 @@ import tomlkit
 from pydantic import Field, ValidationError
 from tomlkit.items import Item, Table
 
-from midi.schema import ControlRoute, KeyRoute
+from midi.schema import ControlRoute, KeyRoute, PageRoute
 from scorch.config.installation import Config
 from scorch.config.lines import key_lines, located
 from scorch.errors import SampleNotFound, SessionFileError, SessionNotFound, UnknownSynthDef
@@ -133,7 +133,8 @@ class SessionDoc(StrictModel):
 
 def canonical_route(route_id: str, kind: str, fields: Mapping[str, Any]) -> dict[str, Any]:
     """A route as sessions hold it: id and type first, then its fields without empty ones."""
-    model = KeyRoute if kind == "key" else ControlRoute
+    model: type[KeyRoute | ControlRoute | PageRoute] = (
+        KeyRoute if kind == "key" else PageRoute if kind == "page" else ControlRoute)
     body = {k: v for k, v in fields.items() if k not in ("id", "type")}
     dumped = model.model_validate({**body, "id": route_id}).model_dump(mode="json",
                                                                       exclude_none=True)
@@ -328,8 +329,8 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
     for index, raw in enumerate(doc.midi.routes):
         loc = ("midi", "routes", str(index))
         kind, rid = raw.get("type"), raw.get("id")
-        if kind not in ("control", "key"):
-            problem((*loc, "type"), f"expected 'control' or 'key', found {kind!r}")
+        if kind not in ("control", "key", "page"):
+            problem((*loc, "type"), f"expected 'control', 'key' or 'page', found {kind!r}")
             continue
         if not isinstance(rid, str):
             problem((*loc, "id"), "every route needs its id (a name)")

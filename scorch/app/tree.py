@@ -8,6 +8,7 @@ timeout on every ``ask`` and turns pykka's errors into scorch's.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # the actors' modules load when the orchestra starts them, no
     from scorch.state.tempo import TempoView
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 Ready = Callable[[Iterable[str] | None, float, str], None]
 """:meth:`Tree.await_ready` as a component is given it: room names (None: every room

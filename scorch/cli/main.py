@@ -115,18 +115,26 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         except ValueError as err:
             print(f"scorch mcp --http: {err}", file=sys.stderr)
             return 2
-        serve_http(find_config(args.config), host, port)
+        serve_http(find_config(args.config), host, port, args.tools)
         return 0
-    from mcp_server.early import EarlyFront
+    from mcp_server.early import EarlyFront, HandshakeCache
+    from scorch.config import tools
 
-    front = EarlyFront().start()
+    if args.config:  # as find_config says, without importing what finds the others
+        path = Path(args.config)
+    else:
+        from scorch.config.locate import find_config
+
+        path = find_config(args.config)
+    # The handshake's answers depend on the tools chosen: read the choice first (the file's
+    # text, no more), so that the early answers are those of the server that follows.
+    front = EarlyFront(HandshakeCache(tools=tools.key(tools.requested(path, args.tools))))
+    front.start()
     from mcp_server.config_gate import hosted_here
     from scorch.config.installation import load_config
-    from scorch.config.locate import find_config
     from scorch.primitives.sclang.guard import guard_env
     from scorch.primitives.sclang.launch import start_early
 
-    path = find_config(args.config)
     early, config = {}, None
     with contextlib.suppress(ConfigError):  # the server says the mistakes in every tool
         config = load_config(path)
@@ -134,7 +142,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             early = start_early(config.instances, guard_env(config.source, config.host))
     from mcp_server.server import serve  # the MCP SDK: most of a second, as sclang compiles
 
-    serve(path, front, early, config)
+    serve(path, front, early, config, args.tools)
     return 0
 
 
@@ -216,6 +224,9 @@ def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
                         help="serve streamable HTTP at http://ADDR:PORT/mcp instead of stdio "
                         "(default 127.0.0.1:57180; off loopback every request needs the "
                         "state folder's http-token)")
+    parser.add_argument("--tools", metavar="CHOICE",
+                        help="the tools to list: all, a profile (play, installation, code) or "
+                        "tool names separated by commas (default: the config's [mcp] tools)")
 
 
 #: The commands written here; every other one is an operation's (:mod:`scorch.cli.commands`).

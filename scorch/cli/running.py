@@ -27,6 +27,7 @@ from scorch.state.events import State
 if TYPE_CHECKING:
     from mcp_server.http import HttpFront
     from scorch.api.local import LocalService
+    from scorch.osc.door import OscDoor
     from scorch.primitives.sclang.launch import EarlySclang
     from scorch.web.serve import WebServer
     from scorch.wire.server import ControlServer
@@ -77,6 +78,7 @@ class Runner:
             signal.signal(signum, self._on_signal)
         control: ControlServer | None = None
         web: WebServer | None = None
+        osc: OscDoor | None = None
         http = self._listen_http()  # a taken port says so before any room boots
         try:
             seed = self.orchestra.sessions.autosaved() if self.resume else None
@@ -102,6 +104,7 @@ class Runner:
             control = ControlServer(LocalService(self.orchestra), self.config.state_path())
             control.start()
             web = self._serve_page()
+            osc = self._open_osc()
             if http is not None:
                 http.start()
             self.notifier.ready(self.rooms_status())
@@ -110,6 +113,8 @@ class Runner:
             self._loop()
         finally:
             self.notifier.stopping()
+            if osc is not None:
+                osc.stop()
             if web is not None:
                 web.stop()
             if http is not None:
@@ -149,20 +154,37 @@ class Runner:
         print(web.how_to_open(show_tokens=sys.stdout.isatty()), flush=True)
         return web
 
+    def _open_osc(self) -> OscDoor | None:
+        """The OSC door, when the config has an ``[osc]`` table (imported only then)."""
+        if self.config.osc is None:
+            return None
+        from scorch.osc.door import open_door
+
+        try:
+            door = open_door(self.service, self.orchestra, self.config.osc)
+        except OSError as err:
+            log.error("the OSC door could not open %s: %s", self.config.osc.listen, err)
+            return None
+        print(f"the OSC door: {door.address[0]}:{door.address[1]}" if door.address else "",
+              flush=True)
+        return door
+
     def _listen_http(self) -> HttpFront | None:
         """MCP over streamable HTTP at ``[mcp] http`` beside the control socket, or None."""
         where = self.config.mcp.listen()
         if where is None:
             return None
         from mcp_server.http import HttpFront, listen
-        from mcp_server.server import build_server
+        from mcp_server.server import build_server, listed_for
         from scorch.api.local import LocalService
 
         host, port = where
+        listed = listed_for(self.config)  # a wrong [mcp] tools: a config error, located
         sock = listen(host, port)
         try:
-            return HttpFront.open(build_server(LocalService(self.orchestra)), sock, host,
-                                  self.config.state_path(), self.config.mcp.open_loopback)
+            return HttpFront.open(build_server(LocalService(self.orchestra), listed=listed),
+                                  sock, host, self.config.state_path(),
+                                  self.config.mcp.open_loopback)
         except BaseException:
             sock.close()
             raise

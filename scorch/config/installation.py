@@ -13,16 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
-from pydantic import (
-    Field,
-    ValidationError,
-    model_validator,
-)
+from pydantic import Field, ValidationError, model_validator
 
 from midi.schema import ControlRoute, KeyRoute, MidiConfig
 from scorch.config.hosts import HostConfig, RemoteRoom
 from scorch.config.lines import fields_at, key_lines, located
 from scorch.config.locate import DEFAULT_CONFIG
+from scorch.config.osc import OscConfig
 from scorch.config.schedule import CueConfig, Cueing, Location, ScheduleEntry, check_hours
 from scorch.config.security import FilesConfig, SecurityConfig
 from scorch.config.tables import (
@@ -68,6 +65,8 @@ class Config(StrictModel):
     cueing: Cueing = Cueing()
     files: FilesConfig = FilesConfig()
     security: SecurityConfig = SecurityConfig()
+    osc: OscConfig | None = Field(None, description="[osc]: the OSC door for phones, tablets "
+                                  "and other software (docs/controllers.md)")
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     hosts: dict[HostName, HostConfig] = Field(
         default_factory=dict, description="the machines of an installation across several "
@@ -252,7 +251,8 @@ class Config(StrictModel):
                               f'`host = "{host}"` in their [instances.NAME] table')
         midi = self.midi.model_copy(update={
             "controls": tuple(r for r in self.midi.controls if self.route_host(r) == host),
-            "keys": tuple(r for r in self.midi.keys if self.route_host(r) == host)})
+            "keys": tuple(r for r in self.midi.keys if self.route_host(r) == host),
+            "pages": tuple(r for r in self.midi.pages if r.host in (None, host))})
         # A group's own tempo runs where its rooms are: a host without them neither keeps
         # nor saves it.
         local_groups = {inst.group for inst in rooms.values()}

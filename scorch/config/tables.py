@@ -11,8 +11,9 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
+from scorch.config.tools import ALL, PROFILES, Choice, valid
 from scorch.state.restart_policy import Backoff, RestartIntensity
 from scorch.state.tempo import MAX_BPM, MIN_BPM
 from scorch.values import Float32, GroupName, HostName, NodeName, ParamName, StrictModel
@@ -284,6 +285,9 @@ class McpConfig(StrictModel):
         False, description="MCP over HTTP on a loopback address asks no token: every account "
         "on this machine may then run code as scorch's user (off by default; refused off "
         "loopback)")
+    tools: Annotated[Choice, AfterValidator(valid)] = Field(
+        ALL, description="the MCP tools a conversation carries: \"all\", a profile "
+        f"({', '.join(PROFILES)}: scorch/config/tools.py) or a list of tool names")
 
     @field_validator("http")
     @classmethod

@@ -149,10 +149,13 @@ class SshChannel:
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=child_env(), start_new_session=True, close_fds=True)
         self.pid = self._proc.pid
-        threading.Thread(target=self._read, name=f"ssh-{name}", daemon=True).start()
+        # Both readers exist before either starts: the stdout reader joins the
+        # stderr one when ssh ends, which can be at once (a refused key).
         self._stderr_reader = threading.Thread(target=self._read_stderr,
                                                name=f"ssh-{name}-err", daemon=True)
+        reader = threading.Thread(target=self._read, name=f"ssh-{name}", daemon=True)
         self._stderr_reader.start()
+        reader.start()
 
     def call(self, method: str, args: dict[str, Any] | None = None,
              timeout: float = 30.0, key: str | None = None) -> Any:

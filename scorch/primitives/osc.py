@@ -121,6 +121,8 @@ def decode_message(data: bytes) -> OscMessage:
                 args.append(text)
             elif tag == "b":
                 (size,) = struct.unpack_from(">i", data, pos)
+                if size < 0 or pos + 4 + size > len(data):
+                    raise OscError(f"a blob of {size} bytes past the end of {address}")
                 pos += 4
                 args.append(bytes(data[pos : pos + size]))
                 pos += size + (-size % 4)
@@ -137,15 +139,26 @@ def decode_message(data: bytes) -> OscMessage:
         raise OscError(f"truncated OSC message: {err}") from err
 
 
-def decode_packet(data: bytes) -> list[OscMessage]:
+#: Bundles in bundles a packet may hold (OSC from outside is hostile input).
+MAX_NESTING = 8
+
+
+def decode_packet(data: bytes, depth: int = 0) -> list[OscMessage]:
     """Decode a message or a (possibly nested) bundle into its messages, in order."""
     if not data.startswith(b"#bundle\x00"):
         return [decode_message(data)]
+    if depth >= MAX_NESTING:
+        raise OscError(f"bundles nested more than {MAX_NESTING} deep")
     messages: list[OscMessage] = []
     pos = 16
     while pos < len(data):
-        (size,) = struct.unpack_from(">i", data, pos)
+        try:
+            (size,) = struct.unpack_from(">i", data, pos)
+        except struct.error as err:
+            raise OscError(f"truncated OSC bundle: {err}") from err
         pos += 4
-        messages.extend(decode_packet(data[pos : pos + size]))
+        if size <= 0 or pos + size > len(data):
+            raise OscError(f"a bundle element of {size} bytes past the end of the bundle")
+        messages.extend(decode_packet(data[pos : pos + size], depth + 1))
         pos += size
     return messages

@@ -1,7 +1,8 @@
 """Feed every MCP tool generated and hostile input through a real client; count what comes back.
 
 Inputs are drawn from each tool's own inputSchema (hypothesis-jsonschema), and for
-a tool with actions from each action's own schema too (its ``$defs``), with
+a tool with actions from each action's own schema too (its ``$defs`` entry with the
+tool's arguments, ``mcp_server.schemas.action_schema``), with
 timeouts capped so a run stays short, and from a list of hand-made hostile
 cases (float32 edges, huge and odd strings, NUL bytes, booleans as words,
 hostile SuperCollider code). Every call must end in a result or a clear error:
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from mcp import Client
 
+from mcp_server.schemas import action_schema
 from mcp_server.server import build_server
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
@@ -121,10 +123,11 @@ REAL = {"instance": ["room", "*"], "name": ["room", "hum", "tick"], "node": ["hu
 
 
 def action_schemas(schema: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each action's own schema, for a tool with actions (they are in its ``$defs``)."""
-    defs = schema.get("$defs", {})
-    return [{**own, "$defs": defs} for own in defs.values()
-            if "const" in own.get("properties", {}).get("action", {})]
+    """Each action's own schema, for a tool with actions (its ``$defs`` entry with the
+    arguments it names)."""
+    if "action" not in schema.get("properties", {}):
+        return []
+    return [action_schema(schema, action) for action in schema.get("$defs", {})]
 
 
 def generated(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
@@ -203,6 +206,21 @@ HOSTILE: list[tuple[str, dict[str, Any]]] = [
     ("midi", {"action": "send", "port": "scorch", "message": [{"type": "cc", "control": 1,
                                                               "value": 1, "channel": 17}]}),
     ("midi", {"action": "unmap", "route_id": "../x"}),
+    ("midi", {"action": "profiles", "device": "\x00" * 50}),
+    ("midi", {"action": "profiles", "device": "../../etc/passwd"}),
+    ("midi", {"action": "map", "spec": {"port": "nanoKONTROL2", "control": "fader9",
+                                        "instance": "room", "node": "hum", "param": "freq"}}),
+    ("midi", {"action": "map", "spec": {"port": "*", "control": "Fader 1; drop",
+                                        "instance": "room", "node": "hum", "param": "freq"}}),
+    ("midi", {"action": "map", "spec": {"port": "nano", "controls": ["fader1"] * 500,
+                                        "instance": "room", "node": "hum", "param": "freq"}}),
+    ("midi", {"action": "map", "spec": {"port": "nano", "controls": ["fader1", "fader2"],
+                                        "params": ["freq"], "instance": "room",
+                                        "node": "hum"}}),
+    ("midi", {"action": "map", "spec": {"port": "nano", "controls": "fader1",
+                                        "instance": "room", "node": "hum", "param": "freq"}}),
+    ("midi", {"action": "map", "spec": {"port": "nano", "control": "track_right",
+                                        "page": "../x"}}),
     ("release", {"instance": "room", "node": "ghost"}),
     ("buffer", {"action": "load", "instance": "room", "path": "/" * 5000}),
     ("buffer", {"action": "free", "instance": "room", "name": "ghost"}),

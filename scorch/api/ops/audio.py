@@ -122,10 +122,8 @@ class RecordOutput(Result):
 
 @operation(command="record", positional=("action", "instance"))
 def record(orch: Orchestra, args: RecordArgs) -> RecordOutput:
-    """Record a room to a file (inside scsynth, with DiskOut): start, stop, or list the
-    recordings with their path, room, state, length and size. A recording with
-    `seconds` stops by itself. If scsynth dies while recording, the file is repaired and
-    the list says it was cut short."""
+    """Record a room to a file (inside scsynth, with DiskOut). A recording with `seconds`
+    stops by itself; one that a crash of scsynth cut short is repaired, and listed so."""
     recorder = orch.studio.recorder
     if args.action == "start":
         orch.rooms.view(args.instance)
@@ -283,9 +281,9 @@ class RenderArgs(Args):
         description="A library SynthDef to play (or give `code`)")] = None
     params: Params | None = None
     duration: Annotated[Seconds | None, Field(
-        le=MAX_RENDER, description="Seconds: how long a SynthDef plays (a held sound is "
-        "then released and its release tail rendered too; default 2), or where a "
-        "Score's render ends (default: its last event)")] = None
+        le=MAX_RENDER, description="Seconds a SynthDef plays (default 2; a held sound is "
+        "then released and its tail rendered), or where a Score ends (default: its last "
+        "event)")] = None
     code: Annotated[Code | None, Field(description=(
         "sclang code whose value is a Score, or an array of [time, [command...]] events, "
         "e.g. [[0, [\\s_new, \\sine, 1000, 0, 0, \\freq, 330]], [1, [\\n_set, 1000, \\gate, 0]]]; "

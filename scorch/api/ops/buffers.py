@@ -91,10 +91,8 @@ class BufferOutput(Result):
 
 @operation(command="buffer", positional=("action", "instance", "path"))
 def buffer(orch: Orchestra, args: BufferArgs) -> BufferOutput:
-    """Sound files in buffers, for the sampler SynthDef: load a sample into instances (it is
-    loaded again under the same bufnum after any crash), list them, free one, or search the
-    configured sample folders by name. Play one with play(synthdef="sampler",
-    params={"bufnum": N}) ("sampler_stereo" for 2-channel files)."""
+    """Sound files in buffers, kept across crashes under their bufnum: play one with
+    play(synthdef="sampler", params={"bufnum": N}) ("sampler_stereo" for 2 channels)."""
     if args.action == "search":
         query = args.query if args.query is not None else args.name
         if not query:

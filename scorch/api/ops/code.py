@@ -39,8 +39,7 @@ class ExecuteArgs(TimedArgs):
         "character, nothing runs")] = False
     full: Annotated[Flag, Field(
         description="Every posted line and the whole value, however long (by default the "
-        "answer keeps the last lines that fit its size budget and says how many it left "
-        "out)")] = False
+        "last lines that fit the answer's budget, saying how many are left out)")] = False
 
 
 class ErrorInfo(BaseModel):
@@ -180,16 +179,14 @@ class ExecuteOutput(Result):
 @operation(access=CODE, command="exec", positional=("instance", "code"), waits="timeout_s",
            files=("code",), unanswered=failed_outcomes)
 def execute(orch: Orchestra, args: ExecuteArgs) -> ExecuteOutput:
-    """Run SuperCollider code in an instance's sclang and return the value of the last
-    expression and what it posted. With a group or "*", the code runs on each instance
-    and there is one result per instance. An error comes back as a tool error with the
-    line, character and source context of the problem in your code.
+    """Run SuperCollider code in rooms' sclang: the value of the last expression and what
+    it posted, per room. An error comes back as a tool error with the line, character and
+    source around it in your code. What code changes is not journaled: undo cannot take it
+    back (play, set and pattern changes it can).
 
-    With at or delay the code is compiled now (a syntax error comes back at once) and
-    run by sclang's SystemClock s.latency before that time, inside s.bind: the
-    messages it sends, and the first events of the patterns it starts, reach scsynth
-    at that time on every room and host. Its value then says when it runs; what it
-    posts or throws later is on the console."""
+    With at or delay the code is compiled now and runs inside s.bind, so its messages and
+    its patterns' first events reach scsynth at that time in every room; what it posts or
+    throws later is on the console."""
     when = None if args.check_only else orch.tempo.when(args.at, args.delay, args.instance)
     return run_code(orch, args.instance, args.code, args.timeout_s, check_only=args.check_only,
                     at=when, full=args.full)

@@ -198,9 +198,7 @@ class ActionOutput(StatusOutput):
            patience=200.0, rooms="name", unanswered=unknown_statuses_failed,
            aliases={verb: {"action": verb} for verb in ("boot", "quit", "restart")})
 def instance_action(orch: Orchestra, args: InstanceAction) -> ActionOutput:
-    """Boot, quit or restart instances (by name, group or "*"; several at once in
-    parallel). Restoring after a restart is automatic: loaded SynthDefs and named nodes
-    come back with their last values."""
+    """Boot, quit or restart rooms (several at once, in parallel)."""
     rooms = orch.rooms
     names = rooms.resolve(args.name)
     if getattr(args, "dry_run", False):

@@ -57,17 +57,15 @@ class DocsArgs(Args):
     """A name to look up, or words to search for."""
 
     name: DocName | None = Field(None, description=(
-        "An exact class or help page name: SinOsc, Pbind, Guides/Tour_of_UGens; "
-        "SinOsc.ar for one method. Gives its summary, methods with argument names and "
-        "defaults, superclasses, examples and related classes"))
+        "A class or help page (SinOsc, Guides/Tour_of_UGens; SinOsc.ar for one method): "
+        "its summary, methods with argument names and defaults, superclasses, examples"))
     query: DocQuery | None = Field(None, description=(
-        "Words to search the docs for, e.g. 'reverb' or 'how do I pan in stereo': the best "
-        "pages with a one-line summary each (any text is fine: it is never query syntax)"))
+        "Words, e.g. 'reverb' or 'how do I pan in stereo': the best pages, a line each "
+        "(any text: no query syntax)"))
     limit: Annotated[int, Field(ge=1, le=50, strict=True,
                                 description="How many search results")] = 8
     timeout_s: Annotated[WaitTimeout, Field(description=(
-        "Seconds to wait while the docs index is being built (a few seconds, the first "
-        "time on a machine or after SuperCollider changed)"))] = 20.0
+        "Seconds to wait while the docs index is built (the first time: seconds)"))] = 20.0
 
     @model_validator(mode="after")
     def _one_of(self) -> DocsArgs:
@@ -196,10 +194,8 @@ class DocsOutput(Result):
            any_host=True)
 def docs(orch: Orchestra, args: DocsArgs) -> DocsOutput:
     """Look SuperCollider up in the help installed here and the class library the rooms
-    run: name = a class (SinOsc) gives its methods with their real argument names and
-    defaults, superclasses, examples and related classes; query = words (reverb) gives
-    the best pages with a summary each. Use it before writing code with a class you are
-    not sure of: argument names and defaults come from the running library."""
+    run (a class's methods, argument names and defaults come from it), by name or by words.
+    Use it before writing code with a class you are not sure of."""
     state = orch.knowledge.docs(args.timeout_s)
     notes = [state.note] if state.note else []
     if state.refreshing:
@@ -386,11 +382,10 @@ def _newest_first(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: 
 
 @operation(command="history", positional=("query",), merge=_newest_first, waits="timeout_s")
 def history(orch: Orchestra, args: HistoryArgs) -> HistoryOutput:
-    """Find code that was executed before, newest first: every execute (and snippet run)
-    is kept with its instance, time, value, posted output, error and duration, across
-    restarts, and every operation that changed something (play, set, session load...,
-    as @NAME {arguments}). Use it to find the code that made a sound an hour ago, or what
-    failed; action rerun runs an entry again by its id."""
+    """The code run before and the calls that changed something (as @NAME {arguments}),
+    newest first, kept across restarts with their room, time, value, output, error and
+    duration: find the code that made a sound an hour ago, or what failed; run one
+    again."""
     if isinstance(args, HistoryRerun):
         return _rerun(orch, args)
     names = None if args.instance == "*" else orch.rooms.resolve(args.instance)

@@ -48,6 +48,15 @@ class MidiRoutes(Action):
                                 "first that fit the answer's size budget)")] = False
 
 
+class MidiProfiles(Action):
+    """List the controllers scorch knows by name (their ports and controls)."""
+
+    access = READ
+    action: Literal["profiles"]
+    device: Annotated[Text | None, Field(max_length=100, description="One device (its id or "
+                                         "name): every control, its numbers and feedback")] = None
+
+
 class MidiMap(Action):
     """Add a route: a controller to a node's param, or keys to a SynthDef."""
 
@@ -55,9 +64,12 @@ class MidiMap(Action):
     action: Literal["map"]
     spec: Annotated[dict[str, Any], Field(
         description="The route, as in config.toml's [[midi.controls]] or [[midi.keys]]"
-        ', e.g. {"port": "nanoKONTROL", "cc": 74, "instance": "lobby", "node": "pad", '
-        '"param": "cutoff", "range": [200, 4000], "curve": "exp", "takeover": "pickup"}; '
-        'keys: {"port": ..., "instance": ..., "synthdef": "pluck"}')]
+        ', e.g. {"port": "nanoKONTROL2", "control": "fader1", "instance": "lobby", "node": '
+        '"pad", "param": "cutoff", "range": [200, 4000], "curve": "exp"} (control: a name '
+        "from action 'profiles'; or cc, note, nrpn...); a bank at once: controls "
+        '["fader1", "fader2"] with params (or nodes, instances) as lists, one each; '
+        'keys: {"port": ..., "instance": ..., "synthdef": "pluck"}; a page button: '
+        '{"port": ..., "control": "track_right", "page": "gallery"}')]
 
     def where(self) -> Where:
         """On the host its controller is on (``host``), else where its room is."""
@@ -82,9 +94,9 @@ class MidiLearn(Action):
     action: Literal["learn"]
     timeout_s: Annotated[WaitTimeout, Field(description="Seconds to wait")] = 10.0
     spec: Annotated[dict[str, Any] | None, Field(
-        description="Map what is moved at once: a route as for map, without port and cc "
-        '(they are what is moved), e.g. {"instance": "lobby", "node": "pad", "param": '
-        '"cutoff", "range": [200, 4000]}')] = None
+        description="Map what is moved at once: a route as for map without port and cc, "
+        'e.g. {"instance": "lobby", "node": "pad", "param": "cutoff", "range": [200, 4000]}'
+        )] = None
 
 
 class MidiSend(Action):
@@ -120,7 +132,7 @@ class MidiPanic(Action):
 
 
 MidiArgs = Annotated[MidiPorts | MidiRoutes | MidiMap | MidiUnmap | MidiLearn | MidiSend
-                     | MidiPanic | MidiStart, Field(discriminator="action")]
+                     | MidiPanic | MidiStart | MidiProfiles, Field(discriminator="action")]
 
 
 class MidiOutput(Result):
@@ -193,8 +205,8 @@ def _by_host(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) 
 
 @operation(command="midi", positional=("action",), waits="timeout_s", merge=_by_host)
 def midi(orch: Orchestra, args: MidiArgs) -> MidiOutput:
-    """MIDI: list ports and routes, map a controller to a node param, learn a control,
-    send a message, or panic."""
+    """MIDI: list ports, routes and known controllers, map a controller's controls (by
+    name) to node params, learn a control, send a message, or panic."""
     found = plain(_act(orch, args))
     if getattr(args, "full", True):
         return MidiOutput(action=args.action, result=found)
@@ -209,6 +221,8 @@ def _act(orch: Orchestra, args: MidiArgs) -> Any:
         return orch.midi.start(args.backend)
     if args.action == "routes":
         return orch.midi.routes()
+    if args.action == "profiles":
+        return orch.midi.profiles(args.device)
     if args.action == "map":
         return orch.midi.map(args.spec)
     if args.action == "unmap":

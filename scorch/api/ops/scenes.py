@@ -125,10 +125,9 @@ class SceneOutput(Result):
 
 @operation(command="scene", positional=("action", "name"))
 def scene(orch: Orchestra, args: SceneArgs) -> SceneOutput:
-    """Scenes: the params of named nodes kept under a name. Recall one at once, or morph
-    toward it by position (0..1, e.g. from a fader) or over seconds, each param along its
-    spec's warp. [[midi.scenes]] in the config recalls scenes on program change and maps a
-    CC to the morph position."""
+    """Scenes: the params of named nodes kept under a name, recalled at once or morphed
+    toward (each param along its spec's warp); [[midi.scenes]] in the config recalls them
+    from MIDI."""
     conductor = orch.scenes
     if args.action == "list":
         kept, more = budget.listing([SceneInfo.of(s, values=args.full)

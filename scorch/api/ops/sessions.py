@@ -149,10 +149,9 @@ def _changes_say_host(merged: Answer, answers: Sequence[tuple[Host, Answer]],
 @operation(command="session", positional=("action", "name"), patience=120.0,
            merge=_changes_say_host)
 def session(orch: Orchestra, args: SessionArgs) -> SessionOutput:
-    """Sessions: the whole installation's state (every room's named nodes with their params,
-    loaded buffers, and the MIDI routes) saved under a name as a readable file, and loaded
-    back changing only what differs. An autosave is kept every few seconds and at shutdown;
-    `scorch run --resume` starts from it."""
+    """Sessions: the whole installation's state (named nodes and their params, buffers, MIDI
+    routes, tempo) under a name as a readable file, loaded back changing only what differs;
+    an autosave is kept every few seconds (`scorch run --resume` starts from it)."""
     store = orch.sessions.store
     if args.action == "list":
         kept, more = budget.listing([

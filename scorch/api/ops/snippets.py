@@ -165,10 +165,8 @@ def _run_across(hosts: Hosts, args: SnippetArgs) -> SnippetOutput | None:
 @operation(command="snippet", positional=("action", "name", "instance"), waits="timeout_s",
            any_host=True, across=_run_across)
 def snippet(orch: Orchestra, args: SnippetArgs) -> SnippetOutput:
-    """Named pieces of SuperCollider code: about ten starters ship with scorch (a
-    pattern, an effect chain, a sample player, a MIDI responder...) and you can save
-    your own. list them, show one's code, run one on an instance (recorded in the
-    history like execute), save code under a name, or delete one of yours."""
+    """Named pieces of SuperCollider code: starters that ship with scorch (a pattern, an
+    effect chain, a sample player, a MIDI responder...) and your own."""
     store = orch.knowledge.snippets
     if args.action == "list":
         wanted = set(args.tags)

@@ -132,12 +132,11 @@ class PlayArgs(TimedArgs):
 
     instance: InstanceName
     synthdef: Annotated[SynthDefName, Field(description=(
-        "A library SynthDef (see synthdefs), or one your code added to this room "
-        "(SynthDef(\\name, { ... }).add): a named node of it survives restarts too"))]
+        "A library SynthDef (see synthdefs), or one this room's code added"))]
     params: Params | None = None
     node: Annotated[NodeName | None, Field(
-        description="Name the node to tweak it later with set, release or listen; it "
-        "survives restarts. Reusing a name replaces it.")] = None
+        description="A name to change it later with set, release or listen (reusing a "
+        "name replaces that node)")] = None
     target: Annotated[NodeName | None, Field(description=(
         "A named node to place this one before or after (an effect after its source); "
         "the place is kept through restarts"))] = None
@@ -181,12 +180,10 @@ class PlayOutput(Result):
 
 @operation(access=CHANGE, command="play", positional=("instance", "synthdef"))
 def play(orch: Orchestra, args: PlayArgs) -> PlayOutput:
-    """Start a synth on one instance: a library SynthDef, or one your code added
-    (SynthDef(...).add). Give it a node name for anything you will adjust later (set)
-    or stop (release); unnamed synths are fire-and-forget. A named node survives
-    crashes and restarts, in its place (target and add_action: an effect after its
-    source). With at or delay it starts then, sample-accurately, in step with other
-    rooms."""
+    """Start a synth in a room: a library SynthDef, or one your code added. Name it (node)
+    to change it later with set or release: a named node survives crashes and restarts, in
+    its place; unnamed synths are fire-and-forget. With at or delay it starts then,
+    sample-accurately."""
     orch.rooms.view(args.instance)
     params = dict(args.params or {})
     warnings = (_check_params(orch.library.info(args.synthdef), params)

@@ -43,8 +43,7 @@ Checkpoint = Annotated[SessionName, Field(
 
 
 class UndoStep(Action):
-    """Undo the latest changes (play, set, release, stop, pattern, buffer, scene, tempo,
-    MIDI route, session load), bringing back what each changed as it was before it."""
+    """Undo the latest changes, bringing back what each changed as it was before it."""
 
     access = CODE
     action: Literal["undo"] = "undo"
@@ -221,9 +220,9 @@ def _across(hosts: Hosts, args: Any) -> UndoOutput | None:
 
 @operation(command="undo", positional=("action",), across=_across)
 def undo(orch: Orchestra, args: UndoArgs) -> UndoOutput:
-    """Undo and redo changes (per room or for the whole installation), list the journal,
-    keep a named checkpoint and go back to it. Each change that a session holds is
-    journaled with the state it changed; `dry_run` says what a step would change."""
+    """Undo and redo changes, per room or for all: what play, set, release, stop, pattern,
+    buffer, scene, tempo, MIDI routes and session loads changed (execute's code is not
+    journaled). Keep a checkpoint and go back to it."""
     if args.action == "list":
         kept, more = budget.listing([
             EntryOut(seq=e.seq, call=e.call, summary=e.summary, rooms=list(e.rooms),

@@ -23,14 +23,16 @@ from mcp_server.early import (
     shipped_answers,
     sources_digest,
 )
+from mcp_server.instructions import instructions
+from mcp_server.tools import choose
 from tests.conftest import jack_name
 from tests.support.mcp.stdio import INITIALIZE, INITIALIZED, TOOLS, Session, one_room_config
 
 
-def handshake(config: Path, cache: Path,
-              snapshot: str | None = "") -> tuple[dict[Any, Any], str]:
+def handshake(config: Path, cache: Path, snapshot: str | None = "",
+              args: tuple[str, ...] = ()) -> tuple[dict[Any, Any], str]:
     """Initialize, tools/list and a tool call; the answers by id, and the log."""
-    session = Session(config, cache, snapshot)
+    session = Session(config, cache, snapshot, args)
     try:
         session.send(INITIALIZE, INITIALIZED, TOOLS)
         got = {a["id"]: a for a in session.answers(2)}
@@ -95,6 +97,32 @@ def test_a_cold_start_answers_early_with_the_shipped_handshake_which_is_the_sdks
     assert cold[2]["result"] == sdk[2]["result"] == recorded["answers"]["tools/list"]
     assert "result" in cold[3] and not cold[3]["result"].get("isError")
     assert "differently" not in cold_log
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("written", "args", "profile"), [
+    ('tools = "play"', (), "play"), ("", ("--tools", "code"), "code")])
+def test_a_profile_answers_early_with_its_own_shipped_handshake_which_is_the_sdks_own(
+        tmp_path: Path, written: str, args: tuple[str, ...], profile: str) -> None:
+    """A profile's handshake (its tools, its instructions) is kept apart from all the tools'
+    and shipped too: chosen in the config or by --tools, it is answered early and is the
+    SDK's own. The config has a mistake elsewhere, so no room starts."""
+    config = tmp_path / "config.toml"
+    config.write_text(f"[instances.a]\nnot_a_key = 1\n\n[mcp]\n{written}\n")
+    recorded = json.loads(SNAPSHOT.read_text())["profiles"][profile]
+    sdk, sdk_log = handshake(config, tmp_path / "sdk", args=args)
+    assert "early, from" not in sdk_log
+    cold, cold_log = handshake(config, tmp_path / "cold", snapshot=None, args=args)
+    assert "answered tools/list early, from the shipped handshake" in cold_log
+    assert cold[2]["result"] == sdk[2]["result"] == recorded["tools/list"]
+    assert cold[1]["result"] == sdk[1]["result"] == recorded["initialize 2025-06-18"]
+    listed = [tool["name"] for tool in cold[2]["result"]["tools"]]
+    assert listed == choose(profile, "test")
+    assert cold[1]["result"]["instructions"] == instructions(listed)
+    assert "differently" not in cold_log
+    cache = tmp_path / "cold" / "scorch"
+    assert [p.name.endswith(f"-{profile}.json") for p in cache.glob("handshake-*.json")] == [
+        True], "each choice of tools keeps its own answers"
 
 
 def test_shipped_answers_of_other_sources_are_not_used(tmp_path: Path,

@@ -91,6 +91,9 @@ NORMAL: dict[str, Check] = {
     "doctor": lambda r: {c["name"] for c in r["checks"]} >= {"scsynth", "sclang", "jack"},
     "pattern": lambda r: (r["instance"], r["action"]) == ("alpha", "unmute"),
     "undo": lambda r: r["action"] == "list" and isinstance(r["steps"], list),
+    # the two-room config has no [[schedule]] and no [[cues]]: nothing planned, nothing listed
+    "schedule": lambda r: r["timezone"] != "" and r["upcoming"] == [],
+    "cue": lambda r: r["action"] == "list" and r["cues"] == [] and r["standby"] is None,
 }
 #: Read-only calls that need no READY room: they answer while the rooms boot (docs only
 #: from a cached index), before the first READY or within AT_ONCE of the first answer.

@@ -9,7 +9,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from mcp_server.instructions import INSTRUCTIONS
+from mcp_server.instructions import instructions
 from mcp_server.server import build_server
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
@@ -99,10 +99,11 @@ async def test_playing_shows_a_pattern_sclang_defined_compactly_and_in_full_on_r
 
 
 async def test_instructions_teach_the_workflow(client: Client) -> None:
-    assert client.instructions == INSTRUCTIONS
-    for word in ("list_instances", "synthdefs", "execute", "line", "name", "set", "docs",
-                 "history", "snippet"):
-        assert word in INSTRUCTIONS
+    assert client.instructions == instructions(TOOLS)
+    for tool in ("list_instances", "synthdefs", "execute", "set", "docs", "history",
+                 "snippet", "pattern", "undo", "notes", "partner", "tempo"):
+        assert f"`{tool}`" in client.instructions, tool
+    assert "the line and character" in client.instructions
 
 
 async def test_list_instances_shows_both_rooms_ready_with_ports(client: Client) -> None:

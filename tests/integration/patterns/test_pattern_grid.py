@@ -127,15 +127,20 @@ def check(service: LocalService, orch: Orchestra, pattern: Known, start: float,
     assert ons[0][0] == 0 or pattern.notes[0] is None
 
 
+def midi_folder(room: Orchestra) -> Path:
+    """Where exports may go: the state folder's midi/ (issue 37's allowed folders)."""
+    return room.config.state_path() / "midi"
+
+
 def test_pattern_notes_read_back_and_exported_on_the_beats_they_played(
-        room: Orchestra, tmp_path: Path) -> None:
+        room: Orchestra) -> None:
     service = LocalService(room)
     together = [STRAIGHT, SWUNG, RESTS, ACROSS]
     starts = play(room, together)
     assert len(set(starts.values())) == 1 and starts["kick"] % BAR == 0
     wait_until_beat(room, max(starts.values()) + max(sum(p.durs) for p in together))
     for pattern in together:
-        check(service, room, pattern, starts[pattern.name], tmp_path)
+        check(service, room, pattern, starts[pattern.name], midi_folder(room))
     # the four on the floor: every downbeat is beat 1 of its bar
     kick = service.call("notes", {"action": "played", "input": "lobby/Pdef kick",
                                   "since": time.time() - 30})
@@ -152,4 +157,4 @@ def test_pattern_notes_read_back_and_exported_on_the_beats_they_played(
         time.sleep(0.1)
     starts = play(room, [AFTER])
     wait_until_beat(room, starts["after"] + sum(AFTER.durs))
-    check(service, room, AFTER, starts["after"], tmp_path)
+    check(service, room, AFTER, starts["after"], midi_folder(room))

@@ -46,4 +46,6 @@ CALLS: dict[str, dict[str, Any]] = {
     "doctor": {},
     "pattern": {"action": "unmute", "instance": "alpha", "at": "now"},
     "undo": {"action": "list"},
+    "schedule": {"next": "24h"},
+    "cue": {"action": "list"},
 }

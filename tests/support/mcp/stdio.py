@@ -33,14 +33,16 @@ TOOLS = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 class Session:
     """``scorch mcp`` over raw pipes: lines in, lines out, stderr kept."""
 
-    def __init__(self, config: Path, cache: Path, snapshot: str = "") -> None:
-        """``snapshot``: where the shipped handshake is read ("": none; None: the shipped one)."""
+    def __init__(self, config: Path, cache: Path, snapshot: str | None = "",
+                 args: tuple[str, ...] = ()) -> None:
+        """``snapshot``: where the shipped handshake is read ("": none; None: the shipped one);
+        ``args``: more of ``scorch mcp``'s options."""
         env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
         env.pop(SNAPSHOT_ENV, None)
         if snapshot is not None:
             env[SNAPSHOT_ENV] = snapshot
         self.proc = subprocess.Popen(
-            [*SCORCH, str(config)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            [*SCORCH, str(config), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True, env=env)
         self.lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()

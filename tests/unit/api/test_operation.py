@@ -159,15 +159,14 @@ async def test_the_docs_worked_example_becomes_one_tool_with_a_schema_per_action
             assert not {"oneOf", "anyOf", "allOf", "if", "not"} & set(each.input_schema), name
         tool = tools[example]
         schema = tool.input_schema
-        assert schema["properties"]["action"]["enum"] == ["count", "silence"]
-        assert [o["const"] for o in schema["properties"]["action"]["oneOf"]] == [
-            "count", "silence"]
-        count, silence = schema["$defs"]["CountSynths"], schema["$defs"]["SilenceSynths"]
-        assert count["properties"]["action"]["const"] == "count"
+        assert schema["properties"]["action"] == {
+            "enum": ["count", "silence"], "default": "count",
+            "description": "What to do (see $defs)"}
+        assert schema["additionalProperties"] is False
+        count, silence = schema["$defs"]["count"], schema["$defs"]["silence"]
         assert "required" not in count and count["description"].endswith("[read-only]")
-        assert silence["required"] == ["action", "rooms"]
+        assert silence["required"] == ["rooms"]
         assert silence["description"].endswith("[destructive]")
-        assert silence["additionalProperties"] is False
         assert tool.annotations is not None
         assert tool.annotations.destructive_hint and not tool.annotations.read_only_hint
         assert tool.output_schema is not None

@@ -12,6 +12,7 @@ import pytest
 
 from mcp_server.bundle import ENTRY_POINT, MAIN, lay_out, main, manifest, pyproject
 from mcp_server.early import SNAPSHOT
+from scorch.config.tools import PROFILES
 
 
 def test_the_manifest_lists_the_tools_the_server_lists() -> None:
@@ -27,9 +28,13 @@ def test_the_server_runs_with_uv_in_the_unpacked_folder_with_the_chosen_config()
     assert server["type"] == "uv" and server["entry_point"] == ENTRY_POINT
     assert server["mcp_config"]["command"] == "uv"
     assert server["mcp_config"]["args"] == [
-        "run", "--directory", "${__dirname}", "--quiet", ENTRY_POINT, "${user_config.config}"]
+        "run", "--directory", "${__dirname}", "--quiet", ENTRY_POINT, "${user_config.config}",
+        "${user_config.tools}"]
     setting = manifest("1", "w.whl")["user_config"]["config"]
     assert setting["type"] == "file" and setting["required"] is False
+    tools = manifest("1", "w.whl")["user_config"]["tools"]
+    assert tools["type"] == "string" and tools["required"] is False
+    assert all(name in tools["description"] for name in ("all", *PROFILES))
 
 
 def test_the_bundles_project_takes_scorch_from_the_wheel_beside_it() -> None:
@@ -43,8 +48,11 @@ def test_the_bundles_project_takes_scorch_from_the_wheel_beside_it() -> None:
 @pytest.mark.parametrize(("given", "argv"), [
     ([], ["mcp"]), ([""], ["mcp"]), (["${user_config.config}"], ["mcp"]),
     (["/home/me/rooms.toml"], ["mcp", "--config", "/home/me/rooms.toml"]),
+    (["${user_config.config}", "${user_config.tools}"], ["mcp"]),
+    (["", "play"], ["mcp", "--tools", "play"]),
+    (["/r.toml", "execute,docs"], ["mcp", "--config", "/r.toml", "--tools", "execute,docs"]),
 ])
-def test_the_entry_point_passes_a_chosen_config_only(given: list[str], argv: list[str]) -> None:
+def test_the_entry_point_passes_only_the_chosen_settings(given: list[str], argv: list[str]) -> None:
     space: dict[str, Any] = {"__name__": "bundle_main"}
     exec(compile(MAIN, ENTRY_POINT, "exec"), space)
     assert space["argv"](given) == argv

@@ -20,7 +20,7 @@ def test_defaults_need_no_config():
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({}, "exactly one of cc, nrpn, pitchbend, aftertouch \\(found: none\\)"),
+        ({}, "exactly one of control, cc, nrpn, pitchbend, aftertouch, note \\(found: none\\)"),
         ({"cc": 1, "pitchbend": True}, "found: cc, pitchbend"),
         ({"cc": 128}, "less than or equal to 127"),
         ({"cc": 40, "hires": True}, "cc must be 0-31, got 40"),

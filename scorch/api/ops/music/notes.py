@@ -45,25 +45,26 @@ MAX_NOTES = 200
 PLAY_TIMEOUT = 20.0
 
 Input = Annotated[Text | None, Field(
-    description="Only the MIDI inputs and the patterns whose name contains this: an input's "
-    "port name, or ROOM/KIND NAME for a pattern's notes (hall/Pdef acc; hall/ for every "
-    "pattern of the hall; hall/code for patterns of no Pdef or Tdef) (default: all)")]
+    description="A MIDI port or a pattern (ROOM/KIND NAME: hall/Pdef acc), or part of a name "
+    "(hall/: hall's patterns) (default: all)")]
 Bars = Annotated[float | None, Strict(), Field(
-    gt=0, le=10_000, allow_inf_nan=False,
-    description="The last N bars of the installation's grid, from the bar line at or "
-    "before N bars ago up to now")]
-LastSeconds = Annotated[float | None, Strict(), Field(
-    gt=0, le=604_800, allow_inf_nan=False, description="The last N seconds up to now")]
+    gt=0, le=10_000, allow_inf_nan=False)]
+LastSeconds = Annotated[float | None, Strict(), Field(gt=0, le=604_800, allow_inf_nan=False)]
 Since = Annotated[float | None, Strict(), Field(
-    gt=0, allow_inf_nan=False, description="From this Unix time (seconds)")]
+    gt=0, allow_inf_nan=False, description="From this Unix time (s)")]
 Until = Annotated[float | None, Strict(), Field(
-    gt=0, allow_inf_nan=False, description="Up to this Unix time (with since; default: now)")]
+    gt=0, allow_inf_nan=False, description="Up to this Unix time (s; default: now)")]
 MidiPath = Annotated[Text | None, Field(
-    max_length=4096, description="Where to write the .mid: relative to the state folder's "
-    "midi/ (default: a new midi/NAME-<time>.mid there), or absolute inside a folder the "
-    "installation allows")]
-Overwrite = Annotated[Flag, Field(
-    description="Write over the file at `path` when it is there already (default: refused)")]
+    max_length=4096, description="The .mid to write: under the state folder's midi/ (default: "
+    "midi/NAME-<time>.mid) or absolute in a folder the installation allows")]
+Overwrite = Annotated[Flag, Field(description="Write over a file already at `path`")]
+#: Where each action's file is (one text for all: a model reads it once).
+PATH = ("The file: export's .mid (default: midi/notes-<time>.mid) or one to play, under the "
+        "state folder's midi/ or absolute; an audio file to transcribe, a recording's name or "
+        "absolute (absolute: in a folder the installation allows)")
+Budget = Annotated[int, Strict(), Field(
+    ge=100, le=100_000, description="Characters the text may take (more notes than fit: a "
+    "summary)")]
 
 
 class NotesSounding(Action):
@@ -86,24 +87,20 @@ class _Range(Action):
 
 
 class NotesPlayed(_Range):
-    """The notes the MIDI inputs and the patterns played in a range (one of last_bars,
-    last_seconds, since): a compact text (bar|beat, name, length as a fraction of a whole
-    note, velocity; by input or pattern when several) and the notes as data; a range too
-    large for the budget is summarised."""
+    """The notes played in a range (last_bars, last_seconds or since): compact text
+    (bar|beat, name, length as a fraction of a whole note, velocity) and data, summarised
+    past the budget."""
 
     access = READ
     action: Literal["played"]
-    budget: Annotated[int, Strict(), Field(
-        ge=100, le=100_000, description="Characters the text may take; more notes than fit "
-        "give a summary (counts, range, pitch classes, density)")] = 4000
+    budget: Budget = 4000
     max_notes: Annotated[int, Strict(), Field(
-        ge=0, le=100_000, description="Notes given as data at most; a range with more gives "
-        "none (the text summarises it)")] = MAX_NOTES
+        ge=0, le=100_000, description="Notes given as data at most (a range with more gives "
+        "none)")] = MAX_NOTES
 
 
 class NotesExport(_Range):
-    """Write the notes played in a range to a Standard MIDI File at the grid's tempo and
-    meter, starting on a bar line."""
+    """Write the notes of a range to a Standard MIDI File at the grid's tempo and meter."""
 
     access = WRITE_OVER
     action: Literal["export"]
@@ -112,28 +109,25 @@ class NotesExport(_Range):
 
 
 class NotesPlay(Action):
-    """Play a .mid file's notes in a room as a named Pdef on the installation's grid, from
-    the next bar (or beat, or now), once or looped: listed by `playing`, kept through
-    sclang restarts like every pattern, stopped by its name (`Pdef(\\name).stop`)."""
+    """Play a .mid's notes in a room as a named Pdef on the grid, once or looped: `playing`
+    lists it, `pattern` stops or changes it."""
 
     access = CHANGE
     action: Literal["play"]
     instance: InstanceName
-    path: Annotated[Text, Field(
-        max_length=4096, description="The .mid to play: relative to the state folder's midi/ "
-        "(where export writes), or absolute inside a folder the installation allows")]
+    path: Annotated[Text, Field(max_length=4096, description=PATH)]
     synthdef: Annotated[SynthDefName, Field(
-        description="The SynthDef that plays each note (the library's or one the room "
-        "knows); it gets midinote/freq, amp and sustain")] = "pluck"
+        description="The SynthDef of each note; it gets midinote/freq, amp and sustain"
+        )] = "pluck"
     name: Annotated[Text | None, Field(
         max_length=64, description="The Pdef's name (default: from the file's name)")] = None
     start: Annotated[Literal["bar", "beat", "now"], Field(
-        description="When it starts: on the grid's next bar line, next beat, or now")] = "bar"
+        description="When it starts on the grid")] = "bar"
     quantise: Annotated[float | None, Strict(), Field(
         gt=0, le=4, allow_inf_nan=False,
         description="Snap onsets and ends to this many beats (0.25 = sixteenths)")] = None
     loop: Annotated[bool, Strict(), Field(
-        description="Play it again and again, bar-aligned, until stopped")] = False
+        description="Loop it, bar-aligned, until stopped")] = False
 
     def where(self) -> Where:
         """Where its room is."""
@@ -141,19 +135,13 @@ class NotesPlay(Action):
 
 
 class NotesTranscribe(Action):
-    """The notes in an audio file (a recording's name, or the `audio` a `listen` returned),
-    heard by basic-pitch's note model: pitches, onsets and lengths in seconds from the
-    file's start and, in the text, on bars at the grid's tempo counted from that start."""
+    """The notes basic-pitch hears in an audio file (a recording, or the `audio` listen
+    returned): pitch, onset and length in seconds (and bars at the grid's tempo)."""
 
     access = READ
     action: Literal["transcribe"]
-    path: Annotated[Text, Field(
-        max_length=4096, description="The audio file (WAV, AIFF, FLAC): a recording's name "
-        "or file name, a path relative to the recordings folder, or an absolute path inside "
-        "a folder the installation allows")]
-    budget: Annotated[int, Strict(), Field(
-        ge=100, le=100_000, description="Characters the text may take; more notes than fit "
-        "give a summary")] = 4000
+    path: Annotated[Text, Field(max_length=4096, description=PATH)]
+    budget: Budget = 4000
 
 
 NotesArgs = Annotated[NotesSounding | NotesPlayed | NotesExport | NotesPlay | NotesTranscribe,
@@ -244,14 +232,9 @@ def _hosts_notes(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: A
 @operation(command="notes", positional=("action",), rooms=None, merge=_hosts_notes,
            patience=120.0)
 def notes(orch: Orchestra, args: NotesArgs) -> NotesOutput:
-    """Notes the MIDI inputs and the rooms' patterns play, captured as they come in ([midi]
-    capture_notes per input and per pattern, kept across restarts; a pattern's as
-    ROOM/KIND NAME, on the grid as the pattern's clock played them): what is sounding now,
-    what was played in a range (the last bars or seconds, or between two Unix times; by
-    input or pattern with `input`) as compact text with bar|beat on the
-    installation's grid, note name, length and velocity, plus the notes as data (summarised
-    when many), or export that range to a .mid file at the grid's tempo and meter; play a
-    .mid in a room; transcribe the notes of a recording or a `listen`."""
+    """The notes the MIDI inputs and the rooms' patterns play ([midi] capture_notes; kept
+    across restarts), on the installation's grid (bar|beat): what sounds now, what was
+    played, as text or a .mid; play a .mid; transcribe a recording."""
     component, offset = orch.notes, orch.notes.wall_offset()
     if args.action == "play":
         return _play(orch, args)

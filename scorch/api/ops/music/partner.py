@@ -34,21 +34,26 @@ if TYPE_CHECKING:
     from scorch.notes.partner import Phrase
 
 Order = Annotated[int | None, Strict(), Field(
-    ge=0, le=MAX_ORDER, description="The longest context (notes back) it continues from; "
-    "lower is freer, higher keeps closer to what was played (default: "
-    f"{DEFAULT_ORDER}, backing off as it must)")]
+    ge=0, le=MAX_ORDER, description=f"Context length in notes (default: {DEFAULT_ORDER}, "
+    "less where it must); lower is freer, higher closer to what was played")]
 Temperature = Annotated[float, Strict(), Field(
-    ge=0, le=10, allow_inf_nan=False, description="0 plays the most frequent continuation "
-    "each time; 1 as often as it was played; above 1 the rarer ones more")]
+    ge=0, le=10, allow_inf_nan=False, description="0: always the likeliest next note; 1: "
+    "as often as played; above 1: rarer ones more")]
 Key = Annotated[Text | None, Field(
-    max_length=24, description="Keep to a key: 'C', 'F# minor', 'Bb major', 'Am' (default: "
-    "any note it learned)")]
+    max_length=24, description="Keep to a key: 'C', 'F# minor', 'Bb', 'Am'")]
 Density = Annotated[float, Strict(), Field(
-    gt=0, le=8, allow_inf_nan=False, description="Above 1 favours shorter gaps between "
-    "notes (busier), below 1 longer ones")]
+    gt=0, le=8, allow_inf_nan=False, description="Above 1 favours shorter gaps (busier), "
+    "below 1 longer")]
 Seed = Annotated[int | None, Strict(), Field(
-    ge=0, le=2**31, description="Random seed: the same seed and capture give the same notes")]
-Notes = Annotated[int | None, Strict(), Field(ge=1, le=512, description="Notes to make")]
+    ge=0, le=2**31, description="Random seed")]
+Notes = Annotated[int | None, Strict(), Field(ge=1, le=512, description=(
+    "Notes to make (answer_on: per answer; default: the phrase's)"))]
+#: The room the notes play in, for every action that makes them.
+Room = Annotated[InstanceName | None, Field(
+    description="The room that plays them (continue, infill: as a Pdef)")]
+#: The SynthDef that plays them there.
+Sound = Annotated[SynthDefName, Field(
+    description="Their SynthDef (one with a gate holds each note)")]
 
 
 class _Make(Action):
@@ -62,10 +67,8 @@ class _Make(Action):
     key: Key = None
     density: Density = 1.0
     seed: Seed = None
-    instance: Annotated[InstanceName | None, Field(
-        description="Play the notes in this room from its next bar, as a Pdef")] = None
-    synthdef: Annotated[SynthDefName, Field(
-        description="The SynthDef that plays them (with instance)")] = "pluck"
+    instance: Room = None
+    synthdef: Sound = "pluck"
     name: Annotated[Text | None, Field(
         max_length=64, description="The Pdef's name (default: partner)")] = None
     save: Annotated[bool, Strict(), Field(description="Write the notes to a .mid")] = False
@@ -89,54 +92,40 @@ class _Make(Action):
 
 
 class PartnerContinue(_Make):
-    """Continue what a MIDI input played, in its style: from the notes of a range (last_bars,
-    last_seconds or since/until) or, without one, from the end of what it played; `notes`
-    notes or `bars` bars (default 2 bars). Returns the notes, plays them in a room
-    (instance) and/or saves a .mid."""
+    """Continue an input in its style from a range (default: its last notes) for `notes`
+    notes or `bars` bars (default 2); plays them in a room and/or saves a .mid."""
 
     access = WRITE_OVER
     action: Literal["continue"] = "continue"
     notes: Notes = None
-    bars: Annotated[float | None, Strict(), Field(
-        gt=0, le=64, allow_inf_nan=False, description="Bars to make (default 2)")] = None
+    bars: Annotated[float | None, Strict(), Field(gt=0, le=64, allow_inf_nan=False)] = None
 
 
 class PartnerInfill(_Make):
-    """Fill the gap between two phrases a MIDI input played: the range (last_bars,
-    last_seconds or since/until) holds both; they are split at `split` (a Unix time) or at
-    the range's longest silence. Makes `notes` notes (default: as dense as the left phrase)
-    that lead into the right phrase."""
+    """Fill the gap between two phrases of a range (split at `split`, a Unix time, or at its
+    longest silence) with notes leading into the right one (default: as dense as the left)."""
 
     access = WRITE_OVER
     action: Literal["infill"]
     notes: Notes = None
     split: Annotated[float | None, Strict(), Field(
-        gt=0, allow_inf_nan=False,
-        description="Unix time between the two phrases (default: the longest silence)")] = None
+        gt=0, allow_inf_nan=False)] = None
 
 
 class PartnerAnswerOn(Action):
-    """Answer a MIDI input live: whenever the performer pauses `pause_beats` beats of the
-    grid, play a phrase in their style from the next beat, in a room (instance, with a
-    SynthDef) or on a MIDI output; it stops the moment they play again."""
+    """When the performer pauses `pause_beats` beats, answer with a phrase in their style
+    from the next beat, in a room or on a MIDI output, until they play again."""
 
     access = CHANGE
     action: Literal["answer_on"]
     input: Input = None
-    instance: Annotated[InstanceName | None, Field(
-        description="The room the answers sound in (or give output)")] = None
-    synthdef: Annotated[SynthDefName, Field(
-        description="The SynthDef of the answers in the room: one with a gate sustains "
-        "each note")] = "sine"
+    instance: Room = None
+    synthdef: Sound = "sine"
     output: Annotated[Text | None, Field(
-        description="A MIDI output (its name or part of it) the answers go to instead")] = None
+        description="A MIDI output (part of its name) for the answers")] = None
     channel: Annotated[int, Strict(), Field(ge=1, le=16, description="Its MIDI channel")] = 1
-    pause_beats: Annotated[float, Strict(), Field(
-        ge=0.25, le=64, allow_inf_nan=False,
-        description="Beats of silence (no key down) that make it answer")] = 2.0
-    notes: Annotated[int | None, Strict(), Field(
-        ge=1, le=32, description="Notes per answer (default: as many as the phrase, "
-        "up to 32)")] = None
+    pause_beats: Annotated[float, Strict(), Field(ge=0.25, le=64, allow_inf_nan=False)] = 2.0
+    notes: Annotated[Notes, Field(le=32)] = None
     order: Order = None
     temperature: Temperature = 1.0
     key: Key = None
@@ -149,7 +138,7 @@ class PartnerAnswerOn(Action):
 
 
 class PartnerAnswerOff(Action):
-    """Stop answering a MIDI input (an answer playing is cut off)."""
+    """Stop answering an input (an answer playing is cut off)."""
 
     access = CHANGE
     action: Literal["answer_off"]
@@ -157,7 +146,7 @@ class PartnerAnswerOff(Action):
 
 
 class PartnerAnswering(Action):
-    """Which inputs the partner answers, and its last answers' timing."""
+    """Which inputs it answers, and its last answers' timing."""
 
     access = READ
     action: Literal["answering"]
@@ -219,11 +208,8 @@ def _made(orch: Orchestra, args: PartnerContinue | PartnerInfill, source: str, m
 
 @operation(command="partner", positional=("action",), rooms=None)
 def partner(orch: Orchestra, args: PartnerArgs) -> PartnerOutput:
-    """A partner that learns a MIDI input's style as it plays (a variable-order Markov model
-    of its notes, as Pachet's Continuator): continue what it played, fill the gap between two
-    phrases, or answer the performer live whenever they pause, in a room or on a MIDI output.
-    Controls: order, temperature, key, density, length. Returns the notes it made as compact
-    text and data; plays them in a room (instance) and/or saves a .mid."""
+    """A partner that learns an input's style as it plays (a variable-order Markov model, as
+    Pachet's Continuator); its notes come back as compact text and data."""
     if isinstance(args, PartnerAnswering):
         return _answering(orch)
     target = None  # where a .mid goes: refused before anything is made

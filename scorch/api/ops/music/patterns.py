@@ -16,19 +16,17 @@ if TYPE_CHECKING:
 Name = Annotated[Text, Field(min_length=1, max_length=64, description=(
     "The pattern or proxy's name, as `playing` lists it (acc for Pdef(\\acc))"))]
 NewName = Annotated[str, Strict(), Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$", description=(
-    "The new pattern or proxy's name: a letter, then letters, digits or _ (acc for "
-    "Pdef(\\acc))"))]
+    "A new name (acc for Pdef(\\acc))"))]
 Kind = Annotated[Literal["Pdef", "Pbindef", "Tdef", "Ndef"] | None, Field(
     description="Its kind, when a Pdef and a Tdef or Ndef share the name")]
 NewKind = Annotated[Literal["Pdef", "Pbindef", "Tdef", "Ndef"], Field(description=(
-    "What to define: a Pdef (a pattern), a Pbindef (a Pdef whose keys `set` changes one by "
-    "one; its source is a Pbind), a Tdef (a routine) or an Ndef (a sound function)"))]
+    "Pdef (a pattern), Pbindef (a Pdef of a Pbind whose keys set changes one by one), Tdef "
+    "(a routine) or Ndef (a sound function)"))]
 Source = Annotated[Code, Field(max_length=MAX_CODE, description=(
     "SuperCollider code whose value is the new source, e.g. "
     "Pbind(\\degree, Pseq([0, 2, 4], inf), \\dur, 0.25) or { SinOsc.ar(220) * 0.1 }"))]
 When = Annotated[Literal["next_bar", "next_beat", "now"], Field(
-    description="When it lands on the room's clock: on the next bar (default), the next "
-    "beat, or now")]
+    description="When it lands on the room's clock (default: next_bar)")]
 #: Seconds a fade may last.
 MAX_FADE = 600.0
 
@@ -48,7 +46,7 @@ class _OnePattern(_Change):
 
 
 class PatternSource(_OnePattern):
-    """Replace its source (a Pbind, a function...): the events from the next bar play it."""
+    """Replace its source (a Pbind, a function...)."""
 
     access = CODE
     action: Literal["source"]
@@ -56,8 +54,8 @@ class PatternSource(_OnePattern):
 
 
 class PatternDefine(_Change):
-    """Define a new Pdef, Pbindef, Tdef or Ndef by its source and play it on the next bar
-    (undo clears it); one already defined changes with action source."""
+    """Define a new one by its source and play it (undo clears it); one that exists changes
+    with source."""
 
     access = CODE
     action: Literal["define"]
@@ -69,7 +67,7 @@ class PatternDefine(_Change):
 
 
 class PatternSet(_Change):
-    """Set one key of a Pbindef (a Pdef of a Pbind becomes one): the next bar plays it."""
+    """Set one key of a Pbindef (a Pdef of a Pbind becomes one)."""
 
     access = CODE
     action: Literal["set"]
@@ -148,9 +146,8 @@ class PatternOutput(Result):
 @operation(command="pattern", positional=("action", "instance", "name"))
 def pattern(orch: Orchestra, args: PatternArgs) -> PatternOutput:
     """Define a Pdef, Pbindef, Tdef or Ndef in a room, or change one while it plays, on the
-    next bar (or beat, or now) of the room's clock: replace its source, set one key of a
-    Pbindef, play, stop, mute, unmute, solo or fade it out; the others play on. `playing`
-    lists them; each change shows in `events`, and `undo` takes it back."""
+    next bar (or beat, or now) of the room's clock; the others play on. `playing` lists
+    them; `undo` takes each change back."""
     when = {"next_bar": "bar", "next_beat": "beat", "now": "now"}[args.at]
     if isinstance(args, PatternDefine):
         made = orch.patterns.define(args.instance, args.kind, args.name, args.source,

@@ -19,8 +19,8 @@ class TempoArgs(Args):
 
     bpm: Annotated[float | None, Strict(), Field(
         ge=MIN_BPM, le=MAX_BPM, allow_inf_nan=False,
-        description=f"New tempo in beats per minute ({MIN_BPM:g} to {MAX_BPM:g}); the beat "
-        "runs on without a jump. With Link every peer takes it")] = None
+        description="Beats per minute; the beat runs on without a jump (with Link every "
+        "peer takes it)")] = None
     beat: Annotated[float | None, Strict(), Field(
         ge=0, le=1e9, allow_inf_nan=False,
         description="Move the grid so that this beat is now (bar phase = beat mod "

@@ -1,0 +1,1 @@
+"""Controllers by name: device profiles, their feedback language, pages of mappings."""
