@@ -141,6 +141,9 @@ class Conductor(pykka.ThreadingActor):
         self.tempo.put(scope, line)
         if scope == INSTALLATION and self._link:
             self._to_link(bpm, beat)
+            # The room applies the change when its message arrives, not at ``now``: the
+            # grid takes the beat from Link's own answer, not from scorch's guess of it.
+            self._read_link()
         elif bpm is not None or beat is not None:
             self._tell_rooms(scope)
         return self.state(scope)
@@ -312,7 +315,9 @@ class Conductor(pykka.ThreadingActor):
         at = (before + after) / 2  # the answer's beat is from about half way
         line = self.tempo.get(INSTALLATION)
         drift = abs(line.beat_at(at) - beat) * 60.0 / bpm
-        if abs(line.bpm - bpm) > BPM_NOISE or drift > PHASE_NOISE:
+        # A slow answer (a loaded machine) places its beat only to within half its round
+        # trip: a drift inside that is no news, and following it would add the error.
+        if abs(line.bpm - bpm) > BPM_NOISE or drift > max(PHASE_NOISE, (after - before) / 2):
             moved = replace(line, bpm=min(max(bpm, 20.0), 999.0), beat=beat, at=at)
             if line.playing:  # the song position runs on through the re-anchoring
                 moved = replace(moved, start=line.start + (beat - line.beat_at(at)))

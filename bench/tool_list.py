@@ -73,7 +73,7 @@ def tokens(chars: int) -> str:
     return f"{chars:,} ({chars // 4:,} tokens)"
 
 
-def report(old: Figures, new: dict[str, Figures], revision: str) -> str:
+def report(old: Figures, new: dict[str, Figures], revision: str, command: str) -> str:
     """BENCHMARKS.md's section: totals, profiles, then tool by tool."""
     every = new[ALL]
     lines = [
@@ -83,7 +83,7 @@ def report(old: Figures, new: dict[str, Figures], revision: str) -> str:
         "output schemas, and of the `initialize` instructions; tokens estimated as "
         "characters / 4. Now: through a real `mcp.Client` for all the tools and each "
         f"profile (`[mcp] tools`); before: the SDK's answers recorded at {revision} "
-        "(`mcp_server/handshake.json`). `python -m bench.tool_list --write`.", "",
+        f"(`mcp_server/handshake.json`). `{command}`.", "",
         "| list | tools | name + description + input schema | largest tool | output schemas "
         "| instructions | goal |", "|---|---|---|---|---|---|---|"]
 
@@ -108,10 +108,16 @@ def report(old: Figures, new: dict[str, Figures], revision: str) -> str:
               + "; ".join(f"`{name}`: {', '.join(sorted(new[name]['tools']))}"
                           for name in PROFILES) + ".", "",
               "| tool | before | now | output before | output now |", "|---|---|---|---|---|"]
-    for name, was in old["tools"].items():
-        lines.append(f"| `{name}` | {was:,} | {every['tools'].get(name, 0):,} | "
-                     f"{old['outputs'].get(name, 0):,} | {every['outputs'].get(name, 0):,} |")
+    for name in [*old["tools"], *(name for name in every["tools"] if name not in old["tools"])]:
+        lines.append(f"| `{name}` | {_figure(old['tools'], name)} | "
+                     f"{_figure(every['tools'], name)} | {_figure(old['outputs'], name)} | "
+                     f"{_figure(every['outputs'], name)} |")
     return "\n".join(lines) + "\n"
+
+
+def _figure(figures: dict[str, int], name: str) -> str:
+    """A tool's figure, or a dash where the tool was not listed then."""
+    return f"{figures[name]:,}" if name in figures else "-"
 
 
 def main() -> int:
@@ -122,7 +128,9 @@ def main() -> int:
     args = parser.parse_args()
     revision = args.before or base()
     new = {choice: anyio.run(now, choice) for choice in (ALL, *PROFILES)}
-    section = report(before(revision), new, revision)
+    command = " ".join(["python -m bench.tool_list",
+                        *(["--before", args.before] if args.before else []), "--write"])
+    section = report(before(revision), new, revision, command)
     print(section)
     if args.write:
         write_section(section)

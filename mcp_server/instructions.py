@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import NamedTuple
 
+from scorch.values import NAME_RULE
+
 
 class Clause(NamedTuple):
     """One sentence of the guide, and the tools it names."""
@@ -29,7 +31,9 @@ def _(text: str, *tools: str) -> Clause:
 #: The guide, paragraph by paragraph (the first without a dash); each clause stands alone.
 GUIDE: tuple[tuple[Clause, ...], ...] = (
     (_('scorch runs named SuperCollider rooms, each an scsynth audio server with its own '
-       'sclang. Name a room, a group of rooms, or "*" for all.'),),
+       'sclang. Name a room, a group of rooms, or "*" for all.'),
+     # the schemas leave each name's pattern out (mcp_server.schemas.UNSAID): said here once
+     _(f"A name you give (a node, a scene...) is {NAME_RULE}.")),
     (_("Start with `list_instances`: names, groups and states (only READY rooms take code).",
        "list_instances"),
      _("`status` details a room and its named nodes.", "status")),
@@ -49,8 +53,8 @@ GUIDE: tuple[tuple[Clause, ...], ...] = (
      _("Code run by `execute` is not journaled: for what `play`, `set` and `pattern` do, use "
        "them, so that `undo` can take it back.", "execute", "play", "set", "pattern", "undo")),
     (_("`execute` runs SuperCollider code for the rest (routines, buses, effects, new "
-       "SynthDefs): the variable s is the room's server; wrap several statements in ( ... ). "
-       "An error names the line and character in your code.", "execute"),
+       "SynthDefs): the variable s is the room's server; wrap several statements in ( ... ).",
+       "execute"),
      _("`console` and `wait_for` read what code posts later.", "console", "wait_for"),
      _("Before code with a class you are not sure of, ask `docs` for its real argument "
        "names.", "docs"),
@@ -68,13 +72,13 @@ GUIDE: tuple[tuple[Clause, ...], ...] = (
      _("`render` plays a SynthDef or a Score offline.", "render")),
     (_("`session` saves and loads the whole state.", "session"),
      _("`scene` keeps named nodes' params to recall or morph toward.", "scene"),
-     _("`stop` silences rooms like Cmd-Period.", "stop")),
+     _("`stop` silences rooms like Cmd-Period.", "stop"),
+     _("`gain` fades a room's master gain (quiet hours), under its safety limiter.", "gain")),
     (_("`schedule` says what the config's calendar does at a time or next.", "schedule"),
      _("`cue` runs the cue list: GO fires a cue's calls in every room at once.", "cue")),
     (_("To start things together in several rooms, give `play`, `set` or `release` the same "
        "at (a Unix time) or delay: scsynth does it then, sample-accurately.", "play", "set",
-       "release"),
-     _("`execute` with at or delay runs its code then, in every room.", "execute")),
+       "release"),),
     (_("Long answers are cut to a budget and say how many more: ask again with full=true."),),
     (_("A RESTARTING room comes back by itself: wait and retry."),
      _("A FAILED one used up its restarts: read `events` and `console`, fix the cause, then "

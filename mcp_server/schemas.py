@@ -4,7 +4,11 @@ Pure functions on JSON schemas (dicts). pydantic's schemas carry what a model ne
 not read in every conversation: a ``title`` per field, ``anyOf [X, null]`` with
 ``default: null`` for every optional argument, descriptions repeated inside the
 branches. :func:`compact` drops them without changing what a call may send (an
-optional argument is its plain type: leaving it out is how to say "none").
+optional argument is its plain type: leaving it out is how to say "none", or false, or
+empty). It leaves out too what dozens of arguments share, said once in the instructions
+or nowhere needed: a name's pattern and a control value's float32 range (:data:`UNSAID`),
+the meaning of ``full`` (:data:`EXPLAINED`). The full check still holds every argument
+to all of it.
 
 An operation with several actions is one tool (Claude's API refuses ``oneOf``,
 ``anyOf`` or ``allOf`` at the top of an input schema). :func:`merge_actions` makes
@@ -31,6 +35,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from scorch.values import FLOAT32_MAX, NAME_PATTERN, SELECTOR_PATTERN
+
 Schema = dict[str, Any]
 
 #: Keywords that say what a value means, not what it may be: said once, where most use it.
@@ -40,7 +46,14 @@ SHAPE = ("type", "properties", "items", "additionalProperties", "patternProperti
          "const", "anyOf")
 #: Levels of nested fields an output schema describes; deeper values are typed only.
 OUTPUT_DEPTH = 3
-ACTION_ARGUMENTS = "What to do (see $defs)"
+ACTION_ARGUMENTS = "See $defs"
+#: Arguments the instructions explain once for every tool (``full=true``: the whole
+#: answer, not what fits its size budget); the CLI's help still gives each its own words.
+EXPLAINED = ("full",)
+#: Constraints shared by dozens of arguments and left out of each: a name's pattern (the
+#: instructions give the rule) and a float32's range (no control value comes near it).
+UNSAID = frozenset({("pattern", NAME_PATTERN), ("pattern", SELECTOR_PATTERN),
+                    ("maximum", FLOAT32_MAX), ("minimum", -FLOAT32_MAX)})
 _SAYS_DEFAULT = re.compile(r"\bdefault\b|\bomitted\b", re.IGNORECASE)
 _NULL = {"type": "null"}
 _MISSING = object()
@@ -49,10 +62,15 @@ _MISSING = object()
 def compact(schema: Schema) -> Schema:
     """An input schema without titles, nulls or repeats, its ``$ref``s inlined.
 
-    An optional argument (``anyOf [X, null]``) becomes X; a default of null is left
-    out, and another default is kept unless the description already says it.
+    An optional argument (``anyOf [X, null]``) becomes X; a default that says what leaving
+    it out says (null, false, empty) is left out, and another is kept unless the
+    description already says it. The arguments of :data:`EXPLAINED` go without their
+    descriptions.
     """
-    return _compact(schema, schema.get("$defs", {}), frozenset())
+    out = _compact(schema, schema.get("$defs", {}), frozenset())
+    for key in EXPLAINED:
+        out.get("properties", {}).get(key, {}).pop("description", None)
+    return out
 
 
 def _compact(schema: Schema, defs: Mapping[str, Schema], inside: frozenset[str]) -> Schema:
@@ -88,12 +106,33 @@ def _compact(schema: Schema, defs: Mapping[str, Schema], inside: frozenset[str])
         # did not would otherwise take any value)
         ((pattern, values),) = patterns.items()
         del out["patternProperties"]
-        out["propertyNames"] = {**out.get("propertyNames", {}), "pattern": pattern}
+        out["propertyNames"] = _said({**out.get("propertyNames", {}), "pattern": pattern})
         out["additionalProperties"] = values
+    out = _said(out)
+    if out.get("propertyNames") == {}:
+        del out["propertyNames"]
     if "default" in out:
         text = out.get("description")
-        if out["default"] is None or (isinstance(text, str) and _SAYS_DEFAULT.search(text)):
-            del out["default"]
+        if _empty(out["default"]) or (isinstance(text, str) and _SAYS_DEFAULT.search(text)):
+            del out["default"]  # what leaving the argument out says
+    return out
+
+
+def _empty(value: Any) -> bool:
+    """Whether a default says what leaving the argument out says: nothing, no, empty (0 is
+    a value)."""
+    return value is None or value is False or (isinstance(value, (str, list, dict))
+                                               and not value)
+
+
+def _said(schema: Schema) -> Schema:
+    """A schema without the constraints of :data:`UNSAID` and without a bound that the
+    other bound implies (``exclusiveMinimum: 0`` beside ``minimum: 0.5``)."""
+    out = {k: v for k, v in schema.items()
+           if not (isinstance(v, (str, float)) and (k, v) in UNSAID)}
+    low, above = out.get("minimum"), out.get("exclusiveMinimum")
+    if isinstance(low, (int, float)) and isinstance(above, (int, float)):
+        del out["exclusiveMinimum" if low > above else "minimum"]
     return out
 
 

@@ -6,7 +6,11 @@ The engine (:mod:`midi.engine`) returns them; the router's sender
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from midi.schema import CueRoute
 
 Address = tuple[str, int]
 """A scsynth's host and UDP port."""
@@ -58,13 +62,18 @@ class VoiceParam(NamedTuple):
 
 
 class SceneCue(NamedTuple):
-    """Recall a scene (``value``: seconds to glide) or morph toward it (``value``: 0..1)."""
+    """Recall a scene (``value``: seconds to glide) or morph toward it (``value``: 0..1).
+
+    Kind ``cue`` is a cue list button: ``scene`` is the cue operation's action (go, stop,
+    standby), ``instance`` the cue's number ('': the one on standby). Both are handed off
+    to the app by the same path, which never blocks the MIDI thread.
+    """
 
     kind: str
-    """``recall`` or ``morph``."""
+    """``recall``, ``morph`` or ``cue``."""
     scene: str
     instance: str
-    """The route's instance selector."""
+    """The route's instance selector (``cue``: the cue's number)."""
     value: float
 
 
@@ -76,3 +85,8 @@ class PageCue(NamedTuple):
 
 
 Action = SetParam | StartVoice | BendVoice | ReleaseVoice | VoiceParam | SceneCue | PageCue
+
+
+def cue_presses(routes: Iterable[CueRoute]) -> list[Action]:
+    """The cue list calls of the cue buttons pressed (kind ``cue``: see :class:`SceneCue`)."""
+    return [SceneCue("cue", r.action, r.cue or "", 0.0) for r in routes]

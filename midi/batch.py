@@ -97,8 +97,9 @@ def replaceable_cc(table: Table | None, channel: int, cc: int) -> bool:
         return True
     if cc < 64 and table.cc14:
         return False
-    if table.pages and ("cc", channel, cc) in table.pages:
-        return False  # a page button's press and release
+    if (table.pages or table.cues) and (
+            ("cc", channel, cc) in table.pages or ("cc", channel, cc) in table.cues):
+        return False  # a page or cue button's press and release
     targets = table.controls.get(("cc", channel, cc))
     return not targets or all(target.route.relative is None and target.route.button is None
                               for target in targets)

@@ -24,6 +24,7 @@ from midi.actions import (
     SetParam,
     StartVoice,
     VoiceParam,
+    cue_presses,
 )
 from midi.assembly import NRPN_CCS, Cc14, Nrpn
 from midi.batch import message_error
@@ -128,7 +129,7 @@ class Engine:
             self.notes[0] += 1
             if self.learn is not None:
                 self._learned(port, channel, "note", data[1], data[2])
-            if table.notes or table.pages:
+            if table.notes or table.pages or table.cues:
                 pressed = self._pressed(table, port, ("note", channel, data[1]), data[2])
                 if table.keys:
                     pressed += self._note_on(table, (port, channel), data[1], data[2])
@@ -155,17 +156,18 @@ class Engine:
             return actions
         if kind == 0xC0:
             return [SceneCue("recall", r.scene, r.instance, r.seconds)
-                    for r in table.scenes.get(("pc", channel, data[1]), ())]
+                    for r in table.scenes.get(("pc", channel, data[1]), ())] + cue_presses(
+                        table.cues.get(("pc", channel, data[1]), ()))
         return []
 
     def _pressed(self, table: Table, port: str, key: tuple[str, int, int],
                  velocity: int) -> list[Action]:
-        """A note-on from a button or pad: its control routes, its page."""
+        """A note-on from a button or pad: its control routes, its page, its cue button."""
         actions = self._controls(table.controls.get(key), velocity / 127.0, 127)
         page = table.pages.get(key)
         if page is not None:
             actions.append(PageCue(port, page))
-        return actions
+        return actions + cue_presses(table.cues.get(key, ())) if table.cues else actions
 
     def observe(self, instance: str, node: str, param: str, value: float) -> None:
         """Note a parameter value set elsewhere, so takeover does not jump from a stale one."""
@@ -227,6 +229,8 @@ class Engine:
             page = table.pages.get(("cc", channel, cc))
             if page is not None:
                 actions.append(PageCue(port, page))
+        if table.cues and value >= 64:
+            actions += cue_presses(table.cues.get(("cc", channel, cc), ()))
         if cc < 64 and table.cc14:
             assembler = self._cc14.get((port, channel))
             if assembler is None:

@@ -104,7 +104,8 @@ def find_port(names: list[str], pattern: str) -> str:
     for name in names:
         if pattern.lower() in name.lower():
             return name
-    raise MidiPortNotFound(f"no MIDI port matches {pattern!r}; ports are: {names}")
+    raise MidiPortNotFound(f"no MIDI port matches {pattern!r}; ports are: {names}",
+                           name=pattern, known=names)
 
 
 #: rtmidi's queue per input, in messages: 0.8 s of a 20,000 messages/s flood.

@@ -13,9 +13,13 @@ from typing import NamedTuple
 
 from midi.controllers.profile import Control, Profile
 from midi.curves import Curve, make_curve
-from midi.schema import ControlRoute, KeyRoute, PageRoute, SceneRoute
+from midi.schema import ControlRoute, CueRoute, KeyRoute, PageRoute, SceneRoute
 
-Route = ControlRoute | KeyRoute | SceneRoute | PageRoute
+Route = ControlRoute | KeyRoute | SceneRoute | PageRoute | CueRoute
+#: Each route model's type name, as listings, stores and sessions say it.
+KIND: Mapping[type, str] = MappingProxyType({
+    ControlRoute: "control", KeyRoute: "key", SceneRoute: "scene", PageRoute: "page",
+    CueRoute: "cue"})
 
 
 class RouteEntry(NamedTuple):
@@ -98,6 +102,8 @@ class Table(NamedTuple):
     """Page buttons: the page each shows."""
     feedback: bool = False
     """The port's device is sent feedback: a message it echoes back is dropped."""
+    cues: Mapping[ControlKey, tuple[CueRoute, ...]] = MappingProxyType({})
+    """Cue list buttons by (note, cc or pc, channel, number)."""
 
 
 EMPTY = Table({}, (), False, False)
@@ -179,9 +185,16 @@ def compile_table(
     keys: list[KeyTarget] = []
     scenes: dict[SceneKey, list[SceneRoute]] = {}
     pages: dict[ControlKey, str] = {}
+    cues: dict[ControlKey, list[CueRoute]] = {}
     for entry in entries:
         route = entry.route
         if not port_matches(route.port, port_name):
+            continue
+        if isinstance(route, CueRoute):
+            key = page_key(route, profile)
+            if key is not None:
+                for channel in ((key[1],) if key[1] >= 0 else range(16)):
+                    cues.setdefault((key[0], channel, key[2]), []).append(route)
             continue
         if isinstance(route, PageRoute):
             key = page_key(route, profile)
@@ -222,11 +235,13 @@ def compile_table(
         any(key[0] == "note" for key in controls),
         MappingProxyType(pages),
         feedback,
+        MappingProxyType({key: tuple(routes) for key, routes in cues.items()}),
     )
 
 
-def page_key(route: PageRoute, profile: Profile | None) -> ControlKey | None:
-    """The message that presses a page button (channel -1: any), or None: no such control."""
+def page_key(route: PageRoute | CueRoute, profile: Profile | None) -> ControlKey | None:
+    """The message that presses a page or cue button (channel -1: any), or None: no such
+    control."""
     if route.control is not None:
         control = profile.controls.get(route.control) if profile is not None else None
         if control is None or control.key[0] not in ("cc", "note"):
@@ -234,9 +249,11 @@ def page_key(route: PageRoute, profile: Profile | None) -> ControlKey | None:
         kind, channel, number = control.key
         return kind, (route.channel - 1) if route.channel else channel, number
     channel = (route.channel - 1) if route.channel else -1
+    if isinstance(route, CueRoute) and route.program is not None:
+        return "pc", channel, route.program
     if route.cc is not None:
         return "cc", channel, route.cc
-    assert route.note is not None, "checked by PageRoute"
+    assert route.note is not None, "checked by PageRoute and CueRoute"
     return "note", channel, route.note
 
 
@@ -258,7 +275,7 @@ def resolve_all(
     resolved: dict[str, tuple[str, ...]] = {}
     errors: dict[str, str] = {}
     for entry in entries:
-        if isinstance(entry.route, PageRoute):
+        if isinstance(entry.route, PageRoute | CueRoute):
             continue
         selector = entry.route.instance
         if selector in resolved or selector in errors:

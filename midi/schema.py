@@ -292,6 +292,46 @@ class PageRoute(StrictModel):
         return self
 
 
+CueNumber = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,19}$",
+                                 description="A cue's number: 1, 2.5, 3A")]
+
+
+class CueRoute(StrictModel):
+    """A button that GOes the cue list (``[[midi.cues]]``): a note, a CC or a program change."""
+
+    id: RouteId | None = Field(None, description="Stable name for this route; generated if "
+                               "omitted.")
+    port: PortPattern = Field("*", description="Case-insensitive substring of the device's "
+                              "input port; '*' is any port.")
+    channel: int | None = Field(None, ge=1, le=16, description="MIDI channel 1-16 (default: "
+                                "the profile's for a named control, else any).")
+    host: HostName | None = Field(None, description="With several hosts: the host the "
+                                  "controller is plugged into.")
+    control: ControlName | None = Field(None, description="The button by its profile name.")
+    note: int | None = Field(None, ge=0, le=127, description="A button that sends this note "
+                             "(a note-on presses it).")
+    cc: int | None = Field(None, ge=0, le=127, description="A button that sends this CC (a "
+                           "value of 64 or more presses it).")
+    program: int | None = Field(None, ge=0, le=127, description="A program change 0-127.")
+    action: Literal["go", "stop", "standby"] = Field(
+        "go", description="go fires the cue on standby (or cue); stop cancels the cues "
+        "waiting to fire; standby puts cue on standby.")
+    cue: CueNumber | None = Field(None, description="go: fire this cue instead of the one on "
+                                  "standby; standby: the cue to put there.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> CueRoute:
+        given = [k for k in ("control", "note", "cc", "program") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("a cue button needs exactly one of control, note, cc, program "
+                             f"(found: {', '.join(given) or 'none'})")
+        if self.action == "standby" and self.cue is None:
+            raise ValueError("action = 'standby' needs the cue to put on standby")
+        if self.action == "stop" and self.cue is not None:
+            raise ValueError("action = 'stop' cancels every waiting cue: drop cue")
+        return self
+
+
 class MidiConfig(StrictModel):
     """The ``[midi]`` section: backend, ports, hotplug and routes."""
 
@@ -333,13 +373,20 @@ class MidiConfig(StrictModel):
     scenes: tuple[SceneRoute, ...] = Field((), description="[[midi.scenes]] routes.")
     pages: tuple[PageRoute, ...] = Field((), description="[[midi.pages]]: buttons that switch "
                                          "a controller between pages of routes.")
+    cues: tuple[CueRoute, ...] = Field((), description="[[midi.cues]]: buttons that GO the "
+                                       "cue list.")
     feedback: bool = Field(True, description="Send each controller with a profile what its "
                            "mapped params are (LEDs, rings, motor faders).")
 
+    def buttons_on(self, host: str | None) -> dict[str, tuple[PageRoute | CueRoute, ...]]:
+        """The page and cue buttons of the controllers on ``host`` (or on no host named)."""
+        return {"pages": tuple(r for r in self.pages if r.host in (None, host)),
+                "cues": tuple(r for r in self.cues if r.host in (None, host))}
+
     @model_validator(mode="after")
     def _unique_ids(self) -> MidiConfig:
-        routes: tuple[ControlRoute | KeyRoute | SceneRoute | PageRoute, ...] = (
-            *self.controls, *self.keys, *self.scenes, *self.pages)
+        routes: tuple[ControlRoute | KeyRoute | SceneRoute | PageRoute | CueRoute, ...] = (
+            *self.controls, *self.keys, *self.scenes, *self.pages, *self.cues)
         ids = [r.id for r in routes if r.id is not None]
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:

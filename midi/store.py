@@ -14,15 +14,15 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from midi.routes import RouteEntry
-from midi.schema import ControlRoute, KeyRoute, PageRoute
+from midi.schema import ControlRoute, CueRoute, KeyRoute, PageRoute
 from scorch.primitives.files import write_json_atomically
 
 log = logging.getLogger(__name__)
 
 FILENAME = "midi_routes.json"
 _VERSION = 1
-_MODELS: dict[str, type[ControlRoute | KeyRoute | PageRoute]] = {
-    "control": ControlRoute, "key": KeyRoute, "page": PageRoute}
+_MODELS: dict[str, type[ControlRoute | KeyRoute | PageRoute | CueRoute]] = {
+    "control": ControlRoute, "key": KeyRoute, "page": PageRoute, "cue": CueRoute}
 _TYPES: dict[type, str] = {model: name for name, model in _MODELS.items()}
 
 

@@ -38,8 +38,11 @@ class Takeover:
         previous, self.control = self.control, position
         if self.mode == "immediate" or current is None or abs(position - current) <= TOLERANCE:
             return position
-        if previous is not None and (previous - current) * (position - current) <= 0:
-            return position  # reached or crossed the parameter
+        if previous is not None and (abs(previous - current) <= TOLERANCE
+                                     or (previous - current) * (position - current) <= 0):
+            # held it (where it left it, give or take the rounding of the param's curve
+            # there and back), reached or crossed it
+            return position
         if self.mode == "pickup" or previous is None or position == previous:
             return None
         if position > previous:

@@ -15,7 +15,8 @@ the wire beside the message and reach MCP's error results and the CLI's
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Iterable, Sequence
 
 #: Every code an error may carry, and what it means (docs/errors.md lists each).
 CODES: dict[str, str] = {
@@ -92,9 +93,44 @@ class ConfigError(ScorchError):
 
 
 class NotFound(ScorchError, KeyError):
-    """A name that matches nothing; the message lists what does exist."""
+    """A name that matches nothing; the message lists what does exist, and the nearest.
+
+    Every kind of name (a room, a node, a pattern, a SynthDef, a scene...) is refused
+    through here: given the ``name`` asked for and the names there are (``known``), the
+    message ends with the nearest of them (:func:`nearest`), which a typo most likely meant.
+    """
 
     code = "NOT_FOUND"
+    name: str | None = None
+    """The name asked for, where the refusal knows it (not across the wire)."""
+
+    def __init__(self, message: str = "", *, name: str | None = None,
+                 known: Iterable[str] = ()) -> None:
+        self.name = name
+        close = nearest(name, known) if name is not None else []
+        if close:
+            message += f"; did you mean {' or '.join(map(repr, close))}?"
+        super().__init__(message)
+
+
+#: How alike a name must be to one asked for to be offered instead (difflib's ratio).
+NEAR = 0.6
+#: How many near names a refusal offers at most.
+NEAREST = 3
+
+
+def nearest(name: str, known: Iterable[str]) -> list[str]:
+    """The names of ``known`` nearest to ``name`` (at most :data:`NEAREST`, best first, then
+    in their order): alike by difflib's ratio, ignoring case; of a very long name only its
+    first characters count."""
+    matcher = difflib.SequenceMatcher(b=name.casefold()[:200])
+    scored: list[tuple[float, int, str]] = []
+    for candidate in dict.fromkeys(known):
+        matcher.set_seq1(candidate.casefold())
+        if candidate != name and matcher.real_quick_ratio() >= NEAR \
+                and matcher.quick_ratio() >= NEAR and (ratio := matcher.ratio()) >= NEAR:
+            scored.append((-ratio, len(scored), candidate))
+    return [candidate for _, _, candidate in sorted(scored)[:NEAREST]]
 
 
 class InstanceNotFound(NotFound):
@@ -102,12 +138,11 @@ class InstanceNotFound(NotFound):
 
     def __init__(self, name: str, known: Sequence[str] = (),
                  groups: Sequence[str] = ()) -> None:
-        self.name = name
-        self.known = list(known)
         groups_text = f"; groups: {', '.join(groups)}" if groups else ""
         shown = name if len(name) <= 60 else name[:57] + "..."
         super().__init__(f"no instance or group named {shown!r}; known instances: "
-                         f"{', '.join(known) or '(none)'}{groups_text}")
+                         f"{', '.join(known) or '(none)'}{groups_text}", name=name,
+                         known=[*known, *groups])
 
 
 class NodeNotFound(NotFound):
@@ -120,6 +155,10 @@ class UnknownSynthDef(NotFound):
 
 class MidiPortNotFound(NotFound):
     """No MIDI port matches a name, or the port went away."""
+
+
+class RouteNotFound(NotFound):
+    """No run-time MIDI route has that id."""
 
 
 class BufferNotFound(NotFound):

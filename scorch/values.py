@@ -27,6 +27,8 @@ from pydantic import (
 #: names, OSC, sclang symbols and shell arguments.
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
 NAME_RULE = "1-64 characters: a letter, then letters, digits, _ or -"
+#: A name, or ``*`` for every instance.
+SELECTOR_PATTERN = r"^(\*|[A-Za-z][A-Za-z0-9_-]{0,63})$"
 #: The largest finite float32: scsynth's controls are float32, so OSC floats are too.
 FLOAT32_MAX = 3.4028234663852886e38
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -106,7 +108,7 @@ def _selector(value: str) -> str:
 
 
 Selector = Annotated[str, Strict(), AfterValidator(_selector), WithJsonSchema(
-    {"type": "string", "pattern": r"^(\*|[A-Za-z][A-Za-z0-9_-]{0,63})$"})]
+    {"type": "string", "pattern": SELECTOR_PATTERN})]
 """An instance name, a group name, or ``*`` for every instance."""
 
 Text = Annotated[str, Strict(), AfterValidator(no_nul)]

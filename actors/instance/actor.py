@@ -23,6 +23,7 @@ import pykka
 
 from actors.instance.buffers import Buffers
 from actors.instance.code import Code
+from actors.instance.gain import StageControl
 from actors.instance.nodes import Nodes
 from actors.instance.patterns import Patterns
 from actors.instance.processes import InstanceSettings, Processes
@@ -37,6 +38,7 @@ from scorch.state.bus import Bus
 from scorch.state.desired import BufferState, DesiredState
 from scorch.state.door import Door
 from scorch.state.events import SOUNDING, Kind, State
+from scorch.state.playing import Stopped
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
@@ -70,10 +72,11 @@ class Instance(pykka.ThreadingActor):
         self.buffers = pykka.traversable(Buffers(
             name, self.desired, self.processes, view, bus, self._require_ready))
         self.code = pykka.traversable(Code(
-            name, self.processes, self.desired, self._event, self._require_ready,
+            name, self.processes, self.desired, view, self._event, self._require_ready,
             lambda how: self._crashed("sclang", how)))
         self.patterns = pykka.traversable(Patterns(
             name, self.desired, self.processes, view, bus, self._event, settings))
+        self.stage = pykka.traversable(StageControl(name, self.desired, self.processes, view, bus))
         self._keepers: dict[str, Keeper] = {}
         self._hung: set[str] = set()
 
@@ -100,10 +103,8 @@ class Instance(pykka.ThreadingActor):
     # --- lifecycle -----------------------------------------------------------
 
     def on_start(self) -> None:
-        """Load the config's SynthDefs and nodes into the desired state (actor thread).
-
-        With a seed (``--resume``) its nodes and buffers replace the config's from the first boot.
-        """
+        """Load the config's SynthDefs and nodes into the desired state (actor thread); with a
+        seed (``--resume``) its nodes and buffers replace the config's from the first boot."""
         self.nodes.bind(self.actor_ref.proxy().nodes)
         self.patterns.bind(self.actor_ref.proxy().patterns.recorded)
         wanted = self.config.synthdefs
@@ -314,8 +315,11 @@ class Instance(pykka.ThreadingActor):
                 self.processes.stop_sclang()  # a failed scsynth start cleaned up after itself
             raise
         took = time.monotonic() - started
+        self.view.restarted(kind)
         if kind == "scsynth" or self._state() != State.READY:
             self._ready(f"{kind} restarted in {took:.2f} s")
+        else:  # READY all along: the counts of restarts change all the same
+            self._set_state(State.READY)
         restored = (f"restored {len(self.desired.synthdefs)} SynthDefs, "
                     f"{len(self.desired.buffers)} buffers and "
                     f"{len(self.desired.nodes)} nodes" if kind == "scsynth"
@@ -414,6 +418,7 @@ class Instance(pykka.ThreadingActor):
         except Exception as err:
             self._fault("scsynth", f"s.reboot: {_reason(err)}")
             return
+        self.view.restarted("scsynth")
         self._ready("scsynth restarted for s.reboot")
         self._event(Kind.RESTORED, f"restored {len(self.desired.nodes)} nodes after s.reboot",
                     process="scsynth", nodes=list(self.desired.nodes))
@@ -431,9 +436,10 @@ class Instance(pykka.ThreadingActor):
     def _require_ready(self, need_sclang: bool = False) -> None:
         self.view.snapshot.require_ready(self.processes.session is not None, need_sclang)
 
-    def silence(self, stop_routines: bool) -> list[str]:
-        """Free every node (and with ``stop_routines``, run CmdPeriod in sclang first)."""
-        return self.nodes.silence(stop_routines)
+    def silence(self, stop_routines: bool) -> Stopped:
+        """Free every node (and with ``stop_routines``, run CmdPeriod in sclang first); say
+        what that stopped."""
+        return self.code.silence(stop_routines, self.nodes.silence)
 
     def _on_node_end(self, node_id: int, osc: OscClient) -> None:
         """A named node's id ended on scsynth (OSC receive thread): hand it to the actor."""

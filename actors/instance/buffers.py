@@ -101,7 +101,8 @@ class Buffers:
         state = self.desired.buffers.pop(name, None)
         if state is None:
             raise BufferNotFound(f"instance {self.name!r} has no buffer {name!r}; buffers: "
-                                 f"{', '.join(self.desired.buffers) or '(none)'}")
+                                 f"{', '.join(self.desired.buffers) or '(none)'}", name=name,
+                                 known=self.desired.buffers)
         osc = self._processes.osc
         if osc is not None:
             osc.send(commands.b_free(state.bufnum))

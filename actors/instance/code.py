@@ -7,15 +7,21 @@ actor's thread.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
 
 from actors.instance.processes import Processes
-from scorch.errors import BootError
+from scorch.errors import BootError, ScorchError
+from scorch.primitives.sclang.patterns import Silenced, parse_silenced
 from scorch.primitives.sclang.result import ExecuteResult
+from scorch.primitives.scsynth.commands import Cmd, Reply
+from scorch.primitives.scsynth.node_tree import tree_nodes
 from scorch.state.desired import DesiredState
 from scorch.state.events import Kind
+from scorch.state.playing import Stopped, synth_count
+from scorch.state.view import InstanceView
 
 #: The least time a request is given, even when its caller's deadline is (nearly) past.
 MIN_LEFT = 0.05
@@ -26,11 +32,13 @@ Event = Callable[..., None]
 class Code:
     """Requests to sclang (actor thread)."""
 
-    def __init__(self, name: str, processes: Processes, desired: DesiredState, event: Event,
-                 require_ready: Callable[..., None], crashed: Callable[[str], None]) -> None:
+    def __init__(self, name: str, processes: Processes, desired: DesiredState,
+                 view: InstanceView, event: Event, require_ready: Callable[..., None],
+                 crashed: Callable[[str], None]) -> None:
         self.name = name
         self._processes = processes
         self._desired = desired
+        self._view = view
         self._event = event
         self._require_ready = require_ready
         self._crashed = crashed
@@ -71,6 +79,35 @@ class Code:
             self._processes.start_sclang()
         except BootError as err:
             self._crashed(f"restart failed: {err}")
+            return
+        self._view.restarted("sclang")
+
+    def silence(self, stop_routines: bool, free_nodes: Callable[[], list[str]]) -> Stopped:
+        """Free every node (``free_nodes``: the named ones, forgotten), with ``stop_routines``
+        after CmdPeriod in sclang; say what was stopped."""
+        synths = self._synths()
+        told: Silenced | None = None
+        session = self._processes.session
+        if stop_routines and session is not None:
+            # CmdPeriod frees the tree and sclang makes its default groups again: wait for
+            # it, so a play right after finds group 1.
+            _, future = session.submit("ScorchPatterns.silence", timeout=5.0, raw=True)
+            with contextlib.suppress(Exception):
+                told = parse_silenced(future.result(timeout=5.0).value or "")
+        return Stopped(nodes=tuple(free_nodes()), synths=synths,
+                       patterns=told.patterns if told else (),
+                       routines=told.routines if told else None)
+
+    def _synths(self) -> int | None:
+        """The room's synths on scsynth now (None: it does not answer)."""
+        osc = self._processes.osc
+        if osc is None:
+            return None
+        try:
+            reply = osc.request(Cmd.G_QUERY_TREE, 0, 0, reply=Reply.QUERY_TREE, timeout=2.0)
+            return synth_count(tree_nodes(reply.args))
+        except (ScorchError, ValueError):
+            return None
 
     def run_startup(self) -> None:
         """Run the startup code (after boot and after every scsynth restart)."""

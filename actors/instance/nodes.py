@@ -23,7 +23,7 @@ from actors.instance.processes import InstanceSettings, Processes
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.config.changes import RoomChanges
 from scorch.errors import InvalidRequest, NodeNotFound, OscFailure, OscTimeout
-from scorch.primitives.scsynth import commands
+from scorch.primitives.scsynth import commands, layout
 from scorch.primitives.scsynth.client import OscClient
 from scorch.state.bus import Bus, Published, Subscription
 from scorch.state.changes import NodeEnded, NodeMoved, NodeStarted, ParamsChanged
@@ -140,7 +140,8 @@ class Nodes:
         if target is not None and target not in self.desired.nodes:
             raise NodeNotFound(f"instance {self.name!r} has no node {target!r} to play "
                                f"{add_action}; named nodes: "
-                               f"{', '.join(self.desired.nodes) or '(none)'}")
+                               f"{', '.join(self.desired.nodes) or '(none)'}", name=target,
+                               known=self.desired.nodes)
         if target is not None and target == name:
             raise InvalidRequest(f"node {name!r} cannot be placed {add_action} itself")
         if compiled is not None and sent:
@@ -215,7 +216,8 @@ class Nodes:
         current = self.desired.nodes.get(node)
         if current is None:
             raise NodeNotFound(f"instance {self.name!r} has no node {node!r}; named nodes: "
-                               f"{', '.join(self.desired.nodes) or '(none)'}")
+                               f"{', '.join(self.desired.nodes) or '(none)'}", name=node,
+                               known=self.desired.nodes)
         packet = commands.n_set(current.node_id, params)  # raises before anything changes
         state = self.desired.set_params(node, params)
         osc = self._processes.osc
@@ -233,11 +235,13 @@ class Nodes:
         current = self.desired.nodes.get(name)
         if current is None:
             raise NodeNotFound(f"instance {self.name!r} has no node {name!r}; named nodes: "
-                               f"{', '.join(self.desired.nodes) or '(none)'}")
+                               f"{', '.join(self.desired.nodes) or '(none)'}", name=name,
+                               known=self.desired.nodes)
         if target is not None and target not in self.desired.nodes:
             raise NodeNotFound(f"instance {self.name!r} has no node {target!r} to place "
                                f"{name!r} {add_action}; named nodes: "
-                               f"{', '.join(self.desired.nodes)}")
+                               f"{', '.join(self.desired.nodes)}", name=target,
+                               known=self.desired.nodes)
         if target == name:
             raise InvalidRequest(f"node {name!r} cannot be placed {add_action} itself")
         moved = replace(current, target=target, add_action=add_action)
@@ -287,7 +291,9 @@ class Nodes:
         """
         state = self.desired.remove_node(node)
         if state is None:
-            raise NodeNotFound(f"instance {self.name!r} has no node {node!r}")
+            raise NodeNotFound(f"instance {self.name!r} has no node {node!r}; named nodes: "
+                               f"{', '.join(self.desired.nodes) or '(none)'}", name=node,
+                               known=self.desired.nodes)
         osc = self._processes.osc
         if osc is not None:
             # gate 0 lets sustained sounds fade; /n_free later would cut the tail. A def
@@ -333,24 +339,15 @@ class Nodes:
         self._event(Kind.SYNTHS_LOST, text, count=count, synthdefs=dict(gone),
                     from_code=[o.details() for o in made])
 
-    def silence(self, stop_routines: bool = False) -> list[str]:
-        """Free every node on scsynth and forget the named ones; return their names.
-
-        ``stop_routines``: run CmdPeriod in sclang first.
-        """
-        session = self._processes.session
-        if stop_routines and session is not None:
-            # CmdPeriod frees the tree and sclang makes its default groups again: wait for
-            # it, so a play right after finds group 1.
-            _, future = session.submit("CmdPeriod.run;", timeout=5.0, raw=True)
-            with contextlib.suppress(Exception):
-                future.result(timeout=5.0)
+    def silence(self) -> list[str]:
+        """Free every node on scsynth and forget the named ones; return their names."""
         self._require_ready()
         cleared = self.desired.clear_nodes()
         self.publish()
         osc = self._osc()
         osc.send(commands.clear_sched())
-        osc.send(commands.g_deep_free(commands.ROOT_NODE))
+        for packet in layout.silence():  # the stage stays
+            osc.send(packet)
         for node in cleared:
             self._bus.publish(NodeEnded(self.name, node.name, node.node_id, "silenced", "stop"))
         osc.sync(timeout=2.0)

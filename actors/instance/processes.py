@@ -16,7 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from actors.instance.staging import keep_layout, stage_for
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
+from scorch.config.safety import SafetyConfig
 from scorch.config.tables import AudioConfig, InstanceConfig, WatchdogConfig
 from scorch.errors import BootError, BootTimeout, OscError, OscFailure, OscTimeout, PortInUse
 from scorch.notes.capture import Capture
@@ -24,6 +26,7 @@ from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.interpreter import Sclang
 from scorch.primitives.sclang.launch import EarlySclang
 from scorch.primitives.sclang.session import SclangSession
+from scorch.primitives.scsynth import layout
 from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.scsynth.failures import failures_since
 from scorch.primitives.scsynth.node_tree import client_leftovers, tree_nodes
@@ -83,6 +86,8 @@ class InstanceSettings:
     buffers instead of the config's nodes."""
     early_sclang: EarlySclang | None = None
     """The room's first sclang, started before the room booted (taken by the first boot)."""
+    safety: SafetyConfig = field(default_factory=SafetyConfig)
+    """The room's safety stage (``[safety]`` with its own ``[instances.NAME.safety]`` over it)."""
 
 
 def restore_synthdefs(osc: OscClient, desired: DesiredState) -> None:
@@ -184,12 +189,24 @@ class Processes:
         self._lang_port: int | None = None
         self._spawned: Sclang | None = None
         """A started sclang not attached yet (:meth:`spawn_sclang`)."""
+        self.stage: layout.Stage | None = None
+        """The safety stage the running scsynth has (what its keeper puts back)."""
 
     def reconfigure(self, config: InstanceConfig, settings: InstanceSettings) -> None:
         """Start the next processes with these settings (the running ones are left alone)."""
         self._config, self._settings = config, settings
         if config.port is not None:
             self.port = config.port
+
+    @property
+    def settings(self) -> InstanceSettings:
+        """What the next processes start with."""
+        return self._settings
+
+    @property
+    def outputs(self) -> int:
+        """The output channels of the room's scsynth."""
+        return self._config.outputs
 
     @property
     def osc(self) -> OscClient | None:
@@ -235,6 +252,8 @@ class Processes:
     def _start_scsynth(self, desired: DesiredState,
                        between: Callable[[Scsynth], None]) -> tuple[list[str], list[str]]:
         fixed = self._config.port is not None
+        stage = stage_for(self._settings.safety, self._config.outputs, desired.gain_db,
+                          self._view)
         for attempt in range(1 if fixed else PORT_TRIES):
             self.port = self._choose_port()
             options = ScsynthOptions(
@@ -245,12 +264,14 @@ class Processes:
             )
             try:
                 scsynth = Scsynth.start(options, self._view.console, self._on_exit,
-                                        self._settings.boot_timeout)
+                                        self._settings.boot_timeout, stage)
                 break
             except PortInUse:
                 if fixed or attempt == PORT_TRIES - 1:
                     raise
                 self.port = None
+        self.stage = stage
+        keep_layout(scsynth.osc, self._view, lambda: self.stage)
         try:
             restore_synthdefs(scsynth.osc, desired)
             lost = restore_buffers(scsynth.osc, desired)
@@ -289,7 +310,9 @@ class Processes:
             lost(osc.last_synths, osc.synth_starts)
         scsynth, self.scsynth = self.scsynth, None
         self._door.scsynth.shut()
+        self._view.stage_readings.add(None)
         if scsynth is not None:
+            scsynth.osc.on_notice = None  # its ends on the way out are not to be repaired
             scsynth.stop(graceful)
         self._view.update(scsynth_pid=None)
 

@@ -13,6 +13,7 @@ from pykka.typing import ActorMemberMixin, proxy_method
 from actors.instance.actor import Instance
 from actors.instance.buffers import Buffers
 from actors.instance.code import Code
+from actors.instance.gain import StageControl
 from actors.instance.nodes import Nodes
 from actors.instance.patterns import Patterns
 
@@ -50,6 +51,12 @@ class PatternsProxy:
     publish = proxy_method(Patterns.publish)
 
 
+class StageProxy:
+    """``proxy.stage``: the master gain in the room's safety stage."""
+
+    set_gain = proxy_method(StageControl.set_gain)
+
+
 class InstanceProxy(ActorMemberMixin, pykka.ActorProxy[Instance]):
     """An Instance's proxy, as the facade, the supervisor and the watchdog ask it."""
 
@@ -64,3 +71,4 @@ class InstanceProxy(ActorMemberMixin, pykka.ActorProxy[Instance]):
     code: CodeProxy
     buffers: BuffersProxy
     patterns: PatternsProxy
+    stage: StageProxy

@@ -36,10 +36,11 @@ from actors.ticker import Ticker
 from midi.clock import ClockReading
 from midi.engine import Engine
 from midi.ports import OutputPort
-from midi.routes import Route, RouteEntry, port_matches, resolve_all
-from midi.schema import ClockOutConfig, ControlRoute, MidiConfig, PageRoute, SceneRoute
+from midi.routes import KIND, Route, RouteEntry, port_matches, resolve_all
+from midi.schema import ClockOutConfig, MidiConfig
 from midi.store import FILENAME, load_routes, save_routes
 from scorch.config.profiles import Profiles, load_profiles
+from scorch.errors import RouteNotFound
 from scorch.notes.capture import OUTPUT, Capture
 from scorch.state.bus import Bus
 from scorch.state.tempo import INSTALLATION, TempoView
@@ -84,7 +85,7 @@ class MidiRouter(pykka.ThreadingActor):
         self._feedback = FeedbackSender(self._lock, self._engine)
         kinds: list[tuple[str, tuple[Route, ...]]] = [
             ("control", config.controls), ("key", config.keys), ("scene", config.scenes),
-            ("page", config.pages)]
+            ("page", config.pages), ("cue", config.cues)]
         self._config_routes = [RouteEntry(r.id or f"config-{kind}-{i}", r, "config")
                                for kind, routes in kinds for i, r in enumerate(routes)]
         self._runtime_routes: list[RouteEntry] = []
@@ -205,14 +206,14 @@ class MidiRouter(pykka.ThreadingActor):
         out = []
         for entry in self._entries():
             selector = getattr(entry.route, "instance", "")
-            out.append({"id": entry.id, "origin": entry.origin, "type": _kind(entry.route),
+            out.append({"id": entry.id, "origin": entry.origin, "type": KIND[type(entry.route)],
                         "route": entry.route.model_dump(mode="json"),
                         "error": self._route_errors.get(selector)})
         return out
 
     def map(self, route: Route) -> str:
         """Add (or replace, by id) a run-time route; it is saved and survives a restart."""
-        route_id = route.id or f"{_kind(route)}-" + uuid.uuid4().hex[:8]
+        route_id = route.id or f"{KIND[type(route)]}-" + uuid.uuid4().hex[:8]
         if any(e.id == route_id for e in self._config_routes):
             raise ValueError(f"route {route_id!r} comes from config.toml: edit it there")
         kept = [e for e in self._runtime_routes if e.id != route_id]
@@ -226,7 +227,9 @@ class MidiRouter(pykka.ThreadingActor):
             raise ValueError(f"route {route_id!r} comes from config.toml: edit it there")
         kept = [e for e in self._runtime_routes if e.id != route_id]
         if len(kept) == len(self._runtime_routes):
-            raise KeyError(f"no run-time MIDI route {route_id!r}")
+            ids = [e.id for e in self._runtime_routes]
+            raise RouteNotFound(f"no run-time MIDI route {route_id!r}; run-time routes: "
+                                f"{', '.join(ids) or '(none)'}", name=route_id, known=ids)
         self._commit(kept)
         self._bus.route(route_id, None)
 
@@ -439,12 +442,3 @@ class MidiRouter(pykka.ThreadingActor):
         if released:
             log.warning("released %d MIDI voices started from %s", released,
                         ", ".join(repr(p.name) for p in gone))
-
-
-def _kind(route: Route) -> str:
-    if isinstance(route, SceneRoute):
-        return "scene"
-    if isinstance(route, PageRoute):
-        return "page"
-    return "control" if isinstance(route, ControlRoute) else "key"
-

@@ -183,8 +183,10 @@ class PortSet:
         try:
             return self._open_output(find_port(self._outputs_available(), pattern))
         except MidiPortNotFound:
+            targets = self.targets()
             raise MidiPortNotFound(f"no MIDI port matches {pattern!r}; ports that can be sent "
-                                   f"to: {', '.join(self.targets()) or 'none'}") from None
+                                   f"to: {', '.join(targets) or 'none'}", name=pattern,
+                                   known=targets) from None
 
     def own_input(self, pattern: str) -> str | None:
         """The virtual input's name when ``pattern`` names it (scorch's own input, which

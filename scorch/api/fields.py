@@ -61,14 +61,13 @@ Pattern = Annotated[str, Strict(), Field(
 
 ExecuteTimeout = Annotated[Seconds, Field(
     ge=0.5, le=300, description="Seconds to wait; code still running then is stopped and "
-    "sclang restarted (routines stop, Pdef, Tdef and Ndef come back, synths play on)")]
+    "sclang restarted (synths play on)")]
 
 WaitTimeout = Annotated[Seconds, Field(le=120, description="Seconds to wait")]
 
 At = Annotated[Annotated[float, Strict(), Field(allow_inf_nan=False)]
                | Literal["next_beat", "next_bar"] | None, Field(
-    description="When scsynth does it: a Unix time (s), or next_beat / next_bar of the "
-    "tempo; rooms given one time start together, on any host (default: now)")]
+    description="A Unix time (s), or next_beat / next_bar of the tempo (default: now)")]
 
 Delay = Annotated[Annotated[float, Strict(), Field(ge=0, le=3600, allow_inf_nan=False)]
                   | None, Field(description="Seconds from now (instead of at)")]

@@ -13,7 +13,6 @@ takes them back) and each is in the history, as a tool's call is.
 
 from __future__ import annotations
 
-import difflib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -23,7 +22,6 @@ from scorch.api import journaled
 from scorch.api.fields import TimedArgs
 from scorch.api.operation import Args, Operation
 from scorch.app.hours import Outcome, Source
-from scorch.app.undo import Scope
 from scorch.config.lines import located
 from scorch.config.schedule import call_lines
 from scorch.errors import ConfigError, InvalidRequest, NotFound, ScorchError
@@ -46,9 +44,8 @@ def operation_of(call: Call, operations: Mapping[str, Operation[Any, Any]],
     """The operation a call names; NotFound (or InvalidRequest) says why it cannot be called."""
     op = operations.get(call.op)
     if op is None or not op.tool:
-        near = difflib.get_close_matches(call.op, [n for n, o in operations.items() if o.tool],
-                                         n=1)
-        err = NotFound(f"no tool {call.op!r}" + (f"; did you mean {near[0]!r}?" if near else ""))
+        err = NotFound(f"no tool {call.op!r}", name=call.op,
+                       known=[n for n, o in operations.items() if o.tool])
         err.argument = "op"
         raise err
     if op.access.read_only or op.name in NOT_FROM.get(table, ()):
@@ -154,6 +151,12 @@ class Firing:
                 refused.argument = "do"
                 raise refused from None
 
+    def cue(self, args: dict[str, Any]) -> None:
+        """Call the cue operation as a tool's call is made (a cue button's): each cue it
+        fires is one journal step, and the call is in the history."""
+        op = self.operations()["cue"]
+        journaled.perform(self.orch, op, op.parse(args))
+
     def fire(self, label: str, calls: Sequence[Call], at: float | None,
              source: Source) -> list[Outcome]:
         """Make this host's part of ``calls``: timed ones at once stamped ``at``, then the
@@ -168,9 +171,7 @@ class Firing:
                     if rooms == []:
                         parts[number].append(Outcome(call, True, skipped=True))
                         continue
-                    scope = journaled.scope_of(orch, op.name, parsed)
-                    if scope is not None:
-                        scopes.append(scope)
+                    scopes.append(journaled.scope_of(orch, op, parsed))
                     step = (number, op, parsed, tuple(rooms or ()))
                     if at is not None and _timed(parsed):
                         timed.append((number, op, parsed.model_copy(update={"at": at}),
@@ -179,30 +180,27 @@ class Firing:
                         later.append(step)
             except ScorchError as err:
                 parts[number].append(Outcome(call, False, str(err)))
-        scope = _union(scopes)
-        before = orch.undo.capture(scope) if scope is not None else None
-        made = [(n, self._call(calls[n], op, parsed, rooms)) for n, op, parsed, rooms in timed]
+        entry = journaled.Step(orch, scopes)  # one step of the journal
+        made = [(n, _call(entry, calls[n], op, parsed, rooms)) for n, op, parsed, rooms in timed]
         if at is not None and later:
             time.sleep(max(0.0, at - time.time()))
-        made += [(n, self._call(calls[n], op, parsed, rooms)) for n, op, parsed, rooms in later]
+        made += [(n, _call(entry, calls[n], op, parsed, rooms)) for n, op, parsed, rooms in later]
         for number, outcome in made:
             parts[number].append(outcome)
-        if before is not None and scope is not None and any(o.ok for _, o in made):
-            orch.undo.record(source if source != "catch-up" else "schedule", label, scope,
-                             before)
+        if any(o.ok for _, o in made):
+            entry.record(source if source != "catch-up" else "schedule", label)
         return [_merged(calls[number], parts[number]) for number in range(len(calls))]
 
-    def _call(self, call: Call, op: Operation[Any, Any], parsed: Args,
-              rooms: tuple[str, ...]) -> Outcome:
-        started = time.time()
-        try:
-            result = op.run(self.orch, parsed)
-        except ScorchError as err:
-            op.blame(err, parsed)
-            return Outcome(call, False, str(err), rooms=rooms)
-        journaled.keep_in_history(self.orch, op, parsed, result, started)
-        failure = result.failure()
-        return Outcome(call, failure is None, failure, rooms=rooms)
+
+def _call(step: journaled.Step, call: Call, op: Operation[Any, Any], parsed: Args,
+          rooms: tuple[str, ...]) -> Outcome:
+    """Make one call of a firing's step: how it went."""
+    try:
+        result = step.call(op, parsed)
+    except ScorchError as err:
+        return Outcome(call, False, str(err), rooms=rooms)
+    failure = result.failure()
+    return Outcome(call, failure is None, failure, rooms=rooms)
 
 
 def _said(call: Call, err: ScorchError) -> str:
@@ -214,15 +212,6 @@ def _said(call: Call, err: ScorchError) -> str:
 def _timed(parsed: Args) -> bool:
     """A call scsynth can be told to make at a time, given none of its own."""
     return isinstance(parsed, TimedArgs) and parsed.at is None and parsed.delay is None
-
-
-def _union(scopes: Sequence[Scope]) -> Scope | None:
-    """What the calls may change, together (None: nothing the journal keeps)."""
-    if not scopes:
-        return None
-    rooms = dict.fromkeys(room for s in scopes for room in s.rooms)
-    return Scope(rooms=tuple(rooms), tempo=any(s.tempo for s in scopes),
-                 routes=any(s.routes for s in scopes), patterns=any(s.patterns for s in scopes))
 
 
 def _merged(call: Call, parts: Sequence[Outcome]) -> Outcome:

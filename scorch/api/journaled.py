@@ -1,54 +1,91 @@
-"""Which calls the journal keeps (so that ``undo`` can take them back), and what each touches.
+"""The one way to run an operation: journaled when it changes what a session holds, in the history.
 
 A call that changes the state a session holds (named nodes and their values,
-buffers, patterns, the tempo, the MIDI routes) is journaled: :func:`scope_of` says
-what it may touch, so that just that is captured before it runs. Reads, dry runs
-and failed calls are not journaled; nor are calls whose effect no session holds
-(an unnamed synth, ``execute``'s code). What a call changed is kept in the execution
-history too (:func:`keep_in_history`).
+buffers, patterns, master gains, the tempo, the MIDI routes) is journaled: its operation's
+:class:`~scorch.api.declarations.Changes` says what it may touch, so that just that
+is captured before it runs and ``undo`` takes the call back. Reads, dry runs and
+failed calls are not journaled; nor are calls whose effect no session holds (an
+unnamed synth, ``execute``'s code). What a call changed is kept in the execution
+history too. :func:`perform` runs one call as its own step of the journal; a
+:class:`Step` runs several as one (a schedule's firing, a cue).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from scorch.app.undo import Scope
+from scorch.errors import ScorchError
 
 if TYPE_CHECKING:
     from scorch.api.operation import Args, Operation, Result
     from scorch.app.orchestra import Orchestra
 
-#: Pattern actions whose effect a session holds (every one: a new one, mutes and solos too).
-PATTERN_STATE = ("define", "source", "set", "play", "stop", "fade", "mute", "unmute", "solo")
+
+def perform(orch: Orchestra, op: Operation[Any, Any], parsed: Args) -> Result:
+    """Run one call, journaled as its own step when it changes what a session holds."""
+    try:
+        scope = scope_of(orch, op, parsed)
+    except ScorchError as err:
+        op.blame(err, parsed)
+        raise
+    step = Step(orch, [scope])
+    result = step.call(op, parsed)
+    step.record(call_of(op.name, parsed), summary_of(op.name, parsed))
+    return result
 
 
-def scope_of(orch: Orchestra, name: str, args: Any) -> Scope | None:
-    """What the call ``name(args)`` may change, or None when it is not journaled."""
-    if getattr(args, "dry_run", False):
+class Step:
+    """One step of the journal: what some calls may change, captured before they run."""
+
+    def __init__(self, orch: Orchestra, scopes: Sequence[Scope | None]) -> None:
+        self.orch = orch
+        self.scope = union([scope for scope in scopes if scope is not None])
+        self.before = orch.undo.capture(self.scope) if self.scope is not None else None
+
+    def call(self, op: Operation[Any, Any], parsed: Args) -> Result:
+        """Run one call of the step and keep it in the history; a ScorchError names the
+        argument at fault where it can be told."""
+        started = time.time()
+        try:
+            result: Result = op.run(self.orch, parsed)
+        except ScorchError as err:
+            op.blame(err, parsed)
+            raise
+        keep_in_history(self.orch, op, parsed, result, started)
+        return result
+
+    def record(self, call: str, summary: str) -> None:
+        """Keep the step in the journal (nothing when its calls change nothing it keeps)."""
+        if self.scope is not None and self.before is not None:
+            self.orch.undo.record(call, summary, self.scope, self.before)
+
+
+def scope_of(orch: Orchestra, op: Operation[Any, Any], args: Args) -> Scope | None:
+    """What the call ``op(args)`` may change, by its journal, or None when it is not journaled."""
+    journal = op.journal_of(args)
+    if journal is None:
         return None
-    action = getattr(args, "action", None)
-    if name in ("play", "set", "release", "pattern"):
-        if name == "play" and args.node is None:
-            return None
-        if name == "pattern" and action not in PATTERN_STATE:
-            return None
+    if journal.rooms == "every":
+        rooms = tuple(orch.rooms.names())
+    elif journal.rooms == "named" and op.spread.rooms is not None:
         # resolved: an unknown room is InstanceNotFound, as the call itself would say
-        return Scope(rooms=tuple(orch.rooms.resolve(args.instance)), patterns=name == "pattern")
-    if name == "stop":  # it stops the patterns too
-        return Scope(rooms=tuple(orch.rooms.resolve(args.instance)), patterns=True)
-    if name == "buffer" and action in ("load", "free"):
-        return Scope(rooms=tuple(orch.rooms.resolve(args.instance)))
-    if name == "scene" and action in ("recall", "morph"):
-        return Scope(rooms=tuple(orch.rooms.resolve(args.instance)))
-    if name == "tempo" and args.bpm is not None:
-        return Scope(tempo=True)
-    if name == "midi" and action in ("map", "unmap"):
-        return Scope(routes=True)
-    if (name == "session" and action == "load") or (name == "undo" and action == "back"):
-        # a session file with a room's patterns changes them too
-        return Scope(rooms=tuple(orch.rooms.names()), tempo=True, routes=True, patterns=True)
-    return None
+        rooms = tuple(orch.rooms.resolve(getattr(args, op.spread.rooms)))
+    else:
+        rooms = ()
+    return Scope(rooms=rooms, tempo=journal.tempo, routes=journal.routes,
+                 patterns=journal.patterns)
+
+
+def union(scopes: Sequence[Scope]) -> Scope | None:
+    """What the calls may change, together (None: nothing the journal keeps)."""
+    if not scopes:
+        return None
+    rooms = dict.fromkeys(room for s in scopes for room in s.rooms)
+    return Scope(rooms=tuple(rooms), tempo=any(s.tempo for s in scopes),
+                 routes=any(s.routes for s in scopes), patterns=any(s.patterns for s in scopes))
 
 
 def summary_of(name: str, args: Any) -> str:

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from scorch.api import journaled
 from scorch.api.models import plain
-from scorch.api.operation import OPERATIONS, Result
+from scorch.api.operation import Operation, Result
 from scorch.errors import ScorchError
 from scorch.primitives.sclang.patterns import short
 from scorch.primitives.system.process import cpu_seconds
@@ -38,16 +39,18 @@ class Caller(Protocol):
 
 
 class Here:
-    """The operations on an orchestra of this process, as an operation itself calls them."""
+    """The operations on an orchestra of this process, run as every front end runs them
+    (journaled, kept in the history)."""
 
-    def __init__(self, orch: Orchestra) -> None:
+    def __init__(self, orch: Orchestra, lookup: Callable[[str], Operation[Any, Any]]) -> None:
         self.orch = orch
+        self.lookup = lookup
 
     def call(self, name: str, args: Mapping[str, Any]) -> Result:
         """Validate ``args`` and run ``name`` (the same checks as every front end's)."""
-        op = OPERATIONS[name]
-        result: Result = op.run(self.orch, op.parse(args))
-        return result
+        op = self.lookup(name)
+        return journaled.perform(self.orch, op, op.parse(args))
+
 
 #: Events kept in the view (the page filters them by room and kind).
 EVENTS_SHOWN = 60
@@ -131,6 +134,8 @@ class RoomLive(BaseModel):
     meter: Meter | None = Field(description="None: nobody meters it, or no report lately")
     history: list[tuple[int, float, float]] = Field(
         description="the level of the last minutes: (Unix second, loudest peak, RMS), dBFS")
+    stage: dict[str, Any] | None = Field(None, description="the safety stage (status's "
+                                         "stage): enabled false is pointed out")
 
 
 class EventLive(BaseModel):
@@ -258,7 +263,7 @@ def shown_patterns(view: Any) -> tuple[list[PatternLive], int]:
     """The room's patterns to show, the playing ones first, and how many are left out."""
     times = view.pattern_times
     records = sorted(view.patterns.values(), key=lambda p: not p.playing)
-    return [PatternLive(kind=p.kind, name=p.name, playing=p.playing, quant=p.quant,
+    return [PatternLive(kind=p.kind, name=p.name, playing=p.playing, quant=p.quant_in_force,
                         mute=p.mute, last_event=times.get(p.key), params=pattern_params(p.text),
                         source=short(p.text))
             for p in records[:PATTERNS_SHOWN]], max(0, len(records) - PATTERNS_SHOWN)
@@ -306,6 +311,9 @@ def live_view(service: Caller, orch: Orchestra) -> LiveView:
         synths = server.get("synths")
         if synths and meters.get(name) is not None:
             synths -= 1  # the meter is scorch's, not the room's
+        stage = inst.get("stage")
+        if synths and stage and stage["enabled"]:
+            synths -= 1  # so is the safety stage
         patterns, more = shown_patterns(view)
         rooms.append(RoomLive(
             name=name, group=inst["group"], state=inst["state"], since=inst["since"],
@@ -317,7 +325,8 @@ def live_view(service: Caller, orch: Orchestra) -> LiveView:
             nodes=[NodeLive(name=n, **info, ranges=_ranges(orch, info["synthdef"]))
                    for n, info in inst["nodes"].items()],
             patterns=patterns, patterns_more=more,
-            meter=meters.get(name), history=orch.meters.levels(name).history(now)))
+            meter=meters.get(name), history=orch.meters.levels(name).history(now),
+            stage=stage))
     config = orch.config
     return LiveView(
         time=now, config=str(config.source) if config.source else None,

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scorch.api import journaled
 from scorch.api.operation import Args, Result
 from scorch.api.ops import lookup
-from scorch.errors import InstanceNotReady, InvalidRequest, ScorchError
+from scorch.errors import InstanceNotReady, InvalidRequest
 from scorch.state.changes import ParamsChanged, decode
 from scorch.wire.envelope import PUBLISH
 
@@ -46,22 +45,7 @@ class LocalService:
         parsed = op.parse(args)
         if self.orchestra is None or (self.unavailable and not op.unstarted):
             raise InstanceNotReady(self.unavailable or "scorch is not started yet")
-        orch = self.orchestra
-        started = time.time()
-        try:
-            scope = journaled.scope_of(orch, name, parsed)
-            if scope is None:
-                result = op.run(orch, parsed)
-            else:
-                before = orch.undo.capture(scope)
-                result = op.run(orch, parsed)
-                orch.undo.record(journaled.call_of(name, parsed),
-                                 journaled.summary_of(name, parsed), scope, before)
-        except ScorchError as err:
-            op.blame(err, parsed)
-            raise
-        journaled.keep_in_history(orch, op, parsed, result, started)
-        return result
+        return journaled.perform(self.orchestra, op, parsed)
 
     def publish(self, args: Mapping[str, Any]) -> Taken:
         """Publish the values another host's MIDI router sent to rooms here (``changes``:

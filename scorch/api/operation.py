@@ -26,14 +26,34 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 
+from scorch.api import compact
 from scorch.api.actions import actions_of, first_sentence, flat_fields
+from scorch.api.declarations import (
+    CHANGE,
+    CODE,
+    DESTROY,
+    EVERYTHING,
+    PATTERNS,
+    READ,
+    ROOMS_NAMED,
+    SET,
+    SILENCE,
+    WRITE,
+    WRITE_OVER,
+    Access,
+    Changes,
+    CliForm,
+    Patience,
+    Tool,
+    Where,
+)
 from scorch.errors import InstanceNotFound, InvalidRequest, ScorchError
 from scorch.values import StrictModel, describe_errors
 
@@ -41,60 +61,9 @@ if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
     from scorch.config.installation import Config
 
-
-@dataclass(frozen=True)
-class Access:
-    """What an operation does to the installation (MCP tool annotations derive from it)."""
-
-    read_only: bool
-    destructive: bool
-    idempotent: bool
-    runs_code: bool = False
-    """It runs code the caller gave (sclang's, under its guard): destructive and open world,
-    since the code may do whatever SuperCollider can."""
-    writes_files: bool = False
-    """It writes a file at a path or under a name the caller gives."""
-
-    @property
-    def word(self) -> str:
-        """How a person says it: read-only, destructive, idempotent change or change, then
-        whether it runs code or writes files."""
-        if self.read_only:
-            return "read-only"
-        word = ("destructive" if self.destructive else
-                "idempotent change" if self.idempotent else "change")
-        return ", ".join([word, *(["runs code"] if self.runs_code else []),
-                          *(["writes files"] if self.writes_files else [])])
-
-    @staticmethod
-    def most(accesses: Sequence[Access]) -> Access:
-        """The most dangerous of ``accesses``: read-only if all are, destructive if any is."""
-        return Access(read_only=all(a.read_only for a in accesses),
-                      destructive=any(a.destructive for a in accesses),
-                      idempotent=all(a.idempotent for a in accesses),
-                      runs_code=any(a.runs_code for a in accesses),
-                      writes_files=any(a.writes_files for a in accesses))
-
-
-READ = Access(read_only=True, destructive=False, idempotent=True)
-CHANGE = Access(read_only=False, destructive=False, idempotent=False)
-SET = Access(read_only=False, destructive=False, idempotent=True)
-DESTROY = Access(read_only=False, destructive=True, idempotent=False)
-SILENCE = Access(read_only=False, destructive=True, idempotent=True)
-CODE = Access(read_only=False, destructive=True, idempotent=False, runs_code=True)
-WRITE = Access(read_only=False, destructive=False, idempotent=False, writes_files=True)
-WRITE_OVER = Access(read_only=False, destructive=True, idempotent=False, writes_files=True)
-"""Writes a file, over one that is there when asked to (``overwrite``)."""
-
-
-@dataclass(frozen=True)
-class Where:
-    """Where a request goes on several hosts: the rooms it names, or a host by name."""
-
-    rooms: str | None = None
-    """A selector: a room, a group or ``*``."""
-    host: str | None = None
-    """A host named outright (a MIDI route goes where its controller is)."""
+__all__ = ["CHANGE", "CODE", "DESTROY", "EVERYTHING", "PATTERNS", "READ", "ROOMS_NAMED", "SET",
+           "SILENCE", "WRITE", "WRITE_OVER", "Access", "Action", "Args", "Changes", "CliForm",
+           "Operation", "Patience", "Result", "Service", "Spread", "Tool", "Where", "operation"]
 
 
 class Args(StrictModel):
@@ -116,6 +85,8 @@ class Action(Args):
 
     access: ClassVar[Access] = CHANGE
     """What this action does to the installation."""
+    journal: ClassVar[Changes | None] = None
+    """What of a session this action changes (None: nothing the journal keeps)."""
 
 
 class Result(BaseModel):
@@ -136,8 +107,9 @@ class Result(BaseModel):
         return "FAILED"
 
     def text(self) -> str:
-        """The result for a terminal; JSON unless a result renders itself better."""
-        return self.model_dump_json(indent=2)
+        """The result for a model and a terminal: compact ``key: value`` lines unless a result
+        renders itself better (its JSON is the structured content, and the CLI's --json)."""
+        return compact.render(self.model_dump(mode="json"))
 
     def in_history(self) -> bool:
         """Whether the history keeps the call as ``@NAME {arguments}`` when it changed
@@ -190,28 +162,17 @@ class Hosts(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class CliForm:
-    """What the operator's command adds to the derived one (see ``scorch/cli/commands.py``)."""
-
-    short: Mapping[str, str] = field(default_factory=dict)
-    """One-letter options by argument name: ``{"lines": "n"}`` gives ``-n``."""
-    follow: str | None = None
-    """The argument that takes the previous answer's ``cursor``: ``-f`` follows."""
-    aliases: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    """More commands for the same operation with some arguments fixed:
-    ``{"boot": {"action": "boot"}}`` makes ``scorch boot ROOM``."""
-    files: tuple[str, ...] = ()
-    """Text arguments that may be ``-`` (read stdin) or the path of a file to read."""
+#: The argument that names an operation's rooms unless it says otherwise (when it has one).
+ROOMS = "instance"
 
 
 @dataclass(frozen=True)
 class Spread:
     """How a coordinator of several hosts runs an operation (see ``scorch/api/fanout.py``)."""
 
-    rooms: str | None = None
+    rooms: str | None = ROOMS
     """The argument naming the rooms it acts on (a selector); None: it names none and
-    goes to every host."""
+    goes to every host (as an operation without that argument)."""
     any_host: bool = False
     """Every host answers alike (the docs, the library): the first that answers does."""
     merge: Merge | None = None
@@ -238,10 +199,6 @@ class Operation(Generic[A, R]):
     run: Callable[[Orchestra, A], R]
     access: Access
     """What it does; with actions, the most dangerous action's."""
-    command: str | None
-    """The CLI subcommand (``scorch COMMAND``), None for none."""
-    positional: tuple[str, ...]
-    """Arguments the CLI takes by position, in order."""
     patience: float
     """Seconds an attached caller waits for the answer, beyond ``waits``."""
     waits: str | None
@@ -260,6 +217,19 @@ class Operation(Generic[A, R]):
     """The MCP Apps panel: ``show`` (the tool shows it), ``only`` (only it calls the tool)."""
     unstarted: bool = False
     """It reads only the machine and the config: it answers when the rooms could not start."""
+    journal: Changes | None = None
+    """What of a session it changes (None: nothing the journal keeps); with actions, each
+    action's own (``Action.journal``)."""
+
+    @property
+    def command(self) -> str | None:
+        """The CLI subcommand (``scorch COMMAND``), None for none."""
+        return self.cli.command
+
+    @property
+    def positional(self) -> tuple[str, ...]:
+        """Arguments the CLI takes by position, in order."""
+        return self.cli.positional
 
     @property
     def summary(self) -> str:
@@ -319,6 +289,16 @@ class Operation(Generic[A, R]):
         """What this call does: its action's access, else the operation's."""
         return args.access if isinstance(args, Action) and self.actions else self.access
 
+    def journal_of(self, args: Args) -> Changes | None:
+        """What this call changes of a session: its action's journal, else the operation's;
+        None for a dry run and a call without the argument its journal needs."""
+        declared = args.journal if isinstance(args, Action) and self.actions else self.journal
+        if declared is None or getattr(args, "dry_run", False):
+            return None
+        if declared.given is not None and getattr(args, declared.given) is None:
+            return None
+        return declared
+
     def where(self, args: Args) -> Where:
         """The rooms (or host) a call names, by its declaration."""
         own = args.where()
@@ -349,39 +329,28 @@ class Operation(Generic[A, R]):
 #: Problems one refusal lists at most (a request may carry thousands of bad keys).
 MAX_PROBLEMS = 50
 
-#: The argument that names an operation's rooms unless it says otherwise (when it has one).
-ROOMS = "instance"
-
-OPERATIONS: dict[str, Operation[Any, Any]] = {}
-"""Every operation by name, filled as ``scorch.api.ops`` imports its modules."""
-
 
 def operation(*, access: Access | None = None, name: str | None = None,
-              command: str | None = None, positional: tuple[str, ...] = (),
-              patience: float = 30.0, waits: str | None = None, tool: bool = True,
-              short: Mapping[str, str] | None = None, follow: str | None = None,
-              aliases: Mapping[str, Mapping[str, Any]] | None = None,
-              files: tuple[str, ...] = (), rooms: str | None = ROOMS,
-              any_host: bool = False, merge: Merge | None = None,
-              unanswered: Filler | None = None, roll_call: bool = False,
-              across: Callable[[Hosts, Any], Result | None] | None = None,
-              panel: str | None = None, unstarted: bool = False,
-              ) -> Callable[[Callable[[Orchestra, A], R]], Callable[[Orchestra, A], R]]:
-    """Register ``run(orchestra, args) -> result`` as an operation (its name by default).
+              cli: CliForm | None = None, spread: Spread | None = None,
+              journal: Changes | None = None, patience: Patience | None = None,
+              tool: Tool | None = None, unstarted: bool = False,
+              ) -> Callable[[Callable[[Orchestra, A], R]], Operation[A, R]]:
+    """Make ``run(orchestra, args) -> result`` an operation (its name by default); the
+    registry (``scorch.api.ops.REGISTRY``) lists it.
 
-    ``access``: what it does (with actions: derived, the most dangerous action's).
-    ``short``, ``follow``, ``aliases`` and ``files`` shape its command (:class:`CliForm`);
-    ``rooms`` (the argument naming its rooms, when it has one), ``any_host``, ``merge``,
-    ``unanswered``, ``roll_call`` and ``across`` how it runs on several hosts (:class:`Spread`);
-    ``panel`` its part in the MCP Apps panel (``show`` it, or called ``only`` by it);
-    ``unstarted``: it needs only the machine and the config, so it answers also where the
-    rooms could not start (the doctor).
+    ``access``: what it does (with actions: derived, the most dangerous action's);
+    ``cli``: its command; ``spread``: how it runs on several hosts; ``journal``: what of a
+    session it changes (with actions: each action's ``journal``); ``patience``: how long an
+    attached caller waits; ``tool``: its part in MCP; ``unstarted``: it needs only the
+    machine and the config, so it answers also where the rooms could not start (the doctor).
     """
+    cli = cli or CliForm()
+    spread = spread or Spread()
+    patience = patience or Patience()
+    tool = tool or Tool()
 
-    def register(run: Callable[[Orchestra, A], R]) -> Callable[[Orchestra, A], R]:
+    def declare(run: Callable[[Orchestra, A], R]) -> Operation[A, R]:
         op_name = name or run.__name__
-        if op_name in OPERATIONS:
-            raise ValueError(f"operation {op_name!r} is defined twice")
         params = list(inspect.signature(run).parameters.values())
         args_type = _resolve(run, params[1].annotation)
         result_type = _resolve(run, inspect.signature(run).return_annotation)
@@ -389,31 +358,45 @@ def operation(*, access: Access | None = None, name: str | None = None,
         if actions:
             if access is not None:
                 raise ValueError(f"{op_name}: its access is its actions' (Action.access)")
+            if journal is not None:
+                raise ValueError(f"{op_name}: its journal is its actions' (Action.journal)")
             op_access = Access.most([model.access for model in actions.values()])
         elif access is None:
             raise ValueError(f"{op_name}: say its access")
         else:
             op_access = access
         fields = flat_fields(actions) if actions else dict(args_type.model_fields)
-        cli = CliForm(short=short or {}, follow=follow, aliases=aliases or {}, files=files)
-        named = [*positional, *cli.short, *([follow] if follow else []), *files,
-                 *(key for fixed in cli.aliases.values() for key in fixed),
-                 *([waits] if waits else []),
+        rooms = spread.rooms
+        named = [*cli.positional, *cli.short, *([cli.follow] if cli.follow else []),
+                 *cli.files, *(key for fixed in cli.aliases.values() for key in fixed),
+                 *([patience.argument] if patience.argument else []),
                  *([rooms] if rooms is not None and rooms != ROOMS else [])]
         for arg in named:
             if arg not in fields:
                 raise ValueError(f"{op_name}: {arg!r} is not an argument")
-        spread = Spread(rooms=rooms if rooms in fields else None, any_host=any_host,
-                        merge=merge, unanswered=unanswered, roll_call=roll_call, across=across)
-        OPERATIONS[op_name] = Operation(
+        spread_here = replace(spread, rooms=rooms if rooms in fields else None)
+        journals = [model.journal for model in actions.values()] if actions else [journal]
+        _check_journals(op_name, journals, spread_here, fields)
+        return Operation(
             name=op_name, doc=inspect.cleandoc(run.__doc__ or op_name), args=args_type,
-            result=result_type, run=run, access=op_access, command=command,
-            positional=positional, patience=patience, waits=waits, tool=tool, cli=cli,
-            spread=spread, actions=actions, fields=fields, panel=panel,
-            unstarted=unstarted)
-        return run
+            result=result_type, run=run, access=op_access, patience=patience.seconds,
+            waits=patience.argument,
+            tool=tool.listed, cli=cli, spread=spread_here, actions=actions, fields=fields,
+            panel=tool.panel, unstarted=unstarted, journal=journal)
 
-    return register
+    return declare
+
+
+def _check_journals(name: str, journals: Sequence[Changes | None], spread: Spread,
+                    fields: Mapping[str, FieldInfo]) -> None:
+    """ValueError when a journal names an argument the operation lacks."""
+    for journal in journals:
+        if journal is None:
+            continue
+        if journal.rooms == "named" and spread.rooms is None:
+            raise ValueError(f"{name}: its journal's rooms are named, but no argument names them")
+        if journal.given is not None and journal.given not in fields:
+            raise ValueError(f"{name}: its journal's {journal.given!r} is not an argument")
 
 
 def _at(argument: str, err: ScorchError) -> ScorchError:

@@ -20,7 +20,12 @@ def row(instance: InstanceRow) -> tuple[str, ...]:
         state += f" ({reason if len(reason) <= 80 else reason[:77] + '...'})"
     return (instance.name, instance.group or "-", state,
             str(instance.port or "-"), f"{cpu:.1f}" if cpu is not None else "-",
-            str(synths) if synths is not None else "-", str(instance.restarts))
+            str(synths) if synths is not None else "-", restarts(instance.restarts_by))
+
+
+def restarts(by: dict[str, int]) -> str:
+    """``0``, or which process restarted how often: ``sclang 1``, ``scsynth 2, sclang 1``."""
+    return ", ".join(f"{kind} {count}" for kind, count in by.items() if count) or "0"
 
 
 def render(instances: Sequence[InstanceRow]) -> str:
@@ -93,11 +98,11 @@ def describe(status: InstanceStatus) -> str:
                     f"synths {server.synths}  ugens {server.ugens}")
     lines.append(scsynth)
     lines.append(f"  sclang  pid {pids.get('sclang') or '-'}  {status.sclang}")
-    restarts = (f"  restarts {status.restarts_in_window} in the window, "
-                f"{status.restart_budget_left} left")
+    said = (f"  restarts: {restarts(status.restarts_by)} ({status.restarts_in_window} "
+            f"in the window, {status.restart_budget_left} left)")
     if status.last_crash:
-        restarts += f"; last crash: {status.last_crash}"
-    lines.append(restarts)
+        said += f"; last crash: {status.last_crash}"
+    lines.append(said)
     for name, node in status.nodes.items():
         params = ", ".join(f"{k} {v:g}" for k, v in node.params.items())
         lines.append(f"  node {name} ({node.synthdef} #{node.node_id}): {params}")

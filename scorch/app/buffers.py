@@ -67,7 +67,7 @@ class Buffers:
         if not names:
             known = sorted({b for n in self._tree.resolve(selector) for b in views[n].buffers})
             raise BufferNotFound(f"no buffer {name!r} on {selector!r}; buffers: "
-                                 f"{', '.join(known) or '(none)'}")
+                                 f"{', '.join(known) or '(none)'}", name=name, known=known)
         return [buffer_row(room, self._tree.ask(room, lambda p: p.buffers.free(name)))
                 for room in names]
 

@@ -2,9 +2,9 @@
 
 The first watcher (:meth:`Meters.watch`) starts a keeper thread that puts one
 ``scorch_meter_N`` synth (``scorch.primitives.synthdefs.meter``) at the tail of each
-READY room's root group, reading its N outputs; scsynth sends peak and RMS
-``rate`` times a second to the room's own OSC client, whose receive thread hands
-them (through a listener on the room's door) to that room's
+READY room's readers group (after its safety stage), reading its N outputs; scsynth
+sends peak and RMS ``rate`` times a second to the room's own OSC client, whose receive
+thread hands them (through a listener on the room's door) to that room's
 :class:`~scorch.state.meters.Levels`. When the last watcher
 leaves, the synths are freed and the thread ends: nobody watching costs nothing.
 
@@ -30,6 +30,7 @@ from scorch.primitives.osc import OscMessage
 from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.commands import AddAction
 from scorch.primitives.scsynth.door import ScsynthDoor
+from scorch.primitives.scsynth.layout import METER_NODE, READERS_GROUP
 from scorch.primitives.synthdefs.meter import (
     DEFAULT_RATE,
     MAX_RATE,
@@ -40,7 +41,6 @@ from scorch.primitives.synthdefs.meter import (
 )
 from scorch.state.events import SOUNDING
 from scorch.state.meters import Levels
-from scorch.state.playing import METER_NODE_ID
 
 log = logging.getLogger(__name__)
 
@@ -181,12 +181,12 @@ class Meters:
     def _place(self, osc: ScsynthDoor, room: Levels, outputs: int) -> None:
         def heard(msg: OscMessage) -> None:
             found = levels(msg)
-            if found is not None and found[0] == METER_NODE_ID:
+            if found is not None and found[0] == METER_NODE:
                 room.add(time.time(), found[1], found[2])
 
         osc.listen(METER_REPLY, heard)
-        osc.send(commands.s_new(meter_name(outputs), METER_NODE_ID, AddAction.TAIL,
-                                commands.ROOT_NODE, ["rate", self.rate]))
+        osc.send(commands.s_new(meter_name(outputs), METER_NODE, AddAction.TAIL, READERS_GROUP,
+                                ["rate", self.rate]))
 
     def _remove(self, name: str, placed: dict[str, tuple[int, float]]) -> None:
         generation, _ = placed.pop(name, (None, 0.0))
@@ -196,4 +196,4 @@ class Meters:
         door.scsynth.unlisten(METER_REPLY)
         if door.scsynth.generation == generation:  # a new scsynth has no meter to free
             with contextlib.suppress(ScorchError):
-                door.scsynth.send(commands.n_free(METER_NODE_ID))
+                door.scsynth.send(commands.n_free(METER_NODE))

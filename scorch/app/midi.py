@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from actors.router.outgoing import encode
 from midi.controllers.devices import describe, groups
-from midi.schema import ControlRoute, KeyRoute, PageRoute
+from midi.schema import ControlRoute, CueRoute, KeyRoute, PageRoute
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.config.profiles import Profiles, load_profiles, user_folders
@@ -74,7 +74,7 @@ class Midi:
             if wanted == profile.id.lower() or wanted in profile.name.lower():
                 return describe(profile, full=True)
         raise NotFound(f"no controller profile {device!r}; profiles: "
-                       f"{', '.join(profiles.all)}")
+                       f"{', '.join(profiles.all)}", name=device, known=list(profiles.all))
 
     def _profiles(self) -> Profiles:
         router = self._tree.router
@@ -88,7 +88,7 @@ class Midi:
         if "controls" in spec:
             return self._map_bank(spec)
         route = _parse(spec)
-        if isinstance(route, PageRoute):
+        if isinstance(route, PageRoute | CueRoute):
             if route.control is not None:
                 self._check_control(route.port, route.control)
             return {"id": self._tree.midi().map(route).get(timeout=ASK),
@@ -198,15 +198,15 @@ class Midi:
     def restore(self, route: Mapping[str, Any]) -> None:
         """Add a route as a session holds it (``type`` key, control or page, and its fields)."""
         spec = {k: v for k, v in route.items() if k != "type"}
-        kinds: dict[str, type[ControlRoute | KeyRoute | PageRoute]] = {
-            "key": KeyRoute, "page": PageRoute, "control": ControlRoute}
+        kinds: dict[str, type[ControlRoute | KeyRoute | PageRoute | CueRoute]] = {
+            "key": KeyRoute, "page": PageRoute, "control": ControlRoute, "cue": CueRoute}
         self._tree.midi().map(kinds[route["type"]].model_validate(spec)).get(timeout=ASK)
 
     def unmap(self, route_id: str) -> None:
         """Remove a run-time route by id."""
         try:
             self._tree.midi().unmap(route_id).get(timeout=ASK)
-        except (KeyError, ValueError) as err:
+        except ValueError as err:
             raise InvalidRequest(str(err).strip("'\"")) from err
 
     def learn(self, timeout_s: float = 10.0) -> dict[str, Any] | None:
@@ -290,10 +290,14 @@ BANK_LISTS = {"params": "param", "nodes": "node", "instances": "instance", "para
               "node": "node", "instance": "instance"}
 
 
-def _parse(spec: Mapping[str, Any]) -> ControlRoute | KeyRoute | PageRoute:
-    """The route a spec is: keys (synthdef), a page button (page, no node), or a control."""
-    kind: type[ControlRoute | KeyRoute | PageRoute] = (
-        KeyRoute if "synthdef" in spec else
+def _parse(spec: Mapping[str, Any]) -> ControlRoute | KeyRoute | PageRoute | CueRoute:
+    """The route a spec is: keys (synthdef), a page button (page, no node), a cue button
+    (type cue), or a control."""
+    cue = spec.get("type") == "cue"
+    if cue:
+        spec = {k: v for k, v in spec.items() if k != "type"}
+    kind: type[ControlRoute | KeyRoute | PageRoute | CueRoute] = (
+        CueRoute if cue else KeyRoute if "synthdef" in spec else
         PageRoute if "page" in spec and "node" not in spec else ControlRoute)
     try:
         return kind.model_validate(spec)

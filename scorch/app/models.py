@@ -6,14 +6,17 @@ The API returns these as they are (``scorch.api.models`` re-exports them), and
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
 from scorch.primitives.scsynth.client import ServerStatus
+from scorch.primitives.synthdefs.stage import StageReading
 from scorch.state.desired import NodeState
 from scorch.state.events import State
+from scorch.state.stage import StageState
 from scorch.state.view import Snapshot
 
 
@@ -21,7 +24,7 @@ class ServerFields(BaseModel):
     """scsynth's own ``/status.reply``."""
 
     ugens: int
-    synths: int
+    synths: int = Field(description="the room's synths (scorch's safety stage not counted)")
     groups: int
     synthdefs: int
     avg_cpu: float = Field(description="average CPU, percent")
@@ -30,9 +33,37 @@ class ServerFields(BaseModel):
     actual_sample_rate: float
 
     @classmethod
-    def of(cls, status: ServerStatus) -> ServerFields:
-        """The API form of a ``/status.reply``."""
-        return cls.model_validate(vars(status))
+    def of(cls, status: ServerStatus, own: int = 0) -> ServerFields:
+        """The API form of a ``/status.reply``; ``synths`` without scorch's ``own`` (the
+        safety stage), which no code of the room started and no stop frees."""
+        return cls.model_validate(vars(status) | {"synths": max(0, status.synths - own)})
+
+
+class StageInfo(BaseModel):
+    """The room's safety stage: its settings, its master gain, what it last measured."""
+
+    enabled: bool = Field(description="false: a config line switched the stage off, and "
+                          "code reaches the loudspeakers unguarded")
+    ceiling_dbfs: float = Field(description="no output goes above this (true peak)")
+    max_lufs: float | None = Field(description="short-term loudness limit (none: no limit)")
+    gain_db: float = Field(description="the master gain (dB), or where it fades to")
+    fade_s: float = Field(description="the fade its last change took (s)")
+    latency_samples: int = Field(description="what the stage delays the sound by")
+    reduction_db: float | None = Field(description="the limiter's deepest gain reduction "
+                                       "in its last report (dB; none before one)")
+    peak_in_dbfs: float | None = Field(description="the loudest sample code sent it then")
+    non_finite: bool | None = Field(description="a NaN or infinity came in then (silenced)")
+
+    @classmethod
+    def of(cls, stage: StageState, reading: StageReading | None) -> StageInfo:
+        """The API form of a stage and its last reading."""
+        return cls(enabled=stage.enabled, ceiling_dbfs=stage.ceiling_dbfs,
+                   max_lufs=stage.max_lufs, gain_db=stage.gain_db, fade_s=stage.fade_s,
+                   latency_samples=stage.latency,
+                   reduction_db=round(reading.reduction_db, 2) if reading else None,
+                   peak_in_dbfs=round(20 * math.log10(max(reading.peak_in, 1e-9)), 2)
+                   if reading else None,
+                   non_finite=reading.non_finite if reading else None)
 
 
 class NodeInfo(BaseModel):
@@ -48,6 +79,10 @@ class NodeInfo(BaseModel):
         return cls(synthdef=node.synthdef, node_id=node.node_id, params=dict(node.params))
 
 
+#: The states in which a room's reason is the phase of its boot or restore.
+BOOTING = (State.BOOTING, State.RESTARTING)
+
+
 class InstanceState(BaseModel):
     """An instance's name, where it is in its life, and why."""
 
@@ -61,6 +96,8 @@ class InstanceState(BaseModel):
     restart_budget_left: int
     host: str | None = Field(None, description="the host that runs it (several hosts); null: "
                              "this machine")
+    restarts_by: dict[str, int] = Field(default_factory=dict, description="restarts of "
+                                        "scsynth and of sclang since scorch started the room")
 
 
 class InstanceStatus(InstanceState):
@@ -73,10 +110,11 @@ class InstanceStatus(InstanceState):
     last_crash: str | None
     nodes: dict[str, NodeInfo] = Field(description="named persistent nodes with their values")
     server: ServerFields | None = Field(description="scsynth's live /status, when it answers")
+    stage: StageInfo | None = Field(None, description="the safety stage and master gain")
 
     @classmethod
     def of(cls, snap: Snapshot, nodes: Mapping[str, NodeState], server: ServerStatus | None,
-           host: str | None) -> InstanceStatus:
+           host: str | None, stage: StageInfo | None = None) -> InstanceStatus:
         """An instance's status from its snapshot, named nodes and last ``/status.reply``."""
         return cls(
             name=snap.name, group=snap.group, host=host, state=str(snap.state),
@@ -87,9 +125,12 @@ class InstanceStatus(InstanceState):
             if snap.booted_at and snap.state == State.READY else None,
             restarts_in_window=snap.restarts_in_window,
             restart_budget_left=snap.restart_budget_left,
-            last_crash=snap.last_crash or None, reason=snap.reason or None,
+            restarts_by={"scsynth": snap.scsynth_restarts, "sclang": snap.sclang_restarts},
+            last_crash=snap.last_crash or None,
+            reason=snap.phase() if snap.state in BOOTING else snap.reason or None,
             nodes={name: NodeInfo.of(node) for name, node in nodes.items()},
-            server=ServerFields.of(server) if server is not None else None)
+            server=ServerFields.of(server, own=1 if stage is not None and stage.enabled else 0)
+            if server is not None else None, stage=stage)
 
 
 class InstanceRow(InstanceState):
@@ -110,7 +151,7 @@ class InstanceRow(InstanceState):
             port=status.port, cpu=server.avg_cpu if server else None,
             peak_cpu=server.peak_cpu if server else None,
             synths=server.synths if server else None, uptime=status.uptime,
-            restarts=status.restarts_in_window,
+            restarts=status.restarts_in_window, restarts_by=status.restarts_by,
             restart_budget_left=status.restart_budget_left, reason=status.reason,
             nodes=list(status.nodes), host=status.host)
 

@@ -101,7 +101,7 @@ class Notes:
         chosen = [s for s in known if pattern in s]
         if not chosen:
             raise NotFound(f"no MIDI input matching {pattern!r} has played; inputs that have: "
-                           f"{', '.join(known) or 'none yet'}")
+                           f"{', '.join(known) or 'none yet'}", name=pattern, known=known)
         return chosen
 
     def _all(self) -> list[tuple[Capture, bool]]:
@@ -134,8 +134,10 @@ class Notes:
             return [x for x in known if is_input(x[2])]
         chosen = [x for x in known if pattern in x[2]]
         if not chosen:
+            names = [x[2] for x in known]
             raise NotFound(f"no MIDI input or pattern matching {pattern!r} has played; those "
-                           f"that have: {', '.join(x[2] for x in known) or 'none yet'}")
+                           f"that have: {', '.join(names) or 'none yet'}", name=pattern,
+                           known=names)
         return chosen
 
     def sounding(self, pattern: str | None = None) -> dict[str, list[Note]]:

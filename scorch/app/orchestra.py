@@ -42,6 +42,7 @@ from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.audio_driver import AudioChoice
 from scorch.state.events import State
 from scorch.state.session import Session
+from scorch.state.view import STARTING
 
 if TYPE_CHECKING:
     from scorch.hosts.remote_rooms import HostRooms
@@ -114,6 +115,13 @@ class Orchestra:
         """The installation's config (a reload replaces it)."""
         return self._tree.config
 
+    def _midi_cue(self, kind: str, name: str, selector: str, value: float) -> None:
+        """A MIDI scene route's cue, or a cue list button's (kind ``cue``): hand it on."""
+        if kind == "cue":
+            self.hours.press(name, selector)
+        else:
+            self.scenes.cue(kind, name, selector, value)
+
     @property
     def start_error(self) -> str | None:
         """Why the tree could not be started, when it could not."""
@@ -134,6 +142,7 @@ class Orchestra:
             seed=seed.rooms.get(name) if seed is not None else None,
             pattern_notes=self.notes.patterns, early_sclang=early,
             extra_env=sclang_guard(config),
+            safety=inst.safety.over(config.safety),
         )
 
     def announce_start(self) -> None:
@@ -146,7 +155,7 @@ class Orchestra:
         if self._tree.starting:
             return
         for view in self.views.values():
-            view.update(state=State.BOOTING, reason="scorch is starting")
+            view.update(state=State.BOOTING, reason=STARTING)
         self._tree.starting = True
         self.knowledge.open()
 
@@ -182,7 +191,7 @@ class Orchestra:
         try:
             supervisor = tree.supervisor = cast(SupervisorProxy, Supervisor.start(
                 self.config, self.views, tree.doors, tree.bus, settings, self.jack_console,
-                self.scenes.cue, self._remote).proxy())
+                self._midi_cue, self._remote).proxy())
             tree.instances = supervisor.start_tree().get(timeout=timeout)
             tree.router = supervisor.router_proxy().get(timeout=ASK)
             tree.conductor = supervisor.conductor_proxy().get(timeout=ASK)
@@ -206,6 +215,7 @@ class Orchestra:
         tree.started.set()
         # After the rooms are READY (or given up), so a docs build never slows their boot.
         self.knowledge.start()
+        self.studio.warm_up()  # so is the first listen's load of its libraries
         return errors
 
     def _remote_changed(self) -> None:

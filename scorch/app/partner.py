@@ -219,7 +219,8 @@ class Partners:
                                loop=False, again=True)
         result = self._rooms.execute_one(instance, code, timeout=PLAY_TIMEOUT)
         if result.value == pbind.NO_SYNTHDEF:
-            raise UnknownSynthDef(f"{instance} knows no SynthDef named {synthdef!r}")
+            raise UnknownSynthDef(f"{instance} knows no SynthDef named {synthdef!r}",
+                                  name=synthdef, known=self._rooms.synthdef_names(instance))
         if not result.ok:
             why = result.error.message if result.error else "it did not run"
             raise CodeFailed(f"{instance} could not play the partner's notes: {why}")
@@ -297,7 +298,8 @@ class Partners:
             instance, f"SynthDescLib.global.at({pbind.symbol(synthdef)}).notNil",
             timeout=PLAY_TIMEOUT)
         if known.value != "true":
-            raise UnknownSynthDef(f"{instance} knows no SynthDef named {synthdef!r}")
+            raise UnknownSynthDef(f"{instance} knows no SynthDef named {synthdef!r}",
+                                  name=synthdef, known=self._rooms.synthdef_names(instance))
         with self._lock:
             self._slots += 1
             slot = self._slots
@@ -330,7 +332,8 @@ class Partners:
             answerer = self._answers.pop(source, None)
         if answerer is None:
             raise NotFound(f"the partner is not answering {source}; answering: "
-                           f"{', '.join(self._answers) or 'none'}")
+                           f"{', '.join(self._answers) or 'none'}", name=source,
+                           known=list(self._answers))
         try:
             self._notes.capture().listeners.pop(source, None)
         finally:

@@ -55,7 +55,8 @@ class Patterns:
             known = ", ".join(f"{p.kind} {p.name}" for p in patterns.values()) or "none"
             err = PatternNotFound(f"no pattern or proxy {name!r}"
                                   f"{f' of kind {kind}' if kind else ''} in {room}; "
-                                  f"it has: {known} (action define makes a new one)")
+                                  f"it has: {known} (action define makes a new one)",
+                                  name=name, known=[p.name for p in patterns.values()])
             err.argument = "name"
             raise err
         if len(found) > 1:

@@ -15,7 +15,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 from typing import TypeVar
 
-from scorch.app.models import InstanceStatus, NodeInfo
+from scorch.app.models import InstanceStatus, NodeInfo, StageInfo
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.errors import (
     InstanceFailed,
@@ -30,6 +30,8 @@ from scorch.primitives.sclang.result import ExecuteResult, SclangError
 from scorch.primitives.synthdefs.library import SynthDefInfo
 from scorch.state.code_runs import CodeRun
 from scorch.state.events import Event, State
+from scorch.state.playing import Stopped
+from scorch.state.stage import StageState
 from scorch.state.view import InstanceView
 
 T = TypeVar("T")
@@ -80,7 +82,8 @@ class Rooms:
         if live and door.is_open:
             with contextlib.suppress(ScorchError):  # a timeout, or the scsynth just went
                 server = door.status(timeout=0.5)
-        return InstanceStatus.of(snap, nodes, server, self._tree.config.host)
+        return InstanceStatus.of(snap, nodes, server, self._tree.config.host,
+                                 StageInfo.of(view.stage, view.stage_readings.last))
 
     def statuses(self, live: bool = False) -> list[InstanceStatus]:
         """Every instance's status; ``live`` asks each scsynth instead of the cache."""
@@ -103,7 +106,7 @@ class Rooms:
         nodes = self.nodes(name)
         if node not in nodes:
             raise NodeNotFound(f"instance {name!r} has no node {node!r}; named nodes: "
-                               f"{', '.join(nodes) or '(none)'}")
+                               f"{', '.join(nodes) or '(none)'}", name=node, known=nodes)
         return nodes[node]
 
     def sounding(self, selector: str) -> dict[str, list[str]]:
@@ -260,21 +263,23 @@ class Rooms:
 
     # --- sound ---------------------------------------------------------------
 
-    def stop_sound(self, selector: str) -> dict[str, list[str]]:
-        """CmdPeriod: stop routines and free every node; named nodes are forgotten."""
+    def stop_sound(self, selector: str) -> dict[str, Stopped]:
+        """CmdPeriod: stop routines and free every node; named nodes are forgotten. Say what
+        each room stopped."""
         return self._silence(selector, stop_routines=True)
 
     def free_all(self, selector: str) -> dict[str, list[str]]:
-        """Free every node on the server (routines in sclang go on)."""
-        return self._silence(selector, stop_routines=False)
+        """Free every node on the server (routines in sclang go on); the named nodes forgotten."""
+        return {name: list(stopped.nodes)
+                for name, stopped in self._silence(selector, stop_routines=False).items()}
 
-    def _silence(self, selector: str, stop_routines: bool) -> dict[str, list[str]]:
-        forgotten = {}
+    def _silence(self, selector: str, stop_routines: bool) -> dict[str, Stopped]:
+        stopped = {}
         for name in self.resolve(selector):
             self._ready(name, "stop")
-            forgotten[name] = self._tree.ask(name, lambda p: p.silence(stop_routines))
+            stopped[name] = self._tree.ask(name, lambda p: p.silence(stop_routines))
         self._tree.settled()
-        return forgotten
+        return stopped
 
     def play(self, name: str, synthdef: str, params: dict[str, float] | None = None,
              node: str | None = None, at: float | None = None, target: str | None = None,
@@ -320,6 +325,11 @@ class Rooms:
         self._tree.settled()
         return values
 
+    def set_gain(self, name: str, db: float, fade: float) -> StageState:
+        """Fade the master gain in ``name``'s safety stage to ``db`` over ``fade`` seconds."""
+        self._ready(name, "gain")
+        return self._tree.ask(name, lambda p: p.stage.set_gain(db, fade))
+
     def place(self, name: str, node: str, target: str | None,
               add_action: str, by: str = "place") -> dict[str, object]:
         """Move a named node before or after named node ``target``, or to the head or tail
@@ -347,6 +357,10 @@ class Rooms:
     def synthdefs(self) -> list[SynthDefInfo]:
         """Every SynthDef of the library."""
         return self._tree.library.all()
+
+    def synthdef_names(self, name: str) -> list[str]:
+        """The SynthDefs room ``name`` knows by scorch: the library's and those its code sent."""
+        return sorted({*self._tree.library.names(), *self.view(name).synthdefs})
 
     def load_synthdef(self, selector: str, synthdef: str) -> list[str]:
         """Load a library SynthDef into instances (and on their later boots)."""

@@ -117,8 +117,9 @@ class SceneDirector:
         with self._lock:
             scene = self._scenes.get(name)
         if scene is None:
-            raise SceneNotFound(f"no scene {name!r}; scenes: "
-                                f"{', '.join(self.names()) or '(none)'}")
+            names = self.names()
+            raise SceneNotFound(f"no scene {name!r}; scenes: {', '.join(names) or '(none)'}",
+                                name=name, known=names)
         return scene
 
     def save(self, name: str, selector: str) -> Scene:

@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds sclang may take to define a pattern again.
 PATTERN_TIMEOUT = 10.0
+#: Seconds a master gain that a session load, an undo or a redo changes fades over.
+GAIN_FADE = 0.5
 
 
 class Sessions:
@@ -162,7 +164,7 @@ class Sessions:
                 buffers={b.name: BufferSpec(b.path, b.bufnum) for b in view.buffers.values()},
                 patterns={key: PatternSpec(p.kind, p.name, p.playing, p.text, p.mute)
                           for key, p in view.patterns.items()} if patterns else {},
-                patterns_known=patterns)
+                patterns_known=patterns, gain_db=view.stage.gain_db)
             for name, view in ((n, self._tree.view(n)) for n in rooms)}
         tempos = self._tempo.bpms() if tempo else {}
         if not routes or self._tree.router is None:
@@ -221,6 +223,9 @@ class Sessions:
         elif change.action == "set":
             assert room is not None
             self._rooms.set(room, target, dict(change.params), by=by)
+        elif change.action == "gain":
+            assert room is not None
+            self._rooms.set_gain(room, change.params["db"], GAIN_FADE)
         elif change.action == "tempo":
             assert change.bpm is not None and change.scope is not None
             self._tempo.set(change.scope or None, bpm=change.bpm)

@@ -21,7 +21,7 @@ import tomlkit
 from pydantic import Field, ValidationError
 from tomlkit.items import Item, Table
 
-from midi.schema import ControlRoute, KeyRoute, PageRoute
+from midi.schema import ControlRoute, CueRoute, KeyRoute, PageRoute
 from scorch.config.installation import Config
 from scorch.config.lines import key_lines, located
 from scorch.errors import SampleNotFound, SessionFileError, SessionNotFound, UnknownSynthDef
@@ -29,6 +29,7 @@ from scorch.primitives.files import write_atomically
 from scorch.primitives.samples import MB, resolve_sample
 from scorch.primitives.sclang.patterns import pattern_key
 from scorch.primitives.synthdefs.library import SynthDefLibrary
+from scorch.primitives.synthdefs.stage import GAIN_FLOOR_DB, GAIN_MAX_DB
 from scorch.primitives.toml_limits import TooDeep, check_toml
 from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT
 from scorch.state.session import (
@@ -97,6 +98,8 @@ class RoomDoc(StrictModel):
     nodes: dict[NodeName, NodeDoc] = Field(default_factory=dict)
     buffers: dict[BufferName, BufferDoc] = Field(default_factory=dict)
     patterns: dict[Annotated[str, Field(max_length=80)], PatternDoc] | None = None
+    gain_db: float | None = Field(None, ge=GAIN_FLOOR_DB, le=GAIN_MAX_DB,
+                                  description="the master gain in the room's safety stage")
 
 
 class MidiDoc(StrictModel):
@@ -133,8 +136,9 @@ class SessionDoc(StrictModel):
 
 def canonical_route(route_id: str, kind: str, fields: Mapping[str, Any]) -> dict[str, Any]:
     """A route as sessions hold it: id and type first, then its fields without empty ones."""
-    model: type[KeyRoute | ControlRoute | PageRoute] = (
-        KeyRoute if kind == "key" else PageRoute if kind == "page" else ControlRoute)
+    model: type[KeyRoute | ControlRoute | PageRoute | CueRoute] = (
+        KeyRoute if kind == "key" else PageRoute if kind == "page" else
+        CueRoute if kind == "cue" else ControlRoute)
     body = {k: v for k, v in fields.items() if k not in ("id", "type")}
     dumped = model.model_validate({**body, "id": route_id}).model_dump(mode="json",
                                                                       exclude_none=True)
@@ -164,9 +168,11 @@ def render(session: Session, name: str, saved_at: float | None = None) -> str:
         rooms = tomlkit.table(is_super_table=True)
         for room, spec in session.rooms.items():
             if not spec.nodes and not spec.buffers and not spec.patterns_known:
-                rooms.add(room, tomlkit.table())
+                rooms.add(room, _table({"gain_db": spec.gain_db}))
                 continue
-            parts = tomlkit.table(is_super_table=True)
+            parts = tomlkit.table(is_super_table=spec.gain_db is None)
+            if spec.gain_db is not None:
+                parts.add("gain_db", spec.gain_db)
             if spec.buffers:
                 parts.add("buffers", _tables({b: {"path": buf.path, "bufnum": buf.bufnum}
                                               for b, buf in spec.buffers.items()}))
@@ -324,13 +330,14 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
             patterns[key] = PatternSpec(pdoc.kind, pdoc.name, pdoc.playing, pdoc.text,
                                         pdoc.mute)
         rooms[room] = RoomSpec(nodes=nodes, buffers=buffers, patterns=patterns,
-                               patterns_known=rdoc.patterns is not None)
+                               patterns_known=rdoc.patterns is not None,
+                               gain_db=rdoc.gain_db)
     routes = []
     for index, raw in enumerate(doc.midi.routes):
         loc = ("midi", "routes", str(index))
         kind, rid = raw.get("type"), raw.get("id")
-        if kind not in ("control", "key", "page"):
-            problem((*loc, "type"), f"expected 'control', 'key' or 'page', found {kind!r}")
+        if kind not in ("control", "key", "page", "cue"):
+            problem((*loc, "type"), f"expected 'control', 'key', 'page' or 'cue', found {kind!r}")
             continue
         if not isinstance(rid, str):
             problem((*loc, "id"), "every route needs its id (a name)")
@@ -408,8 +415,9 @@ class SessionStore:
                 raise SessionFileError(f"{path} is over {MAX_FILE // MB} MB: not a session file")
             return path.read_text(encoding="utf-8"), path
         except FileNotFoundError:
+            saved = [f.name for f in self.list()]
             raise SessionNotFound(f"no session {name!r}; saved sessions: "
-                                  f"{', '.join(f.name for f in self.list()) or '(none)'}"
+                                  f"{', '.join(saved) or '(none)'}", name=name, known=saved
                                   ) from None
         except UnicodeDecodeError as err:
             raise SessionFileError(f"{path}: not UTF-8 text ({err.reason} at byte "

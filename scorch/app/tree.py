@@ -163,7 +163,7 @@ class Tree:
             snap = self.view(name).wait_until(partial(_settled, need_sclang),
                                               deadline - time.monotonic())
             if not _settled(need_sclang, snap):
-                raise Booting(f"instance {name!r} is {snap.state} ({_phase(snap)}): "
+                raise Booting(f"instance {name!r} is {snap.state} ({snap.phase()}): "
                               f"{_waited(what, began)}")
 
     def instance(self, name: str) -> InstanceProxy:
@@ -213,15 +213,6 @@ def _settled(need_sclang: bool, snap: Snapshot) -> bool:
         return False
     return not (need_sclang and snap.state == State.READY
                 and snap.sclang_state in ("starting", "restarting"))
-
-
-def _phase(snap: Snapshot) -> str:
-    """Where a booting or restoring room is, as its view tells."""
-    if snap.scsynth_pid is None:
-        return f"starting scsynth; {snap.reason}" if snap.reason else "starting scsynth"
-    if snap.sclang_state in ("starting", "restarting"):
-        return f"scsynth up, sclang {snap.sclang_state}"
-    return "scsynth and sclang up, restoring its SynthDefs, buffers and nodes"
 
 
 def _waited(what: str, began: float) -> str:

@@ -18,7 +18,6 @@ arguments, 3 no ``scorch run`` answers for this config (as ``systemctl status``)
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 import time
@@ -30,9 +29,8 @@ from typing import Any
 
 from pydantic.fields import FieldInfo
 
-from scorch.api.operation import OPERATIONS, Operation, Result, Service
-from scorch.api.ops import load_all
-from scorch.cli.command_modules import MODULES
+from scorch.api.operation import Operation, Result, Service
+from scorch.api.ops import load_all, of_command
 from scorch.config.installation import load_config
 from scorch.config.locate import find_config
 from scorch.errors import InvalidRequest, NotRunning, ScorchError
@@ -47,14 +45,12 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
                  only: str | None = None) -> None:
     """Add a subcommand for every operation that has one, and for its aliases.
 
-    ``only``: just this command, when :mod:`scorch.cli.command_modules` knows its module
-    (the one imported, instead of every operation's models: half a second less).
+    ``only``: just this command, when it is an operation's (its one module imported, instead
+    of every operation's models: half a second less).
     """
-    module = MODULES.get(only) if only is not None else None
-    if module is not None:
-        importlib.import_module(module)
-        if _add_matching(sub, only, OPERATIONS.values()):
-            return
+    op = of_command(only) if only is not None else None
+    if op is not None and _add_matching(sub, only, [op]):
+        return
     _add_matching(sub, None, load_all().values())
 
 

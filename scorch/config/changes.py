@@ -23,7 +23,7 @@ PROCESS_KEYS = ("port", "inputs", "outputs", "connect")
 #: Tables reload applies itself; a change anywhere else needs a new ``scorch run``.
 LIVE_KEYS = frozenset({"instances", "midi", "watchdog", "samples", "source", "digest", "hosts",
                        "host", "remote", "whole_state", "location", "schedule", "cues",
-                       "cueing"})
+                       "cueing", "safety"})
 #: The installation's hours: a change puts the rooms in the new schedule's state for now.
 HOURS_KEYS = ("location", "schedule", "cues", "cueing")
 
@@ -122,7 +122,9 @@ def config_changes(old: Config, new: Config) -> ConfigChanges:
     rooms = {}
     listen = old.listen_address() != new.listen_address()
     for name in old.instances.keys() & new.instances.keys():
-        room = room_changes(old.instances[name], new.instances[name], listen)
+        was, now = old.instances[name], new.instances[name]
+        room = room_changes(was, now, listen,
+                            was.safety.over(old.safety) != now.safety.over(new.safety))
         if room:
             rooms[name] = room
     return ConfigChanges(
@@ -138,10 +140,12 @@ def config_changes(old: Config, new: Config) -> ConfigChanges:
     )
 
 
-def room_changes(old: InstanceConfig, new: InstanceConfig, listen: bool = False) -> RoomChanges:
+def room_changes(old: InstanceConfig, new: InstanceConfig, listen: bool = False,
+                 safety: bool = False) -> RoomChanges:
     """How one room's config changed (falsy when it did not).
 
-    ``listen``: its host's ``listen`` address changed, so its scsynth restarts.
+    ``listen``: its host's ``listen`` address changed; ``safety``: its safety stage's
+    settings did (``[safety]`` or its own table): either restarts its scsynth.
     """
     if old.synthdefs == "all":
         added: tuple[str, ...] = ()  # it has every one already
@@ -152,7 +156,7 @@ def room_changes(old: InstanceConfig, new: InstanceConfig, listen: bool = False)
     return RoomChanges(
         config=new,
         restart_for=tuple(k for k in PROCESS_KEYS if getattr(old, k) != getattr(new, k))
-        + (("listen",) if listen else ()),
+        + (("safety",) if safety else ()) + (("listen",) if listen else ()),
         synthdefs_added=added,
         nodes=node_changes(old.nodes, new.nodes),
         group=old.group != new.group,

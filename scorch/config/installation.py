@@ -20,6 +20,7 @@ from scorch.config.hosts import HostConfig, RemoteRoom
 from scorch.config.lines import fields_at, key_lines, located
 from scorch.config.locate import DEFAULT_CONFIG
 from scorch.config.osc import OscConfig
+from scorch.config.safety import SafetyConfig
 from scorch.config.schedule import CueConfig, Cueing, Location, ScheduleEntry, check_hours
 from scorch.config.security import FilesConfig, SecurityConfig
 from scorch.config.tables import (
@@ -67,6 +68,7 @@ class Config(StrictModel):
     security: SecurityConfig = SecurityConfig()
     osc: OscConfig | None = Field(None, description="[osc]: the OSC door for phones, tablets "
                                   "and other software (docs/controllers.md)")
+    safety: SafetyConfig = SafetyConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     hosts: dict[HostName, HostConfig] = Field(
         default_factory=dict, description="the machines of an installation across several "
@@ -252,7 +254,7 @@ class Config(StrictModel):
         midi = self.midi.model_copy(update={
             "controls": tuple(r for r in self.midi.controls if self.route_host(r) == host),
             "keys": tuple(r for r in self.midi.keys if self.route_host(r) == host),
-            "pages": tuple(r for r in self.midi.pages if r.host in (None, host))})
+            **self.midi.buttons_on(host)})
         # A group's own tempo runs where its rooms are: a host without them neither keeps
         # nor saves it.
         local_groups = {inst.group for inst in rooms.values()}

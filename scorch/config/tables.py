@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
+from scorch.config.safety import RoomSafety
 from scorch.config.tools import ALL, PROFILES, Choice, valid
 from scorch.state.restart_policy import Backoff, RestartIntensity
 from scorch.state.tempo import MAX_BPM, MIN_BPM
@@ -87,6 +88,7 @@ class InstanceConfig(StrictModel):
     nodes: dict[NodeName, NodeConfig] = Field(default_factory=dict)
     host: HostName | None = Field(None, description="the [hosts.NAME] that runs this room; "
                                   "none: this machine")
+    safety: RoomSafety = RoomSafety()
 
 
 class WatchdogConfig(StrictModel):

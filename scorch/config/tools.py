@@ -31,7 +31,7 @@ PROFILES: dict[str, tuple[str, ...]] = {
     # A technician: the rooms' health and life, the machine, the saved state, MIDI routes.
     "installation": ("list_instances", "status", "instance", "events", "console", "doctor",
                      "playing", "stop", "set", "midi", "tempo", "session", "scene", "record",
-                     "listen", "undo"),
+                     "listen", "gain", "undo"),
     # A live coder: code and its output, the docs and history, patterns, hearing it, undo.
     "code": ("list_instances", "status", "execute", "console", "wait_for", "docs", "history",
              "snippet", "synthdefs", "pattern", "playing", "stop", "tempo", "listen",

@@ -126,7 +126,8 @@ class SnippetStore:
             if path.is_file():
                 return self._read(path, builtin)
         known = [s.name for s in self._all()]
-        raise UnknownSnippet(f"no snippet named {name!r}; known: {', '.join(known) or 'none'}")
+        raise UnknownSnippet(f"no snippet named {name!r}; known: {', '.join(known) or 'none'}",
+                             name=name, known=known)
 
     def save(self, name: str, code: str, description: str = "",
              tags: Iterable[str] = (), *, replace: bool = False) -> Snippet:
@@ -158,7 +159,9 @@ class SnippetStore:
         try:
             (self.user_dir / f"{name}.scd").unlink()
         except FileNotFoundError:
-            raise UnknownSnippet(f"no saved snippet named {name!r}") from None
+            saved = [s.name for s in self._all() if not s.builtin]
+            raise UnknownSnippet(f"no saved snippet named {name!r}", name=name,
+                                 known=saved) from None
 
     def _all(self) -> builtins.list[Snippet]:
         found: dict[str, Snippet] = {}

@@ -119,6 +119,8 @@ def run_checks(config: Config | None = None, machine: Machine | None = None,
         checks += _realtime_checks(machine.limits, kind)
     checks.append(_midi_check())
     checks.append(clock_check(config is not None and bool(config.hosts)))
+    if config is not None:
+        checks.append(safety_check(config))
     if config is not None and not running:
         checks.append(_audio_check(config, machine))
         for name, inst in config.instances.items():
@@ -129,6 +131,22 @@ def run_checks(config: Config | None = None, machine: Machine | None = None,
                                 f"instance {name!r}: " + ("free" if free else "in use"),
                                 "" if free else f"choose another port in [instances.{name}]"))
     return checks
+
+
+def safety_check(config: Config) -> Check:
+    """Whether every room has its safety stage, or which config line switched it off."""
+    off = [name for name, inst in config.instances.items()
+           if not inst.safety.over(config.safety).enabled]
+    if not off:
+        ceilings = sorted({inst.safety.over(config.safety).ceiling_dbfs
+                           for inst in config.instances.values()})
+        return Check("safety", True, "every room has its safety stage (NaN and DC out, "
+                     f"outputs under {' / '.join(f'{c:g}' for c in ceilings)} dBFS)")
+    where = ("[safety] enabled = false" if not config.safety.enabled else
+             ", ".join(f"[instances.{name}.safety] enabled = false" for name in off))
+    return Check("safety", False, f"no safety stage in {', '.join(off)} ({where}): code "
+                 "reaches the loudspeakers unguarded (NaN, DC, any level)",
+                 f"remove {where} from {config.source or 'the config'}")
 
 
 def _jack_check(machine: Machine) -> Check:

@@ -75,7 +75,8 @@ class CueList:
             if cue.number == number:
                 return at
         numbers = ", ".join(c.number for c in self.cues[:40]) or "(none)"
-        err = CueNotFound(f"no cue {number[:20]!r}; cues: {numbers}")
+        err = CueNotFound(f"no cue {number[:20]!r}; cues: {numbers}", name=number,
+                          known=[c.number for c in self.cues])
         err.argument = "cue"
         raise err
 

@@ -187,6 +187,20 @@ class RoomChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class GainChanged:
+    """A room's master gain (in its safety stage) was set: the fade's target."""
+
+    room: str
+    """The room."""
+    db: float
+    """The gain it fades to, dB."""
+    fade: float
+    """Seconds the fade takes (0: at once)."""
+    by: str = "gain"
+    """Which way it came (``gain``, ``schedule``, ``session``, ``undo``)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Missed:
     """A reader fell behind and lost changes: what it keeps must be read again whole."""
 
@@ -195,12 +209,13 @@ class Missed:
 
 
 Change = (NodeStarted | ParamsChanged | NodeMoved | NodeEnded | PatternChanged | PatternGone
-          | BufferLoaded | BufferFreed | TempoChanged | RouteChanged | RoomChanged | Missed)
+          | BufferLoaded | BufferFreed | TempoChanged | RouteChanged | RoomChanged | GainChanged
+          | Missed)
 """Every kind of change."""
 
 KINDS: dict[str, type[Any]] = {kind.__name__: kind for kind in (
     NodeStarted, ParamsChanged, NodeMoved, NodeEnded, PatternChanged, PatternGone,
-    BufferLoaded, BufferFreed, TempoChanged, RouteChanged, RoomChanged, Missed)}
+    BufferLoaded, BufferFreed, TempoChanged, RouteChanged, RoomChanged, GainChanged, Missed)}
 """Each kind by its name, as :func:`encode` writes it."""
 
 

@@ -30,9 +30,9 @@ UNNAMED_NODE_SPAN = 2**28
 SAMPLE_BUFFER_BASE = 768
 SAMPLE_BUFFER_COUNT = 192
 #: The shape of :meth:`DesiredState.to_json`; bump it when the shape changes.
-FORMAT_VERSION = 2
-#: Versions :meth:`DesiredState.from_json` still reads (1 had no buffers).
-READABLE_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+#: Versions :meth:`DesiredState.from_json` still reads (1 had no buffers, 2 no master gain).
+READABLE_VERSIONS = (1, 2, 3)
 
 
 @dataclass
@@ -77,6 +77,8 @@ class DesiredState:
     nodes: dict[str, NodeState] = field(default_factory=dict)
     buffers: dict[str, BufferState] = field(default_factory=dict)
     startup_code: str | None = None
+    gain_db: float = 0.0
+    """The room's master gain (dB), in its safety stage."""
     patterns: dict[str, PatternRecord] = field(default_factory=dict)
     """Pdef, Pbindef, Tdef and Ndef sclang reported, by ``Pdef acc``: defined again (and
     resumed on the next bar) after sclang restarts. Kept in memory only."""
@@ -191,6 +193,7 @@ class DesiredState:
                                  "channels": b.channels, "sample_rate": b.sample_rate}
                         for b in self.buffers.values()},
             "startup_code": self.startup_code,
+            "gain_db": self.gain_db,
             "next_node_id": self._next_id,
         }
 
@@ -203,6 +206,7 @@ class DesiredState:
                                  f"reads versions {', '.join(map(str, READABLE_VERSIONS))}")
         try:
             state = cls(startup_code=data.get("startup_code"),
+                        gain_db=float(data.get("gain_db", 0.0)),
                         _next_id=int(data.get("next_node_id", PERSISTENT_NODE_BASE)))
             for name, encoded in data.get("synthdefs", {}).items():
                 state.synthdefs[str(name)] = base64.b64decode(encoded, validate=True)

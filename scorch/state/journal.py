@@ -172,7 +172,7 @@ def session_json(session: Session) -> dict[str, Any]:
             "patterns": {p: {"kind": s.kind, "name": s.name, "playing": s.playing,
                              "text": s.text, "mute": s.mute}
                          for p, s in spec.patterns.items()},
-            "patterns_known": spec.patterns_known}
+            "patterns_known": spec.patterns_known, "gain_db": spec.gain_db}
             for room, spec in session.rooms.items()},
         "routes": [dict(r) for r in session.routes],
         "routes_known": session.routes_known,
@@ -190,7 +190,8 @@ def session_of(data: Mapping[str, Any]) -> Session:
         patterns={str(p): PatternSpec(str(s["kind"]), str(s["name"]), bool(s["playing"]),
                                       str(s["text"]), str(s.get("mute", "")))
                   for p, s in spec["patterns"].items()},
-        patterns_known=bool(spec["patterns_known"]))
+        patterns_known=bool(spec["patterns_known"]),
+        gain_db=None if spec.get("gain_db") is None else float(spec["gain_db"]))
         for room, spec in data["rooms"].items()}
     return Session(rooms=rooms, routes=tuple(dict(r) for r in data["routes"]),
                    routes_known=bool(data["routes_known"]),

@@ -7,9 +7,17 @@ ranges it allocates from, its named nodes, and the patterns sclang reported. Pur
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from scorch.primitives.sclang.patterns import PatternRecord
+from scorch.primitives.scsynth.layout import (
+    METER_NODE,
+    PROTECTED,
+    READERS_GROUP,
+    ROOM_GROUP,
+    STAGE_NODE,
+)
 from scorch.primitives.scsynth.node_tree import TreeNode, client_of, is_default_group
 from scorch.state.desired import PERSISTENT_NODE_BASE, UNNAMED_NODE_BASE
 
@@ -17,10 +25,33 @@ from scorch.state.desired import PERSISTENT_NODE_BASE, UNNAMED_NODE_BASE
 MIDI_NODE_BASE = 2**29
 #: The level meter scorch runs in a room while someone watches (``scorch.app.meters``):
 #: the last id of scorch's own client (3 of scsynth's 4 logins), which nothing else takes.
-METER_NODE_ID = 2**28 - 1
+METER_NODE_ID = METER_NODE
+#: What :func:`owner` calls the layout's own nodes (``scorch.primitives.scsynth.layout``).
+LAYOUT_OWNERS = {ROOM_GROUP: "room", STAGE_NODE: "scorch (safety stage)",
+                 READERS_GROUP: "scorch (readers)"}
 #: What :func:`owner` calls it; ``playing`` leaves it out of the room's synths.
 METER_OWNER = "scorch (meter)"
 _INSTRUMENT = re.compile(r"""['\\]instrument['"]?\s*,\s*['\\]([A-Za-z0-9_]+)'?""")
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """What silencing one room stopped."""
+
+    nodes: tuple[str, ...]
+    """The named nodes it freed and forgot."""
+    patterns: tuple[str, ...] = ()
+    """The patterns and proxies that played (``Pdef kick``)."""
+    routines: int | None = None
+    """Routines and tasks code started that stopped (None: sclang did not say)."""
+    synths: int | None = None
+    """The synths scsynth ran just before, all freed (None: it did not answer)."""
+
+
+def synth_count(nodes: Iterable[TreeNode]) -> int:
+    """The synths of a node tree that are the room's (not scorch's own: the level meter,
+    the safety stage)."""
+    return sum(1 for n in nodes if n.synthdef is not None and n.node_id not in PROTECTED)
 
 
 def instrument(text: str) -> str:
@@ -49,6 +80,8 @@ def owner(node: TreeNode, named: Mapping[int, str], patterns: Sequence[PatternRe
         return f"default group of client {client_of(node_id)}"
     if node_id == METER_NODE_ID:
         return METER_OWNER
+    if node_id in LAYOUT_OWNERS:
+        return LAYOUT_OWNERS[node_id]
     if node_id in named:
         return f"node {named[node_id]}"
     if MIDI_NODE_BASE <= node_id < PERSISTENT_NODE_BASE:

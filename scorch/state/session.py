@@ -61,6 +61,8 @@ class RoomSpec:
     """By key (``Pdef acc``), as ``playing`` lists them."""
     patterns_known: bool = False
     """False when they were not read (a session file without them): they are left alone."""
+    gain_db: float | None = None
+    """The master gain in the room's safety stage (None: not known, left alone)."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,8 @@ class Change:
 
     action: str
     """free, load, release, play, set, move, tempo, unmap, map, pattern (define, play, stop),
-    mute (mute, solo or unmute a pattern as ``pattern.mute`` says) or clear."""
+    mute (mute, solo or unmute a pattern as ``pattern.mute`` says), clear, or gain (the
+    master gain, ``params["db"]``)."""
     instance: str | None
     """The room (None for a MIDI route)."""
     target: str
@@ -148,6 +151,11 @@ def diff(current: Session, target: Session, defaults: Defaults) -> list[Change]:
         now, want = current.rooms.get(room, empty), target.rooms.get(room, empty)
         if now.patterns_known and want.patterns_known:
             changes += _pattern_changes(room, now.patterns, want.patterns)
+        if now.gain_db is not None and want.gain_db is not None and not _same(
+                now.gain_db, want.gain_db):
+            changes.append(Change("gain", room, "gain", f"master gain of {room}: "
+                                  f"{now.gain_db:g} -> {want.gain_db:g} dB",
+                                  params={"db": want.gain_db}))
     for scope, bpm in target.tempos.items():
         now_bpm = current.tempos.get(scope)
         if now_bpm is not None and not _same(now_bpm, bpm):

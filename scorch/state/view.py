@@ -20,6 +20,10 @@ from scorch.state.changes import RoomChanged
 from scorch.state.code_runs import CodeRuns
 from scorch.state.desired import BufferState, NodeState
 from scorch.state.events import SOUNDING, EventLog, Kind, State
+from scorch.state.stage import Readings, StageState
+
+#: Why a room is BOOTING while scorch starts, before its actor boots it.
+STARTING = "scorch is starting JACK and the rooms' actors"
 
 
 @dataclass(frozen=True)
@@ -39,8 +43,22 @@ class Snapshot:
     reason: str = ""
     restarts_in_window: int = 0
     restart_budget_left: int = 0
+    scsynth_restarts: int = 0
+    """Times scorch started scsynth again (after a crash, a hang, ``s.reboot``)."""
+    sclang_restarts: int = 0
+    """Times scorch started sclang again (after a crash, a hang, a timed-out request)."""
     last_crash: str = ""
     nodes: tuple[str, ...] = ()
+
+    def phase(self) -> str:
+        """Where a booting or restoring room is, in a few words: what it waits for."""
+        if self.reason == STARTING:
+            return STARTING
+        if self.scsynth_pid is None:
+            return f"starting scsynth; {self.reason}" if self.reason else "starting scsynth"
+        if self.sclang_state in ("starting", "restarting"):
+            return f"scsynth up, sclang {self.sclang_state}"
+        return "scsynth and sclang up, restoring its SynthDefs, buffers and nodes"
 
     def require_ready(self, sclang_attached: bool, need_sclang: bool = False) -> None:
         """Raise what a request finds when the instance cannot take it, saying why."""
@@ -97,6 +115,10 @@ class InstanceView:
         sclang's batches told it (replaced whole on change)."""
         self.code_runs = CodeRuns()
         """The latest code requests, with their history ids: what made a synth a crash lost."""
+        self.stage = StageState()
+        """The room's safety stage: settings and master gain (replaced whole on change)."""
+        self.stage_readings = Readings()
+        """What the stage measures, a few times a second."""
 
     @property
     def name(self) -> str:
@@ -129,6 +151,15 @@ class InstanceView:
             self._bus.publish(RoomChanged(after.name, str(after.state), after.sclang_state,
                                           after.reason))
         return after
+
+    def restarted(self, kind: str) -> Snapshot:
+        """Count a restart of ``kind`` (scsynth or sclang) that came up."""
+        with self._lock:
+            field = "scsynth_restarts" if kind == "scsynth" else "sclang_restarts"
+            self._snapshot = replace(self._snapshot, **{
+                field: getattr(self._snapshot, field) + 1})
+            self._lock.notify_all()
+            return self._snapshot
 
     def wait_until(self, settled: Callable[[Snapshot], bool], timeout: float) -> Snapshot:
         """Wait until ``settled(snapshot)`` holds or ``timeout`` passes; return the snapshot."""

@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from scorch.errors import ScorchError
 from scorch.web.gate import FULL, READ, SESSION_SECONDS, Gate
+from scorch.web.hours import hours_view
 from scorch.wire.access import Access
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ HEADERS = {
     "Cache-Control": "no-store",
 }
 #: The files the page is made of (package data, no build step).
-STATIC = {"page.css": "text/css", "page.js": "text/javascript"}
+STATIC = {"page.css": "text/css", "page.js": "text/javascript", "hours.js": "text/javascript"}
 
 #: The HTTP status of each error code; any other: 409 (cannot be done now).
 _STATUS = {"INVALID_ARGUMENT": 400, "NOT_FOUND": 404, "TIMEOUT": 504, "INTERNAL": 500}
@@ -165,13 +166,24 @@ def make_app(feed: Feed, gate: Gate, meter_hz: float) -> Starlette:
         calls: dict[str, tuple[str, dict[str, Any]]] = {
             "restart": ("instance", {"action": "restart", "name": params.get("room", "")}),
             "panic": ("midi", {"action": "panic"}),
+            "go": ("cue", {"action": "go"}),
             "release": ("release", {"instance": params.get("room", ""),
                                     "node": params.get("node", "")}),
+            "gain": ("gain", {"instance": params.get("room", ""),
+                              "db": _number(params.get("db", "")),
+                              "fade": _number(params.get("fade", "0"))}),
         }
         if what not in calls:
-            return JSONResponse({"error": f"no action {what[:40]!r}: restart, panic or "
-                                 "release"}, status_code=404)
+            return JSONResponse({"error": f"no action {what[:40]!r}: restart, panic, go, "
+                                 "release or gain"}, status_code=404)
         return await _call(feed, *calls[what])
+
+    async def hours(request: Request) -> Response:
+        _, no = refused(request)
+        if no is not None:
+            return no
+        found = await anyio.to_thread.run_sync(hours_view, feed.service)
+        return JSONResponse(found)
 
     async def favicon(request: Request) -> Response:
         _, no = refused(request)
@@ -184,8 +196,17 @@ def make_app(feed: Feed, gate: Gate, meter_hz: float) -> Starlette:
         Route("/api/view", view),
         Route("/api/stream", stream),
         Route("/api/tree/{room}", tree),
+        Route("/api/hours", hours),
         Route("/api/{what}", act, methods=["POST"]),
     ])
+
+
+def _number(text: str) -> float | str:
+    """A query parameter as the number it says, or as it is (the operation names it wrong)."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 async def _call(feed: Feed, name: str, args: dict[str, Any]) -> Response:

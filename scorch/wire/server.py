@@ -2,7 +2,7 @@
 
 ``scorch run`` serves its operations here, so ``scorch mcp`` and the operator's
 CLI attach to it instead of booting a second set of processes. Every operation
-of :data:`scorch.api.operation.OPERATIONS` is served, validated by its own schema.
+of :data:`scorch.api.ops.REGISTRY` is served, validated by its own schema.
 """
 
 from __future__ import annotations

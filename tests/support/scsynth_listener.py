@@ -35,6 +35,15 @@ class Listener:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self.sock.sendto(encode_message("/notify", 1), self.address)
         self._thread.start()
+        # Registered only once scsynth says so: a note played before its /done would be
+        # missed (under load the answer takes a while).
+        deadline = time.monotonic() + 5.0
+        while not self._registered() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def _registered(self) -> bool:
+        return any(h.message.address == "/done" and tuple(h.message.args[:1]) == ("/notify",)
+                   for h in list(self.heard))
 
     def _run(self) -> None:
         while not self._stop.is_set():

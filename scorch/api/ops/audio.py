@@ -16,7 +16,19 @@ from pydantic import BaseModel, Field
 
 from scorch.api import budget
 from scorch.api.fields import Code, InstanceName, NodeName, Params, SynthDefName
-from scorch.api.operation import CHANGE, CODE, READ, WRITE, Action, Args, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    CODE,
+    READ,
+    WRITE,
+    Action,
+    Args,
+    CliForm,
+    Patience,
+    Result,
+    Tool,
+    operation,
+)
 from scorch.app.studio.capture import AUDIO_BUSES, MAX_SECONDS, Source
 from scorch.app.studio.renderer import MAX_RENDER
 from scorch.audio.report import SoundReport
@@ -55,13 +67,11 @@ class RecordStart(Action):
 
     access = WRITE
     action: Literal["start"]
-    instance: Annotated[InstanceName, Field(description="The room to record")]
-    bus: Annotated[Bus | None, Field(description=(
-        "The first audio bus to record; 0 is the main outputs (the default)"))] = None
+    instance: InstanceName
+    bus: Bus | None = None
     channels: Channels = 2
     seconds: Annotated[Seconds | None, Field(
-        ge=0.1, le=MAX_SECONDS, description="Stop by itself after this long, exact to a "
-        "control block; omitted: until stopped")] = None
+        ge=0.1, le=MAX_SECONDS, description="Stop by itself after this long")] = None
     format: Format = "wav"
     name: Annotated[Text | None, Field(
         max_length=100, description="The file's name without extension (default "
@@ -73,10 +83,8 @@ class RecordStop(Action):
 
     access = CHANGE
     action: Literal["stop"]
-    instance: Annotated[InstanceName | None, Field(
-        description="The room whose recordings to stop")] = None
-    name: Annotated[Text | None, Field(
-        max_length=100, description="The recording to stop")] = None
+    instance: InstanceName | None = None
+    name: Annotated[Text | None, Field(max_length=100)] = None
 
 
 RecordArgs = Annotated[RecordList | RecordStart | RecordStop, Field(discriminator="action")]
@@ -114,16 +122,28 @@ class RecordOutput(Result):
 
     def text(self) -> str:
         rows = [f"{r.name}  {r.state}  {r.instance or '?'}  "
-                f"{'?' if r.seconds is None else f'{r.seconds:g}'} s  {r.path}"
+                f"{'?' if r.seconds is None else f'{r.seconds:g}'} s  {size(r.size)}  "
+                f"{r.format}{'' if r.channels is None else f' {r.channels} ch'}"
+                f"{'' if r.sample_rate is None else f' {r.sample_rate} Hz'}  {r.path}"
                 + (f"  ({r.note})" if r.note else "") for r in self.recordings]
         return budget.lines(rows, self.more, "earlier recordings",
                             "record(action='list', full=true)", f"no recordings in {self.folder}")
 
 
-@operation(command="record", positional=("action", "instance"))
+def size(count: int | None) -> str:
+    """A file's size as people read it: 812 B, 1.4 MB, 2.1 GB (? when unknown)."""
+    if count is None:
+        return "? B"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} B"
+
+
+@operation(cli=CliForm("record", ("action", "instance")))
 def record(orch: Orchestra, args: RecordArgs) -> RecordOutput:
-    """Record a room to a file (inside scsynth, with DiskOut). A recording with `seconds`
-    stops by itself; one that a crash of scsynth cut short is repaired, and listed so."""
+    """Record a room to a file (inside scsynth, with DiskOut); a recording that a crash cut
+    short is repaired, and listed so."""
     recorder = orch.studio.recorder
     if args.action == "start":
         orch.rooms.view(args.instance)
@@ -247,8 +267,8 @@ def audio_path(orch: Orchestra, given: str) -> Path:
     return path
 
 
-@operation(access=READ, command="listen", positional=("instance",), waits="seconds",
-           patience=100.0, panel="show")
+@operation(access=READ, cli=CliForm("listen", ("instance",)),
+           patience=Patience(seconds=100.0, argument="seconds"), tool=Tool(panel="show"))
 def listen(orch: Orchestra, args: ListenArgs) -> HeardOutput:
     """Hear what a room plays now (or an audio file): a picture (waveform over a
     log-frequency spectrogram), the numbers (peak and RMS dBFS, LUFS, clipping,
@@ -281,9 +301,8 @@ class RenderArgs(Args):
         description="A library SynthDef to play (or give `code`)")] = None
     params: Params | None = None
     duration: Annotated[Seconds | None, Field(
-        le=MAX_RENDER, description="Seconds a SynthDef plays (default 2; a held sound is "
-        "then released and its tail rendered), or where a Score ends (default: its last "
-        "event)")] = None
+        le=MAX_RENDER, description="Seconds a SynthDef plays (default 2, then its tail), or "
+        "where a Score ends (default: its last event)")] = None
     code: Annotated[Code | None, Field(description=(
         "sclang code whose value is a Score, or an array of [time, [command...]] events, "
         "e.g. [[0, [\\s_new, \\sine, 1000, 0, 0, \\freq, 330]], [1, [\\n_set, 1000, \\gate, 0]]]; "
@@ -315,11 +334,11 @@ class RenderOutput(HeardOutput):
                    warnings=rendered.warnings)
 
 
-@operation(access=CODE, command="render", positional=("synthdef",), patience=150.0)
+@operation(access=CODE, cli=CliForm("render", ("synthdef",)), patience=Patience(seconds=150.0))
 def render(orch: Orchestra, args: RenderArgs) -> RenderOutput:
     """Render offline with scsynth -N, no room needed: a library SynthDef with params for
     `duration` seconds, or an sclang Score (`code`). Returns the file's path and the same
-    picture and numbers as listen. Renders are cached by content."""
+    picture and numbers as listen."""
     if (args.synthdef is None) == (args.code is None):
         raise InvalidRequest("render needs `synthdef` (with `params` and `duration`) or "
                              "`code` (a Score), one of them")

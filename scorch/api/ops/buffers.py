@@ -8,7 +8,16 @@ from pydantic import Field
 
 from scorch.api import budget
 from scorch.api.fields import Selector
-from scorch.api.operation import CHANGE, DESTROY, READ, Action, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    DESTROY,
+    READ,
+    ROOMS_NAMED,
+    Action,
+    CliForm,
+    Result,
+    operation,
+)
 from scorch.app.models import BufferInfo, SampleInfo
 from scorch.errors import InvalidRequest
 from scorch.values import BufferName, Flag, Text
@@ -18,6 +27,8 @@ if TYPE_CHECKING:
 
 #: A path longer than this is no path (Linux's PATH_MAX is 4096).
 MAX_PATH = 4096
+#: The rooms an action acts on (every room's buffers, for a list that names none).
+Rooms = Annotated[Selector, Field(description='Rooms: a name, a group or "*" (list: default all)')]
 
 
 class BufferList(Action):
@@ -25,8 +36,7 @@ class BufferList(Action):
 
     access = READ
     action: Literal["list"] = "list"
-    instance: Annotated[Selector | None, Field(
-        description='Whose buffers: a name, a group or "*" (default: all)')] = None
+    instance: Rooms | None = None
     full: Annotated[Flag, Field(description="Every buffer, however many (by default the "
                                 "first that fit the answer's size budget)")] = False
 
@@ -35,22 +45,24 @@ class BufferLoad(Action):
     """Read a sound file into a buffer of instances (kept across crashes, same bufnum)."""
 
     access = CHANGE
+    journal = ROOMS_NAMED
     action: Literal["load"]
-    instance: Annotated[Selector, Field(description='Where: a name, a group or "*"')]
+    instance: Rooms
     path: Annotated[Text, Field(
         max_length=MAX_PATH, description="A sound file (WAV, AIFF, FLAC...), absolute "
         "or relative to the configured sample folders")]
     name: Annotated[BufferName | None, Field(
-        description="The buffer's name (default: the file's name)")] = None
+        description="Its name (default: the file's)")] = None
 
 
 class BufferFree(Action):
     """Unload a buffer from instances."""
 
     access = DESTROY
+    journal = ROOMS_NAMED
     action: Literal["free"]
-    instance: Annotated[Selector, Field(description='Where: a name, a group or "*"')]
-    name: Annotated[BufferName, Field(description="Which buffer (see action 'list')")]
+    instance: Rooms
+    name: Annotated[BufferName, Field(description="Which buffer")]
     dry_run: Annotated[bool, Field(strict=True, description=(
         "List the buffers it would free, free nothing"))] = False
 
@@ -89,7 +101,7 @@ class BufferOutput(Result):
                             "buffers", "buffer(action='list', full=true)", "no buffers")
 
 
-@operation(command="buffer", positional=("action", "instance", "path"))
+@operation(cli=CliForm("buffer", ("action", "instance", "path")))
 def buffer(orch: Orchestra, args: BufferArgs) -> BufferOutput:
     """Sound files in buffers, kept across crashes under their bufnum: play one with
     play(synthdef="sampler", params={"bufnum": N}) ("sampler_stereo" for 2 channels)."""

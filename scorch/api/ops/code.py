@@ -19,7 +19,19 @@ from scorch.api.fields import (
     TimedArgs,
     WaitTimeout,
 )
-from scorch.api.operation import CHANGE, CODE, READ, SILENCE, Args, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    CODE,
+    PATTERNS,
+    READ,
+    SILENCE,
+    Args,
+    CliForm,
+    Patience,
+    Result,
+    Spread,
+    operation,
+)
 from scorch.primitives.sclang.result import ExecuteResult, SclangError
 from scorch.state.code_runs import CodeRun
 from scorch.values import Flag
@@ -35,8 +47,7 @@ class ExecuteArgs(TimedArgs):
     code: Code
     timeout_s: ExecuteTimeout = 10.0
     check_only: Annotated[Flag, Field(
-        description="Only compile the code (a syntax check): errors with line and "
-        "character, nothing runs")] = False
+        description="Only compile it (a syntax check); nothing runs")] = False
     full: Annotated[Flag, Field(
         description="Every posted line and the whole value, however long (by default the "
         "last lines that fit the answer's budget, saying how many are left out)")] = False
@@ -176,17 +187,16 @@ class ExecuteOutput(Result):
         return "\n".join(lines)
 
 
-@operation(access=CODE, command="exec", positional=("instance", "code"), waits="timeout_s",
-           files=("code",), unanswered=failed_outcomes)
+@operation(access=CODE, cli=CliForm("exec", ("instance", "code"), files=("code",)),
+           spread=Spread(unanswered=failed_outcomes), patience=Patience(argument="timeout_s"))
 def execute(orch: Orchestra, args: ExecuteArgs) -> ExecuteOutput:
     """Run SuperCollider code in rooms' sclang: the value of the last expression and what
-    it posted, per room. An error comes back as a tool error with the line, character and
-    source around it in your code. What code changes is not journaled: undo cannot take it
-    back (play, set and pattern changes it can).
+    it posted, per room; an error names the line and character in your code. What code
+    changes is not journaled: undo cannot take it back (play, set and pattern changes it
+    can).
 
-    With at or delay the code is compiled now and runs inside s.bind, so its messages and
-    its patterns' first events reach scsynth at that time in every room; what it posts or
-    throws later is on the console."""
+    With at or delay it runs inside s.bind: its messages and its patterns' first events
+    reach scsynth then, in every room."""
     when = None if args.check_only else orch.tempo.when(args.at, args.delay, args.instance)
     return run_code(orch, args.instance, args.code, args.timeout_s, check_only=args.check_only,
                     at=when, full=args.full)
@@ -226,24 +236,60 @@ class StopArgs(SelectorArgs):
     dry_run: Annotated[Flag, Field(description="Say what it would stop, stop nothing")] = False
 
 
-class StopOutput(Result):
-    """Instances silenced, with the named nodes each forgot."""
+class RoomStopped(BaseModel):
+    """What stop stopped in one room."""
 
-    stopped: dict[str, list[str]]
+    patterns: list[str] = Field(description="the patterns and proxies that played (Pdef kick)")
+    routines: int | None = Field(description="routines, tasks and pattern players code "
+                                 "started (not a Pdef's or Tdef's); null: sclang did not say")
+    synths: int | None = Field(description="the synths scsynth ran just before, all freed; "
+                               "null: it did not answer")
+    nodes: list[str] = Field(description="the named nodes freed and forgotten")
+
+    def line(self, room: str) -> str:
+        """``room: 2 patterns (Pdef kick, Pdef bass), 1 routine, 14 synths; ...``."""
+        said = [_count(len(self.patterns), "pattern")
+                + (f" ({', '.join(self.patterns)})" if self.patterns else "")]
+        said.append("routines unknown (sclang did not answer)" if self.routines is None
+                    else _count(self.routines, "routine"))
+        said.append("synths unknown (scsynth did not answer)" if self.synths is None
+                    else _count(self.synths, "synth"))
+        forgot = (f"; named nodes forgotten: {', '.join(self.nodes)} (play them again, or "
+                  "undo)" if self.nodes else "")
+        return f"{room}: stopped {', '.join(said)}{forgot}"
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+class StopOutput(Result):
+    """Instances silenced, and what each stopped."""
+
+    stopped: dict[str, RoomStopped]
     dry_run: bool = False
     would_stop: dict[str, list[str]] | None = Field(
         None, description="dry_run: each room's named nodes and playing patterns it would stop")
 
+    def text(self) -> str:
+        if self.dry_run:
+            return "\n".join(f"{room} would stop: {', '.join(what) or 'no named node or pattern'}"
+                             for room, what in (self.would_stop or {}).items())
+        return "\n".join(what.line(room) for room, what in self.stopped.items())
 
-@operation(access=SILENCE, command="stop", positional=("instance",))
+
+@operation(access=SILENCE, cli=CliForm("stop", ("instance",)), journal=PATTERNS)
 def stop(orch: Orchestra, args: StopArgs) -> StopOutput:
-    """Silence instances like Cmd-Period: stop routines and free every synth. Named
-    nodes are forgotten (play them again, or `undo`, to bring them back); `dry_run`
+    """Silence rooms like Cmd-Period (routines, patterns, synths); says what stopped.
+    Named nodes are forgotten (play them again, or `undo`, to bring them back); `dry_run`
     says what it would stop."""
     if args.dry_run:
         return StopOutput(stopped={}, dry_run=True,
                           would_stop=orch.rooms.sounding(args.instance))
-    return StopOutput(stopped=orch.rooms.stop_sound(args.instance))
+    return StopOutput(stopped={
+        room: RoomStopped(patterns=list(s.patterns), routines=s.routines, synths=s.synths,
+                          nodes=list(s.nodes))
+        for room, s in orch.rooms.stop_sound(args.instance).items()})
 
 
 class ConsoleArgs(Args):
@@ -283,10 +329,10 @@ class ConsoleOutput(Result):
         return f"[{budget_of.more(self.more, 'earlier lines', 'console(..., full=true)')}]\n{shown}"
 
 
-@operation(access=CHANGE, command="console", positional=("instance",))
+@operation(access=CHANGE, cli=CliForm("console", ("instance",)))
 def console(orch: Orchestra, args: ConsoleArgs) -> ConsoleOutput:
-    """Read an instance's console: what sclang and scsynth printed, including output of
-    routines and errors that happened after execute returned."""
+    """Read an instance's console: what sclang and scsynth printed, routines' output and
+    errors after execute returned among it."""
     found = [Line(**line._asdict())
              for line in orch.rooms.console(args.instance, args.lines, clear=args.clear)]
     if args.full:
@@ -314,11 +360,11 @@ class WaitOutput(Result):
     line: Line | None
 
 
-@operation(access=READ, command="wait-for", positional=("instance", "pattern"),
-           waits="timeout_s")
+@operation(access=READ, cli=CliForm("wait-for", ("instance", "pattern")),
+           patience=Patience(argument="timeout_s"))
 def wait_for(orch: Orchestra, args: WaitArgs) -> WaitOutput:
     """Wait until the instance's console shows a line matching a regex, e.g. a message a
-    routine posts later. matched is false when no line came in time."""
+    routine posts later."""
     line = orch.rooms.wait_for(args.instance, args.pattern, args.timeout_s, since=args.since)
     return WaitOutput(matched=line is not None,
                       line=Line(**line._asdict()) if line is not None else None)

@@ -20,9 +20,11 @@ from scorch.api.operation import (
     SILENCE,
     Action,
     Answer,
+    CliForm,
     Host,
     Hosts,
     Result,
+    Spread,
     operation,
 )
 from scorch.errors import InvalidRequest, Unavailable
@@ -40,12 +42,12 @@ Number = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0
     description="A cue's number: 1, 2.5, 3A")]
 Wait = Annotated[float, Field(ge=0, le=3600, allow_inf_nan=False, strict=True)]
 Calls = Annotated[list[dict[str, Any]], Field(max_length=64, description=(
-    'The calls it makes, in the words of the tools: [{"op": "scene", "action": "recall", '
+    'Its calls, as the tools take them: [{"op": "scene", "action": "recall", '
     '"name": "evening"}, {"op": "set", "instance": "lobby", "node": "drone", "params": '
     '{"amp": 0.2}}]; instance names the rooms of any tool'))]
 Then = Annotated[Literal["stop", "continue", "follow"], Field(description=(
-    "stop: the next cue waits for GO; continue: it gets its GO post_wait after this one "
-    "fires; follow: once this one's fades and glides (their seconds) end, and post_wait"))]
+    "The next cue's GO: stop: a GO; continue: post_wait after this one fires; follow: "
+    "post_wait after its fades and glides end"))]
 Name = Annotated[str, StringConstraints(max_length=200, strict=True), Field(
     description="The cue's name")]
 
@@ -58,16 +60,15 @@ class CueShow(Action):
 
 
 class CueGo(Action):
-    """GO: fire the cue on standby (or the one named), then those it continues or follows
-    into; standby moves past them. A second GO within [cueing] double_go counts once."""
+    """GO: fire the cue on standby (or `cue`), then those it continues or follows into;
+    standby moves past them. A double GO counts once."""
 
     access = CODE  # a cue's calls may be any tool's, execute's code among them
     action: Literal["go"]
     cue: Annotated[Number | None, Field(description="Fire this cue (default: the one on "
                                         "standby)")] = None
     at: Annotated[float | None, Field(allow_inf_nan=False, strict=True, description=(
-        "The Unix time every room fires it (default: now and [cueing] lead, so every host "
-        "gets it in time)"))] = None
+        "The Unix time every room fires it (default: soon enough for every host)"))] = None
 
 
 class CueStandby(Action):
@@ -197,14 +198,12 @@ def _one_list(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any)
     return {**merged, "cues": list(seen.values()), "counted": counted}
 
 
-@operation(command="cue", positional=("action", "cue"), rooms=None, across=_go_across,
-           merge=_one_list, aliases={"go": {"action": "go"}})
+@operation(cli=CliForm("cue", ("action", "cue"), aliases={"go": {"action": "go"}}),
+           spread=Spread(rooms=None, merge=_one_list, across=_go_across))
 def cue(orch: Orchestra, args: CueArgs) -> CueOutput:
-    """The cue list ([[cues]] in the config): numbered cues, each a list of calls in the
-    words of the tools, with a wait before it, and then stop, continue (the next cue after
-    post_wait) or follow (after its fades). GO fires the cue on standby at one moment in
-    every room, on every host; a double GO counts once; undo takes a cue back as one
-    step. Cues made and edited here are kept across restarts."""
+    """The cue list ([[cues]] in the config, and cues made here): numbered cues, each a
+    list of tool calls. GO fires the cue on standby at one moment in every room, on every
+    host; undo takes a cue back as one step."""
     hours = orch.hours
     hours.start(Firing(orch, ops.load_all))  # once (a `scorch run` started it already)
     cues = hours.cues

@@ -26,9 +26,13 @@ from scorch.api.operation import (
     Action,
     Answer,
     Args,
+    CliForm,
     Host,
     Hosts,
+    Patience,
     Result,
+    Spread,
+    Tool,
     operation,
 )
 from scorch.errors import NotRunning, ScorchError
@@ -70,7 +74,8 @@ def _ping_across(hosts: Hosts, args: NoArgs) -> Ping:
                 time=time.time())
 
 
-@operation(access=READ, tool=False, patience=5.0, across=_ping_across)
+@operation(access=READ, spread=Spread(across=_ping_across), patience=Patience(seconds=5.0),
+           tool=Tool(listed=False))
 def ping(orch: Orchestra, args: NoArgs) -> Ping:
     """Say which installation answers: its config file, instances and start time."""
     return Ping(config=str(orch.config.source) if orch.config.source else None,
@@ -97,10 +102,10 @@ class InstanceList(Result):
         return table + "\n\n" + render_hosts(self.hosts)
 
 
-@operation(access=READ, command="list", roll_call=True, unanswered=unknown_rows)
+@operation(access=READ, cli=CliForm("list"), spread=Spread(unanswered=unknown_rows, roll_call=True))
 def list_instances(orch: Orchestra, args: NoArgs) -> InstanceList:
     """List every SuperCollider instance: name, group, state, port, CPU, synths, uptime
-    and restarts. Call this first to learn the names; only READY instances run code."""
+    and restarts; only READY ones run code."""
     rows = [InstanceRow.of(status) for status in orch.rooms.statuses()]
     return InstanceList(hosted_by=orch.hosted_by, instances=rows)
 
@@ -137,12 +142,12 @@ class StatusArgs(Args):
     instance: Selector = "*"
 
 
-@operation(access=READ, command="status", positional=("instance",),
-           unanswered=unknown_statuses, panel="show")
+@operation(access=READ, cli=CliForm("status", ("instance",)),
+           spread=Spread(unanswered=unknown_statuses), tool=Tool(panel="show"))
 def status(orch: Orchestra, args: StatusArgs) -> StatusOutput:
     """Full status of instances: state and since when, scsynth's live CPU and counts,
-    process ids, restart budget, last crash, and named nodes with their values; and the
-    audio driver (a sound card, a joined JACK server, or headless without sound out)."""
+    process ids, restart budget, last crash, named nodes with their values, and the audio
+    driver."""
     return _statuses(orch, orch.rooms.resolve(args.instance))
 
 
@@ -194,9 +199,11 @@ class ActionOutput(StatusOutput):
         return "\n".join(f"{name}: {why}" for name, why in self.failed.items())
 
 
-@operation(name="instance", command="instance", positional=("action", "name"),
-           patience=200.0, rooms="name", unanswered=unknown_statuses_failed,
-           aliases={verb: {"action": verb} for verb in ("boot", "quit", "restart")})
+@operation(name="instance",
+           cli=CliForm("instance", ("action", "name"),
+                       aliases={verb: {"action": verb} for verb in ("boot", "quit", "restart")}),
+           spread=Spread(rooms="name", unanswered=unknown_statuses_failed),
+           patience=Patience(seconds=200.0))
 def instance_action(orch: Orchestra, args: InstanceAction) -> ActionOutput:
     """Boot, quit or restart rooms (several at once, in parallel)."""
     rooms = orch.rooms
@@ -258,7 +265,7 @@ def _oldest_first(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: 
     return {**merged, "events": sorted(merged.get("events") or [], key=lambda e: e["time"])}
 
 
-@operation(access=READ, command="events", positional=("instance",), merge=_oldest_first)
+@operation(access=READ, cli=CliForm("events", ("instance",)), spread=Spread(merge=_oldest_first))
 def events(orch: Orchestra, args: EventsArgs) -> EventsOutput:
     """Lifecycle events: boots, crashes, hangs, restarts and restores, oldest first.
     Read these when an instance is RESTARTING or FAILED."""
@@ -294,8 +301,8 @@ def _changes_by_host(merged: Answer, answers: Sequence[tuple[Host, Answer]],
     return {**merged, "changes": changes}
 
 
-@operation(access=DESTROY, command="reload", patience=320.0, tool=False,
-           merge=_changes_by_host)
+@operation(access=DESTROY, cli=CliForm("reload"), spread=Spread(merge=_changes_by_host),
+           patience=Patience(seconds=320.0), tool=Tool(listed=False))
 def reload(orch: Orchestra, args: NoArgs) -> ReloadOutput:
     """Re-read the config file and apply what changed: rooms added or removed, a room
     restarted if its port or channels changed, config nodes added, set, replaced or
@@ -329,10 +336,9 @@ class DoctorOutput(Result):
 
 @operation(access=READ, unstarted=True)
 def doctor(orch: Orchestra, args: NoArgs) -> DoctorOutput:
-    """Check the machine the rooms run on: SuperCollider, JACK (or PipeWire's JACK),
-    realtime limits, the audio group, MIDI and the clock. Each problem comes with the
-    exact command that fixes it on this system (Debian/Ubuntu, Fedora, Arch or macOS).
-    Call it when a room will not boot or plays with dropouts."""
+    """Check the machine the rooms run on (SuperCollider, JACK, realtime limits, MIDI, the
+    clock): each problem with the command that fixes it here. Call it when a room will not
+    boot or plays with dropouts."""
     from scorch.machine.doctor import run_checks
 
     checks = run_checks(orch.config, running=True)

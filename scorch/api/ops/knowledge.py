@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import difflib
 import json
 import re
 from collections.abc import Sequence
@@ -19,8 +18,11 @@ from scorch.api.operation import (
     Action,
     Answer,
     Args,
+    CliForm,
     Host,
+    Patience,
     Result,
+    Spread,
     operation,
 )
 from scorch.errors import DocNotFound, InvalidRequest
@@ -58,14 +60,13 @@ class DocsArgs(Args):
 
     name: DocName | None = Field(None, description=(
         "A class or help page (SinOsc, Guides/Tour_of_UGens; SinOsc.ar for one method): "
-        "its summary, methods with argument names and defaults, superclasses, examples"))
+        "its methods with argument names and defaults, and examples"))
     query: DocQuery | None = Field(None, description=(
-        "Words, e.g. 'reverb' or 'how do I pan in stereo': the best pages, a line each "
-        "(any text: no query syntax)"))
+        "Words, e.g. 'how do I pan in stereo': the best pages, a line each"))
     limit: Annotated[int, Field(ge=1, le=50, strict=True,
                                 description="How many search results")] = 8
     timeout_s: Annotated[WaitTimeout, Field(description=(
-        "Seconds to wait while the docs index is built (the first time: seconds)"))] = 20.0
+        "Seconds to wait while the docs index is built (the first time)"))] = 20.0
 
     @model_validator(mode="after")
     def _one_of(self) -> DocsArgs:
@@ -190,12 +191,11 @@ class DocsOutput(Result):
         return "\n".join(lines)
 
 
-@operation(access=READ, command="docs", positional=("query",), waits="timeout_s",
-           any_host=True)
+@operation(access=READ, cli=CliForm("docs", ("query",)), spread=Spread(any_host=True),
+           patience=Patience(argument="timeout_s"))
 def docs(orch: Orchestra, args: DocsArgs) -> DocsOutput:
-    """Look SuperCollider up in the help installed here and the class library the rooms
-    run (a class's methods, argument names and defaults come from it), by name or by words.
-    Use it before writing code with a class you are not sure of."""
+    """Look SuperCollider up, by name or by words, in the help installed here and the class
+    library the rooms run (its real argument names and defaults)."""
     state = orch.knowledge.docs(args.timeout_s)
     notes = [state.note] if state.note else []
     if state.refreshing:
@@ -245,10 +245,9 @@ def _lookup(orch: Orchestra, name: str, timeout: float) -> DocOut:
     out = DocOut.of(doc, method)
     if method is not None and not out.class_methods and not out.instance_methods:
         known = sorted({m.name for m in (*doc.class_methods, *doc.instance_methods)})
-        near = difflib.get_close_matches(method, known, n=5)
-        raise DocNotFound(f"{doc.name} has no method {method[:60]!r}; "
-                          + (f"closest: {', '.join(near)}" if near
-                             else f"its methods: {', '.join(known[:40]) or 'none'}"))
+        raise DocNotFound(f"{doc.name} has no method {method[:60]!r}; its methods: "
+                          f"{', '.join(known[:40]) or 'none'}"
+                          f"{' ...' if len(known) > 40 else ''}", name=method, known=known)
     return out
 
 
@@ -284,16 +283,15 @@ class HistoryFind(Action):
     action: Literal["find"] = "find"
 
     query: Annotated[HistoryQuery | None, Field(description=(
-        "Words to find in the code, its value, what it posted or its error; executions "
-        "with every word first, else with any"))] = None
+        "Words in the code, value, output or error (entries with all of them first)"))] = None
     instance: Annotated[Selector, Field(
         description='Only this instance or group ("*": all)')] = "*"
     errors_only: Annotated[Flag, Field(description="Only executions that failed")] = False
     since: Annotated[Annotated[str, Strict(), Field(max_length=40)]
                      | Annotated[float, Strict(), Field(allow_inf_nan=False)] | None,
                      Field(description=(
-                         "Only executions since then: a time ago (90s, 15m, 2h, 3d), an ISO "
-                         "date-time (2026-11-23T14:00, local time) or a Unix time")),
+                         "A time ago (90s, 15m, 2h, 3d), a local ISO date-time "
+                         "(2026-11-23T14:00) or a Unix time")),
                      AfterValidator(lambda v: None if v is None else _since(v))] = None
     limit: Annotated[int, Field(ge=1, le=100, strict=True,
                                 description="How many, newest first")] = 20
@@ -329,8 +327,8 @@ class HistoryEntry(BaseModel):
 
 
 class HistoryRerun(Action):
-    """Run an entry again by its id: its code (on its instance, or on `instance`), or the
-    operation it records with the same arguments."""
+    """Run an entry again: its code (on its instance, or on `instance`), or the operation
+    it records, with the same arguments."""
 
     access = CODE
     action: Literal["rerun"]
@@ -380,12 +378,12 @@ def _newest_first(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: 
     return {**merged, "entries": entries[:getattr(args, "limit", len(entries))]}
 
 
-@operation(command="history", positional=("query",), merge=_newest_first, waits="timeout_s")
+@operation(cli=CliForm("history", ("query",)), spread=Spread(merge=_newest_first),
+           patience=Patience(argument="timeout_s"))
 def history(orch: Orchestra, args: HistoryArgs) -> HistoryOutput:
     """The code run before and the calls that changed something (as @NAME {arguments}),
-    newest first, kept across restarts with their room, time, value, output, error and
-    duration: find the code that made a sound an hour ago, or what failed; run one
-    again."""
+    newest first, kept across restarts: find what made a sound an hour ago, or what failed;
+    run one again."""
     if isinstance(args, HistoryRerun):
         return _rerun(orch, args)
     names = None if args.instance == "*" else orch.rooms.resolve(args.instance)
@@ -407,6 +405,7 @@ def history(orch: Orchestra, args: HistoryArgs) -> HistoryOutput:
 
 def _rerun(orch: Orchestra, args: HistoryRerun) -> HistoryOutput:
     """Run history entry ``args.id`` again: its code, or the operation it records."""
+    from scorch.api import journaled
     from scorch.api.ops import load_all
     from scorch.api.ops.code import run_code
 
@@ -421,7 +420,7 @@ def _rerun(orch: Orchestra, args: HistoryRerun) -> HistoryOutput:
         raw = json.loads(given or "{}")
         if args.instance is not None and "instance" in op.fields:
             raw["instance"] = args.instance
-        answer = op.run(orch, op.parse(raw))
+        answer = journaled.perform(orch, op, op.parse(raw))  # journaled, as every call
         return HistoryOutput(rerun=name, answer=answer.model_dump(mode="json"),
                              answer_text=answer.text(), failed=answer.failure())
     out = run_code(orch, args.instance or entry.instance, entry.code, args.timeout_s)

@@ -15,7 +15,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, Field
 
 from scorch.api.fields import Selector
-from scorch.api.operation import READ, Answer, Args, Host, Result, operation
+from scorch.api.operation import (
+    READ,
+    Answer,
+    Args,
+    CliForm,
+    Host,
+    Result,
+    Spread,
+    Tool,
+    operation,
+)
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -69,8 +79,8 @@ def _in_time(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) 
     return {**merged, "entries": entries}
 
 
-@operation(access=READ, command="logs", positional=("instance",), tool=False,
-           short={"lines": "n"}, follow="after", merge=_in_time)
+@operation(access=READ, cli=CliForm("logs", ("instance",), short={"lines": "n"}, follow="after"),
+           spread=Spread(merge=_in_time), tool=Tool(listed=False))
 def logs(orch: Orchestra, args: LogsArgs) -> LogsOutput:
     """The consoles of instances and their lifecycle events (boots, crashes, restarts),
     merged in time, oldest first. -f follows them."""

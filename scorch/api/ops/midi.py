@@ -20,8 +20,12 @@ from scorch.api.operation import (
     SILENCE,
     Action,
     Answer,
+    Changes,
+    CliForm,
     Host,
+    Patience,
     Result,
+    Spread,
     Where,
     operation,
 )
@@ -29,6 +33,9 @@ from scorch.values import Flag, Text
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
+#: A change of the MIDI routes (a session keeps them).
+ROUTES = Changes(rooms=None, routes=True)
+
 
 class MidiPorts(Action):
     """List the MIDI devices."""
@@ -40,7 +47,7 @@ class MidiPorts(Action):
 
 
 class MidiRoutes(Action):
-    """List the routes: which control moves which param, which keys play which room."""
+    """List the routes: controls to params, keys to rooms."""
 
     access = READ
     action: Literal["routes"]
@@ -53,23 +60,24 @@ class MidiProfiles(Action):
 
     access = READ
     action: Literal["profiles"]
-    device: Annotated[Text | None, Field(max_length=100, description="One device (its id or "
-                                         "name): every control, its numbers and feedback")] = None
+    device: Annotated[Text | None, Field(max_length=100, description="One device (id or "
+                                         "name) in detail")] = None
 
 
 class MidiMap(Action):
     """Add a route: a controller to a node's param, or keys to a SynthDef."""
 
     access = CHANGE
+    journal = ROUTES
     action: Literal["map"]
     spec: Annotated[dict[str, Any], Field(
-        description="The route, as in config.toml's [[midi.controls]] or [[midi.keys]]"
-        ', e.g. {"port": "nanoKONTROL2", "control": "fader1", "instance": "lobby", "node": '
-        '"pad", "param": "cutoff", "range": [200, 4000], "curve": "exp"} (control: a name '
-        "from action 'profiles'; or cc, note, nrpn...); a bank at once: controls "
-        '["fader1", "fader2"] with params (or nodes, instances) as lists, one each; '
-        'keys: {"port": ..., "instance": ..., "synthdef": "pluck"}; a page button: '
-        '{"port": ..., "control": "track_right", "page": "gallery"}')]
+        description="A route as in the config's [[midi.controls]] or [[midi.keys]], e.g. "
+        '{"port": "nanoKONTROL2", "control": "fader1", "instance": "lobby", "node": "pad", '
+        '"param": "cutoff", "range": [200, 4000], "curve": "exp"} (control: a name from '
+        'profiles, or cc, note, nrpn...); a bank: controls ["fader1", "fader2"] with params '
+        '(or nodes, instances) as lists; keys: {"port": ..., "instance": ..., "synthdef": '
+        '"pluck"}; a page button: {"port": ..., "control": "track_right", "page": "gallery"}; '
+        'cue GO: {"type": "cue", "note": 60}')]
 
     def where(self) -> Where:
         """On the host its controller is on (``host``), else where its room is."""
@@ -82,6 +90,7 @@ class MidiUnmap(Action):
     """Remove a route."""
 
     access = DESTROY
+    journal = ROUTES
     action: Literal["unmap"]
     route_id: Annotated[RouteId, Field(description="The route's id (see action 'routes')")]
 
@@ -94,14 +103,13 @@ class MidiLearn(Action):
     action: Literal["learn"]
     timeout_s: Annotated[WaitTimeout, Field(description="Seconds to wait")] = 10.0
     spec: Annotated[dict[str, Any] | None, Field(
-        description="Map what is moved at once: a route as for map without port and cc, "
-        'e.g. {"instance": "lobby", "node": "pad", "param": "cutoff", "range": [200, 4000]}'
-        )] = None
+        description="Map what is moved: a route as for map without port and cc, e.g. "
+        '{"instance": "lobby", "node": "pad", "param": "cutoff"}')] = None
 
 
 class MidiSend(Action):
-    """Send a message or a phrase to an output port, or into scorch's own input ("scorch"),
-    where it plays and is captured as a keyboard's notes are."""
+    """Send a message or a phrase to an output port, or into scorch, where it plays and is
+    captured as a keyboard's notes are."""
 
     access = CHANGE
     action: Literal["send"]
@@ -115,8 +123,7 @@ class MidiSend(Action):
 
 
 class MidiStart(Action):
-    """Switch MIDI on now, even if the config disables it (until scorch restarts; set
-    [midi] enabled = true to keep it on)."""
+    """Switch MIDI on now, though the config disables it (until scorch restarts)."""
 
     access = SET
     action: Literal["start"]
@@ -203,10 +210,11 @@ def _by_host(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) 
     return {**merged, "result": {label(host): answer.get("result") for host, answer in answers}}
 
 
-@operation(command="midi", positional=("action",), waits="timeout_s", merge=_by_host)
+@operation(cli=CliForm("midi", ("action",)), spread=Spread(merge=_by_host),
+           patience=Patience(argument="timeout_s"))
 def midi(orch: Orchestra, args: MidiArgs) -> MidiOutput:
-    """MIDI: list ports, routes and known controllers, map a controller's controls (by
-    name) to node params, learn a control, send a message, or panic."""
+    """MIDI: list ports, routes and known controllers, map controls to node params and keys
+    to SynthDefs, learn a control, send notes, or panic."""
     found = plain(_act(orch, args))
     if getattr(args, "full", True):
         return MidiOutput(action=args.action, result=found)

@@ -20,8 +20,19 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
+from scorch.api import ops
 from scorch.api.live import Here, LiveView, live_view, meters_now
-from scorch.api.operation import READ, SET, Args, Result, operation
+from scorch.api.operation import (
+    READ,
+    SET,
+    Args,
+    CliForm,
+    Patience,
+    Result,
+    Spread,
+    Tool,
+    operation,
+)
 from scorch.state.bus import as_json
 from scorch.values import Float32, InstanceName, NodeName, ParamName
 
@@ -41,22 +52,18 @@ class LiveArgs(Args):
     """How much of the view to build, and after which change."""
 
     meters_only: bool = Field(False, description="only the level meters are new; the rest "
-                              "is the last whole view (at most 2 s old): a panel's fast "
-                              "refresh between two whole views")
-    since: int | None = Field(None, ge=0, description="the seq of the last change the panel "
-                              "has (the last view's seq): answer once the change bus has a "
-                              "later one, with those changes and the whole view, or after "
-                              "`wait` seconds (with meters_only: the meters only)")
-    wait: float = Field(5.0, ge=0.0, le=8.0, description="seconds to wait for a change after "
-                        "`since`")
+                              "is the last whole view (at most 2 s old)")
+    since: int | None = Field(None, ge=0, description="the last view's seq: answer once a "
+                              "later change is published, or after `wait` s")
+    wait: float = Field(5.0, ge=0.0, le=8.0, description="seconds to wait after `since`")
 
 
-@operation(access=READ, command="live", rooms=None, patience=10.0, panel="only")
+@operation(access=READ, cli=CliForm("live"), spread=Spread(rooms=None),
+           patience=Patience(seconds=10.0), tool=Tool(panel="only"))
 def live(orch: Orchestra, args: LiveArgs) -> LiveView:
-    """The live view the panel shows: every room's state, uptime, restarts, CPU, level
-    meters and their last minutes, named nodes with their params and ranges, patterns,
-    MIDI activity, tempo and recent events. Keeps the level meters running a few
-    seconds. With since: once a change after it is published (or wait passes)."""
+    """The live view the panel shows: rooms, level meters, named nodes, patterns, MIDI,
+    tempo and recent events. Keeps the level meters running a few seconds. With since:
+    once a later change is published."""
     orch.meters.lease(METER_LEASE)
     taken = []
     if args.since is not None:
@@ -69,7 +76,7 @@ def live(orch: Orchestra, args: LiveArgs) -> LiveView:
         return last.model_copy(update={"time": time.time(), "rooms": [
             room.model_copy(update={"meter": meters.get(room.name)}) for room in last.rooms],
             **({} if args.since is None else {"seq": args.since, "changes": []})})
-    view = live_view(Here(orch), orch)
+    view = live_view(Here(orch, ops.lookup), orch)
     _LAST[orch] = (now, view)
     if args.since is None:
         return view
@@ -98,11 +105,10 @@ class FaderOutput(Result):
         return f"{self.instance}/{self.node}: {self.param} = {self.value:g}"
 
 
-@operation(access=SET, command="fader", positional=("instance", "node", "param", "value"),
-           patience=5.0, panel="only")
+@operation(access=SET, cli=CliForm("fader", ("instance", "node", "param", "value")),
+           patience=Patience(seconds=5.0), tool=Tool(panel="only"))
 def fader(orch: Orchestra, args: FaderArgs) -> FaderOutput:
-    """Move one param of a named node (a fader of the panel): the value is sent to scsynth
-    at once and kept for restarts, as set does."""
+    """Move one param of a named node (a fader of the panel), as set does."""
     values = orch.rooms.set(args.instance, args.node, {args.param: args.value}, by="fader")
     return FaderOutput(instance=args.instance, node=args.node, param=args.param,
                        value=values.get(args.param, args.value))

@@ -9,7 +9,18 @@ from pydantic import BaseModel, Field
 
 from scorch.api import budget
 from scorch.api.fields import Selector
-from scorch.api.operation import CHANGE, DESTROY, READ, SET, WRITE_OVER, Action, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    DESTROY,
+    READ,
+    ROOMS_NAMED,
+    SET,
+    WRITE_OVER,
+    Action,
+    CliForm,
+    Result,
+    operation,
+)
 from scorch.app.scenes import MAX_MORPH_SECONDS, Applied
 from scorch.errors import InvalidRequest
 from scorch.state.scenes import Scene
@@ -69,6 +80,7 @@ class SceneRecall(Action):
     """Set the scene's params at once."""
 
     access = SET
+    journal = ROOMS_NAMED
     action: Literal["recall"]
     name: SceneNamed
     instance: Rooms = "*"
@@ -86,16 +98,16 @@ class SceneMorph(Action):
     """Move toward the scene: to a position (0..1), or over seconds."""
 
     access = CHANGE
+    journal = ROOMS_NAMED
     action: Literal["morph"]
     name: SceneNamed
     instance: Rooms = "*"
     position: Annotated[float | None, Field(
         ge=0, le=1, allow_inf_nan=False, strict=True,
-        description="0 is where the morph started, 1 is the scene; each param moves "
-        "along its spec's warp (frequencies exponentially)")] = None
+        description="0: where the morph started, 1: the scene")] = None
     seconds: Annotated[float | None, Field(
         gt=0, le=MAX_MORPH_SECONDS, allow_inf_nan=False, strict=True,
-        description="Glide from now to the scene over this many seconds")] = None
+        description="Glide to the scene over this long")] = None
 
 
 SceneArgs = Annotated[SceneList | SceneSave | SceneRecall | SceneMorph | SceneDelete,
@@ -123,11 +135,10 @@ class SceneOutput(Result):
                             "scene(action='list', full=true)", "no scenes")
 
 
-@operation(command="scene", positional=("action", "name"))
+@operation(cli=CliForm("scene", ("action", "name")))
 def scene(orch: Orchestra, args: SceneArgs) -> SceneOutput:
     """Scenes: the params of named nodes kept under a name, recalled at once or morphed
-    toward (each param along its spec's warp); [[midi.scenes]] in the config recalls them
-    from MIDI."""
+    toward (each param along its spec's warp, frequencies exponentially)."""
     conductor = orch.scenes
     if args.action == "list":
         kept, more = budget.listing([SceneInfo.of(s, values=args.full)

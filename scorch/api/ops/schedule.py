@@ -11,7 +11,16 @@ from pydantic import BaseModel, Field
 
 from scorch.api import budget, ops
 from scorch.api.firing import expand, rooms_here
-from scorch.api.operation import READ, Answer, Args, Host, Result, operation
+from scorch.api.operation import (
+    READ,
+    Answer,
+    Args,
+    CliForm,
+    Host,
+    Result,
+    Spread,
+    operation,
+)
 from scorch.errors import InvalidRequest, ScorchError
 from scorch.schedule.moments import parse_moment
 from scorch.schedule.plan import Call, Due
@@ -32,11 +41,10 @@ class ScheduleArgs(Args):
     """A moment, or a length of time from now."""
 
     at: Annotated[str | None, Field(max_length=60, description=(
-        "What holds at this moment, as the schedule puts the rooms then (what a restart "
-        "then would bring back): 18:00, 18:00 tomorrow, 2026-12-24 18:00, +2h"))] = None
+        "A moment: what a start then would bring back (the last action of each kind): "
+        "18:00, 18:00 tomorrow, 2026-12-24 18:00, +2h"))] = None
     next: Annotated[str | None, Field(max_length=30, description=(
-        "What happens from now until this much later, every action in order: 24h, 90m, 7d"))] \
-        = None
+        "Every action from now until this much later: 24h, 90m, 7d"))] = None
     full: Annotated[Flag, Field(description="Every action, however many (by default those "
                                 "that fit the answer's size budget)")] = False
 
@@ -133,13 +141,11 @@ def _by_time(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) 
             "recent": sorted(merged.get("recent") or [], key=lambda f: f["due"])}
 
 
-@operation(access=READ, command="schedule", merge=_by_time)
+@operation(access=READ, cli=CliForm("schedule"), spread=Spread(merge=_by_time))
 def schedule(orch: Orchestra, args: ScheduleArgs) -> ScheduleOutput:
-    """The installation's schedule ([[schedule]] in the config): with `at`, what it holds
-    then (what a start at that moment brings back: the last action of each kind); with
-    `next`, every action from now until then, in order; without either, each entry, when
-    it next acts, and what fired lately. Its calls are those of this host (each host
-    makes its own rooms' part)."""
+    """The installation's schedule ([[schedule]] in the config): each entry, when it next
+    acts, and what fired lately; with `at`, what holds then; with `next`, every action
+    until then. This host's calls only (each host makes its own rooms' part)."""
     if args.at is not None and args.next is not None:
         raise InvalidRequest("give at or next, not both")
     hours, now = orch.hours, time.time()

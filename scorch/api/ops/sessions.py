@@ -13,12 +13,16 @@ from scorch.api.fanout import label
 from scorch.api.operation import (
     CODE,
     DESTROY,
+    EVERYTHING,
     READ,
     WRITE_OVER,
     Action,
     Answer,
+    CliForm,
     Host,
+    Patience,
     Result,
+    Spread,
     operation,
 )
 from scorch.app.sessions import Reading, parse, render
@@ -57,7 +61,7 @@ class SessionInfo(BaseModel):
 
 
 SessionNamed = Annotated[SessionName, Field(
-    description='The session ("autosave" is the one kept every few seconds)')]
+    description='The session (or "autosave")')]
 
 
 class SessionList(Action):
@@ -70,8 +74,7 @@ class SessionList(Action):
 
 
 class SessionSave(Action):
-    """Write the whole state (every room's nodes, params, buffers, the MIDI routes and the
-    tempo) under a name, over a session of that name."""
+    """Write the whole state under a name, over a session of that name."""
 
     access = WRITE_OVER
     action: Literal["save"]
@@ -82,6 +85,7 @@ class SessionLoad(Action):
     """Load a session, changing only what differs (nodes it lacks are released)."""
 
     access = CODE
+    journal = EVERYTHING
     action: Literal["load"]
     name: SessionNamed
 
@@ -146,12 +150,12 @@ def _changes_say_host(merged: Answer, answers: Sequence[tuple[Host, Answer]],
     return {**merged, "changes": changes}
 
 
-@operation(command="session", positional=("action", "name"), patience=120.0,
-           merge=_changes_say_host)
+@operation(cli=CliForm("session", ("action", "name")), spread=Spread(merge=_changes_say_host),
+           patience=Patience(seconds=120.0))
 def session(orch: Orchestra, args: SessionArgs) -> SessionOutput:
     """Sessions: the whole installation's state (named nodes and their params, buffers, MIDI
-    routes, tempo) under a name as a readable file, loaded back changing only what differs;
-    an autosave is kept every few seconds (`scorch run --resume` starts from it)."""
+    routes, tempo) as a readable file under a name, loaded back changing only what differs;
+    "autosave" is kept every few seconds."""
     store = orch.sessions.store
     if args.action == "list":
         kept, more = budget.listing([

@@ -14,8 +14,11 @@ from scorch.api.operation import (
     READ,
     WRITE_OVER,
     Action,
+    CliForm,
     Hosts,
+    Patience,
     Result,
+    Spread,
     operation,
 )
 from scorch.api.ops.code import ExecuteOutcome, ExecuteOutput, run_code
@@ -162,11 +165,12 @@ def _run_across(hosts: Hosts, args: SnippetArgs) -> SnippetOutput | None:
     return SnippetOutput(action="run", snippets=[], snippet=shown.snippet, results=ran.results)
 
 
-@operation(command="snippet", positional=("action", "name", "instance"), waits="timeout_s",
-           any_host=True, across=_run_across)
+@operation(cli=CliForm("snippet", ("action", "name", "instance")),
+           spread=Spread(any_host=True, across=_run_across),
+           patience=Patience(argument="timeout_s"))
 def snippet(orch: Orchestra, args: SnippetArgs) -> SnippetOutput:
-    """Named pieces of SuperCollider code: starters that ship with scorch (a pattern, an
-    effect chain, a sample player, a MIDI responder...) and your own."""
+    """Named SuperCollider code: starters that ship with scorch (a pattern, an effect
+    chain, a sampler, a MIDI responder...) and your own."""
     store = orch.knowledge.snippets
     if args.action == "list":
         wanted = set(args.tags)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
@@ -14,7 +15,19 @@ from scorch.api.fields import (
     SynthDefName,
     TimedArgs,
 )
-from scorch.api.operation import CHANGE, DESTROY, READ, SET, Action, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    DESTROY,
+    READ,
+    ROOMS_NAMED,
+    SET,
+    Action,
+    Changes,
+    CliForm,
+    Result,
+    Spread,
+    operation,
+)
 from scorch.errors import InvalidRequest
 from scorch.primitives.synthdefs.library import ParamSpec, SynthDefInfo
 from scorch.values import Flag
@@ -104,7 +117,10 @@ class SynthDefsOutput(Result):
 
     def text(self) -> str:
         if self.action != "list":
-            return super().text()
+            lines = [line for d in self.synthdefs for line in _described(d)]
+            if self.loaded_on:
+                lines.append(f"loaded on {', '.join(self.loaded_on)}")
+            return "\n".join(lines)
         lines = [f"{d.name} ({d.category}{', sustained' if d.sustained else ''}): "
                  f"{d.description} [{', '.join(d.controls)}]" for d in self.synthdefs]
         if self.synthdefs and not self.synthdefs[0].params:
@@ -113,10 +129,23 @@ class SynthDefsOutput(Result):
         return "\n".join(lines)
 
 
-@operation(command="synthdefs", positional=("action", "name"), any_host=True)
+def _described(d: SynthDefOut) -> list[str]:
+    """A SynthDef and a line a param: ``freq 440 (20..20000 Hz, exp): Pitch``."""
+    kind = ", ".join([d.category, *(["sustained"] if d.sustained else []),
+                      *(["pitched"] if d.pitched else [])])
+    lines = [f"{d.name} ({kind}): {d.description}"]
+    for p in d.params:
+        units = f" {p.units}" if p.units else ""
+        step = f", step {p.step:g}" if p.step else ""
+        lines.append(f"  {p.name} {p.default:g} ({p.min:g}..{p.max:g}{units}, {p.warp}{step})"
+                     + (f": {p.description}" if p.description else ""))
+    return lines
+
+
+@operation(cli=CliForm("synthdefs", ("action", "name")), spread=Spread(any_host=True))
 def synthdefs(orch: Orchestra, args: SynthDefsArgs) -> SynthDefsOutput:
-    """The SynthDef library: ready-made sounds with descriptions and param specs (range,
-    units, default). Load one to use it from your own code; play loads it by itself."""
+    """The SynthDef library: ready-made sounds with their params' range, units and default.
+    play loads one by itself; load it to use it from your own code."""
     if args.action == "list":
         return SynthDefsOutput(action="list", synthdefs=[
             SynthDefOut.of(i, full=args.full) for i in orch.rooms.synthdefs()])
@@ -135,14 +164,12 @@ class PlayArgs(TimedArgs):
         "A library SynthDef (see synthdefs), or one this room's code added"))]
     params: Params | None = None
     node: Annotated[NodeName | None, Field(
-        description="A name to change it later with set, release or listen (reusing a "
-        "name replaces that node)")] = None
+        description="Its name (reusing one replaces that node)")] = None
     target: Annotated[NodeName | None, Field(description=(
-        "A named node to place this one before or after (an effect after its source); "
-        "the place is kept through restarts"))] = None
+        "A named node to go before or after (an effect after its source)"))] = None
     add_action: Annotated[Literal["head", "tail", "before", "after"] | None, Field(
         description="head or tail of the default group (default tail), or before or "
-        "after target (default after, when target is given)")] = None
+        "after target (default after)")] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -177,13 +204,33 @@ class PlayOutput(Result):
     warnings: list[str] = Field(description="values outside the param's spec range")
     at: float | None = Field(None, description="the Unix time scsynth starts it; null: now")
 
+    def text(self) -> str:
+        what = f"node {self.node} (#{self.node_id})" if self.node else f"#{self.node_id}"
+        return (f"{self.instance}: {self.synthdef} {what} {_when('plays', self.at)}"
+                f"{_values(self.params)}{_warned(self.warnings)}")
 
-@operation(access=CHANGE, command="play", positional=("instance", "synthdef"))
+
+def _when(verb: str, at: float | None) -> str:
+    """``plays now``, or ``plays at 12:00:01.250``."""
+    if at is None:
+        return f"{verb} now"
+    return f"{verb} at {time.strftime('%H:%M:%S', time.localtime(at))}.{int(at % 1 * 1000):03d}"
+
+
+def _values(params: dict[str, float]) -> str:
+    return (": " + ", ".join(f"{k} {v:g}" for k, v in params.items())) if params else ""
+
+
+def _warned(warnings: list[str]) -> str:
+    return "".join(f"\nwarning: {w}" for w in warnings)
+
+
+@operation(access=CHANGE, cli=CliForm("play", ("instance", "synthdef")),
+           journal=Changes(given="node"))
 def play(orch: Orchestra, args: PlayArgs) -> PlayOutput:
-    """Start a synth in a room: a library SynthDef, or one your code added. Name it (node)
-    to change it later with set or release: a named node survives crashes and restarts, in
-    its place; unnamed synths are fire-and-forget. With at or delay it starts then,
-    sample-accurately."""
+    """Start a synth in a room. Name it (node) to change it later with set, release or
+    listen: a named node survives crashes and restarts, in its place; unnamed synths are
+    fire-and-forget. With at or delay it starts then, sample-accurately."""
     orch.rooms.view(args.instance)
     params = dict(args.params or {})
     warnings = (_check_params(orch.library.info(args.synthdef), params)
@@ -213,8 +260,12 @@ class SetOutput(Result):
     warnings: list[str]
     at: float | None = Field(None, description="the Unix time scsynth sets them; null: now")
 
+    def text(self) -> str:
+        return (f"{self.instance}: node {self.node} {_when('set', self.at)}"
+                f"{_values(self.params)}{_warned(self.warnings)}")
 
-@operation(name="set", access=SET, command="set", positional=("instance", "node"))
+
+@operation(access=SET, name="set", cli=CliForm("set", ("instance", "node")), journal=ROOMS_NAMED)
 def set_params(orch: Orchestra, args: SetArgs) -> SetOutput:
     """Change params of a named node while it plays; the values are kept for restarts.
     With at or delay scsynth sets them then."""
@@ -242,8 +293,11 @@ class ReleaseOutput(Result):
     released: bool
     at: float | None = Field(None, description="the Unix time its fade begins; null: now")
 
+    def text(self) -> str:
+        return f"{self.instance}: node {self.node} released, its fade {_when('begins', self.at)}"
 
-@operation(access=DESTROY, command="release", positional=("instance", "node"))
+
+@operation(access=DESTROY, cli=CliForm("release", ("instance", "node")), journal=ROOMS_NAMED)
 def release(orch: Orchestra, args: ReleaseArgs) -> ReleaseOutput:
     """Release a named node: it fades out over its release time and is forgotten.
     With at or delay the fade begins then."""

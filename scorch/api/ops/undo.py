@@ -12,12 +12,15 @@ from scorch.api.fanout import label
 from scorch.api.fields import InstanceName
 from scorch.api.operation import (
     CODE,
+    EVERYTHING,
     READ,
     WRITE_OVER,
     Action,
+    CliForm,
     Host,
     Hosts,
     Result,
+    Spread,
     operation,
 )
 from scorch.api.ops.sessions import ChangeOut
@@ -33,9 +36,9 @@ if TYPE_CHECKING:
 MAX_STEPS = 50
 
 Room = Annotated[InstanceName | None, Field(
-    description="Only this room's changes (omitted: the whole installation's, latest first)")]
+    description="Only this room's changes (default: every room's)")]
 Steps = Annotated[int, Field(ge=1, le=MAX_STEPS, strict=True,
-                             description=f"How many changes (1 to {MAX_STEPS})")]
+                             description="How many changes")]
 DryRun = Annotated[bool, Field(strict=True, description=(
     "Say what it would change, change nothing (one step)"))]
 Checkpoint = Annotated[SessionName, Field(
@@ -43,7 +46,7 @@ Checkpoint = Annotated[SessionName, Field(
 
 
 class UndoStep(Action):
-    """Undo the latest changes, bringing back what each changed as it was before it."""
+    """Undo the latest changes, bringing back what each changed."""
 
     access = CODE
     action: Literal["undo"] = "undo"
@@ -84,6 +87,7 @@ class UndoBack(Action):
     """Go back to a checkpoint (itself a change that undo takes back)."""
 
     access = CODE
+    journal = EVERYTHING
     action: Literal["back"]
     name: Checkpoint
     dry_run: DryRun = False
@@ -218,7 +222,7 @@ def _across(hosts: Hosts, args: Any) -> UndoOutput | None:
     return UndoOutput(action=args.action, dry_run=args.dry_run, steps=steps)
 
 
-@operation(command="undo", positional=("action",), across=_across)
+@operation(cli=CliForm("undo", ("action",)), spread=Spread(across=_across))
 def undo(orch: Orchestra, args: UndoArgs) -> UndoOutput:
     """Undo and redo changes, per room or for all: what play, set, release, stop, pattern,
     buffer, scene, tempo, MIDI routes and session loads changed (execute's code is not

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from scorch.schedule.plan import Call
 
@@ -68,4 +68,9 @@ class Firer(Protocol):
 
     def check_calls(self, calls: Sequence[Call]) -> None:
         """InvalidRequest naming the first call of ``calls`` that is wrong (``do.N...``)."""
+        ...
+
+    def cue(self, args: dict[str, Any]) -> None:
+        """Call the cue operation as a tool's call is made (its firings journaled, in the
+        history)."""
         ...

@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from typing import Any
 
 from scorch.app.hours.cues import Cues
 from scorch.app.hours.fired import Fired, Firer, Outcome, Source
@@ -70,6 +71,8 @@ class Hours:
         self._lock = threading.Lock()
         self._starting = threading.Lock()
         self._recent: deque[Fired] = deque(maxlen=RECENT)
+        self._buttons: ThreadPoolExecutor | None = None
+        """Makes the cue buttons' calls one after the other, off the MIDI thread."""
         self._listeners: list[Listener] = []
 
     # --- life -----------------------------------------------------------------------
@@ -117,8 +120,9 @@ class Hours:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=5.0)
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+        for pool in (self._pool, self._buttons):
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
         with contextlib.suppress(ScorchError):
             self.cues.flush()
 
@@ -138,6 +142,30 @@ class Hours:
                           config.cueing.lead)
         self.ensure()
         self._wake.set()
+
+    def press(self, action: str, cue: str) -> None:
+        """A cue button (MIDI): call the cue operation with ``action`` (and ``cue``, '' for
+        none) in a worker; never waits (called on the MIDI router's thread)."""
+        args = {"action": action, **({"cue": cue} if cue else {})}
+        with self._lock:  # held only briefly (start holds _starting through its checks)
+            if self._halt.is_set():
+                return
+            if self._buttons is None:
+                self._buttons = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cue-button")
+            with contextlib.suppress(RuntimeError):  # shut down meanwhile
+                self._buttons.submit(self._call, args)
+
+    def _call(self, args: dict[str, Any]) -> None:
+        firer = self._firer
+        if firer is None:
+            log.warning("a cue button (%s) before the cues started: ignored", args)
+            return
+        try:
+            firer.cue(args)
+        except ScorchError as err:
+            log.error("cue button %s: %s", args, err)
+        except Exception:  # a fault of scorch's: said, and the next press goes on
+            log.exception("cue button %s failed", args)
 
     # --- what fired -----------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """One capture on a live scsynth: DiskOut writes a bus, or one node alone, to a sound file.
 
 Everything happens inside scsynth: ``/b_alloc`` and ``/b_write`` (left open)
-give DiskOut a file, a ``scorch_record_N`` synth at the tail of the root group
+give DiskOut a file, a ``scorch_record_N`` synth at the tail of the readers group
 writes to it, and ``/b_close`` finishes the header. Python never touches the
 audio. The synth frees itself after exactly ``seconds`` of control blocks, so a
 capture lasts what was asked to within one block (1.3 ms), whatever the clocks.
@@ -34,6 +34,7 @@ from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.client import Expected
 from scorch.primitives.scsynth.commands import AddAction, Cmd, Reply
 from scorch.primitives.scsynth.door import ScsynthDoor
+from scorch.primitives.scsynth.layout import READER_NODE_BASE, READERS_GROUP
 from scorch.primitives.synthdefs.capture import (
     pass_name,
     pass_synthdef,
@@ -60,7 +61,7 @@ BUFFERS = tuple(range(1023, SAMPLE_BUFFER_BASE + SAMPLE_BUFFER_COUNT - 1, -1))
 TAP_BUSES = (992, 960, 928, 896)
 #: Capture synths' ids: above the ids of MIDI voices (2**29), named nodes (2**30) and
 #: unnamed synths (2**30 + 2**29, 2**28 of them), below 2**31.
-CAPTURE_NODE_BASE = 2**30 + 2**29 + 2**28
+CAPTURE_NODE_BASE = READER_NODE_BASE
 _CAPTURE_NODE_SPAN = 2**27
 #: What each format is written as: libsndfile's header and sample format names.
 FORMATS = {"wav": ("wav", "float"), "aiff": ("aiff", "float"), "flac": ("flac", "int24")}
@@ -206,7 +207,7 @@ class Capture:
         self._ended = self.osc.expect(Reply.N_END, lambda m: m.args[:1] == (self.node_id,))
         if self.tap_bus is None:
             packet = commands.s_new(record_name(channels), self.node_id, AddAction.TAIL,
-                                    commands.ROOT_NODE, ["bus", self.source.bus, *record])
+                                    READERS_GROUP, ["bus", self.source.bus, *record])
         else:
             assert self.source.node_id is not None
             self._node_out = self._read_out(self.source.node_id)

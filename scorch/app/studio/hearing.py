@@ -3,15 +3,19 @@
 The analysis and the picture (``scorch.audio``) run side by side, the analysis
 in a helper thread, so a listen costs the longer of the two, not their sum.
 Their libraries (numpy, scipy, soundfile, pyloudnorm, matplotlib) load on first
-use; :func:`warm_up` loads them in the background as soon as a capture starts,
-so the first answer does not wait for them, and ``scorch run`` never pays for
-them unless someone listens.
+use; :func:`warm_up` loads them in a background thread of low priority once the
+rooms are READY (and, should a listen come first, as its capture starts), so the
+first answer does not wait for them; ``scorch run``'s start and the MIDI path never
+import them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import threading
+import time
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,22 +31,65 @@ log = logging.getLogger(__name__)
 MAX_FILE_SECONDS = 120.0
 
 _warm = threading.Lock()
-_warmed = False
+_begin: threading.Event | None = None
+"""Set when the warm-up should begin at once (None: none was asked for yet)."""
+_thread: threading.Thread | None = None
+_settled = threading.Event()
+"""Set when the process stops: a warm-up not begun never begins."""
+#: Seconds :func:`settle` waits for a warm-up under way (its imports cannot be interrupted).
+SETTLE_WAIT = 30.0
+#: The warm-up thread's niceness: it gives way to anything else this process does.
+WARM_NICE = 10
 
 
-def warm_up() -> None:
-    """Load the analysis and drawing libraries in a background thread, once per process."""
-    global _warmed
+def warm_up(delay: float = 0.0) -> None:
+    """Load the analysis and drawing libraries in a background thread, once per process:
+    after ``delay`` seconds (the first answers after READY go out first), or at once when
+    asked again without one (a listen has begun)."""
+    global _begin, _thread
     with _warm:
-        if _warmed:
+        begin, first = _begin or threading.Event(), _begin is None
+        _begin = begin
+        if first:
+            _thread = threading.Thread(target=_warm_up, args=(begin, delay),
+                                       name="audio-warm-up", daemon=True)
+            _thread.start()
+    if delay <= 0:
+        begin.set()
+
+
+def settle() -> None:
+    """Cancel a warm-up not begun and wait for one under way, before the process exits.
+
+    A daemon thread still importing numpy or logging while the interpreter finalizes
+    can abort the process (SIGABRT instead of a clean exit status under systemd).
+    """
+    global _begin, _thread
+    _settled.set()
+    with _warm:
+        thread, begin = _thread, _begin
+    if begin is not None:
+        begin.set()
+    if thread is not None:
+        thread.join(SETTLE_WAIT)
+        if thread.is_alive():
+            log.warning("listen's libraries still loading after %.0f s at exit", SETTLE_WAIT)
             return
-        _warmed = True
-    threading.Thread(target=_warm_up, name="audio-warm-up", daemon=True).start()
+    with _warm:  # an orchestra started again in this process warms up again
+        _begin = _thread = None
+        _settled.clear()
 
 
-def _warm_up() -> None:
+def _warm_up(begin: threading.Event, delay: float) -> None:
+    begin.wait(delay)
+    if _settled.is_set():
+        return
+    with contextlib.suppress(OSError, AttributeError):  # this thread only, where it can
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WARM_NICE)
+    started = time.monotonic()
     try:
         import numpy as np
+        import soundfile  # noqa: F401  (read_audio's, imported when a file is read)
 
         from scorch.audio.analysis import analyse
         from scorch.audio.picture import picture
@@ -52,6 +99,9 @@ def _warm_up() -> None:
         picture(tone, 48000, "warm-up")
     except Exception:  # a failure here shows up, with its cause, on the first real call
         log.debug("audio warm-up failed", exc_info=True)
+        return
+    log.info("listen's libraries loaded in the background in %.1f s",
+             time.monotonic() - started)
 
 
 def hear(audio: Path, picture: Path, label: str) -> SoundReport:

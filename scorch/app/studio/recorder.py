@@ -147,11 +147,12 @@ class Recorder:
                       if (name is None or a.recording.name == name or
                           Path(a.recording.path).name == name)
                       and (room is None or a.recording.room == room)]
-            running = ", ".join(sorted(a.recording.name for a in self._active.values()))
+            running = sorted(a.recording.name for a in self._active.values())
         if not chosen:
             what = f"called {name!r}" if name else f"on {room!r}" if room else ""
             raise RecordingNotFound(f"no recording {what} is running; running: "
-                                    f"{running or '(none)'}")
+                                    f"{', '.join(running) or '(none)'}", name=name,
+                                    known=running)
         for active in chosen:
             if active.stop_reason is None:
                 active.stop_reason = reason

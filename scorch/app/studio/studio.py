@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scorch.app.studio.capture import Capture, Slots, Source
-from scorch.app.studio.hearing import MAX_FILE_SECONDS, hear, prune, warm_up
+from scorch.app.studio.hearing import MAX_FILE_SECONDS, hear, prune, settle, warm_up
 from scorch.app.studio.recorder import Recorder
 from scorch.app.studio.renderer import Renderer
 from scorch.app.tree import RESTORE_WAIT, Ready
@@ -25,6 +25,8 @@ from scorch.state.view import InstanceView
 if TYPE_CHECKING:
     from scorch.audio.report import SoundReport
 
+#: Seconds after READY before hearing's libraries load: the first answers go out first.
+WARM_AFTER = 2.0
 #: How many listens ``listening/`` keeps.
 KEEP_LISTENS = 20
 #: A listen is given up when its capture has not ended after this many times its
@@ -56,6 +58,11 @@ class Studio:
         self.recorder = Recorder(state_dir / "recordings", views, doors, self.slots, ready)
         self.listening = (state_dir / "listening").resolve()
         self.renderer = Renderer(state_dir / "renders", library, sample_rate)
+
+    def warm_up(self) -> None:
+        """Load what hearing needs in the background (once the rooms are READY), so the
+        first listen answers as fast as the later ones."""
+        warm_up(WARM_AFTER)
 
     def listen(self, room: str, view: InstanceView, source: Source, seconds: float) -> Heard:
         """Capture ``seconds`` of ``source`` in ``room`` now, then measure and draw it."""
@@ -109,5 +116,6 @@ class Studio:
         return Heard(report, picture, path.resolve(), path.name, remark)
 
     def close(self) -> None:
-        """Stop every recording cleanly (the rooms stop next)."""
+        """Stop every recording cleanly (the rooms stop next) and the libraries' warm-up."""
         self.recorder.stop_all()
+        settle()

@@ -28,14 +28,27 @@ class PatternRecord:
     """Pdef, Pbindef, Tdef or Ndef."""
     name: str
     playing: bool
+    """It plays now (False once its stream has ended: see :attr:`finished`)."""
     quant: str
-    """The proxy's quant as sclang prints it (``1.0``, ``nil``, ``[ 4, 0.5 ]``)."""
+    """The proxy's quant as sclang prints it (``1.0``, ``nil``, ``[ 4, 0.5 ]``): where a new
+    source given by code lands."""
     how: str
     """One of :data:`HOWS`."""
     text: str
     """The code that defines it again."""
     mute: str = ""
     """One of :data:`MUTES` (a restore mutes it again)."""
+    finished: bool = False
+    """A Pdef or Tdef that played to the end of its stream: JITLib still calls it playing,
+    but no event is coming (a new source, or play, starts it again)."""
+    play_quant: str = "nil"
+    """The grid it was last played on, as sclang prints it (``4``; ``nil``: never, or an
+    Ndef)."""
+
+    @property
+    def quant_in_force(self) -> str:
+        """The grid its events keep to: the one it was played on while it plays, else its own."""
+        return self.play_quant if self.playing and self.play_quant != "nil" else self.quant
 
     @property
     def key(self) -> str:
@@ -51,14 +64,35 @@ def pattern_key(kind: str, name: str) -> str:
 def parse_pattern(payload: str) -> PatternRecord:
     """Read a ``pattern`` record's payload; ValueError when it does not fit."""
     head, sep, text = payload.partition("\n")
-    fields = head.split("\t", 5)
-    if not sep or len(fields) != 6:
+    fields = head.split("\t", 6)
+    if not sep or len(fields) != 7:
         raise ValueError(f"not a pattern record: {head[:80]!r}")
-    kind, playing, quant, how, mute, name = fields
-    if (kind not in KINDS or how not in HOWS or playing not in ("0", "1") or not name
+    kind, playing, quant, how, mute, play_quant, name = fields
+    if (kind not in KINDS or how not in HOWS or playing not in ("0", "1", "2") or not name
             or mute not in MUTES):
         raise ValueError(f"not a pattern record: {head[:80]!r}")
-    return PatternRecord(kind, name, playing == "1", quant, how, text, mute)
+    return PatternRecord(kind, name, playing == "1", quant, how, text, mute,
+                         finished=playing == "2", play_quant=play_quant)
+
+
+@dataclass(frozen=True)
+class Silenced:
+    """What ``ScorchPatterns.silence`` stopped in sclang (the ``stop`` tool)."""
+
+    routines: int
+    """Routines, tasks and pattern players that code started (not a proxy's own player)."""
+    patterns: tuple[str, ...]
+    """Each pattern or proxy that played: ``Pdef kick``."""
+
+
+def parse_silenced(value: str) -> Silenced:
+    """Read ``ScorchPatterns.silence``'s answer: the routines, then a line a pattern;
+    ValueError when it does not fit."""
+    count, *patterns = value.split("\n")
+    if not (count.isascii() and count.isdigit()) or any(
+            p.split(" ", 1)[0] not in KINDS for p in patterns):
+        raise ValueError(f"not what ScorchPatterns.silence answers: {value[:80]!r}")
+    return Silenced(int(count), tuple(patterns))
 
 
 def parse_gone(payload: str) -> str:

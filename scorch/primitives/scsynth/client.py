@@ -24,6 +24,8 @@ Match = Callable[[OscMessage], bool]
 TREE = encode_message(Cmd.G_QUERY_TREE, 0, 0)
 #: Seconds between two node trees asked for because synths started.
 TREE_GAP = 0.1
+#: The node notifications :attr:`OscClient.on_notice` is told.
+NOTICES = frozenset({"/n_go", "/n_end", "/n_off", "/n_move"})
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,9 @@ class OscClient:
         self._tree_sent = 0.0
         self.on_node_end: Callable[[int], None] | None = None
         """Told each ended node's id, in the receive thread, once :meth:`notify` registered."""
+        self.on_notice: Callable[[OscMessage], None] | None = None
+        """Told each ``/n_go``, ``/n_end``, ``/n_off`` and ``/n_move``, in the receive thread,
+        before anyone else (the keeper of the room's layout answers at once)."""
         self.listeners: dict[str, Callable[[OscMessage], None]] = {}
         """Told each message of their address, in the receive thread (meters' replies)."""
         self._thread = threading.Thread(target=self._receive, name=f"{name}-osc", daemon=True)
@@ -244,6 +249,11 @@ class OscClient:
                 log.warning("undecodable packet from scsynth: %s", err)
                 continue
             for msg in messages:
+                if self.on_notice is not None and msg.address in NOTICES:
+                    try:
+                        self.on_notice(msg)
+                    except Exception:
+                        log.exception("node notice handler failed")
                 if self._track is not None and msg.address in (Reply.N_GO, Reply.N_END):
                     self._notified(msg)
                 if msg.address == Reply.STATUS and len(msg.args) >= 9:

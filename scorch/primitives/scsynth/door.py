@@ -97,10 +97,11 @@ class ScsynthDoor:
         """Wait until scsynth performed every asynchronous command sent before."""
         self._now().sync(timeout)
 
-    def query_tree(self, timeout: float = 2.0) -> list[TreeNode]:
-        """Every node of scsynth's tree, depth first (``/g_queryTree``, no control values)."""
-        reply = self.request(commands.Cmd.G_QUERY_TREE, 0, 0, reply=commands.Reply.QUERY_TREE,
-                             timeout=timeout)
+    def query_tree(self, group: int = 0, timeout: float = 2.0) -> list[TreeNode]:
+        """Every node of ``group``'s tree (the root's: all), depth first (``/g_queryTree``,
+        no control values)."""
+        reply = self.request(commands.Cmd.G_QUERY_TREE, group, 0,
+                             reply=commands.Reply.QUERY_TREE, timeout=timeout)
         return tree_nodes(reply.args)
 
     def s_get(self, node_id: int, *controls: str, timeout: float = 2.0) -> dict[str, float]:

@@ -16,9 +16,8 @@ import psutil
 
 from scorch.errors import BootError, BootTimeout, OscFailure, OscTimeout, PortInUse
 from scorch.primitives.console import Console
-from scorch.primitives.scsynth import commands
+from scorch.primitives.scsynth import commands, layout
 from scorch.primitives.scsynth.client import OscClient
-from scorch.primitives.scsynth.commands import DEFAULT_GROUP
 from scorch.primitives.system.jackd import jack_env
 from scorch.primitives.system.ports import udp_port_holder
 from scorch.primitives.system.process import ExitCallback, ManagedProcess, stopped
@@ -121,8 +120,12 @@ class Scsynth:
 
     @classmethod
     def start(cls, options: ScsynthOptions, console: Console, on_exit: ExitCallback,
-              timeout: float) -> Scsynth:
-        """Start scsynth and wait until it is ready; raise BootError (or a subclass) if not."""
+              timeout: float, stage: layout.Stage | None = None) -> Scsynth:
+        """Start scsynth and wait until it is ready; raise BootError (or a subclass) if not.
+
+        Before it is ready, it gets its layout (:func:`layout.boot`): the safety ``stage``
+        first, when there is one, then the groups the room plays in.
+        """
         mark = console.mark()
         clients: list[OscClient] = []
 
@@ -154,23 +157,21 @@ class Scsynth:
         clients.append(osc)
         if not proc.alive():
             osc.abandon(f"scsynth {proc.describe_exit()}")
+        asked = "answer /status"
         try:
             osc.status(timeout=2.0)
-        except OscTimeout as err:
-            osc.close()
-            proc.stop(grace=0.5)
-            remove_shared_memory(options.port)
-            raise BootTimeout(f"instance {options.name!r}: scsynth printed ready but did not "
-                              f"answer /status: {err}") from err
-        try:
+            asked = "take node notifications"
             osc.notify(SCORCH_CLIENT)
+            asked = "take its layout (the safety stage, the room's groups)"
+            for packet in layout.boot(stage):
+                osc.send(packet)
+                osc.sync(timeout=2.0)
         except (OscTimeout, OscFailure) as err:
             osc.close()
             proc.stop(grace=0.5)
             remove_shared_memory(options.port)
-            raise BootTimeout(f"instance {options.name!r}: scsynth refused node "
-                              f"notifications: {err}") from err
-        osc.send(commands.g_new(DEFAULT_GROUP))
+            raise BootTimeout(f"instance {options.name!r}: scsynth printed ready but did not "
+                              f"{asked}: {err}") from err
         return cls(proc, osc, options.port, options.client_host())
 
     def stop(self, graceful: bool = True) -> None:

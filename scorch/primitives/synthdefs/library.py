@@ -161,8 +161,9 @@ class SynthDefLibrary:
             return name
         if name in self._errors:
             raise UnknownSynthDef(f"SynthDef {name!r} failed to load: {self._errors[name]}")
-        known = ", ".join(self.names()) or "none"
-        raise UnknownSynthDef(f"unknown SynthDef {name!r}; known: {known}")
+        known = self.names()
+        raise UnknownSynthDef(f"unknown SynthDef {name!r}; known: {', '.join(known) or 'none'}",
+                              name=name, known=known)
 
     def _load(self) -> None:
         if not self.directory.is_dir():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-CONTROL, AUDIO = 1, 2
+SCALAR, CONTROL, AUDIO = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,8 @@ class UGen:
     inputs: tuple[tuple[int, int], ...]
     """(ugen index, output index), or (-1, constant index)."""
     outputs: int
+    special: int = 0
+    """The operator of a UnaryOpUGen or BinaryOpUGen (sclang's ``specialIndex``)."""
 
 
 def synthdef(name: str, params: tuple[str, ...], constants: tuple[float, ...],
@@ -38,7 +40,7 @@ def synthdef(name: str, params: tuple[str, ...], constants: tuple[float, ...],
     out += struct.pack(">i", len(ugens))
     for ugen in ugens:
         out += _pstring(ugen.name)
-        out += struct.pack(">biih", ugen.rate, len(ugen.inputs), ugen.outputs, 0)
+        out += struct.pack(">biih", ugen.rate, len(ugen.inputs), ugen.outputs, ugen.special)
         for source, index in ugen.inputs:
             out += struct.pack(">ii", source, index)
         out += bytes([ugen.rate]) * ugen.outputs

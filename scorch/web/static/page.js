@@ -47,7 +47,10 @@ function notice(path, body) {
   const text = what === "panic"
     ? `panic: ${body.released ?? 0} voice(s) released, all notes off sent`
     : what === "restart" ? "restart asked: the room comes back by itself"
-    : what === "release" ? "node stopped" : what + " done";
+    : what === "release" ? "node stopped"
+    : what === "gain" ? "master gain fading"
+    : what === "go" ? (body.counted === false ? "double GO: counted once"
+      : "GO: cue " + (body.fired || []).map((f) => f.cue).join(", ")) : what + " done";
   $("notice").textContent = new Date().toLocaleTimeString() + " " + text;
   $("notice").dataset.action = what;
 }
@@ -72,6 +75,10 @@ function card(room) {
     act(`/api/restart?room=${encodeURIComponent(room)}`,
         `Restart room ${room}? Its sound stops for a moment; named nodes come back.`));
   el.querySelector(".tree-toggle").addEventListener("click", () => toggleTree(room));
+  el.querySelector(".facts").addEventListener("click", (e) => {
+    const stage = e.target.closest && e.target.closest(".stage");
+    if (stage) askGain(room, stage.dataset.gain);
+  });
   el.querySelector(".nodes").addEventListener("click", (e) => {
     const node = e.target.dataset && e.target.dataset.node;
     if (node) act(`/api/release?room=${encodeURIComponent(room)}&node=${encodeURIComponent(node)}`,
@@ -107,7 +114,7 @@ function renderRoom(r) {
     `<span title="scsynth's own process, % of one core">CPU <b class="cpu">${cpu}</b></span>` +
     `<span>synths <b>${r.synths ?? "–"}</b></span>` +
     `<span>scsynth <b class="pid">${r.pids.scsynth ?? "–"}</b></span>` +
-    `<span>sclang <b>${esc(r.sclang)}</b></span>`;
+    `<span>sclang <b>${esc(r.sclang)}</b></span>` + stageFacts(r.stage);
   const items = r.nodes.map((n) => {
     const params = Object.entries(n.params).slice(0, 6)
       .map(([k, v]) => `${esc(k)} ${+Number(v).toPrecision(4)}`).join(", ");
@@ -124,6 +131,29 @@ function renderRoom(r) {
   })).concat(r.patterns_more ? [`<li class="dim">and ${r.patterns_more} more patterns</li>`] : []);
   el.querySelector(".nodes").innerHTML = items.join("");
   spark(el.querySelector(".spark"), r.history, lastView.time);
+}
+
+// The safety stage: switched off is trouble, pointed out; on, its gain and last limiting.
+function stageFacts(stage) {
+  if (!stage) return "";
+  if (!stage.enabled) {
+    return `<span class="trouble no-stage" title="a config line switched it off: code ` +
+      `reaches the loudspeakers unguarded">no safety stage</span>`;
+  }
+  const cut = stage.reduction_db ? ` limiting <b>${stage.reduction_db.toFixed(1)} dB</b>` : "";
+  return `<span class="stage" data-gain="${stage.gain_db}" title="safety stage: ceiling ` +
+    `${stage.ceiling_dbfs} dBFS${stage.max_lufs == null ? "" : ", " + stage.max_lufs + " LUFS"}` +
+    ` (click to change the master gain)">gain ` +
+    `<b>${+stage.gain_db.toFixed(1)} dB</b>${cut}</span>`;
+}
+
+// The master gain, asked for in dB and faded to over 2 s (the operation checks the number).
+function askGain(room, current) {
+  const db = window.prompt(`Master gain of ${room} in dB (-120: silent, 0: as played, up ` +
+                           `to 12); it fades over 2 s:`, current ?? "0");
+  if (db === null || db.trim() === "") return;
+  act(`/api/gain?room=${encodeURIComponent(room)}&db=${encodeURIComponent(db.trim())}&fade=2`,
+      `Fade the master gain of ${room} to ${db.trim()} dB?`);
 }
 
 function spark(svg, history, now) {

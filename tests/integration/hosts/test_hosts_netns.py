@@ -146,14 +146,19 @@ def test_a_delayed_link_is_slower_and_still_answers(machines: Machines) -> None:
     coordinator = Coordinator(config)
     try:
         listed = coordinator.call("list_instances", {})  # connects, then asks
-        started = time.monotonic()
-        listed = coordinator.call("list_instances", {})
-        took = time.monotonic() - started
-        hosts = {h.name: h for h in listed.hosts}  # type: ignore[attr-defined]
-        assert hosts["north"].state == "CONNECTED"
-        assert hosts["north"].rtt_ms >= 2 * delay * 1000 * 0.9
-        assert hosts["south"].rtt_ms < hosts["north"].rtt_ms / 2
-        assert 2 * delay * 0.9 < took < READ_TIMEOUT
+        rtts: dict[str, list[float]] = {"north": [], "south": []}
+        for _ in range(5):  # each listing pings both; a loaded machine adds to some pings
+            started = time.monotonic()
+            listed = coordinator.call("list_instances", {})
+            took = time.monotonic() - started
+            hosts = {h.name: h for h in listed.hosts}  # type: ignore[attr-defined]
+            assert hosts["north"].state == "CONNECTED"
+            assert hosts["north"].rtt_ms >= 2 * delay * 1000 * 0.9
+            assert 2 * delay * 0.9 < took < READ_TIMEOUT
+            for name in rtts:
+                rtts[name].append(hosts[name].rtt_ms)
+        # The link's own round trip is the fastest ping, not the one a busy moment delayed.
+        assert min(rtts["south"]) < min(rtts["north"]) / 2, rtts
         assert {r.state for r in listed.instances} == {"READY"}  # type: ignore[attr-defined]
     finally:
         coordinator.close()

@@ -193,7 +193,7 @@ async def test_odd_queries_say_what_was_searched(client: Client) -> None:
 
 async def test_an_unknown_name_suggests_the_closest_ones(client: Client) -> None:
     assert "closest: SinOsc" in await fails(client, "docs", name="SinOssc")
-    assert "closest: ar" in await fails(client, "docs", name="SinOsc.arr")
+    assert "did you mean 'ar'?" in await fails(client, "docs", name="SinOsc.arr")
     assert "search with query" in await fails(client, "docs", name="'; DROP TABLE docs")
     typo = await call(client, "docs", query="Pbindd")
     assert typo["results"] == [] and "Pbind" in typo["suggestions"]

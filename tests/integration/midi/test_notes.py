@@ -24,7 +24,7 @@ from scorch.primitives.system.jackd import client_environment
 from tests.conftest import MakeConfig
 from tests.support.mcp.calls import call, fails
 from tests.support.midi.devices import Hardware
-from tests.support.scsynth_listener import Listener
+from tests.support.scsynth_listener import Heard, Listener
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -232,16 +232,23 @@ async def test_a_phrase_sent_into_scorchs_own_input_plays_voices_and_is_captured
     try:
         since = time.time()
         sent = await call(client, "midi", action="send", port=own, message=phrase)
-        time.sleep(0.2)  # the last /n_go reaches the listener
+
+        def voices_heard() -> list[Heard]:
+            return [h for h in list(listener.heard) if h.at > since
+                    and h.message.address == "/n_go" and int(h.message.args[4]) == 0
+                    and FIRST_NODE_ID <= int(h.message.args[0]) < FIRST_NODE_ID + NODE_ID_SPAN]
+
+        deadline = time.monotonic() + 2.0  # the last /n_go reaches the listener
+        while len(voices_heard()) < 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.2)  # and nothing more comes
     finally:
         listener.close()
     assert sent["result"]["sent"] == len(phrase) and sent["result"]["port"] == "scorch"
     span = sum(m["time"] for m in phrase)
     assert span - 0.01 <= sent["result"]["seconds"] < span + 0.5
 
-    voices = [h for h in listener.heard if h.at > since and h.message.address == "/n_go"
-              and int(h.message.args[4]) == 0
-              and FIRST_NODE_ID <= int(h.message.args[0]) < FIRST_NODE_ID + NODE_ID_SPAN]
+    voices = voices_heard()
     assert len(voices) == 4, [h.message for h in voices]
     played = await call(client, "notes", action="played", since=since)
     notes: list[dict[str, Any]] = played["notes"]

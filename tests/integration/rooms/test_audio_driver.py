@@ -337,7 +337,7 @@ def test_two_scorch_runs_with_the_auto_driver_sound_at_once_and_outlive_each_oth
         assert [a[:2] for a in audio] == [("auto", "dummy")] * 2 and servers[0] != servers[1]
         assert len(before.jackd) == len(during.jackd) == 1 and before.jackd != during.jackd
         assert all(server_running(server) for server in servers)
-        assert second.stop() == 0
+        assert second.stop() == 0, second.tail()
         assert not server_running(servers[1]) and server_running(servers[0])
         watch.more(10)  # the first still sounds once the second is gone
     assert unlike(watch.seen, before) == []
@@ -347,7 +347,7 @@ def test_two_scorch_runs_with_the_auto_driver_sound_at_once_and_outlive_each_oth
     after = sounding(second)
     assert second.audio().server == servers[1]
     with Readings(second.room, 0.1) as watch:
-        assert first.stop() == 0
+        assert first.stop() == 0, first.tail()
         assert not server_running(servers[0]) and server_running(servers[1])
         watch.more(10)
     assert unlike(watch.seen, after) == []

@@ -194,7 +194,7 @@ HEAD = "version = 1\n"
                  ["x.toml:6: midi.routes.0.cc", "less than or equal to 127"], id="route-cc"),
     pytest.param(HEAD + '[[midi.routes]]\nid = "a"\ntype = "knob"\n',
                  ["x.toml:4: midi.routes.0.type",
-                  "expected 'control', 'key' or 'page', found 'knob'"], id="route-type"),
+                  "expected 'control', 'key', 'page' or 'cue', found 'knob'"], id="route-type"),
     pytest.param(HEAD + '[[midi.routes]]\nid = "a"\ntype = "key"\ninstance = "cellar"\n'
                  'synthdef = "sine"\n',
                  ["x.toml:5: midi.routes.0.instance", "no instance or group named 'cellar'"],

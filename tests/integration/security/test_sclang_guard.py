@@ -73,21 +73,22 @@ def code(vector: str, marker: Path) -> str:
 class Room:
     orchestra: Orchestra
     markers: Path
-    shell: bool
+    escapes_allowed: bool
 
 
-def start(tmp_path_factory: pytest.TempPathFactory, shell: bool) -> Iterator[Room]:
-    folder = tmp_path_factory.mktemp("guard-open" if shell else "guard")
+def start(tmp_path_factory: pytest.TempPathFactory, escapes_allowed: bool) -> Iterator[Room]:
+    folder = tmp_path_factory.mktemp("guard-open" if escapes_allowed else "guard")
     markers = folder / "markers"  # outside every folder the installation allows
     markers.mkdir()
     text = (f'state_dir = "{folder / "state"}"\n[audio]\ndriver = "dummy"\n'
-            f'jack_server = "{jack_name("guard-open" if shell else "guard")}"\n'
+            f'jack_server = "{jack_name("guard-open" if escapes_allowed else "guard")}"\n'
             '[docs]\nbuild = "on-demand"\n[midi]\nenabled = false\n'
-            f"[security]\nsclang_shell = {'true' if shell else 'false'}\n[instances.room]\n")
+            f"[security]\nsclang_shell = {'true' if escapes_allowed else 'false'}\n"
+            "[instances.room]\n")
     orch = Orchestra(parse_config(text, folder / "config.toml"), SynthDefLibrary())
     try:
         assert orch.start() == {"room": None}
-        yield Room(orch, markers, shell)
+        yield Room(orch, markers, escapes_allowed)
     finally:
         orch.stop()
 
@@ -99,12 +100,12 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Room]:
-    yield from start(tmp_path_factory, shell=False)
+    yield from start(tmp_path_factory, escapes_allowed=False)
 
 
 @pytest.fixture(scope="module")
 def allowed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Room]:
-    yield from start(tmp_path_factory, shell=True)
+    yield from start(tmp_path_factory, escapes_allowed=True)
 
 
 async def run(client: Client, room: Room, front: str, index: int, vector: str,
@@ -125,7 +126,7 @@ async def run(client: Client, room: Room, front: str, index: int, vector: str,
                                                     "instance": "room"})
     else:
         await client.call_tool("execute", {"instance": "room", "code": source})
-        if room.shell:  # it got out: its marker goes, so that the re-run must make it again
+        if room.escapes_allowed:  # it got out: its marker goes, so the re-run must make it again
             assert wait_for([marker], 10.0) == [marker], vector
             marker.rmdir() if marker.is_dir() else marker.unlink()
         entries: list[dict[str, object]] = []

@@ -19,7 +19,7 @@ import pytest
 
 from scorch.state.playing import METER_NODE_ID
 from scorch.web.gate import cookie_name
-from tests.support.web.harness import Served
+from tests.support.web.harness import Dialogs, Served
 
 pytestmark = pytest.mark.integration
 
@@ -126,6 +126,25 @@ def test_the_restart_button_restarts_only_its_room(served: Served, page: Any) ->
     page.wait_for_selector("#room-gallery[data-state=READY]", timeout=5000)
     assert after["lobby"]["pids"] == before["lobby"]["pids"]
     assert after["gallery"]["pids"]["scsynth"] != before["gallery"]["pids"]["scsynth"]
+
+
+def test_the_master_gain_fades_from_the_page_in_its_room_only(served: Served, page: Any,
+                                                              dialogs: Dialogs) -> None:
+    page.wait_for_selector("#room-gallery .facts .stage", timeout=5000)
+    dialogs.typed = "-9"
+    try:
+        page.click("#room-gallery .facts .stage")  # asked in dB, then confirmed
+    finally:
+        dialogs.typed = None
+    assert "Fade the master gain of gallery to -9 dB?" in dialogs.asked
+    page.wait_for_function("() => document.querySelector('#room-gallery .facts .stage')"
+                           ".dataset.gain === '-9'", timeout=3000)
+    status = served.status()
+    assert status["gallery"]["stage"]["gain_db"] == -9.0
+    assert status["gallery"]["stage"]["fade_s"] == 2.0
+    assert status["lobby"]["stage"]["gain_db"] == 0.0
+    served.api.call("undo", {"instance": "gallery"})  # journaled: undo brings it back
+    assert served.status()["gallery"]["stage"]["gain_db"] == 0.0
 
 
 def test_without_the_token_another_machine_is_refused(served: Served) -> None:

@@ -11,7 +11,11 @@ from __future__ import annotations
 import statistics
 import time
 
+from mcp import Client
+from mcp.types import CallToolResult
+
 from scorch.primitives.scsynth.client import OscClient
+from tests.support.mcp.calls import call
 
 #: The onset analysis' resolution: its flux frames step by a quarter of a 2048-sample window
 #: at 48 kHz (scorch/audio/onsets.py); each onset is then placed to the ms.
@@ -42,3 +46,39 @@ def pace_of(ticks: list[tuple[float, float]], span: float | None = None) -> floa
     audio = statistics.fmean(a for _, a in ticks)
     return sum((t - wall) * (a - audio) for t, a in ticks) / sum(
         (t - wall) ** 2 for t, _ in ticks)
+
+
+async def listened(client: Client, osc: OscClient, room: str, seconds: float
+                   ) -> tuple[CallToolResult, float]:
+    """``listen`` to ``room`` through MCP while a clock synth there tells its pace (``osc``:
+    the room's); the answer, and the pace the room's audio clock kept meanwhile."""
+    ticks = listen_to(osc)
+    await call(client, "execute", instance=room, code=START)
+    try:
+        ticks.clear()
+        heard = await client.call_tool("listen", {"instance": room, "seconds": seconds})
+        assert len(ticks) > 25, ticks
+        return heard, pace_of(ticks, span=seconds + 0.2)
+    finally:
+        await call(client, "execute", instance=room, code=STOP)
+        osc.listeners.pop(ADDRESS, None)
+
+
+def period(onsets: list[float], apart: float = 0.0) -> float:
+    """The mean time from one of ``onsets`` to the next over their span (a stalled cycle
+    moves single ones), leaving out one at 0 (where listening began) and counting those
+    closer than ``apart`` to the one before as one (two sounds of one beat)."""
+    kept: list[float] = []
+    for t in onsets:
+        if t > ONSET_HOP and (not kept or t - kept[-1] > apart):
+            kept.append(t)
+    assert len(kept) >= 3, onsets
+    return (kept[-1] - kept[0]) / (len(kept) - 1)
+
+
+def off_beat(heard: float, nominal: float, pace: float) -> float:
+    """How far a period ``heard`` in a file lies from ``nominal`` seconds at the audio
+    clock's ``pace``, or at the wall's: the pace is read from replies this process took,
+    and a reply read late on a loaded machine skews it (1.057 was read once, the beat on
+    time)."""
+    return min(abs(heard - nominal * pace), abs(heard - nominal))

@@ -22,6 +22,7 @@ CALLS: dict[str, dict[str, Any]] = {
     "wait_for": {"instance": "alpha", "pattern": MARKER, "since": 0, "timeout_s": 60},
     "console": {"instance": "alpha", "lines": 20},
     "stop": {"instance": "beta"},
+    "gain": {"instance": "alpha"},
     "synthdefs": {"action": "list"},
     "play": {"instance": "beta", "synthdef": "sine", "params": {"freq": 330, "amp": 0.001}},
     "set": {"instance": "alpha", "node": "hum", "params": {"freq": 440}},

@@ -136,6 +136,10 @@ class Served:
             params = {{ freq = 220, amp = 0.05 }}
             [instances.gallery]
             synthdefs = ["sine"]
+            [[cues]]
+            number = 1
+            name = "hum up"
+            do = [{{ op = "set", instance = "lobby", node = "hum", params = {{ freq = 330 }} }}]
             """))
         self.run = ScorchRun(self.config, None, folder / "run.log")
         self.run.wait_serving(self.state)
@@ -201,6 +205,8 @@ class Dialogs:
         """How many of the next dialogs to dismiss."""
         self.asked: list[str] = []
         """Every question the page asked."""
+        self.typed: str | None = None
+        """What to type into the page's prompts (None: accept what it offers)."""
 
     def answer(self, dialog: Any) -> None:
         """Playwright's dialog handler."""
@@ -208,5 +214,7 @@ class Dialogs:
         if self.declines > 0:
             self.declines -= 1
             dialog.dismiss()
+        elif dialog.type == "prompt":
+            dialog.accept(dialog.default_value if self.typed is None else self.typed)
         else:
             dialog.accept()

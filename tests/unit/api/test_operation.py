@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import Client
 
 from mcp_server.server import build_server
-from scorch.api import fanout
+from scorch.api import fanout, ops
 from scorch.api.coordinator import Coordinator
 from scorch.api.local import LocalService
-from scorch.api.operation import Access, Action, Args, Result
+from scorch.api.operation import PATTERNS, Access, Action, Args, Result
 from scorch.api.ops import OPERATIONS, lookup
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config, parse_config
@@ -127,16 +128,15 @@ def worked_example() -> str:
 
 
 @pytest.fixture
-def example() -> Iterator[str]:
-    """Register the docs' worked example as the code says, and take it out afterwards."""
-    from scorch.api.ops import instances
-
-    namespace: dict[str, Any] = dict(vars(instances))
-    exec(compile(worked_example(), str(DOCS), "exec"), namespace)
-    try:
-        yield "synths"
-    finally:
-        OPERATIONS.pop("synths", None)
+def example(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The docs' worked example as a module of ``scorch/api/ops`` with its line in the
+    registry, as the docs say, taken out afterwards."""
+    module = types.ModuleType(f"{ops.__name__}.synths")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec(compile(worked_example(), str(DOCS), "exec"), vars(module))
+    monkeypatch.setattr(ops, "REGISTRY", (*ops.REGISTRY, ("synths", ("synths",))))
+    monkeypatch.setitem(OPERATIONS, "synths", lookup("synths"))  # as if listed from the start
+    yield "synths"
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +161,7 @@ async def test_the_docs_worked_example_becomes_one_tool_with_a_schema_per_action
         schema = tool.input_schema
         assert schema["properties"]["action"] == {
             "enum": ["count", "silence"], "default": "count",
-            "description": "What to do (see $defs)"}
+            "description": "See $defs"}
         assert schema["additionalProperties"] is False
         count, silence = schema["$defs"]["count"], schema["$defs"]["silence"]
         assert "required" not in count and count["description"].endswith("[read-only]")
@@ -181,8 +181,9 @@ async def test_the_docs_worked_example_becomes_one_tool_with_a_schema_per_action
 
     parsed = build_parser().parse_args(["synths", "count", "lobby", "--watch"])
     assert (parsed.action, parsed.rooms, parsed.watch) == ("count", "lobby", True)
-    assert op.access_of(op.parse({"action": "silence", "rooms": "lobby"})).destructive
-    assert op.access_of(op.parse({})).read_only
+    silence = op.parse({"action": "silence", "rooms": "lobby"})
+    assert op.access_of(silence).destructive and op.access_of(op.parse({})).read_only
+    assert op.journal_of(silence) == PATTERNS and op.journal_of(op.parse({})) is None
 
 
 def test_watch_repeats_only_an_action_that_reads(

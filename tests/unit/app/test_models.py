@@ -10,7 +10,7 @@ from scorch.app.models import InstanceRow, InstanceStatus
 from scorch.primitives.scsynth.client import ServerStatus
 from scorch.state.desired import NodeState
 from scorch.state.events import State
-from scorch.state.view import Snapshot
+from scorch.state.view import STARTING, Snapshot
 
 SERVER = ServerStatus(ugens=12, synths=2, groups=3, synthdefs=40, avg_cpu=3.25, peak_cpu=7.5,
                       nominal_sample_rate=48000.0, actual_sample_rate=48000.1)
@@ -21,7 +21,7 @@ def ready() -> Snapshot:
     return Snapshot("lobby", "ground", state=State.READY, since=1000.0, port=57110,
                     lang_port=57120, scsynth_pid=11, sclang_pid=12, sclang_state="ready",
                     booted_at=time.time() - 65, restarts_in_window=1, restart_budget_left=4,
-                    nodes=("drone",))
+                    nodes=("drone",), sclang_restarts=1)
 
 
 def test_a_ready_instance_status_carries_its_server_nodes_and_uptime() -> None:
@@ -50,8 +50,38 @@ def test_the_row_and_the_text_come_from_the_same_status() -> None:
     row = InstanceRow.of(status)
     assert (row.cpu, row.synths, row.restarts, row.nodes) == (3.25, 2, 1, ["drone"])
     assert render([row]).splitlines()[2].split() == [
-        "lobby", "ground", "READY", "57110", "3.2", "2", "1"]
+        "lobby", "ground", "READY", "57110", "3.2", "2", "sclang", "1"]
     text = describe(status)
     assert "lobby  READY since" in text and "(up 1m 0" in text
     assert "cpu 3.2 % (peak 7.5)  synths 2  ugens 12" in text
     assert "node drone (sine #1001): freq 220" in text
+
+
+def test_restarts_say_which_process_restarted_how_often() -> None:
+    snap = replace(ready(), scsynth_restarts=2, sclang_restarts=3, restarts_in_window=4)
+    status = InstanceStatus.of(snap, {}, SERVER, host=None)
+    assert status.restarts_by == {"scsynth": 2, "sclang": 3}
+    assert InstanceRow.of(status).restarts_by == {"scsynth": 2, "sclang": 3}
+    assert "scsynth 2, sclang 3" in render([InstanceRow.of(status)])
+    assert "  restarts: scsynth 2, sclang 3 (4 in the window, 4 left)" in describe(status)
+    never = InstanceStatus.of(replace(ready(), sclang_restarts=0), {}, SERVER, host=None)
+    assert "restarts: 0 (1 in the window" in describe(never)
+
+
+def test_a_booting_room_says_its_phase_where_it_would_say_scorch_is_starting() -> None:
+    starting = replace(ready(), state=State.BOOTING, reason=STARTING, scsynth_pid=None,
+                       sclang_state="down")
+    phases = [
+        (starting, STARTING),
+        (replace(starting, reason=""), "starting scsynth"),
+        (replace(starting, reason="", scsynth_pid=11, sclang_state="starting"),
+         "scsynth up, sclang starting"),
+        (replace(starting, reason="", scsynth_pid=11, sclang_state="ready"),
+         "scsynth and sclang up, restoring its SynthDefs, buffers and nodes"),
+        (replace(starting, state=State.RESTARTING, reason="scsynth killed by SIGKILL"),
+         "starting scsynth; scsynth killed by SIGKILL"),
+    ]
+    for snap, phase in phases:
+        row = InstanceRow.of(InstanceStatus.of(snap, {}, None, host=None))
+        assert row.reason == phase
+        assert f"{snap.state} ({phase})" in render([row])

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from scorch.app.sessions import SessionStore, toml_inline
 from scorch.errors import SessionNotFound
+from scorch.state.session import RoomSpec, Session
 
 #: What sessions hold: TOML has no null, so neither do they.
 toml_values = st.recursive(
@@ -63,6 +64,22 @@ def test_a_session_file_nested_too_deep_is_a_located_error_not_a_recursion(
         parse(text, tmp_path / "deep.toml", Reading(config, SynthDefLibrary(tmp_path / "defs")))
 
 
+def round_trip(session: Session) -> Session:
+    """``session`` written to a session file of rooms a and b, and read back."""
+    import tempfile
+
+    from scorch.app.sessions import Reading, parse, render
+    from scorch.config.installation import parse_config
+    from scorch.primitives.synthdefs.library import SynthDefLibrary
+
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        config = parse_config("[instances.a]\n[instances.b]\n", tmp / "c.toml")
+        (tmp / "defs").mkdir()
+        return parse(render(session, "s"), tmp / "s.toml",
+                     Reading(config, SynthDefLibrary(tmp / "defs")))
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.dictionaries(
     st.sampled_from(["a", "b"]),
@@ -74,24 +91,13 @@ def test_a_session_file_nested_too_deep_is_a_located_error_not_a_recursion(
     max_size=2))
 def test_patterns_read_back_from_a_session_file_and_rooms_without_them_are_left_alone(
         rooms: dict[str, list[tuple[str, str, bool, str]] | None]) -> None:
-    import tempfile
-
-    from scorch.app.sessions import Reading, parse, render
-    from scorch.config.installation import parse_config
     from scorch.primitives.sclang.patterns import pattern_key
-    from scorch.primitives.synthdefs.library import SynthDefLibrary
-    from scorch.state.session import PatternSpec, RoomSpec, Session
+    from scorch.state.session import PatternSpec
 
     session = Session(rooms={room: RoomSpec(
         patterns={pattern_key(k, n): PatternSpec(k, n, p, t) for k, n, p, t in found or []},
         patterns_known=found is not None) for room, found in rooms.items()})
-    with tempfile.TemporaryDirectory() as folder:
-        tmp = Path(folder)
-        config = parse_config("[instances.a]\n[instances.b]\n", tmp / "c.toml")
-        (tmp / "defs").mkdir()
-        back = parse(render(session, "s"), tmp / "s.toml",
-                     Reading(config, SynthDefLibrary(tmp / "defs")))
-    assert back.rooms == session.rooms
+    assert round_trip(session).rooms == session.rooms
 
 
 def test_nodes_keep_their_places_through_a_session_file_and_bad_places_are_located(
@@ -121,3 +127,14 @@ def test_nodes_keep_their_places_through_a_session_file_and_bad_places_are_locat
     without = without.replace('add_action = "head"\n', "")
     assert {n.add_action for n in parse(without, tmp_path / "s.toml", reading)
             .rooms["a"].nodes.values()} == {None}  # version 2 kept no places: left alone
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(st.sampled_from(["a", "b"]),
+                       st.tuples(st.none() | st.floats(-120, 12, allow_nan=False),
+                                 st.booleans()), max_size=2))
+def test_a_master_gain_reads_back_from_a_session_file_and_an_unknown_one_stays_unknown(
+        rooms: dict[str, tuple[float | None, bool]]) -> None:
+    session = Session(rooms={room: RoomSpec(gain_db=gain, patterns_known=known)
+                             for room, (gain, known) in rooms.items()})
+    assert round_trip(session).rooms == session.rooms

@@ -54,11 +54,22 @@ def test_nodes_are_added_set_replaced_and_released_by_name() -> None:
     ('[instances.attic]\nport = 57990\n', ("port",)),
     ('[instances.attic]\noutputs = 4\ninputs = 2\n', ("inputs", "outputs")),
     ('[instances.attic]\nconnect = ["system:playback_1"]\n', ("connect",)),
+    ('[instances.attic]\n[instances.attic.safety]\nceiling_dbfs = -3\n', ("safety",)),
 ])
 def test_process_settings_restart_the_room(edit: str, restart_for: tuple[str, ...]) -> None:
     found = changes(BASE.replace("[instances.attic]\n", edit))
     assert found.rooms["attic"].restart_for == restart_for
     assert f"room attic: restarted for {', '.join(restart_for)}" in found.summary()
+
+
+def test_safety_restarts_just_the_rooms_whose_stage_it_changes() -> None:
+    both = changes("[safety]\nceiling_dbfs = -3\n" + BASE)
+    assert {name: room.restart_for for name, room in both.rooms.items()} == {
+        "lobby": ("safety",), "attic": ("safety",)}
+    own = BASE.replace("[instances.attic]\n", "[instances.attic]\n[instances.attic.safety]\n"
+                       "max_lufs = -20\n")
+    one = changes("[safety]\nmax_lufs = -20\n" + own, own)  # attic's limit was its own
+    assert list(one.rooms) == ["lobby"] and one.rooms["lobby"].restart_for == ("safety",)
 
 
 def test_groups_synthdefs_and_startup_apply_without_a_restart() -> None:

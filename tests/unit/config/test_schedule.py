@@ -117,7 +117,7 @@ def test_mistakes_are_refused_with_file_line_and_key(tmp_path: Path, body: str,
 
 @pytest.mark.parametrize(("call", "said"), [
     ('{ op = "scen", action = "recall", name = "x" }', "schedule.0.do.1.op: no tool 'scen'; "
-                                                        "did you mean 'scene'?"),
+                                                        "did you mean 'scene'"),
     ('{ op = "status" }', "schedule.0.do.1.op: 'status' cannot be called from [[schedule]]: "
                           "it only reads"),
     ('{ op = "set", instance = "lobby", node = "d", params = { amp = "x" } }',

@@ -77,3 +77,16 @@ def test_a_plain_debian_gets_the_same_commands_as_ubuntu() -> None:
                                                                which=lambda name: None))}
              for text in (debian, UBUNTU)]
     assert fixes[0] == fixes[1] and fixes[0]["jack"].startswith("sudo apt-get install -y jackd2")
+
+
+def test_a_room_without_its_safety_stage_is_pointed_out_with_its_config_line() -> None:
+    from scorch.config.installation import parse_config
+    from scorch.machine.doctor import safety_check
+
+    guarded = safety_check(parse_config("[instances.a]\n[instances.b.safety]\nceiling_dbfs = -3\n"))
+    assert guarded.ok and "-3 / -1 dBFS" in guarded.detail
+    one = safety_check(parse_config("[instances.a]\n[instances.b.safety]\nenabled = false\n"))
+    assert not one.ok and "no safety stage in b" in one.detail
+    assert "[instances.b.safety] enabled = false" in one.fix
+    every = safety_check(parse_config("[safety]\nenabled = false\n[instances.a]\n"))
+    assert not every.ok and every.fix.startswith("remove [safety] enabled = false")

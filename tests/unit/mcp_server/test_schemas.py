@@ -18,7 +18,9 @@ from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ValidationError
 
+from mcp_server.instructions import instructions
 from mcp_server.schemas import (
+    EXPLAINED,
     action_schema,
     compact,
     merge_actions,
@@ -29,6 +31,7 @@ from mcp_server.schemas import (
 from mcp_server.tools import checked, input_schema, tools
 from scorch.api.local import LocalService
 from scorch.api.ops import OPERATIONS
+from scorch.values import FLOAT32_MAX, NAME_PATTERN, NAME_RULE, SELECTOR_PATTERN
 
 NAME = {"type": "string", "pattern": "^[a-z]{1,8}$"}
 
@@ -52,6 +55,41 @@ def test_compact_drops_titles_nulls_and_repeated_descriptions() -> None:
         "density": {"type": "number", "default": 1.0},
         "lines": {"type": "integer", "description": "(default 50)"},
         "spec": {"type": "object"}}}
+
+
+def test_compact_leaves_out_what_every_name_value_and_flag_shares() -> None:
+    full = {"type": "object", "properties": {
+        "node": {"type": "string", "pattern": NAME_PATTERN, "description": "A node"},
+        "instance": {"type": "string", "pattern": SELECTOR_PATTERN, "default": "*"},
+        "key": {"type": "string", "pattern": "^[a-z]+$"},  # its own rule: said
+        "params": {"type": "object", "patternProperties": {NAME_PATTERN: {
+            "type": "number", "minimum": -FLOAT32_MAX, "maximum": FLOAT32_MAX}}},
+        "timeout_s": {"type": "number", "exclusiveMinimum": 0, "minimum": 0.5},
+        "seconds": {"type": "number", "exclusiveMinimum": 0, "minimum": 0},
+        "dry_run": {"type": "boolean", "default": False},
+        "play": {"type": "boolean", "default": True},
+        "since": {"type": "integer", "default": 0},
+        "tags": {"type": "array", "default": []},
+        "full": {"type": "boolean", "default": False, "description": "Every one"}}}
+    assert compact(full) == {"type": "object", "properties": {
+        "node": {"type": "string", "description": "A node"},
+        "instance": {"type": "string", "default": "*"},
+        "key": {"type": "string", "pattern": "^[a-z]+$"},
+        "params": {"type": "object", "additionalProperties": {"type": "number"}},
+        "timeout_s": {"type": "number", "minimum": 0.5},
+        "seconds": {"type": "number", "exclusiveMinimum": 0},
+        "dry_run": {"type": "boolean"},
+        "play": {"type": "boolean", "default": True},
+        "since": {"type": "integer", "default": 0},  # 0 is a value, not "none"
+        "tags": {"type": "array"},
+        "full": {"type": "boolean"}}}
+    assert set(EXPLAINED) == {"full"}
+
+
+def test_the_instructions_say_what_the_schemas_leave_out() -> None:
+    said = instructions([])  # said whatever tools are listed
+    assert NAME_RULE in said
+    assert all(f"{key}=true" in said for key in EXPLAINED)
 
 
 def test_compact_inlines_definitions_and_refuses_a_loop() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from midi.curves import make_curve
 from midi.takeover import Takeover
 
 # (mode, parameter's position before the first move, control moves, parameter after each move)
@@ -44,3 +45,19 @@ def test_pickup_lets_go_when_the_parameter_is_moved_elsewhere():
     # Something else (MCP, another knob) set the parameter to 0.1: no jump back.
     assert takeover.move(0.65, 0.1) is None
     assert takeover.move(0.05, 0.1) == 0.05
+
+
+@pytest.mark.parametrize("mode", ["pickup", "scale"])
+@pytest.mark.parametrize(("curve", "low", "high", "start"),
+                         [("lin", 200, 2000, 1200), ("exp", 200, 8000, 1800), (-4, 0, 1, 0.3)])
+def test_a_knob_turned_all_the_way_keeps_the_param_it_picked_up_to_the_end(
+        mode, curve, low, high, start):
+    # the param is kept in its units: each move's position is the value mapped back, which
+    # a float rounds a hair off where the knob left it (a lin 200..2000 stalled at 73 of 127)
+    shape = make_curve(curve, low, high)
+    takeover, value = Takeover(mode), float(start)
+    for raw in range(128):
+        moved = takeover.move(raw / 127, shape.unmap(value))
+        if moved is not None:
+            value = shape.map(moved)
+    assert value == pytest.approx(high)

@@ -43,21 +43,22 @@ def test_unnamed_ids_stay_clear_of_named_ones_and_wrap() -> None:
 
 
 def test_desired_state_round_trips_through_versioned_json() -> None:
-    state = DesiredState(startup_code="s.boot")
+    state = DesiredState(startup_code="s.boot", gain_db=-6.5)
     state.add_synthdef("sine", b"SCgf\x00\x01")
     state.add_node("pad", "sine", {"freq": 220.0})
     state.buffers["kick"] = BufferState("kick", SAMPLE_BUFFER_BASE, "/s/kick.wav", 4800, 1, 48000)
     data = state.to_json()
-    assert data["version"] == 2
+    assert data["version"] == 3
     again = DesiredState.from_json(json.loads(json.dumps(data)))
     assert again.synthdefs == state.synthdefs and again.startup_code == "s.boot"
+    assert again.gain_db == -6.5
     assert again.nodes["pad"] == state.nodes["pad"]
     assert again.buffers == state.buffers and again.buffers["kick"].seconds == 0.1
     assert again.new_node("b", "sine", {}).node_id > state.nodes["pad"].node_id
 
 
 @pytest.mark.parametrize(("data", "problem"), [
-    ({"version": 3}, "version 3"),
+    ({"version": 4}, "version 4"),
     ({"version": 2, "buffers": {"kick": {"path": "/k.wav"}}}, "KeyError"),
     ({"version": 1, "nodes": {"pad": {"node_id": 1}}}, "KeyError"),
     ({"version": 1, "synthdefs": {"x": "not base64!"}}, "does not fit"),

@@ -119,3 +119,14 @@ def test_places_that_cannot_be_are_named() -> None:
     assert "relative to itself" in problems["a"] and "no node of this room" in problems["c"]
     assert "needs a target" in problems["d"] and "default group" in problems["e"]
     assert placement_order(nodes) == ["b", "a", "c", "d", "e", "f", "g"]  # ends, circles too
+
+
+def test_a_master_gain_is_faded_where_both_sides_know_it() -> None:
+    now = Session(rooms={"a": RoomSpec(gain_db=0.0), "b": RoomSpec(gain_db=-6.0),
+                         "c": RoomSpec(gain_db=-3.0)})
+    want = Session(rooms={"a": RoomSpec(gain_db=-12.0), "b": RoomSpec(gain_db=-6.0),
+                          "c": RoomSpec()})
+    changes = diff(now, want, defaults)
+    assert [(c.action, c.instance, dict(c.params)) for c in changes] == [
+        ("gain", "a", {"db": -12.0})]
+    assert changes[0].detail == "master gain of a: 0 -> -12 dB"

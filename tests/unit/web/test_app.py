@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 from starlette.testclient import TestClient
 
-from scorch.errors import InstanceNotFound
+from scorch.api.ops import lookup
+from scorch.errors import InstanceNotFound, InvalidRequest
 from scorch.web.app import make_app
 from scorch.web.gate import FULL, READ, SESSION_SECONDS, Gate, _mac, cookie_name
 from scorch.wire.access import Access
@@ -23,8 +24,9 @@ PRINTABLE = st.characters(min_codepoint=33, max_codepoint=126)
 #: Every route, with a method it answers.
 ROUTES = [("GET", "/"), ("GET", "/api/view"), ("GET", "/api/tree/a"), ("GET", "/static/page.js"),
           ("GET", "/favicon.ico"), ("POST", "/api/panic"), ("POST", "/api/restart?room=a"),
-          ("POST", "/api/release?room=a&node=n"), ("GET", "/nowhere")]
-ACTIONS = ["restart?room=a", "panic", "release?room=a&node=n"]
+          ("POST", "/api/release?room=a&node=n"), ("POST", "/api/gain?room=a&db=-6"),
+          ("GET", "/nowhere")]
+ACTIONS = ["restart?room=a", "panic", "release?room=a&node=n", "gain?room=a&db=-6&fade=2"]
 
 
 class Answer(BaseModel):
@@ -176,6 +178,21 @@ def test_errors_of_the_operation_come_back_with_their_code() -> None:
     answer = web.post("/api/restart?room=nowhere", headers=headers)
     assert answer.status_code == 404 and answer.json()["code"] == "NOT_FOUND"
     assert web.post("/api/reboot", headers=headers).status_code == 404
+
+
+def test_the_page_fades_a_master_gain_and_a_wrong_number_is_named_by_the_operation() -> None:
+    web, service, _ = client("127.0.0.1")
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    assert web.post("/api/gain?room=a&db=-6.5&fade=2", headers=headers).status_code == 200
+    assert service.calls == [("gain", {"instance": "a", "db": -6.5, "fade": 2.0})]
+    lookup("gain").parse(service.calls[0][1])
+    for query, argument in (("db=loud", "db"), ("db=nan", "db"), ("db=1e999", "db"),
+                            ("db=-6&fade=-1", "fade"), ("", "db")):
+        service.calls.clear()
+        web.post(f"/api/gain?room=a&{query}", headers=headers)
+        with pytest.raises(InvalidRequest) as wrong:
+            lookup("gain").parse(service.calls[0][1])
+        assert wrong.value.argument == argument
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "10.1.2.3"])

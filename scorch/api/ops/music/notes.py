@@ -16,8 +16,11 @@ from scorch.api.operation import (
     WRITE_OVER,
     Action,
     Answer,
+    CliForm,
     Host,
+    Patience,
     Result,
+    Spread,
     Where,
     operation,
 )
@@ -45,23 +48,22 @@ MAX_NOTES = 200
 PLAY_TIMEOUT = 20.0
 
 Input = Annotated[Text | None, Field(
-    description="A MIDI port or a pattern (ROOM/KIND NAME: hall/Pdef acc), or part of a name "
-    "(hall/: hall's patterns) (default: all)")]
+    description="A MIDI port or a pattern as ROOM/KIND NAME (hall/Pdef acc), or part of a "
+    "name (hall/); default: all")]
 Bars = Annotated[float | None, Strict(), Field(
     gt=0, le=10_000, allow_inf_nan=False)]
 LastSeconds = Annotated[float | None, Strict(), Field(gt=0, le=604_800, allow_inf_nan=False)]
 Since = Annotated[float | None, Strict(), Field(
     gt=0, allow_inf_nan=False, description="From this Unix time (s)")]
 Until = Annotated[float | None, Strict(), Field(
-    gt=0, allow_inf_nan=False, description="Up to this Unix time (s; default: now)")]
+    gt=0, allow_inf_nan=False, description="Up to this Unix time (s)")]
 MidiPath = Annotated[Text | None, Field(
-    max_length=4096, description="The .mid to write: under the state folder's midi/ (default: "
-    "midi/NAME-<time>.mid) or absolute in a folder the installation allows")]
-Overwrite = Annotated[Flag, Field(description="Write over a file already at `path`")]
+    max_length=4096, description="The .mid: in the state folder's midi/ (default "
+    "NAME-<time>.mid) or absolute in an allowed folder")]
+Overwrite = Annotated[Flag, Field(description="Write over a file already there")]
 #: Where each action's file is (one text for all: a model reads it once).
-PATH = ("The file: export's .mid (default: midi/notes-<time>.mid) or one to play, under the "
-        "state folder's midi/ or absolute; an audio file to transcribe, a recording's name or "
-        "absolute (absolute: in a folder the installation allows)")
+PATH = ("A .mid to write (default notes-<time>.mid) or play, in the state folder's midi/; a "
+        "recording or audio file to transcribe; or absolute, in an allowed folder")
 Budget = Annotated[int, Strict(), Field(
     ge=100, le=100_000, description="Characters the text may take (more notes than fit: a "
     "summary)")]
@@ -87,9 +89,8 @@ class _Range(Action):
 
 
 class NotesPlayed(_Range):
-    """The notes played in a range (last_bars, last_seconds or since): compact text
-    (bar|beat, name, length as a fraction of a whole note, velocity) and data, summarised
-    past the budget."""
+    """The notes of a range (last_bars, last_seconds or since) as text (bar|beat, name,
+    length as a fraction of a whole note, velocity) and data; a summary past the budget."""
 
     access = READ
     action: Literal["played"]
@@ -104,7 +105,7 @@ class NotesExport(_Range):
 
     access = WRITE_OVER
     action: Literal["export"]
-    path: MidiPath = None
+    path: Annotated[MidiPath, Field(description=PATH)] = None
     overwrite: Overwrite = False
 
 
@@ -136,7 +137,7 @@ class NotesPlay(Action):
 
 class NotesTranscribe(Action):
     """The notes basic-pitch hears in an audio file (a recording, or the `audio` listen
-    returned): pitch, onset and length in seconds (and bars at the grid's tempo)."""
+    returned), in seconds and on the grid."""
 
     access = READ
     action: Literal["transcribe"]
@@ -229,12 +230,11 @@ def _hosts_notes(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: A
     return merged
 
 
-@operation(command="notes", positional=("action",), rooms=None, merge=_hosts_notes,
-           patience=120.0)
+@operation(cli=CliForm("notes", ("action",)), spread=Spread(rooms=None, merge=_hosts_notes),
+           patience=Patience(seconds=120.0))
 def notes(orch: Orchestra, args: NotesArgs) -> NotesOutput:
-    """The notes the MIDI inputs and the rooms' patterns play ([midi] capture_notes; kept
-    across restarts), on the installation's grid (bar|beat): what sounds now, what was
-    played, as text or a .mid; play a .mid; transcribe a recording."""
+    """The notes MIDI inputs and the rooms' patterns play, on the bar|beat grid: what sounds
+    now, what was played (text or a .mid); play a .mid; transcribe a recording."""
     component, offset = orch.notes, orch.notes.wall_offset()
     if args.action == "play":
         return _play(orch, args)
@@ -294,7 +294,8 @@ def _play(orch: Orchestra, args: NotesPlay) -> NotesOutput:
     result = orch.rooms.execute_one(args.instance, code, timeout=PLAY_TIMEOUT)
     if result.value == pbind.NO_SYNTHDEF:
         raise UnknownSynthDef(f"{args.instance} knows no SynthDef named {args.synthdef!r} (see "
-                              "synthdefs, or send it with execute first)")
+                              "synthdefs, or send it with execute first)", name=args.synthdef,
+                              known=orch.rooms.synthdef_names(args.instance))
     if not result.ok:
         why = result.error.message if result.error else "it did not run"
         raise CodeFailed(f"{args.instance} could not play {args.path}: {why}")

@@ -8,7 +8,17 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, Strict
 
 from scorch.api.fields import InstanceName, SynthDefName
-from scorch.api.operation import CHANGE, READ, WRITE_OVER, Action, Result, Where, operation
+from scorch.api.operation import (
+    CHANGE,
+    READ,
+    WRITE_OVER,
+    Action,
+    CliForm,
+    Result,
+    Spread,
+    Where,
+    operation,
+)
 from scorch.api.ops.music.notes import (
     Bars,
     Input,
@@ -34,26 +44,25 @@ if TYPE_CHECKING:
     from scorch.notes.partner import Phrase
 
 Order = Annotated[int | None, Strict(), Field(
-    ge=0, le=MAX_ORDER, description=f"Context length in notes (default: {DEFAULT_ORDER}, "
-    "less where it must); lower is freer, higher closer to what was played")]
+    ge=0, le=MAX_ORDER, description=f"Notes of context (default {DEFAULT_ORDER}): lower is "
+    "freer")]
 Temperature = Annotated[float, Strict(), Field(
-    ge=0, le=10, allow_inf_nan=False, description="0: always the likeliest next note; 1: "
-    "as often as played; above 1: rarer ones more")]
+    ge=0, le=10, allow_inf_nan=False, description="0: the likeliest note; 1: as played; "
+    "above 1: rarer ones more")]
 Key = Annotated[Text | None, Field(
-    max_length=24, description="Keep to a key: 'C', 'F# minor', 'Bb', 'Am'")]
+    max_length=24, description="Keep to a key: 'F# minor', 'Bb', 'Am'")]
 Density = Annotated[float, Strict(), Field(
-    gt=0, le=8, allow_inf_nan=False, description="Above 1 favours shorter gaps (busier), "
-    "below 1 longer")]
+    gt=0, le=8, allow_inf_nan=False, description="Above 1 busier, below 1 sparser")]
 Seed = Annotated[int | None, Strict(), Field(
     ge=0, le=2**31, description="Random seed")]
 Notes = Annotated[int | None, Strict(), Field(ge=1, le=512, description=(
-    "Notes to make (answer_on: per answer; default: the phrase's)"))]
+    "Notes to make (answer_on: per answer)"))]
 #: The room the notes play in, for every action that makes them.
 Room = Annotated[InstanceName | None, Field(
-    description="The room that plays them (continue, infill: as a Pdef)")]
+    description="The room that plays them")]
 #: The SynthDef that plays them there.
 Sound = Annotated[SynthDefName, Field(
-    description="Their SynthDef (one with a gate holds each note)")]
+    description="Their SynthDef")]
 
 
 class _Make(Action):
@@ -92,8 +101,8 @@ class _Make(Action):
 
 
 class PartnerContinue(_Make):
-    """Continue an input in its style from a range (default: its last notes) for `notes`
-    notes or `bars` bars (default 2); plays them in a room and/or saves a .mid."""
+    """Continue a range (default: the last notes) for `notes` notes or `bars` bars
+    (default 2), as a Pdef in a room and/or a .mid."""
 
     access = WRITE_OVER
     action: Literal["continue"] = "continue"
@@ -102,8 +111,8 @@ class PartnerContinue(_Make):
 
 
 class PartnerInfill(_Make):
-    """Fill the gap between two phrases of a range (split at `split`, a Unix time, or at its
-    longest silence) with notes leading into the right one (default: as dense as the left)."""
+    """Fill the gap in a range (at `split`, a Unix time, or its longest silence) with notes
+    leading into what follows."""
 
     access = WRITE_OVER
     action: Literal["infill"]
@@ -113,8 +122,8 @@ class PartnerInfill(_Make):
 
 
 class PartnerAnswerOn(Action):
-    """When the performer pauses `pause_beats` beats, answer with a phrase in their style
-    from the next beat, in a room or on a MIDI output, until they play again."""
+    """When the player pauses `pause_beats` beats, answer in their style, in a room or on a
+    MIDI output, until they play again."""
 
     access = CHANGE
     action: Literal["answer_on"]
@@ -122,7 +131,7 @@ class PartnerAnswerOn(Action):
     instance: Room = None
     synthdef: Sound = "sine"
     output: Annotated[Text | None, Field(
-        description="A MIDI output (part of its name) for the answers")] = None
+        description="A MIDI output (part of its name)")] = None
     channel: Annotated[int, Strict(), Field(ge=1, le=16, description="Its MIDI channel")] = 1
     pause_beats: Annotated[float, Strict(), Field(ge=0.25, le=64, allow_inf_nan=False)] = 2.0
     notes: Annotated[Notes, Field(le=32)] = None
@@ -138,7 +147,7 @@ class PartnerAnswerOn(Action):
 
 
 class PartnerAnswerOff(Action):
-    """Stop answering an input (an answer playing is cut off)."""
+    """Stop answering an input."""
 
     access = CHANGE
     action: Literal["answer_off"]
@@ -206,10 +215,10 @@ def _made(orch: Orchestra, args: PartnerContinue | PartnerInfill, source: str, m
                          pattern=pattern, path=path)
 
 
-@operation(command="partner", positional=("action",), rooms=None)
+@operation(cli=CliForm("partner", ("action",)), spread=Spread(rooms=None))
 def partner(orch: Orchestra, args: PartnerArgs) -> PartnerOutput:
-    """A partner that learns an input's style as it plays (a variable-order Markov model, as
-    Pachet's Continuator); its notes come back as compact text and data."""
+    """Play in an input's style, learnt as it plays (a variable-order Markov model, as
+    Pachet's Continuator): continue it, fill a gap, or answer it live."""
     if isinstance(args, PartnerAnswering):
         return _answering(orch)
     target = None  # where a .mid goes: refused before anything is made

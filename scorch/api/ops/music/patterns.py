@@ -7,24 +7,33 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field, Strict
 
 from scorch.api.fields import MAX_CODE, Code, InstanceName
-from scorch.api.operation import CHANGE, CODE, SILENCE, Action, Result, operation
+from scorch.api.operation import (
+    CHANGE,
+    CODE,
+    PATTERNS,
+    SILENCE,
+    Action,
+    CliForm,
+    Result,
+    operation,
+)
 from scorch.values import ParamName, Text
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
 
 Name = Annotated[Text, Field(min_length=1, max_length=64, description=(
-    "The pattern or proxy's name, as `playing` lists it (acc for Pdef(\\acc))"))]
+    "Its name, as `playing` lists it (acc for Pdef(\\acc))"))]
 NewName = Annotated[str, Strict(), Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$", description=(
     "A new name (acc for Pdef(\\acc))"))]
 Kind = Annotated[Literal["Pdef", "Pbindef", "Tdef", "Ndef"] | None, Field(
-    description="Its kind, when a Pdef and a Tdef or Ndef share the name")]
+    description="Needed where two kinds share the name")]
 NewKind = Annotated[Literal["Pdef", "Pbindef", "Tdef", "Ndef"], Field(description=(
-    "Pdef (a pattern), Pbindef (a Pdef of a Pbind whose keys set changes one by one), Tdef "
-    "(a routine) or Ndef (a sound function)"))]
+    "Pdef (a pattern), Pbindef (a Pbind whose keys set changes), Tdef (a routine) or Ndef "
+    "(a sound function)"))]
 Source = Annotated[Code, Field(max_length=MAX_CODE, description=(
-    "SuperCollider code whose value is the new source, e.g. "
-    "Pbind(\\degree, Pseq([0, 2, 4], inf), \\dur, 0.25) or { SinOsc.ar(220) * 0.1 }"))]
+    "SuperCollider code of the source, e.g. Pbind(\\degree, Pseq([0, 2, 4], inf), "
+    "\\dur, 0.25) or { SinOsc.ar(220) * 0.1 }"))]
 When = Annotated[Literal["next_bar", "next_beat", "now"], Field(
     description="When it lands on the room's clock (default: next_bar)")]
 #: Seconds a fade may last.
@@ -34,6 +43,7 @@ MAX_FADE = 600.0
 class _Change(Action):
     """What every change names: its room, and when it lands."""
 
+    journal = PATTERNS
     instance: InstanceName
     at: When = "next_bar"
 
@@ -54,8 +64,7 @@ class PatternSource(_OnePattern):
 
 
 class PatternDefine(_Change):
-    """Define a new one by its source and play it (undo clears it); one that exists changes
-    with source."""
+    """Define a new one and play it (source changes one that exists)."""
 
     access = CODE
     action: Literal["define"]
@@ -63,7 +72,7 @@ class PatternDefine(_Change):
     kind: NewKind
     source: Source
     play: Annotated[bool, Field(strict=True, description=(
-        "Play it once defined (default), or only define it"))] = True
+        "false: only define it"))] = True
 
 
 class PatternSet(_Change):
@@ -108,19 +117,19 @@ class PatternUnmute(_Change):
 
 
 class PatternSolo(_OnePattern):
-    """Mute every other pattern and proxy that plays in the room (unmute with no name ends it)."""
+    """Mute every other pattern and proxy in the room (unmute with no name ends it)."""
 
     access = SILENCE
     action: Literal["solo"]
 
 
 class PatternFade(_OnePattern):
-    """Fade it out over some seconds, then stop it (a Pdef's \\amp, an Ndef's monitor)."""
+    """Fade it out over `seconds`, then stop it."""
 
     access = SILENCE
     action: Literal["fade"]
     seconds: Annotated[float, Field(gt=0, le=MAX_FADE, allow_inf_nan=False, strict=True,
-                                    description=f"How long the fade lasts (to {MAX_FADE:g} s)")]
+                                    description="How long the fade lasts")]
 
 
 PatternArgs = Annotated[PatternDefine | PatternSource | PatternSet | PatternPlay | PatternStop
@@ -143,11 +152,10 @@ class PatternOutput(Result):
         return f"{self.instance}: {self.action} {what}, {when}"
 
 
-@operation(command="pattern", positional=("action", "instance", "name"))
+@operation(cli=CliForm("pattern", ("action", "instance", "name")))
 def pattern(orch: Orchestra, args: PatternArgs) -> PatternOutput:
     """Define a Pdef, Pbindef, Tdef or Ndef in a room, or change one while it plays, on the
-    next bar (or beat, or now) of the room's clock; the others play on. `playing` lists
-    them; `undo` takes each change back."""
+    next bar (or beat, or now); the others play on. `undo` takes each change back."""
     when = {"next_bar": "bar", "next_beat": "beat", "now": "now"}[args.at]
     if isinstance(args, PatternDefine):
         made = orch.patterns.define(args.instance, args.kind, args.name, args.source,

@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from scorch.api import budget
 from scorch.api.fields import Selector
-from scorch.api.operation import READ, Args, Result, operation
+from scorch.api.operation import (
+    READ,
+    Args,
+    CliForm,
+    Result,
+    operation,
+)
 from scorch.errors import ScorchError
 from scorch.primitives.sclang.patterns import PatternRecord, short
+from scorch.primitives.scsynth.layout import ROOM_GROUP
 from scorch.primitives.scsynth.node_tree import TreeNode
 from scorch.state.door import Door
 from scorch.state.playing import METER_OWNER, owner
@@ -27,8 +35,8 @@ class PlayingArgs(Args):
     """Rooms to describe, and how much."""
 
     instance: Selector = "*"
-    detail: Flag = Field(False, description="the detailed form: whole sources, node values "
-                         "and every group and synth of the node tree with its owner")
+    detail: Flag = Field(False, description="Whole sources, node values, and the node tree "
+                         "with each node's owner")
     full: Annotated[Flag, Field(description="Every pattern, node (and, with detail, tree node "
                                 "and whole source), however many (by default what fits the "
                                 "answer's size budget)")] = False
@@ -40,7 +48,8 @@ class PatternOut(BaseModel):
     kind: str
     name: str
     playing: bool
-    quant: str
+    quant: str = Field(description="the grid its events keep to, in beats: the one it was "
+                       "played on while it plays (4 for the bar in 4/4), else its own")
     source: str = Field(description="its definition (cut to one short line unless detail)")
     source_from: str = Field(description="source: rebuilt from its compile string; code: the "
                              "request that defined it; approx: a compile string that does not "
@@ -48,6 +57,10 @@ class PatternOut(BaseModel):
     mute: str = Field("", description="muted, solo (the others are muted for it) or empty")
     last_event: float | None = Field(None, description="Unix time of the last event it "
                                      "played (a rest too; None: none seen since scorch started)")
+    finished: bool = Field(False, description="a Pdef or Tdef that played to the end of its "
+                           "stream: no event is coming (a new source, or play, starts it again)")
+    own_quant: str | None = Field(None, description="its own quant, where a new source given by "
+                                  "code lands, when it is not the quant it plays on")
 
 
 class NamedNodeOut(BaseModel):
@@ -87,6 +100,7 @@ class PlayingOutput(Result):
     """What each room plays."""
 
     rooms: list[RoomPlaying]
+    detail: bool = Field(False, description="whole sources, node values and the node tree")
 
     def text(self) -> str:
         blocks = []
@@ -96,11 +110,17 @@ class PlayingOutput(Result):
             for p in room.patterns:
                 last = ("" if p.last_event is None
                         else f", last event {max(0.0, now - p.last_event):.1f} s ago")
-                state = "playing" if p.playing else "stopped"
+                state = "playing" if p.playing else "finished" if p.finished else "stopped"
                 if p.mute:
                     state += f", {p.mute}"
-                lines.append(f"  {p.kind} {p.name}: {state}, "
-                             f"quant {p.quant}{last}: {short(p.source)}")
+                quant = f"quant {p.quant}" + (f" (code changes land on {p.own_quant})"
+                                              if p.own_quant else "")
+                if not self.detail:
+                    lines.append(f"  {p.kind} {p.name}: {state}, {quant}{last}: "
+                                 f"{short(p.source)}")
+                    continue
+                lines.append(f"  {p.kind} {p.name}: {state}, {quant}{last}, source:")
+                lines.extend(f"    {line}" for line in p.source.splitlines())
             for n in room.nodes:
                 lines.append(f"  node {n.name}: {n.synthdef} #{n.node_id}")
             if room.synths is None:
@@ -135,9 +155,19 @@ def owners(nodes: list[TreeNode], view: InstanceView, client_id: int) -> dict[in
 
 
 def _pattern(p: PatternRecord, detail: bool, last: float | None) -> PatternOut:
-    return PatternOut(kind=p.kind, name=p.name, playing=p.playing, quant=p.quant,
+    quant = p.quant_in_force
+    return PatternOut(kind=p.kind, name=p.name, playing=p.playing, quant=quant,
                       source=p.text if detail else short(p.text), source_from=p.how,
-                      mute=p.mute, last_event=last)
+                      mute=p.mute, last_event=last, finished=p.finished,
+                      own_quant=None if _same(p.quant, quant) else p.quant)
+
+
+def _same(quant: str, other: str) -> bool:
+    """Whether two quants as sclang prints them are one grid (``1`` and ``1.0`` are)."""
+    try:
+        return float(quant) == float(other)
+    except ValueError:
+        return quant == other
 
 
 def _room(view: InstanceView, door: Door, detail: bool) -> RoomPlaying:
@@ -150,7 +180,10 @@ def _room(view: InstanceView, door: Door, detail: bool) -> RoomPlaying:
     tree: list[TreeNodeOut] | None = None
     if door.scsynth.is_open:
         try:
-            parsed: list[TreeNode] | None = door.scsynth.query_tree()
+            # What the room plays: its group's tree, its top as code sees it (the root).
+            parsed: list[TreeNode] | None = [
+                replace(n, parent=0) if n.parent == ROOM_GROUP else n
+                for n in door.scsynth.query_tree(ROOM_GROUP)]
         except (ScorchError, ValueError):
             parsed = None  # synths stay None: scsynth did not answer as it should
         if parsed is not None:
@@ -165,31 +198,30 @@ def _room(view: InstanceView, door: Door, detail: bool) -> RoomPlaying:
                        nodes=nodes, synths=synths, tree=tree)
 
 
-@operation(access=READ, command="playing", positional=("instance",))
+@operation(access=READ, cli=CliForm("playing", ("instance",)))
 def playing(orch: Orchestra, args: PlayingArgs) -> PlayingOutput:
     """What plays in each room: every pattern and proxy (Pdef, Pbindef, Tdef, Ndef: playing
     or not, quant, source), every named node, and the synths on scsynth counted by who made
-    them (a pattern, a proxy, a named node, MIDI, code); `detail` for whole sources, node
-    values and the node tree."""
+    them."""
     rooms = [_room(orch.rooms.view(name), orch.doors[name], args.detail)
              for name in orch.rooms.resolve(args.instance)]
     if not args.full:
         share = budget.TEXT // max(1, len(rooms))
         rooms = [_within(room, share) for room in rooms]
-    return PlayingOutput(rooms=rooms)
+    return PlayingOutput(rooms=rooms, detail=args.detail)
 
 
 def _within(room: RoomPlaying, share: int) -> RoomPlaying:
     """A room's answer within ``share`` characters: the first patterns, named nodes and tree
-    nodes that fit a part of it each (sources cut), and how many of each it left out."""
+    nodes that fit a part of it each, and how many of each it left out."""
     parts = 3 if room.tree is not None else 2
-    how = "playing(detail=true, full=true)"
-    patterns = [p.model_copy(update={"source": budget.cut(p.source, share // 8, how)})
-                for p in room.patterns]
+    how = f"playing(instance='{room.room}', detail=true, full=true)"
     kept: dict[str, list[Any]] = {}
     more: dict[str, int] = {}
-    for what, items in (("patterns", patterns), ("nodes", room.nodes),
-                        ("tree", room.tree or [])):
+    kept["patterns"], left = _whole_sources(room.patterns, share // parts, how)
+    if left:
+        more["patterns"] = left
+    for what, items in (("nodes", room.nodes), ("tree", room.tree or [])):
         kept[what], left = budget.listing(items, budget.json_size, False,
                                           budget=share // parts)
         if left:
@@ -197,3 +229,27 @@ def _within(room: RoomPlaying, share: int) -> RoomPlaying:
     return room.model_copy(update={
         "patterns": kept["patterns"], "nodes": kept["nodes"], "more": more,
         "tree": kept["tree"] if room.tree is not None else None})
+
+
+#: The least of a source worth showing cut, rather than leaving its pattern out.
+MIN_SOURCE = 400
+
+
+def _whole_sources(patterns: list[PatternOut], part: int, how: str,
+                   ) -> tuple[list[PatternOut], int]:
+    """The first patterns that fit ``part`` characters with their sources whole; the first
+    that does not is kept with its source cut to what is left (saying so and ``how`` to ask
+    for it whole) when that is worth it; and how many were left out."""
+    kept: list[PatternOut] = []
+    for p in patterns:
+        size = budget.json_size(p) + budget.OVERHEAD
+        if size <= part:
+            kept.append(p)
+            part -= size
+            continue
+        room_for = part - (size - len(p.source))
+        if room_for >= MIN_SOURCE or not kept:
+            kept.append(p.model_copy(update={
+                "source": budget.cut(p.source, max(room_for, MIN_SOURCE), how)}))
+        break
+    return kept, len(patterns) - len(kept)

@@ -6,7 +6,16 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, Strict
 
-from scorch.api.operation import CHANGE, Args, Result, operation
+from scorch.api import compact
+from scorch.api.operation import (
+    CHANGE,
+    Args,
+    Changes,
+    CliForm,
+    Result,
+    Spread,
+    operation,
+)
 from scorch.state.tempo import MAX_BPM, MIN_BPM
 from scorch.values import Selector
 
@@ -19,18 +28,17 @@ class TempoArgs(Args):
 
     bpm: Annotated[float | None, Strict(), Field(
         ge=MIN_BPM, le=MAX_BPM, allow_inf_nan=False,
-        description="Beats per minute; the beat runs on without a jump (with Link every "
-        "peer takes it)")] = None
+        description="Beats per minute; the beat runs on without a jump")] = None
     beat: Annotated[float | None, Strict(), Field(
         ge=0, le=1e9, allow_inf_nan=False,
         description="Move the grid so that this beat is now (bar phase = beat mod "
-        "beats_per_bar); the song position runs on")] = None
+        "beats_per_bar)")] = None
     transport: Annotated[Literal["start", "stop", "continue"] | None, Field(
-        description="MIDI clock devices' transport: start (from the top, on the next bar), "
-        "stop, continue (from where it stopped, on the next sixteenth)")] = None
+        description="MIDI clock devices: start (from the top, on the next bar), stop, "
+        "continue (on the next sixteenth)")] = None
     group: Annotated[Selector | None, Field(
-        description="A group with its own tempo ([tempo.groups.NAME]), or a room in one; "
-        "omitted: the installation's tempo")] = None
+        description="A group with its own tempo, or a room in one (default: the "
+        "installation's)")] = None
 
 
 class TempoOutput(Result):
@@ -52,13 +60,24 @@ class TempoOutput(Result):
     clock_in: dict[str, Any] | None = Field(
         None, description="with [midi] clock_in: the port, its tempo and transport")
 
+    def text(self) -> str:
+        lines = [f"{self.scope}: {self.bpm:g} bpm, bar {self.bar} beat "
+                 f"{self.bar_phase + 1:.2f} of {self.beats_per_bar} (beat {self.beat:.2f}), set "
+                 f"by {self.source}; transport {'playing' if self.playing else 'stopped'} at "
+                 f"{self.song_position:g}; rooms: {', '.join(self.rooms) or 'none'}"]
+        if self.link is not None:
+            lines.append(f"link: {compact.render(self.link)}".replace("\n", "; "))
+        if self.clock_in is not None:
+            lines.append(f"clock in: {compact.render(self.clock_in)}".replace("\n", "; "))
+        return "\n".join(lines)
 
-@operation(access=CHANGE, command="tempo", positional=("bpm",), rooms="group")
+
+@operation(access=CHANGE, cli=CliForm("tempo", ("bpm",)), spread=Spread(rooms="group"),
+           journal=Changes(rooms=None, tempo=True, given="bpm"))
 def tempo(orch: Orchestra, args: TempoArgs) -> TempoOutput:
-    """The installation's tempo: read it (bpm, the beat and bar phase, the transport, Link
-    peers), or set the bpm, move the beat, or start, stop or continue MIDI clock devices.
-    Every room's TempoClock.default plays on this grid; with [tempo] link = true so do
-    Ableton Link applications."""
+    """The installation's tempo: read it (bpm, beat and bar phase, transport, Link peers),
+    set the bpm, move the beat, or start, stop or continue MIDI clock devices. Every room's
+    TempoClock.default plays on this grid."""
     if args.bpm is None and args.beat is None and args.transport is None:
         state = orch.tempo.state(args.group)
     else:

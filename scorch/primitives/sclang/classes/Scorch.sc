@@ -123,6 +123,7 @@ Scorch {
 		server = Server.named[name] ?? { ScorchServer.remote(name, NetAddr(host, port)) };
 		Server.default = server;
 		server.addr.port = port;
+		ScorchStage.port = port;  // its messages pass the room's guard from now on
 		thisProcess.interpreter.s = server;
 		server.aliveThreadPeriod = 0.02;
 		fork {
@@ -234,6 +235,7 @@ Scorch {
 		// mutate the NetAddr in place: NodeWatcher, the status watcher and every OSCFunc
 		// made with srcID: s.addr hold this very object and compare its port on arrival
 		if(port.notNil and: { port != server.addr.port }) { server.addr.port = port };
+		ScorchStage.port = server.addr.port;
 		watcher !? { watcher.nodes.do { |n| n.isPlaying = false; n.isRunning = false } };
 		if(sw.aliveThread.isNil) {
 			// a quit tore the status watcher down: bring it back without the boot sequence,

@@ -46,12 +46,13 @@ ScorchPatternOps {
 	}
 
 	*play { |kind, name, when|
-		var proxy = this.find(kind, name);
-		^this.atGrid(this.grid(when), {
+		var proxy = this.find(kind, name), grid = this.grid(when);
+		^this.atGrid(grid, {
 			if(kind == "Ndef") { proxy.play } {
 				// a new player: one a CmdPeriod caught waiting for its quant never plays again
 				if(proxy.isPlaying.not) { proxy.stop };
-				proxy.play(quant: 0)
+				proxy.play(quant: 0);
+				proxy.playQuant = grid  // the grid it started on (atGrid's), as `playing` tells
 			}
 		}, nil)
 	}

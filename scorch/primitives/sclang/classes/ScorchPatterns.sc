@@ -5,7 +5,11 @@
 // Tdef.all, Ndef.all) with what was last reported, after each request scorch runs
 // (Scorch.eval) and twice a second for changes made by routines and responders. A change
 // is one record, on the session's token:
-//   pattern       "kind TAB playing TAB quant TAB how TAB mute TAB name NEWLINE text"
+//   pattern       "kind TAB playing TAB quant TAB how TAB mute TAB play quant TAB name NEWLINE text"
+//                 playing: "1" plays, "0" does not, "2" played to the end of its stream (JITLib
+//                 still calls it playing: a new source plays it again)
+//                 quant: the proxy's own (where a new source lands); play quant: the grid it
+//                 was last played on ("nil": none, or an Ndef)
 //                 mute: "muted", "solo" or "" (ScorchPatternOps.muteState)
 //                 how: "source" (text is the definition, rebuilt from the source's compile
 //                 string, which compiles back to the same) or "code" (text is the code of
@@ -25,14 +29,14 @@ ScorchPatterns {
 		this.proxies.do { |entry|
 			var kind = entry[0], name = entry[1], proxy = entry[2];
 			var id = (kind ++ ":" ++ name).asSymbol, source = this.shape(proxy.source);
-			var playing = this.isPlaying(kind, proxy), quant = proxy.quant;
-			var mute = ScorchPatternOps.muteState(kind, name);
+			var playing = this.state(kind, proxy), quant = proxy.quant;
+			var mute = ScorchPatternOps.muteState(kind, name), playQuant = proxy.tryPerform(\playQuant);
 			var last = known[id];
 			seen[id] = true;
 			if(last.isNil or: { this.same(last[0], source).not } or: { last[1] != playing }
-				or: { last[2] != quant } or: { last[3] != mute }) {
-				known[id] = [source, playing, quant, mute];
-				this.report(kind, name, proxy, playing, quant, code, last, mute);
+				or: { last[2] != quant } or: { last[3] != mute } or: { last[4] != playQuant }) {
+				known[id] = [source, playing, quant, mute, playQuant];
+				this.report(kind, name, proxy, playing, quant, code, last, mute, playQuant);
 			};
 		};
 		known.keys.copy.do { |id|
@@ -77,14 +81,51 @@ ScorchPatterns {
 		^if(kind == "Ndef") { proxy.isMonitoring } { proxy.isPlaying }
 	}
 
-	*report { |kind, name, proxy, playing, quant, code, last, mute = ""|
+	// 1: it plays; 0: it does not; 2: it played to the end of its stream (a Pdef or Tdef whose
+	// player JITLib still calls playing, though no event is coming).
+	*state { |kind, proxy|
+		^case
+			{ this.isPlaying(kind, proxy).not } { 0 }
+			{ kind != "Ndef" and: { proxy.player.streamHasEnded } } { 2 }
+			{ 1 }
+	}
+
+	// The `stop` tool: what plays in sclang, then CmdPeriod. The answer: the number of routines
+	// code started (see `routines`), then a line "kind name" for each proxy that plays.
+	*silence {
+		var playing = this.proxies.select { |e| this.state(e[0], e[2]) == 1 };
+		var told = ([this.routines] ++ playing.collect { |e| e[0] ++ " " ++ e[1] }).join("\n");
+		CmdPeriod.run;
+		^told
+	}
+
+	// Routines, tasks and pattern players waiting on the clocks (TempoClock's and the
+	// SystemClock's), but for the proxies' own players and scorch's SkipJacks. A clock's queue
+	// holds three slots an entry: its time, the item, and its priority.
+	*routines {
+		var own = IdentitySet.new, count = 0;
+		this.proxies.do { |e| if(e[0] != "Ndef") { e[2].player !? { |p| own.add(p) } } };
+		SkipJack.all.do { |jack| own.add(jack.task) };
+		(TempoClock.all.asArray.collect(_.queue) ++ [thisProcess.prSchedulerQueue]).do { |queue|
+			if(queue.size > 1) {
+				forBy(1, queue.size - 1, 3) { |i|
+					var item = queue[i + 1];
+					if(item.isKindOf(Stream) and: { own.includes(item).not }) { count = count + 1 }
+				}
+			}
+		};
+		^count
+	}
+
+	*report { |kind, name, proxy, playing, quant, code, last, mute = "", playQuant|
 		var text = this.definition(kind, name, proxy), how = "source";
 		if(text.isNil) {
 			how = if(code.isNil) { "approx" } { "code" };
 			text = code ?? { this.definition(kind, name, proxy, false) };
 		};
 		Scorch.emit(Scorch.token ? "none", "pattern",
-			[kind, playing.binaryValue, quant.asCompileString, how, mute, name].join("\t")
+			[kind, playing, quant.asCompileString, how, mute, playQuant.asCompileString, name]
+				.join("\t")
 			++ "\n" ++ text);
 	}
 
@@ -134,8 +175,8 @@ ScorchPatterns {
 		};
 		entries.do { |e|
 			this.proxy(e[0], e[1].asSymbol) !? { |p|
-				known[(e[0] ++ ":" ++ e[1]).asSymbol] = [this.shape(p.source), e[2], p.quant,
-					if(e[2]) { e[6] ? "" } { "" }] }
+				known[(e[0] ++ ":" ++ e[1]).asSymbol] = [this.shape(p.source), e[2].binaryValue,
+					p.quant, if(e[2]) { e[6] ? "" } { "" }, p.tryPerform(\playQuant)] }
 		};
 		pending = entries.select { |e| e[2] };
 		// code that defined them may have played them now: they wait for the bar too

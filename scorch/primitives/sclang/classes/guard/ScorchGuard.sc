@@ -17,6 +17,11 @@
 ScorchGuard {
 	classvar active = false, shellAllowed = false, own, allowed, denied, source;
 	classvar bWrite;  // the /b_write command, as sclang may name it
+	// What rewrites the messages to a room's own scsynth after the guard passed them
+	// (ScorchStage, in a room's class library; nil in the guard's alone). Set once.
+	classvar <stage;
+
+	*stage_ { |keeper| if(stage.isNil) { stage = keeper } }
 
 	*initClass { bWrite = IdentitySet[\b_write, '/b_write', 33] }
 

@@ -171,16 +171,26 @@
 }
 
 + NetAddr {
+	// The guard first, then (in a room) ScorchStage, which keeps the safety stage last.
 	sendMsg { |... args|
+		var stage = ScorchGuard.stage, out;
 		ScorchGuard.osc(args);
-		^this.prScorchSendMsg(*args)
+		if(stage.isNil or: { stage.guards(this).not }) { ^this.prScorchSendMsg(*args) };
+		out = stage.message(args);
+		if(out.size == 1) { ^this.prScorchSendMsg(*out[0]) };
+		if(out.size > 1) { ^this.prScorchSendBundle(nil, *out) };
 	}
 	prScorchSendMsg { |... args|
 		_NetAddr_SendMsg
 		^this.primitiveFailed
 	}
 	sendBundle { |time ... args|
+		var stage = ScorchGuard.stage;
 		ScorchGuard.bundle(args);
+		if(stage.notNil and: { stage.guards(this) }) {
+			args = stage.messages(args);
+			if(args.isEmpty) { ^this };
+		};
 		^this.prScorchSendBundle(time, *args)
 	}
 	prScorchSendBundle { |time ... args|
@@ -188,7 +198,11 @@
 		^this.primitiveFailed
 	}
 	sendRaw { |rawArray|
+		var stage = ScorchGuard.stage;
 		ScorchGuard.osc(rawArray);
+		if(stage.notNil and: { stage.guards(this) and: { stage.rawAllowed(rawArray).not } }) {
+			^this
+		};
 		^this.prScorchSendRaw(rawArray)
 	}
 	prScorchSendRaw { |rawArray|

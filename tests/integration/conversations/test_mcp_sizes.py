@@ -170,38 +170,25 @@ async def test_everyday_requests_end_to_end_each_checked_on_scsynth_or_in_the_so
     # against the pace the room's audio clock kept while the listen recorded.
     osc = orchestra.doors["beta"].scsynth
     assert osc is not None
-    ticks = audio_clock.listen_to(osc)
-    await call(client, "execute", instance="beta", code=audio_clock.START)
     try:
-        ticks.clear()
-        heard = await client.call_tool("listen", {"instance": "beta", "seconds": 1.5})
-        shown = text(heard)
-        report = heard.structured_content or {}
-        assert len(report["onsets"]) >= 4, shown  # the beat, heard
-        # in time: the beat's period over its span (a stalled cycle moves single kicks) is
-        # the tempo's half beat at the clock's pace, to the analysis' resolution; or at
-        # the wall's: the pace is read from replies this process took, and a reply read
-        # late on a loaded machine skews it (1.057 was read once, the beat on time). Two
-        # steps of the analysis: a dummy JACK driver's late cycles caught up in a burst
-        # move kicks together, and CI's machine once heard 0.2388 s at a pace of 1.004
-        # (more than one step off both); a beat at another tempo or subdivision is far
-        # further off than two
-        assert len(ticks) > 25, ticks
-        pace = audio_clock.pace_of(ticks, span=1.5 + 0.2)
-        nominal = 0.5 * 60 / (await call(client, "tempo"))["bpm"]
-        hop = audio_clock.ONSET_HOP
-        onsets = [t for t in report["onsets"] if t > hop]  # one at 0: where listening began
-        heard_period = (onsets[-1] - onsets[0]) / (len(onsets) - 1)
-        assert min(abs(heard_period - nominal * pace), abs(heard_period - nominal)) <= 2 * hop, (
-            nominal, pace, report["onsets"])
-        # the drone, heard under the beat: a partial or the held tone
-        tones = [p["note"] for p in report["partials"]] + [(report["held"] or {}).get("note")]
-        assert "A2" in tones, shown
-        assert "onsets (" in shown and "LUFS" in shown  # the numbers are in the text
+        heard, pace = await audio_clock.listened(client, osc, "beta", 1.5)
     finally:
-        await call(client, "execute", instance="beta",
-                   code="Pdef(\\e2e).stop; " + audio_clock.STOP)
-        osc.listeners.pop(audio_clock.ADDRESS, None)
+        await call(client, "execute", instance="beta", code="Pdef(\\e2e).stop; 1")
+    shown = text(heard)
+    report = heard.structured_content or {}
+    assert len(report["onsets"]) >= 4, shown  # the beat, heard
+    # in time: the beat's period is the tempo's half beat at the clock's pace, to the
+    # analysis' resolution. Two steps of the analysis: a dummy JACK driver's late cycles
+    # caught up in a burst move kicks together, and CI's machine once heard 0.2388 s at a
+    # pace of 1.004 (more than one step off both); a beat at another tempo or subdivision
+    # is far further off than two
+    nominal = 0.5 * 60 / (await call(client, "tempo"))["bpm"]
+    assert audio_clock.off_beat(audio_clock.period(report["onsets"]), nominal, pace) <= (
+        2 * audio_clock.ONSET_HOP), (nominal, pace, report["onsets"])
+    # the drone, heard under the beat: a partial or the held tone
+    tones = [p["note"] for p in report["partials"]] + [(report["held"] or {}).get("note")]
+    assert "A2" in tones, shown
+    assert "onsets (" in shown and "LUFS" in shown  # the numbers are in the text
     await call(client, "set", instance="beta", node="drone", params={"freq": 55})
     assert scsynth_param(port, drone["node_id"], "freq") == 55  # darker
     wrong = await client.call_tool("play", {"instance": "*", "synthdef": "sine"})

@@ -94,6 +94,7 @@ NORMAL: dict[str, Check] = {
     # the two-room config has no [[schedule]] and no [[cues]]: nothing planned, nothing listed
     "schedule": lambda r: r["timezone"] != "" and r["upcoming"] == [],
     "cue": lambda r: r["action"] == "list" and r["cues"] == [] and r["standby"] is None,
+    "gain": lambda r: isinstance(r["rooms"], dict),
 }
 #: Read-only calls that need no READY room: they answer while the rooms boot (docs only
 #: from a cached index), before the first READY or within AT_ONCE of the first answer.
@@ -208,6 +209,9 @@ async def test_every_tool_called_at_once_after_initialize_waits_for_the_boot_it_
     abnormal = {tool: str(o.result)[:400] for tool, o in outcomes.items()
                 if not o.error and not NORMAL[tool](o.result)}
     assert not abnormal, f"not the normal result: {abnormal}"
+    as_json = {tool: o.text[:200] for tool, o in outcomes.items()
+               if o.text.lstrip().startswith("{") or re.search(r'\n\s+"\w+": ', o.text)}
+    assert not as_json, f"answered a model with JSON, not text: {as_json}"
     ready_at = min(r["since"] for r in rooms["instances"])  # alpha's: beta booted again
     first = min(o.ended for o in outcomes.values())
     slow = {tool: f"{outcomes[tool].ended_at - ready_at:+.2f} s from READY, "

@@ -1,0 +1,1 @@
+"""Conversations: what a model asks through a real MCP client, checked on scsynth."""
