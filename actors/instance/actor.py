@@ -2,14 +2,12 @@
 
 Every method runs in the actor's own thread, which also starts the processes
 (:class:`~actors.instance.processes.Processes`), so Linux's parent-death signal is tied
-to a thread that lives as long as they should. Process exits arrive from reader
-threads and hangs from the watchdog, as ``tell``s. Each process has a keeper
-(:class:`~actors.keeper.Keeper`) that waits out the backoff in its own thread
-and asks this actor to start it again: scsynth's restart restores the desired
-state and re-attaches sclang; sclang's never touches scsynth, so a failing
-sclang leaves the room DEGRADED with its sound playing, never FAILED.
-The named nodes are :class:`~actors.instance.nodes.Nodes` (``proxy.nodes``), code
-to sclang is :class:`~actors.instance.code.Code` (``proxy.code``).
+to a thread that lives as long as they should. Process exits arrive from reader threads
+and hangs from the watchdog, as ``tell``s. Each process has a :class:`~actors.keeper.Keeper`
+that waits out the backoff in its own thread and asks this actor to start it again:
+scsynth's restart restores the desired state and re-attaches sclang; sclang's never
+touches scsynth, so a failing sclang leaves the room DEGRADED, never FAILED. Named
+nodes: ``proxy.nodes``; code to sclang: ``proxy.code``.
 """
 
 from __future__ import annotations
