@@ -35,8 +35,9 @@ from midi.clock import ClockReading
 from scorch.config.installation import Config
 from scorch.errors import InvalidRequest, ScorchError
 from scorch.primitives.sclang import protocol
+from scorch.primitives.sclang.door import SclangDoor
 from scorch.primitives.sclang.result import ExecuteResult
-from scorch.primitives.sclang.session import SclangSession
+from scorch.state.door import Door
 from scorch.state.events import SOUNDING
 from scorch.state.tempo import INSTALLATION, TempoView, Timeline, check_bpm, follow_external
 from scorch.state.view import InstanceView
@@ -61,17 +62,18 @@ PHASE_NOISE = 0.003
 class Conductor(pykka.ThreadingActor):
     """The tempo of the installation and of groups with their own; Link; MIDI clock in."""
 
-    def __init__(self, config: Config, views: dict[str, InstanceView], tempo: TempoView,
-                 clock_in: str | None = None) -> None:
+    def __init__(self, config: Config, views: dict[str, InstanceView], doors: dict[str, Door],
+                 tempo: TempoView, clock_in: str | None = None) -> None:
         super().__init__()
         self._config = config
         self._views = views
+        self._doors = doors
         self.tempo = tempo
         self._link = config.tempo.link
         self._clock_in = clock_in
         """The MIDI input whose clock drives the installation's tempo, if any."""
         self._told: dict[str, str] = {}
-        """Room -> the sclang session token that was told the grid."""
+        """Room -> the sclang (and class library) that was told the grid (its door's identity)."""
         self._peers: int | None = None
         """Link peers the last read saw (the room's own count)."""
         self._linked_rooms = 0
@@ -230,14 +232,13 @@ class Conductor(pykka.ThreadingActor):
             return "midi clock in"
         return "link" if self._link else "scorch"
 
-    def _session(self, name: str) -> SclangSession | None:
-        view = self._views[name]
-        snap = view.snapshot
-        if snap.state not in SOUNDING or snap.sclang_state != "ready":
+    def _session(self, name: str) -> SclangDoor | None:
+        snap = self._views[name].snapshot
+        door = self._doors.get(name)
+        if door is None or snap.state not in SOUNDING or snap.sclang_state != "ready":
             return None
-        session = view.sclang
         # recompiling: its clock starts again at beat 0 once the library is back
-        return session if session is not None and session.installed else None
+        return door.sclang if door.sclang.installed else None
 
     def _tell_rooms(self, scope: str) -> None:
         for name in self._rooms(scope):
@@ -245,7 +246,7 @@ class Conductor(pykka.ThreadingActor):
             if session is not None:
                 self._tell_room(name, session)
 
-    def _tell_room(self, name: str, session: SclangSession) -> None:
+    def _tell_room(self, name: str, session: SclangDoor) -> None:
         """Send the room its scope's grid as of now (or, with Link, join it)."""
         scope = self._config.tempo_scope(name)
         line = self.tempo.get(scope)
@@ -256,7 +257,7 @@ class Conductor(pykka.ThreadingActor):
         if self._send(name, session, code):
             self._told[name] = _told(session)
 
-    def _send(self, name: str, session: SclangSession, code: str) -> bool:
+    def _send(self, name: str, session: SclangDoor, code: str) -> bool:
         try:
             _, future = session.submit(code, timeout=5.0, raw=True)
         except ScorchError as err:
@@ -267,7 +268,7 @@ class Conductor(pykka.ThreadingActor):
 
     # -- Link ------------------------------------------------------------------------------
 
-    def _link_room(self) -> tuple[str, SclangSession] | None:
+    def _link_room(self) -> tuple[str, SclangDoor] | None:
         for name in self._rooms(INSTALLATION):
             session = self._session(name)
             if session is not None and self._told.get(name) == _told(session):
@@ -329,9 +330,9 @@ class Conductor(pykka.ThreadingActor):
         return max(0, self._peers - max(0, self._linked_rooms - 1))
 
 
-def _told(session: SclangSession) -> str:
+def _told(session: SclangDoor) -> str:
     """What a room's grid was told to: its sclang and the class library it compiled."""
-    return f"{session.token}/{session.compiles}"
+    return session.identity
 
 
 def _logged(name: str, code: str, future: Future[ExecuteResult]) -> None:

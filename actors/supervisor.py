@@ -22,7 +22,7 @@ from actors.jack import Jack, JackProxy
 from actors.keeper import Keeper
 from actors.router.actor import MidiRouter
 from actors.router.proxy import MidiRouterProxy
-from actors.router.targets import OrchestraTargets, ParamSet, RemoteRooms, SceneCue
+from actors.router.targets import OrchestraTargets, RemoteRooms, SceneCue
 from actors.watchdog import Watchdog, WatchdogProxy
 from midi.schema import MidiConfig
 from scorch.config.changes import ConfigChanges
@@ -31,6 +31,8 @@ from scorch.config.profiles import load_profiles, user_folders
 from scorch.errors import BootError, ScorchError
 from scorch.primitives.console import Console
 from scorch.primitives.system.audio_driver import AudioChoice, choose
+from scorch.state.bus import Bus
+from scorch.state.door import Door
 from scorch.state.tempo import TempoView, Timeline
 from scorch.state.view import InstanceView
 
@@ -44,26 +46,28 @@ RECONFIGURE_TIMEOUT = 90.0
 class Supervisor(pykka.ThreadingActor):
     """Root of the tree: the JACK server, the instances, the watchdog, tempo and MIDI."""
 
-    def __init__(self, config: Config, views: dict[str, InstanceView],
-                 settings: dict[str, InstanceSettings], jack_console: Console,
+    def __init__(self, config: Config, views: dict[str, InstanceView], doors: dict[str, Door],
+                 bus: Bus, settings: dict[str, InstanceSettings], jack_console: Console,
                  on_scene: SceneCue = lambda kind, scene, instance, value: None,
-                 remote: RemoteRooms | None = None, on_param: ParamSet | None = None) -> None:
+                 remote: RemoteRooms | None = None) -> None:
         super().__init__()
         self.on_scene = on_scene
-        self.on_param = on_param
-        """Told each value a MIDI control set (the router's sender thread; must not block)."""
         """Where MIDI scene routes send their cues (must not block: the MIDI thread calls)."""
         self.config = config
         self.remote = remote
         """Other hosts' rooms, for MIDI routes that play them (None: none)."""
         self.views = views
+        self.doors = doors
+        """Each room's doors: its actor opens them, the watchdog and the conductor use them."""
+        self.bus = bus
+        """Where the desired state's changes are announced."""
         self.settings = settings
         self.jack_console = jack_console
         self.jack: JackProxy | None = None
         self.instances: dict[str, InstanceProxy] = {}
         self.watchdog: WatchdogProxy | None = None
         self.router: MidiRouterProxy | None = None
-        self.tempo = TempoView(config.timelines(time.monotonic()))
+        self.tempo = TempoView(config.timelines(time.monotonic()), bus)
         """The installation's beat grid (and groups'), read by clocks and the facade."""
         self.conductor: ConductorProxy | None = None
         self.midi_error: str | None = "MIDI is not started"
@@ -129,7 +133,7 @@ class Supervisor(pykka.ThreadingActor):
         for name, inst_config in self.config.instances.items():
             self.instances[name] = cast(InstanceProxy, Instance.start(
                 name, inst_config, self._wired(name, self.settings[name]),
-                self.views[name]).proxy())
+                self.views[name], self.doors[name], self.bus).proxy())
         for proxy in self.instances.values():
             proxy.boot()  # all at once: each boots in its own actor's thread
         self._start_watchdog()
@@ -157,14 +161,15 @@ class Supervisor(pykka.ThreadingActor):
     def _start_watchdog(self) -> None:
         wd = self.config.watchdog
         self.watchdog = cast(WatchdogProxy, Watchdog.start(
-            {name: (self.views[name], proxy) for name, proxy in self.instances.items()},
+            {name: (self.views[name], self.doors[name], proxy)
+             for name, proxy in self.instances.items()},
             wd.interval, wd.missed, wd.busy_limit,
         ).proxy())
 
     def _start_conductor(self) -> None:
         midi = self.config.midi
         self.conductor = cast(ConductorProxy, Conductor.start(
-            self.config, self.views, self.tempo,
+            self.config, self.views, self.doors, self.tempo,
             midi.clock_in if midi.enabled else None).proxy())
 
     def apply(self, config: Config, changes: ConfigChanges,
@@ -183,7 +188,7 @@ class Supervisor(pykka.ThreadingActor):
         for name in changes.added:
             self.instances[name] = cast(InstanceProxy, Instance.start(
                 name, config.instances[name], self._wired(name, settings[name]),
-                self.views[name]).proxy())
+                self.views[name], self.doors[name], self.bus).proxy())
             self.instances[name].boot()
         failed: dict[str, str] = {}
         for name, room in changes.rooms.items():
@@ -231,8 +236,7 @@ class Supervisor(pykka.ThreadingActor):
             return
         # rtmidi's JACK backend joins scorch's server (or the one named), never autostarting one.
         uses_jack = self.owns_jack() or self.config.audio.driver == "jack"
-        targets = OrchestraTargets(self.config, self.views, self.instances, self.on_scene,
-                                   self.remote, self.on_param)
+        targets = OrchestraTargets(self.config, self.views, self.on_scene, self.remote)
         conductor = self.conductor
         try:
             router = cast(MidiRouterProxy, MidiRouter.start(
@@ -241,7 +245,7 @@ class Supervisor(pykka.ThreadingActor):
                 self.config.voice_slot(), tempo=self.tempo,
                 on_clock=None if conductor is None else conductor.follow_clock,
                 tempo_scope=self.config.tempo_scope,
-                profiles=load_profiles(user_folders(self.config.source))).proxy())
+                profiles=load_profiles(user_folders(self.config.source)), bus=self.bus).proxy())
             # on_start runs in the router's thread: a backend that cannot open
             # shows up here as a dead actor (its error is in the log).
             router.ports().get(timeout=ASK_TIMEOUT)

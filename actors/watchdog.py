@@ -2,7 +2,8 @@
 
 Exits are noticed at once by the processes' reader threads; this actor is for
 hangs, which only silence reveals. It pings from its own thread through the
-instances' thread-safe links, so a busy instance actor never delays a check.
+rooms' doors (:class:`~scorch.state.door.Door`), so a busy instance actor never
+delays a check.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from pykka.typing import ActorMemberMixin, proxy_method
 
 from actors.instance.proxy import InstanceProxy
 from actors.ticker import Ticker
+from scorch.errors import ScorchError
 from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.client import TREE
 from scorch.primitives.system.process import cpu_seconds, stopped
+from scorch.state.door import Door
 from scorch.state.events import State
 from scorch.state.health import HealthPolicy, Pings
 from scorch.state.view import InstanceView
@@ -39,7 +42,7 @@ LOG_EVERY = 10.0
 class Watchdog(pykka.ThreadingActor):
     """Ping scsynth with /status and sclang with a marker; report silence as a hang."""
 
-    def __init__(self, instances: dict[str, tuple[InstanceView, InstanceProxy]],
+    def __init__(self, instances: dict[str, tuple[InstanceView, Door, InstanceProxy]],
                  interval: float, missed: int, busy_limit: float = 30.0) -> None:
         super().__init__()
         self.instances = instances
@@ -47,8 +50,8 @@ class Watchdog(pykka.ThreadingActor):
         self.sclang_policy = HealthPolicy(interval * SCLANG_SLACK, missed, busy_limit)
         self.interval = interval
         self._ticker: Ticker | None = None
-        # Per instance and process: the object watched and the pings it owes.
-        self._watched: dict[tuple[str, str], tuple[object, Pings]] = {}
+        # Per instance and process: which process (its door's generation), the pings it owes.
+        self._watched: dict[tuple[str, str], tuple[int, Pings]] = {}
         self._trees: dict[str, float] = {}
         """When each room was last asked for its node tree (monotonic)."""
         self._complained: dict[str, float] = {}
@@ -69,11 +72,11 @@ class Watchdog(pykka.ThreadingActor):
         if self._ticker is not None:
             self._ticker.stop()
 
-    def _pings(self, key: tuple[str, str], link: object) -> Pings:
-        """The pings to the process behind ``link`` (a new link starts afresh)."""
+    def _pings(self, key: tuple[str, str], generation: int) -> Pings:
+        """The pings to process ``generation`` behind a door (a new one starts afresh)."""
         watched = self._watched.get(key)
-        if watched is None or watched[0] is not link:
-            watched = self._watched[key] = (link, Pings())
+        if watched is None or watched[0] != generation:
+            watched = self._watched[key] = (generation, Pings())
         return watched[1]
 
     def _progress(self, name: str, pid: int | None, now: float, silent_since: float,
@@ -104,9 +107,11 @@ class Watchdog(pykka.ThreadingActor):
         logged and skipped: a ping that was not sent counts for nothing.
         """
         self.last_tick = time.monotonic()
-        for name, (view, proxy) in self.instances.items():
+        for name, (view, door, proxy) in self.instances.items():
             try:
-                self._check(name, view, proxy)
+                self._check(name, view, door, proxy)
+            except ScorchError:  # its process went between two looks: the next tick sees why
+                pass
             except Exception as err:  # the watchdog must outlive any one check
                 self._could_not_look(name, err)
 
@@ -114,14 +119,14 @@ class Watchdog(pykka.ThreadingActor):
         """``time.monotonic()`` of the last check."""
         return self.last_tick
 
-    def _check(self, name: str, view: InstanceView, proxy: InstanceProxy) -> None:
+    def _check(self, name: str, view: InstanceView, door: Door, proxy: InstanceProxy) -> None:
         if view.snapshot.state not in (State.READY, State.DEGRADED):
             self._watched.pop((name, "scsynth"), None)
             self._watched.pop((name, "sclang"), None)
             return
-        osc = view.osc
-        if osc is not None:
-            pings = self._pings((name, "scsynth"), osc)
+        osc = door.scsynth
+        if osc.is_open:
+            pings = self._pings((name, "scsynth"), osc.generation)
             pings.heard(osc.last_heard)
             now = time.monotonic()
             oldest = pings.oldest
@@ -136,9 +141,9 @@ class Watchdog(pykka.ThreadingActor):
                 if now - self._trees.get(name, 0.0) >= TREE_EVERY:
                     self._trees[name] = now
                     osc.send(TREE)
-        session = view.sclang
-        if session is not None:
-            pings = self._pings((name, "sclang"), session)
+        session = door.sclang
+        if session.is_open:
+            pings = self._pings((name, "sclang"), session.generation)
             pings.heard(session.last_pong)
             now = time.monotonic()
             if session.busy() and not stopped(view.snapshot.sclang_pid):

@@ -117,7 +117,7 @@ def main() -> int:
             fuzz_target(Path(folder), JACK, SynthDefLibrary()) as target:
         tally, reboots = storm(target, args.calls, args.seed)
         orch = target.orchestra
-        osc = orch.views["room"].osc
+        osc = orch.doors["room"].scsynth
         # every node scorch means to keep (a generated release may have ended 'hum') is playing
         sound = (orch.rooms.status("room").state == "READY" and osc is not None
                  and all(node_exists(osc, node.node_id)

@@ -19,6 +19,7 @@ from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config, parse_config
 from scorch.errors import OscFailure
 from scorch.primitives.scsynth.client import OscClient
+from scorch.primitives.scsynth.door import ScsynthDoor
 from scorch.primitives.scsynth.server import SHARED_MEMORY, ScsynthOptions
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.process import pid_alive
@@ -46,7 +47,7 @@ def orchestra_pids(orch: Orchestra) -> list[int]:
     return [pid for pid in orch.rooms.pids().values() if pid]
 
 
-def node_exists(osc: OscClient, node_id: int) -> bool:
+def node_exists(osc: OscClient | ScsynthDoor, node_id: int) -> bool:
     """Ask scsynth whether synth ``node_id`` runs (``/s_get`` answers the sender)."""
     try:
         osc.request("/s_get", node_id, 0, reply="/n_set", timeout=1.0,
@@ -56,7 +57,7 @@ def node_exists(osc: OscClient, node_id: int) -> bool:
     return True
 
 
-def node_param(osc: OscClient, node_id: int, param: str) -> float:
+def node_param(osc: OscClient | ScsynthDoor, node_id: int, param: str) -> float:
     """Read one control's value from scsynth itself."""
     reply = osc.request("/s_get", node_id, param, reply="/n_set", timeout=1.0,
                         match=lambda m: m.args[0] == node_id)

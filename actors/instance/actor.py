@@ -2,14 +2,12 @@
 
 Every method runs in the actor's own thread, which also starts the processes
 (:class:`~actors.instance.processes.Processes`), so Linux's parent-death signal is tied
-to a thread that lives as long as they should. Process exits arrive from reader
-threads and hangs from the watchdog, as ``tell``s. Each process has a keeper
-(:class:`~actors.keeper.Keeper`) that waits out the backoff in its own thread
-and asks this actor to start it again: scsynth's restart restores the desired
-state and re-attaches sclang; sclang's never touches scsynth, so a failing
-sclang leaves the room DEGRADED with its sound playing, never FAILED.
-The named nodes are :class:`~actors.instance.nodes.Nodes` (``proxy.nodes``), code
-to sclang is :class:`~actors.instance.code.Code` (``proxy.code``).
+to a thread that lives as long as they should. Process exits arrive from reader threads
+and hangs from the watchdog, as ``tell``s. Each process has a :class:`~actors.keeper.Keeper`
+that waits out the backoff in its own thread and asks this actor to start it again:
+scsynth's restart restores the desired state and re-attaches sclang; sclang's never
+touches scsynth, so a failing sclang leaves the room DEGRADED, never FAILED. Named
+nodes: ``proxy.nodes``; code to sclang: ``proxy.code``.
 """
 
 from __future__ import annotations
@@ -34,7 +32,9 @@ from scorch.errors import BootError
 from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.scsynth.server import Scsynth
 from scorch.primitives.system.process import ManagedProcess
+from scorch.state.bus import Bus
 from scorch.state.desired import BufferState, DesiredState
+from scorch.state.door import Door
 from scorch.state.events import SOUNDING, Kind, State
 from scorch.state.playing import Stopped
 from scorch.state.view import InstanceView
@@ -54,27 +54,27 @@ class Instance(pykka.ThreadingActor):
     """One named SuperCollider instance: scsynth, sclang, desired state, restarts."""
 
     def __init__(self, name: str, config: InstanceConfig, settings: InstanceSettings,
-                 view: InstanceView) -> None:
+                 view: InstanceView, door: Door, bus: Bus) -> None:
         super().__init__()
         self.name = name
         self.config = config
         self.settings = settings
         self.view = view
         self.desired = DesiredState(startup_code=settings.startup_code)
-        self.processes = Processes(name, config, settings, view, self._on_exit,
+        self.processes = Processes(name, config, settings, view, door, self._on_exit,
                                    self._on_node_end, self._on_server_request,
                                    self._on_recompiled)
         self.nodes = pykka.traversable(Nodes(
-            name, self.desired, self.processes, view, self._event,
+            name, self.desired, self.processes, view, bus, self._event,
             lambda: settings.on_changed(name), self._require_ready))
         self.buffers = pykka.traversable(Buffers(
-            name, self.desired, self.processes, view, self._require_ready))
+            name, self.desired, self.processes, view, bus, self._require_ready))
         self.code = pykka.traversable(Code(
             name, self.processes, self.desired, view, self._event, self._require_ready,
             lambda how: self._crashed("sclang", how)))
         self.patterns = pykka.traversable(Patterns(
-            name, self.desired, self.processes, view, self._event, settings))
-        self.stage = pykka.traversable(StageControl(name, self.desired, self.processes, view))
+            name, self.desired, self.processes, view, bus, self._event, settings))
+        self.stage = pykka.traversable(StageControl(name, self.desired, self.processes, view, bus))
         self._keepers: dict[str, Keeper] = {}
         self._hung: set[str] = set()
 
@@ -129,6 +129,7 @@ class Instance(pykka.ThreadingActor):
 
     def on_stop(self) -> None:
         """Stop both processes when the actor stops (actor thread)."""
+        self.nodes.unbind()
         self._shutdown()
 
     def boot(self) -> None:
@@ -215,7 +216,7 @@ class Instance(pykka.ThreadingActor):
         """The keeper of one process: restarts it after faults, under the [watchdog] policy."""
         me = self.actor_ref.proxy()
         can_start = self.settings.jack_alive if kind == "scsynth" else (
-            lambda: self.view.osc is not None)  # sclang needs its scsynth
+            lambda: self.processes.scsynth is not None)  # sclang needs its scsynth
         return Keeper(
             f"{self.name}-{kind}", self.settings.watchdog.backoff(),
             self.settings.watchdog.intensity(),
@@ -335,7 +336,7 @@ class Instance(pykka.ThreadingActor):
         if sclang_keeper is not None:
             sclang_keeper.wake()  # it may have waited for an scsynth to attach to
         if dropped:
-            self.nodes.publish()
+            self.nodes.dropped(dropped)
             self._event(Kind.NODE_ENDED, f"not restored: {', '.join(dropped)} (a value OSC "
                         "cannot carry); they are forgotten", nodes=dropped)
         if lost:

@@ -18,6 +18,8 @@ from scorch.errors import BufferNotFound, InvalidRequest, OscFailure, SampleReje
 from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.scsynth.commands import Cmd, Reply
+from scorch.state.bus import Bus
+from scorch.state.changes import BufferFreed, BufferLoaded
 from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT, BufferState, DesiredState
 from scorch.state.view import InstanceView
 
@@ -26,16 +28,26 @@ class Buffers:
     """Sample buffers: load, free, and what they are (actor thread)."""
 
     def __init__(self, name: str, desired: DesiredState, processes: Processes,
-                 view: InstanceView, require_ready: Callable[[], None]) -> None:
+                 view: InstanceView, bus: Bus, require_ready: Callable[[], None]) -> None:
         self.name = name
+        self._bus = bus
         self.desired = desired
         self._processes = processes
         self._view = view
         self._require_ready = require_ready
 
     def publish(self) -> None:
-        """Show the buffers to readers (copies: they read them unlocked)."""
-        self._view.buffers = {name: replace(buf) for name, buf in self.desired.buffers.items()}
+        """Show the buffers to readers (copies: they read them unlocked); announce each
+        loaded (or read from another file) and freed."""
+        before = self._view.buffers
+        now = self._view.buffers = {name: replace(buf)
+                                    for name, buf in self.desired.buffers.items()}
+        for name, buf in now.items():
+            old = before.get(name)
+            if old is None or (old.bufnum, old.path) != (buf.bufnum, buf.path):
+                self._bus.publish(BufferLoaded(self.name, name, buf.bufnum, buf.path))
+        for name in before.keys() - now.keys():
+            self._bus.publish(BufferFreed(self.name, name))
 
     def _osc(self) -> OscClient:
         osc = self._processes.osc

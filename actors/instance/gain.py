@@ -6,6 +6,8 @@ from actors.instance.processes import Processes
 from actors.instance.staging import stage_for
 from scorch.primitives.scsynth import commands, layout
 from scorch.primitives.synthdefs import stage as stage_def
+from scorch.state.bus import Bus
+from scorch.state.changes import GainChanged
 from scorch.state.desired import DesiredState
 from scorch.state.stage import StageState
 from scorch.state.view import InstanceView
@@ -17,8 +19,9 @@ class StageControl:
     at a resumed session's)."""
 
     def __init__(self, name: str, desired: DesiredState, processes: Processes,
-                 view: InstanceView) -> None:
+                 view: InstanceView, bus: Bus) -> None:
         self.name = name
+        self._bus = bus
         self._desired = desired
         self._processes = processes
         self._view = view
@@ -37,4 +40,5 @@ class StageControl:
             processes.stage = stage  # what its keeper starts again, should it have to
             if osc is not None:
                 osc.send(commands.n_set(layout.STAGE_NODE, {"fade": fade, "gain": db}))
+        self._bus.publish(GainChanged(self.name, db, fade))
         return self._view.stage

@@ -4,7 +4,8 @@
 traversable attribute (``proxy.nodes.play(...)``): every method runs in the
 actor's thread. Each change is all or nothing: the desired state changes only
 once scsynth accepted the command, and nodes that end on the server without
-scorch asking leave the desired state, so no restore replays them.
+scorch asking leave the desired state, so no restore replays them. Each change, once
+made, is published on the bus (:mod:`scorch.state.changes`): nobody is told by hand.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from scorch.config.changes import RoomChanges
 from scorch.errors import InvalidRequest, NodeNotFound, OscFailure, OscTimeout
 from scorch.primitives.scsynth import commands, layout
 from scorch.primitives.scsynth.client import OscClient
+from scorch.state.bus import Bus, Published, Subscription
+from scorch.state.changes import NodeEnded, NodeMoved, NodeStarted, ParamsChanged
 from scorch.state.code_runs import origins
 from scorch.state.desired import DesiredState, NodeState
 from scorch.state.events import Kind, State
@@ -39,10 +42,11 @@ class Nodes:
     """Named persistent nodes: play, set, release, silence, and their ends (actor thread)."""
 
     def __init__(self, name: str, desired: DesiredState, processes: Processes,
-                 view: InstanceView, event: Event, changed: Callable[[], None],
+                 view: InstanceView, bus: Bus, event: Event, changed: Callable[[], None],
                  require_ready: Callable[[], None]) -> None:
         self.name = name
         self.desired = desired
+        self._bus = bus
         self._processes = processes
         self._view = view
         self._event = event
@@ -50,10 +54,29 @@ class Nodes:
         """Tells the MIDI router to look again where the nodes are."""
         self._require_ready = require_ready
         self._me: Any = None
+        self._sent: Subscription | None = None
+        """Values MIDI routers (this host's, another's) sent to this room's scsynth."""
 
     def bind(self, proxy: Any) -> None:
-        """The proxy to this object through its actor (for timers that call back)."""
+        """The proxy to this object through its actor (for timers that call back); from now
+        on, values a MIDI router sent to a named node here are kept (:meth:`keep`)."""
         self._me = proxy
+        room = self.name
+
+        def sent(published: Published) -> None:  # the subscription's thread: a tell, no wait
+            change = published.change
+            assert isinstance(change, ParamsChanged)
+            with contextlib.suppress(pykka.ActorDeadError):
+                proxy.keep(change.node, dict(change.params))
+
+        self._sent = self._bus.subscribe(sent, f"{room}-sent", lambda change: (
+            type(change) is ParamsChanged and change.room == room
+            and change.by.startswith("midi")))
+
+    def unbind(self) -> None:
+        """Stop keeping values others sent (the actor stops)."""
+        if self._sent is not None:
+            self._sent.close()
 
     def reconfigure(self, settings: InstanceSettings, room: RoomChanges,
                     sounding: bool) -> None:
@@ -69,14 +92,14 @@ class Nodes:
         nodes = room.nodes
         for name in (*nodes.removed, *nodes.replaced):
             if name in self.desired.nodes:
-                self.release(name)
+                self.release(name, by="config")
         for name, node in nodes.changed.items():
             if name in self.desired.nodes:
-                self.set_params(name, dict(node.params))
+                self.set_params(name, dict(node.params), by="config")
         for name, node in {**nodes.replaced, **nodes.added}.items():
             compiled = settings.compiled_synthdef(node.synthdef)
             if sounding:
-                self.play(node.synthdef, dict(node.params), name, compiled)
+                self.play(node.synthdef, dict(node.params), name, compiled, by="config")
             else:
                 self.desired.add_synthdef(node.synthdef, compiled)
                 self.desired.add_node(name, node.synthdef, dict(node.params))
@@ -98,7 +121,8 @@ class Nodes:
     def play(self, synthdef: str, params: dict[str, float], name: str | None,
              compiled: bytes | None = None, at: float | None = None,
              target: str | None = None, add_action: str = "tail",
-             sent: bool = False) -> dict[str, object]:
+             sent: bool = False, defaults: dict[str, float] | None = None,
+             by: str = "play") -> dict[str, object]:
         """Start a synth; with ``name`` it is a persistent node restored after restarts.
 
         All or nothing: the node is recorded only once scsynth said it started
@@ -109,6 +133,8 @@ class Nodes:
         ``before`` or ``after`` (``add_action``; else ``head`` or ``tail`` of the default
         group); it keeps its place through restores. ``sent``: the SynthDef is on scsynth
         already (code sent it): its bytes are kept to send again after a restart.
+        ``defaults``: the SynthDef's params' defaults, announced with a named node's start
+        for the params not given (what its controls hold).
         """
         self._require_ready()
         if target is not None and target not in self.desired.nodes:
@@ -128,7 +154,7 @@ class Nodes:
             node = self.desired.new_node(name, synthdef, params)
         node = replace(node, target=target, add_action=add_action)
         if at is not None:
-            return self._schedule(node, name, at)
+            return self._schedule(node, name, at, defaults, by)
         self._start(node)
         if name is None:
             return {"synthdef": synthdef, "node": None, "node_id": node.node_id,
@@ -136,11 +162,18 @@ class Nodes:
         old = self.desired.keep(node)
         if old is not None:
             self._osc().send(commands.n_free(old.node_id))
-        self.publish()
+        self._started(node, defaults, by, None)
         return {"synthdef": synthdef, "node": name, "node_id": node.node_id,
                 "params": dict(node.params)}
 
-    def _schedule(self, node: NodeState, name: str | None, at: float) -> dict[str, object]:
+    def _started(self, node: NodeState, defaults: dict[str, float] | None, by: str,
+                 at: float | None) -> None:
+        self.publish()
+        self._bus.publish(NodeStarted(self.name, node.name, node.synthdef, node.node_id,
+                                      {**(defaults or {}), **node.params}, by, at))
+
+    def _schedule(self, node: NodeState, name: str | None, at: float,
+                  defaults: dict[str, float] | None, by: str) -> dict[str, object]:
         """Send the node's start in a bundle for ``at``; keep it (it is scheduled)."""
         packets = [self.desired.message_for(node)]  # raises before anything is sent or recorded
         old = self.desired.nodes.get(name) if name is not None else None
@@ -149,7 +182,7 @@ class Nodes:
         self._osc().send(commands.at(at, *packets))
         if name is not None:
             self.desired.keep(node)
-            self.publish()
+            self._started(node, defaults, by, at)
         return {"synthdef": node.synthdef, "node": name, "node_id": node.node_id,
                 "params": dict(node.params)}
 
@@ -175,7 +208,7 @@ class Nodes:
                                      f"{node.synthdef!r}: {err}") from err
 
     def set_params(self, node: str, params: dict[str, float],
-                   at: float | None = None) -> dict[str, float]:
+                   at: float | None = None, by: str = "set") -> dict[str, float]:
         """Set a named node's parameters: on scsynth while it plays, in the desired state always.
 
         ``at``: scsynth sets them at this Unix time (the desired state at once).
@@ -191,9 +224,11 @@ class Nodes:
         if osc is not None and self._view.snapshot.state in (State.READY, State.DEGRADED):
             osc.send(packet if at is None else commands.at(at, packet))
         self.publish()
+        self._bus.publish(ParamsChanged(self.name, node, dict(params), by, at))
         return dict(state.params)
 
-    def place(self, name: str, target: str | None, add_action: str) -> dict[str, object]:
+    def place(self, name: str, target: str | None, add_action: str,
+              by: str = "place") -> dict[str, object]:
         """Move a named node where it plays: ``before`` or ``after`` named node ``target``,
         else to the ``head`` or ``tail`` of the default group; kept for restores."""
         self._require_ready()
@@ -216,9 +251,10 @@ class Nodes:
         osc.sync(timeout=2.0)
         self.desired.nodes[name] = moved
         self.publish()
+        self._bus.publish(NodeMoved(self.name, name, target, add_action, by))
         return {"node": name, "target": target, "add_action": add_action}
 
-    def set_many(self, values: dict[str, dict[str, float]]) -> list[str]:
+    def set_many(self, values: dict[str, dict[str, float]], by: str = "scene") -> list[str]:
         """Set params of several named nodes (a scene); return the names this instance lacks."""
         packets = []
         for node, params in values.items():
@@ -236,15 +272,19 @@ class Nodes:
             for packet in packets:
                 osc.send(packet)
         self.publish()
+        for node, params in values.items():
+            if node in self.desired.nodes:
+                self._bus.publish(ParamsChanged(self.name, node, dict(params), by))
         return lacking
 
-    def remember_params(self, node: str, params: dict[str, float]) -> None:
-        """Keep values someone else already sent (the MIDI router) for later restores."""
+    def keep(self, node: str, params: dict[str, float]) -> None:
+        """Keep values another already sent to scsynth and announced (a MIDI router's, on
+        the bus) for later restores; nothing is sent, nor announced again."""
         if node in self.desired.nodes:
             self.desired.set_params(node, params)
             self.publish()
 
-    def release(self, node: str, at: float | None = None) -> None:
+    def release(self, node: str, at: float | None = None, by: str = "release") -> None:
         """Release a named node (gate 0, then free after its release) and forget it.
 
         ``at``: scsynth closes the gate at this Unix time; the node is forgotten at once.
@@ -264,6 +304,7 @@ class Nodes:
                       else commands.n_free(state.node_id))
             osc.send(packet if at is None else commands.at(at, packet))
         self.publish()
+        self._bus.publish(NodeEnded(self.name, node, state.node_id, "released", by))
 
     def load_synthdef(self, name: str, compiled: bytes) -> None:
         """Load a SynthDef now and on every later boot."""
@@ -301,14 +342,22 @@ class Nodes:
     def silence(self) -> list[str]:
         """Free every node on scsynth and forget the named ones; return their names."""
         self._require_ready()
-        forgotten = [n.name for n in self.desired.clear_nodes()]
+        cleared = self.desired.clear_nodes()
         self.publish()
         osc = self._osc()
         osc.send(commands.clear_sched())
         for packet in layout.silence():  # the stage stays
             osc.send(packet)
+        for node in cleared:
+            self._bus.publish(NodeEnded(self.name, node.name, node.node_id, "silenced", "stop"))
         osc.sync(timeout=2.0)
-        return forgotten
+        return [n.name for n in cleared]
+
+    def dropped(self, names: list[str]) -> None:
+        """A restore could not send these named nodes (the actor forgot them): announce it."""
+        self.publish()
+        for name in names:
+            self._bus.publish(NodeEnded(self.name, name, 0, "dropped", "scsynth"))
 
     def ended(self, node_id: int, osc: OscClient, confirmed: bool = False) -> None:
         """A named node ended without scorch asking: forget it, so no restore replays it.
@@ -334,6 +383,7 @@ class Nodes:
             return  # the server is going down: its crash handling restores the node
         self.desired.remove_node(node.name)
         self.publish()
+        self._bus.publish(NodeEnded(self.name, node.name, node_id, "ended", "scsynth"))
         self._changed()
         self._event(Kind.NODE_ENDED, f"node {node.name!r} ({node.synthdef}, id {node_id}) "
                     "ended outside scorch (freed by code, s.freeAll, or its own envelope); "

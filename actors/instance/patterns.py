@@ -23,6 +23,8 @@ from scorch.notes.pbind import velocity_of
 from scorch.primitives.sclang.pattern_events import Batch, PatternEvent, parse_events
 from scorch.primitives.sclang.patterns import parse_gone, parse_pattern, restore_code
 from scorch.primitives.sclang.result import ExecuteResult
+from scorch.state.bus import Bus
+from scorch.state.changes import PatternChanged, PatternGone
 from scorch.state.desired import DesiredState
 from scorch.state.events import Kind
 from scorch.state.tempo import Timeline
@@ -47,8 +49,9 @@ class Patterns:
     """Pdef, Pbindef, Tdef and Ndef of one instance (actor thread)."""
 
     def __init__(self, name: str, desired: DesiredState, processes: Processes,
-                 view: InstanceView, event: Event, settings: InstanceSettings) -> None:
+                 view: InstanceView, bus: Bus, event: Event, settings: InstanceSettings) -> None:
         self.name = name
+        self._bus = bus
         self.notes = settings.pattern_notes
         """Where the notes the patterns play go: a ring per pattern, ``ROOM/KEY``."""
         self._grid = settings.grid
@@ -126,8 +129,16 @@ class Patterns:
             keep(self.notes, self.name, batch, time.monotonic() - time.time(), self._grid())
 
     def publish(self) -> None:
-        """Show the patterns to readers (a new dict: they read it unlocked)."""
-        self._view.patterns = dict(self._desired.patterns)
+        """Show the patterns to readers (a new dict: they read it unlocked); announce each
+        that changed or went."""
+        before, now = self._view.patterns, dict(self._desired.patterns)
+        self._view.patterns = now
+        for key, record in now.items():
+            if before.get(key) != record:
+                self._bus.publish(PatternChanged(self.name, key, record.kind, record.name,
+                                                 record.playing, record.mute))
+        for key in before.keys() - now.keys():
+            self._bus.publish(PatternGone(self.name, key))
 
     def restore(self, kinds: tuple[str, ...] | None = None) -> None:
         """Define every recorded pattern in the new sclang; those that played resume.

@@ -2,8 +2,9 @@
 
 :class:`Processes` belongs to the Instance actor and runs only in its thread, so
 Linux's parent-death signal ties the children to a thread that lives as long as
-they should. It publishes what it starts on the instance's view (pids, ports,
-the OSC client and the sclang session) for readers in other threads.
+they should. It publishes what it starts on the instance's view (pids, ports) for
+readers in other threads, and opens the room's doors (:class:`~scorch.state.door.Door`)
+on the new OSC client and sclang session: no one else holds either.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from scorch.state.desired import (
     UNNAMED_NODE_BASE,
     DesiredState,
 )
+from scorch.state.door import Door
 from scorch.state.session import RoomSpec
 from scorch.state.tempo import Timeline
 from scorch.state.view import InstanceView
@@ -160,7 +162,7 @@ class Processes:
     """The scsynth and sclang of one instance (the Instance actor's thread only)."""
 
     def __init__(self, name: str, config: InstanceConfig, settings: InstanceSettings,
-                 view: InstanceView, on_exit: ExitCallback,
+                 view: InstanceView, door: Door, on_exit: ExitCallback,
                  on_node_end: Callable[[int, OscClient], None],
                  on_server_request: Callable[[str], None],
                  on_recompiled: Callable[[], None]) -> None:
@@ -179,6 +181,7 @@ class Processes:
         self._config = config
         self._settings = settings
         self._view = view
+        self._door = door
         self._on_exit = on_exit
         self.scsynth: Scsynth | None = None
         self.sclang: Sclang | None = None
@@ -285,7 +288,7 @@ class Processes:
         osc.on_node_end = lambda node_id: self._node_ended(node_id, osc)
         osc.track_synths(_lost_if_crashed)
         self.scsynth = scsynth
-        self._view.osc = scsynth.osc
+        self._door.scsynth.open(scsynth.osc)
         self._view.update(port=scsynth.port, scsynth_pid=scsynth.pid)
         return dropped, lost
 
@@ -302,11 +305,11 @@ class Processes:
         ``lost``: told the synths scsynth last said it ran (it crashed: they are gone), and
         when each began (of those whose start was seen).
         """
-        osc = self._view.osc
+        osc = self.osc
         if lost is not None and osc is not None and osc.last_synths is not None:
             lost(osc.last_synths, osc.synth_starts)
         scsynth, self.scsynth = self.scsynth, None
-        self._view.osc = None
+        self._door.scsynth.shut()
         self._view.stage_readings.add(None)
         if scsynth is not None:
             scsynth.osc.on_notice = None  # its ends on the way out are not to be repaired
@@ -365,7 +368,7 @@ class Processes:
         sclang.attach_when_ready(scsynth.port, abort=scsynth.trouble)
         self.sclang = sclang
         self._client_id = sclang.client_id
-        self._view.sclang = sclang.session
+        self._door.sclang.open(sclang.session)
         self._view.update(sclang_state="ready", sclang_pid=sclang.pid)
         self.on_sclang_started()
 
@@ -420,7 +423,7 @@ class Processes:
     def stop_sclang(self, error: str = "sclang stopped") -> None:
         """Stop sclang, failing the code in flight with ``error``."""
         sclang, self.sclang = self.sclang, None
-        self._view.sclang = None
+        self._door.sclang.shut()
         if sclang is not None:
             sclang.stop(f"{self.name}: {error}")
         self._view.update(sclang_state="down", sclang_pid=None)

@@ -25,7 +25,6 @@ class NodesProxy:
     set_params = proxy_method(Nodes.set_params)
     set_many = proxy_method(Nodes.set_many)
     place = proxy_method(Nodes.place)
-    remember_params = proxy_method(Nodes.remember_params)
     release = proxy_method(Nodes.release)
     load_synthdef = proxy_method(Nodes.load_synthdef)
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import pykka
 
+from actors.router.bus_link import BusLink
 from actors.router.clock import ClockOut
 from actors.router.feedback import FeedbackSender
 from actors.router.input import MidiInput, Port
@@ -41,6 +42,7 @@ from midi.store import FILENAME, load_routes, save_routes
 from scorch.config.profiles import Profiles, load_profiles
 from scorch.errors import RouteNotFound
 from scorch.notes.capture import OUTPUT, Capture
+from scorch.state.bus import Bus
 from scorch.state.tempo import INSTALLATION, TempoView
 
 log = logging.getLogger(__name__)
@@ -54,9 +56,12 @@ class MidiRouter(pykka.ThreadingActor):
                  tempo: TempoView | None = None,
                  on_clock: Callable[[ClockReading], None] | None = None,
                  tempo_scope: Callable[[str | None], str] = lambda group: INSTALLATION,
-                 profiles: Profiles | None = None) -> None:
+                 profiles: Profiles | None = None, bus: Bus | None = None) -> None:
         super().__init__()
         self._config = config
+        self._bus = BusLink(bus)
+        """Where the values MIDI changed and the routes are announced, and whence what others
+        changed comes."""
         self._tempo = tempo
         """The tempo MIDI clock out follows (None: no clock out)."""
         self._tempo_scope = tempo_scope
@@ -73,7 +78,7 @@ class MidiRouter(pykka.ThreadingActor):
         # released and that still fade out: start somewhere else in the span.
         self._engine = Engine(voice_slot, voice_offset=random.randrange(2**24))
         self._lock = threading.Lock()
-        self._sender = OscSender(self._lock, config.coalesce_interval, targets.param_changed,
+        self._sender = OscSender(self._lock, config.coalesce_interval, self._bus.report,
                                  targets.scene, self._page_pressed)
         self._devices = Devices(profiles if profiles is not None else load_profiles(),
                                 config.feedback)
@@ -123,6 +128,7 @@ class MidiRouter(pykka.ThreadingActor):
         self._rescan()
         self._input.start()
         me = self._me = self.actor_ref.proxy()
+        self._bus.follow(me)
         self._rescanner = Ticker(self._config.rescan_interval, me.rescan,
                                  "midi-router-rescan").start()
         self._watcher = PortWatch(self._ports.told, me.watch, self._rescanner.hurry,
@@ -136,6 +142,7 @@ class MidiRouter(pykka.ThreadingActor):
 
     def on_stop(self) -> None:
         """Stop the threads, close every port, flush what is held back."""
+        self._bus.close()
         if self._watcher is not None:
             self._watcher.stop()
         if self._rescanner is not None:
@@ -211,6 +218,7 @@ class MidiRouter(pykka.ThreadingActor):
             raise ValueError(f"route {route_id!r} comes from config.toml: edit it there")
         kept = [e for e in self._runtime_routes if e.id != route_id]
         self._commit([*kept, RouteEntry(route_id, route, "runtime")])
+        self._bus.route(route_id, route.model_dump(mode="json"))
         return route_id
 
     def unmap(self, route_id: str) -> None:
@@ -223,6 +231,7 @@ class MidiRouter(pykka.ThreadingActor):
             raise RouteNotFound(f"no run-time MIDI route {route_id!r}; run-time routes: "
                                 f"{', '.join(ids) or '(none)'}", name=route_id, known=ids)
         self._commit(kept)
+        self._bus.route(route_id, None)
 
     def learn(self, timeout_s: float) -> Future[dict[str, Any] | None]:
         """Arm learning; return a future of the first control or note moved within
@@ -258,7 +267,8 @@ class MidiRouter(pykka.ThreadingActor):
 
     def observe(self, instance: str, node: str, values: dict[str, float],
                 moved: bool = False) -> None:
-        """Note values set elsewhere (MCP, a replayed node) so takeover will not jump.
+        """Note values set elsewhere (MCP, a scene, another host's knob, a replayed node) so
+        takeover will not jump; the bus's changes come here (:class:`BusLink`).
 
         ``moved``: the node was (re)started with a new id; the router looks again.
         """
@@ -286,21 +296,14 @@ class MidiRouter(pykka.ThreadingActor):
 
     def stats(self) -> dict[str, Any]:
         """Return counters and the hot path's time from callback to datagram sent."""
-        sender = self._sender
-        count = min(sender.timed, len(sender.timings))
-        timings = sorted(sender.timings[:count])
-        def pick(q: float) -> float | None:
-            return timings[min(count - 1, int(q * count))] / 1000.0 if count else None
-
         return {
             **self._counts, "inputs": {p.name: p.taken for p in self._input.ports},
-            "queued": sum(p.taken for p in self._input.ports),
-            "sent": sender.sent, "send_errors": sender.send_errors,
-            "releases_held": sender.releases.held,
-            "releases_unconfirmed": sender.releases.unconfirmed, "errors": self._engine.errors,
-            "notes_on": self._engine.notes[0], "notes_off": self._engine.notes[1],
-            "coalesced": sender.coalesced, "voices": len(self._engine.voices),
-            "hot_path_us": {"p50": pick(0.5), "p99": pick(0.99), "max": pick(1.0)},
+            "queued": sum(p.taken for p in self._input.ports), **self._sender.stats(),
+            "errors": self._engine.errors,
+            "notes_on": self._engine.notes[0],
+            "notes_off": self._engine.notes[1],
+            "voices": len(self._engine.voices),
+            "bus": self._bus.stats(),
             "watch": {"looks": watcher.looks, "told": watcher.told, "event_driven":
                       self._ports is not None and self._ports.told is not None}
             if (watcher := self._watcher) is not None else None,

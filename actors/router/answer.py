@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import math
-import socket
 import threading
 import time
 from collections import deque
@@ -28,11 +27,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from midi.engine import midicps
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.notes.capture import Note, NoteRing
 from scorch.notes.partner import Phrase
 from scorch.primitives.scsynth import commands
-from scorch.primitives.scsynth.held import HeldReleases
+from scorch.primitives.scsynth.voice_sender import VoiceSender
 from scorch.state.tempo import Timeline
 
 log = logging.getLogger(__name__)
@@ -45,8 +45,6 @@ ANSWER_ID_SPAN = 2**16
 ANSWER_SLOTS = 2**10
 #: Seconds between two looks while nothing new was played (no MIDI hot-path cost).
 LOOK_EVERY = 0.02
-#: Seconds between two looks at the confirmations still missing (while an answer lives).
-CONFIRM_LOOK = 0.25
 #: Seconds the answer thread is given to stop.
 STOP_WAIT = 2.0
 #: How loud the loudest velocity plays on scsynth (as ``notes play`` does).
@@ -108,10 +106,9 @@ class Kept:
 class ScsynthVoices:
     """Notes as synths on a room's scsynth: ``/s_new`` with freq, amp and gate; freed on a cut.
 
-    A note's release waits for scsynth to confirm its start, as the router's do
-    (:mod:`scorch.primitives.scsynth.held`): a short note at a long period, or while
-    scsynth runs late, would otherwise leave a synth that never ends. A thread reads
-    the confirmations and sends what waited too long.
+    Sent by a :class:`~scorch.primitives.scsynth.voice_sender.VoiceSender`, as the router's
+    voices are: a note's release waits for scsynth to confirm its start (a short note at a
+    long period, or while scsynth runs late, would otherwise leave a synth that never ends).
     """
 
     def __init__(self, address: Callable[[], tuple[str, int] | None], synthdef: str,
@@ -122,15 +119,8 @@ class ScsynthVoices:
         self.synthdef = synthdef
         self.first = FIRST_ANSWER_ID + (slot % ANSWER_SLOTS) * ANSWER_ID_SPAN
         self._next = 0
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._socket.bind(("", 0))
-        self._socket.settimeout(CONFIRM_LOOK)
         self._to: tuple[str, int] | None = None
-        self._lock = threading.Lock()
-        self._releases = HeldReleases()
-        self._closed = threading.Event()
-        self._reader = threading.Thread(target=self._read, name="answer-confirm", daemon=True)
-        self._reader.start()
+        self._sender = VoiceSender(f"answer-{slot}").start()
 
     def start(self, note: Note) -> int:
         """Start one synth for ``note`` (its address looked up once per answer)."""
@@ -139,66 +129,33 @@ class ScsynthVoices:
         if self._to is None:
             self._to = self._address()
         if self._to is not None:
-            freq = 440.0 * 2 ** ((note.pitch - 69) / 12)
-            with self._lock:
-                self._releases.started(node, time.monotonic())
-            self._socket.sendto(commands.confirmed(commands.s_new(
-                self.synthdef, node, commands.AddAction.HEAD,
-                args=["freq", freq, "amp", FULL_AMP * note.velocity / 127, "gate", 1.0]),
-                node), self._to)
+            start = commands.s_new(self.synthdef, node, commands.AddAction.HEAD, args=[
+                "freq", midicps(note.pitch), "amp", FULL_AMP * note.velocity / 127,
+                "gate", 1.0])
+            with self._sender.lock:
+                self._sender.start_voice(start, node, self._to, time.monotonic())
             self.kept.on(node, note)
         return node
 
     def end(self, handle: int) -> None:
         """Close its gate (once scsynth ran it): it fades over its own release."""
         if self._to is not None:
-            with self._lock:
-                held = self._releases.hold(handle, self._to)
-            if not held:
-                self._socket.sendto(commands.release(handle), self._to)
+            with self._sender.lock:
+                self._sender.release(handle, self._to)
         self.kept.off([handle])
 
     def cut(self, handles: list[int]) -> None:
         """Free the held synths in one message."""
-        with self._lock:
-            for handle in handles:
-                self._releases.drop(handle)
+        with self._sender.lock:
+            self._sender.drop(*handles)
         if self._to is not None and handles:
-            self._socket.sendto(commands.n_free(*handles), self._to)
+            self._sender.send(commands.n_free(*handles), self._to)
         self.kept.off(handles)
         self._to = None  # looked up again for the next answer
 
     def close(self) -> None:
-        """Send the releases still held; stop reading; close the socket."""
-        self._closed.set()
-        self._reader.join(timeout=CONFIRM_LOOK * 4)
-        with self._lock:
-            held = self._releases.take_all()
-        for node, to in held:
-            self._send(commands.release(node), to)
-        self._socket.close()
-
-    def _read(self) -> None:
-        """Send each held release once its start is confirmed, or has waited too long."""
-        while not self._closed.is_set():
-            try:
-                node = commands.synced_id(self._socket.recv(512))
-            except TimeoutError:
-                node = None
-            except OSError:
-                return
-            with self._lock:
-                release = self._releases.due(time.monotonic())
-                if node is not None and (to := self._releases.confirmed(node)) is not None:
-                    release.append((node, to))
-            for each, address in release:
-                self._send(commands.release(each), address)
-
-    def _send(self, packet: bytes, to: tuple[str, int]) -> None:
-        try:
-            self._socket.sendto(packet, to)
-        except OSError as err:
-            log.warning("an answer's release to %s:%d was refused: %s", to[0], to[1], err)
+        """Send the releases still held; stop reading confirmations."""
+        self._sender.close()
 
 
 class MidiVoices:

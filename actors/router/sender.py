@@ -1,22 +1,19 @@
 """The MIDI router's hot path: engine actions out of a UDP socket as OSC, at once.
 
-:meth:`OscSender.apply` runs in the MIDI backend's callback threads, under the
-router's engine lock: each action becomes one datagram to scsynth, with no
-thread hop. Values a flood would repeat are held back by the coalescer and sent
-by the sender thread when due; that thread also reports applied values to the
-desired state in batches, so a callback never waits on the orchestra.
+:meth:`OscSender.apply` runs in the MIDI input thread, under the router's engine
+lock: each action becomes one datagram to scsynth, with no thread hop. Values a
+flood would repeat are held back by the coalescer and sent by the sender thread
+when due; that thread also reports the values MIDI changed, in batches (one per
+named node), so the input thread never waits on anyone.
 
-A voice's ``/s_new`` goes out bundled with ``/sync <node id>``, and its release
-waits for scsynth's ``/synced`` (:mod:`scorch.primitives.scsynth.held`: a synth
-whose gate closes in the audio period of its start never ends); a thread blocked
-on the socket reads the answers.
+Voices go through the :class:`~scorch.primitives.scsynth.voice_sender.VoiceSender`
+(its socket carries the values too): a voice's ``/s_new`` is confirmed by scsynth,
+and its release waits for that.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import socket
 import struct
 import threading
 import time
@@ -36,12 +33,12 @@ from midi.actions import (
 )
 from midi.coalesce import Coalescer
 from scorch.primitives.scsynth import commands
-from scorch.primitives.scsynth.held import HeldReleases
+from scorch.primitives.scsynth.voice_sender import VoiceSender
 
 log = logging.getLogger(__name__)
 
-#: Called with (instance, node, param, value) for values MIDI changed, from the sender thread.
-Report = Callable[[str, str, str, float], None]
+#: Called with (instance, node, {param: value}) for values MIDI changed, from the sender thread.
+Report = Callable[[str, str, dict[str, float]], None]
 #: Called with (kind, scene, instance, value) for scene cues, on the callback thread: no waiting.
 Cue = Callable[[str, str, str, float], None]
 #: Called with (input port, page) for a page button pressed, on the callback thread.
@@ -49,18 +46,8 @@ Page = Callable[[str, str], None]
 
 TIMINGS = 4096
 REPORT_EVERY = 0.02
-#: Seconds between two warnings about datagrams one address refused.
-ERROR_LOG_EVERY = 5.0
 
 _FLOAT_INTO = struct.Struct(">f").pack_into
-_INT32 = struct.Struct(">i").pack
-#: ``/n_set <node> gate 0.0`` around the node id, for releases.
-_RELEASE = commands.release(0)
-_RELEASE_HEAD, _RELEASE_TAIL = _RELEASE[:16], _RELEASE[20:]
-
-
-def _release(node_id: int) -> bytes:
-    return _RELEASE_HEAD + _INT32(node_id) + _RELEASE_TAIL
 
 
 class OscSender:
@@ -77,39 +64,55 @@ class OscSender:
         self._coalescer: Coalescer[tuple[Address, bytearray]] = Coalescer(coalesce_interval)
         self._dirty: dict[tuple[str, str, str], float] = {}
         self._packets: dict[tuple[Address, int, str], tuple[Address, bytearray]] = {}
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
-        self._socket.bind(("", 0))  # scsynth's /synced comes back here
-        self.releases = HeldReleases()
-        """Voices' starts not yet confirmed, and the releases waiting for them."""
+        self.voices = VoiceSender("midi-router", lock, send_buffer=1 << 20)
+        """The socket every datagram leaves by, and the voices' held releases."""
+        self.releases = self.voices.releases
         self._halt = threading.Event()
         self._wake = threading.Event()
         self._asleep = False
-        """The sender thread waits without a timeout: nothing held, started or to report
+        """The sender thread waits without a timeout: nothing held back or to report
         (set and cleared under the engine lock; a value to report then wakes it)."""
         self._thread: threading.Thread | None = None
-        self._receiver: threading.Thread | None = None
         self.timings = [0] * TIMINGS
         """Nanoseconds from callback to datagram sent, the last :data:`TIMINGS` messages."""
         self.timed = 0
-        self.sent = 0
-        self.send_errors = 0
+
+    @property
+    def sent(self) -> int:
+        """Datagrams sent."""
+        return self.voices.sent
+
+    @property
+    def send_errors(self) -> int:
         """Datagrams the network refused (a host unreachable): counted, logged, never fatal."""
-        self._error_logged: dict[Address, float] = {}
+        return self.voices.send_errors
 
     @property
     def coalesced(self) -> int:
         """Values the coalescer replaced with a newer one before sending."""
         return self._coalescer.coalesced
 
+    def stats(self) -> dict[str, Any]:
+        """Datagrams sent and refused, releases held, values coalesced, the hot path's time
+        from callback to datagram sent (microseconds)."""
+        count = min(self.timed, len(self.timings))
+        timings = sorted(self.timings[:count])
+
+        def pick(q: float) -> float | None:
+            return timings[min(count - 1, int(q * count))] / 1000.0 if count else None
+
+        return {"sent": self.sent, "send_errors": self.send_errors,
+                "releases_held": self.releases.held,
+                "releases_unconfirmed": self.releases.unconfirmed,
+                "coalesced": self.coalesced,
+                "hot_path_us": {"p50": pick(0.5), "p99": pick(0.99), "max": pick(1.0)}}
+
     def start(self) -> None:
-        """Start the sender thread and the thread reading scsynth's confirmations."""
+        """Start the sender thread and the voices' confirmation reader."""
+        self.voices.start()
         self._thread = threading.Thread(target=self._send_loop, name="midi-router-sender",
                                         daemon=True)
         self._thread.start()
-        self._receiver = threading.Thread(target=self._receive_loop,
-                                          name="midi-router-confirm", daemon=True)
-        self._receiver.start()
 
     def stop(self) -> None:
         """Flush what is held back (held releases too), stop the threads, close the socket."""
@@ -117,17 +120,14 @@ class OscSender:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=2.0)
-        if self._receiver is not None:
-            with contextlib.suppress(OSError):  # wakes the receiver's blocking read
-                self._socket.sendto(b"", ("127.0.0.1", self._socket.getsockname()[1]))
-            self._receiver.join(timeout=2.0)
-        self._socket.close()
+        self.voices.close()
 
     # -- hot path (MIDI callback threads, engine lock held) ---------------------------
 
     def apply(self, actions: list[Action], now: float) -> None:
         """Send ``actions``."""
-        send = self._send
+        voices = self.voices
+        send = voices.send
         for action in actions:
             if type(action) is SetParam:
                 instance, node, param, value, address, node_id = action
@@ -141,22 +141,11 @@ class OscSender:
             elif type(action) is BendVoice:
                 self._set(action.address, action.node_id, "freq", action.freq, now, send)
             elif type(action) is StartVoice:
-                node_id = action.node_id
-                send(commands.confirmed(commands.s_new(
-                    action.synthdef, node_id, commands.AddAction.HEAD, commands.DEFAULT_GROUP,
-                    action.args), node_id), action.address)
-                self.releases.started(node_id, now)
-                self.sent += 1
-                if self._asleep:  # an unconfirmed start is forgotten by a flush
-                    self._asleep = False
-                    self._wake.set()
+                voices.start_voice(commands.s_new(
+                    action.synthdef, action.node_id, commands.AddAction.HEAD,
+                    commands.DEFAULT_GROUP, action.args), action.node_id, action.address, now)
             elif type(action) is ReleaseVoice:
-                if self.releases.hold(action.node_id, action.address):  # start unconfirmed
-                    if not self._wake.is_set():
-                        self._wake.set()
-                    continue
-                send(_release(action.node_id), action.address)
-                self.sent += 1
+                voices.release(action.node_id, action.address)
             elif type(action) is VoiceParam:
                 self._set(action.address, action.node_id, action.param, action.value, now, send)
             elif type(action) is SceneCue:
@@ -169,19 +158,6 @@ class OscSender:
                     self._page(*action)
                 except Exception:  # the router stopping: the press is lost, not the thread
                     log.exception("page %s failed", action)
-
-    def _send(self, packet: bytes | bytearray, address: Address) -> None:
-        """One datagram. A network that refuses it (a host unreachable, a full buffer) loses
-        that one message, not the thread: the next note, and the other rooms, go on."""
-        try:
-            self._socket.sendto(packet, address)
-        except OSError as err:
-            self.send_errors += 1
-            now = time.monotonic()
-            if now - self._error_logged.get(address, -ERROR_LOG_EVERY) >= ERROR_LOG_EVERY:
-                self._error_logged[address] = now
-                log.warning("MIDI to %s:%d: %s (%d datagrams lost so far)", address[0],
-                            address[1], err, self.send_errors)
 
     def _set(self, address: Address, node_id: int, param: str, value: float, now: float,
              send: Any) -> None:
@@ -197,7 +173,6 @@ class OscSender:
         _FLOAT_INTO(item[1], -4, value)
         if self._coalescer.offer(key, item, now):
             send(item[1], address)
-            self.sent += 1
         elif not self._wake.is_set():  # set() costs a lock; is_set() does not
             self._wake.set()
 
@@ -206,31 +181,10 @@ class OscSender:
         self.timings[self.timed % TIMINGS] = time.monotonic_ns() - started_ns
         self.timed += 1
 
-    # -- confirmation thread -----------------------------------------------------------
-
-    def _receive_loop(self) -> None:
-        """Read scsynth's ``/synced <node>``: send the release its voice's start held back.
-
-        Blocks on the socket: it wakes only for a datagram (no timer while idle).
-        """
-        recv = self._socket.recv
-        while not self._halt.is_set():
-            try:
-                node_id = commands.synced_id(recv(512))
-            except OSError:
-                return
-            if node_id is None:
-                continue  # /fail of a node already gone, or stop's wake-up
-            with self.lock:
-                address = self.releases.confirmed(node_id)
-                if address is not None:
-                    self._send(_release(node_id), address)
-                    self.sent += 1
-
     # -- sender thread ---------------------------------------------------------------
 
     def _send_loop(self) -> None:
-        """Flush held-back values when due; report applied values to the desired state."""
+        """Flush held-back values when due; report the values MIDI changed."""
         next_report = time.monotonic_ns() * 1e-9 + REPORT_EVERY
         while not self._halt.is_set():
             self._wake.clear()  # before looking, so a value held back from now on wakes us
@@ -238,7 +192,7 @@ class OscSender:
             report = now >= next_report
             try:
                 next_due = self._flush(now, report)
-            except Exception:  # a report that failed: held-back releases must still go out
+            except Exception:  # a report that failed: held-back values must still go out
                 log.exception("MIDI sender: flush failed; going on")
                 next_due = now + REPORT_EVERY
             if report:
@@ -259,25 +213,20 @@ class OscSender:
         dirty = None
         with self.lock:
             ready, next_due = self._coalescer.due(now)
+            send = self.voices.send
             for address, packet in ready:
-                self._send(packet, address)
-            self.sent += len(ready)
-            releases = self.releases
-            for node_id, held_for in releases.due(now):
-                self._send(_release(node_id), held_for)
-                self.sent += 1
-            deadline = releases.next_due()
-            if deadline is not None and (next_due is None or deadline < next_due):
-                next_due = deadline
+                send(packet, address)
             if report and self._dirty:
                 dirty, self._dirty = self._dirty, {}
-            # Idle: the next value, start or held-back release (hot path, this lock) wakes us.
-            self._asleep = (report and next_due is None and not releases.waiting()
-                            and not self._dirty)
+            # Idle: the next value held back (hot path, this lock) wakes us.
+            self._asleep = report and next_due is None and not self._dirty
         if dirty:  # outside the lock: the callback never waits on the orchestra
+            nodes: dict[tuple[str, str], dict[str, float]] = {}
             for (instance, node, param), value in dirty.items():
+                nodes.setdefault((instance, node), {})[param] = value
+            for (instance, node), params in nodes.items():
                 try:
-                    self._report(instance, node, param, value)
+                    self._report(instance, node, params)
                 except Exception:
-                    log.exception("reporting %s.%s.%s failed", instance, node, param)
+                    log.exception("reporting %s.%s failed", instance, node)
         return next_due

@@ -2,8 +2,8 @@
 
 :class:`Targets` is what the router asks (and from which thread); the
 orchestra's :class:`OrchestraTargets` answers from the instances' thread-safe
-views, and its one write, a value to keep for restores, is a ``tell`` to the
-instance actor, so the router never waits.
+views, so the router never waits. The values the router sends are announced on
+the change bus (``actors/router/bus_link.py``), where the rooms keep them.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
-from actors.instance.proxy import InstanceProxy
 from midi.actions import Address
 from midi.engine import TargetSnapshot
 from midi.routes import RouteEntry
@@ -22,8 +21,6 @@ from scorch.state.events import State
 from scorch.state.view import InstanceView
 
 SceneCue = Callable[[str, str, str, float], None]
-ParamSet = Callable[[str, str, str, float], None]
-"""(instance, node, param, value) a MIDI control set (from the router's sender thread)."""
 """(kind, scene, instance selector, value): ``recall`` with seconds, ``morph`` with a position."""
 
 
@@ -32,8 +29,7 @@ class Targets(Protocol):
 
     The router never calls these from the MIDI callback. It calls ``resolve``,
     ``endpoint`` and ``node_id`` from its actor thread: at start, on every route
-    change and on every rescan tick. It calls ``param_changed`` from its sender
-    thread, in batches, so that one must be safe to call from any thread.
+    change and on every rescan tick.
     """
 
     def resolve(self, selector: str) -> list[str]:
@@ -51,10 +47,6 @@ class Targets(Protocol):
         """Return the scsynth node id of a named persistent node, None if unknown."""
         ...
 
-    def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
-        """Record a value in the desired state; must not block and must be thread-safe."""
-        ...
-
     def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
         """Cue a scene from a MIDI route (MIDI callback thread): must not block."""
         ...
@@ -63,8 +55,8 @@ class Targets(Protocol):
 class RemoteRooms(Protocol):
     """Rooms other hosts run, as this host's router sees them (the service layer's).
 
-    Answered from what was last learned of them, never waiting on the network:
-    the router asks from its actor thread, and reports from its sender thread.
+    Answered from what was last learned of them, never waiting on the network: the
+    router asks from its actor thread.
     """
 
     def endpoint(self, instance: str) -> tuple[str, int] | None:
@@ -73,10 +65,6 @@ class RemoteRooms(Protocol):
 
     def node_id(self, instance: str, node: str) -> int | None:
         """The id of a named node there, None if unknown."""
-        ...
-
-    def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
-        """Have the room's host keep a value this router sent (for its restores)."""
         ...
 
 
@@ -88,15 +76,10 @@ class OrchestraTargets:
     """
 
     def __init__(self, config: Config, views: dict[str, InstanceView],
-                 proxies: dict[str, InstanceProxy],
                  on_scene: SceneCue = lambda kind, scene, instance, value: None,
-                 remote: RemoteRooms | None = None,
-                 on_param: ParamSet | None = None) -> None:
+                 remote: RemoteRooms | None = None) -> None:
         self._config = config
-        self._on_param = on_param
-        """Also told each value MIDI set (the OSC door's surfaces show it)."""
         self._views = views
-        self._proxies = proxies
         self._on_scene = on_scene
         self._remote = remote
         self._host = local_address(config.listen_address())
@@ -120,21 +103,6 @@ class OrchestraTargets:
             return self._remote.node_id(instance, node) if self._remote is not None else None
         found = self._views[instance].nodes.get(node)
         return found.node_id if found is not None else None
-
-    def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
-        """Keep the value for restores.
-
-        Called from the router's sender thread, not its actor thread: the proxy
-        call only puts a message in the instance actor's thread-safe inbox (no one
-        waits on its future), so it is safe from any thread and never blocks.
-        """
-        if self._on_param is not None:
-            self._on_param(instance, node, param, value)
-        if instance not in self._proxies:
-            if self._remote is not None:
-                self._remote.param_changed(instance, node, param, value)
-            return
-        self._proxies[instance].nodes.remember_params(node, {param: value})
 
     def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
         """Hand a scene cue to whoever conducts scenes (it queues it and returns)."""

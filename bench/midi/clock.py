@@ -123,9 +123,6 @@ class NullTargets:
     def node_id(self, instance: str, node: str) -> int | None:
         return None
 
-    def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
-        return None
-
     def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
         return None
 

@@ -46,7 +46,7 @@ def make_router(listener: tuple[str, int], state_dir: Path, coalesce: float) -> 
 
     config = bench_config(coalesce)
     targets = ListenerTargets(listener)
-    router = MidiRouter(config, targets, state_dir)
+    router = MidiRouter(config, targets, state_dir, bus=targets.bus)
     # What _refresh_targets does once the port is open, without a backend.
     entries = router._entries()
     resolved, _ = resolve_all(entries, targets.resolve)

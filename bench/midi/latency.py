@@ -54,9 +54,16 @@ class ListenerTargets:
     """Targets whose one instance is the benchmark's UDP listener."""
 
     def __init__(self, address: tuple[str, int]) -> None:
+        from scorch.state.bus import Bus
+        from scorch.state.changes import ParamsChanged
+
         self.address = address
         self.applied: dict[str, float] = {}
-        """The last value the router applied per param (reported to desired state)."""
+        """The last value the router applied per param (announced on the bus, as the rooms
+        take them)."""
+        self.bus = Bus()
+        self.bus.subscribe(lambda published: self.applied.update(published.change.params),
+                           "bench-rooms", lambda change: type(change) is ParamsChanged)
 
     def resolve(self, selector: str) -> list[str]:
         return ["bench"]
@@ -66,9 +73,6 @@ class ListenerTargets:
 
     def node_id(self, instance: str, node: str) -> int | None:
         return NODE
-
-    def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
-        self.applied[param] = value
 
     def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
         return None
@@ -273,7 +277,8 @@ def start_router(name: str, listener: tuple[str, int], state: Path) -> tuple[Any
     targets = ListenerTargets(listener)
     os.environ["SCORCH_MIDI_INPUT"] = reader  # read as the router opens its ports
     try:
-        router = MidiRouter.start(bench_config(ports=ports, capture=capture), targets, state)
+        router = MidiRouter.start(bench_config(ports=ports, capture=capture), targets, state,
+                                  bus=targets.bus)
         proxy = router.proxy()
         deadline = time.monotonic() + 5
         while not wanted <= set(proxy.ports().get(timeout=5)["inputs"]):

@@ -48,7 +48,8 @@ def measure(reader: str, seconds: float, state: Path) -> dict[str, dict[str, flo
                                         "inputs": []})
     os.environ["SCORCH_MIDI_INPUT"] = reader
     try:
-        router = MidiRouter.start(config, ListenerTargets(("127.0.0.1", 9)), state)
+        targets = ListenerTargets(("127.0.0.1", 9))
+        router = MidiRouter.start(config, targets, state, bus=targets.bus)
         router.proxy().ports().get(timeout=10)
     finally:
         os.environ.pop("SCORCH_MIDI_INPUT", None)

@@ -59,7 +59,7 @@ jack_server = "scorch-bench-chaos"
 
 def node_value(orch: Orchestra, name: str) -> float | None:
     """The tone node's freq as scsynth has it, or None if the node is gone."""
-    osc = orch.views[name].osc
+    osc = orch.doors[name].scsynth
     tone = orch.views[name].nodes.get("tone")
     node_id = tone.node_id if tone is not None else None
     if osc is None or node_id is None:

@@ -174,8 +174,14 @@ class LiveView(Result):
     rooms: list[RoomLive]
     tempo: dict[str, Any] | None
     midi: dict[str, Any] | None = Field(description="None: MIDI is off; else the router's "
-                                        "counters and notes per input")
+                                        "counters, notes per input and how far it took the "
+                                        "change bus")
     events: list[EventLive]
+    seq: int = Field(0, description="the last change of the change bus this view answers: "
+                     "ask live again with since = seq for the next")
+    changes: list[dict[str, Any]] = Field(
+        default_factory=list, description="the changes after `since`, once each and in order "
+        "(seq, at, kind and its fields: docs/architecture.md)")
 
     def text(self) -> str:
         lines = [f"{r.name}: {r.state}, restarts {r.restarts}" for r in self.rooms]
@@ -271,7 +277,11 @@ def _midi(orch: Orchestra) -> dict[str, Any] | None:
     except ScorchError:
         return None
     keep = ("notes_on", "notes_off", "voices", "sent", "errors", "inputs")
-    return plain({key: stats[key] for key in keep if key in stats})
+    shown = {key: stats[key] for key in keep if key in stats}
+    if (bus := stats.get("bus")) is not None:  # how far it is behind the rooms' changes
+        shown["bus"] = {key: bus[key] for key in ("offered", "done", "taken", "missed",
+                                                       "failed")}
+    return plain(shown)
 
 
 def _ranges(orch: Orchestra, synthdef: str) -> dict[str, tuple[float, float, str]]:
@@ -285,6 +295,7 @@ def _ranges(orch: Orchestra, synthdef: str) -> dict[str, tuple[float, float, str
 def live_view(service: Caller, orch: Orchestra) -> LiveView:
     """The whole view now, from the operations and this process's meters."""
     now = time.time()
+    seq = orch.bus.seq  # before the reads: a change made while they run comes again
     status = service.call("status", {}).model_dump()
     events = service.call("events", {}).model_dump()["events"][-EVENTS_SHOWN:]
     try:
@@ -322,5 +333,6 @@ def live_view(service: Caller, orch: Orchestra) -> LiveView:
         hosted_by=orch.hosted_by, started_at=orch.started_at, this_host=config.host,
         hosts=hosts_of(status, config.hosts), audio=(status.get("audio") or {}).get("summary"),
         xruns_last_minute=_xruns(orch, now), rooms=rooms, tempo=tempo, midi=_midi(orch),
+        seq=seq,
         events=[EventLive(seq=e["seq"], time=e["time"], room=e["instance"], kind=e["kind"],
                           message=e["message"], trouble=e["kind"] in TROUBLE) for e in events])

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Any
 from scorch.api import journaled
 from scorch.api.operation import Args, Result
 from scorch.api.ops import lookup
-from scorch.errors import InstanceNotReady
+from scorch.errors import InstanceNotReady, InvalidRequest
+from scorch.state.changes import ParamsChanged, decode
+from scorch.wire.envelope import PUBLISH
+
+
+class Taken(Result):
+    """How many changes another host handed this one were published on its bus."""
+
+    taken: int
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -31,13 +39,39 @@ class LocalService:
         ``key`` is the request's id; in this process nothing is sent twice, so it is
         not needed here (the control server keeps the keys of what it serves).
         """
+        if name == PUBLISH:
+            return self.publish(args if isinstance(args, Mapping) else {})
         op = lookup(name)
         parsed = op.parse(args)
         if self.orchestra is None or (self.unavailable and not op.unstarted):
             raise InstanceNotReady(self.unavailable or "scorch is not started yet")
         return journaled.perform(self.orchestra, op, parsed)
 
+    def publish(self, args: Mapping[str, Any]) -> Taken:
+        """Publish the values another host's MIDI router sent to rooms here (``changes``:
+        :class:`~scorch.state.changes.ParamsChanged` by ``midi@HOST``): the rooms keep them
+        for their restores, and every reader of this host's bus sees them."""
+        orch = self.orchestra
+        if orch is None:
+            raise InstanceNotReady(self.unavailable or "scorch is not started yet")
+        given = args.get("changes")
+        if not isinstance(given, list) or set(args) != {"changes"}:
+            raise InvalidRequest("publish takes one argument, changes: a list of changes")
+        changes = [decode(item, (ParamsChanged,)) for item in given]
+        for change in changes:
+            assert isinstance(change, ParamsChanged)
+            if not change.by.startswith("midi@"):
+                raise InvalidRequest(f"publish takes values another host's MIDI router sent "
+                                     f"(by 'midi@HOST'), not {change.by[:40]!r}")
+            orch.rooms.view(change.room)  # InstanceNotFound: not a room of this host
+        for change in changes:
+            orch.bus.publish(change)
+        return Taken(taken=len(changes))
+
     def idempotent(self, name: str, args: Mapping[str, Any]) -> bool:
-        """Whether this call may run twice to the same effect (its action's access says)."""
+        """Whether this call may run twice to the same effect (its action's access says;
+        values published again are the same values)."""
+        if name == PUBLISH:
+            return True
         op = lookup(name)
         return op.access_of(op.parse(args)).idempotent

@@ -3,19 +3,21 @@
 The first watcher (:meth:`Meters.watch`) starts a keeper thread that puts one
 ``scorch_meter_N`` synth (``scorch.primitives.synthdefs.meter``) at the tail of each
 READY room's readers group (after its safety stage), reading its N outputs; scsynth
-sends peak and RMS ``rate`` times a second to the room's own OSC client, whose receive thread hands
-them to that room's :class:`~scorch.state.meters.Levels`. When the last watcher
+sends peak and RMS ``rate`` times a second to the room's own OSC client, whose receive
+thread hands them (through a listener on the room's door) to that room's
+:class:`~scorch.state.meters.Levels`. When the last watcher
 leaves, the synths are freed and the thread ends: nobody watching costs nothing.
 
 The synth is scorch's, not the room's content: its id lies in scorch's own client
 range (client 3 of scsynth's 4 logins), never in the desired state, so no restore
 replays it and ``playing`` names it ``scorch (meter)``. A restart of scsynth, or a
-``stop`` that freed every synth, is noticed by the keeper (a new OSC client, or no
-report for a second) and the synth is put back.
+``stop`` that freed every synth, is noticed by the keeper (a new scsynth behind the
+door, or no report for a second) and the synth is put back.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -26,8 +28,8 @@ from scorch.app.tree import Tree
 from scorch.errors import ScorchError
 from scorch.primitives.osc import OscMessage
 from scorch.primitives.scsynth import commands
-from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.scsynth.commands import AddAction
+from scorch.primitives.scsynth.door import ScsynthDoor
 from scorch.primitives.scsynth.layout import METER_NODE, READERS_GROUP
 from scorch.primitives.synthdefs.meter import (
     DEFAULT_RATE,
@@ -128,9 +130,10 @@ class Meters:
         self._thread.start()
 
     def _keep(self, stop: threading.Event) -> None:
-        # The OSC client each room's meter was placed through (a new one: a new scsynth),
-        # and when: this keeper's own, so a keeper that ends never frees another's.
-        placed: dict[str, tuple[OscClient, float]] = {}
+        # The scsynth each room's meter was placed on (its door's generation: a new one is a
+        # new scsynth), and when: this keeper's own, so a keeper that ends never frees
+        # another's.
+        placed: dict[str, tuple[int, float]] = {}
         try:
             while not stop.is_set():
                 with self._lock:
@@ -148,45 +151,49 @@ class Meters:
             for name in list(placed):
                 self._remove(name, placed)
 
-    def _keep_room(self, name: str, placed: dict[str, tuple[OscClient, float]]) -> None:
+    def _keep_room(self, name: str, placed: dict[str, tuple[int, float]]) -> None:
         view = self._tree.views.get(name)
+        door = self._tree.doors.get(name)
         inst = self._tree.config.instances.get(name)
-        if view is None or inst is None or inst.outputs < 1:
+        if view is None or door is None or inst is None or inst.outputs < 1:
             return
-        osc = view.osc
+        osc = door.scsynth
         there, at = placed.get(name, (None, 0.0))
-        if osc is None or view.snapshot.state not in SOUNDING:
-            if there is not None and there is not osc:
+        if not osc.is_open or view.snapshot.state not in SOUNDING:
+            if there is not None and there != osc.generation:
                 self._remove(name, placed)
             return
         room = self.levels(name)
         now = time.time()
-        if there is osc:
+        if there == osc.generation:
             last = room.last(now, stale=SILENT_AFTER)
             if last is None and now - at > SILENT_AFTER:
                 self._place(osc, room, inst.outputs)
-                placed[name] = (osc, now)
+                placed[name] = (osc.generation, now)
             return
         if there is not None:
             self._remove(name, placed)
         osc.send(commands.d_recv(meter_synthdef(inst.outputs)))
         osc.sync(timeout=2.0)
         self._place(osc, room, inst.outputs)
-        placed[name] = (osc, now)
+        placed[name] = (osc.generation, now)
 
-    def _place(self, osc: OscClient, room: Levels, outputs: int) -> None:
+    def _place(self, osc: ScsynthDoor, room: Levels, outputs: int) -> None:
         def heard(msg: OscMessage) -> None:
             found = levels(msg)
             if found is not None and found[0] == METER_NODE:
                 room.add(time.time(), found[1], found[2])
 
-        osc.listeners[METER_REPLY] = heard
+        osc.listen(METER_REPLY, heard)
         osc.send(commands.s_new(meter_name(outputs), METER_NODE, AddAction.TAIL, READERS_GROUP,
                                 ["rate", self.rate]))
 
-    def _remove(self, name: str, placed: dict[str, tuple[OscClient, float]]) -> None:
-        osc, _ = placed.pop(name, (None, 0.0))
-        if osc is None:
+    def _remove(self, name: str, placed: dict[str, tuple[int, float]]) -> None:
+        generation, _ = placed.pop(name, (None, 0.0))
+        door = self._tree.doors.get(name)
+        if generation is None or door is None:
             return
-        osc.listeners.pop(METER_REPLY, None)
-        osc.send(commands.n_free(METER_NODE))
+        door.scsynth.unlisten(METER_REPLY)
+        if door.scsynth.generation == generation:  # a new scsynth has no meter to free
+            with contextlib.suppress(ScorchError):
+                door.scsynth.send(commands.n_free(METER_NODE))

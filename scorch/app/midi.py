@@ -18,7 +18,6 @@ from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.config.profiles import Profiles, load_profiles, user_folders
 from scorch.errors import InvalidRequest, MidiUnavailable, NotFound, ScorchError
 from scorch.primitives.scsynth import commands
-from scorch.primitives.scsynth.node_tree import tree_synths
 from scorch.primitives.synthdefs.scgf import param_names
 from scorch.values import describe_errors
 
@@ -266,21 +265,19 @@ class Midi:
         if router is not None:
             released = router.panic().get(timeout=ASK)
         swept: dict[str, int | None] = {}
-        for name, view in self._tree.views.items():
-            osc = view.osc
-            if osc is None:
+        for name, door in list(self._tree.doors.items()):
+            osc = door.scsynth
+            if not osc.is_open:
                 continue
             try:
-                reply = osc.request(commands.Cmd.G_QUERY_TREE, 0, 0,
-                                    reply=commands.Reply.QUERY_TREE, timeout=2.0)
+                voices = [n.node_id for n in osc.query_tree() if n.synthdef is not None
+                          and FIRST_NODE_ID <= n.node_id < FIRST_NODE_ID + NODE_ID_SPAN]
+                for node in voices:
+                    osc.send(commands.release(node))
             except ScorchError as err:
                 log.warning("panic: %s did not list its synths: %s", name, err)
                 swept[name] = None
                 continue
-            voices = [node for node, _ in tree_synths(reply.args)
-                      if FIRST_NODE_ID <= node < FIRST_NODE_ID + NODE_ID_SPAN]
-            for node in voices:
-                osc.send(commands.release(node))
             swept[name] = len(voices)
         return {"released": released, "voices_in_rooms": swept,
                 "midi": self.error or "on"}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, cast
 
 import pykka
@@ -31,7 +31,7 @@ from scorch.app.scenes import SceneDirector
 from scorch.app.session_keeper import Sessions
 from scorch.app.studio.studio import Studio
 from scorch.app.tempo import Tempo
-from scorch.app.tree import ASK, ParamWatcher, Tree
+from scorch.app.tree import ASK, Tree
 from scorch.app.undo import Undo
 from scorch.config.allowed import sclang_guard
 from scorch.config.changes import ConfigChanges, config_changes
@@ -42,7 +42,7 @@ from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.audio_driver import AudioChoice
 from scorch.state.events import State
 from scorch.state.session import Session
-from scorch.state.view import STARTING, InstanceView
+from scorch.state.view import STARTING
 
 if TYPE_CHECKING:
     from scorch.hosts.remote_rooms import HostRooms
@@ -66,6 +66,10 @@ class Orchestra:
         self._tree = tree = Tree(config, self.library)
         self.views = tree.views
         """Every instance's view by name (thread-safe reads)."""
+        self.doors = tree.doors
+        """Every instance's doors to its scsynth and sclang, by name (thread-safe)."""
+        self.bus = tree.bus
+        """Where every change of the desired state is announced (:mod:`scorch.state.bus`)."""
         self.jack_console = Console()
         self.started_at: float | None = None
         self.audio: AudioChoice | None = None
@@ -99,8 +103,8 @@ class Orchestra:
         """The docs index, the execution history and the snippets (the knowledge ops')."""
         self.meters = Meters(tree, config.web.meter_hz)
         """Each room's output levels, measured by scsynth while someone watches."""
-        self.studio = Studio(state, self.views, self.library, config.audio.sample_rate,
-                             tree.await_ready)
+        self.studio = Studio(state, self.views, tree.doors, self.library,
+                             config.audio.sample_rate, tree.await_ready)
         """Recordings, listening and renders."""
         self.hours = Hours(tree)
         """The schedule and the cue list (started with the API's firer once the rooms are
@@ -110,15 +114,6 @@ class Orchestra:
     def config(self) -> Config:
         """The installation's config (a reload replaces it)."""
         return self._tree.config
-
-    def watch(self, watcher: ParamWatcher) -> Callable[[], None]:
-        """Tell ``watcher`` of every param set from now on, by any means (the OSC door);
-        return what stops it."""
-        return self._tree.watch(watcher)
-
-    def _midi_set(self, room: str, node: str, param: str, value: float) -> None:
-        """A MIDI control set a param (the router's sender thread): the watchers hear it."""
-        self._tree.changed(room, node, {param: value})
 
     def _midi_cue(self, kind: str, name: str, selector: str, value: float) -> None:
         """A MIDI scene route's cue, or a cue list button's (kind ``cue``): hand it on."""
@@ -192,11 +187,11 @@ class Orchestra:
             from scorch.hosts.remote_rooms import HostRooms
 
             # Polls nothing until a route asks for a room of another host.
-            self._remote = HostRooms(self.config, self._remote_changed)
+            self._remote = HostRooms(self.config, self._remote_changed, bus=tree.bus)
         try:
             supervisor = tree.supervisor = cast(SupervisorProxy, Supervisor.start(
-                self.config, self.views, settings, self.jack_console, self._midi_cue,
-                self._remote, self._midi_set).proxy())
+                self.config, self.views, tree.doors, tree.bus, settings, self.jack_console,
+                self._midi_cue, self._remote).proxy())
             tree.instances = supervisor.start_tree().get(timeout=timeout)
             tree.router = supervisor.router_proxy().get(timeout=ASK)
             tree.conductor = supervisor.conductor_proxy().get(timeout=ASK)
@@ -285,13 +280,12 @@ class Orchestra:
             if self._remote is not None:
                 self._remote.update(config)
             for name in changes.added:
-                view = InstanceView(name, config.instances[name].group)
-                view.update(state=State.BOOTING, reason="added by a reload")
-                self.views[name] = view
+                tree.add_room(name, config.instances[name].group).update(
+                    state=State.BOOTING, reason="added by a reload")
             failed = supervisor.apply(config, changes, settings).get(timeout=RELOAD_TIMEOUT)
             tree.config = config
             for name in changes.removed:
-                self.views.pop(name, None)
+                tree.drop_room(name)
             tree.instances = supervisor.instance_proxies().get(timeout=ASK)
             tree.router = supervisor.router_proxy().get(timeout=ASK)
             tree.watchdog = supervisor.watchdog_proxy().get(timeout=ASK)

@@ -22,7 +22,6 @@ from scorch.errors import (
     InstanceNotReady,
     InvalidRequest,
     NodeNotFound,
-    OscTimeout,
     ScorchError,
 )
 from scorch.primitives.console import ConsoleLine
@@ -78,13 +77,11 @@ class Rooms:
         view = self.view(name)
         snap = view.snapshot
         nodes = view.nodes
-        osc = view.osc
-        server = None
-        if osc is not None:
-            try:
-                server = osc.status(timeout=0.5) if live else osc.last_status
-            except OscTimeout:
-                server = osc.last_status
+        door = self._tree.door(name).scsynth
+        server = door.last_status
+        if live and door.is_open:
+            with contextlib.suppress(ScorchError):  # a timeout, or the scsynth just went
+                server = door.status(timeout=0.5)
         return InstanceStatus.of(snap, nodes, server, self._tree.config.host,
                                  StageInfo.of(view.stage, view.stage_readings.last))
 
@@ -281,12 +278,12 @@ class Rooms:
         for name in self.resolve(selector):
             self._ready(name, "stop")
             stopped[name] = self._tree.ask(name, lambda p: p.silence(stop_routines))
-            self._tree.tell_router(name, None, None)
+        self._tree.settled()
         return stopped
 
     def play(self, name: str, synthdef: str, params: dict[str, float] | None = None,
              node: str | None = None, at: float | None = None, target: str | None = None,
-             add_action: str = "tail") -> dict[str, object]:
+             add_action: str = "tail", by: str = "play") -> dict[str, object]:
         """Start a synth of the library or of a SynthDef the room's code added; with
         ``node`` it is named and restored after restarts (with the SynthDef's bytes).
 
@@ -298,16 +295,12 @@ class Rooms:
         self._ready(name, "play")
         sent = synthdef not in library
         compiled = self._sent_synthdef(name, synthdef) if sent else library.compiled(synthdef)
+        # Every control starts at its default unless given: its start announces them all.
+        defaults = {} if sent else {p.name: p.default for p in library.info(synthdef).params}
         played = self._tree.ask(name, lambda p: p.nodes.play(
-            synthdef, dict(params or {}), node, compiled, at, target, add_action, sent))
-        if node is not None:
-            # Every control starts at its default unless given: the router must know all,
-            # and where the node now is.
-            values = ({} if sent else
-                      {p.name: p.default for p in library.info(synthdef).params})
-            given = played["params"]
-            assert isinstance(given, dict)
-            self._tree.tell_router(name, node, {**values, **given}, moved=True)
+            synthdef, dict(params or {}), node, compiled, at, target, add_action, sent,
+            defaults, by))
+        self._tree.settled()
         return played
 
     def _sent_synthdef(self, name: str, synthdef: str) -> bytes:
@@ -324,11 +317,12 @@ class Rooms:
         return bytes.fromhex(text)
 
     def set(self, name: str, node: str, params: dict[str, float],
-            at: float | None = None) -> dict[str, float]:
-        """Set a named node's parameters (kept for restarts); ``at``: at that Unix time."""
+            at: float | None = None, by: str = "set") -> dict[str, float]:
+        """Set a named node's parameters (kept for restarts); ``at``: at that Unix time.
+        ``by``: which way the change came, as its announcement says."""
         self._ready(name, "set")
-        values = self._tree.ask(name, lambda p: p.nodes.set_params(node, dict(params), at))
-        self._tree.tell_router(name, node, params)
+        values = self._tree.ask(name, lambda p: p.nodes.set_params(node, dict(params), at, by))
+        self._tree.settled()
         return values
 
     def set_gain(self, name: str, db: float, fade: float) -> StageState:
@@ -337,36 +331,26 @@ class Rooms:
         return self._tree.ask(name, lambda p: p.stage.set_gain(db, fade))
 
     def place(self, name: str, node: str, target: str | None,
-              add_action: str) -> dict[str, object]:
+              add_action: str, by: str = "place") -> dict[str, object]:
         """Move a named node before or after named node ``target``, or to the head or tail
         of the default group; it keeps that place through restores."""
         self._ready(name, "place")
-        return self._tree.ask(name, lambda p: p.nodes.place(node, target, add_action))
+        return self._tree.ask(name, lambda p: p.nodes.place(node, target, add_action, by))
 
-    def set_values(self, name: str, values: dict[str, dict[str, float]]) -> list[str]:
-        """Set params of several named nodes of one instance at once; return those it lacks."""
-        missing = self._tree.ask(name, lambda p: p.nodes.set_many(values))
-        router = self._tree.router
-        for node, params in values.items():
-            if node not in missing:  # not waited for: a timed morph sends 30 a second
-                self._tree.changed(name, node, params)
-                if router is not None:
-                    router.observe(name, node, params)
-        return missing
+    def set_values(self, name: str, values: dict[str, dict[str, float]],
+                   by: str = "scene") -> list[str]:
+        """Set params of several named nodes of one instance at once; return those it lacks.
 
-    def release(self, name: str, node: str, at: float | None = None) -> None:
+        Not settled: a timed morph sends 30 a second, and the router takes them as they come.
+        """
+        return self._tree.ask(name, lambda p: p.nodes.set_many(values, by))
+
+    def release(self, name: str, node: str, at: float | None = None,
+                by: str = "release") -> None:
         """Release a named node; ``at``: its fade begins at that Unix time."""
         self._ready(name, "release")
-        self._tree.ask(name, lambda p: p.nodes.release(node, at))
-        self._tree.tell_router(name, node, None)
-
-    def remember(self, name: str, node: str, params: dict[str, float]) -> bool:
-        """Keep values another host's MIDI router sent to a named node (sends nothing)."""
-        if node not in self.view(name).nodes:
-            return False
-        self._tree.instance(name).nodes.remember_params(node, dict(params))  # a tell: no wait
-        self._tree.tell_router(name, node, params)
-        return True
+        self._tree.ask(name, lambda p: p.nodes.release(node, at, by))
+        self._tree.settled()
 
     # --- SynthDefs -----------------------------------------------------------
 

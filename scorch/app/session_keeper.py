@@ -191,17 +191,18 @@ class Sessions:
         """What turns ``current`` (a capture) into ``target``, in order."""
         return diff(current, target, self._param_defaults)
 
-    def apply(self, changes: list[Change]) -> list[tuple[Change, str]]:
-        """Carry out ``changes`` in order; return those that failed, with why (the rest apply)."""
+    def apply(self, changes: list[Change], by: str = "session") -> list[tuple[Change, str]]:
+        """Carry out ``changes`` in order; return those that failed, with why (the rest apply).
+        ``by``: which way they came (``session``, ``undo``), as their announcements say."""
         failed = []
         for change in changes:
             try:
-                self._apply(change)
+                self._apply(change, by)
             except ScorchError as err:
                 failed.append((change, str(err)))
         return failed
 
-    def _apply(self, change: Change) -> None:
+    def _apply(self, change: Change, by: str) -> None:
         room, target = change.instance, change.target
         if change.action == "free":
             assert room is not None
@@ -211,17 +212,17 @@ class Sessions:
             self._buffers.load(room, change.path, target, change.bufnum)
         elif change.action == "release":
             assert room is not None
-            self._rooms.release(room, target)
+            self._rooms.release(room, target, by=by)
         elif change.action == "play":
             assert room is not None and change.synthdef is not None
             self._rooms.play(room, change.synthdef, dict(change.params), target,
-                             target=change.placed, add_action=change.add_action)
+                             target=change.placed, add_action=change.add_action, by=by)
         elif change.action == "move":
             assert room is not None
-            self._rooms.place(room, target, change.placed, change.add_action)
+            self._rooms.place(room, target, change.placed, change.add_action, by=by)
         elif change.action == "set":
             assert room is not None
-            self._rooms.set(room, target, dict(change.params))
+            self._rooms.set(room, target, dict(change.params), by=by)
         elif change.action == "gain":
             assert room is not None
             self._rooms.set_gain(room, change.params["db"], GAIN_FADE)

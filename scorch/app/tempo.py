@@ -7,7 +7,7 @@ from typing import Any
 
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.errors import InvalidRequest
-from scorch.state import timing
+from scorch.state import tempo as timing
 from scorch.state.tempo import INSTALLATION
 
 
@@ -45,7 +45,7 @@ class Tempo:
 
         A beat or bar is on the grid those rooms play at: a group's own tempo, or the
         installation's; rooms on different grids have no common next bar (refused).
-        See ``scorch.state.timing``.
+        See ``scorch.state.tempo``.
         """
         scope = INSTALLATION
         if isinstance(at, str):  # a beat: the grid is there once scorch has started

@@ -25,6 +25,8 @@ from scorch.errors import (
     NoAnswer,
     TempoUnavailable,
 )
+from scorch.state.bus import Bus
+from scorch.state.door import Door, doors_of
 from scorch.state.events import State
 from scorch.state.view import InstanceView, Snapshot
 
@@ -41,14 +43,13 @@ if TYPE_CHECKING:  # the actors' modules load when the orchestra starts them, no
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-ParamWatcher = Callable[[str, str | None, "dict[str, float] | None"], None]
-"""Told of params set on a named node (room, node, values; values None: the node, or with
-node None every node of the room, is gone). Called from any thread; must not block."""
 Ready = Callable[[Iterable[str] | None, float, str], None]
 """:meth:`Tree.await_ready` as a component is given it: room names (None: every room
 while scorch starts), a ``time.monotonic()`` deadline, and what waits."""
 
 ASK = 15.0  # seconds any ask to an actor may take before the call gives up
+#: Seconds a call waits for the MIDI router to take what it changed (:meth:`Tree.settled`).
+SETTLE = 2.0
 RESTORE_WAIT = 10.0
 """Seconds a call without a timeout of its own waits for scorch to start, or for a room
 to boot or restore, before it says BOOTING."""
@@ -61,9 +62,14 @@ class Tree:
         self.config = config
         """The installation's config (replaced by a reload)."""
         self.library = library
-        self.views = {name: InstanceView(name, inst.group)
-                      for name, inst in config.instances.items()}
+        self.bus = Bus()
+        """Where every change of the desired state is announced (:mod:`scorch.state.bus`)."""
+        self.views: dict[str, InstanceView] = {}
         """Every instance's view by name (a reload adds and removes, in place)."""
+        self.doors: dict[str, Door] = {}
+        """Every instance's doors to its processes, by name (their actors open them)."""
+        for name, inst in config.instances.items():
+            self.add_room(name, inst.group)
         self.supervisor: SupervisorProxy | None = None
         self.instances: dict[str, InstanceProxy] = {}
         self.router: MidiRouterProxy | None = None
@@ -80,7 +86,17 @@ class Tree:
         """Set once the actors exist (or the start failed)."""
         self.started = threading.Event()
         """Set once the start is over: every room READY or given up (or the start failed)."""
-        self._watchers: tuple[ParamWatcher, ...] = ()
+
+    def add_room(self, name: str, group: str | None) -> InstanceView:
+        """A room's view and doors (at start, and for a room a reload adds)."""
+        view = self.views[name] = InstanceView(name, group, self.bus)
+        self.doors[name] = doors_of(view)
+        return view
+
+    def drop_room(self, name: str) -> None:
+        """Forget a room a reload removed."""
+        self.views.pop(name, None)
+        self.doors.pop(name, None)
 
     def forget_actors(self) -> None:
         """The tree stopped: no proxy is left to ask, and a later start begins afresh."""
@@ -109,6 +125,19 @@ class Tree:
             return self.views[name]
         except KeyError:
             raise InstanceNotFound(name, self.names(), list(self.config.groups())) from None
+
+    def door(self, name: str) -> Door:
+        """The doors of one instance's processes; InstanceNotFound lists the known names."""
+        try:
+            return self.doors[name]
+        except KeyError:
+            raise InstanceNotFound(name, self.names(), list(self.config.groups())) from None
+
+    def settled(self) -> None:
+        """Wait (at most :data:`SETTLE`) until the readers that must be ahead of the next call
+        took every change announced so far: a knob moved right after a ``set`` finds the
+        MIDI router's takeover at the new value."""
+        self.bus.settle(SETTLE)
 
     # --- actors --------------------------------------------------------------
 
@@ -176,41 +205,6 @@ class Tree:
             raise TempoUnavailable(
                 f"the tempo is not running: {self.start_error or 'scorch is not started'}")
         return self.conductor
-
-    def watch(self, watcher: ParamWatcher) -> Callable[[], None]:
-        """Tell ``watcher`` of every param set from now on; return what stops it."""
-        self._watchers = (*self._watchers, watcher)
-
-        def stop() -> None:
-            self._watchers = tuple(w for w in self._watchers if w is not watcher)
-
-        return stop
-
-    def changed(self, name: str, node: str | None, values: dict[str, float] | None) -> None:
-        """Tell the watchers (the OSC door) of params set (any thread)."""
-        for watcher in self._watchers:
-            try:
-                watcher(name, node, values)
-            except Exception:
-                log.exception("a param watcher failed")
-
-    def tell_router(self, name: str, node: str | None, values: dict[str, float] | None,
-                    moved: bool = False) -> None:
-        """Tell MIDI takeover (and its feedback) and the watchers where a node's params are
-        now (None: the node is gone).
-
-        Without this a knob in pickup mode compares against a value the node no
-        longer has, and jumps or never picks up. ``moved``: the node has a new id.
-        Waited for, so a knob moved right after the call sees the new values.
-        """
-        self.changed(name, node, values)
-        if self.router is None:
-            return
-        if values is None:
-            self.router.forget(name, node).get(timeout=ASK)
-            return
-        assert node is not None
-        self.router.observe(name, node, values, moved).get(timeout=ASK)
 
 
 def _settled(need_sclang: bool, snap: Snapshot) -> bool:

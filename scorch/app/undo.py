@@ -143,7 +143,7 @@ class Undo:
                     done.append(Step(entry.seq, entry.call, entry.summary, changes, []))
                     # what a second step would do depends on this one's: show one
                     break
-                failed = self._sessions.apply(changes)
+                failed = self._sessions.apply(changes, by="undo")
                 if back:
                     self._append(undone_line(journal.undone(entry.seq, now)))
                 else:

@@ -6,8 +6,15 @@ its host and the room's port; it needs to know, without waiting, whether the
 room is READY, on which port, and the ids of its named nodes. :class:`HostRooms`
 learns that from the room's host (its ``status``, through the same channels a
 coordinator uses) in a thread of its own, a host at a time every second while
-it answers, less often while it does not. Values the router sent there are
-handed to that host (``remember``) in batches, so its restores bring them back.
+it answers, less often while it does not.
+
+The values the router sent there are announced on this host's change bus like any
+others; :class:`HostRooms` takes those of rooms of other hosts and hands them, in
+batches, to each room's host (``publish``), where they are announced on its bus as
+its own router's are: its room keeps them for its restores, its page, panel and
+router see them. As values already sent, not as ``set`` calls: a ``set`` would send
+them to scsynth a second time, be journaled (``undo`` would step through knob
+moves, which this host's own MIDI never journals) and fill the history.
 
 Only the hosts of rooms the router has asked about are polled.
 """
@@ -26,6 +33,9 @@ from scorch.config.installation import Config
 from scorch.errors import ScorchError
 from scorch.hosts.channel import Channel, open_channel
 from scorch.hosts.link import HostLink
+from scorch.state.bus import Bus, Published, Subscription
+from scorch.state.changes import ParamsChanged, encode
+from scorch.wire.envelope import PUBLISH
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +61,7 @@ class HostRooms:
 
     def __init__(self, config: Config, on_change: Callable[[], None],
                  opener: Callable[[str | None, Config], Channel] = open_channel,
-                 poll: float = POLL) -> None:
+                 poll: float = POLL, bus: Bus | None = None) -> None:
         self._config = config
         self._on_change = on_change
         self._opener = opener
@@ -65,6 +75,9 @@ class HostRooms:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
+        self._sent: Subscription | None = None
+        if bus is not None:
+            self._sent = bus.subscribe(self._sent_there, "other-hosts", self._theirs)
         self._thread = threading.Thread(target=self._run, name="remote-rooms", daemon=True)
         self._thread.start()
 
@@ -85,10 +98,17 @@ class HostRooms:
             room = self._rooms.get(instance)
             return room.nodes.get(node) if room is not None else None
 
-    def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
-        """Queue a value the router sent there; handed to its host in the next batch."""
+    def _theirs(self, change: object) -> bool:
+        """Values this host's router sent to a room of another host (the bus's filter)."""
+        return (type(change) is ParamsChanged and change.by == "midi"
+                and change.room in self._config.remote)
+
+    def _sent_there(self, published: Published) -> None:
+        """Queue values the router sent there; handed to its host in the next batch."""
+        change = published.change
+        assert isinstance(change, ParamsChanged)
         with self._lock:
-            self._values.setdefault((instance, node), {})[param] = value
+            self._values.setdefault((change.room, change.node), {}).update(change.params)
 
     def update(self, config: Config) -> None:
         """A reloaded config: hosts and rooms as it says (links are opened again)."""
@@ -102,6 +122,8 @@ class HostRooms:
 
     def close(self) -> None:
         """Stop polling and close the links."""
+        if self._sent is not None:
+            self._sent.close()
         self._stop.set()
         self._wake.set()
         self._thread.join(timeout=5.0)
@@ -179,15 +201,18 @@ class HostRooms:
     def _report(self, config: Config) -> None:
         with self._lock:
             values, self._values = self._values, {}
+        by = f"midi@{config.host}" if config.host else "midi@"
+        hosts: dict[str | None, list[dict[str, object]]] = {}
         for (instance, node), params in values.items():
             room = config.remote.get(instance)
-            if room is None:
-                continue
+            if room is not None:
+                hosts.setdefault(room.host, []).append(
+                    encode(ParamsChanged(instance, node, params, by)))
+        for host, changes in hosts.items():
             try:
-                self._link(config, room.host).call(
-                    "remember", {"instance": instance, "node": node, "params": params}, TIMEOUT)
+                self._link(config, host).call(PUBLISH, {"changes": changes}, TIMEOUT)
             except ScorchError as err:
-                log.debug("remote rooms: %s.%s not kept there: %s", instance, node, err)
+                log.debug("remote rooms: values not handed to host %s: %s", host, err)
 
 
 def _address(config: Config, host: str | None) -> str | None:

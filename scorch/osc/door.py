@@ -36,6 +36,8 @@ from scorch.osc.addresses import (
     parse,
 )
 from scorch.primitives.osc import decode_packet, encode_message
+from scorch.state.bus import Published
+from scorch.state.changes import Change, NodeStarted, ParamsChanged
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -134,10 +136,8 @@ class OscDoor:
         for thread in self._threads:
             thread.join(timeout=STOP_WAIT)
 
-    def changed(self, room: str, node: str | None, values: Mapping[str, float] | None) -> None:
+    def changed(self, room: str, node: str, values: Mapping[str, float]) -> None:
         """Params set somewhere (any thread; never waits): the surfaces are told."""
-        if node is None or not values:
-            return
         with self._lock:
             for param, value in values.items():
                 self._pending[(room, node, param)] = value
@@ -284,9 +284,15 @@ class OscDoor:
         return (1.0 - surface.tokens) / rate if surface.outbox else None
 
 
+def shown(change: Change) -> bool:
+    """What the surfaces are sent from the change bus: params set, and a node's start."""
+    kind = type(change)
+    return kind is ParamsChanged or kind is NodeStarted
+
+
 def open_door(service: Caller, orch: Orchestra, config: OscConfig) -> OscDoor:
-    """Start the OSC door of ``orch`` (OSError: its port is taken) and have it told of
-    every param change."""
+    """Start the OSC door of ``orch`` (OSError: its port is taken) and have it follow every
+    param change on the change bus."""
     def current() -> dict[ParamKey, float]:
         return {(room, node, param): value for room in orch.views
                 for node, info in orch.rooms.nodes(room).items()
@@ -294,5 +300,10 @@ def open_door(service: Caller, orch: Orchestra, config: OscConfig) -> OscDoor:
 
     door = OscDoor(service, config, current)
     door.start()
-    door.on_stop = orch.watch(door.changed)
+    def follow(published: Published) -> None:
+        change = published.change
+        assert isinstance(change, (ParamsChanged, NodeStarted))
+        door.changed(change.room, change.node, change.params)
+
+    door.on_stop = orch.bus.subscribe(follow, "osc-door", shown).close
     return door

@@ -15,8 +15,8 @@ from typing import Any
 from scorch.errors import Booting, InstanceFailed, InstanceNotReady
 from scorch.primitives.console import Console
 from scorch.primitives.sclang.patterns import PatternRecord
-from scorch.primitives.sclang.session import SclangSession
-from scorch.primitives.scsynth.client import OscClient
+from scorch.state.bus import Bus
+from scorch.state.changes import RoomChanged
 from scorch.state.code_runs import CodeRuns
 from scorch.state.desired import BufferState, NodeState
 from scorch.state.events import SOUNDING, EventLog, Kind, State
@@ -83,17 +83,19 @@ class Snapshot:
 
 
 class InstanceView:
-    """Thread-safe handle on one instance's snapshot, console, events and links."""
+    """Thread-safe handle on one instance's snapshot, console, events and state.
 
-    def __init__(self, name: str, group: str | None) -> None:
+    It holds no way to the room's processes (their doors are :class:`~scorch.state.door.Door`,
+    the actor's to open): what it shows is what the actor published.
+    """
+
+    def __init__(self, name: str, group: str | None, bus: Bus | None = None) -> None:
         self.console = Console()
         self.events = EventLog(name)
         self._snapshot = Snapshot(name, group)
         self._lock = threading.Condition()
-        self.osc: OscClient | None = None
-        """The OSC client of the running scsynth (None while it is down)."""
-        self.sclang: SclangSession | None = None
-        """The session of the running sclang (None while it is down)."""
+        self._bus = bus
+        """Where a change of the room's state or its sclang's is published."""
         self.nodes: dict[str, NodeState] = {}
         """Named persistent nodes as last published (replaced whole on change, never mutated)."""
         self.synthdefs: dict[str, bytes] = {}
@@ -139,11 +141,16 @@ class InstanceView:
     def update(self, **changes: Any) -> Snapshot:
         """Replace some fields; a change of state also stamps ``since``."""
         with self._lock:
-            if "state" in changes and changes["state"] != self._snapshot.state:
+            before = self._snapshot
+            if "state" in changes and changes["state"] != before.state:
                 changes.setdefault("since", time.time())
-            self._snapshot = replace(self._snapshot, **changes)
+            after = self._snapshot = replace(before, **changes)
             self._lock.notify_all()
-            return self._snapshot
+        if self._bus is not None and (after.state, after.sclang_state, after.reason) != (
+                before.state, before.sclang_state, before.reason):
+            self._bus.publish(RoomChanged(after.name, str(after.state), after.sclang_state,
+                                          after.reason))
+        return after
 
     def restarted(self, kind: str) -> Snapshot:
         """Count a restart of ``kind`` (scsynth or sclang) that came up."""

@@ -127,14 +127,20 @@ def make_app(feed: Feed, gate: Gate, meter_hz: float) -> Starlette:
 
         async def events() -> AsyncIterator[dict[str, str]]:
             await anyio.to_thread.run_sync(feed.open)
+            changes = feed.changes()
             try:
-                sent = -1
+                sent, metered = -1, 0.0
                 while not await request.is_disconnected():
                     for version, data in feed.views_since(sent):
                         sent = version
                         yield {"event": "view", "data": data}
-                    yield {"event": "meters", "data": feed.meters()}
-                    await anyio.sleep(1.0 / meter_hz)
+                    if anyio.current_time() - metered >= 0.9 / meter_hz:
+                        metered = anyio.current_time()
+                        yield {"event": "meters", "data": feed.meters()}
+                    # until the next change, or the meters are due: each change at once
+                    for published in await anyio.to_thread.run_sync(changes.take,
+                                                                     1.0 / meter_hz):
+                        yield {"event": "change", "data": feed.change(published)}
             finally:
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(feed.close)

@@ -1,11 +1,14 @@
 """The live view as the page's streams read it: built once for every open page.
 
-A thread rebuilds the view (:func:`scorch.api.live.live_view`) every
-:data:`VIEW_EVERY` seconds while at least one page is open, and at once when a
-room's state changes (a watcher thread per room sleeps on its view's condition:
-no polling), and joins the meters for as long; each page's stream reads the newest
-copy and the meters without asking anything itself, so ten open pages cost what
-one does.
+While at least one page is open, a thread rebuilds the view
+(:func:`scorch.api.live.live_view`) when the change bus (:mod:`scorch.state.bus`)
+announces a change (a node's params, a pattern, the tempo, a room's state...: at
+most every :data:`MIN_GAP` seconds, a burst in one build), and every
+:data:`MEASURE_EVERY` seconds for what no change announces (CPU, uptime, the MIDI
+counters, xruns); it joins the meters for as long. Each page's stream reads the
+newest copy and the meters without asking anything itself, so ten open pages cost
+what one does, and sends each change itself too, once and in order, as it is
+published (the page updates a node's params at once).
 """
 
 from __future__ import annotations
@@ -18,25 +21,24 @@ from typing import TYPE_CHECKING
 
 from scorch.api.live import live_view, meters_now
 from scorch.errors import ScorchError
+from scorch.state.bus import Published, Reader, Subscription, as_json
 
 if TYPE_CHECKING:
     from scorch.api.local import LocalService
     from scorch.app.orchestra import Orchestra
-    from scorch.state.view import InstanceView, Snapshot
 
 log = logging.getLogger(__name__)
 
-#: Seconds between two builds of the view while a page is open; a room's change of state
-#: is built and sent at once (a restart can be over in less than this; each state shows).
-VIEW_EVERY = 0.5
-#: Seconds a room's watcher sleeps at most before it looks whether the page closed.
-WATCH_EVERY = 1.0
+#: Seconds between two builds for what no change announces (CPU, uptime, MIDI counters).
+MEASURE_EVERY = 1.0
+#: Seconds at least between two builds a change asked for (a morph sends 30 a second).
+MIN_GAP = 0.2
 #: Views kept for streams that read a little late (each sends every view it missed).
 KEPT = 16
 
 
 class Feed:
-    """The newest view (JSON) and the meters, while pages watch."""
+    """The newest view (JSON), the changes and the meters, while pages watch."""
 
     def __init__(self, service: LocalService, orch: Orchestra) -> None:
         self.service = service
@@ -49,7 +51,8 @@ class Feed:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._changed = threading.Event()
-        """Set by a room's watcher when its state changed: the builder builds at once."""
+        """Set by the bus's subscription when a change came: the builder builds soon."""
+        self._heard: Subscription | None = None
 
     @property
     def pages(self) -> int:
@@ -70,15 +73,25 @@ class Feed:
         return json.dumps({name: meter.model_dump() if meter else None
                            for name, meter in meters_now(self.orch).items()})
 
+    def changes(self) -> Reader:
+        """A page's own cursor over the changes, from now (:meth:`Reader.take`)."""
+        return self.orch.bus.reader()
+
+    @staticmethod
+    def change(published: Published) -> str:
+        """One change as the stream sends it (JSON)."""
+        return json.dumps(as_json(published))
+
     def open(self) -> None:
         """A page opened its stream: the first starts the builder and the meters."""
         with self._lock:
             self._pages += 1
             first = self._thread is None
-            if first:  # a stop of its own: the last builder's watchers end with theirs
+            if first:  # a stop of its own: a builder that ends never stops the next
                 self._stop = threading.Event()
                 self._thread = threading.Thread(target=self._build, args=(self._stop,),
                                                 name="web-view", daemon=True)
+                self._heard = self.orch.bus.subscribe(lambda _: self._changed.set(), "web-page")
         if first:
             self.orch.meters.join()
             assert self._thread is not None
@@ -91,15 +104,16 @@ class Feed:
             if self._pages or self._thread is None:
                 return
             thread, self._thread = self._thread, None
+            heard, self._heard = self._heard, None
             self._stop.set()
             self._changed.set()  # the builder ends now, not after its wait
+        if heard is not None:
+            heard.close()
         thread.join(timeout=5.0)
         self.orch.meters.leave()
 
     def _build(self, stop: threading.Event) -> None:
-        watched: set[str] = set()
         while not stop.is_set():
-            self._watch_new_rooms(watched, stop)
             self._changed.clear()
             try:
                 view = self.build()
@@ -111,26 +125,5 @@ class Feed:
                 with self._lock:
                     self.version += 1
                     self._views.append((self.version, view))
-            self._changed.wait(VIEW_EVERY)
-
-    def _watch_new_rooms(self, watched: set[str], stop: threading.Event) -> None:
-        """A watcher for each room not ``watched`` yet (rooms come with a reload)."""
-        for name, view in list(self.orch.views.items()):
-            if name in watched:
-                continue
-            watched.add(name)
-            threading.Thread(target=self._watch, args=(view, stop), name=f"web-watch-{name}",
-                             daemon=True).start()
-
-    def _watch(self, view: InstanceView, stop: threading.Event) -> None:
-        """Wake the builder whenever ``view``'s state changes, until ``stop``."""
-        seen = [view.snapshot.state]
-
-        def moved(snap: Snapshot) -> bool:
-            return snap.state != seen[0]
-
-        while not stop.is_set():
-            now = view.wait_until(moved, WATCH_EVERY).state
-            if now != seen[0]:
-                seen[0] = now
-                self._changed.set()
+            if self._changed.wait(MEASURE_EVERY):
+                stop.wait(MIN_GAP)  # what comes meanwhile is in the same build

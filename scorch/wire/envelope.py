@@ -35,6 +35,9 @@ from scorch.values import describe_errors
 from scorch.wire.limits import REQUEST_LIMITS, Limits, OverLimit, loads
 
 SOCKET_NAME = "control.sock"
+#: The one method that is no operation: changes another host made to rooms here (the
+#: values its MIDI router sent them), published on this host's change bus.
+PUBLISH = "publish"
 MAX_LINE = 16 * 1024 * 1024  # bytes in one reply: consoles and results are small
 MAX_REQUEST = REQUEST_LIMITS.size  # bytes in one request line
 #: What one reply may hold: results nest a little deeper than arguments, and lists are long

@@ -73,7 +73,7 @@ def test_snippet_pattern_and_checkpoint_names_are_checked_whole(name: str, spoil
 
 @given(GOOD, SPOILERS)
 def test_a_recordings_name_is_checked_whole(name: str, spoiler: str) -> None:
-    recorder = Recorder(Path("/nonexistent-scorch-recordings"), {}, Slots())
+    recorder = Recorder(Path("/nonexistent-scorch-recordings"), {}, {}, Slots())
     with pytest.raises(InvalidRequest, match="recording name"):
         recorder._new_path("room", "wav", name + spoiler)  # the file's name is made here
     assert recorder._new_path("room", "wav", name).name == f"{name}.wav"

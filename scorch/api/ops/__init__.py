@@ -44,7 +44,7 @@ REGISTRY: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("schedule", ("schedule",)),
     ("sessions", ("session",)),
     ("snippets", ("snippet",)),
-    ("sound", ("synthdefs", "play", "set", "release", "remember")),
+    ("sound", ("synthdefs", "play", "set", "release")),
     ("undo", ("undo",)),
 )
 """Every operation: (its module under ``scorch.api.ops``, the names of its operations)."""

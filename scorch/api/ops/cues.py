@@ -31,7 +31,7 @@ from scorch.errors import InvalidRequest, Unavailable
 from scorch.schedule.cuelist import Cue
 from scorch.schedule.cuelist import Firing as CueFiring
 from scorch.schedule.plan import Call
-from scorch.state import timing
+from scorch.state import tempo as timing
 
 if TYPE_CHECKING:
     from scorch.app.hours import Cues

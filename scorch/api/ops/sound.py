@@ -22,13 +22,10 @@ from scorch.api.operation import (
     ROOMS_NAMED,
     SET,
     Action,
-    Args,
     Changes,
     CliForm,
-    Patience,
     Result,
     Spread,
-    Tool,
     operation,
 )
 from scorch.errors import InvalidRequest
@@ -319,27 +316,3 @@ def _check_params(info: SynthDefInfo, params: dict[str, float]) -> list[str]:
     return [f"{name}={value:g} is outside {spec.minval:g}..{spec.maxval:g} {spec.units}".rstrip()
             for name, value in params.items()
             if not (spec := known[name]).minval <= value <= spec.maxval]
-
-
-class RememberArgs(Args):
-    """Values another host already sent to a named node."""
-
-    instance: InstanceName
-    node: NodeName
-    params: Annotated[Params, Field(min_length=1)]
-
-
-class RememberOutput(Result):
-    """The values kept."""
-
-    instance: str
-    node: str
-    kept: bool = Field(description="false: the node is not there (any more)")
-
-
-@operation(access=SET, patience=Patience(seconds=5.0), tool=Tool(listed=False))
-def remember(orch: Orchestra, args: RememberArgs) -> RememberOutput:
-    """Keep values that a MIDI router on another host already sent to a named node, so
-    this room's restores bring them back (nothing is sent to scsynth)."""
-    kept = orch.rooms.remember(args.instance, args.node, dict(args.params))
-    return RememberOutput(instance=args.instance, node=args.node, kept=kept)

@@ -246,7 +246,7 @@ def undo(orch: Orchestra, args: UndoArgs) -> UndoOutput:
         target = parse(text, path, Reading(orch.config, orch.library))
         changes = orch.sessions.diff(target)
         failed = {} if args.dry_run else dict(
-            (id(c), why) for c, why in orch.sessions.apply(changes))
+            (id(c), why) for c, why in orch.sessions.apply(changes, by="undo"))
         return UndoOutput(action="back", name=args.name, dry_run=args.dry_run, steps=[
             StepOut(seq=0, summary=f"back to {args.name}",
                     changes=[ChangeOut.of(c, failed.get(id(c))) for c in changes])])

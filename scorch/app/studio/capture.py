@@ -32,8 +32,9 @@ from scorch.errors import (
 )
 from scorch.primitives.osc import IMMEDIATELY, OscArg, OscMessage, encode_bundle
 from scorch.primitives.scsynth import commands
-from scorch.primitives.scsynth.client import Expected, OscClient
+from scorch.primitives.scsynth.client import Expected
 from scorch.primitives.scsynth.commands import AddAction, Cmd, Reply
+from scorch.primitives.scsynth.door import ScsynthDoor
 from scorch.primitives.scsynth.layout import READER_NODE_BASE, READERS_GROUP
 from scorch.primitives.synthdefs.capture import (
     pass_name,
@@ -130,12 +131,15 @@ class Source:
 class Capture:
     """A recorder synth writing to an open file on one scsynth, until it ends."""
 
-    def __init__(self, room: str, view: InstanceView, osc: OscClient, pid: int | None,
+    def __init__(self, room: str, view: InstanceView, osc: ScsynthDoor, pid: int | None,
                  slots: Slots, path: Path, source: Source, buf: int, node_id: int,
                  tap_bus: int | None, sample_rate: float) -> None:
         self.room = room
         self.view = view
         self.osc = osc
+        """The room's scsynth door: what this capture asks of its scsynth."""
+        self.generation = osc.generation
+        """The scsynth it writes through (a restart opens the door on another)."""
         self.pid = pid
         self.slots = slots
         self.path = path
@@ -159,12 +163,11 @@ class Capture:
         return self.node_id + _CAPTURE_NODE_SPAN
 
     @classmethod
-    def start(cls, room: str, view: InstanceView, slots: Slots, path: Path, fmt: str,
-              source: Source, seconds: float) -> Capture:
+    def start(cls, room: str, view: InstanceView, osc: ScsynthDoor, slots: Slots, path: Path,
+              fmt: str, source: Source, seconds: float) -> Capture:
         """Open ``path`` in scsynth and start recording ``source`` for ``seconds``."""
         source.check()
-        osc = view.osc
-        if osc is None or view.snapshot.state != State.READY:
+        if not osc.is_open or view.snapshot.state != State.READY:
             raise InstanceNotReady(f"instance {room!r} is {view.snapshot.state}: only a READY "
                                    "instance can be heard or recorded")
         try:
@@ -236,17 +239,16 @@ class Capture:
     def _read_out(self, node_id: int) -> float:
         """The bus the node plays to now (its ``out`` control)."""
         try:
-            reply = self.osc.request(Cmd.S_GET, node_id, "out", reply=Reply.N_SET,
-                                     timeout=_ASK, match=lambda m: m.args[:1] == (node_id,))
+            values = self.osc.s_get(node_id, "out", timeout=_ASK)
         except OscFailure as err:
             raise NodeNotFound(f"instance {self.room!r}: node {self.source.node!r} "
                                f"(id {node_id}) is not running on scsynth: {err}") from err
         except OscTimeout as err:
             raise InstanceNotReady(f"instance {self.room!r}: scsynth did not answer") from err
-        if len(reply.args) < 3 or reply.args[1] != "out":
+        if "out" not in values:
             raise InvalidRequest(f"node {self.source.node!r} has no `out` control, so it "
                                  "cannot be heard alone; listen to the bus it plays to")
-        return float(reply.args[2])  # type: ignore[arg-type]
+        return values["out"]
 
     def wait(self, timeout: float) -> bool:
         """True once the recorder synth ended (by itself, by :meth:`stop`, or freed by others)."""
@@ -261,8 +263,8 @@ class Capture:
 
     def scsynth_gone(self) -> bool:
         """True when the scsynth this capture writes through is no longer running."""
-        return (self.view.osc is not self.osc or self.view.snapshot.scsynth_pid != self.pid
-                or not pid_alive(self.pid))
+        return (self.osc.generation != self.generation
+                or self.view.snapshot.scsynth_pid != self.pid or not pid_alive(self.pid))
 
     def finish(self) -> None:
         """Put a tapped node back, close the file and give the buffer back; once only."""

@@ -35,6 +35,8 @@ from scorch.app.studio.capture import (
 from scorch.app.tree import RESTORE_WAIT, Ready
 from scorch.errors import AudioFileError, CaptureError, InvalidRequest, RecordingNotFound
 from scorch.primitives.files import write_json_atomically
+from scorch.primitives.scsynth.door import ScsynthDoor
+from scorch.state.door import Door
 from scorch.state.events import State
 from scorch.state.view import InstanceView
 
@@ -88,10 +90,11 @@ def disk_reserve(channels: int) -> int:
 class Recorder:
     """Every recording of one installation, under ``folder``; thread-safe."""
 
-    def __init__(self, folder: Path, views: dict[str, InstanceView], slots: Slots,
-                 ready: Ready | None = None) -> None:
+    def __init__(self, folder: Path, views: dict[str, InstanceView], doors: dict[str, Door],
+                 slots: Slots, ready: Ready | None = None) -> None:
         self.folder = folder.resolve()
         self.views = views
+        self.doors = doors
         self.slots = slots
         self._ready = ready
         """Waits for a booting or restoring room before a recording starts (None: never)."""
@@ -105,13 +108,13 @@ class Recorder:
         """Start recording ``source`` of ``room`` to ``folder/NAME.FMT``."""
         if self._ready is not None:
             self._ready([room], time.monotonic() + RESTORE_WAIT, "record")
-        view = self.views[room]
+        view, door = self.views[room], self.doors[room].scsynth
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise CaptureError(f"cannot create the recordings folder {self.folder}: "
                                f"{err.strerror}") from err
-        rate = _sample_rate(view)
+        rate = _sample_rate(door)
         limit = _longest(fmt, source.channels, rate)
         if seconds is not None and seconds > limit:
             raise InvalidRequest(f"a {fmt} file of {source.channels} channels holds at most "
@@ -120,7 +123,7 @@ class Recorder:
             path = self._new_path(room, fmt, name)
             self._probe_writable(path)
             self._check_space(fmt, source.channels, rate, seconds)
-            capture = Capture.start(room, view, self.slots, path, fmt, source,
+            capture = Capture.start(room, view, door, self.slots, path, fmt, source,
                                     seconds if seconds is not None else limit)
             recording = Recording(
                 name=path.stem, path=str(path), room=room, format=fmt,
@@ -351,9 +354,9 @@ class Recorder:
                 f"{self.folder})")
 
 
-def _sample_rate(view: InstanceView) -> float:
+def _sample_rate(door: ScsynthDoor) -> float:
     """The room's nominal sample rate, as its scsynth last said (48 kHz before it did)."""
-    status = view.osc.last_status if view.osc is not None else None
+    status = door.last_status
     return status.nominal_sample_rate if status and status.nominal_sample_rate else 48000.0
 
 

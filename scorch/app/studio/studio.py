@@ -21,6 +21,7 @@ from scorch.app.studio.renderer import Renderer
 from scorch.app.tree import RESTORE_WAIT, Ready
 from scorch.errors import AudioFileError, InstanceNotReady
 from scorch.primitives.synthdefs.library import SynthDefLibrary
+from scorch.state.door import Door
 from scorch.state.view import InstanceView
 
 if TYPE_CHECKING:
@@ -58,12 +59,13 @@ class Heard:
 class Studio:
     """The recorder, the capture slots, the listening folder and the render cache."""
 
-    def __init__(self, state_dir: Path, views: dict[str, InstanceView],
+    def __init__(self, state_dir: Path, views: dict[str, InstanceView], doors: dict[str, Door],
                  library: SynthDefLibrary, sample_rate: int, ready: Ready | None = None) -> None:
         self.slots = Slots()
+        self._doors = doors
         self._ready = ready
         """Waits for a booting or restoring room before a capture starts (None: never)."""
-        self.recorder = Recorder(state_dir / "recordings", views, self.slots, ready)
+        self.recorder = Recorder(state_dir / "recordings", views, doors, self.slots, ready)
         self.listening = (state_dir / "listening").resolve()
         self.renderer = Renderer(state_dir / "renders", library, sample_rate)
         self.references = References(state_dir / "references")
@@ -95,9 +97,9 @@ class Studio:
         try:
             for room, view, source in sources:
                 stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{time.time_ns() % 10**9:09d}"
-                captures.append(Capture.start(room, view, self.slots,
-                                              self.listening / f"{room}-{stamp}.wav", "wav",
-                                              source, seconds))
+                captures.append(Capture.start(room, view, self._doors[room].scsynth,
+                                              self.slots, self.listening / f"{room}-{stamp}.wav",
+                                              "wav", source, seconds))
             _wait(captures, seconds)
         finally:
             for capture in captures:

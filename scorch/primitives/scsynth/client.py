@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import logging
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -16,6 +14,7 @@ from scorch.primitives.osc import OscArg, OscMessage, decode_packet, encode_mess
 from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.commands import Cmd, Reply
 from scorch.primitives.scsynth.node_tree import LiveSynths, tree_synths
+from scorch.primitives.scsynth.wire import UdpWire, Wire
 
 log = logging.getLogger(__name__)
 
@@ -77,15 +76,16 @@ class Expected:
 
 
 class OscClient:
-    """Send OSC to one scsynth and route its replies to whoever waits for them."""
+    """Send OSC to one scsynth and route its replies to whoever waits for them.
 
-    def __init__(self, port: int, host: str = "127.0.0.1", name: str = "osc") -> None:
+    Its datagrams go over a :class:`~scorch.primitives.scsynth.wire.Wire`: a UDP socket
+    to ``host``:``port`` unless another is given (a fake scsynth in tests).
+    """
+
+    def __init__(self, port: int, host: str = "127.0.0.1", name: str = "osc",
+                 wire: Wire | None = None) -> None:
         self.address = (host, port)
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._sock.bind((host, 0))
-        # Blocking, no timeout: the receive thread wakes only for a packet (or close()'s
-        # nudge), never to look at a flag (twelve rooms polling 5 times a second each
-        # were a tenth of an idle scorch's wake-ups).
+        self._wire: Wire = wire if wire is not None else UdpWire(self.address)
         self._waiters: list[_Waiter] = []
         self._lock = threading.Lock()
         self._closed = threading.Event()
@@ -155,7 +155,7 @@ class OscClient:
     def send(self, packet: bytes) -> None:
         """Send an encoded packet (see ``scorch.primitives.scsynth.commands``); never blocks."""
         try:
-            self._sock.sendto(packet, self.address)
+            self._wire.send(packet)
         except OSError as err:
             log.debug("send to %s failed: %s", self.address, err)
 
@@ -227,22 +227,18 @@ class OscClient:
         return int(reply.args[1]) if len(reply.args) > 1 else client_id  # type: ignore[arg-type]
 
     def _receive(self) -> None:
-        waits: float | None = None
         while not self._closed.is_set():
             # A node tree that a started synth made due is asked for TREE_GAP after the last
             # one even when no packet comes; otherwise the wait is for a packet alone.
-            if waits != (due := TREE_GAP if self._tree_due else None):
-                waits = due
-                self._sock.settimeout(due)
             try:
-                data, _ = self._sock.recvfrom(65536)
-            except TimeoutError:  # only while a node tree is due: ask for it now
-                self._ask_tree()
-                continue
+                data = self._wire.receive(TREE_GAP if self._tree_due else None)
             except OSError:
                 if self._closed.is_set():
                     return
                 time.sleep(0.01)  # e.g. ICMP port unreachable while scsynth is down
+                continue
+            if data is None:  # only while a node tree is due: ask for it now
+                self._ask_tree()
                 continue
             if self._closed.is_set():
                 return
@@ -299,12 +295,7 @@ class OscClient:
     def close(self) -> None:
         """Stop the receive thread and close the socket."""
         self._closed.set()
-        # Wake the blocked receive: shutdown() does on Linux (with ENOTCONN on UDP); an
-        # empty datagram to itself does everywhere.
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
-        with contextlib.suppress(OSError):
-            self._sock.sendto(b"", self._sock.getsockname())
+        self._wire.wake()
         if self._thread is not threading.current_thread():
             self._thread.join(timeout=1)
-        self._sock.close()
+        self._wire.close()

@@ -1,5 +1,6 @@
-// The technician's page: one EventSource; "view" about twice a second, "meters" at the
-// meters' rate. Actions POST to /api/...; the server refuses them to a read-only page.
+// The technician's page: one EventSource; "change" as each change of the rooms is
+// published (a node's params are shown at once), "view" soon after a change and once a
+// second, "meters" at the meters' rate. Actions POST to /api/...; the server refuses them to a read-only page.
 "use strict";
 const ROLE = document.body.dataset.role;
 const FLOOR = -60;  // dB at the left end of a meter and the bottom of a sparkline
@@ -310,6 +311,19 @@ function connect() {
   source.addEventListener("error", () => { $("link").textContent = "reconnecting"; });
   source.addEventListener("view", (e) => render(JSON.parse(e.data)));
   source.addEventListener("meters", (e) => renderMeters(JSON.parse(e.data)));
+  source.addEventListener("change", (e) => changed(JSON.parse(e.data)));
+}
+
+// One change from the bus: a node's new params are drawn now; the rest comes with the
+// view built after it. The last seq shown is kept in data-seq.
+function changed(c) {
+  document.body.dataset.seq = c.seq;
+  if (c.change !== "ParamsChanged" || !lastView) return;
+  const room = lastView.rooms.find((r) => r.name === c.room);
+  const node = room && room.nodes.find((n) => n.name === c.node);
+  if (!node) return;
+  Object.assign(node.params, c.params);
+  renderRoom(room);
 }
 
 $("role").textContent = ROLE === "read" ? "read-only" : "technician";

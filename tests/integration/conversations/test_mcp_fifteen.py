@@ -129,9 +129,7 @@ async def conversation(client: Client, orch: Orchestra, alpha: int, beta: int) -
 
     # 4. listen: the beat, heard, a beat apart at the pace the room's audio clock kept (a
     # dummy JACK driver runs slow on a loaded machine; tests/support/mcp/audio_clock.py)
-    osc = orch.views["beta"].osc
-    assert osc is not None
-    heard, pace = await audio_clock.listened(client, osc, "beta", 3.0)
+    heard, pace = await audio_clock.listened(client, orch.doors["beta"].scsynth, "beta", 3.0)
     report = heard.structured_content or {}
     # the kick and the bass of a beat count once; within two steps of the analysis or a
     # tenth of the beat: the pace is the listen's mean, and a machine loaded to a third of

@@ -168,10 +168,9 @@ async def test_everyday_requests_end_to_end_each_checked_on_scsynth_or_in_the_so
         "\\amp, 0.4)).play; 1"))
     # The kicks are stamped by the wall clock, the file counts samples: the beat is timed
     # against the pace the room's audio clock kept while the listen recorded.
-    osc = orchestra.views["beta"].osc
-    assert osc is not None
     try:
-        heard, pace = await audio_clock.listened(client, osc, "beta", 1.5)
+        heard, pace = await audio_clock.listened(client, orchestra.doors["beta"].scsynth,
+                                                 "beta", 1.5)
     finally:
         await call(client, "execute", instance="beta", code="Pdef(\\e2e).stop; 1")
     shown = text(heard)
@@ -316,7 +315,7 @@ async def test_a_crash_brings_the_named_drone_back_and_says_what_code_made_was_l
     await call(client, "execute", instance="beta", code=(
         "~e2eA = Synth(\\sine, [\\amp, 0.001]); ~e2eB = Synth(\\sine, [\\amp, 0.001]); 1"))
     (made,) = (await call(client, "history", instance="beta", limit=1))["entries"]
-    osc = orchestra.views["beta"].osc
+    osc = orchestra.doors["beta"].scsynth
     assert osc is not None
 
     async def named() -> bool | None:  # the synths' SynthDefs, told by scsynth

@@ -83,7 +83,7 @@ async def client(orch: Orchestra) -> AsyncIterator[Client]:
 
 
 def freq(orch: Orchestra) -> float:
-    osc = orch.views["lobby"].osc
+    osc = orch.doors["lobby"].scsynth
     assert osc is not None
     return node_param(osc, orch.rooms.nodes("lobby")["drone"].node_id, "freq")
 

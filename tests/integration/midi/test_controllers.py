@@ -169,7 +169,7 @@ def until(device: VirtualDevice, messages: list[tuple[int, ...]], done, tries: i
 
 
 def param(orch: Orchestra, node: str, name: str) -> float:
-    osc = orch.views["lobby"].osc
+    osc = orch.doors["lobby"].scsynth
     assert osc is not None
     return node_param(osc, orch.rooms.nodes("lobby")[node].node_id, name)
 

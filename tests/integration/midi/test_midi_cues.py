@@ -72,9 +72,8 @@ def pad(orch: Orchestra) -> Iterator[Hardware]:
 
 
 def freq(orch: Orchestra) -> float:
-    osc = orch.views["lobby"].osc
-    assert osc is not None
-    return node_param(osc, orch.rooms.nodes("lobby")["drone"].node_id, "freq")
+    node_id = orch.rooms.nodes("lobby")["drone"].node_id
+    return node_param(orch.doors["lobby"].scsynth, node_id, "freq")
 
 
 def near(value: float, expected: float) -> bool:

@@ -79,7 +79,7 @@ def knobs(orch: Orchestra) -> Iterator[Hardware]:
 
 
 def freq(orch: Orchestra, name: str) -> float:
-    osc = orch.views[name].osc
+    osc = orch.doors[name].scsynth
     assert osc is not None
     return node_param(osc, orch.rooms.nodes(name)["drone"].node_id, "freq")
 
@@ -125,7 +125,7 @@ def test_a_value_sent_while_scsynth_restarts_is_applied_when_it_is_back(
 def test_keys_play_a_voice_and_note_off_releases_it(orch: Orchestra) -> None:
     keys = Hardware("scorchtest-keys", "scorchtest-hw", orch.config.audio.jack_server)
     try:
-        osc = orch.views["lobby"].osc
+        osc = orch.doors["lobby"].scsynth
         assert osc is not None
         base = osc.status().synths
         deadline = time.monotonic() + 10
@@ -242,7 +242,7 @@ def test_play_set_release_and_stop_keep_pickup_takeover_in_step(
     while not any("scorchtest-knobs" in p for p in orch.midi.ports()["inputs"]):
         assert time.monotonic() < deadline, "the knob's port never opened"
         time.sleep(0.05)
-    osc = orch.views["lobby"].osc
+    osc = orch.doors["lobby"].scsynth
     assert osc is not None
 
     def turn(value: int) -> float:

@@ -200,7 +200,7 @@ async def test_a_group_with_its_own_tempo_is_set_alone_and_others_are_refused(
 async def test_panic_releases_the_keys_voices_and_voices_nobody_knows(
     client: Client, stage: Orchestra
 ) -> None:
-    osc = stage.views["lobby"].osc
+    osc = stage.doors["lobby"].scsynth
     assert osc is not None
     base = osc.status().synths
     keys = Hardware("scorchtest-stagekeys", "scorchtest-hw", stage.config.audio.jack_server)

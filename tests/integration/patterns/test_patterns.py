@@ -67,7 +67,7 @@ def room(make_config: MakeConfig, start_orchestra: Start) -> Iterator[tuple[Orch
 
 def sclang_synths(orch: Orchestra) -> dict[int, int]:
     """Synths of sclang's client on scsynth now: id -> parent."""
-    osc = orch.views["lobby"].osc
+    osc = orch.doors["lobby"].scsynth
     assert osc is not None
     reply = osc.request("/g_queryTree", 0, 0, reply="/g_queryTree.reply", timeout=2.0)
     return {n.node_id: n.parent for n in tree_nodes(reply.args)
@@ -138,7 +138,7 @@ def test_pdef_and_ndef_come_back_on_the_next_bar_after_sclang_is_killed(
     heard = [h for h in listener.synth_starts(back) if h.message.args[1] == int(monitor)]
     assert heard, f"no /n_go of the Ndef's monitor in {monitor} after RESTORED"
     assert heard[0].at - back <= BAR + 0.4, f"monitored {heard[0].at - back:.2f} s after"
-    osc = view.osc
+    osc = orch.doors[view.name].scsynth
     assert osc is not None  # both run still
     assert node_exists(osc, int(sources[-1].message.args[0]))
     assert node_exists(osc, int(heard[-1].message.args[0]))

@@ -210,7 +210,7 @@ def installation(folder: Path, server: str = "") -> Config:
 def heard(orch: Orchestra) -> Readings[tuple[str, float | None]]:
     """The room's state and its node's ``freq`` read from scsynth every 20 ms, in a thread."""
     node_id = orch.rooms.nodes("room")["hum"].node_id
-    osc = orch.views["room"].osc
+    osc = orch.doors["room"].scsynth
     assert osc is not None
 
     def read() -> tuple[str, float | None]:

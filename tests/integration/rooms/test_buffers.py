@@ -181,7 +181,7 @@ def test_a_loaded_sample_comes_back_under_its_bufnum_after_sigkill_and_the_sampl
     assert (row.name, row.bufnum, row.frames, row.channels, row.sample_rate) == (
         "tone", SAMPLE_BUFFER_BASE, len(data), 1, RATE)
     assert row.seconds == pytest.approx(1.0) and row.path == str(samples / "tone.wav")
-    osc = orch.views["lobby"].osc
+    osc = orch.doors["lobby"].scsynth
     assert osc is not None
     # scsynth's own account of the buffer, and a sample of its data, as the file holds them
     info = osc.request("/b_query", row.bufnum, reply="/b_info", timeout=1.0)
@@ -256,7 +256,7 @@ def test_bad_samples_are_refused_with_scsynths_reason_and_nothing_is_kept(
         SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_BASE + 1, "stereo")
     freed = api.call("buffer", {"action": "free", "instance": "lobby", "name": "pad"})
     assert [b.name for b in freed.buffers] == ["pad"]  # type: ignore[attr-defined]
-    osc = orch.views["lobby"].osc
+    osc = orch.doors["lobby"].scsynth
     assert osc is not None
     info = osc.request("/b_query", SAMPLE_BUFFER_BASE, reply="/b_info", timeout=1.0)
     assert list(info.args)[1:3] == [0, 0]  # scsynth freed it

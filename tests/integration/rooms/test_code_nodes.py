@@ -76,7 +76,7 @@ def test_a_synthdef_code_added_plays_as_a_named_node_in_its_place_through_a_cras
     assert room.rooms.execute_one("room", "SynthDescLib.global.removeAt(\\fxtest); 1").ok
     _crash(room)
     fx = room.rooms.nodes("room")["fx"]
-    osc = room.views["room"].osc
+    osc = room.doors["room"].scsynth
     assert osc is not None
     assert node_param(osc, fx.node_id, "freq") == pytest.approx(333)
     assert _order(api) == ["sine", "fxtest", "sine"]
@@ -103,7 +103,7 @@ def test_a_crash_reports_the_synths_code_made_that_no_restore_brings_back(
     assert room.rooms.execute_one("room", FX).ok
     api.call("play", {"instance": "room", "synthdef": "sine", "node": "kept",
                       "params": {"amp": 0.001}})
-    osc = room.views["room"].osc
+    osc = room.doors["room"].scsynth
     assert osc is not None
 
     def made(code: str, defs: dict[str, int], gone: tuple[int, ...] = ()) -> tuple[list[int], int]:
@@ -164,7 +164,7 @@ def test_history_keeps_every_change_and_runs_an_entry_again_by_id(room: Orchestr
     assert "again" not in room.rooms.nodes("room")
     replayed: Any = api.call("history", {"action": "rerun", "id": found.entries[2].id})
     assert replayed.rerun == "play" and "again" in room.rooms.nodes("room")
-    osc = room.views["room"].osc
+    osc = room.doors["room"].scsynth
     assert osc is not None
     assert node_param(osc, room.rooms.nodes("room")["again"].node_id, "freq") == 321
     counted: Any = api.call("history", {"action": "rerun", "id": found.entries[0].id})
@@ -182,7 +182,7 @@ def test_a_session_save_and_load_are_kept_in_the_history_and_a_load_runs_again_b
     api.call("session", {"action": "save", "name": "history-test"})
     api.call("set", {"instance": "room", "node": "kept", "params": {"freq": 500}})
     api.call("session", {"action": "load", "name": "history-test"})
-    osc = room.views["room"].osc
+    osc = room.doors["room"].scsynth
     assert osc is not None
 
     def freq() -> float:

@@ -151,7 +151,7 @@ def test_play_of_a_synthdef_freed_on_the_server_sends_it_again(
     orch = start_orchestra(make_config(ONE_ROOM, tag="dfree"))
     assert orch.rooms.execute_one("room", 's.sendMsg("/d_free", "sine"); 1').ok
     played = orch.rooms.play("room", "sine", {"amp": 0.001}, "again")
-    osc = orch.views["room"].osc
+    osc = orch.doors["room"].scsynth
     assert osc is not None and node_exists(osc, played["node_id"])
     assert any("was gone from scsynth" in e.message for e in orch.rooms.events("room"))
 

@@ -431,7 +431,7 @@ def test_an_sclang_that_keeps_dying_leaves_the_room_degraded_and_sounding(
             os.kill(pid, signal.SIGKILL)
         time.sleep(0.2)
     assert orch.rooms.status("solo").pids["scsynth"] == scsynth
-    osc = view.osc
+    osc = orch.doors[view.name].scsynth
     assert osc is not None and node_exists(osc, orch.rooms.nodes("solo")["hum"].node_id)
     failed = orch.rooms.execute_one("solo", "1")
     assert failed.error is not None and "instance restart" in failed.error.message

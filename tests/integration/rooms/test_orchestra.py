@@ -66,7 +66,7 @@ def three(
 
 
 def node_running(orch: Orchestra, instance: str, node_id: int) -> bool:
-    osc = orch.views[instance].osc
+    osc = orch.doors[instance].scsynth
     assert osc is not None
     return node_exists(osc, node_id)
 
@@ -200,7 +200,7 @@ def test_play_set_release_named_node_on_scsynth(three: Orchestra) -> None:
     node_id = info["node_id"]
     assert node_running(three, "studio", node_id)
     three.rooms.set("studio", "lead", {"freq": 550.0})
-    osc = three.views["studio"].osc
+    osc = three.doors["studio"].scsynth
     assert osc is not None
     assert node_param(osc, node_id, "freq") == pytest.approx(550.0)
     three.rooms.release("studio", "lead")
@@ -247,7 +247,7 @@ connect = ["system:playback_1", "system:playback_2"]
 def test_free_all_frees_every_node_and_forgets_the_named_ones(three: Orchestra) -> None:
     three.rooms.play("gallery", "sine", {"amp": 0.01}, node="pad")
     three.rooms.play("gallery", "sine", {"amp": 0.01})
-    osc = three.views["gallery"].osc
+    osc = three.doors["gallery"].scsynth
     assert osc is not None
     assert osc.status().synths >= 2
     assert three.rooms.free_all("gallery") == {"gallery": ["pad"]}

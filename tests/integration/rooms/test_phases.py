@@ -101,7 +101,8 @@ def assert_back(orch: Orchestra, since: float) -> None:
     deadline = time.monotonic() + BACK_WITHIN
     while time.monotonic() < deadline:
         snap = view.snapshot
-        if snap.state.name == "READY" and snap.sclang_state == "ready" and view.osc is not None:
+        if (snap.state.name == "READY" and snap.sclang_state == "ready"
+                and orch.doors["room"].scsynth.is_open):
             break
         time.sleep(0.05)
     took = time.monotonic() - since
@@ -109,7 +110,7 @@ def assert_back(orch: Orchestra, since: float) -> None:
     assert snap.state.name == "READY" and snap.sclang_state == "ready", (
         f"not back after {took:.1f} s: {snap.state} {snap.sclang_state} {snap.reason}")
     assert orch.rooms.execute_one("room", "1 + 1").value == "2"
-    osc = view.osc
+    osc = orch.doors[view.name].scsynth
     assert osc is not None and node_exists(osc, orch.rooms.nodes("room")["hum"].node_id)
 
 

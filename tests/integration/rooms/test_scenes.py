@@ -105,7 +105,7 @@ params = { freq = 110, amp = 0.1 }
 
 
 def values(orch: Orchestra, room: str, node: str) -> tuple[float, float]:
-    osc = orch.views[room].osc
+    osc = orch.doors[room].scsynth
     assert osc is not None
     node_id = orch.rooms.nodes(room)[node].node_id
     return node_param(osc, node_id, "freq"), node_param(osc, node_id, "amp")

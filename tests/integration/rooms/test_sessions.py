@@ -284,7 +284,7 @@ def test_a_session_saved_changed_and_loaded_brings_the_params_back(
         make_config: MakeConfig, start_orchestra: Start) -> None:
     orch = start_orchestra(make_config(ROOMS, tag="sess", extra="[sessions]\nautosave = 0\n"))
     api = LocalService(orch)
-    osc = orch.views["lobby"].osc
+    osc = orch.doors["lobby"].scsynth
     assert osc is not None
     drone = orch.rooms.nodes("lobby")["drone"].node_id
 

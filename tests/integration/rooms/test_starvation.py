@@ -174,5 +174,5 @@ def test_a_process_out_of_descriptors_does_not_make_healthy_rooms_look_hung(
     hung = [e for e in orch.views["room"].events.since(since) if e.kind == Kind.HUNG]
     assert not hung, [e.message for e in hung]
     assert orch.rooms.status("room").pids == pids
-    osc = orch.views["room"].osc
+    osc = orch.doors["room"].scsynth
     assert osc is not None and node_exists(osc, orch.rooms.nodes("room")["hum"].node_id)

@@ -54,7 +54,7 @@ Start = Callable[[Config], Orchestra]
 
 def tree(orch: Orchestra, name: str) -> list[int]:
     """Node ids in scsynth's tree, from /g_queryTree (answered to the sender)."""
-    osc = orch.views[name].osc
+    osc = orch.doors[name].scsynth
     assert osc is not None
     reply = osc.request("/g_queryTree", 0, 0, reply="/g_queryTree.reply", timeout=1.0)
     args = reply.args
@@ -93,7 +93,7 @@ def test_sigkill_scsynth_restores_nodes_with_last_values_and_leaves_others_alone
     assert crashed is not None and "SIGKILL" in crashed.message
     status = orch.rooms.status("lobby")
     assert status.state == "READY" and status.pids["scsynth"] != old
-    osc = orch.views["lobby"].osc
+    osc = orch.doors["lobby"].scsynth
     assert osc is not None
     assert node_param(osc, drone, "freq") == pytest.approx(330.0)
     assert node_param(osc, drone, "amp") == pytest.approx(0.03)
@@ -109,8 +109,8 @@ def test_sigkill_sclang_keeps_the_sound_and_code_runs_after(
 ) -> None:
     orch = start_orchestra(make_config(TWO_ROOMS, watchdog=CALM_WATCHDOG, tag="lang"))
     drone = orch.rooms.nodes("lobby")["drone"].node_id
-    osc = orch.views["lobby"].osc
-    assert osc is not None
+    osc = orch.doors["lobby"].scsynth
+    generation = osc.generation
     scsynth = orch.rooms.status("lobby").pids["scsynth"]
     sclang = orch.rooms.status("lobby").pids["sclang"]
     since = orch.views["lobby"].events.mark()
@@ -122,7 +122,7 @@ def test_sigkill_sclang_keeps_the_sound_and_code_runs_after(
         assert len(checks) < 400, "sclang did not come back"
     assert checks and all(checks), "the node stopped while sclang restarted"
     assert orch.rooms.status("lobby").pids["scsynth"] == scsynth
-    assert orch.views["lobby"].osc is osc
+    assert osc.generation == generation  # the same scsynth behind the door
     result = orch.rooms.execute_one("lobby", "s.name")
     assert result.ok and result.value == "lobby"
     assert not pid_alive(sclang)
@@ -141,7 +141,7 @@ def test_sigstop_scsynth_is_declared_hung_killed_and_restored(
     assert hung is not None and "scsynth" in hung.message
     wait_restored(orch, "lobby", since)
     assert not pid_alive(old)
-    osc = orch.views["lobby"].osc
+    osc = orch.doors["lobby"].scsynth
     assert osc is not None and node_exists(osc, drone)
     crashed = orch.views["lobby"].events.wait_for(Kind.CRASHED, since, 0)
     assert crashed is not None and "after it hung" in crashed.message
@@ -175,7 +175,7 @@ def test_killing_the_private_jackd_brings_everything_back(
     new_jackd = orch.rooms.pids()["jackd"]
     assert new_jackd is not None and new_jackd != jackd and pid_alive(new_jackd)
     for name, node in (("lobby", "drone"), ("attic", "hum")):
-        osc = orch.views[name].osc
+        osc = orch.doors[name].scsynth
         assert osc is not None
         assert node_exists(osc, orch.rooms.nodes(name)[node].node_id)
         assert orch.rooms.status(name).state == "READY"
@@ -255,7 +255,7 @@ def test_busy_processes_are_not_taken_for_hung(
 ) -> None:
     """A long buffer computation and a long evaluation must not trigger the watchdog."""
     orch = start_orchestra(make_config(TWO_ROOMS, watchdog=FAST_WATCHDOG, tag="busy-ok"))
-    osc = orch.views["lobby"].osc
+    osc = orch.doors["lobby"].scsynth
     assert osc is not None
     since = orch.views["lobby"].events.mark()
     pids = orch.rooms.status("lobby").pids

@@ -140,7 +140,7 @@ def query_tree(osc: OscClient, group: int) -> dict[int, tuple[str, dict[str, flo
 
 
 def test_a_pbind_sends_every_control_of_every_library_synthdef(room: Orchestra) -> None:
-    osc = room.views["room"].osc
+    osc = room.doors["room"].scsynth
     assert osc is not None
     since = room.views["room"].console.mark()
     infos = room.library.all()
@@ -175,7 +175,7 @@ def test_a_pbind_sends_every_control_of_every_library_synthdef(room: Orchestra) 
 
 def test_percussive_defs_are_never_sent_a_gate(room: Orchestra) -> None:
     """Hits released well after they freed themselves: no ``/n_set`` to a node gone."""
-    osc = room.views["room"].osc
+    osc = room.doors["room"].scsynth
     assert osc is not None
     since = room.views["room"].console.mark()
     drums = [i.name for i in room.library.all() if not i.sustained]

@@ -79,7 +79,7 @@ def test_a_bad_value_never_reaches_the_desired_state_or_a_restore(
     os.kill(orchestra.rooms.status("room").pids["scsynth"], signal.SIGKILL)
     restored = orchestra.views["room"].events.wait_for((Kind.RESTORED, Kind.FAILED), since, 20)
     assert restored is not None and restored.kind == Kind.RESTORED
-    osc = orchestra.views["room"].osc
+    osc = orchestra.doors["room"].scsynth
     assert osc is not None and node_exists(osc, orchestra.rooms.nodes("room")["hum"].node_id)
 
 

@@ -87,7 +87,7 @@ Node = tuple[int, int, str | None, tuple[tuple[str, Any], ...]]
 def query_tree(orch: Orchestra) -> list[Node]:
     """Every node on scsynth, depth first: (id, parent, SynthDef or None for a group,
     controls), read with ``/g_queryTree 0 1``."""
-    osc = orch.views["lobby"].osc
+    osc = orch.doors["lobby"].scsynth
     assert osc is not None
     # (scorch asks for the tree too, without controls: its replies are not this one)
     args: Sequence[OscArg] = osc.request("/g_queryTree", 0, 1, reply="/g_queryTree.reply",
@@ -129,7 +129,7 @@ def tree_shape(orch: Orchestra) -> dict[str, Any]:
 def heard(orch: Orchestra) -> dict[str, Any]:
     """What scsynth, the clock, the MIDI router and sclang hold now, read back from them."""
     view = orch.views["lobby"]
-    osc = view.osc
+    osc = orch.doors[view.name].scsynth
     assert osc is not None
     running = {n for n, _, synthdef, _ in query_tree(orch) if synthdef is not None}
     nodes = {}

@@ -114,9 +114,8 @@ def run(orch: Orchestra, room: str, code: str) -> None:
 
 def stage_runs(orch: Orchestra, room: str) -> bool:
     """The stage is in the room's tree, right after the room group, the readers after it."""
-    osc = orch.views[room].osc
-    assert osc is not None
-    reply = osc.request("/g_queryTree", 0, 0, reply="/g_queryTree.reply", timeout=2.0)
+    reply = orch.doors[room].scsynth.request("/g_queryTree", 0, 0, reply="/g_queryTree.reply",
+                                             timeout=2.0)
     top = [reply.args[i] for i in range(3, len(reply.args), 1)]
     order = [a for a in top if a in (ROOM_GROUP, STAGE_NODE, READERS_GROUP)]
     return order == [ROOM_GROUP, STAGE_NODE, READERS_GROUP] and reply.args[2] == 3

@@ -83,7 +83,7 @@ catch_up = false
         self.orch.hours.start(Firing(self.orch, load_all))
 
     def param(self, name: str) -> float:
-        osc = self.orch.views["hall"].osc
+        osc = self.orch.doors["hall"].scsynth
         assert osc is not None
         return node_param(osc, self.orch.rooms.nodes("hall")["drone"].node_id, name)
 

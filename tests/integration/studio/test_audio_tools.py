@@ -347,7 +347,7 @@ def read_only_disk(tmp_path: Path) -> Iterator[Path]:
 
 def test_a_full_disk_stops_the_recording_cleanly_and_says_so(
         orchestra: Orchestra, small_disk: Path) -> None:
-    recorder = Recorder(small_disk, orchestra.views, orchestra.studio.slots)
+    recorder = Recorder(small_disk, orchestra.views, orchestra.doors, orchestra.studio.slots)
     started = recorder.start("quiet", Source(), "wav", None, "filling")
     wait_for(lambda: recorder.running("quiet") == 0, timeout=10)
     [(recording, facts)] = recorder.list()
@@ -361,7 +361,8 @@ def test_a_full_disk_stops_the_recording_cleanly_and_says_so(
 
 def test_an_unwritable_folder_is_refused_before_anything_starts(
         orchestra: Orchestra, read_only_disk: Path) -> None:
-    recorder = Recorder(read_only_disk, orchestra.views, orchestra.studio.slots)
+    recorder = Recorder(read_only_disk, orchestra.views, orchestra.doors,
+                        orchestra.studio.slots)
     with pytest.raises(CaptureError, match="Read-only file system"):
         recorder.start("quiet", Source(), "wav", 1.0, None)
     assert recorder.running("quiet") == 0 and recorder.list() == []

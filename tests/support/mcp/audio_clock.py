@@ -14,7 +14,7 @@ import time
 from mcp import Client
 from mcp.types import CallToolResult
 
-from scorch.primitives.scsynth.client import OscClient
+from scorch.primitives.scsynth.door import ScsynthDoor
 from tests.support.mcp.calls import call
 
 #: The onset analysis' resolution: its flux frames step by a quarter of a 2048-sample window
@@ -28,12 +28,12 @@ START = ("~testpace = SynthDef(\\testpace, { SendReply.kr(Impulse.kr(50), '/test
 STOP = "~testpace.free; 1"
 
 
-def listen_to(osc: OscClient) -> list[tuple[float, float]]:
+def listen_to(door: ScsynthDoor) -> list[tuple[float, float]]:
     """A list that gathers (wall time, audio time) of each reply from now on (clear it to
-    start again; pop ``osc.listeners[ADDRESS]`` to stop)."""
+    start again; ``door.unlisten(ADDRESS)`` to stop)."""
     ticks: list[tuple[float, float]] = []
-    osc.listeners[ADDRESS] = lambda m: ticks.append(
-        (time.time(), float(m.args[2])))  # type: ignore[arg-type]
+    door.listen(ADDRESS, lambda m: ticks.append(
+        (time.time(), float(m.args[2]))))  # type: ignore[arg-type]
     return ticks
 
 
@@ -48,11 +48,11 @@ def pace_of(ticks: list[tuple[float, float]], span: float | None = None) -> floa
         (t - wall) ** 2 for t, _ in ticks)
 
 
-async def listened(client: Client, osc: OscClient, room: str, seconds: float
+async def listened(client: Client, door: ScsynthDoor, room: str, seconds: float
                    ) -> tuple[CallToolResult, float]:
-    """``listen`` to ``room`` through MCP while a clock synth there tells its pace (``osc``:
+    """``listen`` to ``room`` through MCP while a clock synth there tells its pace (``door``:
     the room's); the answer, and the pace the room's audio clock kept meanwhile."""
-    ticks = listen_to(osc)
+    ticks = listen_to(door)
     await call(client, "execute", instance=room, code=START)
     try:
         ticks.clear()
@@ -61,7 +61,7 @@ async def listened(client: Client, osc: OscClient, room: str, seconds: float
         return heard, pace_of(ticks, span=seconds + 0.2)
     finally:
         await call(client, "execute", instance=room, code=STOP)
-        osc.listeners.pop(ADDRESS, None)
+        door.unlisten(ADDRESS)
 
 
 def period(onsets: list[float], apart: float = 0.0) -> float:

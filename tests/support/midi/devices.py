@@ -7,6 +7,8 @@ import threading
 import rtmidi
 
 from scorch.primitives.system.jackd import client_environment
+from scorch.state.bus import Bus, Published
+from scorch.state.changes import ParamsChanged
 from tests.support.harness import Scsynth
 
 #: The id of the node the router tests play on their own scsynths.
@@ -41,8 +43,12 @@ class FakeTargets:
         self.servers = servers
         self.down: set[str] = set()
         self.desired: dict[tuple[str, str, str], float] = {}
+        """The values the router announced on :attr:`bus`, as a room would keep them."""
         self.reported = threading.Event()
         self.cues: list[tuple[str, str, str, float]] = []
+        self.bus = Bus()
+        """The router's change bus (``start_router`` gives it)."""
+        self.bus.subscribe(self._kept, "fake-rooms", lambda c: type(c) is ParamsChanged)
 
     def resolve(self, selector: str) -> list[str]:
         if selector in ("*", "both"):
@@ -57,8 +63,11 @@ class FakeTargets:
     def node_id(self, instance: str, node: str) -> int | None:
         return PAD_ID if node == "pad" and instance not in self.down else None
 
-    def param_changed(self, instance: str, node: str, param: str, value: float) -> None:
-        self.desired[(instance, node, param)] = value
+    def _kept(self, published: Published) -> None:
+        change = published.change
+        assert isinstance(change, ParamsChanged)
+        for param, value in change.params.items():
+            self.desired[(change.room, change.node, param)] = value
         self.reported.set()
 
     def scene(self, kind: str, scene: str, instance: str, value: float) -> None:

@@ -19,7 +19,7 @@ FAST_RESCAN = 0.05
 
 def start_router(targets: FakeTargets, state: Path, **config: object) -> MidiRouterProxy:
     fields = {"backend": "jack", "rescan_interval": FAST_RESCAN, **config}
-    ref = MidiRouter.start(MidiConfig.model_validate(fields), targets, state)
+    ref = MidiRouter.start(MidiConfig.model_validate(fields), targets, state, bus=targets.bus)
     return cast(MidiRouterProxy, ref.proxy())
 
 

@@ -4,8 +4,10 @@ time; ``/sync`` answered by hand, as scsynth would, or never (a lost datagram)."
 from __future__ import annotations
 
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from scorch.primitives.osc import decode_packet
 
@@ -40,3 +42,9 @@ def nothing_comes(room: socket.socket, within: float = 0.2) -> bool:
     finally:
         room.settimeout(2.0)
     return False
+
+
+def voluntary_switches(thread: threading.Thread) -> int:
+    """How often ``thread`` has waited so far (Linux counts each wait that slept)."""
+    status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
+    return int(status.split("voluntary_ctxt_switches:")[1].split()[0])

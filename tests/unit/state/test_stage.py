@@ -15,7 +15,9 @@ from scorch.config.safety import SafetyConfig
 from scorch.config.tables import AudioConfig, InstanceConfig, WatchdogConfig
 from scorch.errors import InvalidRequest
 from scorch.primitives.synthdefs.stage import LATENCY, StageReading
+from scorch.state.bus import Bus
 from scorch.state.desired import DesiredState
+from scorch.state.door import doors_of
 from scorch.state.session import RoomSpec
 from scorch.state.stage import Readings, StageState
 from scorch.state.view import InstanceView
@@ -100,7 +102,7 @@ def test_a_resumed_sessions_gain_is_the_first_stages(seeded: RoomSpec | None,
     settings = InstanceSettings(AudioConfig(), WatchdogConfig(), lambda name: b"", list,
                                 seed=seeded)
     view, desired = InstanceView("lobby", None), DesiredState()
-    processes = Processes("lobby", InstanceConfig(), settings, view, lambda *a: None,
-                          lambda *a: None, lambda what: None, lambda: None)
-    StageControl("lobby", desired, processes, view)
+    processes = Processes("lobby", InstanceConfig(), settings, view, doors_of(view),
+                          lambda *a: None, lambda *a: None, lambda what: None, lambda: None)
+    StageControl("lobby", desired, processes, view, Bus())
     assert desired.gain_db == gain

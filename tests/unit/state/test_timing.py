@@ -15,7 +15,7 @@ from scorch.machine.doctor import clock_check, parse_tracking
 from scorch.primitives.osc import decode_packet, timetag
 from scorch.primitives.sclang import protocol
 from scorch.primitives.scsynth import commands
-from scorch.state.timing import MAX_AHEAD, MAX_LATE, TempoGrid, resolve
+from scorch.state.tempo import MAX_AHEAD, MAX_LATE, TempoGrid, resolve
 
 NOW = 1_800_000_000.0
 

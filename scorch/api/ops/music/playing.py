@@ -20,9 +20,9 @@ from scorch.api.operation import (
 )
 from scorch.errors import ScorchError
 from scorch.primitives.sclang.patterns import PatternRecord, short
-from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.layout import ROOM_GROUP
-from scorch.primitives.scsynth.node_tree import TreeNode, tree_nodes
+from scorch.primitives.scsynth.node_tree import TreeNode
+from scorch.state.door import Door
 from scorch.state.playing import METER_OWNER, owner
 from scorch.state.view import InstanceView
 from scorch.values import Flag
@@ -170,7 +170,7 @@ def _same(quant: str, other: str) -> bool:
         return quant == other
 
 
-def _room(view: InstanceView, detail: bool) -> RoomPlaying:
+def _room(view: InstanceView, door: Door, detail: bool) -> RoomPlaying:
     times = view.pattern_times
     patterns = [_pattern(p, detail, times.get(p.key)) for p in view.patterns.values()]
     nodes = [NamedNodeOut(name=n.name, synthdef=n.synthdef, node_id=n.node_id,
@@ -178,20 +178,16 @@ def _room(view: InstanceView, detail: bool) -> RoomPlaying:
              for n in view.nodes.values()]
     synths: dict[str, int] | None = None
     tree: list[TreeNodeOut] | None = None
-    osc = view.osc
-    if osc is not None:
+    if door.scsynth.is_open:
         try:
             # What the room plays: its group's tree, its top as code sees it (the root).
-            reply = osc.request(commands.Cmd.G_QUERY_TREE, ROOM_GROUP, 0,
-                                reply=commands.Reply.QUERY_TREE, timeout=2.0)
             parsed: list[TreeNode] | None = [
                 replace(n, parent=0) if n.parent == ROOM_GROUP else n
-                for n in tree_nodes(reply.args)]
+                for n in door.scsynth.query_tree(ROOM_GROUP)]
         except (ScorchError, ValueError):
             parsed = None  # synths stay None: scsynth did not answer as it should
         if parsed is not None:
-            session = view.sclang
-            found = owners(parsed, view, session.client_id if session is not None else 0)
+            found = owners(parsed, view, door.sclang.client_id)
             # The meter that runs while someone watches the page is scorch's, not the room's.
             parsed = [n for n in parsed if found[n.node_id] != METER_OWNER]
             synths = dict(Counter(found[n.node_id] for n in parsed if n.synthdef is not None))
@@ -207,7 +203,7 @@ def playing(orch: Orchestra, args: PlayingArgs) -> PlayingOutput:
     """What plays in each room: every pattern and proxy (Pdef, Pbindef, Tdef, Ndef: playing
     or not, quant, source), every named node, and the synths on scsynth counted by who made
     them."""
-    rooms = [_room(orch.rooms.view(name), args.detail)
+    rooms = [_room(orch.rooms.view(name), orch.doors[name], args.detail)
              for name in orch.rooms.resolve(args.instance)]
     if not args.full:
         share = budget.TEXT // max(1, len(rooms))

@@ -34,21 +34,21 @@ def test_a_file_scorch_was_writing_when_it_died_is_repaired_and_listed_cut_short
     note(path)
     assert probe(path).needs_repair
 
-    [(recording, facts)] = Recorder(tmp_path, {}, Slots()).list()
+    [(recording, facts)] = Recorder(tmp_path, {}, {}, Slots()).list()
     assert recording.state == "cut short" and recording.room == "lobby"
     assert recording.note is not None and "scorch stopped while recording" in recording.note
     assert facts is not None and facts["frames"] == len(stereo_ramp())
     assert not probe(path).needs_repair
     # The note now says so too: listing again repairs nothing and says the same.
     assert json.loads((tmp_path / ".lobby-night.wav.json").read_text())["state"] == "cut short"
-    assert Recorder(tmp_path, {}, Slots()).list()[0][0].state == "cut short"
+    assert Recorder(tmp_path, {}, {}, Slots()).list()[0][0].state == "cut short"
 
 
 def test_files_without_a_note_are_listed_and_what_is_not_audio_says_why(tmp_path: Path) -> None:
     soundfile.write(tmp_path / "dropped-in.flac", stereo_ramp(), RATE, subtype="PCM_24")
     (tmp_path / "broken.wav").write_bytes(b"RIFF....not a wave file")
     (tmp_path / "readme.txt").write_text("not listed: not a recording format")
-    rows = {r.name: (r, facts) for r, facts in Recorder(tmp_path, {}, Slots()).list()}
+    rows = {r.name: (r, facts) for r, facts in Recorder(tmp_path, {}, {}, Slots()).list()}
     assert set(rows) == {"dropped-in", "broken"}
     dropped, facts = rows["dropped-in"]
     assert (dropped.room, dropped.state, dropped.format) == (None, "done", "flac")
@@ -59,7 +59,7 @@ def test_files_without_a_note_are_listed_and_what_is_not_audio_says_why(tmp_path
 
 
 def test_a_missing_folder_lists_nothing(tmp_path: Path) -> None:
-    assert Recorder(tmp_path / "never-made", {}, Slots()).list() == []
+    assert Recorder(tmp_path / "never-made", {}, {}, Slots()).list() == []
 
 
 def test_a_flac_that_is_starting_is_listed_recording_not_unreadable(tmp_path: Path) -> None:
@@ -71,7 +71,7 @@ def test_a_flac_that_is_starting_is_listed_recording_not_unreadable(tmp_path: Pa
     path = tmp_path / "lobby-start.flac"
     path.write_bytes(b"")  # DiskOut has not written its first block yet
     note(path, format="flac")
-    recorder = Recorder(tmp_path, {}, Slots())
+    recorder = Recorder(tmp_path, {}, {}, Slots())
     [(listed, _)] = recorder.list()
     assert listed.state == "unreadable"  # nobody writes it: it is what it looks like
     started = replace(listed, state="recording", note=None)
