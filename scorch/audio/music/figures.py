@@ -119,6 +119,10 @@ def rhythm(onsets: Sequence[float], grid: Grid | None,
            ) -> tuple[Rhythm, tuple[float, float]] | None:
     """The tempo of ``onsets`` and how they lie on ``grid`` (None: their own tempo's),
     with where a beat falls and how long it is (seconds); None with too few onsets."""
+    if grid is not None and grid.beat_at is not None:
+        # A room's capture begins mid-sound: what played at its start (an onset at 0)
+        # began before it, at a time not heard, so it says nothing of the grid.
+        onsets = [t for t in onsets if t > 0.0]
     if len(onsets) < MIN_ONSETS:
         return None
     clock = grid.clock if grid is not None else 1.0
