@@ -16,6 +16,7 @@ import platformdirs
 from pydantic import Field, ValidationError, model_validator
 
 from midi.schema import ControlRoute, KeyRoute, MidiConfig
+from scorch.config.alerts import AlertsConfig
 from scorch.config.hosts import HostConfig, RemoteRoom
 from scorch.config.lines import fields_at, key_lines, located
 from scorch.config.locate import DEFAULT_CONFIG
@@ -69,6 +70,7 @@ class Config(StrictModel):
     osc: OscConfig | None = Field(None, description="[osc]: the OSC door for phones, tablets "
                                   "and other software (docs/controllers.md)")
     safety: SafetyConfig = SafetyConfig()
+    alerts: AlertsConfig = AlertsConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     hosts: dict[HostName, HostConfig] = Field(
         default_factory=dict, description="the machines of an installation across several "
