@@ -18,6 +18,7 @@ import pykka
 
 from actors.instance.processes import InstanceSettings
 from actors.supervisor import Supervisor, SupervisorProxy
+from scorch.app.alerts import Alerts
 from scorch.app.buffers import Buffers
 from scorch.app.hours import Hours
 from scorch.app.knowledge import Knowledge
@@ -105,6 +106,8 @@ class Orchestra:
         self.hours = Hours(tree)
         """The schedule and the cue list (started with the API's firer once the rooms are
         up: :meth:`Hours.start`)."""
+        self.alerts = Alerts(config.alerts, lambda: self.views)
+        """Messages that leave the machine when a room's events say so ([alerts])."""
 
     @property
     def config(self) -> Config:
@@ -186,6 +189,7 @@ class Orchestra:
         tree = self._tree
         marks = {name: view.events.mark() for name, view in self.views.items()}
         self.announce_start()
+        self.alerts.start()  # before the boot: a room that cannot boot is told too
         settings = {name: self._settings(name, seed=seed, early=early.get(name))
                     for name in self.config.instances}
         if self.config.hosts and self.config.midi.enabled:
@@ -235,6 +239,7 @@ class Orchestra:
         The autosave session is written first, when autosave runs.
         """
         self.hours.stop()
+        self.alerts.stop()
         self.partner.stop()
         self.sessions.stop()
         self.meters.close()
