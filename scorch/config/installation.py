@@ -39,12 +39,7 @@ from scorch.config.tables import (
 from scorch.errors import ConfigError, InstanceNotFound
 from scorch.primitives.toml_limits import TooDeep, check_toml
 from scorch.state.tempo import INSTALLATION, Timeline
-from scorch.values import (
-    HostName,
-    InstanceName,
-    StrictModel,
-    describe_errors,
-)
+from scorch.values import HostName, InstanceName, StrictModel, describe_errors
 
 
 class Config(StrictModel):

@@ -2,7 +2,7 @@
 
 A watch thread reads every room's :class:`~scorch.state.events.EventLog` (rooms never
 call in here, so nothing an alert does can slow a room or the MIDI path), asks the
-:class:`~scorch.state.alert_policy.AlertPolicy` what to say and puts it in a bounded
+:class:`~scorch.app.alerts.policy.AlertPolicy` what to say and puts it in a bounded
 queue; a send thread delivers it to each target whose kinds match, trying again with
 backoff. Failures are logged (by scheme: URLs may hold tokens) and counted.
 """
@@ -17,8 +17,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from scorch.app.alerts.policy import AlertPolicy, Message, Phase, matches
 from scorch.config.alerts import AlertsConfig, AlertTarget
-from scorch.state.alert_policy import AlertPolicy, Message, Phase, matches
 from scorch.state.view import InstanceView
 
 if TYPE_CHECKING:
@@ -49,20 +49,17 @@ class Alerts:
         self._threads: list[threading.Thread] = []
         self.counts: Counter[str] = Counter()
         """Messages ``queued``, ``sent``, ``failed`` (after every try), ``dropped``."""
-        self._mark_rooms()
 
     @property
     def enabled(self) -> bool:
         return bool(self._config.urls)
 
-    def _mark_rooms(self) -> None:
-        for name, view in self._views().items():
-            self._marks.setdefault(name, view.events.mark())
-
     def start(self) -> None:
         """Begin watching and sending (nothing when no URL is configured)."""
         if not self.enabled or self._threads:
             return
+        # Events before the start are history; a room added later is read from its first.
+        self._marks = {name: view.events.mark() for name, view in self._views().items()}
         self._threads = [threading.Thread(target=self._watch, name="alerts-watch", daemon=True),
                          threading.Thread(target=self._send_all, name="alerts-send",
                                           daemon=True)]

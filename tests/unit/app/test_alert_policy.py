@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scorch.state.alert_policy import AlertPolicy, Phase, matches
+from scorch.app.alerts import AlertPolicy, Phase, matches
 
 
 def policy(rate_s: float = 60.0, remind_s: float = 600.0) -> AlertPolicy:
