@@ -42,7 +42,9 @@ def test_killing_a_rooms_scsynth_sends_the_crash_then_its_recovery_by_http_and_m
         orch = start_orchestra(make_config(ROOM, watchdog=WATCHDOG, extra=extra,
                                            tag="alerts"))
         since = orch.views["lobby"].events.mark()
-        os.kill(orch.rooms.status("lobby").pids["scsynth"], signal.SIGKILL)
+        pid = orch.rooms.status("lobby").pids["scsynth"]
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
         restored = orch.views["lobby"].events.wait_for((Kind.RESTORED, Kind.FAILED), since, 20)
         assert restored is not None and restored.kind == Kind.RESTORED, restored
 
