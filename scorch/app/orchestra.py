@@ -20,6 +20,7 @@ from actors.instance.processes import InstanceSettings
 from actors.supervisor import Supervisor, SupervisorProxy
 from scorch.app.alerts import Alerts
 from scorch.app.buffers import Buffers
+from scorch.app.history.recorder import Recorder
 from scorch.app.hours import Hours
 from scorch.app.knowledge import Knowledge
 from scorch.app.meters import Meters
@@ -108,6 +109,8 @@ class Orchestra:
         up: :meth:`Hours.start`)."""
         self.alerts = Alerts(config.alerts, lambda: self.views)
         """Messages that leave the machine when a room's events say so ([alerts])."""
+        self.recorder = Recorder(config.state_path(), lambda: self.views)
+        """The rooms' events kept in the state folder for ``scorch report``."""
 
     @property
     def config(self) -> Config:
@@ -190,6 +193,7 @@ class Orchestra:
         marks = {name: view.events.mark() for name, view in self.views.items()}
         self.announce_start()
         self.alerts.start()  # before the boot: a room that cannot boot is told too
+        self.recorder.start()
         settings = {name: self._settings(name, seed=seed, early=early.get(name))
                     for name in self.config.instances}
         if self.config.hosts and self.config.midi.enabled:
@@ -240,6 +244,7 @@ class Orchestra:
         """
         self.hours.stop()
         self.alerts.stop()
+        self.recorder.stop()
         self.partner.stop()
         self.sessions.stop()
         self.meters.close()

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from scorch.state.history import Recorded, Sample
+from scorch.app.history.store import Recorded, Sample
 
 UP = frozenset({"READY", "RESTORED", "DEGRADED"})
 DOWN = frozenset({"CRASHED", "HUNG", "RESTARTING", "FAILED", "STOPPED", "BOOTING",

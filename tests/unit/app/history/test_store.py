@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorch.state.history import History, Recorded, Sample
+from scorch.app.history.store import History, Recorded, Sample
 
 
 def test_events_and_samples_come_back_in_order_with_their_details(tmp_path: Path) -> None:

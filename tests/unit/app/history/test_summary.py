@@ -8,9 +8,9 @@ import statistics
 
 import pytest
 
+from scorch.app.history.store import Recorded, Sample
+from scorch.app.history.summary import COLUMNS, as_csv, as_text, percentile, summarize
 from scorch.state.events import EventLog, Kind
-from scorch.state.history import Recorded, Sample
-from scorch.state.report import COLUMNS, as_csv, as_text, percentile, summarize
 
 
 def ev(t: float, kind: str, message: str = "", room: str = "lobby") -> Recorded:
