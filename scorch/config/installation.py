@@ -20,6 +20,7 @@ from scorch.config.alerts import AlertsConfig
 from scorch.config.hosts import HostConfig, RemoteRoom
 from scorch.config.lines import fields_at, key_lines, located
 from scorch.config.locate import DEFAULT_CONFIG
+from scorch.config.metrics import MetricsConfig
 from scorch.config.osc import OscConfig
 from scorch.config.safety import SafetyConfig
 from scorch.config.schedule import CueConfig, Cueing, Location, ScheduleEntry, check_hours
@@ -66,6 +67,7 @@ class Config(StrictModel):
                                   "and other software (docs/controllers.md)")
     safety: SafetyConfig = SafetyConfig()
     alerts: AlertsConfig = AlertsConfig()
+    metrics: MetricsConfig = MetricsConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     hosts: dict[HostName, HostConfig] = Field(
         default_factory=dict, description="the machines of an installation across several "
