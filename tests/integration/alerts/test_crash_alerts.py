@@ -1,17 +1,22 @@
-"""A real room's scsynth killed: the alert and the recovery reach HTTP and SMTP servers."""
+"""A real room's scsynth killed: the alert and the recovery reach HTTP and SMTP servers,
+and /metrics counts the restart and its cause."""
 
 from __future__ import annotations
 
 import os
 import re
 import signal
+import urllib.request
 from collections.abc import Callable
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
 from scorch.state.events import Kind
+from scorch.web.metrics import MetricsServer, RoomCollector
+from scorch.wire.access import READONLY_TOKEN_FILE, load_token
 from tests.conftest import MakeConfig
 from tests.support.alerts.sinks import json_endpoint, smtp_server
 
@@ -41,6 +46,11 @@ def test_killing_a_rooms_scsynth_sends_the_crash_then_its_recovery_by_http_and_m
                  "backoff_s = 0.1\n")
         orch = start_orchestra(make_config(ROOM, watchdog=WATCHDOG, extra=extra,
                                            tag="alerts"))
+        metrics = MetricsServer(RoomCollector(lambda: orch.views, lambda: orch.alerts.counts),
+                                "127.0.0.1", 0, orch.config.state_path())
+        metrics.start()
+        token = load_token(orch.config.state_path(), READONLY_TOKEN_FILE)
+        before = scrape(metrics.port, token)
         since = orch.views["lobby"].events.mark()
         pid = orch.rooms.status("lobby").pids["scsynth"]
         assert pid is not None
@@ -50,6 +60,13 @@ def test_killing_a_rooms_scsynth_sends_the_crash_then_its_recovery_by_http_and_m
 
         crash, back = posts.wait(2, 15.0)
         crash_mail, back_mail = mails.wait(2, 15.0)
+        after = scrape(metrics.port, token)
+        metrics.stop()
+    restarts = ("scorch_room_restarts_total", (("process", "scsynth"), ("room", "lobby")))
+    assert after[restarts] == before[restarts] + 1
+    assert after[("scorch_room_events_total", (("kind", "CRASHED"), ("room", "lobby")))] == 1
+    assert after[("scorch_room_state", (("room", "lobby"), ("state", "READY")))] == 1
+    assert after[("scorch_alerts_total", (("outcome", "sent"),))] >= 2
     assert crash["type"] == "failure" and crash["title"].startswith("scorch: lobby CRASHED")
     assert "SIGKILL" in crash["message"]
     assert back["type"] == "success" and "lobby recovered from CRASHED" in back["title"]
@@ -58,3 +75,13 @@ def test_killing_a_rooms_scsynth_sends_the_crash_then_its_recovery_by_http_and_m
     assert "recovered from CRASHED" in back_mail["subject"]
     assert len(posts.items) == 2 and len(mails.items) == 2  # nothing else was alerted
     assert orch.alerts.counts["failed"] == 0 and orch.alerts.counts["dropped"] == 0
+
+
+def scrape(port: int, token: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of /metrics, parsed by prometheus_client's own parser."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/metrics",
+                                     headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=5) as answer:
+        text = answer.read().decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
