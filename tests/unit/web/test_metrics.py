@@ -17,6 +17,7 @@ from scorch.config.installation import parse_config
 from scorch.errors import ConfigError
 from scorch.state.events import Kind, State
 from scorch.state.view import InstanceView
+from scorch.web import dashboard
 from scorch.web.metrics import MetricsServer, RoomCollector
 from scorch.wire.access import READONLY_TOKEN_FILE, load_token
 from tests.support import skips
@@ -122,3 +123,12 @@ def test_metrics_listen_is_validated_and_open_loopback_is_for_loopback_only() ->
         parse_config('[instances.a]\n[metrics]\nlisten = "nowhere:port"\n')
     with pytest.raises(ConfigError, match="open_loopback"):
         parse_config('[instances.a]\n[metrics]\nlisten = "0.0.0.0:9464"\nopen_loopback = true\n')
+
+
+def test_every_dashboard_panel_queries_a_served_family_and_the_file_is_current(
+        served: tuple[str, str]) -> None:
+    url, token = served
+    families = {f.name for f in text_string_to_metric_families(scrape(url, token)[1])}
+    assert dashboard.metric_names() and dashboard.metric_names() <= families
+    assert dashboard.DASHBOARD.read_text() == dashboard.render(), \
+        "docs/grafana-dashboard.json is stale: python -m scorch.web.dashboard"
