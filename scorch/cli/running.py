@@ -167,8 +167,9 @@ class Runner:
         from scorch.web.metrics import MetricsServer, RoomCollector
 
         alerts = self.orchestra.alerts
-        metrics = MetricsServer(RoomCollector(lambda: self.orchestra.views, lambda: alerts.counts),
-                                *address, self.config.state_path(),
+        midi = self.orchestra.midi.stats if self.config.midi.enabled else None
+        metrics = MetricsServer(RoomCollector(lambda: self.orchestra.views, lambda: alerts.counts,
+                                              midi), *address, self.config.state_path(),
                                 self.config.metrics.open_loopback)
         metrics.start()
         log.info("metrics at http://%s:%d/metrics (token: %s/http-token-readonly)", *address,

@@ -27,6 +27,9 @@ PANELS: tuple[tuple[str, str, str, str], ...] = (
     ("CPU", "percentunit", f"rate(scorch_process_cpu_seconds_total{{{ROOM}}}[5m])",
      "{{room}} {{process}}"),
     ("Alert messages (per hour)", "none", "increase(scorch_alerts_total[1h])", "{{outcome}}"),
+    ("MIDI messages (per second)", "none", "rate(scorch_midi_messages_total[5m])",
+     "{{direction}}"),
+    ("MIDI errors (per hour)", "none", "increase(scorch_midi_errors_total[1h])", "{{where}}"),
 )
 
 

@@ -27,9 +27,12 @@ class RoomCollector:
     """A prometheus_client collector over the rooms' views and the alerts' counts."""
 
     def __init__(self, views: Callable[[], Mapping[str, InstanceView]],
-                 alerts: Callable[[], Mapping[str, int]]) -> None:
+                 alerts: Callable[[], Mapping[str, int]],
+                 midi: Callable[[], Mapping[str, Any]] | None = None) -> None:
         self._views = views
         self._alerts = alerts
+        self._midi = midi
+        """The router's counters (one ask per scrape, answered between MIDI messages)."""
         self._lock = threading.Lock()
         self._marks: dict[str, int] = {}
         self._events: Counter[tuple[str, str]] = Counter()
@@ -78,7 +81,28 @@ class RoomCollector:
                                      labels=["outcome"])
         for outcome in ("queued", "sent", "failed", "dropped"):
             alerts.add_metric([outcome], self._alerts().get(outcome, 0))
-        yield from (state, uptime, restarts, events, cpu, alerts)
+        yield from (state, uptime, restarts, events, cpu, alerts, *self._midi_families())
+
+    def _midi_families(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily
+
+        if self._midi is None:
+            return
+        try:
+            stats = self._midi()
+        except Exception as err:  # MIDI off or the router restarting: no MIDI figures now
+            log.debug("metrics: no MIDI counters (%s)", type(err).__name__)
+            return
+        messages = CounterMetricFamily("scorch_midi_messages", "MIDI messages received "
+                                       "from inputs and OSC datagrams sent to rooms",
+                                       labels=["direction"])
+        messages.add_metric(["in"], stats.get("received", 0))
+        messages.add_metric(["out"], stats.get("sent", 0))
+        errors = CounterMetricFamily("scorch_midi_errors", "MIDI messages that failed",
+                                     labels=["where"])
+        errors.add_metric(["input"], stats.get("input_errors", 0))
+        errors.add_metric(["send"], stats.get("send_errors", 0))
+        yield from (messages, errors)
 
 
 class MetricsServer:

@@ -23,7 +23,8 @@ from scorch.wire.access import READONLY_TOKEN_FILE, load_token
 from tests.support import skips
 
 FAMILIES = {"scorch_room_state", "scorch_room_uptime_seconds", "scorch_room_restarts",
-            "scorch_room_events", "scorch_process_cpu_seconds", "scorch_alerts"}
+            "scorch_room_events", "scorch_process_cpu_seconds", "scorch_alerts",
+            "scorch_midi_messages", "scorch_midi_errors"}
 
 
 @pytest.fixture
@@ -37,8 +38,9 @@ def rooms() -> dict[str, InstanceView]:
 @pytest.fixture
 def served(rooms: dict[str, InstanceView], tmp_path: Path) -> Iterator[tuple[str, str]]:
     counts = {"sent": 3, "failed": 1}
-    server = MetricsServer(RoomCollector(lambda: rooms, lambda: counts), "127.0.0.1", 0,
-                           tmp_path)
+    midi = {"received": 7, "sent": 5, "input_errors": 0, "send_errors": 1}
+    server = MetricsServer(RoomCollector(lambda: rooms, lambda: counts, lambda: midi),
+                           "127.0.0.1", 0, tmp_path)
     server.start()
     try:
         yield f"http://127.0.0.1:{server.port}", load_token(tmp_path, READONLY_TOKEN_FILE)
@@ -80,6 +82,8 @@ def test_every_family_is_there_with_plausible_values(
     assert got[("scorch_process_cpu_seconds_total",
                 (("process", "scsynth"), ("room", "lobby")))] > 0
     assert got[("scorch_alerts_total", (("outcome", "failed"),))] == 1
+    assert got[("scorch_midi_messages_total", (("direction", "in"),))] == 7
+    assert got[("scorch_midi_errors_total", (("where", "send"),))] == 1
     rooms["lobby"].events.add(Kind.CRASHED, "again")  # counted once more, not twice over
     again = samples(scrape(url, token)[1])
     assert again[("scorch_room_events_total", (("kind", "CRASHED"), ("room", "lobby")))] == 2
@@ -132,3 +136,18 @@ def test_every_dashboard_panel_queries_a_served_family_and_the_file_is_current(
     assert dashboard.metric_names() and dashboard.metric_names() <= families
     assert dashboard.DASHBOARD.read_text() == dashboard.render(), \
         "docs/grafana-dashboard.json is stale: python -m scorch.web.dashboard"
+
+
+def test_midi_off_leaves_its_families_out_and_the_rest_in(
+        rooms: dict[str, InstanceView]) -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from scorch.errors import MidiUnavailable
+
+    def off() -> dict[str, int]:
+        raise MidiUnavailable("MIDI is off")
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(RoomCollector(lambda: rooms, dict, off))
+    names = {f.name for f in text_string_to_metric_families(generate_latest(registry).decode())}
+    assert "scorch_room_state" in names and "scorch_midi_messages" not in names
