@@ -35,6 +35,7 @@ from scorch.api.operation import (
     Tool,
     operation,
 )
+from scorch.app.history.reading import render
 from scorch.errors import NotRunning, ScorchError
 from scorch.hosts.link import HostInfo
 from scorch.values import Flag
@@ -232,6 +233,8 @@ class EventsArgs(Args):
                                 description="Only events after this seq")] = 0
     full: Annotated[Flag, Field(description="Every event after since, however many (by "
                                 "default the latest that fit the answer's size budget)")] = False
+    report: Annotated[str | None, Field(max_length=20, description="A span (24h, 30m): "
+                                        "each room's uptime, restarts, silence instead")] = None
 
 
 class EventOut(BaseModel):
@@ -251,8 +254,12 @@ class EventsOutput(Result):
     events: list[EventOut]
     more: int = Field(0, description="earlier events left out (the size budget): full=true, "
                       "or a later since, returns them")
+    report: str = ""
 
     def text(self) -> str:
+        return self.report or self._lines()
+
+    def _lines(self) -> str:
         lines = [f"#{e.seq} {time.strftime('%H:%M:%S', time.localtime(e.time))} {e.instance} "
                  f"{e.kind}: {e.message}" for e in self.events]
         if self.more:
@@ -269,6 +276,10 @@ def _oldest_first(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: 
 def events(orch: Orchestra, args: EventsArgs) -> EventsOutput:
     """Lifecycle events: boots, crashes, hangs, restarts and restores, oldest first.
     Read these when an instance is RESTARTING or FAILED."""
+    if args.report is not None:
+        orch.recorder.flush()
+        return EventsOutput(events=[], report=render(orch.config.state_path(), args.report,
+                                                     "text", what="report"))
     found = [EventOut(seq=e.seq, time=e.time, instance=e.instance, kind=str(e.kind),
                       message=e.message, details=plain(e.details))
              for e in orch.rooms.events(args.instance, args.since)]

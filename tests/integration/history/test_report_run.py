@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from scorch.api.local import LocalService
 from scorch.app.history.store import HISTORY_FILE, History
 from scorch.app.orchestra import Orchestra
 from scorch.cli.main import main
 from scorch.config.installation import Config
+from scorch.errors import InvalidRequest
 from scorch.state.events import Kind
 from tests.conftest import MakeConfig
 
@@ -53,6 +55,11 @@ def test_a_crash_in_a_real_run_is_kept_and_reported(
     row = next(line for line in table.splitlines() if line.startswith("lobby"))
     assert "CRASHED scsynth" in row and row.split()[2] == "1", table
     assert 0.0 < float(row.split()[1]) < 100.0, table  # down while it restarted
+
+    answer = LocalService(orch).call("events", {"report": "10s"})
+    assert answer.events == [] and "1x CRASHED scsynth" in answer.text()  # type: ignore[attr-defined]
+    with pytest.raises(InvalidRequest, match="report 'soon'"):
+        LocalService(orch).call("events", {"report": "soon"})
 
     assert main(["report", "--config", str(tmp_path / "config.toml"), "--csv"]) == 0
     lines = capsys.readouterr().out.splitlines()

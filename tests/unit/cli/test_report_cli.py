@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scorch.app.history.reading import parse_span, render
 from scorch.app.history.store import HISTORY_FILE, History, Recorded
-from scorch.cli.report import parse_span, render
 from scorch.errors import InvalidRequest
 
 
