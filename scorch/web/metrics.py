@@ -8,6 +8,7 @@ event log, so the sound watch's ``SOUND_*`` kinds show without a change here.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections import Counter
@@ -52,6 +53,10 @@ class RoomCollector:
         events = CounterMetricFamily("scorch_room_events", "events of each kind since scorch "
                                      "started (CRASHED, HUNG: restarts' causes; SOUND_*)",
                                      labels=["room", "kind"])
+        peak = GaugeMetricFamily("scorch_room_peak_dbfs", "the largest sample of the last "
+                                 "report, into and out of the safety stage", labels=["room", "at"])
+        reduction = GaugeMetricFamily("scorch_room_gain_reduction_db", "how far the safety "
+                                      "stage turned the room down", labels=["room", "by"])
         cpu = CounterMetricFamily("scorch_process_cpu_seconds", "CPU time of each room's "
                                   "processes", labels=["room", "process"])
         now = time.time()
@@ -62,6 +67,12 @@ class RoomCollector:
                     state.add_metric([name, each.value], 1.0 if snap.state == each else 0.0)
                 up = snap.booted_at is not None and snap.state in (State.READY, State.DEGRADED)
                 uptime.add_metric([name], now - snap.booted_at if up and snap.booted_at else 0.0)
+                reading = view.stage_readings.last
+                if reading is not None:  # a room without a stage, or not reported yet: none
+                    peak.add_metric([name, "in"], _db(reading.peak_in))
+                    peak.add_metric([name, "out"], _db(reading.peak_out))
+                    reduction.add_metric([name, "limiter"], -_db(reading.least_gain))
+                    reduction.add_metric([name, "loudness"], -reading.loudness_db)
                 restarts.add_metric([name, "scsynth"], snap.scsynth_restarts)
                 restarts.add_metric([name, "sclang"], snap.sclang_restarts)
                 for process, pid in (("scsynth", snap.scsynth_pid), ("sclang", snap.sclang_pid)):
@@ -81,7 +92,8 @@ class RoomCollector:
                                      labels=["outcome"])
         for outcome in ("queued", "sent", "failed", "dropped"):
             alerts.add_metric([outcome], self._alerts().get(outcome, 0))
-        yield from (state, uptime, restarts, events, cpu, alerts, *self._midi_families())
+        yield from (state, uptime, restarts, events, cpu, peak, reduction, alerts,
+                    *self._midi_families())
 
     def _midi_families(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily
@@ -103,6 +115,11 @@ class RoomCollector:
         errors.add_metric(["input"], stats.get("input_errors", 0))
         errors.add_metric(["send"], stats.get("send_errors", 0))
         yield from (messages, errors)
+
+
+def _db(linear: float) -> float:
+    """Decibels of a linear amplitude; silence is -200 dB, not minus infinity."""
+    return 20.0 * math.log10(max(linear, 1e-10))
 
 
 class MetricsServer:
@@ -147,7 +164,14 @@ def _handler(registry: Any, access: Access) -> type[BaseHTTPRequestHandler]:
             elif self.path.split("?", 1)[0] != "/metrics":
                 self._answer(404, b"only /metrics is here", "text/plain; charset=utf-8")
             else:
-                self._answer(200, generate_latest(registry), CONTENT_TYPE_LATEST)
+                try:
+                    body = generate_latest(registry)
+                except Exception:  # a bug in reading the figures: said, and scorch runs on
+                    log.exception("metrics: a scrape failed")
+                    self._answer(500, b"the figures could not be read (see scorch's log)",
+                                 "text/plain; charset=utf-8")
+                    return
+                self._answer(200, body, CONTENT_TYPE_LATEST)
 
         def _answer(self, status: int, body: bytes, kind: str) -> None:
             self.send_response(status)

@@ -15,6 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from scorch.config.installation import parse_config
 from scorch.errors import ConfigError
+from scorch.primitives.synthdefs.stage import StageReading
 from scorch.state.events import Kind, State
 from scorch.state.view import InstanceView
 from scorch.web import dashboard
@@ -24,13 +25,16 @@ from tests.support import skips
 
 FAMILIES = {"scorch_room_state", "scorch_room_uptime_seconds", "scorch_room_restarts",
             "scorch_room_events", "scorch_process_cpu_seconds", "scorch_alerts",
-            "scorch_midi_messages", "scorch_midi_errors"}
+            "scorch_midi_messages", "scorch_midi_errors", "scorch_room_peak_dbfs",
+            "scorch_room_gain_reduction_db"}
 
 
 @pytest.fixture
 def rooms() -> dict[str, InstanceView]:
     lobby, attic = InstanceView("lobby", None), InstanceView("attic", None)
     lobby.update(state=State.READY, booted_at=1.0, scsynth_pid=os.getpid(), scsynth_restarts=2)
+    lobby.stage_readings.add(StageReading(node=2, peak_in=2.0, peak_out=0.5, least_gain=0.25,
+                                          loudness_db=-3.0, non_finite=False))
     attic.update(state=State.FAILED)
     return {"lobby": lobby, "attic": attic}
 
@@ -83,6 +87,12 @@ def test_every_family_is_there_with_plausible_values(
                 (("process", "scsynth"), ("room", "lobby")))] > 0
     assert got[("scorch_alerts_total", (("outcome", "failed"),))] == 1
     assert got[("scorch_midi_messages_total", (("direction", "in"),))] == 7
+    assert got[("scorch_room_peak_dbfs", (("at", "in"), ("room", "lobby")))] == \
+        pytest.approx(6.02, abs=0.01)
+    assert got[("scorch_room_gain_reduction_db", (("by", "limiter"), ("room", "lobby")))] == \
+        pytest.approx(12.04, abs=0.01)
+    assert got[("scorch_room_gain_reduction_db", (("by", "loudness"), ("room", "lobby")))] == 3
+    assert ("scorch_room_peak_dbfs", (("at", "in"), ("room", "attic"))) not in got
     assert got[("scorch_midi_errors_total", (("where", "send"),))] == 1
     rooms["lobby"].events.add(Kind.CRASHED, "again")  # counted once more, not twice over
     again = samples(scrape(url, token)[1])
