@@ -12,7 +12,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from scorch.config.locate import find_config
 
     config = load_config(find_config(args.config))
-    print(render(config.state_path(), args.since, "csv" if args.csv else "text"), end="")
+    fmt = "csv" if args.csv else "html" if args.html else "text"
+    print(render(config.state_path(), args.since, fmt), end="")
     return 0
 
 
@@ -22,5 +23,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                             "loudness over a span")
     report.add_argument("--config")
     report.add_argument("--since", default="24h", help="how far back: 90, 30m, 24h, 7d")
-    report.add_argument("--csv", action="store_true", help="CSV instead of a table")
+    kind = report.add_mutually_exclusive_group()
+    kind.add_argument("--csv", action="store_true", help="CSV instead of a table")
+    kind.add_argument("--html", action="store_true", help="an HTML page with loudness plotted")
     report.set_defaults(func=cmd_report)

@@ -24,7 +24,7 @@ def parse_span(text: str, what: str = "--since") -> float:
 
 def render(state: Path, since: str, fmt: str, now: float | None = None,
            what: str = "--since") -> str:
-    """The report of the history in ``state`` over the last ``since``, as text or CSV."""
+    """The report of the history in ``state`` over the last ``since``: text, csv or html."""
     until = time.time() if now is None else now
     start = until - parse_span(since, what)
     path = state / HISTORY_FILE
@@ -32,7 +32,12 @@ def render(state: Path, since: str, fmt: str, now: float | None = None,
         raise InvalidRequest(f"no history at {path}: scorch run keeps it there while it runs")
     history = History(path)
     try:
-        reports = summarize(history.events(start), history.samples(start), start, until)
+        samples = history.samples(start)
+        reports = summarize(history.events(start), samples, start, until)
     finally:
         history.close()
+    if fmt == "html":
+        from scorch.app.history.page import as_html
+
+        return as_html(reports, samples, as_text([], start, until).splitlines()[0])
     return as_csv(reports) if fmt == "csv" else as_text(reports, start, until)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorch.app.history.reading import parse_span, render
-from scorch.app.history.store import HISTORY_FILE, History, Recorded
+from scorch.app.history.store import HISTORY_FILE, History, Recorded, Sample
 from scorch.errors import InvalidRequest
 
 
@@ -42,3 +43,17 @@ def test_the_report_reads_the_state_folders_history(tmp_path: Path) -> None:
     csv = render(tmp_path, "100s", "csv", now=1100.0)
     assert csv.splitlines()[1:] == ["hall,50.00,1,1x HUNG sclang hung,0.0,0.0,,,,0"]
     assert "hall" in render(tmp_path, "100", "text", now=1100.0)
+
+
+def test_the_html_page_holds_the_table_and_a_loudness_plot(tmp_path: Path) -> None:
+    history = History(tmp_path / HISTORY_FILE)
+    history.add_events([Recorded(1000.0, "hall<b>", "READY", "", {})])
+    history.add_samples([Sample(1000.0 + t, "hall<b>", "lufs", -23.0 - t % 3)
+                         for t in range(0, 90, 10)])
+    history.close()
+    page = render(tmp_path, "100s", "html", now=1100.0)
+    assert "<td>hall&lt;b&gt;</td>" in page and "<b>" not in page
+    png = base64.b64decode(page.split("data:image/png;base64,")[1].split('"')[0])
+    assert png.startswith(b"\x89PNG")
+    empty = render(tmp_path, "10s", "html", now=2000.0)
+    assert "no loudness samples" in empty
