@@ -12,13 +12,15 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from scorch.app.history.store import HISTORY_FILE, History, Recorded
+from scorch.app.history.store import HISTORY_FILE, History, Recorded, Sample
+from scorch.state.meters import db
 from scorch.state.view import InstanceView
 
 log = logging.getLogger(__name__)
 
 POLL_S = 1.0  # how often the rooms' logs are read (a room's log keeps far more than this)
 PRUNE_S = 600.0
+SAMPLE_S = 10.0  # the safety stage's last reading of each room, kept this often
 
 
 class Recorder:
@@ -58,10 +60,13 @@ class Recorder:
             self._history = None
 
     def _run(self) -> None:
-        pruned = 0.0
+        pruned = sampled = 0.0
         while not self._stopping.wait(POLL_S):
             try:
                 self.flush()
+                if time.monotonic() - sampled >= SAMPLE_S:
+                    sampled = time.monotonic()
+                    self.sample(time.time())
                 if self._history is not None and time.monotonic() - pruned > PRUNE_S:
                     pruned = time.monotonic()
                     self._history.prune(time.time())
@@ -80,3 +85,17 @@ class Recorder:
             new += [Recorded(e.time, name, str(e.kind), e.message, e.details) for e in events]
         if new:
             self._history.add_events(new)
+
+    def sample(self, now: float) -> None:
+        """Keep each room's peak and gain reduction from its safety stage's last reading."""
+        if self._history is None:
+            return
+        found: list[Sample] = []
+        for name, view in list(self._views().items()):
+            reading = view.stage_readings.last  # none without a stage or while it is down
+            if reading is not None:
+                found += [Sample(now, name, "peak_dbfs", db(reading.peak_out)),
+                          Sample(now, name, "gain_reduction_db",
+                                 -db(reading.least_gain) - reading.loudness_db)]
+        if found:
+            self._history.add_samples(found)
