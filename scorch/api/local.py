@@ -31,11 +31,19 @@ class LocalService:
         ``key`` is the request's id; in this process nothing is sent twice, so it is
         not needed here (the control server keeps the keys of what it serves).
         """
-        op = lookup(name)
-        parsed = op.parse(args)
-        if self.orchestra is None or (self.unavailable and not op.unstarted):
-            raise InstanceNotReady(self.unavailable or "scorch is not started yet")
-        return journaled.perform(self.orchestra, op, parsed)
+        op = lookup(name)  # before counting: an unknown name is no label of /metrics
+        orchestra = self.orchestra
+        try:
+            parsed = op.parse(args)
+            if orchestra is None or (self.unavailable and not op.unstarted):
+                raise InstanceNotReady(self.unavailable or "scorch is not started yet")
+            result = journaled.perform(orchestra, op, parsed)
+        except BaseException:
+            if orchestra is not None:
+                orchestra.calls.add(op.name, ok=False)
+            raise
+        orchestra.calls.add(op.name, ok=True)
+        return result
 
     def idempotent(self, name: str, args: Mapping[str, Any]) -> bool:
         """Whether this call may run twice to the same effect (its action's access says)."""

@@ -42,6 +42,7 @@ from scorch.errors import InstanceNotReady
 from scorch.primitives.console import Console
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.audio_driver import AudioChoice
+from scorch.state.calls import CallCounts
 from scorch.state.events import State
 from scorch.state.session import Session
 from scorch.state.view import STARTING, InstanceView
@@ -107,6 +108,8 @@ class Orchestra:
         self.hours = Hours(tree)
         """The schedule and the cue list (started with the API's firer once the rooms are
         up: :meth:`Hours.start`)."""
+        self.calls = CallCounts()
+        """Operations called in this process by name, and their failures (/metrics)."""
         self.alerts = Alerts(config.alerts, lambda: self.views)
         """Messages that leave the machine when a room's events say so ([alerts])."""
         self.recorder = Recorder(config.state_path(), lambda: self.views)

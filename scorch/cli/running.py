@@ -166,10 +166,11 @@ class Runner:
             return None
         from scorch.web.metrics import MetricsServer, RoomCollector
 
-        alerts = self.orchestra.alerts
-        midi = self.orchestra.midi.stats if self.config.midi.enabled else None
-        metrics = MetricsServer(RoomCollector(lambda: self.orchestra.views, lambda: alerts.counts,
-                                              midi), *address, self.config.state_path(),
+        orch = self.orchestra
+        midi = orch.midi.stats if self.config.midi.enabled else None
+        collector = RoomCollector(lambda: orch.views, lambda: orch.alerts.counts, midi,
+                                  orch.calls)
+        metrics = MetricsServer(collector, *address, self.config.state_path(),
                                 self.config.metrics.open_loopback)
         metrics.start()
         log.info("metrics at http://%s:%d/metrics (token: %s/http-token-readonly)", *address,

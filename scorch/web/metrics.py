@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from scorch.state.calls import CallCounts
 from scorch.state.events import State
 from scorch.state.view import InstanceView
 from scorch.wire.access import READONLY_TOKEN_FILE, Access, is_loopback, load_token, machine_names
@@ -29,8 +30,10 @@ class RoomCollector:
 
     def __init__(self, views: Callable[[], Mapping[str, InstanceView]],
                  alerts: Callable[[], Mapping[str, int]],
-                 midi: Callable[[], Mapping[str, Any]] | None = None) -> None:
+                 midi: Callable[[], Mapping[str, Any]] | None = None,
+                 calls: CallCounts | None = None) -> None:
         self._views = views
+        self._calls = calls
         self._alerts = alerts
         self._midi = midi
         """The router's counters (one ask per scrape, answered between MIDI messages)."""
@@ -92,8 +95,16 @@ class RoomCollector:
                                      labels=["outcome"])
         for outcome in ("queued", "sent", "failed", "dropped"):
             alerts.add_metric([outcome], self._alerts().get(outcome, 0))
-        yield from (state, uptime, restarts, events, cpu, peak, reduction, alerts,
-                    *self._midi_families())
+        calls = CounterMetricFamily("scorch_calls", "operations called (MCP tools, the "
+                                    "CLI, the page), by name", labels=["operation"])
+        errors = CounterMetricFamily("scorch_call_errors", "operations that failed, by name",
+                                     labels=["operation"])
+        made, failed = self._calls.read() if self._calls is not None else ({}, {})
+        for operation, count in sorted(made.items()):
+            calls.add_metric([operation], count)
+            errors.add_metric([operation], failed.get(operation, 0))
+        yield from (state, uptime, restarts, events, cpu, peak, reduction, alerts, calls,
+                    errors, *self._midi_families())
 
     def _midi_families(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily

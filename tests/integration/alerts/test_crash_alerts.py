@@ -12,8 +12,10 @@ from collections.abc import Callable
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
+from scorch.errors import ScorchError
 from scorch.state.events import Kind
 from scorch.web.metrics import MetricsServer, RoomCollector
 from scorch.wire.access import READONLY_TOKEN_FILE, load_token
@@ -46,10 +48,15 @@ def test_killing_a_rooms_scsynth_sends_the_crash_then_its_recovery_by_http_and_m
                  "backoff_s = 0.1\n")
         orch = start_orchestra(make_config(ROOM, watchdog=WATCHDOG, extra=extra,
                                            tag="alerts"))
-        metrics = MetricsServer(RoomCollector(lambda: orch.views, lambda: orch.alerts.counts),
-                                "127.0.0.1", 0, orch.config.state_path())
+        collector = RoomCollector(lambda: orch.views, lambda: orch.alerts.counts,
+                                  orch.midi.stats, orch.calls)
+        metrics = MetricsServer(collector, "127.0.0.1", 0, orch.config.state_path())
         metrics.start()
         token = load_token(orch.config.state_path(), READONLY_TOKEN_FILE)
+        service = LocalService(orch)
+        service.call("list_instances", {})
+        with pytest.raises(ScorchError):
+            service.call("set", {"instance": "nowhere", "node": "drone", "values": {"amp": 0}})
         before = scrape(metrics.port, token)
         since = orch.views["lobby"].events.mark()
         pid = orch.rooms.status("lobby").pids["scsynth"]
@@ -67,6 +74,9 @@ def test_killing_a_rooms_scsynth_sends_the_crash_then_its_recovery_by_http_and_m
     assert after[("scorch_room_events_total", (("kind", "CRASHED"), ("room", "lobby")))] == 1
     assert after[("scorch_room_state", (("room", "lobby"), ("state", "READY")))] == 1
     assert after[("scorch_alerts_total", (("outcome", "sent"),))] >= 2
+    assert after[("scorch_calls_total", (("operation", "list_instances"),))] == 1
+    assert after[("scorch_call_errors_total", (("operation", "list_instances"),))] == 0
+    assert after[("scorch_call_errors_total", (("operation", "set"),))] == 1
     assert crash["type"] == "failure" and crash["title"].startswith("scorch: lobby CRASHED")
     assert "SIGKILL" in crash["message"]
     assert back["type"] == "success" and "lobby recovered from CRASHED" in back["title"]

@@ -16,6 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from scorch.config.installation import parse_config
 from scorch.errors import ConfigError
 from scorch.primitives.synthdefs.stage import StageReading
+from scorch.state.calls import CallCounts
 from scorch.state.events import Kind, State
 from scorch.state.view import InstanceView
 from scorch.web import dashboard
@@ -26,7 +27,7 @@ from tests.support import skips
 FAMILIES = {"scorch_room_state", "scorch_room_uptime_seconds", "scorch_room_restarts",
             "scorch_room_events", "scorch_process_cpu_seconds", "scorch_alerts",
             "scorch_midi_messages", "scorch_midi_errors", "scorch_room_peak_dbfs",
-            "scorch_room_gain_reduction_db"}
+            "scorch_room_gain_reduction_db", "scorch_calls", "scorch_call_errors"}
 
 
 @pytest.fixture
@@ -43,7 +44,10 @@ def rooms() -> dict[str, InstanceView]:
 def served(rooms: dict[str, InstanceView], tmp_path: Path) -> Iterator[tuple[str, str]]:
     counts = {"sent": 3, "failed": 1}
     midi = {"received": 7, "sent": 5, "input_errors": 0, "send_errors": 1}
-    server = MetricsServer(RoomCollector(lambda: rooms, lambda: counts, lambda: midi),
+    calls = CallCounts()
+    for ok in (True, True, False):
+        calls.add("play", ok)
+    server = MetricsServer(RoomCollector(lambda: rooms, lambda: counts, lambda: midi, calls),
                            "127.0.0.1", 0, tmp_path)
     server.start()
     try:
@@ -87,6 +91,8 @@ def test_every_family_is_there_with_plausible_values(
                 (("process", "scsynth"), ("room", "lobby")))] > 0
     assert got[("scorch_alerts_total", (("outcome", "failed"),))] == 1
     assert got[("scorch_midi_messages_total", (("direction", "in"),))] == 7
+    assert got[("scorch_calls_total", (("operation", "play"),))] == 3
+    assert got[("scorch_call_errors_total", (("operation", "play"),))] == 1
     assert got[("scorch_room_peak_dbfs", (("at", "in"), ("room", "lobby")))] == \
         pytest.approx(6.02, abs=0.01)
     assert got[("scorch_room_gain_reduction_db", (("by", "limiter"), ("room", "lobby")))] == \
