@@ -52,6 +52,7 @@ class Alerts:
 
     @property
     def enabled(self) -> bool:
+        """Whether any URL is configured (none: no thread is ever started)."""
         return bool(self._config.urls)
 
     def start(self) -> None:
