@@ -9,7 +9,7 @@ from scorch.primitives.synthdefs import stage as stage_def
 from scorch.state.bus import Bus
 from scorch.state.changes import GainChanged
 from scorch.state.desired import DesiredState
-from scorch.state.stage import StageState
+from scorch.state.meters import StageState
 from scorch.state.view import InstanceView
 
 

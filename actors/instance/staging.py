@@ -14,7 +14,7 @@ from scorch.primitives.osc import OscMessage
 from scorch.primitives.scsynth import layout
 from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.synthdefs import stage as stage_def
-from scorch.state.stage import StageState
+from scorch.state.meters import StageState
 from scorch.state.view import InstanceView
 
 

@@ -41,11 +41,19 @@ class LocalService:
         """
         if name == PUBLISH:
             return self.publish(args if isinstance(args, Mapping) else {})
-        op = lookup(name)
-        parsed = op.parse(args)
-        if self.orchestra is None or (self.unavailable and not op.unstarted):
-            raise InstanceNotReady(self.unavailable or "scorch is not started yet")
-        return journaled.perform(self.orchestra, op, parsed)
+        op = lookup(name)  # before counting: an unknown name is no label of /metrics
+        orchestra = self.orchestra
+        try:
+            parsed = op.parse(args)
+            if orchestra is None or (self.unavailable and not op.unstarted):
+                raise InstanceNotReady(self.unavailable or "scorch is not started yet")
+            result = journaled.perform(orchestra, op, parsed)
+        except BaseException:
+            if orchestra is not None:
+                orchestra.calls.add(op.name, ok=False)
+            raise
+        orchestra.calls.add(op.name, ok=True)
+        return result
 
     def publish(self, args: Mapping[str, Any]) -> Taken:
         """Publish the values another host's MIDI router sent to rooms here (``changes``:

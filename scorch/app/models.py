@@ -16,7 +16,7 @@ from scorch.primitives.scsynth.client import ServerStatus
 from scorch.primitives.synthdefs.stage import StageReading
 from scorch.state.desired import NodeState
 from scorch.state.events import State
-from scorch.state.stage import StageState
+from scorch.state.meters import StageState
 from scorch.state.view import Snapshot
 
 

@@ -18,7 +18,9 @@ import pykka
 
 from actors.instance.processes import InstanceSettings
 from actors.supervisor import Supervisor, SupervisorProxy
+from scorch.app.alerts import Alerts
 from scorch.app.buffers import Buffers
+from scorch.app.history.recorder import Recorder
 from scorch.app.hours import Hours
 from scorch.app.knowledge import Knowledge
 from scorch.app.meters import Meters
@@ -40,6 +42,7 @@ from scorch.errors import InstanceNotReady
 from scorch.primitives.console import Console
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.audio_driver import AudioChoice
+from scorch.state.calls import CallCounts
 from scorch.state.events import State
 from scorch.state.session import Session
 from scorch.state.view import STARTING
@@ -109,6 +112,12 @@ class Orchestra:
         self.hours = Hours(tree)
         """The schedule and the cue list (started with the API's firer once the rooms are
         up: :meth:`Hours.start`)."""
+        self.calls = CallCounts()
+        """Operations called in this process by name, and their failures (/metrics)."""
+        self.alerts = Alerts(config.alerts, lambda: self.views)
+        """Messages that leave the machine when a room's events say so ([alerts])."""
+        self.recorder = Recorder(config.state_path(), lambda: self.views)
+        """The rooms' events kept in the state folder for ``scorch report``."""
 
     @property
     def config(self) -> Config:
@@ -181,6 +190,8 @@ class Orchestra:
         tree = self._tree
         marks = {name: view.events.mark() for name, view in self.views.items()}
         self.announce_start()
+        self.alerts.start()  # before the boot: a room that cannot boot is told too
+        self.recorder.start()
         settings = {name: self._settings(name, seed=seed, early=early.get(name))
                     for name in self.config.instances}
         if self.config.hosts and self.config.midi.enabled:
@@ -230,6 +241,8 @@ class Orchestra:
         The autosave session is written first, when autosave runs.
         """
         self.hours.stop()
+        self.alerts.stop()
+        self.recorder.stop()
         self.partner.stop()
         self.sessions.stop()
         self.meters.close()

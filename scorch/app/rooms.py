@@ -30,8 +30,8 @@ from scorch.primitives.sclang.result import ExecuteResult, SclangError
 from scorch.primitives.synthdefs.library import SynthDefInfo
 from scorch.state.code_runs import CodeRun
 from scorch.state.events import Event, State
+from scorch.state.meters import StageState
 from scorch.state.playing import Stopped
-from scorch.state.stage import StageState
 from scorch.state.view import InstanceView
 
 T = TypeVar("T")

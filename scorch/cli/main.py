@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from scorch.cli.report import add_parser as report_parser
 from scorch.errors import ConfigError, ScorchError
 
 log = logging.getLogger("scorch")
@@ -230,7 +231,8 @@ def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 #: The commands written here; every other one is an operation's (:mod:`scorch.cli.commands`).
-OWN_COMMANDS = frozenset({"run", "service", "bridge", "doctor", "mcp", "claude-config", "init"})
+OWN_COMMANDS = frozenset({"run", "service", "bridge", "doctor", "mcp", "claude-config", "init",
+                          "report"})
 
 
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
@@ -275,6 +277,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     doctor = sub.add_parser("doctor", help="check this machine")
     doctor.add_argument("--config")
     doctor.set_defaults(func=cmd_doctor)
+    report_parser(sub)
     mcp = sub.add_parser("mcp", help="serve MCP over stdio (Claude Desktop) or HTTP")
     _mcp_arguments(mcp)
     mcp.set_defaults(func=cmd_mcp)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from scorch.api.local import LocalService
     from scorch.osc.door import OscDoor
     from scorch.primitives.sclang.launch import EarlySclang
+    from scorch.web.metrics import MetricsServer
     from scorch.web.serve import WebServer
     from scorch.wire.server import ControlServer
 
@@ -78,6 +79,7 @@ class Runner:
             signal.signal(signum, self._on_signal)
         control: ControlServer | None = None
         web: WebServer | None = None
+        metrics: MetricsServer | None = None
         osc: OscDoor | None = None
         http = self._listen_http()  # a taken port says so before any room boots
         try:
@@ -104,6 +106,7 @@ class Runner:
             control = ControlServer(LocalService(self.orchestra), self.config.state_path())
             control.start()
             web = self._serve_page()
+            metrics = self._serve_metrics()
             osc = self._open_osc()
             if http is not None:
                 http.start()
@@ -117,6 +120,8 @@ class Runner:
                 osc.stop()
             if web is not None:
                 web.stop()
+            if metrics is not None:
+                metrics.stop()
             if http is not None:
                 http.stop()
             if control is not None:
@@ -153,6 +158,24 @@ class Runner:
         # The tokens only to a person's terminal, never into a journal that keeps them.
         print(web.how_to_open(show_tokens=sys.stdout.isatty()), flush=True)
         return web
+
+    def _serve_metrics(self) -> MetricsServer | None:
+        """``/metrics`` for Prometheus, when ``[metrics] listen`` asks (imported only then)."""
+        address = self.config.metrics.address()
+        if address is None:
+            return None
+        from scorch.web.metrics import MetricsServer, RoomCollector
+
+        orch = self.orchestra
+        midi = orch.midi.stats if self.config.midi.enabled else None
+        collector = RoomCollector(lambda: orch.views, lambda: orch.alerts.counts, midi,
+                                  orch.calls)
+        metrics = MetricsServer(collector, *address, self.config.state_path(),
+                                self.config.metrics.open_loopback)
+        metrics.start()
+        log.info("metrics at http://%s:%d/metrics (token: %s/http-token-readonly)", *address,
+                 self.config.state_path())
+        return metrics
 
     def _open_osc(self) -> OscDoor | None:
         """The OSC door, when the config has an ``[osc]`` table (imported only then)."""

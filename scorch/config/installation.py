@@ -16,9 +16,11 @@ import platformdirs
 from pydantic import Field, ValidationError, model_validator
 
 from midi.schema import ControlRoute, KeyRoute, MidiConfig
+from scorch.config.alerts import AlertsConfig
 from scorch.config.hosts import HostConfig, RemoteRoom
 from scorch.config.lines import fields_at, key_lines, located
 from scorch.config.locate import DEFAULT_CONFIG
+from scorch.config.metrics import MetricsConfig
 from scorch.config.osc import OscConfig
 from scorch.config.safety import SafetyConfig
 from scorch.config.schedule import CueConfig, Cueing, Location, ScheduleEntry, check_hours
@@ -38,12 +40,7 @@ from scorch.config.tables import (
 from scorch.errors import ConfigError, InstanceNotFound
 from scorch.primitives.toml_limits import TooDeep, check_toml
 from scorch.state.tempo import INSTALLATION, Timeline
-from scorch.values import (
-    HostName,
-    InstanceName,
-    StrictModel,
-    describe_errors,
-)
+from scorch.values import HostName, InstanceName, StrictModel, describe_errors
 
 
 class Config(StrictModel):
@@ -69,6 +66,8 @@ class Config(StrictModel):
     osc: OscConfig | None = Field(None, description="[osc]: the OSC door for phones, tablets "
                                   "and other software (docs/controllers.md)")
     safety: SafetyConfig = SafetyConfig()
+    alerts: AlertsConfig = AlertsConfig()
+    metrics: MetricsConfig = MetricsConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     hosts: dict[HostName, HostConfig] = Field(
         default_factory=dict, description="the machines of an installation across several "

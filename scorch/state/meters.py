@@ -1,9 +1,12 @@
-"""Output levels of each room as its meter synth reports them, and their recent history.
+"""What scsynth measures of each room's sound: output levels, and its safety stage.
 
 Pure: :class:`Levels` keeps one room's last reading (peak and RMS per output, linear
 amplitude) and a history of one point a second (the loudest peak and RMS of that
 second) for a sparkline of the last minutes. Readings arrive from the OSC receive
 thread and are read by the page's threads, so one lock guards each room.
+
+:class:`StageState` is a room's safety stage as readers see it (its settings, its gain),
+:class:`Readings` what the stage measured last.
 """
 
 from __future__ import annotations
@@ -11,7 +14,10 @@ from __future__ import annotations
 import math
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from scorch.primitives.synthdefs.stage import StageReading
 
 #: Seconds of history kept for the sparkline (one point a second).
 HISTORY_SECONDS = 300
@@ -74,3 +80,58 @@ class Levels:
         since = int(now) - seconds
         with self._lock:
             return [point for point in self._history if point[0] > since]
+
+
+Listener = Callable[[StageReading], None]
+
+
+@dataclass(frozen=True)
+class StageState:
+    """The stage of one room (replaced whole on change, never mutated)."""
+
+    enabled: bool = True
+    ceiling_dbfs: float = -1.0
+    max_lufs: float | None = None
+    gain_db: float = 0.0
+    """The master gain it is set to (or fading to)."""
+    fade_s: float = 0.0
+    """The fade the last change of the gain took."""
+    latency: int = 0
+    """Samples the stage delays the room's sound by (0: no stage)."""
+
+
+class Readings:
+    """What the stage measured last, and who is told each new reading (any thread)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: StageReading | None = None
+        self._listeners: list[Listener] = []
+
+    @property
+    def last(self) -> StageReading | None:
+        """The latest reading (None before the first, or since scsynth went down)."""
+        return self._last
+
+    def add(self, reading: StageReading | None) -> None:
+        """Take a reading (the OSC receive thread), or forget the last one (None)."""
+        self._last = reading
+        if reading is None:
+            return
+        with self._lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener(reading)
+
+    def listen(self, listener: Listener) -> Callable[[], None]:
+        """Tell ``listener`` every reading from now on (in the OSC receive thread: it must
+        not block); returns what stops it."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def stop() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return stop

@@ -20,7 +20,7 @@ from scorch.state.changes import RoomChanged
 from scorch.state.code_runs import CodeRuns
 from scorch.state.desired import BufferState, NodeState
 from scorch.state.events import SOUNDING, EventLog, Kind, State
-from scorch.state.stage import Readings, StageState
+from scorch.state.meters import Readings, StageState
 
 #: Why a room is BOOTING while scorch starts, before its actor boots it.
 STARTING = "scorch is starting JACK and the rooms' actors"

@@ -267,8 +267,8 @@ class ListenArgs(Args):
     channels: Channels = 2
     path: Annotated[Text | None, Field(
         max_length=4096, description="An audio file to hear instead of a room (WAV, AIFF, "
-        "FLAC...): a recording's name or file name, a path relative to the recordings "
-        "folder, or an absolute path inside a folder the installation allows")] = None
+        "FLAC...): a recording's name, a path in recordings/, or absolute in an allowed "
+        "folder")] = None
     reference: ReferenceName | None = None
     versus: Annotated[Text | None, Field(max_length=100, description=(
         "Hear this too and say where the two mask: another node (with `node`) or room"))] = None

@@ -35,6 +35,7 @@ from scorch.api.operation import (
     Tool,
     operation,
 )
+from scorch.app.history.reading import render
 from scorch.errors import NotRunning, ScorchError
 from scorch.hosts.link import HostInfo
 from scorch.values import Flag
@@ -230,8 +231,10 @@ class EventsArgs(Args):
     instance: Selector = "*"
     since: Annotated[int, Field(ge=0, strict=True,
                                 description="Only events after this seq")] = 0
-    full: Annotated[Flag, Field(description="Every event after since, however many (by "
-                                "default the latest that fit the answer's size budget)")] = False
+    full: Annotated[Flag, Field(description="All events after since (default: the latest "
+                                "that fit)")] = False
+    report: Annotated[str | None, Field(max_length=20, description="A span (24h, 30m): "
+                                        "each room's report instead")] = None
 
 
 class EventOut(BaseModel):
@@ -251,8 +254,12 @@ class EventsOutput(Result):
     events: list[EventOut]
     more: int = Field(0, description="earlier events left out (the size budget): full=true, "
                       "or a later since, returns them")
+    report: str = ""
 
     def text(self) -> str:
+        return self.report or self._lines()
+
+    def _lines(self) -> str:
         lines = [f"#{e.seq} {time.strftime('%H:%M:%S', time.localtime(e.time))} {e.instance} "
                  f"{e.kind}: {e.message}" for e in self.events]
         if self.more:
@@ -267,8 +274,11 @@ def _oldest_first(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: 
 
 @operation(access=READ, cli=CliForm("events", ("instance",)), spread=Spread(merge=_oldest_first))
 def events(orch: Orchestra, args: EventsArgs) -> EventsOutput:
-    """Lifecycle events: boots, crashes, hangs, restarts and restores, oldest first.
-    Read these when an instance is RESTARTING or FAILED."""
+    """Lifecycle events, oldest first: read them when a room is RESTARTING or FAILED."""
+    if args.report is not None:
+        orch.recorder.flush()
+        return EventsOutput(events=[], report=render(orch.config.state_path(), args.report,
+                                                     "text", what="report"))
     found = [EventOut(seq=e.seq, time=e.time, instance=e.instance, kind=str(e.kind),
                       message=e.message, details=plain(e.details))
              for e in orch.rooms.events(args.instance, args.since)]

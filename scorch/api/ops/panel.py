@@ -53,8 +53,8 @@ class LiveArgs(Args):
 
     meters_only: bool = Field(False, description="only the level meters are new; the rest "
                               "is the last whole view (at most 2 s old)")
-    since: int | None = Field(None, ge=0, description="the last view's seq: answer once a "
-                              "later change is published, or after `wait` s")
+    since: int | None = Field(None, ge=0, description="the last view's seq: answer at the "
+                              "next change (or after wait s)")
     wait: float = Field(5.0, ge=0.0, le=8.0, description="seconds to wait after `since`")
 
 

@@ -18,8 +18,8 @@ from scorch.primitives.synthdefs.stage import LATENCY, StageReading
 from scorch.state.bus import Bus
 from scorch.state.desired import DesiredState
 from scorch.state.door import doors_of
+from scorch.state.meters import Readings, StageState
 from scorch.state.session import RoomSpec
-from scorch.state.stage import Readings, StageState
 from scorch.state.view import InstanceView
 
 GAIN = lookup("gain")
