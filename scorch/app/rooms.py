@@ -86,7 +86,8 @@ class Rooms:
             except OscTimeout:
                 server = osc.last_status
         return InstanceStatus.of(snap, nodes, server, self._tree.config.host,
-                                 StageInfo.of(view.stage, view.stage_readings.last))
+                                 StageInfo.of(view.stage, view.stage_readings.last),
+                                 view.sound if view.stage_readings.last is not None else None)
 
     def statuses(self, live: bool = False) -> list[InstanceStatus]:
         """Every instance's status; ``live`` asks each scsynth instead of the cache."""

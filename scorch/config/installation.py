@@ -35,15 +35,11 @@ from scorch.config.tables import (
     WatchdogConfig,
     WebConfig,
 )
+from scorch.config.watch import WatchConfig
 from scorch.errors import ConfigError, InstanceNotFound
 from scorch.primitives.toml_limits import TooDeep, check_toml
 from scorch.state.tempo import INSTALLATION, Timeline
-from scorch.values import (
-    HostName,
-    InstanceName,
-    StrictModel,
-    describe_errors,
-)
+from scorch.values import HostName, InstanceName, StrictModel, describe_errors
 
 
 class Config(StrictModel):
@@ -69,6 +65,7 @@ class Config(StrictModel):
     osc: OscConfig | None = Field(None, description="[osc]: the OSC door for phones, tablets "
                                   "and other software (docs/controllers.md)")
     safety: SafetyConfig = SafetyConfig()
+    watch: WatchConfig = WatchConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     hosts: dict[HostName, HostConfig] = Field(
         default_factory=dict, description="the machines of an installation across several "
