@@ -102,7 +102,7 @@ class SoundWatch:
         firer, view = self._firer, self._tree.views.get(room)
         if view is None:
             return
-        call = self._call(room, action, watch)
+        call = action_call(room, action, watch, view.stage.gain_db)
         error: str | None
         if firer is None:
             ok, error = False, "the watch's actions start once the rooms are up"
@@ -118,13 +118,13 @@ class SoundWatch:
         view.events.add(Kind.SOUND_ACTION, said, action=action, fault=finding.fault,
                         call=call.text(), ok=ok, error=error)
 
-    def _call(self, room: str, action: str, watch: WatchConfig) -> Call:
-        """The operation call an action is (the tools' words)."""
-        if action == "restart":
-            return Call("instance", {"action": "restart", "name": room})
-        if action.startswith(RECALL):
-            return Call("scene", {"action": "recall", "name": action[len(RECALL):].strip(),
-                                  "instance": room})
-        gain = self._tree.views[room].stage.gain_db
-        return Call("gain", {"instance": room, "fade": LOWER_FADE,
-                             "db": max(GAIN_FLOOR_DB, round(gain - watch.lower_db, 1))})
+
+def action_call(room: str, action: str, watch: WatchConfig, gain_db: float) -> Call:
+    """The operation call an action in ``room`` is (the tools' words); ``gain_db``: now."""
+    if action == "restart":
+        return Call("instance", {"action": "restart", "name": room})
+    if action.startswith(RECALL):
+        return Call("scene", {"action": "recall", "name": action[len(RECALL):].strip(),
+                              "instance": room})
+    return Call("gain", {"instance": room, "fade": LOWER_FADE,
+                         "db": max(GAIN_FLOOR_DB, round(gain_db - watch.lower_db, 1))})

@@ -104,6 +104,8 @@ class Detector:
                     fault.since = None
         self._last = m.time
         w = self.watch
+        reduction = m.reduction_db if math.isfinite(m.reduction_db) else 0.0
+        m = Measured(m.time, m.peak_in, m.peak_out, max(0.0, reduction), m.non_finite)
         held = {
             SILENT: w.expect_sound and dbfs(m.peak_out) < w.silence_dbfs,
             LIMITING: m.reduction_db >= LIMIT_DB,
