@@ -40,6 +40,8 @@ class SoundWatch:
         self._tree = tree
         self._lock = threading.Lock()
         self._detectors: dict[str, Detector] = {}
+        self._settings: tuple[object, dict[str, tuple[WatchConfig, Thresholds]]] = (None, {})
+        """The config they were read from, and each room's watch keys (a reload: again)."""
         self._firer: Firer | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._stops = [view.stage_readings.listen(partial(self._heard, name))
@@ -64,19 +66,26 @@ class SoundWatch:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def _watch(self, room: str) -> WatchConfig | None:
+    def _watch(self, room: str) -> tuple[WatchConfig, Thresholds] | None:
+        """The room's watch keys, read once per config (readings come a few times a second)."""
         config = self._tree.config
-        inst = config.instances.get(room)
-        return inst.watch.over(config.watch) if inst is not None else None
+        seen, rooms = self._settings
+        if seen is not config:
+            rooms = {}
+            for name, inst in config.instances.items():
+                w = inst.watch.over(config.watch)
+                rooms[name] = (w, Thresholds(w.expect_sound, w.silence_s, w.silence_dbfs,
+                                             w.limit_s))
+            self._settings = (config, rooms)
+        return rooms.get(room)
 
     def _heard(self, room: str, reading: StageReading) -> None:
         """One reading of ``room``'s stage (the OSC receive thread: quick, never blocks)."""
-        watch = self._watch(room)
+        settings = self._watch(room)
         view = self._tree.views.get(room)
-        if watch is None or view is None:
+        if settings is None or view is None:
             return
-        limits = Thresholds(watch.expect_sound, watch.silence_s, watch.silence_dbfs,
-                            watch.limit_s)
+        watch, limits = settings
         detector = self._detectors.get(room)
         if detector is None or detector.watch != limits:  # a reload changed the keys
             detector = self._detectors[room] = Detector(limits)
