@@ -20,18 +20,14 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
 from scorch.app.hours.fired import Firer
+from scorch.app.soundwatch.actions import action_call
 from scorch.app.tree import Tree
-from scorch.config.watch import RECALL, WatchConfig
-from scorch.primitives.synthdefs.stage import GAIN_FLOOR_DB, StageReading
-from scorch.schedule.plan import Call
+from scorch.config.watch import WatchConfig
+from scorch.primitives.synthdefs.stage import StageReading
 from scorch.state.events import Kind
 from scorch.state.soundwatch import Detector, Finding, Measured, Thresholds
 
 log = logging.getLogger(__name__)
-
-#: Seconds the lower_gain action fades over.
-LOWER_FADE = 2.0
-
 
 class SoundWatch:
     """Each room's sound faults, from its stage's readings (any thread)."""
@@ -127,13 +123,3 @@ class SoundWatch:
         view.events.add(Kind.SOUND_ACTION, said, action=action, fault=finding.fault,
                         call=call.text(), ok=ok, error=error)
 
-
-def action_call(room: str, action: str, watch: WatchConfig, gain_db: float) -> Call:
-    """The operation call an action in ``room`` is (the tools' words); ``gain_db``: now."""
-    if action == "restart":
-        return Call("instance", {"action": "restart", "name": room})
-    if action.startswith(RECALL):
-        return Call("scene", {"action": "recall", "name": action[len(RECALL):].strip(),
-                              "instance": room})
-    return Call("gain", {"instance": room, "fade": LOWER_FADE,
-                         "db": max(GAIN_FLOOR_DB, round(gain_db - watch.lower_db, 1))})
