@@ -29,6 +29,7 @@ from scorch.state.soundwatch import Detector, Finding, Measured, Thresholds
 
 log = logging.getLogger(__name__)
 
+
 class SoundWatch:
     """Each room's sound faults, from its stage's readings (any thread)."""
 
@@ -122,4 +123,3 @@ class SoundWatch:
         said = f"{action} for {finding.fault}: " + ("done" if ok else f"failed: {error}")
         view.events.add(Kind.SOUND_ACTION, said, action=action, fault=finding.fault,
                         call=call.text(), ok=ok, error=error)
-
