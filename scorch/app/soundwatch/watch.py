@@ -40,14 +40,20 @@ class SoundWatch:
         self._settings: tuple[object, dict[str, tuple[WatchConfig, Thresholds]]] = (None, {})
         """The config they were read from, and each room's watch keys (a reload: again)."""
         self._firer: Firer | None = None
+        self._pending: dict[tuple[str, str], tuple[Finding, str, WatchConfig]] = {}
+        """Actions of faults found before :meth:`arm` (a room silent as scorch starts)."""
         self._pool: ThreadPoolExecutor | None = None
         self._stops = [view.stage_readings.listen(partial(self._heard, name))
                        for name, view in tree.views.items()]
 
     def arm(self, firer: Firer) -> None:
-        """Make the configured actions through ``firer`` from now on (alerts need none)."""
+        """Make the configured actions through ``firer`` from now on (alerts need none),
+        first those of faults found before that still last."""
         with self._lock:
             self._firer = firer
+            pending, self._pending = self._pending, {}
+        for (room, _), (finding, action, watch) in pending.items():
+            self._submit(room, finding, action, watch)
 
     def sound(self, room: str) -> str | None:
         """``ok``, ``silent``, ``limiting`` or ``nan``; None before the stage reported."""
@@ -90,6 +96,9 @@ class SoundWatch:
                                        reading.reduction_db, reading.non_finite))
         view.sound = detector.sound
         for finding in found:
+            if finding.kind == Kind.SOUND_OK:
+                with self._lock:
+                    self._pending.pop((room, finding.fault), None)
             action = (None if finding.kind == Kind.SOUND_OK
                       else str(getattr(watch, f"on_{finding.fault}")))
             view.events.add(finding.kind, finding.message, **finding.details,
@@ -99,6 +108,9 @@ class SoundWatch:
 
     def _submit(self, room: str, finding: Finding, action: str, watch: WatchConfig) -> None:
         with self._lock:
+            if self._firer is None:  # made once armed, if the fault lasts till then
+                self._pending[(room, finding.fault)] = (finding, action, watch)
+                return
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="soundwatch")
             self._pool.submit(self._act, room, finding, action, watch)

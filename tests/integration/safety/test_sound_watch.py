@@ -42,20 +42,24 @@ silence_s = {silence}
 on_silent = "lower_gain"
 [instances.hall.watch]
 limit_s = {limit}
+[instances.bar.watch]
+expect_sound = true
+silence_s = {silence}
+on_silent = "restart"
 """
 
 
 @pytest.fixture(scope="module")
 def orch(tmp_path_factory: pytest.TempPathFactory,
          library: SynthDefLibrary) -> Iterator[Orchestra]:
-    """Two watched rooms on one JACK server, the watch's actions armed as `scorch run` does."""
+    """Three watched rooms on one JACK server, the watch's actions armed as `scorch run` does."""
     from scorch.config.installation import parse_config
 
     folder = tmp_path_factory.mktemp("watch")
     text = BODY.format(folder=folder, jack=jack_name(TAG), silence=SILENCE_S, limit=LIMIT_S)
     orch = Orchestra(parse_config(text, folder / "config.toml"), library)
     try:
-        assert orch.start() == {"lobby": None, "hall": None}
+        assert orch.start() == {"lobby": None, "hall": None, "bar": None}
         orch.sound.arm(Firing(orch, load_all))
         yield orch
     finally:
@@ -79,7 +83,7 @@ def test_a_room_expected_to_sound_made_silent_is_said_acted_on_and_ok_again(
     while sound_of(orch, "lobby") != "ok" and time.monotonic() < deadline:
         time.sleep(0.1)
     assert sound_of(orch, "lobby") == "ok"
-    mark = events.mark()
+    mark, gain = events.mark(), orch.views["lobby"].stage.gain_db  # lowered once at boot?
     run(orch, "lobby", "~sine.free; 1")
     silenced = time.monotonic()
     silent = events.wait_for(Kind.SOUND_SILENT, mark, SILENCE_S + 2.0)
@@ -93,7 +97,7 @@ def test_a_room_expected_to_sound_made_silent_is_said_acted_on_and_ok_again(
 
     acted = events.wait_for(Kind.SOUND_ACTION, mark, 10.0)
     assert acted is not None and acted.details["ok"], acted
-    assert orch.views["lobby"].stage.gain_db == -6.0
+    assert orch.views["lobby"].stage.gain_db == gain - 6.0
     journal = orch.undo.entries("lobby")
     assert journal and journal[-1].call == "watch", journal[-1:]
 
@@ -133,3 +137,21 @@ def test_a_room_held_at_its_ceiling_is_said_limiting_and_a_nan_is_caught(
     cleared = events.wait_for(Kind.SOUND_OK, ok.seq, 4.0)
     assert cleared is not None and cleared.details["fault"] == "nan"
     assert sound_of(orch, "hall") == "ok"
+
+
+def test_a_silent_room_whose_action_is_restart_is_restarted_once(orch: Orchestra) -> None:
+    events = orch.views["bar"].events  # bar has no startup: silent from its boot on
+    silent = events.wait_for(Kind.SOUND_SILENT, 0, 30.0)
+    assert silent is not None and silent.details["action"] == "restart"
+    acted = events.wait_for(Kind.SOUND_ACTION, silent.seq, 60.0)
+    assert acted is not None and acted.details["ok"], acted
+    between = [e.kind for e in events.since(silent.seq) if e.seq < acted.seq]
+    assert Kind.STOPPED in between and Kind.READY in between, between
+    time.sleep(SILENCE_S + 2.0)  # still silent after it: the fault lasts, no second restart
+    kinds = [e.kind for e in events.since(0)]
+    assert (kinds.count(Kind.SOUND_SILENT), kinds.count(Kind.SOUND_ACTION)) == (1, 1), kinds
+    assert sound_of(orch, "bar") == "silent"
+    mark = events.mark()
+    run(orch, "bar", SINE)
+    ok = events.wait_for(Kind.SOUND_OK, mark, 5.0)
+    assert ok is not None and ok.details["fault"] == "silent"
