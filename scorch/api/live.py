@@ -59,7 +59,7 @@ PATTERNS_SHOWN = 16
 #: Event kinds that are trouble.
 TROUBLE = frozenset({"CRASHED", "HUNG", "FAILED", "BOOT_FAILED", "STARTUP_ERROR", "DEGRADED",
                      "BUFFER_LOST", "NODE_ENDED", "SOUND_SILENT", "SOUND_LIMITING",
-                     "SOUND_NAN"})
+                     "SOUND_NAN", "SOUND_HOWL"})
 _XRUN = re.compile(r"\bxrun", re.IGNORECASE)
 #: Seconds of jackd's output whose xruns are counted (a rate, not a total).
 XRUN_WINDOW = 60.0

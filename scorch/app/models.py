@@ -99,7 +99,7 @@ class InstanceState(BaseModel):
     restarts_by: dict[str, int] = Field(default_factory=dict, description="restarts of "
                                         "scsynth and of sclang since scorch started the room")
     sound: str | None = Field(None, description="what the watch hears: ok, silent (expected "
-                              "to sound), limiting or nan; null: no stage reports")
+                              "to sound), limiting, howl or nan; null: no stage reports")
 
 
 class InstanceStatus(InstanceState):

@@ -2,7 +2,8 @@
 
 The watch reads what each room's safety stage measures (``scorch/app/soundwatch.py``)
 and says when the sound goes wrong: a room expected to sound that is silent for
-``silence_s``, a stage limiting for more than ``limit_s``, a NaN or infinity caught.
+``silence_s``, a stage limiting for more than ``limit_s``, a NaN or infinity caught,
+a howl (one tone rising for seconds; ``howl = false`` to watch for none).
 What it then does, per kind: ``alert`` (the event only), ``restart`` (the room),
 ``lower_gain`` (by ``lower_db``, through the journaled ``gain`` operation) or
 ``recall:SCENE`` (a saved scene, in that room).
@@ -43,11 +44,13 @@ class WatchConfig(StrictModel):
     silence_dbfs: Dbfs = Field(-60.0, description="peaks below this are silence (dBFS)")
     limit_s: Seconds = Field(5.0, description="seconds the safety stage may limit without "
                              "a pause before SOUND_LIMITING")
+    howl: bool = Field(True, description="a tone that keeps rising is a fault (SOUND_HOWL)")
     lower_db: Lower = Field(6.0, description="dB the lower_gain action takes off the gain")
     on_silent: Action = Field("alert", description="alert, restart, lower_gain or "
                               "recall:SCENE")
     on_limiting: Action = "alert"
     on_nan: Action = "alert"
+    on_howl: Action = "alert"
 
 
 class RoomWatch(StrictModel):
@@ -57,10 +60,12 @@ class RoomWatch(StrictModel):
     silence_s: Seconds | None = None
     silence_dbfs: Dbfs | None = None
     limit_s: Seconds | None = None
+    howl: bool | None = None
     lower_db: Lower | None = None
     on_silent: Action | None = None
     on_limiting: Action | None = None
     on_nan: Action | None = None
+    on_howl: Action | None = None
 
     def over(self, installation: WatchConfig) -> WatchConfig:
         """The room's settings: its own keys over the installation's."""

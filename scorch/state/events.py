@@ -60,6 +60,8 @@ class Kind(enum.StrEnum):
     """A room expected to sound was silent for ``silence_s`` (details: what was measured)."""
     SOUND_LIMITING = "SOUND_LIMITING"
     """The safety stage limited a room without a pause for more than ``limit_s``."""
+    SOUND_HOWL = "SOUND_HOWL"
+    """One tone kept rising in a room for seconds, as feedback does (``howl``)."""
     SOUND_NAN = "SOUND_NAN"
     """The safety stage caught a NaN or an infinity from the room's code (silenced)."""
     SOUND_OK = "SOUND_OK"

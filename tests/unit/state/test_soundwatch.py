@@ -11,6 +11,11 @@ from scorch.state.events import Kind
 from scorch.state.soundwatch import (
     CLEAR_S,
     GAP_S,
+    HOWL_CREST_DB,
+    HOWL_FLOOR_DB,
+    HOWL_LOOKBACK_S,
+    HOWL_RISE_DB,
+    HOWL_S,
     LIMIT_DB,
     Detector,
     Finding,
@@ -66,14 +71,73 @@ def test_silence_is_said_once_a_run_of_silent_readings_lasts_silence_s(
             assert finding.details["peak_out_dbfs"] < -60.0
 
 
-@given(st.lists(st.tuples(steps, anything, anything, anything, st.booleans()), max_size=120),
-       st.booleans())
-def test_hostile_readings_never_break_it_and_faults_alternate_with_ok(
-        seq: list[tuple[float, float, float, float, bool]], expect: bool) -> None:
-    detector, t, open_faults = Detector(Thresholds(expect, 1.0, -60.0, 1.0)), 0.0, set()
-    for gap, peak_in, peak_out, reduction, bad in seq:
+def tone(t: float, peak_db: float, crest_db: float) -> Measured:
+    """A reading of a signal ``peak_db`` loud whose peak stands ``crest_db`` over its RMS."""
+    peak = 10 ** (peak_db / 20)
+    return Measured(t, peak, min(peak, 0.89), 0.0, False, peak / 10 ** (crest_db / 20))
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(steps, st.integers(-140, 40), st.sampled_from([3.0, 4.0, 6.0, 12.0])),
+                min_size=1, max_size=200))
+def test_a_howl_is_a_tone_for_howl_s_whose_peak_rose_over_the_lookback(
+        seq: list[tuple[float, int, float]]) -> None:
+    t, readings = 100.0, []
+    for gap, half_db, crest in seq:
         t += gap
-        for finding in detector.feed(Measured(t, peak_in, peak_out, reduction, bad)):
+        readings.append(tone(t, half_db / 2, crest))
+    found = [(t, f.kind) for t, f in run(Detector(Thresholds()), readings)
+             if f.fault == "howl"]
+    # the oracle: each run of tone-like readings, its loudest peak, the audible ones before
+    expected, start, top, raised, clear = [], None, 0.0, False, None
+    for i, m in enumerate(readings):
+        peak_db = 20 * math.log10(m.peak_in)
+        heard = [20 * math.log10(r.peak_in) for r in readings[:i + 1]
+                 if m.time - r.time <= HOWL_LOOKBACK_S and r.peak_in >= 10 ** (HOWL_FLOOR_DB / 20)]
+        if peak_db >= HOWL_FLOOR_DB and peak_db - 20 * math.log10(m.rms_in) <= HOWL_CREST_DB:
+            clear = None
+            if start is None:
+                start, top = m.time, peak_db
+            top = max(top, peak_db)
+            if (not raised and m.time - start >= HOWL_S
+                    and top - min(heard) >= HOWL_RISE_DB - 0.05):
+                expected.append((m.time, Kind.SOUND_HOWL))
+                raised = True
+        elif raised:
+            clear = m.time if clear is None else clear
+            if m.time - clear >= CLEAR_S:
+                expected.append((m.time, Kind.SOUND_OK))
+                raised, start, clear = False, None, None
+        else:
+            start = None
+    assert found == expected
+
+
+def test_feedback_growing_is_a_howl_a_steady_tone_or_rising_noise_is_not() -> None:
+    growing = [tone(0.25 * i, -40.0 + 1.5 * i, 3.0) for i in range(12)]  # 6 dB/s, a sine
+    detector = Detector(Thresholds())
+    found = run(detector, growing)
+    assert [(t, f.kind) for t, f in found] == [(2.0, Kind.SOUND_HOWL)]
+    assert found[0][1].details["risen_db"] == 12.0 and detector.sound == "howl"
+    gone = [Measured(3.0 + 0.25 * i, 0.0, 0.0, 0.0) for i in range(6)]
+    assert [(t, f.kind) for t, f in run(detector, gone)] == [(4.0, Kind.SOUND_OK)]
+    quick = [tone(0.0, -30.0, 6.0), *(tone(0.25 * i, 0.8, 3.0) for i in range(1, 12))]
+    assert [(t, f.kind) for t, f in run(Detector(Thresholds()), quick)] == [
+        (2.25, Kind.SOUND_HOWL)]  # grew faster than the RMS follows: tone-like only after
+    steady = [tone(0.25 * i, -3.0, 3.0) for i in range(40)]  # a sine from silence
+    noise = [tone(0.25 * i, -40.0 + 1.5 * i, 12.0) for i in range(40)]
+    assert run(Detector(Thresholds()), steady) == run(Detector(Thresholds()), noise) == []
+    assert run(Detector(Thresholds(howl=False)), growing) == []
+
+
+@given(st.lists(st.tuples(steps, anything, anything, anything, st.booleans(), anything),
+                max_size=120), st.booleans())
+def test_hostile_readings_never_break_it_and_faults_alternate_with_ok(
+        seq: list[tuple[float, float, float, float, bool, float]], expect: bool) -> None:
+    detector, t, open_faults = Detector(Thresholds(expect, 1.0, -60.0, 1.0)), 0.0, set()
+    for gap, peak_in, peak_out, reduction, bad, rms in seq:
+        t += gap
+        for finding in detector.feed(Measured(t, peak_in, peak_out, reduction, bad, rms)):
             if finding.kind == Kind.SOUND_OK:
                 assert finding.fault in open_faults
                 open_faults.discard(finding.fault)
