@@ -39,6 +39,9 @@ HOWL_S, HOWL_RISE_DB = 2.0, 6.0
 #: Seconds back the howl's rise is measured from (its growth may be quicker than the
 #: RMS follows, so before it reads as tone-like).
 HOWL_LOOKBACK_S = HOWL_S + 2.0
+#: The most audible peaks kept for the lookback (readings far quicker than a few a
+#: second shorten it rather than cost time).
+HEARD_MAX = 64
 #: Input quieter than this (peak, dBFS) is not heard as a howl yet.
 HOWL_FLOOR_DB = -50.0
 
@@ -109,12 +112,12 @@ class Detector:
     watch: Thresholds
     _faults: dict[str, _Fault] = field(default_factory=lambda: {f: _Fault() for f in KINDS})
     _last: float | None = None
-    _heard: deque[tuple[float, float]] = field(default_factory=deque)
+    _heard: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=HEARD_MAX))
     """The audible peaks in (time, dBFS) of the last :data:`HOWL_LOOKBACK_S`."""
 
     @property
     def sound(self) -> str:
-        """``ok``, or the worst fault that lasts (``nan``, ``limiting``, ``silent``)."""
+        """``ok``, or the worst fault that lasts (``nan``, ``howl``, ``limiting``, ``silent``)."""
         return next((f for f in KINDS if self._faults[f].raised is not None), "ok")
 
     def feed(self, m: Measured) -> list[Finding]:
@@ -154,11 +157,11 @@ class Detector:
             if fault.since is None:
                 fault.since, fault.worst = m.time, {}
             _note(fault.worst, m)
-            risen = fault.worst["peak_in_dbfs"] - min((p for _, p in self._heard),
-                                                      default=FLOOR_DB)
-            if (fault.raised is None and m.time - fault.since >= after
-                    and (name != HOWL or risen >= HOWL_RISE_DB)):
+            if fault.raised is None and m.time - fault.since >= after:
                 if name == HOWL:
+                    risen = fault.worst["peak_in_dbfs"] - min(p for _, p in self._heard)
+                    if risen < HOWL_RISE_DB:
+                        return None
                     fault.worst["risen_db"] = round(risen, 1)
                 fault.raised = m.time
                 return Finding(name, KINDS[name], _said(name, self.watch, m.time - fault.since),
