@@ -7,7 +7,8 @@ windows of ``WINDOW`` s each way), and each window reads this process's CPU (sco
 every thread, the rooms' OSC receive threads that feed the watch included) and each
 scsynth's (psutil, % of one core). The watch adds no synth to scsynth (it reads the
 stage's reports, sent whether or not anyone reads them), so scsynth's columns are
-the control: they should not move.
+the control: they should not move. The readings are of a sine: tone-like, so the
+howl's test runs on each.
 
 The cost of one reading is also timed alone: a stage reading through the watch's
 listener (detector, status, no event) against the same reading with no listener,
@@ -65,7 +66,7 @@ def per_reading() -> tuple[float, float]:
             self.views = {"a": InstanceView("a", None)}
 
     tree = Tree()
-    reading = StageReading(3, 0.2, 0.2, 1.0, 0.0, False)
+    reading = StageReading(3, 0.2, 0.2, 1.0, 0.0, False, 0.02)  # a sine: the howl's path too
     readings = tree.views["a"].stage_readings
     times = []
     for watched in (False, True):
@@ -128,8 +129,9 @@ def main() -> None:
         f"256 frames at 48 kHz, each playing a sine and watched with expect_sound; the watch "
         f"closed and made again in turns, {ROUNDS} windows of {WINDOW:g} s each way, medians; "
         "this machine's 2 cores are shared with other work). The watch reads the safety "
-        f"stage's reports ({REPORT_HZ:g} a second per room, sent anyway): it adds nothing to "
-        "scsynth, whose column is the control.",
+        f"stage's reports ({REPORT_HZ:g} a second per room, sent anyway): it adds no synth to "
+        "scsynth, whose column is the control (the input's power the stage measures for "
+        "the howl, one OnePole, is part of the stage's own cost).",
         "",
         "| | scorch CPU, % of a core | scsynth CPU (mean of the rooms), % of a core |",
         "|---|---|---|",
