@@ -58,7 +58,8 @@ EVENTS_SHOWN = 60
 PATTERNS_SHOWN = 16
 #: Event kinds that are trouble.
 TROUBLE = frozenset({"CRASHED", "HUNG", "FAILED", "BOOT_FAILED", "STARTUP_ERROR", "DEGRADED",
-                     "BUFFER_LOST", "NODE_ENDED"})
+                     "BUFFER_LOST", "NODE_ENDED", "SOUND_SILENT", "SOUND_LIMITING",
+                     "SOUND_NAN", "SOUND_HOWL"})
 _XRUN = re.compile(r"\bxrun", re.IGNORECASE)
 #: Seconds of jackd's output whose xruns are counted (a rate, not a total).
 XRUN_WINDOW = 60.0
@@ -136,6 +137,7 @@ class RoomLive(BaseModel):
         description="the level of the last minutes: (Unix second, loudest peak, RMS), dBFS")
     stage: dict[str, Any] | None = Field(None, description="the safety stage (status's "
                                          "stage): enabled false is pointed out")
+    sound: str | None = Field(None, description="what the sound watch hears (status's sound)")
 
 
 class EventLive(BaseModel):
@@ -326,7 +328,7 @@ def live_view(service: Caller, orch: Orchestra) -> LiveView:
                    for n, info in inst["nodes"].items()],
             patterns=patterns, patterns_more=more,
             meter=meters.get(name), history=orch.meters.levels(name).history(now),
-            stage=stage))
+            stage=stage, sound=inst.get("sound")))
     config = orch.config
     return LiveView(
         time=now, config=str(config.source) if config.source else None,

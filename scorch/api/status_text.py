@@ -103,6 +103,9 @@ def describe(status: InstanceStatus) -> str:
     if status.last_crash:
         said += f"; last crash: {status.last_crash}"
     lines.append(said)
+    if status.sound is not None:
+        lines.append(f"  sound: {status.sound}" + ("" if status.sound == "ok" else
+                                                   "  (see the events: SOUND_*)"))
     for name, node in status.nodes.items():
         params = ", ".join(f"{k} {v:g}" for k, v in node.params.items())
         lines.append(f"  node {name} ({node.synthdef} #{node.node_id}): {params}")

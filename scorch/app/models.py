@@ -98,6 +98,8 @@ class InstanceState(BaseModel):
                              "this machine")
     restarts_by: dict[str, int] = Field(default_factory=dict, description="restarts of "
                                         "scsynth and of sclang since scorch started the room")
+    sound: str | None = Field(None, description="what the watch hears: ok, silent (expected "
+                              "to sound), limiting, howl or nan; null: no stage reports")
 
 
 class InstanceStatus(InstanceState):
@@ -114,7 +116,8 @@ class InstanceStatus(InstanceState):
 
     @classmethod
     def of(cls, snap: Snapshot, nodes: Mapping[str, NodeState], server: ServerStatus | None,
-           host: str | None, stage: StageInfo | None = None) -> InstanceStatus:
+           host: str | None, stage: StageInfo | None = None,
+           sound: str | None = None) -> InstanceStatus:
         """An instance's status from its snapshot, named nodes and last ``/status.reply``."""
         return cls(
             name=snap.name, group=snap.group, host=host, state=str(snap.state),
@@ -130,7 +133,7 @@ class InstanceStatus(InstanceState):
             reason=snap.phase() if snap.state in BOOTING else snap.reason or None,
             nodes={name: NodeInfo.of(node) for name, node in nodes.items()},
             server=ServerFields.of(server, own=1 if stage is not None and stage.enabled else 0)
-            if server is not None else None, stage=stage)
+            if server is not None else None, stage=stage, sound=sound)
 
 
 class InstanceRow(InstanceState):
@@ -153,7 +156,7 @@ class InstanceRow(InstanceState):
             synths=server.synths if server else None, uptime=status.uptime,
             restarts=status.restarts_in_window, restarts_by=status.restarts_by,
             restart_budget_left=status.restart_budget_left, reason=status.reason,
-            nodes=list(status.nodes), host=status.host)
+            nodes=list(status.nodes), host=status.host, sound=status.sound)
 
 
 class BufferInfo(BaseModel):

@@ -31,6 +31,7 @@ from scorch.app.patterns import Patterns
 from scorch.app.rooms import Rooms
 from scorch.app.scenes import SceneDirector
 from scorch.app.session_keeper import Sessions
+from scorch.app.soundwatch import SoundWatch
 from scorch.app.studio.studio import Studio
 from scorch.app.tempo import Tempo
 from scorch.app.tree import ASK, Tree
@@ -106,6 +107,8 @@ class Orchestra:
         """The docs index, the execution history and the snippets (the knowledge ops')."""
         self.meters = Meters(tree, config.web.meter_hz)
         """Each room's output levels, measured by scsynth while someone watches."""
+        self.sound = SoundWatch(tree)
+        """The watch on each room's sound: faults as events, and their actions."""
         self.studio = Studio(state, self.views, tree.doors, self.library,
                              config.audio.sample_rate, tree.await_ready)
         """Recordings, listening and renders."""
@@ -246,6 +249,7 @@ class Orchestra:
         self.partner.stop()
         self.sessions.stop()
         self.meters.close()
+        self.sound.close()
         self.scenes.stop()
         self.knowledge.stop()
         remote, self._remote = self._remote, None

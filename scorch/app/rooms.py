@@ -83,7 +83,8 @@ class Rooms:
             with contextlib.suppress(ScorchError):  # a timeout, or the scsynth just went
                 server = door.status(timeout=0.5)
         return InstanceStatus.of(snap, nodes, server, self._tree.config.host,
-                                 StageInfo.of(view.stage, view.stage_readings.last))
+                                 StageInfo.of(view.stage, view.stage_readings.last),
+                                 view.sound if view.stage_readings.last is not None else None)
 
     def statuses(self, live: bool = False) -> list[InstanceStatus]:
         """Every instance's status; ``live`` asks each scsynth instead of the cache."""

@@ -141,6 +141,7 @@ class Runner:
         from scorch.api.ops import load_all
 
         firing = Firing(self.orchestra, load_all)
+        self.orchestra.sound.arm(firing)
         if self.config.schedule or self.config.cues:
             firing.check(self.config)
         self.orchestra.hours.start(firing)

@@ -16,11 +16,10 @@ import platformdirs
 from pydantic import Field, ValidationError, model_validator
 
 from midi.schema import ControlRoute, KeyRoute, MidiConfig
-from scorch.config.alerts import AlertsConfig
+from scorch.config.alerts import AlertsConfig, MetricsConfig
 from scorch.config.hosts import HostConfig, RemoteRoom
 from scorch.config.lines import fields_at, key_lines, located
 from scorch.config.locate import DEFAULT_CONFIG
-from scorch.config.metrics import MetricsConfig
 from scorch.config.osc import OscConfig
 from scorch.config.safety import SafetyConfig
 from scorch.config.schedule import CueConfig, Cueing, Location, ScheduleEntry, check_hours
@@ -37,6 +36,7 @@ from scorch.config.tables import (
     WatchdogConfig,
     WebConfig,
 )
+from scorch.config.watch import WatchConfig
 from scorch.errors import ConfigError, InstanceNotFound
 from scorch.primitives.toml_limits import TooDeep, check_toml
 from scorch.state.tempo import INSTALLATION, Timeline
@@ -68,6 +68,7 @@ class Config(StrictModel):
     safety: SafetyConfig = SafetyConfig()
     alerts: AlertsConfig = AlertsConfig()
     metrics: MetricsConfig = MetricsConfig()
+    watch: WatchConfig = WatchConfig()
     state_dir: Path | None = Field(None, description="run-time state; default under ~/.local/state")
     hosts: dict[HostName, HostConfig] = Field(
         default_factory=dict, description="the machines of an installation across several "

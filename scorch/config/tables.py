@@ -15,6 +15,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from scorch.config.safety import RoomSafety
 from scorch.config.tools import ALL, PROFILES, Choice, valid
+from scorch.config.watch import RoomWatch
 from scorch.state.restart_policy import Backoff, RestartIntensity
 from scorch.state.tempo import MAX_BPM, MIN_BPM
 from scorch.values import Float32, GroupName, HostName, NodeName, ParamName, StrictModel
@@ -89,6 +90,7 @@ class InstanceConfig(StrictModel):
     host: HostName | None = Field(None, description="the [hosts.NAME] that runs this room; "
                                   "none: this machine")
     safety: RoomSafety = RoomSafety()
+    watch: RoomWatch = RoomWatch()
 
 
 class WatchdogConfig(StrictModel):

@@ -56,6 +56,18 @@ class Kind(enum.StrEnum):
     """A schedule entry or a cue made its calls in the room (``[[schedule]]``, ``cue``)."""
     SCHEDULE_FAILED = "SCHEDULE_FAILED"
     """A call of a schedule entry or a cue failed (the message says which and why)."""
+    SOUND_SILENT = "SOUND_SILENT"
+    """A room expected to sound was silent for ``silence_s`` (details: what was measured)."""
+    SOUND_LIMITING = "SOUND_LIMITING"
+    """The safety stage limited a room without a pause for more than ``limit_s``."""
+    SOUND_HOWL = "SOUND_HOWL"
+    """One tone kept rising in a room for seconds, as feedback does (``howl``)."""
+    SOUND_NAN = "SOUND_NAN"
+    """The safety stage caught a NaN or an infinity from the room's code (silenced)."""
+    SOUND_OK = "SOUND_OK"
+    """A fault of the sound ended (details: which, and how long it lasted)."""
+    SOUND_ACTION = "SOUND_ACTION"
+    """The watch carried out the action the config names for a fault (or could not)."""
 
 
 @dataclass(frozen=True)

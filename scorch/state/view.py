@@ -119,6 +119,8 @@ class InstanceView:
         """The room's safety stage: settings and master gain (replaced whole on change)."""
         self.stage_readings = Readings()
         """What the stage measures, a few times a second."""
+        self.sound: str | None = None
+        """What the sound watch hears: ``ok``, ``silent``, ``limiting``, ``nan``."""
 
     @property
     def name(self) -> str:

@@ -17,8 +17,9 @@ from scorch.schedule.plan import Call
 if TYPE_CHECKING:
     from scorch.config.installation import Config
 
-Source = Literal["schedule", "cue", "catch-up"]
-"""What fired: a schedule entry at its time, a cue, or the state for now (a start, a jump)."""
+Source = Literal["schedule", "cue", "catch-up", "watch"]
+"""What fired: a schedule entry at its time, a cue, the state for now (a start, a jump), or
+the sound watch's action for a fault."""
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ output buses and writes them back (``ReplaceOut``), each channel in turn:
    A last clip at the ceiling and ``Sanitize`` stand behind it.
 
 Every ``1 / report`` seconds it sends ``[STAGE_REPLY, node, 1, peak in, peak out,
-least gain, loudness gain dB, non-finite]`` (:class:`StageReading`) to scsynth's
-registered clients. The latency is :data:`LATENCY` samples at any rate.
+least gain, loudness gain dB, non-finite, mean square in]`` (:class:`StageReading`)
+to scsynth's registered clients. The latency is :data:`LATENCY` samples at any rate.
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ GAIN_FLOOR_DB, GAIN_MAX_DB = -120.0, 12.0
 LUFS_WINDOW, LUFS_LAG = 3.0, 0.5
 #: Samples between what comes in and what goes out.
 LATENCY = LOOKAHEAD - 1 + TAPS // 2 + 1
+#: The corner (Hz) of the smoothing of the input's power the readings carry.
+POWER_HZ = 5.0
 #: Readings a second unless told.
 REPORT_HZ = 4.0
 _LN001 = math.log(0.001)
@@ -130,6 +132,8 @@ def stage_synthdef(channels: int, lufs: bool = False) -> bytes:
         1.0 - g.one("Peak", AUDIO, 1.0 - gains, tick),
         loudness_db,
         g.one("Peak", AUDIO, bad, tick),
+        # The loudest channel's power, smoothed: with the peak, how tone-like it is (a howl).
+        g.one("OnePole", AUDIO, _largest(g, [x * x for x in clean]), _coef(g, POWER_HZ, rate)),
     ]
     address = [float(c) for c in STAGE_REPLY.encode("ascii")]
     g.ugen("SendReply", AUDIO, (tick, 1.0, float(len(address)), *address, *values), outputs=0)
@@ -259,6 +263,13 @@ class StageReading:
     """The loudness limit's gain in dB (0: not limiting, or no limit)."""
     non_finite: bool
     """A NaN or an infinity came in (and was replaced by silence)."""
+    power_in: float = 0.0
+    """The loudest channel's mean square coming in, smoothed over about 1 / (2 pi POWER_HZ) s."""
+
+    @property
+    def rms_in(self) -> float:
+        """The loudest channel's RMS coming in, linear."""
+        return math.sqrt(max(self.power_in, 0.0))
 
     @property
     def reduction_db(self) -> float:
@@ -269,11 +280,11 @@ class StageReading:
 def reading(msg: OscMessage) -> StageReading | None:
     """A stage's reply as a reading; None for anything else or malformed."""
     args = msg.args
-    if msg.address != STAGE_REPLY or len(args) != 7:
+    if msg.address != STAGE_REPLY or len(args) != 8:
         return None
     if not all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in args):
         return None
-    node, _, peak_in, peak_out, gain, loudness, bad = (float(a) for a in args)  # type: ignore[arg-type]
-    if not all(math.isfinite(v) for v in (peak_in, peak_out, gain, loudness)):
+    node, _, peak_in, peak_out, gain, loudness, bad, power = (float(a) for a in args)  # type: ignore[arg-type]
+    if not all(math.isfinite(v) for v in (peak_in, peak_out, gain, loudness, power)):
         return None
-    return StageReading(int(node), peak_in, peak_out, gain, loudness, bad > 0)
+    return StageReading(int(node), peak_in, peak_out, gain, loudness, bad > 0, power)

@@ -114,7 +114,7 @@ function renderRoom(r) {
     `<span title="scsynth's own process, % of one core">CPU <b class="cpu">${cpu}</b></span>` +
     `<span>synths <b>${r.synths ?? "–"}</b></span>` +
     `<span>scsynth <b class="pid">${r.pids.scsynth ?? "–"}</b></span>` +
-    `<span>sclang <b>${esc(r.sclang)}</b></span>` + stageFacts(r.stage);
+    `<span>sclang <b>${esc(r.sclang)}</b></span>` + stageFacts(r.stage) + soundFact(r.sound);
   const items = r.nodes.map((n) => {
     const params = Object.entries(n.params).slice(0, 6)
       .map(([k, v]) => `${esc(k)} ${+Number(v).toPrecision(4)}`).join(", ");
@@ -131,6 +131,14 @@ function renderRoom(r) {
   })).concat(r.patterns_more ? [`<li class="dim">and ${r.patterns_more} more patterns</li>`] : []);
   el.querySelector(".nodes").innerHTML = items.join("");
   spark(el.querySelector(".spark"), r.history, lastView.time);
+}
+
+// What the sound watch hears: a fault (silent, limiting, howl, nan) is trouble, pointed out.
+function soundFact(sound) {
+  if (!sound) return "";
+  const bad = sound !== "ok";
+  return `<span class="sound${bad ? " trouble" : ""}" title="the sound watch">sound ` +
+    `<b>${esc(sound)}</b></span>`;
 }
 
 // The safety stage: switched off is trouble, pointed out; on, its gain and last limiting.

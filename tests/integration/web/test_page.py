@@ -147,6 +147,14 @@ def test_the_master_gain_fades_from_the_page_in_its_room_only(served: Served, pa
     assert served.status()["gallery"]["stage"]["gain_db"] == 0.0
 
 
+def test_the_page_says_what_the_sound_watch_hears(served: Served, page: Any) -> None:
+    page.wait_for_selector("#room-lobby .facts .sound", timeout=5000)
+    said = page.inner_text("#room-lobby .facts .sound")
+    assert said == f"sound {served.status()['lobby']['sound']}"
+    assert served.status()["lobby"]["sound"] == "ok"  # not expected to sound: quiet is fine
+    assert page.query_selector("#room-lobby .facts .sound.trouble") is None
+
+
 def test_without_the_token_another_machine_is_refused(served: Served) -> None:
     assert served.from_outside(
         ("GET", "/", None, None), ("GET", "/api/view", None, None),

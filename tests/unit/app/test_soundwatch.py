@@ -1,0 +1,189 @@
+"""The sound watch's detector against generated readings, and a plain oracle of silence."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scorch.app.soundwatch.detector import (
+    CLEAR_S,
+    GAP_S,
+    HOWL_CREST_DB,
+    HOWL_FLOOR_DB,
+    HOWL_LOOKBACK_S,
+    HOWL_RISE_DB,
+    HOWL_S,
+    LIMIT_DB,
+    Detector,
+    Finding,
+    Measured,
+    Thresholds,
+    dbfs,
+)
+from scorch.state.events import Kind
+
+LOUD, QUIET = 0.5, 1e-4  # -6 dBFS and -80 dBFS
+anything = st.floats(allow_nan=True, allow_infinity=True)
+steps = st.floats(0.05, 0.6)
+
+
+def run(detector: Detector, readings: list[Measured]) -> list[tuple[float, Finding]]:
+    return [(m.time, f) for m in readings for f in detector.feed(m)]
+
+
+def timeline(gaps: list[float], levels: list[float]) -> list[Measured]:
+    t, out = 100.0, []
+    for gap, level in zip(gaps, levels, strict=False):
+        t += gap
+        out.append(Measured(t, level, level, 0.0))
+    return out
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(steps, st.booleans()), min_size=1, max_size=200),
+       st.floats(0.5, 5.0))
+def test_silence_is_said_once_a_run_of_silent_readings_lasts_silence_s(
+        seq: list[tuple[float, bool]], silence_s: float) -> None:
+    readings = timeline([g for g, _ in seq], [QUIET if quiet else LOUD for _, quiet in seq])
+    found = run(Detector(Thresholds(True, silence_s, -60.0, 5.0)), readings)
+    # the oracle: walk the readings, note each run of silence and when it reached silence_s
+    expected, start, raised, clear = [], None, False, None
+    for m in readings:
+        if m.peak_out == QUIET:
+            clear = None
+            start = m.time if start is None else start
+            if not raised and m.time - start >= silence_s:
+                expected.append((m.time, Kind.SOUND_SILENT))
+                raised = True
+        elif raised:
+            clear = m.time if clear is None else clear
+            if m.time - clear >= CLEAR_S:
+                expected.append((m.time, Kind.SOUND_OK))
+                raised, start, clear = False, None, None
+        else:
+            start = None
+    assert [(t, f.kind) for t, f in found] == expected
+    for _, finding in found:
+        if finding.kind == Kind.SOUND_SILENT:
+            assert finding.details["for_s"] >= silence_s - 0.005  # rounded to 0.01 s
+            assert finding.details["peak_out_dbfs"] < -60.0
+
+
+def tone(t: float, peak_db: float, crest_db: float) -> Measured:
+    """A reading of a signal ``peak_db`` loud whose peak stands ``crest_db`` over its RMS."""
+    peak = 10 ** (peak_db / 20)
+    return Measured(t, peak, min(peak, 0.89), 0.0, False, peak / 10 ** (crest_db / 20))
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(steps, st.integers(-140, 40), st.sampled_from([3.0, 4.0, 6.0, 12.0])),
+                min_size=1, max_size=200))
+def test_a_howl_is_a_tone_for_howl_s_whose_peak_rose_over_the_lookback(
+        seq: list[tuple[float, int, float]]) -> None:
+    t, readings = 100.0, []
+    for gap, half_db, crest in seq:
+        t += gap
+        readings.append(tone(t, half_db / 2, crest))
+    found = [(t, f.kind) for t, f in run(Detector(Thresholds()), readings)
+             if f.fault == "howl"]
+    # the oracle: each run of tone-like readings, its loudest peak, the audible ones before
+    expected, start, top, raised, clear = [], None, 0.0, False, None
+    for i, m in enumerate(readings):
+        peak_db = 20 * math.log10(m.peak_in)
+        heard = [20 * math.log10(r.peak_in) for r in readings[:i + 1]
+                 if m.time - r.time <= HOWL_LOOKBACK_S and r.peak_in >= 10 ** (HOWL_FLOOR_DB / 20)]
+        if peak_db >= HOWL_FLOOR_DB and peak_db - 20 * math.log10(m.rms_in) <= HOWL_CREST_DB:
+            clear = None
+            if start is None:
+                start, top = m.time, peak_db
+            top = max(top, peak_db)
+            if (not raised and m.time - start >= HOWL_S
+                    and top - min(heard) >= HOWL_RISE_DB - 0.05):
+                expected.append((m.time, Kind.SOUND_HOWL))
+                raised = True
+        elif raised:
+            clear = m.time if clear is None else clear
+            if m.time - clear >= CLEAR_S:
+                expected.append((m.time, Kind.SOUND_OK))
+                raised, start, clear = False, None, None
+        else:
+            start = None
+    assert found == expected
+
+
+def test_feedback_growing_is_a_howl_a_steady_tone_or_rising_noise_is_not() -> None:
+    growing = [tone(0.25 * i, -40.0 + 1.5 * i, 3.0) for i in range(12)]  # 6 dB/s, a sine
+    detector = Detector(Thresholds())
+    found = run(detector, growing)
+    assert [(t, f.kind) for t, f in found] == [(2.0, Kind.SOUND_HOWL)]
+    assert found[0][1].details["risen_db"] == 12.0 and detector.sound == "howl"
+    gone = [Measured(3.0 + 0.25 * i, 0.0, 0.0, 0.0) for i in range(6)]
+    assert [(t, f.kind) for t, f in run(detector, gone)] == [(4.0, Kind.SOUND_OK)]
+    quick = [tone(0.0, -30.0, 6.0), *(tone(0.25 * i, 0.8, 3.0) for i in range(1, 12))]
+    assert [(t, f.kind) for t, f in run(Detector(Thresholds()), quick)] == [
+        (2.25, Kind.SOUND_HOWL)]  # grew faster than the RMS follows: tone-like only after
+    steady = [tone(0.25 * i, -3.0, 3.0) for i in range(40)]  # a sine from silence
+    noise = [tone(0.25 * i, -40.0 + 1.5 * i, 12.0) for i in range(40)]
+    assert run(Detector(Thresholds()), steady) == run(Detector(Thresholds()), noise) == []
+    assert run(Detector(Thresholds(howl=False)), growing) == []
+
+
+@given(st.lists(st.tuples(steps, anything, anything, anything, st.booleans(), anything),
+                max_size=120), st.booleans())
+def test_hostile_readings_never_break_it_and_faults_alternate_with_ok(
+        seq: list[tuple[float, float, float, float, bool, float]], expect: bool) -> None:
+    detector, t, open_faults = Detector(Thresholds(expect, 1.0, -60.0, 1.0)), 0.0, set()
+    for gap, peak_in, peak_out, reduction, bad, rms in seq:
+        t += gap
+        for finding in detector.feed(Measured(t, peak_in, peak_out, reduction, bad, rms)):
+            if finding.kind == Kind.SOUND_OK:
+                assert finding.fault in open_faults
+                open_faults.discard(finding.fault)
+                assert finding.details["lasted_s"] >= 0
+            else:
+                assert finding.fault not in open_faults
+                open_faults.add(finding.fault)
+            assert all(not isinstance(v, float) or math.isfinite(v)
+                       for v in finding.details.values())
+        assert detector.sound in (open_faults or {"ok"})
+    if not expect:
+        assert "silent" not in open_faults
+
+
+def test_limiting_for_limit_s_then_ok_once_the_stage_rests() -> None:
+    detector = Detector(Thresholds(limit_s=2.0))
+    loud = [Measured(0.25 * i, 4.0, 0.89, 12.0) for i in range(9)]  # +12 dB in, 2 s
+    found = run(detector, loud)
+    assert [(t, f.kind) for t, f in found] == [(2.0, Kind.SOUND_LIMITING)]
+    assert found[0][1].details["peak_in_dbfs"] == 12.0
+    assert found[0][1].details["reduction_db"] == 12.0
+    assert detector.sound == "limiting"
+    calm = [Measured(2.25 + 0.25 * i, 0.3, 0.3, LIMIT_DB / 2) for i in range(5)]
+    assert [(t, f.kind) for t, f in run(detector, calm)] == [(3.25, Kind.SOUND_OK)]
+    assert detector.sound == "ok"
+
+
+def test_a_nan_is_said_at_once_and_outranks_the_other_faults() -> None:
+    detector = Detector(Thresholds(expect_sound=True, silence_s=0.5))
+    found = run(detector, [Measured(0.0, 0.0, 0.0, 0.0, True), Measured(0.5, 0.0, 0.0, 0.0, True)])
+    assert [f.kind for _, f in found] == [Kind.SOUND_NAN, Kind.SOUND_SILENT]
+    assert detector.sound == "nan"
+
+
+def test_a_gap_in_the_readings_forgets_a_silence_not_yet_a_fault() -> None:
+    detector = Detector(Thresholds(expect_sound=True, silence_s=3.0))
+    quiet = [Measured(0.5 * i, 0, 0, 0) for i in range(5)]  # 2 s of silence
+    assert run(detector, quiet) == []
+    after = 2.0 + GAP_S + 0.1  # scsynth restarted meanwhile: the silence starts again
+    again = [Measured(after + 0.5 * i, 0, 0, 0) for i in range(6)]  # 2.5 s
+    assert run(detector, again) == []
+    assert [f.kind for _, f in run(detector, [Measured(after + 3.0, 0, 0, 0)])] == [
+        Kind.SOUND_SILENT]
+
+
+def test_dbfs_reads_silence_and_nonsense_as_the_floor() -> None:
+    assert dbfs(1.0) == 0.0
+    assert dbfs(0.5) == -6.0
+    assert dbfs(0.0) == dbfs(-1.0) == dbfs(math.nan) == dbfs(math.inf) == -200.0
