@@ -40,6 +40,8 @@ class ScsynthDoor:
     def open(self, client: OscClient) -> None:
         """Forward to ``client`` from now on (a new scsynth is up)."""
         with self._lock:
+            # Its owner's own (the stage's readings, set at boot) join the shared ones.
+            self._listeners.update(client.listeners)
             client.listeners = self._listeners  # shared: a listener outlives its scsynth
             self._client = client
             self._generation += 1
