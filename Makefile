@@ -13,11 +13,12 @@ CONFIG ?= config.toml
 RUN_APT_PACKAGES := supercollider-server supercollider-language jackd2 gcc libc6-dev
 # What only the tests need, installed by `make test` alone: openssh-server/-client, iproute2 and
 # nftables (the tests of several hosts run a private sshd, network namespaces and veth pairs,
-# and cut or thin their links: docs/hosts.md), chromium (the page's tests drive it).
+# and cut or thin their links: docs/hosts.md), chromium (the page's tests drive it), ffmpeg
+# (its ebur128 filter is the loudness tests' independent reference).
 # openssh-server is installed under a policy-rc.d that denies every service start, and a
 # new install's ssh service is disabled after it: scorch's install never starts or enables an
 # SSH server (the tests start their own, on their own port and keys).
-TEST_APT_PACKAGES := openssh-server openssh-client iproute2 nftables chromium
+TEST_APT_PACKAGES := openssh-server openssh-client iproute2 nftables chromium ffmpeg
 # nodejs and npm: the official MCP Bundle CLI (@anthropic-ai/mcpb, from npm) that `make
 # bundle` and the tests run, installed under build/mcpb (never globally). Installed on
 # their own, only when npm is missing: Debian's npm conflicts with a NodeSource nodejs.
@@ -70,7 +71,7 @@ system-deps:
 test-deps: node-deps
 	@if [ "$$(uname)" = Linux ]; then \
 	  missing=""; \
-	  for bin in ssh ip tc nft; do command -v $$bin >/dev/null || missing="yes"; done; \
+	  for bin in ssh ip tc nft ffmpeg; do command -v $$bin >/dev/null || missing="yes"; done; \
 	  [ -x /usr/sbin/sshd ] && [ -x /usr/bin/chromium ] || missing="yes"; \
 	  if [ -n "$$missing" ]; then \
 	    command -v apt-get >/dev/null || { echo "install $(TEST_APT_PACKAGES) (the tests need them)" >&2; exit 1; }; \
