@@ -82,9 +82,8 @@ async def pattern(client: Client, room: str, name: str, **args: Any) -> dict[str
 
 def synths_on(orch: Orchestra, room: str) -> int:
     """The synths scsynth itself runs in ``room`` now, its safety stage and meters aside."""
-    osc = orch.rooms.view(room).osc
-    assert osc is not None
-    reply = osc.request(Cmd.G_QUERY_TREE, 0, 0, reply=Reply.QUERY_TREE, timeout=2.0)
+    reply = orch.doors[room].scsynth.request(Cmd.G_QUERY_TREE, 0, 0, reply=Reply.QUERY_TREE,
+                                             timeout=2.0)
     return sum(1 for n in tree_nodes(reply.args)
                if n.synthdef is not None and n.node_id not in PROTECTED)
 
