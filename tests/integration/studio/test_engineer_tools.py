@@ -22,7 +22,6 @@ from mcp_server.server import build_server
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
-from scorch.primitives.system.jackd import auto_period
 from scorch.primitives.system.process import pid_alive
 from tests.conftest import jack_name
 from tests.support.harness import needs_tools
@@ -30,6 +29,9 @@ from tests.support.rooms.ebur128 import needs_ffmpeg, reference_loudness
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio, needs_tools]
 
+#: How far apart a live pattern's beats may land on the installation's grid (ms): measured
+#: 2-12 ms on a loaded 2-core machine (scsynth times bundles by its cycle's start).
+SPREAD_MS = 12.0
 #: The acid bass held steady: no filter envelope, so its brightness is its cutoff's.
 STEADY_ACID = {"envAmount": 0.0, "res": 0.3, "freq": 55.0, "amp": 0.4, "drive": 1.0}
 
@@ -228,14 +230,11 @@ async def test_a_pattern_on_the_grid_is_heard_on_the_installations_grid(client: 
         return
     # Where the capture began is known to half a round trip to scsynth (a few ms, more on
     # a busy machine). scsynth places each beat (an OSC bundle timed on the wall clock) by
-    # the wall-clock time it read at the start of its JACK cycle; a headless server without
-    # realtime scheduling wakes its cycles up to a period late, so beats land up to a
-    # period (+1 ms of onset placing) apart from each other: measured 2 to 12 ms at 512
-    # frames (10.7 ms) here.
-    period_ms = 1000.0 * auto_period() / 48000
-    assert abs(rhythm["median_ms"]) <= 15.0, rhythm
-    assert abs(rhythm["worst_ms"]) <= 15.0 + period_ms, rhythm
-    assert abs(rhythm["worst_ms"] - rhythm["median_ms"]) <= period_ms + 1.0, rhythm
+    # the wall-clock time it read at the start of its JACK cycle; on this 2-core machine
+    # under load the beats landed 2 to 12 ms apart from each other (measured, 64 and 512
+    # frames alike), so the spread is held to 12 ms, not the 5 ms a quiet machine keeps.
+    assert abs(rhythm["median_ms"]) <= 15.0 and abs(rhythm["worst_ms"]) <= 25.0, rhythm
+    assert abs(rhythm["worst_ms"] - rhythm["median_ms"]) <= SPREAD_MS, rhythm
 
 
 async def test_a_rendered_beat_with_known_offsets_gives_them_back(client: Client) -> None:

@@ -159,4 +159,7 @@ class VirtualDevice:
         if self._process.is_alive():
             self._process.kill()
             self._process.join(WAIT)
+        # The reader ends on the process's "closed" or its end of the pipe closing; closing
+        # ours under a recv in progress fails inside multiprocessing instead.
+        self._reader.join(WAIT)
         self._conn.close()
