@@ -6,7 +6,7 @@
 // on that beat are computed when it comes, so they are the first to play the change (a
 // Pdef's or a Pbindef key's own quant then swaps its stream on that same beat).
 ScorchPatternOps {
-	classvar <muted, soloed;
+	classvar <muted, soloed, fading;
 	const lead = 0.05;
 
 	// Run `func` just before the next multiple of `grid` beats of the room's clock
@@ -49,8 +49,9 @@ ScorchPatternOps {
 		var proxy = this.find(kind, name), grid = this.grid(when);
 		^this.atGrid(grid, {
 			if(kind == "Ndef") { proxy.play } {
-				// a new player: one a CmdPeriod caught waiting for its quant never plays again
-				if(proxy.isPlaying.not) { proxy.stop };
+				// a new player: one a CmdPeriod caught waiting for its quant never plays again,
+				// and a fade's (under way or just ended) would stop when the fade's stop comes
+				if(proxy.isPlaying.not or: { this.fades(proxy) }) { proxy.stop };
 				proxy.play(quant: 0);
 				proxy.playQuant = grid  // the grid it started on (atGrid's), as `playing` tells
 			}
@@ -75,12 +76,19 @@ ScorchPatternOps {
 				var player = proxy.player, clock = TempoClock.default;
 				player !? {
 					player.stream = PfadeOut(player.stream, seconds * clock.tempo).asStream;
+					fading = (fading ?? { IdentitySet.new }).add(player);
 					clock.sched(seconds * clock.tempo + lead, {
+						fading.remove(player);
 						if(proxy.player === player) { proxy.stop; ScorchPatterns.scan(nil) }; nil
 					})
 				}
 			}
 		}, nil)
+	}
+
+	// Its player fades out, or has faded out and waits for the fade's stop.
+	*fades { |proxy|
+		^proxy.player.notNil and: { fading.notNil and: { fading.includes(proxy.player) } }
 	}
 
 	// Mute: a Pdef's events become rests, an Ndef's monitor goes silent, a Tdef pauses.
