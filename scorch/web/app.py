@@ -130,7 +130,7 @@ def make_app(feed: Feed, gate: Gate, meter_hz: float) -> Starlette:
             changes = feed.changes()
             try:
                 sent, metered = -1, 0.0
-                while not await request.is_disconnected():
+                while not feed.closing.is_set() and not await request.is_disconnected():
                     for version, data in feed.views_since(sent):
                         sent = version
                         yield {"event": "view", "data": data}

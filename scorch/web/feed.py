@@ -53,6 +53,8 @@ class Feed:
         self._changed = threading.Event()
         """Set by the bus's subscription when a change came: the builder builds soon."""
         self._heard: Subscription | None = None
+        self.closing = threading.Event()
+        """Set when the server stops: every stream ends at its next wake."""
 
     @property
     def pages(self) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import signal
 import threading
 import time
 from pathlib import Path
@@ -91,8 +90,11 @@ class WebServer:
     def stop(self) -> None:
         """Close every stream, stop listening, release the meters."""
         server, self._server = self._server, None
+        self.feed.closing.set()
         if server is not None:
-            server.handle_exit(signal.SIGTERM, None)
+            # not handle_exit: sse-starlette patches it to mark the whole process as ending,
+            # which cuts every streamed answer of MCP over HTTP in this process from then on
+            server.should_exit = True
         thread, self._thread = self._thread, None
         if thread is not None:
             thread.join(timeout=5.0)

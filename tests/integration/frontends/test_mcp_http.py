@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from mcp_server.http import HttpFront, listen, url
 from mcp_server.server import build_server
 from scorch.api.local import LocalService
+from scorch.web.serve import WebServer
 from scorch.wire.access import TOKEN_FILE, is_loopback
 from tests.conftest import jack_name
 from tests.support import hostile_json
@@ -270,6 +271,27 @@ def test_off_loopback_without_namespaces_the_token_guards_scorchs_http_front(
                 return {tool.name for tool in (await bearer.list_tools()).tools}
 
         assert {"doctor", "list_instances", "listen"} <= anyio.run(through_the_sdk)
+    finally:
+        front.stop()
+
+
+def test_a_page_stopped_in_this_process_leaves_mcps_streamed_answers_whole(
+        tmp_path: Path) -> None:
+    """``scorch run`` serves the page and MCP over HTTP in one process. The page's stop once
+    went through uvicorn's ``handle_exit``, which sse-starlette patches to mark the whole
+    process as ending: every streamed MCP answer after it was cut mid-body."""
+    sock = listen("127.0.0.1", 0)
+    front = HttpFront.open(build_server(LocalService()), sock, "127.0.0.1", tmp_path)
+    page = WebServer(None, None, "127.0.0.1", free_tcp_port(),  # type: ignore[arg-type]
+                     tmp_path / "page", 15.0)
+    page.start()
+    page.stop()
+    front.start()
+    try:
+        token = (tmp_path / TOKEN_FILE).read_text().strip()
+        served = post(url("127.0.0.1", int(sock.getsockname()[1])), INITIALIZE,
+                      authorization=f"Bearer {token}")
+        assert served.status_code == 200 and "serverInfo" in served.text, served.text
     finally:
         front.stop()
 
