@@ -27,6 +27,10 @@ MIN_PITCH_CLASSES = 3
 MIN_KEY_CORRELATION = 0.5
 #: Chords listed at most.
 MAX_CHORDS = 24
+#: A tempo that fewer onset pairs keep than this share is said to be a weak pulse (a
+#: steady beat whose onsets wander by 10 ms each, as a loaded machine plays them, keeps
+#: about half; a regular one nearly all).
+WEAK_PULSE = 0.5
 _SEGMENTS = 48  # stretches a sound is split into for its chords, at most
 _PRESENT = 0.15
 _SAME_TEMPO = 0.02
@@ -73,9 +77,11 @@ class Rhythm(BaseModel):
     def lines(self) -> list[str]:
         """The figures as a line of text."""
         phase = "" if self.phase_known else ", phase fitted"
+        weak = (f" (a weak pulse: {self.tempo_strength:.0%} of the onset pairs keep it; the "
+                "onsets are irregular)" if self.tempo_strength < WEAK_PULSE else "")
         clock = (f" (times on the wall clock: the room's audio ran {self.audio_clock:.3f} "
                  "s of wall clock per second)" if self.audio_clock else "")
-        return [f"rhythm: {self.tempo_bpm:g} bpm; onsets on {self.grid}{phase}: median "
+        return [f"rhythm: {self.tempo_bpm:g} bpm{weak}; onsets on {self.grid}{phase}: median "
                 f"{self.median_ms:+.1f} ms, worst {self.worst_ms:+.1f} ms{clock}"]
 
 

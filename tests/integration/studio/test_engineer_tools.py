@@ -21,6 +21,7 @@ from mcp.types import CallToolResult, TextContent
 from mcp_server.server import build_server
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
+from scorch.audio.music.figures import WEAK_PULSE
 from scorch.config.installation import parse_config
 from scorch.primitives.system.process import pid_alive
 from tests.conftest import jack_name
@@ -211,30 +212,47 @@ async def test_a_sweep_of_acids_cutoff_finds_the_cutoff_of_a_reference_within_te
 
 
 async def test_a_pattern_on_the_grid_is_heard_on_the_installations_grid(client: Client) -> None:
+    # A loaded 2-core machine now and then plays a steady beat's onsets tens of ms apart
+    # (CI: a capture heard 115 bpm, 26 % of its onset pairs keeping it). Such a capture
+    # must say its pulse is weak; one of three must be regular and on the grid.
+    weak: list[dict[str, Any]] = []
+    for _ in range(3):
+        result = await _listen_to_a_beat(client)
+        rhythm = data(result)["rhythm"]
+        assert rhythm["phase_known"] is True and rhythm["grid_bpm"] == 120.0, rhythm
+        assert "onsets on the installation's grid (120 bpm" in text(result)
+        if rhythm["tempo_strength"] < WEAK_PULSE:
+            assert "a weak pulse" in text(result), text(result)
+            weak.append(rhythm)
+            continue
+        assert rhythm["tempo_bpm"] == pytest.approx(120.0, abs=1.0), rhythm
+        if rhythm["audio_clock"] is not None:
+            # A headless driver on a busy machine lost time during the capture (its
+            # blocks came late: the audio holds fewer seconds than the wall clock saw,
+            # the beats scheduled on the wall clock land closer together): it says so.
+            assert abs(rhythm["audio_clock"] - 1) > 0.005, rhythm
+            assert "the room's audio ran" in text(result)
+            return
+        # Where the capture began is known to half a round trip to scsynth (a few ms,
+        # more on a busy machine). scsynth places each beat (an OSC bundle timed on the
+        # wall clock) by the wall-clock time it read at the start of its JACK cycle; on
+        # this 2-core machine under load the beats landed 2 to 12 ms apart from each
+        # other (measured, 64 and 512 frames alike): the spread is held to 12 ms, not
+        # the 5 ms a quiet machine keeps.
+        assert abs(rhythm["median_ms"]) <= 15.0 and abs(rhythm["worst_ms"]) <= 25.0, rhythm
+        assert abs(rhythm["worst_ms"] - rhythm["median_ms"]) <= SPREAD_MS, rhythm
+        return
+    pytest.fail(f"three captures of a steady beat, each a weak pulse: {weak}")
+
+
+async def _listen_to_a_beat(client: Client) -> Any:
+    """Four seconds of a kick on every beat of the installation's grid, listened to."""
     await call(client, "execute", instance="mix", code=(
         "Pdef(\\beat, Pbind(\\instrument, \\kick, \\dur, 1, \\amp, 0.8)).play(quant: 1)"))
     try:
-        result = await call(client, "listen", instance="mix", seconds=4.0)
+        return await call(client, "listen", instance="mix", seconds=4.0)
     finally:
         await call(client, "execute", instance="mix", code="Pdef(\\beat).stop")
-    rhythm = data(result)["rhythm"]
-    assert rhythm["tempo_bpm"] == pytest.approx(120.0, abs=1.0), rhythm
-    assert rhythm["phase_known"] is True and rhythm["grid_bpm"] == 120.0
-    assert "onsets on the installation's grid (120 bpm" in text(result)
-    if rhythm["audio_clock"] is not None:
-        # A headless driver on a busy machine lost time during the capture (its blocks
-        # came late: the audio holds fewer seconds than the wall clock saw, the beats
-        # scheduled on the wall clock land closer together): the answer says so.
-        assert abs(rhythm["audio_clock"] - 1) > 0.005, rhythm
-        assert "the room's audio ran" in text(result)
-        return
-    # Where the capture began is known to half a round trip to scsynth (a few ms, more on
-    # a busy machine). scsynth places each beat (an OSC bundle timed on the wall clock) by
-    # the wall-clock time it read at the start of its JACK cycle; on this 2-core machine
-    # under load the beats landed 2 to 12 ms apart from each other (measured, 64 and 512
-    # frames alike), so the spread is held to 12 ms, not the 5 ms a quiet machine keeps.
-    assert abs(rhythm["median_ms"]) <= 15.0 and abs(rhythm["worst_ms"]) <= 25.0, rhythm
-    assert abs(rhythm["worst_ms"] - rhythm["median_ms"]) <= SPREAD_MS, rhythm
 
 
 async def test_a_rendered_beat_with_known_offsets_gives_them_back(client: Client) -> None:

@@ -214,3 +214,15 @@ def test_a_slow_audio_clock_is_put_right_and_said() -> None:
     assert abs(heard.worst_ms) < 0.5 and heard.audio_clock == 1.05
     assert length == pytest.approx(0.5 / 1.05)
     assert "audio ran 1.050 s of wall clock per second" in heard.lines()[0]
+
+
+@pytest.mark.parametrize("wander_ms", [0.0, 3.0, 20.0])
+def test_a_pulse_whose_onsets_wander_is_said_to_be_weak(wander_ms: float) -> None:
+    rng = random.Random(7)
+    onsets = [0.05 + i * 0.5 + rng.gauss(0, wander_ms / 1000) for i in range(16)]
+    found = rhythm(onsets, Grid(120.0, 0.05, "the installation's grid"))
+    assert found is not None
+    heard = found[0]
+    weak = "a weak pulse" in heard.lines()[0]
+    assert weak == (heard.tempo_strength < 0.5), heard
+    assert weak == (wander_ms > 10), heard  # steady or nearly: not weak; 20 ms: weak
