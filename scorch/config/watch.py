@@ -51,6 +51,7 @@ class WatchConfig(StrictModel):
     on_limiting: Action = "alert"
     on_nan: Action = "alert"
     on_howl: Action = "alert"
+    on_dc: Action = "alert"
 
 
 class RoomWatch(StrictModel):
@@ -66,6 +67,7 @@ class RoomWatch(StrictModel):
     on_limiting: Action | None = None
     on_nan: Action | None = None
     on_howl: Action | None = None
+    on_dc: Action | None = None
 
     def over(self, installation: WatchConfig) -> WatchConfig:
         """The room's settings: its own keys over the installation's."""

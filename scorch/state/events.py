@@ -64,6 +64,8 @@ class Kind(enum.StrEnum):
     """One tone kept rising in a room for seconds, as feedback does (``howl``)."""
     SOUND_NAN = "SOUND_NAN"
     """The safety stage caught a NaN or an infinity from the room's code (silenced)."""
+    SOUND_DC = "SOUND_DC"
+    """A DC offset came from the room's code for seconds (the safety stage blocks it)."""
     SOUND_OK = "SOUND_OK"
     """A fault of the sound ended (details: which, and how long it lasted)."""
     SOUND_ACTION = "SOUND_ACTION"

@@ -4,7 +4,9 @@ A :class:`Detector` takes the stage's readings (a few a second, in time order) a
 says when a fault begins and ends: :data:`SILENT` (expected to sound, every peak out
 below ``silence_dbfs`` for ``silence_s``), :data:`LIMITING` (the limiter taking at
 least :data:`LIMIT_DB` off in every reading for ``limit_s``: loud code held at the
-ceiling, or clipping before the stage), :data:`NAN` (a NaN or infinity came in) and
+ceiling, or clipping before the stage), :data:`NAN` (a NaN or infinity came in),
+:data:`DC` (a DC level of at least :data:`DC_LEVEL` came in for :data:`DC_S`: the stage
+blocks it, the code is at fault) and
 :data:`HOWL` (with ``howl``: for :data:`HOWL_S` the input is tone-like, its peak at most
 :data:`HOWL_CREST_DB` over its RMS as a sine's is, and its peak has risen by at least
 :data:`HOWL_RISE_DB` over the audible peaks of the last :data:`HOWL_LOOKBACK_S`: a
@@ -44,11 +46,14 @@ HOWL_LOOKBACK_S = HOWL_S + 2.0
 HEARD_MAX = 64
 #: Input quieter than this (peak, dBFS) is not heard as a howl yet.
 HOWL_FLOOR_DB = -50.0
+#: The DC level (linear, -34 dBFS) at which the stage's blocker is fully in, and the
+#: seconds it must last to be a fault (an infrasonic swell or a kick's first cycle is not).
+DC_LEVEL, DC_S = 0.02, 2.0
 
-SILENT, LIMITING, NAN, HOWL = "silent", "limiting", "nan", "howl"
+SILENT, LIMITING, NAN, HOWL, DC = "silent", "limiting", "nan", "howl", "dc"
 #: Each fault's event kind, and its rank when a room has several (the worst shows).
-KINDS = {NAN: Kind.SOUND_NAN, HOWL: Kind.SOUND_HOWL, LIMITING: Kind.SOUND_LIMITING,
-         SILENT: Kind.SOUND_SILENT}
+KINDS = {NAN: Kind.SOUND_NAN, HOWL: Kind.SOUND_HOWL, DC: Kind.SOUND_DC,
+         LIMITING: Kind.SOUND_LIMITING, SILENT: Kind.SOUND_SILENT}
 
 
 def dbfs(amplitude: float) -> float:
@@ -83,6 +88,8 @@ class Measured:
     non_finite: bool = False
     rms_in: float = 0.0
     """The loudest channel's RMS coming in (linear; 0: not measured)."""
+    dc_in: float = 0.0
+    """The largest DC level coming in (linear; 0: none, or not measured)."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +124,8 @@ class Detector:
 
     @property
     def sound(self) -> str:
-        """``ok``, or the worst fault that lasts (``nan``, ``howl``, ``limiting``, ``silent``)."""
+        """``ok``, or the worst fault that lasts (``nan``, ``howl``, ``dc``, ``limiting``,
+        ``silent``)."""
         return next((f for f in KINDS if self._faults[f].raised is not None), "ok")
 
     def feed(self, m: Measured) -> list[Finding]:
@@ -135,14 +143,15 @@ class Detector:
         w = self.watch
         reduction = m.reduction_db if math.isfinite(m.reduction_db) else 0.0
         m = Measured(m.time, m.peak_in, m.peak_out, max(0.0, reduction), m.non_finite,
-                     m.rms_in)
+                     m.rms_in, m.dc_in)
         held = {
             SILENT: w.expect_sound and dbfs(m.peak_out) < w.silence_dbfs,
             LIMITING: m.reduction_db >= LIMIT_DB,
             NAN: m.non_finite,
             HOWL: w.howl and tone_like(m),
+            DC: m.dc_in >= DC_LEVEL,
         }
-        after = {SILENT: w.silence_s, LIMITING: w.limit_s, NAN: 0.0, HOWL: HOWL_S}
+        after = {SILENT: w.silence_s, LIMITING: w.limit_s, NAN: 0.0, HOWL: HOWL_S, DC: DC_S}
         found = []
         for name, holds in held.items():
             change = self._step(name, holds, after[name], m)
@@ -156,7 +165,7 @@ class Detector:
             fault.clear_since = None
             if fault.since is None:
                 fault.since, fault.worst = m.time, {}
-            _note(fault.worst, m)
+            _note(fault.worst, m, name)
             if fault.raised is None and m.time - fault.since >= after:
                 if name == HOWL:
                     risen = fault.worst["peak_in_dbfs"] - min(p for _, p in self._heard)
@@ -188,11 +197,13 @@ def tone_like(m: Measured) -> bool:
             and peak - dbfs(m.rms_in) <= HOWL_CREST_DB)
 
 
-def _note(worst: dict[str, float], m: Measured) -> None:
-    """Keep the loudest peaks and the deepest reduction while a condition holds."""
+def _note(worst: dict[str, float], m: Measured, name: str) -> None:
+    """Keep the loudest peaks and the deepest reduction (and DC) while a condition holds."""
     worst["peak_in_dbfs"] = max(worst.get("peak_in_dbfs", FLOOR_DB), dbfs(m.peak_in))
     worst["peak_out_dbfs"] = max(worst.get("peak_out_dbfs", FLOOR_DB), dbfs(m.peak_out))
     worst["reduction_db"] = max(worst.get("reduction_db", 0.0), round(m.reduction_db, 1))
+    if name == DC:
+        worst["dc_dbfs"] = max(worst.get("dc_dbfs", FLOOR_DB), dbfs(m.dc_in))
 
 
 def _details(fault: _Fault, now: float, m: Measured) -> dict[str, Any]:
@@ -206,6 +217,9 @@ def _said(name: str, w: Thresholds, lasted: float) -> str:
                 "though it is expected to sound")
     if name == LIMITING:
         return f"the safety stage has limited for {lasted:.1f} s without a pause"
+    if name == DC:
+        return (f"a DC offset came from the room's code for {lasted:.1f} s (the safety stage "
+                "blocks it; a filter or an offset in the code is off)")
     if name == HOWL:
         return (f"a howl: one tone, rising, for {lasted:.1f} s (feedback?); the safety "
                 "stage holds it at the ceiling")

@@ -5,10 +5,11 @@ limiter's gain, NaN caught: ``scorch/primitives/synthdefs/stage.py``), so the wa
 costs scsynth nothing more: each reading goes, in the OSC receive thread, through
 the room's :class:`~scorch.app.soundwatch.detector.Detector`. A fault that begins or ends
 is one typed event in the room's log (``SOUND_SILENT``, ``SOUND_LIMITING``,
-``SOUND_NAN``, ``SOUND_HOWL``, ``SOUND_OK``) with what was measured; the action ``[watch]`` names
-for it (``on_silent``...) is then made by a worker thread through the firer the API
-layer arms it with (:meth:`SoundWatch.arm`), as a tool's call: journaled, in the
-history, told as ``SOUND_ACTION``. A room without a stage is not watched.
+``SOUND_NAN``, ``SOUND_HOWL``, ``SOUND_DC``, ``SOUND_OK``) with what was measured; the
+action ``[watch]`` names for it (``on_silent``...) is then made by a worker thread
+through the firer the API layer arms it with (:meth:`SoundWatch.arm`), as a tool's
+call: journaled, in the history, told as ``SOUND_ACTION``. A room without a stage is
+not watched.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ class SoundWatch:
             self._submit(room, finding, action, watch)
 
     def sound(self, room: str) -> str | None:
-        """``ok``, ``silent``, ``limiting``, ``howl`` or ``nan``; None before any reading."""
+        """``ok``, ``silent``, ``limiting``, ``dc``, ``howl`` or ``nan``; None before any
+        reading."""
         detector = self._detectors.get(room)
         return detector.sound if detector is not None else None
 
@@ -93,7 +95,8 @@ class SoundWatch:
         if detector is None or detector.watch != limits:  # a reload changed the keys
             detector = self._detectors[room] = Detector(limits)
         found = detector.feed(Measured(time.monotonic(), reading.peak_in, reading.peak_out,
-                                       reading.reduction_db, reading.non_finite, reading.rms_in))
+                                       reading.reduction_db, reading.non_finite, reading.rms_in,
+                                       reading.dc_in))
         view.sound = detector.sound
         for finding in found:
             if finding.kind == Kind.SOUND_OK:

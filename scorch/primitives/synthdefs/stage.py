@@ -21,7 +21,7 @@ output buses and writes them back (``ReplaceOut``), each channel in turn:
    A last clip at the ceiling and ``Sanitize`` stand behind it.
 
 Every ``1 / report`` seconds it sends ``[STAGE_REPLY, node, 1, peak in, peak out,
-least gain, loudness gain dB, non-finite, mean square in]`` (:class:`StageReading`)
+least gain, loudness gain dB, non-finite, mean square in, DC in]`` (:class:`StageReading`)
 to scsynth's registered clients. The latency is :data:`LATENCY` samples at any rate.
 """
 
@@ -113,7 +113,8 @@ def stage_synthdef(channels: int, lufs: bool = False) -> bytes:
     clean = [g.binary("clip2", g.one("Sanitize", AUDIO, x, 0.0), INPUT_LIMIT) for x in raw]
     bad = _largest(g, [g.binary("!=", x, x) + g.binary(">", abs(x), 3.0e38) for x in raw])
     amp = _master_gain(g, gain, fade)
-    sound = [_block_dc(g, x, rate) * amp for x in clean]
+    blocked = [_block_dc(g, x, rate) for x in clean]
+    sound = [x * amp for x, _ in blocked]
     loudness_db: Sig | float = 0.0
     if lufs:
         loudness_db = _loudness_gain(g, sound, rate, target)
@@ -134,6 +135,7 @@ def stage_synthdef(channels: int, lufs: bool = False) -> bytes:
         g.one("Peak", AUDIO, bad, tick),
         # The loudest channel's power, smoothed: with the peak, how tone-like it is (a howl).
         g.one("OnePole", AUDIO, _largest(g, [x * x for x in clean]), _coef(g, POWER_HZ, rate)),
+        g.one("Peak", AUDIO, _largest(g, [dc for _, dc in blocked]), tick),
     ]
     address = [float(c) for c in STAGE_REPLY.encode("ascii")]
     g.ugen("SendReply", AUDIO, (tick, 1.0, float(len(address)), *address, *values), outputs=0)
@@ -152,13 +154,14 @@ def _coef(g: Graph, hz: float, rate: Sig) -> Sig:
     return g.unary("exp", -2 * math.pi * hz / rate)
 
 
-def _block_dc(g: Graph, x: Sig, rate: Sig) -> Sig:
-    """``x`` as it is, or through a 40 Hz DC blocker while a DC or infrasound is there."""
+def _block_dc(g: Graph, x: Sig, rate: Sig) -> tuple[Sig, Sig]:
+    """``x`` as it is, or through a 40 Hz DC blocker while a DC or infrasound is there;
+    and the DC level that came in (linear)."""
     detect = _coef(g, DC_DETECT_HZ, rate)
-    slow = g.one("OnePole", AUDIO, g.one("OnePole", AUDIO, x, detect), detect)
-    opened = g.min(g.max(abs(slow) / DC_OPEN - 1.0, 0.0), 1.0)
+    level = abs(g.one("OnePole", AUDIO, g.one("OnePole", AUDIO, x, detect), detect))
+    opened = g.min(g.max(level / DC_OPEN - 1.0, 0.0), 1.0)
     blocked = g.one("LeakDC", AUDIO, x, 1.0 - 2 * math.pi * DC_BLOCK_HZ / rate)
-    return x - opened * (x - blocked)
+    return x - opened * (x - blocked), level
 
 
 def _master_gain(g: Graph, gain: Sig, fade: Sig) -> Sig:
@@ -265,6 +268,9 @@ class StageReading:
     """A NaN or an infinity came in (and was replaced by silence)."""
     power_in: float = 0.0
     """The loudest channel's mean square coming in, smoothed over about 1 / (2 pi POWER_HZ) s."""
+    dc_in: float = 0.0
+    """The largest DC level that came in (a channel's 2 Hz low-pass, linear): the stage
+    blocks it, but the room's code sends it."""
 
     @property
     def rms_in(self) -> float:
@@ -280,11 +286,11 @@ class StageReading:
 def reading(msg: OscMessage) -> StageReading | None:
     """A stage's reply as a reading; None for anything else or malformed."""
     args = msg.args
-    if msg.address != STAGE_REPLY or len(args) != 8:
+    if msg.address != STAGE_REPLY or len(args) != 9:
         return None
     if not all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in args):
         return None
-    node, _, peak_in, peak_out, gain, loudness, bad, power = (float(a) for a in args)  # type: ignore[arg-type]
-    if not all(math.isfinite(v) for v in (peak_in, peak_out, gain, loudness, power)):
+    node, _, peak_in, peak_out, gain, loudness, bad, power, dc = (float(a) for a in args)  # type: ignore[arg-type]
+    if not all(math.isfinite(v) for v in (peak_in, peak_out, gain, loudness, power, dc)):
         return None
-    return StageReading(int(node), peak_in, peak_out, gain, loudness, bad > 0, power)
+    return StageReading(int(node), peak_in, peak_out, gain, loudness, bad > 0, power, dc)

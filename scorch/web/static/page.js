@@ -133,7 +133,7 @@ function renderRoom(r) {
   spark(el.querySelector(".spark"), r.history, lastView.time);
 }
 
-// What the sound watch hears: a fault (silent, limiting, howl, nan) is trouble, pointed out.
+// What the sound watch hears: a fault (silent, limiting, dc, howl, nan) is trouble, pointed out.
 function soundFact(sound) {
   if (!sound) return "";
   const bad = sound !== "ok";

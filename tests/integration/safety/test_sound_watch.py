@@ -4,7 +4,8 @@ Its readings are what each room's safety stage measures inside scsynth. A room
 expected to sound is silenced by its own code: SOUND_SILENT comes within silence_s
 plus 2 s, its action (lower_gain) is made through the gain operation and journaled,
 and SOUND_OK comes once the code sounds again. A room whose code is far too loud
-is held at the ceiling: SOUND_LIMITING within limit_s plus 2 s; a NaN is caught.
+is held at the ceiling: SOUND_LIMITING within limit_s plus 2 s; a NaN is caught; a
+DC offset from code is SOUND_DC, and recalls the scene the config names for it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from collections.abc import Iterator
 import pytest
 
 from scorch.api.firing import Firing
+from scorch.api.local import LocalService
 from scorch.api.ops import load_all
 from scorch.app.orchestra import Orchestra
+from scorch.app.soundwatch.detector import DC_S
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.events import Kind
 from tests.conftest import jack_name
@@ -42,6 +45,7 @@ silence_s = {silence}
 on_silent = "lower_gain"
 [instances.hall.watch]
 limit_s = {limit}
+on_dc = "recall:calm"
 [instances.bar.watch]
 expect_sound = true
 silence_s = {silence}
@@ -185,3 +189,33 @@ def test_a_silent_room_whose_action_is_restart_is_restarted_once(orch: Orchestra
     run(orch, "bar", SINE)
     ok = events.wait_for(Kind.SOUND_OK, mark, 5.0)
     assert ok is not None and ok.details["fault"] == "silent"
+
+
+def test_a_dc_offset_from_code_is_said_and_recalls_the_scene_named_for_it(
+        orch: Orchestra) -> None:
+    api = LocalService(orch)
+    api.call("play", {"instance": "hall", "synthdef": "sine", "node": "tone",
+                      "params": {"freq": 220, "amp": 0.01}})
+    api.call("scene", {"action": "save", "name": "calm", "instance": "hall"})
+    api.call("set", {"instance": "hall", "node": "tone", "params": {"freq": 880}})
+    events = orch.views["hall"].events
+    mark = events.mark()
+    run(orch, "hall", "~dc = { DC.ar(0.5) ! 2 }.play; 1")  # -6 dBFS of DC
+    began = time.monotonic()
+    dc = events.wait_for(Kind.SOUND_DC, mark, DC_S + 2.0)
+    assert dc is not None, [e.kind for e in events.since(mark)]
+    assert time.monotonic() - began <= DC_S + 2.0
+    assert dc.details["dc_dbfs"] == pytest.approx(-6.0, abs=0.5), dc.details
+    assert dc.details["peak_out_dbfs"] < -20.0  # the stage blocked it
+    assert dc.details["action"] == "recall:calm" and "DC offset" in dc.message
+    assert sound_of(orch, "hall") == "dc"
+    acted = events.wait_for(Kind.SOUND_ACTION, mark, 10.0)
+    assert acted is not None and acted.details["ok"], acted
+    assert "scene" in acted.details["call"] and "calm" in acted.details["call"]
+    assert orch.rooms.nodes("hall")["tone"].params["freq"] == pytest.approx(220)
+    assert orch.undo.entries("hall")[-1].call == "watch"
+    run(orch, "hall", "~dc.free; 1")
+    ok = events.wait_for(Kind.SOUND_OK, dc.seq, 4.0)
+    assert ok is not None and ok.details["fault"] == "dc"
+    assert sound_of(orch, "hall") == "ok"
+    api.call("release", {"instance": "hall", "node": "tone"})

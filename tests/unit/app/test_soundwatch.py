@@ -9,6 +9,9 @@ from hypothesis import strategies as st
 
 from scorch.app.soundwatch.detector import (
     CLEAR_S,
+    DC,
+    DC_LEVEL,
+    DC_S,
     GAP_S,
     HOWL_CREST_DB,
     HOWL_FLOOR_DB,
@@ -187,3 +190,34 @@ def test_dbfs_reads_silence_and_nonsense_as_the_floor() -> None:
     assert dbfs(1.0) == 0.0
     assert dbfs(0.5) == -6.0
     assert dbfs(0.0) == dbfs(-1.0) == dbfs(math.nan) == dbfs(math.inf) == -200.0
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.floats(0.1, 0.5), st.floats(0.0, 0.1)), min_size=1, max_size=80))
+def test_a_dc_level_held_for_dc_s_is_a_fault_once_and_ends_after_clear_s(
+        seq: list[tuple[float, float]]) -> None:
+    t, readings = 50.0, []
+    for gap, dc in seq:
+        t += gap
+        readings.append(Measured(t, LOUD, LOUD, 0.0, dc_in=dc))
+    found = [(at, f) for at, f in run(Detector(Thresholds(howl=False)), readings)
+             if f.fault == DC]
+    # the oracle: a run of readings at DC_LEVEL or more, from its first, lasting DC_S
+    expected, start, raised, clear = [], None, False, None
+    for m in readings:
+        if m.dc_in >= DC_LEVEL:
+            clear, start = None, m.time if start is None else start
+            if not raised and m.time - start >= DC_S:
+                expected.append((m.time, Kind.SOUND_DC))
+                raised = True
+        elif raised:
+            clear = m.time if clear is None else clear
+            if m.time - clear >= CLEAR_S:
+                expected.append((m.time, Kind.SOUND_OK))
+                raised, start, clear = False, None, None
+        else:
+            start = None
+    assert [(at, f.kind) for at, f in found] == expected
+    for _, f in found:
+        if f.kind == Kind.SOUND_DC:
+            assert f.details["dc_dbfs"] >= dbfs(DC_LEVEL) and "DC offset" in f.message

@@ -78,14 +78,17 @@ def test_a_ugen_of_another_graph_is_refused() -> None:
 
 
 def test_a_reply_is_a_typed_reading() -> None:
-    found = reading(OscMessage(STAGE_REPLY, (7, 1, 100.0, 0.89, 0.01, -3.0, 1.0, 0.25)))
+    found = reading(OscMessage(STAGE_REPLY, (7, 1, 100.0, 0.89, 0.01, -3.0, 1.0, 0.25, 10.0)))
     assert found is not None and found.node == 7 and found.non_finite
     assert found.reduction_db == pytest.approx(40.0)
     assert found.peak_in == 100.0 and found.loudness_db == -3.0 and found.rms_in == 0.5
+    assert found.dc_in == 10.0
+    # a reply of the stage before it measured DC (one value fewer): not a reading
+    assert reading(OscMessage(STAGE_REPLY, (7, 1, 100.0, 0.89, 0.01, -3.0, 1.0, 0.25))) is None
 
 
 @given(st.lists(st.one_of(st.integers(), st.floats(), st.text(max_size=3), st.none(),
-                          st.booleans(), st.binary(max_size=3)), max_size=9))
+                          st.booleans(), st.binary(max_size=3)), max_size=10))
 def test_any_reply_reads_or_is_refused_never_raises(args: list[object]) -> None:
     found = reading(OscMessage(STAGE_REPLY, tuple(args)))  # type: ignore[arg-type]
     if found is not None:
