@@ -22,6 +22,7 @@ from scorch.api.models import plain
 from scorch.api.operation import Operation, Result
 from scorch.errors import ScorchError
 from scorch.primitives.sclang.patterns import short
+from scorch.primitives.system.jackd import XRUN
 from scorch.primitives.system.process import cpu_seconds
 
 if TYPE_CHECKING:
@@ -59,8 +60,7 @@ PATTERNS_SHOWN = 16
 #: Event kinds that are trouble.
 TROUBLE = frozenset({"CRASHED", "HUNG", "FAILED", "BOOT_FAILED", "STARTUP_ERROR", "DEGRADED",
                      "BUFFER_LOST", "NODE_ENDED", "SOUND_SILENT", "SOUND_LIMITING",
-                     "SOUND_NAN", "SOUND_HOWL"})
-_XRUN = re.compile(r"\bxrun", re.IGNORECASE)
+                     "SOUND_NAN", "SOUND_HOWL", "SOUND_DC"})
 #: Seconds of jackd's output whose xruns are counted (a rate, not a total).
 XRUN_WINDOW = 60.0
 #: Seconds two looks at a process's CPU time must be apart to give a rate (a page and a
@@ -253,7 +253,7 @@ def pattern_params(source: str, limit: int = PARAMS_SHOWN) -> dict[str, str]:
 
 def xruns_since(lines: Iterable[tuple[float, str]], since: float) -> int:
     """How many of jackd's lines (time, text) from ``since`` on report an xrun."""
-    return sum(1 for at, text in lines if at >= since and _XRUN.search(text))
+    return sum(1 for at, text in lines if at >= since and XRUN.search(text))
 
 
 def _xruns(orch: Orchestra, now: float) -> int:

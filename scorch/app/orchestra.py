@@ -43,6 +43,7 @@ from scorch.errors import InstanceNotReady
 from scorch.primitives.console import Console
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.audio_driver import AudioChoice
+from scorch.primitives.system.jackd import XRUN
 from scorch.state.calls import CallCounts
 from scorch.state.events import State
 from scorch.state.session import Session
@@ -74,7 +75,7 @@ class Orchestra:
         """Every instance's doors to its scsynth and sclang, by name (thread-safe)."""
         self.bus = tree.bus
         """Where every change of the desired state is announced (:mod:`scorch.state.bus`)."""
-        self.jack_console = Console()
+        self.jack_console = Console(counting={"jackd": XRUN})
         self.started_at: float | None = None
         self.audio: AudioChoice | None = None
         """The audio driver that runs (``auto`` resolved) and why, once started."""
@@ -119,7 +120,7 @@ class Orchestra:
         """Operations called in this process by name, and their failures (/metrics)."""
         self.alerts = Alerts(config.alerts, lambda: self.views)
         """Messages that leave the machine when a room's events say so ([alerts])."""
-        self.recorder = Recorder(config.state_path(), lambda: self.views)
+        self.recorder = Recorder(config.state_path(), lambda: self.views, self.xruns)
         """The rooms' events kept in the state folder for ``scorch report``."""
 
     @property
@@ -133,6 +134,13 @@ class Orchestra:
             self.hours.press(name, selector)
         else:
             self.scenes.cue(kind, name, selector, value)
+
+    def xruns(self) -> dict[str, int]:
+        """The xruns the JACK server scorch runs here reported since it started, for each
+        room on it (rooms of other hosts count their own)."""
+        count, config = self.jack_console.counted("jackd"), self.config
+        return {name: count for name, inst in config.instances.items()
+                if inst.host == config.host}
 
     @property
     def start_error(self) -> str | None:

@@ -170,7 +170,7 @@ class Runner:
         orch = self.orchestra
         midi = orch.midi.stats if self.config.midi.enabled else None
         collector = RoomCollector(lambda: orch.views, lambda: orch.alerts.counts, midi,
-                                  orch.calls)
+                                  orch.calls, orch.xruns)
         metrics = MetricsServer(collector, *address, self.config.state_path(),
                                 self.config.metrics.open_loopback)
         metrics.start()

@@ -6,6 +6,7 @@ import re
 import threading
 import time
 from collections import deque
+from collections.abc import Mapping
 from typing import NamedTuple, Protocol
 
 
@@ -37,13 +38,18 @@ class Console:
     """Keep the last ``limit`` lines of each source; thread-safe.
 
     Writers are the processes' reader threads; readers are actors and the facade.
+    ``counting`` names a pattern per source whose lines are counted as they come (a
+    total the bound on lines kept does not cut short: jackd's xruns).
     """
 
-    def __init__(self, limit: int = 1000) -> None:
+    def __init__(self, limit: int = 1000, counting: Mapping[str, Matcher] | None = None
+                 ) -> None:
         self._limit = limit
         self._lines: dict[str, deque[ConsoleLine]] = {}
         self._seq = 0
         self._changed = threading.Condition()
+        self._counting = dict(counting or {})
+        self._counts = dict.fromkeys(self._counting, 0)
 
     def append(self, source: str, text: str, note: str = "") -> ConsoleLine:
         """Add a line printed by ``source`` and wake any waiter."""
@@ -51,8 +57,16 @@ class Console:
             self._seq += 1
             line = ConsoleLine(self._seq, time.time(), source, text, note)
             self._lines.setdefault(source, deque(maxlen=self._limit)).append(line)
+            counted = self._counting.get(source)
+            if counted is not None and counted.search(text):
+                self._counts[source] += 1
             self._changed.notify_all()
             return line
+
+    def counted(self, source: str) -> int:
+        """Lines of ``source`` that matched its ``counting`` pattern since the start."""
+        with self._changed:
+            return self._counts.get(source, 0)
 
     def mark(self) -> int:
         """Return a mark: lines after it are the ones printed from now on."""

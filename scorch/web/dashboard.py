@@ -30,6 +30,8 @@ PANELS: tuple[tuple[str, str, str, str], ...] = (
      "{{room}} {{by}}"),
     ("CPU", "percentunit", f"rate(scorch_process_cpu_seconds_total{{{ROOM}}}[5m])",
      "{{room}} {{process}}"),
+    ("xruns of the JACK server (per hour)", "none",
+     f"increase(scorch_room_xruns_total{{{ROOM}}}[1h])", "{{room}}"),
     ("Alert messages (per hour)", "none", "increase(scorch_alerts_total[1h])", "{{outcome}}"),
     ("Operations called (per hour): MCP tools, CLI, page", "none",
      "increase(scorch_calls_total[1h])", "{{operation}}"),

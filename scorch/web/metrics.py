@@ -31,8 +31,11 @@ class RoomCollector:
     def __init__(self, views: Callable[[], Mapping[str, InstanceView]],
                  alerts: Callable[[], Mapping[str, int]],
                  midi: Callable[[], Mapping[str, Any]] | None = None,
-                 calls: CallCounts | None = None) -> None:
+                 calls: CallCounts | None = None,
+                 xruns: Callable[[], Mapping[str, int]] | None = None) -> None:
         self._views = views
+        self._xruns = xruns
+        """The xruns so far of the JACK server each room of this host runs on."""
         self._calls = calls
         self._alerts = alerts
         self._midi = midi
@@ -62,6 +65,10 @@ class RoomCollector:
                                       "stage turned the room down", labels=["room", "by"])
         cpu = CounterMetricFamily("scorch_process_cpu_seconds", "CPU time of each room's "
                                   "processes", labels=["room", "process"])
+        xruns = CounterMetricFamily("scorch_room_xruns", "xruns the JACK server the room runs "
+                                    "on reported since scorch started", labels=["room"])
+        for name, count in sorted((self._xruns() if self._xruns is not None else {}).items()):
+            xruns.add_metric([name], count)
         now = time.time()
         with self._lock:
             for name, view in sorted(self._views().items()):
@@ -103,8 +110,8 @@ class RoomCollector:
         for operation, count in sorted(made.items()):
             calls.add_metric([operation], count)
             errors.add_metric([operation], failed.get(operation, 0))
-        yield from (state, uptime, restarts, events, cpu, peak, reduction, alerts, calls,
-                    errors, *self._midi_families())
+        yield from (state, uptime, restarts, events, cpu, xruns, peak, reduction, alerts,
+                    calls, errors, *self._midi_families())
 
     def _midi_families(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily

@@ -26,9 +26,12 @@ SAMPLE_S = 10.0  # the safety stage's last reading of each room, kept this often
 class Recorder:
     """Copy new events of every room into the history file; one daemon thread."""
 
-    def __init__(self, state: Path, views: Callable[[], Mapping[str, InstanceView]]) -> None:
+    def __init__(self, state: Path, views: Callable[[], Mapping[str, InstanceView]],
+                 xruns: Callable[[], Mapping[str, int]] | None = None) -> None:
         self.path = state / HISTORY_FILE
         self._views = views
+        self._xruns = xruns
+        """The xruns so far of the JACK server each room of this host runs on."""
         self._marks: dict[str, int] = {}
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -87,10 +90,13 @@ class Recorder:
             self._history.add_events(new)
 
     def sample(self, now: float) -> None:
-        """Keep each room's peak and gain reduction from its safety stage's last reading."""
+        """Keep each room's peak and gain reduction from its safety stage's last reading,
+        and the xruns of the JACK server it runs on."""
         if self._history is None:
             return
         found: list[Sample] = []
+        xruns = self._xruns() if self._xruns is not None else {}
+        found += [Sample(now, name, "xruns", float(count)) for name, count in xruns.items()]
         for name, view in list(self._views().items()):
             reading = view.stage_readings.last  # none without a stage or while it is down
             if reading is not None:

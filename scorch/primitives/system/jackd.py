@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -21,6 +22,9 @@ from pathlib import Path
 from scorch.primitives.system.process import ENVIRON_LOCK, child_env
 from scorch.primitives.system.thread_timing import realtime_granted
 
+#: A line of jackd's that reports an xrun (``JackEngine::XRun: client = scsynth was not
+#: finished``, ``Jack: xrun``...).
+XRUN = re.compile(r"\bxrun", re.IGNORECASE)
 #: Frames per period where realtime scheduling is granted: 1.3 ms at 48 kHz.
 REALTIME_PERIOD = 64
 #: Frames per period where it is refused (root in a container without CAP_SYS_NICE): 10.7

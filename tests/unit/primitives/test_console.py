@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from scorch.primitives.console import Console
+from scorch.primitives.system.jackd import XRUN
 
 
 def test_keeps_the_last_limit_lines_of_each_source() -> None:
@@ -48,3 +49,15 @@ def test_clear_forgets_lines_but_marks_stay_ordered() -> None:
     console.append("a", "y")
     assert [line.text for line in console.since(mark)] == ["y"]
 
+
+
+def test_a_counted_source_keeps_its_total_past_the_lines_it_keeps() -> None:
+    console = Console(limit=3, counting={"jackd": XRUN})
+    lines = ["JackEngine::XRun: client = scsynth was not finished, state = Triggered",
+             "Jack: xrun", "JackAudioDriver::ProcessGraphAsyncMaster: Process error",
+             "JackEngine::XRun: client = sclang was not finished", "Jack main caught signal 15"]
+    for line in lines * 4:
+        console.append("jackd", line)
+        console.append("scsynth", "Jack: xrun")  # not jackd's: not counted
+    assert console.counted("jackd") == 12 and len(console.tail(100, "jackd")) == 3
+    assert console.counted("scsynth") == 0 and Console().counted("jackd") == 0
