@@ -307,9 +307,11 @@ class Orchestra:
             for name in changes.added:
                 tree.add_room(name, config.instances[name].group).update(
                     state=State.BOOTING, reason="added by a reload")
+                self.sound.watch(name)
             failed = supervisor.apply(config, changes, settings).get(timeout=RELOAD_TIMEOUT)
             tree.config = config
             for name in changes.removed:
+                self.sound.forget(name)
                 tree.drop_room(name)
             tree.instances = supervisor.instance_proxies().get(timeout=ASK)
             tree.router = supervisor.router_proxy().get(timeout=ASK)

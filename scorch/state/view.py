@@ -120,7 +120,8 @@ class InstanceView:
         self.stage_readings = Readings()
         """What the stage measures, a few times a second."""
         self.sound: str | None = None
-        """What the sound watch hears: ``ok``, ``silent``, ``limiting``, ``nan``."""
+        """What the sound watch hears: ``ok``, ``silent``, ``limiting``, ``dc``, ``howl``,
+        ``nan``."""
 
     @property
     def name(self) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
@@ -44,8 +45,25 @@ class SoundWatch:
         self._pending: dict[tuple[str, str], tuple[Finding, str, WatchConfig]] = {}
         """Actions of faults found before :meth:`arm` (a room silent as scorch starts)."""
         self._pool: ThreadPoolExecutor | None = None
-        self._stops = [view.stage_readings.listen(partial(self._heard, name))
-                       for name, view in tree.views.items()]
+        self._stops: dict[str, Callable[[], None]] = {}
+        for name in list(tree.views):
+            self.watch(name)
+
+    def watch(self, room: str) -> None:
+        """Read ``room``'s stage from now on (every room at the start; one a reload adds)."""
+        view = self._tree.views.get(room)
+        with self._lock:
+            if view is None or room in self._stops:
+                return
+            self._stops[room] = view.stage_readings.listen(partial(self._heard, room))
+
+    def forget(self, room: str) -> None:
+        """Read ``room`` no more (a reload removed it)."""
+        with self._lock:
+            stop = self._stops.pop(room, None)
+            self._detectors.pop(room, None)
+        if stop is not None:
+            stop()
 
     def arm(self, firer: Firer) -> None:
         """Make the configured actions through ``firer`` from now on (alerts need none),
@@ -64,7 +82,9 @@ class SoundWatch:
 
     def close(self) -> None:
         """Watch no more; wait for an action under way."""
-        for stop in self._stops:
+        with self._lock:
+            stops, self._stops = list(self._stops.values()), {}
+        for stop in stops:
             stop()
         with self._lock:
             pool, self._pool, self._firer = self._pool, None, None

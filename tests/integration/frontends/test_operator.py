@@ -219,6 +219,9 @@ def test_reload_applies_only_what_changed_and_a_bad_config_changes_nothing(
     while run.status("cellar")["state"] != "READY" and time.monotonic() < deadline:
         time.sleep(0.2)
     assert run.status("cellar")["state"] == "READY"
+    while run.status("cellar").get("sound") is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert run.status("cellar")["sound"] == "ok"  # the sound watch reads a room added too
 
     good = run.config.read_text()
     run.config.write_text(good.replace("amp = 0.001 }", "amp = 0.001", 1))
