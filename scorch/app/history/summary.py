@@ -1,8 +1,9 @@
 """What ``scorch report`` says of each room over a time span (pure: history in, rows out).
 
 Everything is read by kind and sample name, so kinds added later need no change here:
-``SOUND_SILENT`` opens silent time, ``SOUND_LIMITING`` limiting time, ``SOUND_OK``
-ends both; a room is up from ``READY``/``RESTORED``/``DEGRADED`` until a kind of
+``SOUND_SILENT`` opens silent time, ``SOUND_LIMITING`` limiting time, from when its
+condition began (``for_s`` before the event); ``SOUND_OK`` ends the fault its ``fault``
+names (without one: every fault open); a room is up from ``READY``/``RESTORED``/``DEGRADED`` until a kind of
 :data:`DOWN`. Samples named ``lufs`` give the loudness distribution, ``peak_dbfs``
 the peaks, ``xruns`` (a count that only grows, but for restarts) the xruns.
 """
@@ -26,6 +27,8 @@ RESTARTS = frozenset({"CRASHED", "HUNG", "SCLANG_RESTARTED"})
 #: Sound kinds whose time is summed, by the column they go in.
 SOUND_SPANS = {"SOUND_SILENT": "silent_s", "SOUND_LIMITING": "limiting_s"}
 SOUND_OK = "SOUND_OK"
+#: The kind each fault a ``SOUND_OK`` names was raised as.
+FAULTS = {"silent": "SOUND_SILENT", "limiting": "SOUND_LIMITING"}
 
 COLUMNS = ("room", "uptime_pct", "restarts", "why", "silent_s", "limiting_s",
            "lufs_median", "lufs_p95", "peak_dbfs", "xruns")
@@ -108,11 +111,14 @@ def _spans(report: RoomReport, events: list[Recorded], since: float, until: floa
             report.up_s += event.time - up_from
             up_from = None
         if event.kind in SOUND_SPANS:
-            sound.setdefault(event.kind, event.time)
+            held = event.details.get("for_s")
+            began = event.time - (held if isinstance(held, (int, float)) else 0.0)
+            sound.setdefault(event.kind, max(since, began))
         elif event.kind == SOUND_OK:
-            for kind, start in sound.items():
-                _add_sound(report, kind, event.time - start)
-            sound.clear()
+            fault = event.details.get("fault")
+            for kind in ([FAULTS.get(str(fault), "")] if fault is not None else list(sound)):
+                if kind in sound:
+                    _add_sound(report, kind, event.time - sound.pop(kind))
     if up_from is not None:
         report.up_s += until - up_from
     for kind, start in sound.items():

@@ -1,4 +1,5 @@
-"""scorch report over a real run: a room's scsynth killed by its pid shows as a restart."""
+"""scorch report over a real run: a room's scsynth killed by its pid shows as a restart,
+its silence and its limiting spell as their seconds."""
 
 from __future__ import annotations
 
@@ -30,6 +31,10 @@ def test_a_crash_in_a_real_run_is_kept_and_reported(
         capsys: pytest.CaptureFixture[str]) -> None:
     config = make_config("""
         [instances.lobby]
+        [instances.lobby.watch]
+        expect_sound = true
+        silence_s = 1
+        limit_s = 1
         [watchdog]
         interval = 0.25
         missed = 8
@@ -65,7 +70,22 @@ def test_a_crash_in_a_real_run_is_kept_and_reported(
     with pytest.raises(InvalidRequest, match="report 'soon'"):
         LocalService(orch).call("events", {"report": "soon"})
 
+    # silent from its boot (nothing plays in it), then held at the ceiling for a while
+    assert view.events.wait_for(Kind.SOUND_SILENT, 0, 10.0) is not None
+    loud = view.events.mark()
+    played = orch.rooms.execute_one("lobby", "~noise = { WhiteNoise.ar(10 ! 2) }.play; 1", 10.0)
+    assert played.ok, played.error
+    limiting = view.events.wait_for(Kind.SOUND_LIMITING, loud, 10.0)
+    assert limiting is not None, [e.kind for e in view.events.since(loud)]
+    time.sleep(1.0)
+    assert orch.rooms.execute_one("lobby", "~noise.free; 1", 10.0).ok
+    ended = view.events.wait_for(Kind.SOUND_OK, limiting.seq, 10.0)
+    assert ended is not None and ended.details["fault"] == "limiting"
+    orch.recorder.flush()
+
     assert main(["report", "--config", str(tmp_path / "config.toml"), "--csv"]) == 0
     [line] = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert line["room"] == "lobby" and line["restarts"] == "1"
+    assert float(line["silent_s"]) >= 1.0, line  # from its SOUND_SILENT to the noise's OK
+    assert 2.0 <= float(line["limiting_s"]) <= 10.0, line  # a second to say it, one held
     assert float(line["peak_dbfs"]) <= 0.0  # silent rooms read the floor, -90

@@ -33,23 +33,23 @@ def test_a_room_whose_first_event_brings_it_down_was_up_before() -> None:
 
 
 def test_sound_kinds_read_by_name_from_a_real_event_log() -> None:
-    # The sound watch is on another branch: its kinds go into an EventLog directly.
     log = EventLog("hall")
     log.add(Kind.READY, "booted")
-    # the watch's kinds are not in this branch's Kind yet; EventLog keeps what it is given
-    added = [log.add(kind, text, **figures)  # type: ignore[arg-type]
-             for kind, text, figures in [
-        ("SOUND_SILENT", "silent for 30 s", {"rms_db": -90.0}),
-        ("SOUND_OK", "sound again", {}),
-        ("SOUND_LIMITING", "limiting 6 dB", {"gain_reduction_db": 6.0}),
-        ("SOUND_HOWL", "a howl at 2 kHz", {"hz": 2000.0}),
+    added = [log.add(kind, text, **figures) for kind, text, figures in [
+        (Kind.SOUND_SILENT, "silent for 10 s", {"for_s": 10.0}),  # silent since 90
+        (Kind.SOUND_LIMITING, "limited for 5 s", {"for_s": 5.0}),  # since 105
+        (Kind.SOUND_OK, "silent no more", {"fault": "silent"}),  # ends the silence only
+        (Kind.SOUND_HOWL, "a howl", {"for_s": 2.0}),
+        (Kind.SOUND_OK, "limiting no more", {"fault": "limiting"}),
+        (Kind.SOUND_SILENT, "silent for 1 s", {"for_s": 1.0}),  # open at the span's end
     ]]
     start = log.since()[0].time
-    times = [start + 0.0, start + 100.0, start + 130.0, start + 160.0, start + 170.0]
+    times = [start + t for t in (0.0, 100.0, 110.0, 120.0, 150.0, 160.0, 190.0)]
     recorded = [Recorded(t, e.instance, str(e.kind), e.message, e.details)
                 for t, e in zip(times, [log.since()[0], *added], strict=True)]
     [room] = summarize(recorded, [], since=start, until=start + 200.0)
-    assert room.silent_s == pytest.approx(30.0) and room.limiting_s == pytest.approx(40.0)
+    assert room.silent_s == pytest.approx(30.0 + 11.0)
+    assert room.limiting_s == pytest.approx(55.0)
     assert room.uptime_pct == pytest.approx(100.0)
 
 
