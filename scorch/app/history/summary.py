@@ -3,9 +3,10 @@
 Everything is read by kind and sample name, so kinds added later need no change here:
 ``SOUND_SILENT`` opens silent time, ``SOUND_LIMITING`` limiting time, from when its
 condition began (``for_s`` before the event); ``SOUND_OK`` ends the fault its ``fault``
-names (without one: every fault open); a room is up from ``READY``/``RESTORED``/``DEGRADED`` until a kind of
-:data:`DOWN`. Samples named ``lufs`` give the loudness distribution, ``peak_dbfs``
-the peaks, ``xruns`` (a count that only grows, but for restarts) the xruns.
+names (without one: every fault open); a room is up from ``READY``/``RESTORED``/
+``DEGRADED`` until a kind of :data:`DOWN`. Samples named ``lufs`` give the loudness
+distribution, ``peak_dbfs`` the peaks, ``xruns`` (a count that only grows, but for
+restarts) the xruns.
 """
 
 from __future__ import annotations
