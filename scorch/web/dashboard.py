@@ -28,6 +28,7 @@ PANELS: tuple[tuple[str, str, str, str], ...] = (
      f"scorch_room_peak_dbfs{{{ROOM}}}", "{{room}} {{at}}"),
     ("Gain reduction (dB)", "dB", f"scorch_room_gain_reduction_db{{{ROOM}}}",
      "{{room}} {{by}}"),
+    ("Short-term loudness (LUFS)", "none", f"scorch_room_loudness_lufs{{{ROOM}}}", "{{room}}"),
     ("CPU", "percentunit", f"rate(scorch_process_cpu_seconds_total{{{ROOM}}}[5m])",
      "{{room}} {{process}}"),
     ("xruns of the JACK server (per hour)", "none",

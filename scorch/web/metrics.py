@@ -63,6 +63,8 @@ class RoomCollector:
                                  "report, into and out of the safety stage", labels=["room", "at"])
         reduction = GaugeMetricFamily("scorch_room_gain_reduction_db", "how far the safety "
                                       "stage turned the room down", labels=["room", "by"])
+        loudness = GaugeMetricFamily("scorch_room_loudness_lufs", "the short-term loudness "
+                                     "(3 s, BS.1770) out of the safety stage", labels=["room"])
         cpu = CounterMetricFamily("scorch_process_cpu_seconds", "CPU time of each room's "
                                   "processes", labels=["room", "process"])
         xruns = CounterMetricFamily("scorch_room_xruns", "xruns the JACK server the room runs "
@@ -83,6 +85,7 @@ class RoomCollector:
                     peak.add_metric([name, "out"], _db(reading.peak_out))
                     reduction.add_metric([name, "limiter"], -_db(reading.least_gain))
                     reduction.add_metric([name, "loudness"], -reading.loudness_db)
+                    loudness.add_metric([name], reading.loudness_lufs)
                 restarts.add_metric([name, "scsynth"], snap.scsynth_restarts)
                 restarts.add_metric([name, "sclang"], snap.sclang_restarts)
                 for process, pid in (("scsynth", snap.scsynth_pid), ("sclang", snap.sclang_pid)):
@@ -110,8 +113,8 @@ class RoomCollector:
         for operation, count in sorted(made.items()):
             calls.add_metric([operation], count)
             errors.add_metric([operation], failed.get(operation, 0))
-        yield from (state, uptime, restarts, events, cpu, xruns, peak, reduction, alerts,
-                    calls, errors, *self._midi_families())
+        yield from (state, uptime, restarts, events, cpu, xruns, peak, reduction, loudness,
+                    alerts, calls, errors, *self._midi_families())
 
     def _midi_families(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily

@@ -21,6 +21,8 @@ log = logging.getLogger(__name__)
 POLL_S = 1.0  # how often the rooms' logs are read (a room's log keeps far more than this)
 PRUNE_S = 600.0
 SAMPLE_S = 10.0  # the safety stage's last reading of each room, kept this often
+#: Short-term loudness under this is not kept (BS.1770-4's absolute gate: silence).
+GATE_LUFS = -70.0
 
 
 class Recorder:
@@ -90,8 +92,8 @@ class Recorder:
             self._history.add_events(new)
 
     def sample(self, now: float) -> None:
-        """Keep each room's peak and gain reduction from its safety stage's last reading,
-        and the xruns of the JACK server it runs on."""
+        """Keep each room's peak, gain reduction and short-term loudness from its safety
+        stage's last reading, and the xruns of the JACK server it runs on."""
         if self._history is None:
             return
         found: list[Sample] = []
@@ -103,5 +105,7 @@ class Recorder:
                 found += [Sample(now, name, "peak_dbfs", db(reading.peak_out)),
                           Sample(now, name, "gain_reduction_db",
                                  -db(reading.least_gain) - reading.loudness_db)]
+                if reading.loudness_lufs >= GATE_LUFS:  # silence is no part of its loudness
+                    found.append(Sample(now, name, "lufs", round(reading.loudness_lufs, 1)))
         if found:
             self._history.add_samples(found)

@@ -10,8 +10,9 @@ output buses and writes them back (``ReplaceOut``), each channel in turn:
    between 0.01 and 0.02 that blends in a 40 Hz ``LeakDC``. A clean signal passes
    bit for bit; a DC of 10 is under -60 dBFS 40 ms later.
 3. The master gain (``gain``, dB), faded linearly in dB over ``fade`` seconds.
-4. With ``max_lufs``: the short-term loudness (ITU-R BS.1770 K-weighting, 3 s) of
-   all channels above ``lufs`` turns the gain down by the difference (feed-forward).
+4. The short-term loudness (ITU-R BS.1770 K-weighting, 3 s) of all channels is
+   measured; with ``max_lufs``, loudness above ``lufs`` turns the gain down by the
+   difference (feed-forward).
 5. A true-peak look-ahead limiter, one gain for all channels: each channel is
    interpolated 4x (a 49-tap Kaiser-windowed sinc) to find the peaks between
    samples; the gain each needs (0.3 dB under the ceiling, for what 12 taps a
@@ -21,7 +22,8 @@ output buses and writes them back (``ReplaceOut``), each channel in turn:
    A last clip at the ceiling and ``Sanitize`` stand behind it.
 
 Every ``1 / report`` seconds it sends ``[STAGE_REPLY, node, 1, peak in, peak out,
-least gain, loudness gain dB, non-finite, mean square in, DC in]`` (:class:`StageReading`)
+least gain, loudness gain dB, non-finite, mean square in, DC in, short-term loudness
+out]`` (:class:`StageReading`)
 to scsynth's registered clients. The latency is :data:`LATENCY` samples at any rate.
 """
 
@@ -63,6 +65,8 @@ LATENCY = LOOKAHEAD - 1 + TAPS // 2 + 1
 POWER_HZ = 5.0
 #: Readings a second unless told.
 REPORT_HZ = 4.0
+#: The loudness a stage reports for silence (its mean square floored at 1e-12).
+SILENT_LUFS = -120.691
 _LN001 = math.log(0.001)
 
 
@@ -115,9 +119,10 @@ def stage_synthdef(channels: int, lufs: bool = False) -> bytes:
     amp = _master_gain(g, gain, fade)
     blocked = [_block_dc(g, x, rate) for x in clean]
     sound = [x * amp for x, _ in blocked]
+    loudness = _loudness(g, sound, rate)
     loudness_db: Sig | float = 0.0
     if lufs:
-        loudness_db = _loudness_gain(g, sound, rate, target)
+        loudness_db = g.one("Lag", CONTROL, g.min(target - loudness, 0.0), LUFS_LAG)
         sound = [x * g.unary("dbamp", loudness_db) for x in sound]
     ceiling = g.min(ceiling, 0.0)
     gains = _limiter_gain(g, sound, rate, g.unary("dbamp", ceiling - MARGIN_DB))
@@ -136,6 +141,7 @@ def stage_synthdef(channels: int, lufs: bool = False) -> bytes:
         # The loudest channel's power, smoothed: with the peak, how tone-like it is (a howl).
         g.one("OnePole", AUDIO, _largest(g, [x * x for x in clean]), _coef(g, POWER_HZ, rate)),
         g.one("Peak", AUDIO, _largest(g, [dc for _, dc in blocked]), tick),
+        loudness + loudness_db,  # as it leaves (the limiter aside): the loudness gain is in dB
     ]
     address = [float(c) for c in STAGE_REPLY.encode("ascii")]
     g.ugen("SendReply", AUDIO, (tick, 1.0, float(len(address)), *address, *values), outputs=0)
@@ -171,8 +177,8 @@ def _master_gain(g: Graph, gain: Sig, fade: Sig) -> Sig:
     return g.unary("dbamp", level) * g.binary(">", level, GAIN_FLOOR_DB + 0.01)
 
 
-def _loudness_gain(g: Graph, sound: list[Sig], rate: Sig, target: Sig) -> Sig:
-    """dB (0 or less) that brings the short-term loudness of ``sound`` down to ``target``."""
+def _loudness(g: Graph, sound: list[Sig], rate: Sig) -> Sig:
+    """The short-term loudness of ``sound`` (LUFS, BS.1770 over the last LUFS_WINDOW s)."""
     power: Sig | None = None
     for x in sound:
         k = _biquad(g, _biquad(g, x, _shelf(g, rate)), _high_pass(g, rate))
@@ -183,8 +189,7 @@ def _loudness_gain(g: Graph, sound: list[Sig], rate: Sig, target: Sig) -> Sig:
     per_block = g.one("A2K", CONTROL, g.one("RunningSum", AUDIO, power, block))
     blocks = g.one("ControlRate", SCALAR) * LUFS_WINDOW
     mean = g.one("RunningSum", CONTROL, per_block, blocks) / (blocks * block)
-    loudness = -0.691 + 10.0 * g.unary("log10", g.max(mean, 1e-12))
-    return g.one("Lag", CONTROL, g.min(target - loudness, 0.0), LUFS_LAG)
+    return -0.691 + 10.0 * g.unary("log10", g.max(mean, 1e-12))
 
 
 def _biquad(g: Graph, x: Sig, coefs: tuple[Sig, Sig, Sig, Sig, Sig, Sig]) -> Sig:
@@ -271,6 +276,8 @@ class StageReading:
     dc_in: float = 0.0
     """The largest DC level that came in (a channel's 2 Hz low-pass, linear): the stage
     blocks it, but the room's code sends it."""
+    loudness_lufs: float = SILENT_LUFS
+    """The short-term loudness going out (LUFS, the last 3 s; :data:`SILENT_LUFS`: none)."""
 
     @property
     def rms_in(self) -> float:
@@ -286,11 +293,12 @@ class StageReading:
 def reading(msg: OscMessage) -> StageReading | None:
     """A stage's reply as a reading; None for anything else or malformed."""
     args = msg.args
-    if msg.address != STAGE_REPLY or len(args) != 9:
+    if msg.address != STAGE_REPLY or len(args) != 10:
         return None
     if not all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in args):
         return None
-    node, _, peak_in, peak_out, gain, loudness, bad, power, dc = (float(a) for a in args)  # type: ignore[arg-type]
-    if not all(math.isfinite(v) for v in (peak_in, peak_out, gain, loudness, power, dc)):
+    node, _, peak_in, peak_out, gain, loudness, bad, power, dc, lufs = (float(a) for a in args)  # type: ignore[arg-type]
+    if not all(math.isfinite(v) for v in (peak_in, peak_out, gain, loudness, power, dc, lufs)):
         return None
-    return StageReading(int(node), peak_in, peak_out, gain, loudness, bad > 0, power, dc)
+    return StageReading(int(node), peak_in, peak_out, gain, loudness, bad > 0, power, dc,
+                        max(lufs, SILENT_LUFS))

@@ -231,6 +231,7 @@ def test_a_loud_room_is_held_at_its_max_lufs(rooms: tuple[Orchestra, Capture]) -
     try:
         run(orch, "quiet", code)
         run(orch, "bare", code)
+        run(orch, "loud", "x = { PinkNoise.ar(0.1 ! 2) }.play; 1")  # under its ceiling
         capture.wait(4.0)  # the 3 s window fills
         mark = capture.mark()
         capture.wait(6.0)
@@ -239,9 +240,16 @@ def test_a_loud_room_is_held_at_its_max_lufs(rooms: tuple[Orchestra, Capture]) -
         free = meter.integrated_loudness(channels(capture, "bare", mark).T.astype(np.float64))
         assert free > held + 5, free  # the room plays far louder than its limit
         assert held == pytest.approx(-23.0, abs=0.5), held
+        # Every stage measures the short-term loudness it sends out (the watch, /metrics
+        # and the report read it): pyloudnorm on the same outputs agrees.
+        soft = meter.integrated_loudness(channels(capture, "loud", mark).T.astype(np.float64))
+        for room, heard in (("loud", soft), ("quiet", held)):
+            reading = orch.views[room].stage_readings.last
+            assert reading is not None
+            assert reading.loudness_lufs == pytest.approx(heard, abs=0.5), (room, heard)
     finally:
-        orch.rooms.stop_sound("quiet")
-        orch.rooms.stop_sound("bare")
+        for room in ("quiet", "bare", "loud"):
+            orch.rooms.stop_sound(room)
 
 
 def rms_db(sound: np.ndarray) -> float:

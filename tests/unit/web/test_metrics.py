@@ -28,7 +28,7 @@ FAMILIES = {"scorch_room_state", "scorch_room_uptime_seconds", "scorch_room_rest
             "scorch_room_events", "scorch_process_cpu_seconds", "scorch_alerts",
             "scorch_midi_messages", "scorch_midi_errors", "scorch_room_peak_dbfs",
             "scorch_room_gain_reduction_db", "scorch_calls", "scorch_call_errors",
-            "scorch_room_xruns"}
+            "scorch_room_xruns", "scorch_room_loudness_lufs"}
 
 
 @pytest.fixture
@@ -36,7 +36,8 @@ def rooms() -> dict[str, InstanceView]:
     lobby, attic = InstanceView("lobby", None), InstanceView("attic", None)
     lobby.update(state=State.READY, booted_at=1.0, scsynth_pid=os.getpid(), scsynth_restarts=2)
     lobby.stage_readings.add(StageReading(node=2, peak_in=2.0, peak_out=0.5, least_gain=0.25,
-                                          loudness_db=-3.0, non_finite=False))
+                                          loudness_db=-3.0, non_finite=False,
+                                          loudness_lufs=-23.5))
     attic.update(state=State.FAILED)
     return {"lobby": lobby, "attic": attic}
 
@@ -102,6 +103,7 @@ def test_every_family_is_there_with_plausible_values(
     assert ("scorch_room_peak_dbfs", (("at", "in"), ("room", "attic"))) not in got
     assert got[("scorch_midi_errors_total", (("where", "send"),))] == 1
     assert got[("scorch_room_xruns_total", (("room", "lobby"),))] == 4
+    assert got[("scorch_room_loudness_lufs", (("room", "lobby"),))] == -23.5
     assert ("scorch_room_xruns_total", (("room", "attic"),)) not in got  # another host's
     rooms["lobby"].events.add(Kind.CRASHED, "again")  # counted once more, not twice over
     again = samples(scrape(url, token)[1])

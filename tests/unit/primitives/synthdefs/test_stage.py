@@ -17,6 +17,7 @@ from scorch.primitives.synthdefs.scgf import AUDIO, param_names
 from scorch.primitives.synthdefs.stage import (
     LATENCY,
     LOOKAHEAD,
+    SILENT_LUFS,
     STAGE_REPLY,
     TAPS,
     interpolator,
@@ -49,7 +50,8 @@ def test_each_shape_has_its_own_name_and_the_same_controls(channels: int, lufs: 
     assert data.startswith(b"SCgf" + struct.pack(">iH", 2, 1) + bytes([len(name)]) + name.encode())
     assert param_names(data) == ["gain", "fade", "ceiling", "lufs", "report"]
     assert stage_synthdef(channels, lufs) == data  # the same bytes every time
-    assert (b"\x03SOS" in data) is lufs  # the K-weighting only with a loudness limit
+    assert b"\x03SOS" in data  # every stage measures the loudness (K-weighted)...
+    assert (b"\x03Lag" in data) is lufs  # ...and only one with a limit turns it down
 
 
 @pytest.mark.parametrize("channels", [0, 129])
@@ -78,17 +80,20 @@ def test_a_ugen_of_another_graph_is_refused() -> None:
 
 
 def test_a_reply_is_a_typed_reading() -> None:
-    found = reading(OscMessage(STAGE_REPLY, (7, 1, 100.0, 0.89, 0.01, -3.0, 1.0, 0.25, 10.0)))
+    values = (7, 1, 100.0, 0.89, 0.01, -3.0, 1.0, 0.25, 10.0, -17.0)
+    found = reading(OscMessage(STAGE_REPLY, values))
     assert found is not None and found.node == 7 and found.non_finite
     assert found.reduction_db == pytest.approx(40.0)
     assert found.peak_in == 100.0 and found.loudness_db == -3.0 and found.rms_in == 0.5
-    assert found.dc_in == 10.0
-    # a reply of the stage before it measured DC (one value fewer): not a reading
-    assert reading(OscMessage(STAGE_REPLY, (7, 1, 100.0, 0.89, 0.01, -3.0, 1.0, 0.25))) is None
+    assert found.dc_in == 10.0 and found.loudness_lufs == -17.0
+    # a reply of an older stage (one value fewer): not a reading
+    assert reading(OscMessage(STAGE_REPLY, values[:-1])) is None
+    silent = reading(OscMessage(STAGE_REPLY, (*values[:-1], -300.0)))
+    assert silent is not None and silent.loudness_lufs == SILENT_LUFS
 
 
 @given(st.lists(st.one_of(st.integers(), st.floats(), st.text(max_size=3), st.none(),
-                          st.booleans(), st.binary(max_size=3)), max_size=10))
+                          st.booleans(), st.binary(max_size=3)), max_size=11))
 def test_any_reply_reads_or_is_refused_never_raises(args: list[object]) -> None:
     found = reading(OscMessage(STAGE_REPLY, tuple(args)))  # type: ignore[arg-type]
     if found is not None:
