@@ -11,6 +11,25 @@ Each class also says, for a program, what kind of failure it is: a stable
 (``retryable``), and the ``argument`` at fault where one is known. They cross
 the wire beside the message and reach MCP's error results and the CLI's
 ``--json`` (docs/errors.md lists them).
+
+The tree, each class with the ones under it (a test keeps it true)::
+
+    ScorchError: BootError, CaptureError, CodeFailed, ConfigError,
+        IntrospectionError, InvalidRequest, MidiBackendError, NotFound, OscError,
+        OscFailure, OscTimeout, PathRefused, PatternFailed, RemoteError,
+        SynthDefError, Unavailable
+    BootError: BootTimeout, PortInUse
+    InvalidRequest: AudioFileError, FileExists, InvalidSnippet, ReadOnlySnippet,
+        SampleRejected, SessionFileError, SnippetExists
+    NotFound: BufferNotFound, CueNotFound, DocNotFound, InstanceNotFound,
+        MidiPortNotFound, NodeNotFound, PatternNotFound, RecordingNotFound,
+        ReferenceNotFound, RouteNotFound, SampleNotFound, SceneNotFound,
+        SessionNotFound, UnknownSnippet, UnknownSynthDef
+    OscTimeout: ServerGone
+    Unavailable: CannotListen, ControlBusy, DocsUnavailable, HistoryUnavailable,
+        HostUnreachable, InstanceNotReady, MidiUnavailable, NotRunning,
+        TempoUnavailable
+    InstanceNotReady: Booting, InstanceFailed, NoAnswer
 """
 
 from __future__ import annotations

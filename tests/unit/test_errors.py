@@ -143,3 +143,21 @@ def test_every_not_found_scorch_raises_names_what_was_asked_and_what_exists() ->
     named = [(where, kind, line) for where, kind, line in bare if (where, kind) not in exempt]
     assert named == []
     assert len(bare) >= 5  # the exemptions still exist: the walk saw them
+
+
+def test_the_tree_drawn_at_the_top_of_errors_is_the_classes_tree() -> None:
+    import scorch.errors
+
+    doc = scorch.errors.__doc__ or ""
+    drawn = doc.split("(a test keeps it true)::", 1)[1]
+    entries = re.split(r"\n    (?=\w)", "\n" + drawn.strip("\n").removeprefix("    "))
+    tree = {}
+    for entry in filter(None, (e.strip() for e in entries)):
+        parent, children = entry.split(":", 1)
+        tree[parent] = [name.strip() for name in " ".join(children.split()).split(",")]
+    classes = [c for c in vars(scorch.errors).values()
+               if isinstance(c, type) and c.__module__ == "scorch.errors"]
+    under = {c.__name__: sorted(s.__name__ for s in c.__subclasses__()
+                                if s.__module__ == "scorch.errors") for c in classes}
+    assert tree == {name: subs for name, subs in under.items() if subs}
+    assert {c.__name__ for c in classes} == {"ScorchError"} | {n for s in tree.values() for n in s}
