@@ -25,7 +25,7 @@ from scorch.errors import (
     ScorchError,
 )
 from scorch.primitives.console import ConsoleLine
-from scorch.primitives.patterns import compile_pattern
+from scorch.primitives.regex import compile_pattern
 from scorch.primitives.sclang.result import ExecuteResult, SclangError
 from scorch.primitives.synthdefs.library import SynthDefInfo
 from scorch.state.code_runs import CodeRun
