@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,51 +27,11 @@ from scorch.primitives.system.jackd import client_environment
 from tests.conftest import jack_name, node_exists, scsynth_param
 from tests.support.harness import wait_for
 from tests.support.hosts_harness import SCORCH, ScorchRun
+from tests.support.two_hosts import two_host_config
 
 pytestmark = pytest.mark.integration
 
 KNOB = "scorchtest-h16knob"
-
-
-def config_text(state: Path, jack: str) -> str:
-    return textwrap.dedent(f"""
-        state_dir = "{state}"
-        [audio]
-        driver = "dummy"
-        jack_server = "{jack}"
-        [docs]
-        build = "on-demand"
-        [watchdog]
-        interval = 0.1
-        [midi]
-        backend = "jack"
-        rescan_interval = 0.1
-        [[midi.controls]]
-        host = "alpha"
-        port = "{KNOB}"
-        cc = 74
-        instance = "gallery"
-        node = "drone"
-        param = "freq"
-        range = [100, 1000]
-        curve = "lin"
-        takeover = "immediate"
-        [hosts.alpha]
-        via = "local"
-        [hosts.beta]
-        via = "local"
-        [instances.lobby]
-        host = "alpha"
-        group = "rooms"
-        synthdefs = ["sine"]
-        [instances.gallery]
-        host = "beta"
-        group = "rooms"
-        synthdefs = ["sine"]
-        [instances.gallery.nodes.drone]
-        synthdef = "sine"
-        params = {{ freq = 220, amp = 0.01 }}
-        """)
 
 
 class Hosts:
@@ -82,7 +41,7 @@ class Hosts:
         self.directory = directory
         self.jack = jack_name("hl")
         self.path = directory / "config.toml"
-        self.path.write_text(config_text(directory / "state", self.jack))
+        self.path.write_text(two_host_config(directory / "state", self.jack, KNOB))
         self.config: Config = load_config(self.path)
         self.runs: dict[str, ScorchRun] = {}
         # One after the other: two JACK servers and their clients registering at the

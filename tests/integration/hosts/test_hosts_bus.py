@@ -9,7 +9,6 @@ the room's host (beta) serves its page on loopback (its own copy of the config a
 
 from __future__ import annotations
 
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,50 +24,12 @@ from scorch.wire.envelope import socket_path
 from tests.conftest import jack_name, scsynth_param
 from tests.support.harness import wait_for
 from tests.support.hosts_harness import ScorchRun, free_tcp_port
+from tests.support.two_hosts import two_host_config
 from tests.support.web.stream import PageStream, params_changes
 
 pytestmark = pytest.mark.integration
 
 KNOB = "scorchtest-hbknob"
-
-
-def config_text(state: Path, jack: str, web: str = "") -> str:
-    return textwrap.dedent(f"""
-        state_dir = "{state}"
-        [audio]
-        driver = "dummy"
-        jack_server = "{jack}"
-        [docs]
-        build = "on-demand"
-        [watchdog]
-        interval = 0.1
-        [midi]
-        backend = "jack"
-        rescan_interval = 0.1
-        [[midi.controls]]
-        host = "alpha"
-        port = "{KNOB}"
-        cc = 74
-        instance = "gallery"
-        node = "drone"
-        param = "freq"
-        range = [100, 1000]
-        curve = "lin"
-        takeover = "immediate"
-        [hosts.alpha]
-        via = "local"
-        [hosts.beta]
-        via = "local"
-        [instances.lobby]
-        host = "alpha"
-        synthdefs = ["sine"]
-        [instances.gallery]
-        host = "beta"
-        synthdefs = ["sine"]
-        [instances.gallery.nodes.drone]
-        synthdef = "sine"
-        params = {{ freq = 220, amp = 0.01 }}
-        """) + web
 
 
 class TwoHosts:
@@ -78,9 +39,9 @@ class TwoHosts:
         state, jack = folder / "state", jack_name("hb")
         self.port = free_tcp_port()
         alpha, beta = folder / "alpha.toml", folder / "beta.toml"
-        alpha.write_text(config_text(state, jack))
-        beta.write_text(config_text(state, jack, f'[web]\nlisten = "127.0.0.1:{self.port}"\n'
-                                                 "open_loopback = true\n"))
+        alpha.write_text(two_host_config(state, jack, KNOB))
+        page = f'[web]\nlisten = "127.0.0.1:{self.port}"\nopen_loopback = true\n'
+        beta.write_text(two_host_config(state, jack, KNOB, page))
         self.config = load_config(alpha)
         self.jack = jack
         self.runs: list[ScorchRun] = []
