@@ -16,8 +16,14 @@ Messages = list[tuple[str, list[object]]]
 
 @contextmanager
 def udp_room() -> Iterator[socket.socket]:
-    """A loopback UDP socket that waits 2 s for each datagram."""
+    """A loopback UDP socket that waits 2 s for each datagram.
+
+    Its receive buffer is as large as the kernel allows (``net.core.rmem_max``): a burst
+    from several threads while the reading test is off the CPU would otherwise overflow
+    the default and lose datagrams the sender did send (a clean-clone run under load lost
+    some of 400 and timed out waiting for them)."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 * 1024 * 1024)
     listener.bind(("127.0.0.1", 0))
     listener.settimeout(2.0)
     try:
