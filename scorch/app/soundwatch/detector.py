@@ -191,9 +191,10 @@ class Detector:
 
 
 def tone_like(m: Measured) -> bool:
-    """Whether the input is loud enough and its peak within a sine's crest of its RMS."""
+    """Whether the input is loud enough and its peak within a sine's crest of its RMS (a DC
+    offset, whose crest is none, making half its peak or more, is no tone)."""
     peak = dbfs(m.peak_in)
-    return (peak >= HOWL_FLOOR_DB and m.rms_in > 0
+    return (peak >= HOWL_FLOOR_DB and m.rms_in > 0 and m.dc_in < 0.5 * m.peak_in
             and peak - dbfs(m.rms_in) <= HOWL_CREST_DB)
 
 

@@ -221,3 +221,11 @@ def test_a_dc_level_held_for_dc_s_is_a_fault_once_and_ends_after_clear_s(
     for _, f in found:
         if f.kind == Kind.SOUND_DC:
             assert f.details["dc_dbfs"] >= dbfs(DC_LEVEL) and "DC offset" in f.message
+
+
+def test_a_dc_offset_that_comes_in_loud_is_dc_not_a_howl() -> None:
+    detector = Detector(Thresholds())
+    quiet = [Measured(t * 0.25, 0.01, 0.01, 0.0, rms_in=0.007) for t in range(8)]
+    dc = [Measured(2.0 + t * 0.25, 0.5, 0.01, 0.0, rms_in=0.5, dc_in=0.5) for t in range(12)]
+    found = run(detector, quiet + dc)
+    assert [f.kind for _, f in found] == [Kind.SOUND_DC] and detector.sound == "dc"
