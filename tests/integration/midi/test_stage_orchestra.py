@@ -10,13 +10,11 @@ first are open, so two orchestras with MIDI cannot run side by side here.)
 from __future__ import annotations
 
 import statistics
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
-import rtmidi
 from mcp import Client
 
 from mcp_server.server import build_server
@@ -27,10 +25,10 @@ from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
 from scorch.errors import InvalidRequest
 from scorch.primitives.scsynth.commands import s_new
-from scorch.primitives.system.jackd import client_environment
 from tests.support.harness import room_clock, wait_for
 from tests.support.mcp.calls import call, fails
 from tests.support.midi.devices import Hardware
+from tests.support.midi.virtual_device import VirtualDevice
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
@@ -66,38 +64,18 @@ def anyio_backend() -> str:
 
 
 class ClockReceiver:
-    """A JACK MIDI input that keeps every clock message with rtmidi's own time for it."""
+    """A JACK MIDI input that keeps every clock message with the time of the JACK cycle it
+    came in, in a process of its own (an rtmidi client in the test's process, its client
+    dropped by jackd under load, took the whole test run down with a segfault once)."""
 
     def __init__(self, jack: str, port: str = "scorchtest-clockrx") -> None:
-        with client_environment(jack):
-            self._midi = rtmidi.MidiIn(rtmidi.API_UNIX_JACK, name="scorchtest-rx",
-                                       queue_size_limit=8192)
-            self._midi.ignore_types(timing=False)
-            self._midi.open_virtual_port(port)
-        self.got: list[tuple[float, list[int]]] = []
-        self._lock = threading.Lock()
-        self._halt = threading.Event()
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        at = 0.0
-        while not self._halt.is_set():
-            message = self._midi.get_message()
-            if message is None:
-                time.sleep(0.0005)
-                continue
-            at += message[1]  # rtmidi's delta: the receiver's own clock
-            with self._lock:
-                self.got.append((at, message[0]))
+        self._device = VirtualDevice("scorchtest-rx", port, jack)
 
     def since(self, start: int) -> list[tuple[float, list[int]]]:
-        with self._lock:
-            return self.got[start:]
+        return [(at / 1e9, list(data)) for at, data in self._device.received()[start:]]
 
     def mark(self) -> int:
-        with self._lock:
-            return len(self.got)
+        return len(self._device.received())
 
     def bpm(self, start: int) -> float:
         """The tempo of the ticks received since ``start``: the median of the slopes
@@ -110,10 +88,7 @@ class ClockReceiver:
         return 60.0 / (24 * statistics.median(slopes))
 
     def close(self) -> None:
-        self._halt.set()
-        self._thread.join(2)
-        self._midi.close_port()
-        self._midi.delete()
+        self._device.close()
 
 
 @pytest.fixture(scope="module")
