@@ -167,11 +167,8 @@ class Runner:
             return None
         from scorch.web.metrics import MetricsServer, RoomCollector
 
-        orch = self.orchestra
-        midi = orch.midi.stats if self.config.midi.enabled else None
-        collector = RoomCollector(lambda: orch.views, lambda: orch.alerts.counts, midi,
-                                  orch.calls, orch.xruns)
-        metrics = MetricsServer(collector, *address, self.config.state_path(),
+        metrics = MetricsServer(RoomCollector.of(self.orchestra), *address,
+                                self.config.state_path(),
                                 self.config.metrics.open_loopback)
         metrics.start()
         log.info("metrics at http://%s:%d/metrics (token: %s/http-token-readonly)", *address,

@@ -31,6 +31,8 @@ PANELS: tuple[tuple[str, str, str, str], ...] = (
     ("Short-term loudness (LUFS)", "none", f"scorch_room_loudness_lufs{{{ROOM}}}", "{{room}}"),
     ("CPU", "percentunit", f"rate(scorch_process_cpu_seconds_total{{{ROOM}}}[5m])",
      "{{room}} {{process}}"),
+    ("Sound faults (seconds per hour): silent, limiting, dc, howl, nan", "s",
+     f"increase(scorch_room_sound_fault_seconds_total{{{ROOM}}}[1h])", "{{room}} {{fault}}"),
     ("xruns of the JACK server (per hour)", "none",
      f"increase(scorch_room_xruns_total{{{ROOM}}}[1h])", "{{room}}"),
     ("Alert messages (per hour)", "none", "increase(scorch_alerts_total[1h])", "{{outcome}}"),

@@ -15,12 +15,15 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scorch.state.calls import CallCounts
 from scorch.state.events import State
 from scorch.state.view import InstanceView
 from scorch.wire.access import READONLY_TOKEN_FILE, Access, is_loopback, load_token, machine_names
+
+if TYPE_CHECKING:
+    from scorch.app.orchestra import Orchestra
 
 log = logging.getLogger(__name__)
 
@@ -32,9 +35,12 @@ class RoomCollector:
                  alerts: Callable[[], Mapping[str, int]],
                  midi: Callable[[], Mapping[str, Any]] | None = None,
                  calls: CallCounts | None = None,
-                 xruns: Callable[[], Mapping[str, int]] | None = None) -> None:
+                 xruns: Callable[[], Mapping[str, int]] | None = None,
+                 faults: Callable[[], Mapping[tuple[str, str], float]] | None = None) -> None:
         self._views = views
         self._xruns = xruns
+        self._faults = faults
+        """Seconds each room spent in each sound fault (the sound watch's)."""
         """The xruns so far of the JACK server each room of this host runs on."""
         self._calls = calls
         self._alerts = alerts
@@ -43,6 +49,13 @@ class RoomCollector:
         self._lock = threading.Lock()
         self._marks: dict[str, int] = {}
         self._events: Counter[tuple[str, str]] = Counter()
+
+    @classmethod
+    def of(cls, orch: Orchestra) -> RoomCollector:
+        """The collector of a running installation's figures (what ``scorch run`` serves)."""
+        midi = orch.midi.stats if orch.config.midi.enabled else None
+        return cls(lambda: orch.views, lambda: orch.alerts.counts, midi, orch.calls,
+                   orch.xruns, orch.sound.fault_seconds)
 
     def collect(self) -> Iterator[Any]:
         """Yield every metric family (called by the registry on each scrape)."""
@@ -71,6 +84,12 @@ class RoomCollector:
                                     "on reported since scorch started", labels=["room"])
         for name, count in sorted((self._xruns() if self._xruns is not None else {}).items()):
             xruns.add_metric([name], count)
+        faults = CounterMetricFamily("scorch_room_sound_fault_seconds", "seconds the sound "
+                                     "watch heard each fault (silent, limiting, dc, howl, nan) "
+                                     "since scorch started", labels=["room", "fault"])
+        for (name, fault), seconds in sorted(
+                (self._faults() if self._faults is not None else {}).items()):
+            faults.add_metric([name, fault], seconds)
         now = time.time()
         with self._lock:
             for name, view in sorted(self._views().items()):
@@ -113,8 +132,8 @@ class RoomCollector:
         for operation, count in sorted(made.items()):
             calls.add_metric([operation], count)
             errors.add_metric([operation], failed.get(operation, 0))
-        yield from (state, uptime, restarts, events, cpu, xruns, peak, reduction, loudness,
-                    alerts, calls, errors, *self._midi_families())
+        yield from (state, uptime, restarts, events, cpu, xruns, faults, peak, reduction,
+                    loudness, alerts, calls, errors, *self._midi_families())
 
     def _midi_families(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily

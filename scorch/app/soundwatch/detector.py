@@ -128,6 +128,11 @@ class Detector:
         ``silent``)."""
         return next((f for f in KINDS if self._faults[f].raised is not None), "ok")
 
+    def lasting(self, now: float) -> dict[str, float]:
+        """Each fault raised and not yet ended, with the seconds since its condition began."""
+        return {name: max(0.0, now - f.since) for name, f in self._faults.items()
+                if f.raised is not None and f.since is not None}
+
     def feed(self, m: Measured) -> list[Finding]:
         """Take one reading; the faults that began or ended with it."""
         if self._last is not None and m.time - self._last > GAP_S:

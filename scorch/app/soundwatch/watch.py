@@ -45,6 +45,8 @@ class SoundWatch:
         self._pending: dict[tuple[str, str], tuple[Finding, str, WatchConfig]] = {}
         """Actions of faults found before :meth:`arm` (a room silent as scorch starts)."""
         self._pool: ThreadPoolExecutor | None = None
+        self._ended: dict[tuple[str, str], float] = {}
+        """Seconds of the faults that ended, by room and fault (/metrics)."""
         self._stops: dict[str, Callable[[], None]] = {}
         for name in list(tree.views):
             self.watch(name)
@@ -79,6 +81,17 @@ class SoundWatch:
         reading."""
         detector = self._detectors.get(room)
         return detector.sound if detector is not None else None
+
+    def fault_seconds(self) -> dict[tuple[str, str], float]:
+        """Seconds each room spent in each fault since scorch started (one going on: so far)."""
+        now = time.monotonic()
+        with self._lock:
+            totals = dict(self._ended)
+            detectors = list(self._detectors.items())
+        for room, detector in detectors:
+            for fault, seconds in detector.lasting(now).items():
+                totals[(room, fault)] = totals.get((room, fault), 0.0) + seconds
+        return totals
 
     def close(self) -> None:
         """Watch no more; wait for an action under way."""
@@ -122,6 +135,8 @@ class SoundWatch:
             if finding.kind == Kind.SOUND_OK:
                 with self._lock:
                     self._pending.pop((room, finding.fault), None)
+                    key = (room, finding.fault)
+                    self._ended[key] = self._ended.get(key, 0.0) + finding.details["lasted_s"]
             action = (None if finding.kind == Kind.SOUND_OK
                       else str(getattr(watch, f"on_{finding.fault}")))
             view.events.add(finding.kind, finding.message, **finding.details,

@@ -48,9 +48,8 @@ def test_killing_a_rooms_scsynth_sends_the_crash_then_its_recovery_by_http_and_m
                  "backoff_s = 0.1\n")
         orch = start_orchestra(make_config(ROOM, watchdog=WATCHDOG, extra=extra,
                                            tag="alerts"))
-        collector = RoomCollector(lambda: orch.views, lambda: orch.alerts.counts,
-                                  orch.midi.stats, orch.calls)
-        metrics = MetricsServer(collector, "127.0.0.1", 0, orch.config.state_path())
+        metrics = MetricsServer(RoomCollector.of(orch), "127.0.0.1", 0,
+                                orch.config.state_path())
         metrics.start()
         token = load_token(orch.config.state_path(), READONLY_TOKEN_FILE)
         service = LocalService(orch)
@@ -77,6 +76,8 @@ def test_killing_a_rooms_scsynth_sends_the_crash_then_its_recovery_by_http_and_m
     assert after[("scorch_calls_total", (("operation", "list_instances"),))] == 1
     assert after[("scorch_call_errors_total", (("operation", "list_instances"),))] == 0
     assert after[("scorch_call_errors_total", (("operation", "set"),))] == 1
+    assert ("scorch_room_xruns_total", (("room", "lobby"),)) in after  # its JACK server's
+    assert after[("scorch_room_loudness_lufs", (("room", "lobby"),))] < -70  # nothing plays
     assert crash["type"] == "failure" and crash["title"].startswith("scorch: lobby CRASHED")
     assert "SIGKILL" in crash["message"]
     assert back["type"] == "success" and "lobby recovered from CRASHED" in back["title"]

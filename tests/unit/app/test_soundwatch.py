@@ -229,3 +229,12 @@ def test_a_dc_offset_that_comes_in_loud_is_dc_not_a_howl() -> None:
     dc = [Measured(2.0 + t * 0.25, 0.5, 0.01, 0.0, rms_in=0.5, dc_in=0.5) for t in range(12)]
     found = run(detector, quiet + dc)
     assert [f.kind for _, f in found] == [Kind.SOUND_DC] and detector.sound == "dc"
+
+
+def test_a_fault_going_on_says_how_long_since_its_condition_began() -> None:
+    detector = Detector(Thresholds(expect_sound=True, silence_s=1.0))
+    assert detector.lasting(0.0) == {}
+    run(detector, [Measured(10.0 + t * 0.25, QUIET, QUIET, 0.0) for t in range(8)])
+    assert detector.lasting(13.0) == {"silent": 3.0}  # raised at 11.0, silent since 10.0
+    run(detector, [Measured(12.0 + t * 0.25, LOUD, LOUD, 0.0) for t in range(6)])
+    assert detector.lasting(14.0) == {}  # ended: SOUND_OK said how long it lasted

@@ -28,7 +28,7 @@ FAMILIES = {"scorch_room_state", "scorch_room_uptime_seconds", "scorch_room_rest
             "scorch_room_events", "scorch_process_cpu_seconds", "scorch_alerts",
             "scorch_midi_messages", "scorch_midi_errors", "scorch_room_peak_dbfs",
             "scorch_room_gain_reduction_db", "scorch_calls", "scorch_call_errors",
-            "scorch_room_xruns", "scorch_room_loudness_lufs"}
+            "scorch_room_xruns", "scorch_room_loudness_lufs", "scorch_room_sound_fault_seconds"}
 
 
 @pytest.fixture
@@ -49,8 +49,9 @@ def served(rooms: dict[str, InstanceView], tmp_path: Path) -> Iterator[tuple[str
     calls = CallCounts()
     for ok in (True, True, False):
         calls.add("play", ok)
-    server = MetricsServer(RoomCollector(lambda: rooms, lambda: counts, lambda: midi, calls,
-                                         lambda: {"lobby": 4}), "127.0.0.1", 0, tmp_path)
+    collector = RoomCollector(lambda: rooms, lambda: counts, lambda: midi, calls,
+                              lambda: {"lobby": 4}, lambda: {("lobby", "silent"): 12.5})
+    server = MetricsServer(collector, "127.0.0.1", 0, tmp_path)
     server.start()
     try:
         yield f"http://127.0.0.1:{server.port}", load_token(tmp_path, READONLY_TOKEN_FILE)
@@ -104,6 +105,8 @@ def test_every_family_is_there_with_plausible_values(
     assert got[("scorch_midi_errors_total", (("where", "send"),))] == 1
     assert got[("scorch_room_xruns_total", (("room", "lobby"),))] == 4
     assert got[("scorch_room_loudness_lufs", (("room", "lobby"),))] == -23.5
+    assert got[("scorch_room_sound_fault_seconds_total",
+                (("fault", "silent"), ("room", "lobby")))] == 12.5
     assert ("scorch_room_xruns_total", (("room", "attic"),)) not in got  # another host's
     rooms["lobby"].events.add(Kind.CRASHED, "again")  # counted once more, not twice over
     again = samples(scrape(url, token)[1])
