@@ -60,7 +60,8 @@ PATTERNS_SHOWN = 16
 #: Event kinds that are trouble.
 TROUBLE = frozenset({"CRASHED", "HUNG", "FAILED", "BOOT_FAILED", "STARTUP_ERROR", "DEGRADED",
                      "BUFFER_LOST", "NODE_ENDED", "SOUND_SILENT", "SOUND_LIMITING",
-                     "SOUND_NAN", "SOUND_HOWL", "SOUND_DC"})
+                     "SOUND_NAN", "SOUND_HOWL", "SOUND_DC",
+                     "SOUND_XRUNS"})
 #: Seconds of jackd's output whose xruns are counted (a rate, not a total).
 XRUN_WINDOW = 60.0
 #: Seconds two looks at a process's CPU time must be apart to give a rate (a page and a

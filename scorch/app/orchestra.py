@@ -108,7 +108,7 @@ class Orchestra:
         """The docs index, the execution history and the snippets (the knowledge ops')."""
         self.meters = Meters(tree, config.web.meter_hz)
         """Each room's output levels, measured by scsynth while someone watches."""
-        self.sound = SoundWatch(tree)
+        self.sound = SoundWatch(tree, self.xruns)
         """The watch on each room's sound: faults as events, and their actions."""
         self.studio = Studio(state, self.views, tree.doors, self.library,
                              config.audio.sample_rate, tree.await_ready)

@@ -3,7 +3,8 @@
 The watch reads what each room's safety stage measures (``scorch/app/soundwatch/``)
 and says when the sound goes wrong: a room expected to sound that is silent for
 ``silence_s``, a stage limiting for more than ``limit_s``, a NaN or infinity caught,
-a howl (one tone rising for seconds; ``howl = false`` to watch for none).
+a howl (one tone rising for seconds; ``howl = false`` to watch for none), a DC offset,
+and the JACK server's xruns over ``xruns_per_min`` (0, the default: not watched).
 What it then does, per kind: ``alert`` (the event only), ``restart`` (the room),
 ``lower_gain`` (by ``lower_db``, through the journaled ``gain`` operation) or
 ``recall:SCENE`` (a saved scene, in that room).
@@ -45,6 +46,9 @@ class WatchConfig(StrictModel):
     limit_s: Seconds = Field(5.0, description="seconds the safety stage may limit without "
                              "a pause before SOUND_LIMITING")
     howl: bool = Field(True, description="a tone that keeps rising is a fault (SOUND_HOWL)")
+    xruns_per_min: Annotated[int, Field(ge=0, le=100_000)] = Field(
+        0, description="more xruns of the room's JACK server in the last minute is a fault "
+        "(SOUND_XRUNS); 0: not watched")
     lower_db: Lower = Field(6.0, description="dB the lower_gain action takes off the gain")
     on_silent: Action = Field("alert", description="alert, restart, lower_gain or "
                               "recall:SCENE")
@@ -52,6 +56,7 @@ class WatchConfig(StrictModel):
     on_nan: Action = "alert"
     on_howl: Action = "alert"
     on_dc: Action = "alert"
+    on_xruns: Action = "alert"
 
 
 class RoomWatch(StrictModel):
@@ -62,12 +67,14 @@ class RoomWatch(StrictModel):
     silence_dbfs: Dbfs | None = None
     limit_s: Seconds | None = None
     howl: bool | None = None
+    xruns_per_min: Annotated[int, Field(ge=0, le=100_000)] | None = None
     lower_db: Lower | None = None
     on_silent: Action | None = None
     on_limiting: Action | None = None
     on_nan: Action | None = None
     on_howl: Action | None = None
     on_dc: Action | None = None
+    on_xruns: Action | None = None
 
     def over(self, installation: WatchConfig) -> WatchConfig:
         """The room's settings: its own keys over the installation's."""

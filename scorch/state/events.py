@@ -66,6 +66,8 @@ class Kind(enum.StrEnum):
     """The safety stage caught a NaN or an infinity from the room's code (silenced)."""
     SOUND_DC = "SOUND_DC"
     """A DC offset came from the room's code for seconds (the safety stage blocks it)."""
+    SOUND_XRUNS = "SOUND_XRUNS"
+    """The room's JACK server reported more xruns in a minute than ``xruns_per_min``."""
     SOUND_OK = "SOUND_OK"
     """A fault of the sound ended (details: which, and how long it lasted)."""
     SOUND_ACTION = "SOUND_ACTION"

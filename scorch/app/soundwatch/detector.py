@@ -6,7 +6,8 @@ below ``silence_dbfs`` for ``silence_s``), :data:`LIMITING` (the limiter taking 
 least :data:`LIMIT_DB` off in every reading for ``limit_s``: loud code held at the
 ceiling, or clipping before the stage), :data:`NAN` (a NaN or infinity came in),
 :data:`DC` (a DC level of at least :data:`DC_LEVEL` came in for :data:`DC_S`: the stage
-blocks it, the code is at fault) and
+blocks it, the code is at fault), :data:`XRUNS` (with ``xruns_per_min``: more xruns of
+the room's JACK server in the last minute, at once) and
 :data:`HOWL` (with ``howl``: for :data:`HOWL_S` the input is tone-like, its peak at most
 :data:`HOWL_CREST_DB` over its RMS as a sine's is, and its peak has risen by at least
 :data:`HOWL_RISE_DB` over the audible peaks of the last :data:`HOWL_LOOKBACK_S`: a
@@ -50,10 +51,10 @@ HOWL_FLOOR_DB = -50.0
 #: seconds it must last to be a fault (an infrasonic swell or a kick's first cycle is not).
 DC_LEVEL, DC_S = 0.02, 2.0
 
-SILENT, LIMITING, NAN, HOWL, DC = "silent", "limiting", "nan", "howl", "dc"
+SILENT, LIMITING, NAN, HOWL, DC, XRUNS = "silent", "limiting", "nan", "howl", "dc", "xruns"
 #: Each fault's event kind, and its rank when a room has several (the worst shows).
 KINDS = {NAN: Kind.SOUND_NAN, HOWL: Kind.SOUND_HOWL, DC: Kind.SOUND_DC,
-         LIMITING: Kind.SOUND_LIMITING, SILENT: Kind.SOUND_SILENT}
+         LIMITING: Kind.SOUND_LIMITING, XRUNS: Kind.SOUND_XRUNS, SILENT: Kind.SOUND_SILENT}
 
 
 def dbfs(amplitude: float) -> float:
@@ -72,6 +73,8 @@ class Thresholds:
     silence_dbfs: float = -60.0
     limit_s: float = 5.0
     howl: bool = True
+    xruns_per_min: int = 0
+    """More xruns than this in the last minute is a fault (0: not watched)."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,8 @@ class Measured:
     """The loudest channel's RMS coming in (linear; 0: not measured)."""
     dc_in: float = 0.0
     """The largest DC level coming in (linear; 0: none, or not measured)."""
+    xruns_last_min: int = 0
+    """xruns the room's JACK server reported in the minute before the reading."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +130,7 @@ class Detector:
     @property
     def sound(self) -> str:
         """``ok``, or the worst fault that lasts (``nan``, ``howl``, ``dc``, ``limiting``,
-        ``silent``)."""
+        ``xruns``, ``silent``)."""
         return next((f for f in KINDS if self._faults[f].raised is not None), "ok")
 
     def lasting(self, now: float) -> dict[str, float]:
@@ -148,15 +153,17 @@ class Detector:
         w = self.watch
         reduction = m.reduction_db if math.isfinite(m.reduction_db) else 0.0
         m = Measured(m.time, m.peak_in, m.peak_out, max(0.0, reduction), m.non_finite,
-                     m.rms_in, m.dc_in)
+                     m.rms_in, m.dc_in, m.xruns_last_min)
         held = {
             SILENT: w.expect_sound and dbfs(m.peak_out) < w.silence_dbfs,
             LIMITING: m.reduction_db >= LIMIT_DB,
             NAN: m.non_finite,
             HOWL: w.howl and tone_like(m),
             DC: m.dc_in >= DC_LEVEL,
+            XRUNS: 0 < w.xruns_per_min < m.xruns_last_min,
         }
-        after = {SILENT: w.silence_s, LIMITING: w.limit_s, NAN: 0.0, HOWL: HOWL_S, DC: DC_S}
+        after = {SILENT: w.silence_s, LIMITING: w.limit_s, NAN: 0.0, HOWL: HOWL_S, DC: DC_S,
+                 XRUNS: 0.0}
         found = []
         for name, holds in held.items():
             change = self._step(name, holds, after[name], m)
@@ -210,6 +217,8 @@ def _note(worst: dict[str, float], m: Measured, name: str) -> None:
     worst["reduction_db"] = max(worst.get("reduction_db", 0.0), round(m.reduction_db, 1))
     if name == DC:
         worst["dc_dbfs"] = max(worst.get("dc_dbfs", FLOOR_DB), dbfs(m.dc_in))
+    if name == XRUNS:
+        worst["xruns_last_min"] = max(worst.get("xruns_last_min", 0), m.xruns_last_min)
 
 
 def _details(fault: _Fault, now: float, m: Measured) -> dict[str, Any]:
@@ -223,6 +232,9 @@ def _said(name: str, w: Thresholds, lasted: float) -> str:
                 "though it is expected to sound")
     if name == LIMITING:
         return f"the safety stage has limited for {lasted:.1f} s without a pause"
+    if name == XRUNS:
+        return (f"the JACK server reported more than {w.xruns_per_min} xruns in a minute: "
+                "the sound has gaps (is the machine or the period too tight?)")
     if name == DC:
         return (f"a DC offset came from the room's code for {lasted:.1f} s (the safety stage "
                 "blocks it; a filter or an offset in the code is off)")

@@ -5,7 +5,8 @@ limiter's gain, NaN caught: ``scorch/primitives/synthdefs/stage.py``), so the wa
 costs scsynth nothing more: each reading goes, in the OSC receive thread, through
 the room's :class:`~scorch.app.soundwatch.detector.Detector`. A fault that begins or ends
 is one typed event in the room's log (``SOUND_SILENT``, ``SOUND_LIMITING``,
-``SOUND_NAN``, ``SOUND_HOWL``, ``SOUND_DC``, ``SOUND_OK``) with what was measured; the
+``SOUND_NAN``, ``SOUND_HOWL``, ``SOUND_DC``, ``SOUND_XRUNS``, ``SOUND_OK``) with what
+was measured (the xruns from the JACK server's console, not the stage); the
 action ``[watch]`` names for it (``on_silent``...) is then made by a worker thread
 through the firer the API layer arms it with (:meth:`SoundWatch.arm`), as a tool's
 call: journaled, in the history, told as ``SOUND_ACTION``. A room without a stage is
@@ -17,7 +18,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
@@ -31,12 +33,20 @@ from scorch.state.events import Kind
 
 log = logging.getLogger(__name__)
 
+#: Seconds over which the xruns' rate is counted (``xruns_per_min``).
+XRUN_WINDOW = 60.0
+
 
 class SoundWatch:
     """Each room's sound faults, from its stage's readings (any thread)."""
 
-    def __init__(self, tree: Tree) -> None:
+    def __init__(self, tree: Tree, xruns: Callable[[], Mapping[str, int]] | None = None
+                 ) -> None:
         self._tree = tree
+        self._xruns = xruns
+        """The xruns so far of the JACK server each room of this host runs on."""
+        self._xrun_marks: deque[tuple[float, int]] = deque()
+        """(when, xruns so far) a second apart, over the last minute: the rate's base."""
         self._lock = threading.Lock()
         self._detectors: dict[str, Detector] = {}
         self._settings: tuple[object, dict[str, tuple[WatchConfig, Thresholds]]] = (None, {})
@@ -113,7 +123,7 @@ class SoundWatch:
             for name, inst in config.instances.items():
                 w = inst.watch.over(config.watch)
                 rooms[name] = (w, Thresholds(w.expect_sound, w.silence_s, w.silence_dbfs,
-                                             w.limit_s, w.howl))
+                                             w.limit_s, w.howl, w.xruns_per_min))
             self._settings = (config, rooms)
         return rooms.get(room)
 
@@ -127,9 +137,11 @@ class SoundWatch:
         detector = self._detectors.get(room)
         if detector is None or detector.watch != limits:  # a reload changed the keys
             detector = self._detectors[room] = Detector(limits)
-        found = detector.feed(Measured(time.monotonic(), reading.peak_in, reading.peak_out,
+        now = time.monotonic()
+        xruns = self._xruns_last_min(room, now) if limits.xruns_per_min else 0
+        found = detector.feed(Measured(now, reading.peak_in, reading.peak_out,
                                        reading.reduction_db, reading.non_finite, reading.rms_in,
-                                       reading.dc_in))
+                                       reading.dc_in, xruns))
         view.sound = detector.sound
         for finding in found:
             if finding.kind == Kind.SOUND_OK:
@@ -143,6 +155,19 @@ class SoundWatch:
                             **({"action": action} if action else {}))
             if action is not None and action != "alert":
                 self._submit(room, finding, action, watch)
+
+    def _xruns_last_min(self, room: str, now: float) -> int:
+        """How many xruns the room's JACK server reported in the last minute (0: not known)."""
+        total = self._xruns().get(room) if self._xruns is not None else None
+        if total is None:
+            return 0
+        with self._lock:
+            marks = self._xrun_marks
+            if not marks or now - marks[-1][0] >= 1.0:
+                marks.append((now, total))
+            while now - marks[0][0] > XRUN_WINDOW:  # the newest mark is now's: one stays
+                marks.popleft()
+            return max(0, total - marks[0][1])
 
     def _submit(self, room: str, finding: Finding, action: str, watch: WatchConfig) -> None:
         with self._lock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -25,6 +26,7 @@ from scorch.app.soundwatch.detector import (
     Thresholds,
     dbfs,
 )
+from scorch.app.soundwatch.watch import SoundWatch
 from scorch.state.events import Kind
 
 LOUD, QUIET = 0.5, 1e-4  # -6 dBFS and -80 dBFS
@@ -238,3 +240,23 @@ def test_a_fault_going_on_says_how_long_since_its_condition_began() -> None:
     assert detector.lasting(13.0) == {"silent": 3.0}  # raised at 11.0, silent since 10.0
     run(detector, [Measured(12.0 + t * 0.25, LOUD, LOUD, 0.0) for t in range(6)])
     assert detector.lasting(14.0) == {}  # ended: SOUND_OK said how long it lasted
+
+
+def test_xruns_over_the_rooms_limit_are_a_fault_at_once_and_none_when_unwatched() -> None:
+    readings = [Measured(float(t), LOUD, LOUD, 0.0, xruns_last_min=x)
+                for t, x in enumerate([0, 3, 12, 12, 4, 2, 1, 0])]
+    watched = run(Detector(Thresholds(xruns_per_min=10)), readings)
+    assert [(t, f.kind) for t, f in watched] == [(2.0, Kind.SOUND_XRUNS), (5.0, Kind.SOUND_OK)]
+    assert watched[0][1].details["xruns_last_min"] == 12 and "xruns" in watched[0][1].message
+    assert run(Detector(Thresholds()), readings) == []  # xruns_per_min 0: not watched
+
+
+def test_the_xruns_rate_is_what_the_jack_server_reported_in_the_last_minute() -> None:
+    counts = {"lobby": 0}
+    watch = SoundWatch(SimpleNamespace(views={}), lambda: counts)  # type: ignore[arg-type]
+    assert watch._xruns_last_min("lobby", 0.0) == 0
+    counts["lobby"] = 5
+    assert watch._xruns_last_min("lobby", 30.0) == 5
+    counts["lobby"] = 12
+    assert watch._xruns_last_min("lobby", 75.0) == 7  # the 5 before 15 s are out of it
+    assert watch._xruns_last_min("far", 75.0) == 0  # another host's room: not known here
