@@ -48,7 +48,7 @@ from scorch.primitives.scsynth.server import Scsynth, ScsynthOptions
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.ports import free_udp_port
 from tests.support.harness import jack_server
-from tests.support.hosts_harness import ScorchRun, Sshd, free_tcp_port
+from tests.support.hosts.harness import ScorchRun, Sshd, free_tcp_port
 
 ROOT = Path(__file__).resolve().parent.parent
 LISTENER = "hostsbench-listen"

@@ -39,7 +39,7 @@ from bench.report import write_section
 from scorch.primitives.system.process import DIE_WITH_PARENT
 from scorch.wire.envelope import find_running
 from tests.support.harness import two_rooms
-from tests.support.hosts_harness import free_tcp_port
+from tests.support.hosts.harness import free_tcp_port
 from tests.support.mcp.http import HttpServer
 from tests.support.mcp.http import client as http_client
 

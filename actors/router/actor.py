@@ -35,7 +35,7 @@ from actors.router.watch import PortWatch
 from actors.ticker import Ticker
 from midi.clock import ClockReading
 from midi.engine import Engine
-from midi.ports import OutputPort
+from midi.io.ports import OutputPort
 from midi.routes import KIND, Route, RouteEntry, port_matches, resolve_all
 from midi.schema import ClockOutConfig, MidiConfig
 from midi.store import FILENAME, load_routes, save_routes

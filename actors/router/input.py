@@ -1,6 +1,6 @@
 """The router's input thread: MIDI from the inputs' queues to the engine and out as OSC.
 
-The hot path. On JACK, each input is scorch's own client (:mod:`midi.jack_in`): its
+The hot path. On JACK, each input is scorch's own client (:mod:`midi.io.jack_in`): its
 process callback, in C, queues the cycle's messages and wakes this thread through
 an eventfd, so the thread sleeps until MIDI comes and takes it at once. On other
 backends (or without a C compiler) rtmidi queues each input's messages in C and
@@ -28,8 +28,8 @@ from actors.router.sender import OscSender
 from midi.batch import Message, coalesce, recover
 from midi.clock import CLOCK_MESSAGES, ClockFollower, ClockReading
 from midi.engine import Engine
-from midi.jack_in import JackInput, Wake
-from midi.ports import InputPort
+from midi.io.jack_in import JackInput, Wake
+from midi.io.ports import InputPort
 from midi.voices import Voice
 from scorch.notes.capture import ROOM, Capture, NoteRing
 from scorch.primitives.system.thread_timing import tighten_current_thread

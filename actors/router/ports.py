@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from midi import jack_in
-from midi.jack_in import JackInput, Wake
-from midi.ports import InputPort, OutputPort, find_port, open_scanners, own_port
+from midi.io import jack_in
+from midi.io.jack_in import JackInput, Wake
+from midi.io.ports import InputPort, OutputPort, find_port, open_scanners, own_port
 from midi.routes import port_matches
 from scorch.errors import MidiPortNotFound
 from scorch.primitives.system.jack_ports import PortSide

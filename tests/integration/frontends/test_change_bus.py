@@ -23,7 +23,7 @@ from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
 from scorch.web.serve import WebServer
 from tests.conftest import MakeConfig
-from tests.support.hosts_harness import free_tcp_port
+from tests.support.hosts.harness import free_tcp_port
 from tests.support.mcp.calls import call
 from tests.support.midi.devices import Hardware
 from tests.support.web.stream import PageStream, params_changes

@@ -32,7 +32,7 @@ from scorch.web.serve import WebServer
 from scorch.wire.access import TOKEN_FILE, is_loopback
 from tests.conftest import jack_name
 from tests.support import hostile_json
-from tests.support.hosts_harness import ScorchRun, free_tcp_port, namespaces, namespaces_allowed
+from tests.support.hosts.harness import ScorchRun, free_tcp_port, namespaces, namespaces_allowed
 from tests.support.mcp.http import HttpServer, client, wait_listening
 from tests.support.mcp.stdio import one_room_config
 from tests.support.skips import missing

@@ -25,7 +25,7 @@ from scorch.config.installation import Config, load_config
 from scorch.primitives.osc import decode_packet, encode_message
 from scorch.primitives.scsynth.commands import at as at_time
 from tests.conftest import jack_name
-from tests.support.hosts_harness import Namespace, ScorchRun, Sshd, jack, namespaces
+from tests.support.hosts.harness import Namespace, ScorchRun, Sshd, jack, namespaces
 
 pytestmark = pytest.mark.integration
 

@@ -26,8 +26,8 @@ from scorch.hosts.link import HostState
 from scorch.primitives.system.jackd import client_environment
 from tests.conftest import jack_name, node_exists, scsynth_param
 from tests.support.harness import wait_for
-from tests.support.hosts_harness import SCORCH, ScorchRun
-from tests.support.two_hosts import two_host_config
+from tests.support.hosts.harness import SCORCH, ScorchRun
+from tests.support.hosts.two_hosts import two_host_config
 
 pytestmark = pytest.mark.integration
 

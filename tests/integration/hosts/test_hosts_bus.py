@@ -23,8 +23,8 @@ from scorch.primitives.system.jackd import client_environment
 from scorch.wire.envelope import socket_path
 from tests.conftest import jack_name, scsynth_param
 from tests.support.harness import wait_for
-from tests.support.hosts_harness import ScorchRun, free_tcp_port
-from tests.support.two_hosts import two_host_config
+from tests.support.hosts.harness import ScorchRun, free_tcp_port
+from tests.support.hosts.two_hosts import two_host_config
 from tests.support.web.stream import PageStream, params_changes
 
 pytestmark = pytest.mark.integration

@@ -21,7 +21,7 @@ from scorch.config.installation import Config, load_config
 from scorch.hosts.link import HostState
 from tests.conftest import jack_name
 from tests.support.harness import wait_for
-from tests.support.hosts_harness import (
+from tests.support.hosts.harness import (
     DelayRelay,
     Namespace,
     ScorchRun,

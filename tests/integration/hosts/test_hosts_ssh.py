@@ -25,7 +25,7 @@ from scorch.hosts.channel import SshChannel, open_channel
 from scorch.hosts.link import HostState
 from tests.conftest import jack_name
 from tests.support.harness import wait_for
-from tests.support.hosts_harness import SCORCH, ScorchRun, Sshd, free_tcp_port, jack
+from tests.support.hosts.harness import SCORCH, ScorchRun, Sshd, free_tcp_port, jack
 
 pytestmark = pytest.mark.integration
 

@@ -184,7 +184,7 @@ def test_one_jack_client_lists_both_sides_and_closes_with_the_last(jack):
     """Each client closed is a chance of jack2 issue #964: the lister is one client, not two."""
     import ctypes
 
-    from midi.ports import open_scanners
+    from midi.io.ports import open_scanners
     from scorch.primitives.system.jack_ports import loaded_libjack
 
     probe = Hardware("Lister probe", client="listerprobe")  # loads rtmidi's libjack

@@ -17,7 +17,7 @@ from scorch.config.installation import load_config
 from scorch.wire.envelope import socket_path
 from tests.conftest import jack_name, scsynth_param
 from tests.support.harness import wait_for
-from tests.support.hosts_harness import SCORCH, ScorchRun
+from tests.support.hosts.harness import SCORCH, ScorchRun
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.hosts_harness import Namespace, namespaces_allowed
+from tests.support.hosts.harness import Namespace, namespaces_allowed
 from tests.support.skips import missing, module
 from tests.support.web.harness import BROWSER_ARGS, CHROMIUM, Dialogs, Served
 

@@ -25,7 +25,7 @@ from scorch.api.remote import RemoteService
 from scorch.web.gate import FULL, _mac, cookie_name
 from scorch.wire.access import READONLY_TOKEN_FILE, TOKEN_FILE
 from tests.conftest import jack_name
-from tests.support.hosts_harness import ScorchRun, free_tcp_port
+from tests.support.hosts.harness import ScorchRun, free_tcp_port
 from tests.support.mcp.http import wait_listening
 from tests.support.mcp.stdio import SCORCH
 from tests.support.web.accounts import another_account

@@ -17,7 +17,7 @@ import pytest
 from scorch.config.installation import load_config
 from scorch.wire.access import TOKEN_FILE
 from tests.conftest import jack_name
-from tests.support.hosts_harness import ScorchRun, free_tcp_port
+from tests.support.hosts.harness import ScorchRun, free_tcp_port
 
 pytestmark = pytest.mark.integration
 

@@ -27,7 +27,7 @@ from scorch.primitives.scsynth.client import OscClient
 from scorch.state.playing import METER_NODE_ID
 from scorch.wire.access import READONLY_TOKEN_FILE, TOKEN_FILE
 from tests.conftest import jack_name, node_exists
-from tests.support.hosts_harness import Namespace, ScorchRun, free_tcp_port
+from tests.support.hosts.harness import Namespace, ScorchRun, free_tcp_port
 from tests.support.mcp.stdio import INITIALIZE, INITIALIZED, Session
 
 CHROMIUM = Path("/usr/bin/chromium")

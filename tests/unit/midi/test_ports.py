@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from midi.ports import own_port
+from midi.io.ports import own_port
 
 
 @pytest.mark.parametrize(

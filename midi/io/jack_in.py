@@ -1,4 +1,4 @@
-"""scorch's own JACK MIDI input client (``midi/jack_in.c``): wakes its reader, runs no Python.
+"""scorch's own JACK MIDI input client (``midi/io/jack_in.c``): wakes its reader, runs no Python.
 
 python-rtmidi offers two ways to receive: a callback, which runs Python in JACK's
 process thread (it waits for the GIL, JACK drops the MIDI of every cycle it
