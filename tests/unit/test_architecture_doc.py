@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "architecture.md").read_text()
 
@@ -29,21 +31,14 @@ def test_the_layers_drawing_names_every_package_and_each_it_names_exists() -> No
         assert (ROOT / name).exists(), f"drawn but gone: {name}"
 
 
-def test_every_component_of_the_app_is_named_on_its_line() -> None:
-    drawn = layers()
-    line = drawn.split("scorch/app/", 1)[1].split("scorch/machine/", 1)[0]
+@pytest.mark.parametrize(("package", "ends"), [("app", "scorch/machine/"),
+                                               ("primitives", "──")])
+def test_every_module_and_subpackage_is_named_on_its_packages_line(package: str,
+                                                                   ends: str) -> None:
+    line = layers().split(f"scorch/{package}/", 1)[1].split(ends, 1)[0]
     words = set(re.findall(r"[a-z_]+/?", line))
-    app = ROOT / "scorch" / "app"
-    parts = {f.stem for f in app.glob("*.py") if f.name != "__init__.py"}
-    parts |= {f"{d.name}/" for d in app.iterdir() if (d / "__init__.py").exists()}
-    assert parts <= words, f"not named: {sorted(parts - words)}"
-
-
-def test_every_module_of_the_primitives_is_named_on_their_line() -> None:
-    drawn = layers()
-    line = drawn.split("scorch/primitives/", 1)[1].split("──", 1)[0]
-    words = set(re.findall(r"[a-z_]+", line))
-    here = ROOT / "scorch" / "primitives"
+    here = ROOT / "scorch" / package
     parts = {f.stem for f in here.glob("*.py") if f.name != "__init__.py"}
-    parts |= {d.name for d in here.iterdir() if (d / "__init__.py").exists()}
-    assert parts <= words, f"not named: {sorted(parts - words)}"
+    parts |= {f"{d.name}/" for d in here.iterdir() if (d / "__init__.py").exists()}
+    named = words | {w.rstrip("/") + "/" for w in words}  # "sclang" or "sclang/"
+    assert parts <= named, f"not named: {sorted(parts - named)}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from types import SimpleNamespace
 
 from hypothesis import given, settings
@@ -38,6 +39,27 @@ def run(detector: Detector, readings: list[Measured]) -> list[tuple[float, Findi
     return [(m.time, f) for m in readings for f in detector.feed(m)]
 
 
+def oracle(readings: list[Measured], holds: Callable[[Measured], bool], after: float,
+           kind: Kind) -> list[tuple[float, Kind]]:
+    """A plain walk of the readings: each run of ``holds`` that lasts ``after`` is ``kind``
+    once, and SOUND_OK once the condition has been gone for CLEAR_S."""
+    expected, start, raised, clear = [], None, False, None
+    for m in readings:
+        if holds(m):
+            clear, start = None, m.time if start is None else start
+            if not raised and m.time - start >= after:
+                expected.append((m.time, kind))
+                raised = True
+        elif raised:
+            clear = m.time if clear is None else clear
+            if m.time - clear >= CLEAR_S:
+                expected.append((m.time, Kind.SOUND_OK))
+                raised, start, clear = False, None, None
+        else:
+            start = None
+    return expected
+
+
 def timeline(gaps: list[float], levels: list[float]) -> list[Measured]:
     t, out = 100.0, []
     for gap, level in zip(gaps, levels, strict=False):
@@ -53,22 +75,7 @@ def test_silence_is_said_once_a_run_of_silent_readings_lasts_silence_s(
         seq: list[tuple[float, bool]], silence_s: float) -> None:
     readings = timeline([g for g, _ in seq], [QUIET if quiet else LOUD for _, quiet in seq])
     found = run(Detector(Thresholds(True, silence_s, -60.0, 5.0)), readings)
-    # the oracle: walk the readings, note each run of silence and when it reached silence_s
-    expected, start, raised, clear = [], None, False, None
-    for m in readings:
-        if m.peak_out == QUIET:
-            clear = None
-            start = m.time if start is None else start
-            if not raised and m.time - start >= silence_s:
-                expected.append((m.time, Kind.SOUND_SILENT))
-                raised = True
-        elif raised:
-            clear = m.time if clear is None else clear
-            if m.time - clear >= CLEAR_S:
-                expected.append((m.time, Kind.SOUND_OK))
-                raised, start, clear = False, None, None
-        else:
-            start = None
+    expected = oracle(readings, lambda m: m.peak_out == QUIET, silence_s, Kind.SOUND_SILENT)
     assert [(t, f.kind) for t, f in found] == expected
     for _, finding in found:
         if finding.kind == Kind.SOUND_SILENT:
@@ -204,21 +211,7 @@ def test_a_dc_level_held_for_dc_s_is_a_fault_once_and_ends_after_clear_s(
         readings.append(Measured(t, LOUD, LOUD, 0.0, dc_in=dc))
     found = [(at, f) for at, f in run(Detector(Thresholds(howl=False)), readings)
              if f.fault == DC]
-    # the oracle: a run of readings at DC_LEVEL or more, from its first, lasting DC_S
-    expected, start, raised, clear = [], None, False, None
-    for m in readings:
-        if m.dc_in >= DC_LEVEL:
-            clear, start = None, m.time if start is None else start
-            if not raised and m.time - start >= DC_S:
-                expected.append((m.time, Kind.SOUND_DC))
-                raised = True
-        elif raised:
-            clear = m.time if clear is None else clear
-            if m.time - clear >= CLEAR_S:
-                expected.append((m.time, Kind.SOUND_OK))
-                raised, start, clear = False, None, None
-        else:
-            start = None
+    expected = oracle(readings, lambda m: m.dc_in >= DC_LEVEL, DC_S, Kind.SOUND_DC)
     assert [(at, f.kind) for at, f in found] == expected
     for _, f in found:
         if f.kind == Kind.SOUND_DC:
