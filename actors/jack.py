@@ -11,7 +11,7 @@ import pykka
 
 from scorch.config.installation import Config
 from scorch.errors import BootError, BootTimeout
-from scorch.primitives.console import Console
+from scorch.primitives.system.console import Console
 from scorch.primitives.system.jackd import (
     ORDINARY_PERIOD,
     JackdOptions,

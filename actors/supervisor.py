@@ -29,8 +29,8 @@ from scorch.config.changes import ConfigChanges
 from scorch.config.installation import Config
 from scorch.config.profiles import load_profiles, user_folders
 from scorch.errors import BootError, ScorchError
-from scorch.primitives.console import Console
 from scorch.primitives.system.audio_driver import AudioChoice, choose
+from scorch.primitives.system.console import Console
 from scorch.state.bus import Bus
 from scorch.state.door import Door
 from scorch.state.tempo import TempoView, Timeline

@@ -42,10 +42,10 @@ from typing import Any
 from bench.report import write_section
 from scorch.api.coordinator import Coordinator
 from scorch.config.installation import Config, load_config
-from scorch.primitives.console import Console
 from scorch.primitives.osc import decode_packet, encode_message
 from scorch.primitives.scsynth.server import Scsynth, ScsynthOptions
 from scorch.primitives.synthdefs.library import SynthDefLibrary
+from scorch.primitives.system.console import Console
 from scorch.primitives.system.ports import free_udp_port
 from tests.support.harness import jack_server
 from tests.support.hosts.harness import ScorchRun, Sshd, free_tcp_port

@@ -1,7 +1,7 @@
 """Keep run-time routes in the state directory as JSON, written atomically.
 
 A crash leaves either the old routes or the new ones, never half a file
-(:func:`scorch.primitives.files.write_json_atomically`).
+(:func:`scorch.primitives.disk.files.write_json_atomically`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from midi.routes import RouteEntry
 from midi.schema import ControlRoute, CueRoute, KeyRoute, PageRoute
-from scorch.primitives.files import write_json_atomically
+from scorch.primitives.disk.files import write_json_atomically
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,6 @@ import psutil
 import soundfile
 
 from bench.report import write_section
-from scorch.primitives.console import Console
 from scorch.primitives.osc import encode_message
 from scorch.primitives.sclang.launch import SCLANG_ENV, class_library_conf
 from scorch.primitives.scsynth import layout
@@ -41,6 +40,7 @@ from scorch.primitives.scsynth.server import Scsynth, ScsynthOptions
 from scorch.primitives.synthdefs.graph import Graph
 from scorch.primitives.synthdefs.scgf import AUDIO
 from scorch.primitives.synthdefs.stage import LATENCY, stage_name, stage_synthdef
+from scorch.primitives.system.console import Console
 from scorch.primitives.system.ports import free_udp_port
 from scorch.primitives.system.process import DIE_WITH_PARENT, child_env
 from tests.support.harness import jack_server

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from bench.report import write_section
-from scorch.primitives.folders import Folders
+from scorch.primitives.disk.folders import Folders
 from scorch.primitives.sclang.guard import ENV, write_guard
 from scorch.primitives.sclang.launch import SCLANG_ENV, guard_library_conf
 

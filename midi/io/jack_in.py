@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 from midi.batch import Message
 from scorch.errors import MidiPortNotFound
-from scorch.primitives.files import cache_folder
+from scorch.primitives.disk.files import cache_folder
 from scorch.primitives.system.jack_ports import loaded_libjack
 from scorch.primitives.system.jackd import client_environment
 

@@ -11,7 +11,7 @@ from scorch.app.models import BufferInfo, SampleInfo
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.config.allowed import folders
 from scorch.errors import BufferNotFound, InvalidRequest
-from scorch.primitives.samples import MB, resolve_sample, search_samples
+from scorch.primitives.disk.samples import MB, resolve_sample, search_samples
 from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT, BufferState
 
 

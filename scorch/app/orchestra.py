@@ -40,9 +40,9 @@ from scorch.config.allowed import sclang_guard
 from scorch.config.changes import ConfigChanges, config_changes
 from scorch.config.installation import Config, check_synthdefs, load_config
 from scorch.errors import InstanceNotReady
-from scorch.primitives.console import Console
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.audio_driver import AudioChoice
+from scorch.primitives.system.console import Console
 from scorch.primitives.system.jackd import XRUN
 from scorch.state.calls import CallCounts
 from scorch.state.events import State

@@ -24,10 +24,10 @@ from scorch.errors import (
     NodeNotFound,
     ScorchError,
 )
-from scorch.primitives.console import ConsoleLine
-from scorch.primitives.regex import compile_pattern
+from scorch.primitives.input.regex import compile_pattern
 from scorch.primitives.sclang.result import ExecuteResult, SclangError
 from scorch.primitives.synthdefs.library import SynthDefInfo
+from scorch.primitives.system.console import ConsoleLine
 from scorch.state.code_runs import CodeRun
 from scorch.state.events import Event, State
 from scorch.state.meters import StageState

@@ -23,7 +23,7 @@ from typing import Any
 
 from scorch.app.tree import RESTORE_WAIT, Ready
 from scorch.errors import InvalidRequest, SceneNotFound
-from scorch.primitives.files import write_atomically
+from scorch.primitives.disk.files import write_atomically
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.synthdefs.warps import Warp
 from scorch.state.scenes import Scene, Values, missing, morph, restrict

@@ -25,12 +25,12 @@ from midi.schema import ControlRoute, CueRoute, KeyRoute, PageRoute
 from scorch.config.installation import Config
 from scorch.config.lines import key_lines, located
 from scorch.errors import SampleNotFound, SessionFileError, SessionNotFound, UnknownSynthDef
-from scorch.primitives.files import write_atomically
-from scorch.primitives.samples import MB, resolve_sample
+from scorch.primitives.disk.files import write_atomically
+from scorch.primitives.disk.samples import MB, resolve_sample
+from scorch.primitives.input.toml_limits import TooDeep, check_toml
 from scorch.primitives.sclang.patterns import pattern_key
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.synthdefs.stage import GAIN_FLOOR_DB, GAIN_MAX_DB
-from scorch.primitives.toml_limits import TooDeep, check_toml
 from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT
 from scorch.state.session import (
     SESSION_VERSION,

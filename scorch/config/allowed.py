@@ -14,7 +14,7 @@ from pathlib import Path
 import platformdirs
 
 from scorch.config.installation import Config
-from scorch.primitives.folders import Folders
+from scorch.primitives.disk.folders import Folders
 from scorch.primitives.sclang.guard import guard_env, guard_path, write_guard
 from scorch.primitives.sclang.launch import CLASSES, conf_folder, user_class_paths
 

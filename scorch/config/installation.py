@@ -38,7 +38,7 @@ from scorch.config.tables import (
 )
 from scorch.config.watch import WatchConfig
 from scorch.errors import ConfigError, InstanceNotFound
-from scorch.primitives.toml_limits import TooDeep, check_toml
+from scorch.primitives.input.toml_limits import TooDeep, check_toml
 from scorch.state.tempo import INSTALLATION, Timeline
 from scorch.values import HostName, InstanceName, StrictModel, describe_errors
 

@@ -22,7 +22,7 @@ from midi import controllers
 from midi.controllers.profile import Profile, ProfileFile, expand
 from scorch.config.lines import fields_at, key_lines, located
 from scorch.errors import ConfigError
-from scorch.primitives.toml_limits import TooDeep, check_toml
+from scorch.primitives.input.toml_limits import TooDeep, check_toml
 from scorch.values import describe_errors
 
 log = logging.getLogger(__name__)

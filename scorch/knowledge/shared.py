@@ -26,7 +26,7 @@ import platformdirs
 
 from scorch.knowledge.docs_index import INDEX_SCHEMA
 from scorch.knowledge.sources import resolve_binary
-from scorch.primitives.files import cache_folder
+from scorch.primitives.disk.files import cache_folder
 from scorch.primitives.sclang.launch import user_conf_path
 
 

@@ -21,11 +21,11 @@ import pytest
 from actors.jack import jackd_options
 from scorch.config.installation import Config
 from scorch.errors import OscTimeout
-from scorch.primitives.console import Console
 from scorch.primitives.osc import OscMessage, encode_message
 from scorch.primitives.scsynth.server import Scsynth as ScsynthProcess
 from scorch.primitives.scsynth.server import ScsynthOptions
 from scorch.primitives.synthdefs.library import SynthDefLibrary
+from scorch.primitives.system.console import Console
 from scorch.primitives.system.jackd import ServerClaim, wait_for_server
 from scorch.primitives.system.ports import free_udp_port
 from scorch.primitives.system.process import ManagedProcess

@@ -125,7 +125,7 @@ def test_every_not_found_scorch_raises_names_what_was_asked_and_what_exists() ->
     # what is asked for is not a name among others: a file path, a port or node that went
     # away between two looks, a SynthDef that exists but failed to load, a class name the
     # docs index suggests by its own search
-    exempt = Counter({("scorch/primitives/samples.py", "SampleNotFound"): 2,
+    exempt = Counter({("scorch/primitives/disk/samples.py", "SampleNotFound"): 2,
                       ("midi/io/ports.py", "MidiPortNotFound"): 3,
                       ("midi/io/jack_in.py", "MidiPortNotFound"): 1,
                       ("scorch/app/studio/capture.py", "NodeNotFound"): 1,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from scorch.errors import InvalidRequest
-from scorch.primitives.files import write_atomically
+from scorch.primitives.disk.files import write_atomically
 from scorch.schedule.cuelist import Cue, CueList, Firing
 from scorch.schedule.plan import Call
 from scorch.wire.limits import Limits, OverLimit, check

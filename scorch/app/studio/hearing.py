@@ -20,7 +20,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scorch.primitives.files import write_atomically
+from scorch.primitives.disk.files import write_atomically
 
 if TYPE_CHECKING:
     from scorch.audio.music.figures import Grid

@@ -34,7 +34,7 @@ from scorch.app.studio.capture import (
 )
 from scorch.app.tree import RESTORE_WAIT, Ready
 from scorch.errors import AudioFileError, CaptureError, InvalidRequest, RecordingNotFound
-from scorch.primitives.files import write_json_atomically
+from scorch.primitives.disk.files import write_json_atomically
 from scorch.primitives.scsynth.door import ScsynthDoor
 from scorch.state.door import Door
 from scorch.state.events import State

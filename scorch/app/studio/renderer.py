@@ -21,8 +21,8 @@ from typing import Any
 
 from scorch.app.studio.hearing import hear
 from scorch.errors import InvalidRequest
-from scorch.primitives.files import write_atomically
-from scorch.primitives.folders import Folders
+from scorch.primitives.disk.files import write_atomically
+from scorch.primitives.disk.folders import Folders
 from scorch.primitives.sclang.guard import guard_env, guard_path, write_guard
 from scorch.primitives.scsynth import commands, nrt
 from scorch.primitives.scsynth.commands import AddAction

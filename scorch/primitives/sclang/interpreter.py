@@ -15,11 +15,11 @@ from collections.abc import Callable
 from typing import Any
 
 from scorch.errors import BootError, InstanceNotReady
-from scorch.primitives.console import Console, ConsoleLine
 from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.deadline import ProgressDeadline
 from scorch.primitives.sclang.launch import CLASSES, EarlySclang, sclang_argv, sclang_env
 from scorch.primitives.sclang.session import ABORT_POLL, SclangSession, ServerFailures
+from scorch.primitives.system.console import Console, ConsoleLine
 from scorch.primitives.system.process import (
     ExitCallback,
     ManagedProcess,

@@ -26,8 +26,8 @@ from pathlib import Path
 import platformdirs
 
 from scorch import bundled
-from scorch.primitives.console import Console
-from scorch.primitives.files import write_atomically
+from scorch.primitives.disk.files import write_atomically
+from scorch.primitives.system.console import Console
 from scorch.primitives.system.ports import free_udp_port
 from scorch.primitives.system.process import ManagedProcess, spawn
 

@@ -19,10 +19,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 
 from scorch.errors import BootError, InstanceNotReady
-from scorch.primitives.console import Console
 from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.protocol import Record, RecordStream
 from scorch.primitives.sclang.result import ExecuteResult, Transcript
+from scorch.primitives.system.console import Console
 
 log = logging.getLogger(__name__)
 

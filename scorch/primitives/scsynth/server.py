@@ -15,9 +15,9 @@ from pathlib import Path
 import psutil
 
 from scorch.errors import BootError, BootTimeout, OscFailure, OscTimeout, PortInUse
-from scorch.primitives.console import Console
 from scorch.primitives.scsynth import commands, layout
 from scorch.primitives.scsynth.client import OscClient
+from scorch.primitives.system.console import Console
 from scorch.primitives.system.jackd import jack_env
 from scorch.primitives.system.ports import udp_port_holder
 from scorch.primitives.system.process import ExitCallback, ManagedProcess, stopped

@@ -26,7 +26,7 @@ from typing import IO
 import psutil
 
 from scorch.errors import BootError
-from scorch.primitives.console import Console
+from scorch.primitives.system.console import Console
 
 log = logging.getLogger(__name__)
 

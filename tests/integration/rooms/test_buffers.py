@@ -22,7 +22,7 @@ from scorch.app.buffers import buffer_name
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
 from scorch.errors import BufferNotFound, InvalidRequest, SampleNotFound, SampleRejected
-from scorch.primitives.samples import resolve_sample, search_samples
+from scorch.primitives.disk.samples import resolve_sample, search_samples
 from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.desired import SAMPLE_BUFFER_BASE

@@ -23,11 +23,11 @@ import pytest
 import actors.instance.processes
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
-from scorch.primitives.console import Console
 from scorch.primitives.sclang import protocol as sclang_protocol
 from scorch.primitives.sclang.interpreter import Sclang
 from scorch.primitives.scsynth.server import Scsynth, ScsynthOptions
 from scorch.primitives.synthdefs.library import SynthDefLibrary
+from scorch.primitives.system.console import Console
 from scorch.primitives.system.ports import free_udp_port
 from scorch.state.events import Kind
 from tests.conftest import MakeConfig, jack_name, node_exists, orchestra_ports, orphan_segments

@@ -17,8 +17,8 @@ from scorch.app.scenes import FILENAME, SCENE_FILE_LIMITS, SceneDirector
 from scorch.app.sessions import Reading, parse, render
 from scorch.config.installation import parse_config
 from scorch.errors import ConfigError, InvalidRequest, SessionFileError
+from scorch.primitives.input.toml_limits import MAX_BYTES, MAX_DEPTH, MAX_ITEMS
 from scorch.primitives.synthdefs.library import SynthDefLibrary
-from scorch.primitives.toml_limits import MAX_BYTES, MAX_DEPTH, MAX_ITEMS
 from scorch.state.session import NodeSpec, RoomSpec, Session
 from scorch.wire.limits import Limits
 

@@ -32,7 +32,7 @@ from scorch.app.studio.sweep import Axis, Step, Target, closest, run
 from scorch.audio.meter.iec_bands import OCTAVE_NAMES
 from scorch.audio.report import SoundReport
 from scorch.errors import NodeNotFound, ScorchError
-from scorch.primitives.files import write_atomically
+from scorch.primitives.disk.files import write_atomically
 from scorch.values import Float32, ParamName, Seconds, Text
 
 if TYPE_CHECKING:

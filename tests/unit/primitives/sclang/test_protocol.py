@@ -12,11 +12,11 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from scorch.primitives.console import Console
 from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.protocol import Record, RecordStream, sc_string
 from scorch.primitives.sclang.result import KEEP_POSTED, Transcript, parse_error, source_context
 from scorch.primitives.sclang.session import SclangSession
+from scorch.primitives.system.console import Console
 from tests.support.sclang_records import record
 
 SYNTAX_CODE = "(\nvar x = 1;\nx.foo(3\n)"

@@ -12,9 +12,9 @@ import threading
 from concurrent.futures import Future
 
 from scorch.api.ops.code import ExecuteOutcome, ExecuteOutput
-from scorch.primitives.console import Console
 from scorch.primitives.sclang.result import ExecuteResult
 from scorch.primitives.sclang.session import SclangSession
+from scorch.primitives.system.console import Console
 from tests.support.sclang_records import record
 
 OK = (("compile", ""), ("start", ""), ("value", "1"), ("end", "ok"))

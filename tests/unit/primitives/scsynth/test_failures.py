@@ -7,9 +7,9 @@ from typing import cast
 
 import pytest
 
-from scorch.primitives.console import Console
 from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.scsynth.failures import command_name, failures_since, select
+from scorch.primitives.system.console import Console
 
 LINES = [
     "*** ERROR: SynthDef nosuchdef not found",

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from scorch.errors import BootError
-from scorch.primitives.console import Console
 from scorch.primitives.sclang.interpreter import Sclang
 from scorch.primitives.system import process
+from scorch.primitives.system.console import Console
 from scorch.primitives.system.process import ManagedProcess, pid_alive
 
 

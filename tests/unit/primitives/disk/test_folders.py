@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorch.errors import FileExists, PathRefused
-from scorch.primitives.folders import Folders
+from scorch.primitives.disk.folders import Folders
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from scorch.primitives.console import Console
+from scorch.primitives.system.console import Console
 from scorch.primitives.system.jackd import XRUN
 
 

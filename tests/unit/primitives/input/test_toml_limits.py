@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorch.primitives.toml_limits import MAX_DEPTH, MAX_ITEMS, TooDeep, check_toml
+from scorch.primitives.input.toml_limits import MAX_DEPTH, MAX_ITEMS, TooDeep, check_toml
 
 
 @pytest.mark.parametrize("opening,closing", [("[", "]"), ("{b = ", "}")])
