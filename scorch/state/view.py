@@ -120,8 +120,8 @@ class InstanceView:
         self.stage_readings = Readings()
         """What the stage measures, a few times a second."""
         self.sound: str | None = None
-        """What the sound watch hears: ``ok``, ``silent``, ``limiting``, ``dc``, ``howl``,
-        ``nan``."""
+        """What the sound watch hears: ``ok`` or the worst fault (``nan``, ``howl``, ``dc``,
+        ``limiting``, ``xruns``, ``silent``)."""
 
     @property
     def name(self) -> str:

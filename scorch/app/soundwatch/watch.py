@@ -87,8 +87,8 @@ class SoundWatch:
             self._submit(room, finding, action, watch)
 
     def sound(self, room: str) -> str | None:
-        """``ok``, ``silent``, ``limiting``, ``dc``, ``howl`` or ``nan``; None before any
-        reading."""
+        """``ok``, or the worst fault (``nan``, ``howl``, ``dc``, ``limiting``, ``xruns``,
+        ``silent``); None before any reading."""
         detector = self._detectors.get(room)
         return detector.sound if detector is not None else None
 
