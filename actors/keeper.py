@@ -14,10 +14,12 @@ The waits sleep on an event, so :meth:`Keeper.halt` ends any of them at once.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from tenacity import (
     RetryCallState,
@@ -125,7 +127,7 @@ class Keeper:
                 before_sleep=self._before_sleep,
             )
             try:
-                retrying(self._attempt)
+                retrying(functools.partial(self._attempt, itertools.count(1)))
             except RetryError as err:
                 if not self._halt.is_set():
                     last = err.last_attempt.exception()
@@ -139,13 +141,21 @@ class Keeper:
         failure = retry_state.outcome.exception() if retry_state.outcome else None
         self._retrying(retry_state.upcoming_sleep, retry_state.attempt_number, str(failure))
 
-    def _attempt(self) -> None:
-        """Start what is down and watch until stable (return), or until down again (raise)."""
+    def _attempt(self, attempts: Iterator[int]) -> None:
+        """Start what is down and watch until stable (return), or until down again (raise);
+        ``attempts`` numbers the attempts of one run of retries."""
+        number = next(attempts)
         if self._failed_start:  # the owner's own first start failed: that was attempt 1
             self._failed_start = False
             raise Fault(self._fault or "the first start failed")
         with self._lock:
-            fault, self._fault = self._fault, None
+            fault = self._fault
+            if number == 1 and fault is not None:
+                # Down before this thread first looked (it started late): attempt 1 is
+                # this fault, as if it had been watching, so the restart waits the
+                # shortest backoff as every first restart does.
+                raise Fault(fault)
+            self._fault = None
         if fault is None:
             self._watch(None)  # running and stable: only a fault ends this attempt
             return

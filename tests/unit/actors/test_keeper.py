@@ -139,3 +139,17 @@ def test_halt_before_any_fault_ends_the_thread(fault_first: bool) -> None:
     k.join(5)
     assert not k.running
     assert not thing.gave_up
+
+
+def test_a_fault_before_the_keepers_thread_first_looks_waits_the_shortest_backoff_too() -> None:
+    # What a loaded machine does when the thread starts late: the fault is already there
+    # when the thread first looks (made so here by setting it before the thread runs).
+    thing = Thing()
+    k = keeper(thing)
+    k._fault = "crashed"
+    runner = threading.Thread(target=k._run, daemon=True)
+    runner.start()
+    assert thing.restarted.wait(5)
+    assert thing.restarts == 1 and [attempt for _, attempt in thing.waits] == [1]
+    k.halt()
+    runner.join(5)
