@@ -98,10 +98,13 @@ def wait(check, timeout: float = 5.0) -> None:
 def test_a_param_set_by_osc_is_on_scsynth_kept_for_restarts_and_undone(
         orch: Orchestra, door: OscDoor) -> None:
     assert door.address is not None
-    before = freq(orch)
+    before, kept = freq(orch), len(orch.undo.entries("lobby"))
     SimpleUDPClient(*door.address).send_message("/scorch/lobby/drone/freq", 330.0)
     wait(lambda: freq(orch) == pytest.approx(330.0))
     assert orch.rooms.nodes("lobby")["drone"].params["freq"] == pytest.approx(330.0)
+    # journaled once the call returns, a moment after scsynth has the value (CI's undo
+    # came first once: "nothing to undo")
+    wait(lambda: len(orch.undo.entries("lobby")) > kept)
     LocalService(orch).call("undo", {"action": "undo", "instance": "lobby"})
     wait(lambda: freq(orch) == pytest.approx(before))  # journaled as MCP's set is
 
