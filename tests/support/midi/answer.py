@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 
 from actors.router.answer import ANSWER_ID_SPAN, ANSWER_SLOTS, FIRST_ANSWER_ID, Played
+from scorch.api.live import xruns_since
 from scorch.app.orchestra import Orchestra
 from scorch.primitives.osc import decode_packet, encode_message
 from tests.support.midi.devices import Hardware
@@ -77,6 +78,17 @@ def perform(keys: Hardware, phrase: list[tuple[int, float, float]], velocity: in
         keys.send(status, pitch, vel)
         last = time.monotonic()
     return [p for p, _, _ in phrase], last
+
+
+def played_whole(orch: Orchestra, heard: list[int], sent: list[int], since: float) -> bool:
+    """True when every note sent was heard. JACK drops the MIDI of a cycle its client was
+    late for, which jackd reports as an xrun: a phrase short of notes passes (to be played
+    again) only if jackd reported one while it played; otherwise the loss is scorch's."""
+    if heard == sent:
+        return True
+    lines = ((line.time, line.text) for line in orch.jack_console.tail(1000))
+    assert xruns_since(lines, since - 0.1), (heard, sent, "lost without an xrun")
+    return False
 
 
 class Uncut(AssertionError):
