@@ -126,14 +126,18 @@ async def test_a_phrase_played_is_read_back_exported_and_kept_across_a_restart(
     keys = Hardware("scorchtest-notes", "scorchtest-hw", orch.config.audio.jack_server)
     try:
         connect(orch, keys)
-        since = time.time()
-        sent = play(keys)
+        for _ in range(2):  # once more if JACK lost a note in an xrun: see played_whole
+            since = time.time()
+            sent = play(keys)
+            played = await call(client, "notes", action="played", since=since,
+                                input="scorchtest-notes")
+            notes: list[dict[str, Any]] = played["notes"]
+            if played_whole(orch, [n["pitch"] for n in notes], [p for p, *_ in sent], since):
+                break
     finally:
         keys.unplug()
     slack = tolerance(orch)
 
-    played = await call(client, "notes", action="played", since=since, input="scorchtest-notes")
-    notes: list[dict[str, Any]] = played["notes"]
     assert played["count"] == len(PHRASE) and not played["summarised"]
     assert_same_notes([(n["pitch"], n["onset"], n["duration"]) for n in notes], sent, slack)
     assert [(n["velocity"], n["channel"]) for n in notes] == [(v, 1) for _, v, _, _ in sent]
