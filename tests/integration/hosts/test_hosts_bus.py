@@ -80,6 +80,22 @@ def router_bus(hosts: TwoHosts) -> tuple[int, dict[str, Any]]:
     return seq, hosts.beta.call("live", {}).model_dump()["midi"]["bus"]
 
 
+def settled(hosts: TwoHosts, freq: float) -> None:
+    """Wait until the knob's last value (``freq``) has come over the link to beta's bus and
+    nothing more follows for half a second: the knob was turned until scsynth had the
+    value, and the values it sent before that travel the slower link still."""
+    def arrived() -> bool:
+        changes = hosts.beta.call("live", {"since": 0, "wait": 0.0}).model_dump()["changes"]
+        return any(f == pytest.approx(freq) for _, _, f in drone_freqs(changes, 0))
+
+    wait_for(arrived, timeout=10.0)
+    seq, deadline = -1, time.monotonic() + 10
+    while (now := hosts.beta.call("live", {}).model_dump()["seq"]) != seq:
+        assert time.monotonic() < deadline, "beta's bus never went quiet"
+        seq = now
+        time.sleep(0.5)
+
+
 def drone_freqs(changes: list[dict[str, Any]], after: int) -> list[tuple[int, str, float]]:
     return [c for c in params_changes(changes, "gallery", "drone", "freq") if c[0] > after]
 
@@ -98,6 +114,7 @@ def test_another_hosts_knob_reaches_the_rooms_router_page_and_panel_once_in_orde
             return scsynth_param(port, drone, "freq") == pytest.approx(freq)
 
         wait_for(lambda: reaches(127, 1000.0), timeout=15.0, interval=0.2)  # routes known
+        settled(hosts, 1000.0)
         with PageStream("127.0.0.1", hosts.port) as page:
             since, router = router_bus(hosts)
             panel: list[dict[str, Any]] = []
