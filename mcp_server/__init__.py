@@ -1,0 +1,1 @@
+"""The MCP server: the operations as tools for Claude Desktop, over stdio or HTTP."""

@@ -1,0 +1,1 @@
+"""MIDI as pure logic: routes, curves, takeover, voices, clock; its I/O apart in midi/io/."""

@@ -34,3 +34,5 @@ def default_config() -> Path:
 def docs() -> Path:
     """The Markdown docs (``docs/*.md``)."""
     return folder(__name__, "docs")
+
+__all__ = ["default_config", "docs", "folder", "synthdefs"]

@@ -1,1 +1,1 @@
-"""hosts."""
+"""Other hosts of the installation: links to them, their rooms, and what crosses the link."""

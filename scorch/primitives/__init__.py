@@ -1,1 +1,1 @@
-"""primitives."""
+"""SuperCollider and the OS beneath everything: OSC, scsynth, sclang, SynthDefs, system, disk."""

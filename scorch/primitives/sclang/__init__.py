@@ -1,1 +1,1 @@
-"""sclang."""
+"""sclang: the interpreter process, its stdin protocol, sessions, results, scorch's classes."""

@@ -1,1 +1,1 @@
-"""synthdefs."""
+"""SynthDefs: the library, its compiler, warps, and scorch's own defs built without sclang."""
