@@ -2,7 +2,7 @@
 (:mod:`midi.io.backends`: python-rtmidi, scorch's own JACK input client), each imported
 only when a port opens. The rest of ``midi/`` is pure: no threads, sockets or devices."""
 
-from midi.io.backends import INPUT_ENV, KNOWN, names, open_backend, open_inputs
+from midi.io.backends import INPUT_ENV, KNOWN, names, offered, open_backend, open_inputs
 from midi.io.ports import (
     Backend,
     InputPort,
@@ -16,4 +16,5 @@ from midi.io.ports import (
 )
 
 __all__ = ["INPUT_ENV", "KNOWN", "Backend", "InputPort", "Inputs", "OutputPort", "Patchbay",
-           "Scanner", "Wake", "find_port", "names", "open_backend", "open_inputs", "own_port"]
+           "Scanner", "Wake", "find_port", "names", "offered", "open_backend", "open_inputs",
+           "own_port"]

@@ -48,9 +48,13 @@ INPUT_ENV = "SCORCH_MIDI_INPUT"
 OWN = "own"
 
 
-class _Opener(Protocol):
+class _Module(Protocol):
+    """What every backend module offers."""
+
     def open(self, api: str | None, client: str, jack_server: str | None,
              wake: Wake | None) -> Inputs: ...
+
+    def offered(self) -> list[str]: ...
 
 
 def names() -> list[str]:
@@ -70,8 +74,16 @@ def _split(name: str) -> tuple[Known, str, str | None]:
 def _open(name: str, client: str, jack_server: str | None, wake: Wake | None,
           api: str | None = None) -> Inputs:
     known, _, named_api = _split(name)
-    module = cast(_Opener, importlib.import_module(known.module))
-    return module.open(named_api or api, client, jack_server, wake)
+    return _module(known).open(named_api or api, client, jack_server, wake)
+
+
+def _module(known: Known) -> _Module:
+    return cast(_Module, importlib.import_module(known.module))
+
+
+def offered(name: str) -> list[str]:
+    """The systems backend ``name`` can open on here (ImportError: its library is missing)."""
+    return _module(_split(name)[0]).offered()
 
 
 def open_backend(name: str, client: str, jack_server: str | None = None,

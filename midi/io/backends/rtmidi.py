@@ -54,6 +54,11 @@ def _failed(what: str, err: Exception) -> Exception:
     return MidiBackendError(f"{what}: {err}")
 
 
+def offered() -> list[str]:
+    """python-rtmidi's APIs compiled in (``jack``, ``alsa``...)."""
+    return [rtmidi.get_api_name(api) for api in rtmidi.get_compiled_api()]
+
+
 def open(api: str | None, client: str, jack_server: str | None = None,
          wake: Wake | None = None) -> Backend:
     """Open the listing clients on ``api`` (None or ``auto``: the first of the platform's

@@ -115,6 +115,11 @@ def _library() -> _Library | None:
                     lib.scorch_jack_in_stop, lib.scorch_jack_in_close)
 
 
+def offered() -> list[str]:
+    """JACK on Linux, where the client can wake its reader (an eventfd)."""
+    return ["jack"] if sys.platform.startswith("linux") and hasattr(os, "eventfd") else []
+
+
 def open(api: str | None, client: str, jack_server: str | None = None,
          wake: Wake | None = None) -> Inputs:
     """Open the backend on JACK (``api`` None or ``jack``); its inputs ring ``wake``."""
