@@ -71,12 +71,12 @@ def test_an_unknown_backend_is_refused_with_every_known_name(name: str) -> None:
 
 
 def test_a_backend_of_inputs_only_opens_no_outputs() -> None:
-    with pytest.raises(MidiBackendError, match="'scorch_jack' offers inputs only.*rtmidi"):
+    with pytest.raises(MidiBackendError, match=r"'scorch_jack' offers inputs only.*rtmidi"):
         open_backend("scorch_jack", "scorchtest")
 
 
 def test_an_unknown_rtmidi_api_names_the_apis() -> None:
-    with pytest.raises(MidiBackendError, match="no MIDI API 'oss'.*auto, alsa, jack"):
+    with pytest.raises(MidiBackendError, match=r"no MIDI API 'oss'.*auto, alsa, jack"):
         open_backend("rtmidi/oss", "scorchtest")
 
 
