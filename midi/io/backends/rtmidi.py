@@ -87,17 +87,37 @@ def open(api: str | None, client: str, jack_server: str | None = None,
                     lister = JackPortLister(f"{client}-scan")
                     scan_in, scan_out = lister.side(sources=True), lister.side(sources=False)
                 else:
-                    scan_in = rtmidi.MidiIn(number, name=f"{client}-scan")
-                    scan_out = rtmidi.MidiOut(number, name=f"{client}-scan")
+                    scan_in = _Listing(rtmidi.MidiIn(number, name=f"{client}-scan"), "inputs")
+                    scan_out = _Listing(rtmidi.MidiOut(number, name=f"{client}-scan"),
+                                        "outputs")
                 # Listing connects the backend's client now, to the server chosen above.
                 scan_in.get_ports()
                 scan_out.get_ports()
-        except _FAILED as err:
+        except (*_FAILED, MidiBackendError) as err:  # e.g. no /dev/snd/seq, no JACK server
             reasons.append(f"{name}: {err}")
             continue
         log.info("MIDI backend: %s", name)
         return RtMidi(name, scan_in, scan_out, jack_server)
     raise MidiBackendError("no MIDI backend available (" + "; ".join(reasons) + ")")
+
+
+class _Listing:
+    """One side's rtmidi client as the contract's Scanner, whose errors are scorch's."""
+
+    def __init__(self, midi: rtmidi.MidiIn | rtmidi.MidiOut, side: str) -> None:
+        self._midi = midi
+        self._side = side
+
+    def get_ports(self) -> list[str]:
+        """Return the ports' full names."""
+        try:
+            return self._midi.get_ports()
+        except _FAILED as err:
+            raise MidiBackendError(f"MIDI {self._side} could not be listed: {err}") from err
+
+    def delete(self) -> None:
+        """Release the rtmidi client."""
+        self._midi.delete()
 
 
 class RtMidi:

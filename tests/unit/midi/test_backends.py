@@ -108,3 +108,17 @@ def test_an_unknown_input_backend_in_the_environment_is_refused(
     monkeypatch.setenv(INPUT_ENV, "portmidi")
     with pytest.raises(MidiBackendError, match="'portmidi'; backends are: rtmidi, scorch_jack"):
         open_inputs(FakeBackend("jack"), "scorchtest")  # type: ignore[arg-type]
+
+
+def test_rtmidis_listing_failures_are_scorchs_and_name_the_side() -> None:
+    rtmidi_backend = importlib.import_module(KNOWN["rtmidi"].module)
+    library = importlib.import_module("rtmidi")
+
+    class Gone:
+        """An rtmidi client whose driver went away (the ALSA sequencer, say)."""
+
+        def get_ports(self) -> list[str]:
+            raise library.SystemError("MidiInAlsa::getPortCount: error")
+
+    with pytest.raises(MidiBackendError, match="MIDI inputs could not be listed: MidiInAlsa"):
+        rtmidi_backend._Listing(Gone(), "inputs").get_ports()
