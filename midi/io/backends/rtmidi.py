@@ -54,6 +54,15 @@ def _failed(what: str, err: Exception) -> Exception:
     return MidiBackendError(f"{what}: {err}")
 
 
+def _connect(midi: rtmidi.MidiIn | rtmidi.MidiOut, name: str, port: str) -> None:
+    """Open ``midi``'s port called ``port`` (``in``, ``out``) on the port called ``name``."""
+    ports = midi.get_ports()
+    if name not in ports:
+        what = "input" if port == "in" else "output"
+        raise MidiPortNotFound(f"MIDI {what} {name!r} went away before it was opened")
+    midi.open_port(ports.index(name), port)
+
+
 def offered() -> list[str]:
     """python-rtmidi's APIs compiled in (``jack``, ``alsa``...)."""
     return [rtmidi.get_api_name(api) for api in rtmidi.get_compiled_api()]
@@ -177,11 +186,8 @@ class RtMidiInput:
         try:
             with client_environment(jack_server):
                 self._midi = rtmidi.MidiIn(api, name=client, queue_size_limit=QUEUE_SIZE)
-                ports = self._midi.get_ports()
-                if name not in ports:
-                    raise MidiPortNotFound(f"MIDI input {name!r} went away before it was opened")
                 self._listen(timing)
-                self._midi.open_port(ports.index(name), "in")
+                _connect(self._midi, name, "in")
         except BaseException as err:
             self.close()
             if isinstance(err, _FAILED):
@@ -247,11 +253,7 @@ class RtMidiOutput:
         try:
             with client_environment(jack_server):
                 self._midi = rtmidi.MidiOut(api, name=client)
-                ports = self._midi.get_ports()
-                if name not in ports:
-                    raise MidiPortNotFound(f"MIDI output {name!r} went away before it was "
-                                           "opened")
-                self._midi.open_port(ports.index(name), "out")
+                _connect(self._midi, name, "out")
         except BaseException as err:
             self.close()
             if isinstance(err, _FAILED):
