@@ -25,21 +25,19 @@ log = logging.getLogger(__name__)
 
 
 class Known(NamedTuple):
-    """One backend: its module and what it offers."""
+    """One backend: its module, and whether it offers outputs."""
 
     module: str
     outputs: bool
     """It lists ports and opens outputs too (a :class:`Backend`), not inputs only."""
-    about: str
 
 
 #: Every backend by name.
 KNOWN: dict[str, Known] = {
-    "rtmidi": Known("midi.io.backends.rtmidi", True,
-                    "python-rtmidi: ALSA, JACK, CoreMIDI or WinMM (auto: the platform's own)"),
-    "scorch_jack": Known("midi.io.backends.scorch_jack", False,
-                         "scorch's own JACK MIDI input client (jack_in.c): inputs that wake "
-                         "their reader"),
+    # python-rtmidi: ALSA, JACK, CoreMIDI or WinMM (auto: the platform's own)
+    "rtmidi": Known("midi.io.backends.rtmidi", outputs=True),
+    # scorch's own JACK MIDI input client (jack_in.c): inputs that wake their reader
+    "scorch_jack": Known("midi.io.backends.scorch_jack", outputs=False),
 }
 #: The environment variable that names the backend of the router's inputs (read as a
 #: router opens its ports; the benchmark compares them). ``own``, the default: scorch's
