@@ -7,8 +7,8 @@ CONFIG ?= config.toml
 # What running needs, and all `make run` installs: SuperCollider and JACK (supercollider-server
 # also brings libsndfile, which the soundfile wheel falls back on where it bundles none; numpy,
 # scipy, pyloudnorm and matplotlib come as wheels), and a C compiler: scorch's own JACK MIDI
-# input (midi/io/jack_in.c) is compiled on first use, and without it the router polls rtmidi's
-# queue instead (up to 4 ms more before a note sounds after a quiet spell, and about 3 % of a
+# input (midi/io/backends/jack_in.c) is compiled on first use, and without it the router polls
+# rtmidi's queue instead (up to 4 ms more before a note sounds after a quiet spell, and about 3 % of a
 # core while idle: BENCHMARKS.md, "MIDI").
 RUN_APT_PACKAGES := supercollider-server supercollider-language jackd2 gcc libc6-dev
 # What only the tests need, installed by `make test` alone: openssh-server/-client, iproute2 and

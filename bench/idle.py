@@ -43,8 +43,8 @@ HERE = Path(__file__).resolve().parent.parent
 SETTLE = 5.0
 #: The thread whose wait the MIDI path owns (actors/router/input.py).
 MIDI_INPUT = "midi-router-inp"
-#: JACK's process thread of scorch's MIDI input client (midi/io/jack_in.c names it): like any
-#: JACK client's, it wakes every cycle of the server, MIDI or not.
+#: JACK's process thread of scorch's MIDI input client (midi/io/backends/jack_in.c names it):
+#: like any JACK client's, it wakes every cycle of the server, MIDI or not.
 JACK_CYCLE = "midi-jack-cycle"
 
 

@@ -24,7 +24,7 @@ import pykka
 from actors.router.bus_link import BusLink
 from actors.router.clock import ClockOut
 from actors.router.feedback import FeedbackSender
-from actors.router.input import MidiInput, Port
+from actors.router.input import MidiInput
 from actors.router.learn import Learners
 from actors.router.outgoing import PANIC, encode
 from actors.router.ports import OPEN_ERRORS, PortSet
@@ -35,7 +35,7 @@ from actors.router.watch import PortWatch
 from actors.ticker import Ticker
 from midi.clock import ClockReading
 from midi.engine import Engine
-from midi.io.ports import OutputPort
+from midi.io import InputPort, OutputPort
 from midi.routes import KIND, Route, RouteEntry, port_matches, resolve_all
 from midi.schema import ClockOutConfig, MidiConfig
 from midi.store import FILENAME, load_routes, save_routes
@@ -421,7 +421,7 @@ class MidiRouter(pykka.ThreadingActor):
             self._input.ports = tuple(self._open.inputs.values())
             self._refresh_targets()
 
-    def _retire(self, gone: list[Port]) -> None:
+    def _retire(self, gone: list[InputPort]) -> None:
         """Close inputs that went away; release every voice they started."""
         self._input.ports = tuple(self._open.inputs.values())
         for port in gone:

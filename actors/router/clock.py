@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from midi.clock import CONTINUE, PPQN, START, STOP, TICK, song_position
-from midi.io.ports import OutputPort
+from midi.io import OutputPort
 from midi.schema import ClockOutConfig
 from scorch.errors import MidiPortNotFound
 from scorch.primitives.system.thread_timing import tighten_current_thread

@@ -28,7 +28,7 @@ from midi.controllers.feedback import address, encode
 from midi.controllers.profile import Feedback, Profile
 from midi.curves import Curve
 from midi.engine import Engine
-from midi.io.ports import OutputPort
+from midi.io import OutputPort
 from midi.takeover import TOLERANCE
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """The router's input thread: MIDI from the inputs' queues to the engine and out as OSC.
 
-The hot path. On JACK, each input is scorch's own client (:mod:`midi.io.jack_in`): its
+The hot path. On JACK, each input is scorch's own client (``scorch_jack``): its
 process callback, in C, queues the cycle's messages and wakes this thread through
 an eventfd, so the thread sleeps until MIDI comes and takes it at once. On other
 backends (or without a C compiler) rtmidi queues each input's messages in C and
@@ -28,16 +28,12 @@ from actors.router.sender import OscSender
 from midi.batch import Message, coalesce, recover
 from midi.clock import CLOCK_MESSAGES, ClockFollower, ClockReading
 from midi.engine import Engine
-from midi.io.jack_in import JackInput, Wake
-from midi.io.ports import InputPort
+from midi.io import InputPort, Wake
 from midi.voices import Voice
 from scorch.notes.capture import ROOM, Capture, NoteRing
 from scorch.primitives.system.thread_timing import tighten_current_thread
 
 log = logging.getLogger(__name__)
-
-#: An open input: scorch's own JACK client, or rtmidi's.
-Port = InputPort | JackInput
 
 #: Seconds between two looks at the inputs' queues while MIDI comes in, after
 #: IDLE_AFTER seconds without any (a first note then waits a millisecond on average),
@@ -74,7 +70,7 @@ class MidiInput:
         self._touched = touched
         """Called after a batch that moved controls: the feedback thread draws them."""
         self.follower = ClockFollower()
-        self.ports: tuple[Port, ...] = ()
+        self.ports: tuple[InputPort, ...] = ()
         """The open inputs (replaced whole by the router's actor thread)."""
         self.capture: Capture | None = None
         """Where each input's notes are kept (a ring per port), or None: not kept."""
@@ -113,7 +109,7 @@ class MidiInput:
         if wake is not None:
             wake.close()
 
-    def take(self, port: Port, start: int) -> bool:
+    def take(self, port: InputPort, start: int) -> bool:
         """Take what ``port`` queued and act on it (router lock held); True if anything."""
         batch = port.take()
         if not batch:

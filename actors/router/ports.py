@@ -13,41 +13,54 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from midi.io import jack_in
-from midi.io.jack_in import JackInput, Wake
-from midi.io.ports import InputPort, OutputPort, find_port, open_scanners, own_port
+from midi.io import (
+    InputPort,
+    OutputPort,
+    Patchbay,
+    Wake,
+    find_port,
+    open_backend,
+    open_inputs,
+    own_port,
+)
 from midi.routes import port_matches
-from scorch.errors import MidiPortNotFound
-from scorch.primitives.system.jack_ports import PortSide
+from scorch.errors import MidiBackendError, MidiPortNotFound
 
 log = logging.getLogger(__name__)
 
-#: What opening or listing a port can raise: a port gone since it was listed
-#: (rtmidi's InvalidPortError is a ValueError), the driver failing (its SystemError is
-#: an OSError), or no such port.
-OPEN_ERRORS = (MidiPortNotFound, RuntimeError, OSError, ValueError)
+#: What opening a port can raise (the contract's errors): no such port, or one gone since
+#: it was listed; the backend failing to open it.
+OPEN_ERRORS = (MidiPortNotFound, MidiBackendError)
 #: Seconds between two JACK clients the router closes (:meth:`PortSet.close`).
 SETTLE = 0.05
 
 
 class PortSet:
-    """Open MIDI inputs and outputs of one backend (router actor thread only)."""
+    """Open MIDI inputs and outputs of one backend (router actor thread only).
+
+    ``backend`` is the config's (python-rtmidi's API, or ``auto``): the whole backend
+    ``rtmidi/<backend>`` lists the ports and opens the outputs; the inputs open through
+    the backend :func:`~midi.io.open_inputs` picks beside it.
+    """
 
     def __init__(self, backend: str, client: str, jack_server: str | None,
                  clock_in: str | None = None, wake: Wake | None = None) -> None:
         self._client = client
-        self._jack_server = jack_server
         self._clock_in = clock_in
         """The input whose clock, start, stop and song position are let through."""
-        self.backend, self._api, self._scan_in, self._scan_out = open_scanners(
-            backend, client, jack_server)
-        self._wake = wake if self.backend == "jack" and jack_in.available() else None
-        self.native = self._wake is not None
-        """Inputs are scorch's own JACK clients, which wake ``wake`` (else rtmidi's, polled)."""
+        self._io = open_backend(f"rtmidi/{backend}", client, jack_server, wake)
+        try:
+            self._inputs = open_inputs(self._io, client, jack_server, wake)
+        except BaseException:
+            self._io.close()
+            raise
+        self.backend = self._io.api
+        self.native = self._inputs.wakes
+        """Inputs wake ``wake`` when MIDI came (scorch's own JACK clients), else are polled."""
         self.told: Wake | None = None
         """Woken whenever a port comes or goes on the server (by the virtual input's own
         client, when it is scorch's), or None: the ports are looked at on a timer."""
-        self.inputs: dict[str, InputPort | JackInput] = {}
+        self.inputs: dict[str, InputPort] = {}
         self.outputs: dict[str, OutputPort] = {}
         self.missing: dict[str, list[str]] = {"inputs": [], "outputs": []}
         self.virtual: str | None = None
@@ -59,43 +72,40 @@ class PortSet:
 
     def open_virtual(self, name: str) -> None:
         """Open scorch's own input port that other software can play."""
-        if self._wake is not None:
-            told = Wake()
-            try:
-                own = JackInput.virtual(name, self._wake, self._jack_server, told)
-            except BaseException:
+        told = Wake() if self._inputs.tells_ports else None
+        try:
+            own = self._inputs.open_virtual(name, told)
+        except BaseException:
+            if told is not None:
                 told.close()
-                raise
-            self.inputs[name], self.told, self._virtual_port = own, told, own.port_name
-        else:
-            self.inputs[name] = InputPort.virtual(self._api, name, self._jack_server)
-            self._virtual_port = f"{name}:{name}"  # rtmidi's client and port, on JACK
+            raise
+        self.inputs[name], self.told, self._virtual_port = own, told, own.port_name
         self.virtual = name
 
     def available(self) -> dict[str, list[str]]:
         """Every input and output the system offers now."""
-        return {"inputs": self._scan_in.get_ports(), "outputs": self._scan_out.get_ports()}
+        return {"inputs": self._io.scan_in.get_ports(), "outputs": self._io.scan_out.get_ports()}
 
-    def gone(self) -> list[InputPort | JackInput]:
+    def gone(self) -> list[InputPort]:
         """Remove and return the open inputs that are no longer there (not yet closed).
 
         One listing of the ports: cheap enough to run several times a second, so a
         keyboard unplugged with keys held is noticed at once.
         """
-        available = set(self._scan_in.get_ports())
+        available = set(self._io.scan_in.get_ports())
         return [self.inputs.pop(name) for name in list(self.inputs)
                 if name != self.virtual and name not in available]
 
     def rescan(self, wanted_inputs: list[str], wanted_outputs: list[str],
                more_outputs: Callable[[list[str], list[str]], list[str]] | None = None,
-               ) -> list[InputPort | JackInput]:
+               ) -> list[InputPort]:
         """Open what matches ``wanted_*``; return the inputs that went away (not yet closed).
 
         ``more_outputs``: told the inputs and outputs there are (one listing), names more
         outputs to open (the devices' own, for feedback). The caller closes the inputs
         that went away once it has taken what they still hold.
         """
-        available = [p for p in self._scan_in.get_ports() if not own_port(p, self._client)]
+        available = [p for p in self._io.scan_in.get_ports() if not own_port(p, self._client)]
         gone = [self.inputs.pop(name) for name in list(self.inputs)
                 if name != self.virtual and name not in available]
         for name in available:
@@ -126,8 +136,8 @@ class PortSet:
         route's voice started twice. The connection to the virtual input is broken; JACK
         only (its listing client may disconnect without being active).
         """
-        virtual, scanner = self._virtual_port, self._scan_in
-        if virtual is None or not isinstance(scanner, PortSide):
+        virtual, scanner = self._virtual_port, self._io.scan_in
+        if virtual is None or not isinstance(scanner, Patchbay):
             return
         for source in scanner.connections(virtual):
             if source in self.inputs and scanner.disconnect(source, virtual):
@@ -137,11 +147,8 @@ class PortSet:
                 if source not in self.one_path:
                     self.one_path.append(source)
 
-    def _open_input(self, name: str, timing: bool) -> InputPort | JackInput:
-        client = f"{self._client}-in"
-        if self._wake is not None:
-            return JackInput(name, client, self._wake, self._jack_server, timing, source=name)
-        return InputPort(self._api, name, client, self._jack_server, timing)
+    def _open_input(self, name: str, timing: bool) -> InputPort:
+        return self._inputs.open_input(name, f"{self._client}-in", timing)
 
     def _rescan_outputs(self, wanted: list[str], inputs: list[str] | None = None,
                         more: Callable[[list[str], list[str]], list[str]] | None = None,
@@ -164,11 +171,10 @@ class PortSet:
         self.missing["outputs"] = missing
 
     def _outputs_available(self) -> list[str]:
-        return [p for p in self._scan_out.get_ports() if not own_port(p, self._client)]
+        return [p for p in self._io.scan_out.get_ports() if not own_port(p, self._client)]
 
     def _open_output(self, name: str) -> OutputPort:
-        port = self.outputs[name] = OutputPort(self._api, name, f"{self._client}-out",
-                                               self._jack_server)
+        port = self.outputs[name] = self._io.open_output(name, f"{self._client}-out")
         log.info("MIDI output %r opened", name)
         return port
 
@@ -219,9 +225,11 @@ class PortSet:
         scanners go first, while nothing else closes, and each port after a pause that
         lets the others take what the last close told them.
         """
-        for scanner in (self._scan_in, self._scan_out):
-            scanner.delete()
-        for port in [*self.inputs.values(), *self.outputs.values()]:
+        self._io.close()
+        if self._inputs is not self._io:
+            self._inputs.close()
+        ports: list[InputPort | OutputPort] = [*self.inputs.values(), *self.outputs.values()]
+        for port in ports:
             time.sleep(SETTLE)
             port.close()
         self.inputs.clear()

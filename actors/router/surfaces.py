@@ -17,7 +17,7 @@ from actors.router.feedback import Binding, Surface, ValueKey
 from midi.controllers.devices import has_feedback, pair
 from midi.controllers.feedback import address
 from midi.controllers.profile import Profile
-from midi.io.ports import OutputPort
+from midi.io import OutputPort
 from midi.routes import (
     RouteEntry,
     Table,

@@ -2,7 +2,7 @@
 
 scorch's own JACK input (the virtual port's client, already active) adds 1 to an
 eventfd whenever a port is registered or unregistered on the server
-(``midi/io/jack_in.c``). This ticker waits on it and then tells the router's actor to
+(``midi/io/backends/jack_in.c``). This ticker waits on it and then tells the router's actor to
 look (``watch``: inputs gone, their voices released) and to rescan (new devices
 opened) at once. Without that eventfd (rtmidi's backend, no virtual port), or
 while a key route has a ``max_hold`` (held voices must be looked at on time), it
@@ -16,7 +16,7 @@ import select
 from collections.abc import Callable
 
 from actors.ticker import Ticker
-from midi.io.jack_in import Wake
+from midi.io import Wake
 
 #: Seconds between two looks when polled.
 WATCH_INTERVAL = 0.1

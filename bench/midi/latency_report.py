@@ -64,9 +64,10 @@ def report(runs: list[dict], hot: dict, hot_count: int, idle: list[str]) -> str:
         "scsynth run in a separate process, as they would in real life. Everything is measured "
         "twice: with jackd as the tests run it (no realtime scheduling) and with `[audio] "
         "realtime = true` (`jackd -R`), as a stage machine runs it. On JACK the router's inputs "
-        "are scorch's own client (`midi/io/jack_in.c`): its process callback, in C, copies the "
-        "cycle's events into a lock-free ring and writes an eventfd that the input thread "
-        "sleeps on, so no JACK thread runs Python and the thread wakes only when MIDI came.",
+        "are scorch's own client (`midi/io/backends/jack_in.c`): its process callback, in C, "
+        "copies the cycle's events into a lock-free ring and writes an eventfd that the input "
+        "thread sleeps on, so no JACK thread runs Python and the thread wakes only when MIDI "
+        "came.",
         "",
         *latency_lines(runs),
         "",

@@ -190,11 +190,12 @@ def _realtime_checks(limits: Limits, kind: str) -> list[Check]:
 
 
 def _midi_check() -> Check:
+    from midi.io import offered
+
     try:
-        import rtmidi
+        apis = offered("rtmidi")
     except ImportError as err:
         return Check("midi", False, f"python-rtmidi missing: {err}", "make run (reinstalls .venv)")
-    apis = [rtmidi.get_api_name(api) for api in rtmidi.get_compiled_api()]
     seq = Path("/dev/snd/seq").exists()
     detail = f"rtmidi APIs: {', '.join(apis)}"
     if platform.system() == "Linux":

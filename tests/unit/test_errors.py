@@ -126,8 +126,8 @@ def test_every_not_found_scorch_raises_names_what_was_asked_and_what_exists() ->
     # away between two looks, a SynthDef that exists but failed to load, a class name the
     # docs index suggests by its own search
     exempt = Counter({("scorch/primitives/disk/samples.py", "SampleNotFound"): 2,
-                      ("midi/io/ports.py", "MidiPortNotFound"): 3,
-                      ("midi/io/jack_in.py", "MidiPortNotFound"): 1,
+                      ("midi/io/backends/rtmidi.py", "MidiPortNotFound"): 3,
+                      ("midi/io/backends/scorch_jack.py", "MidiPortNotFound"): 1,
                       ("scorch/app/studio/capture.py", "NodeNotFound"): 1,
                       ("scorch/primitives/synthdefs/library.py", "UnknownSynthDef"): 1,
                       ("scorch/api/ops/knowledge.py", "DocNotFound"): 1})

@@ -184,7 +184,7 @@ def test_one_jack_client_lists_both_sides_and_closes_with_the_last(jack):
     """Each client closed is a chance of jack2 issue #964: the lister is one client, not two."""
     import ctypes
 
-    from midi.io.ports import open_scanners
+    from midi.io import open_backend
     from scorch.primitives.system.jack_ports import loaded_libjack
 
     probe = Hardware("Lister probe", client="listerprobe")  # loads rtmidi's libjack
@@ -207,8 +207,9 @@ def test_one_jack_client_lists_both_sides_and_closes_with_the_last(jack):
                 lib.jack_free(ctypes.c_void_p(uuid))
             return bool(uuid)
 
-        backend, _, scan_in, scan_out = open_scanners("jack", "scorchtest-lister", jack)
-        assert backend == "jack"
+        backend = open_backend("rtmidi/jack", "scorchtest-lister", jack)
+        scan_in, scan_out = backend.scan_in, backend.scan_out
+        assert backend.api == "jack"
         assert known("scorchtest-lister-scan") and not known("scorchtest-lister-scan-01")
         assert probe.name in " ".join(scan_in.get_ports())  # what sends MIDI
         assert "listerrx:in" in scan_out.get_ports()  # what receives it

@@ -25,7 +25,8 @@ import rtmidi
 from actors.router.actor import MidiRouter
 from actors.router.proxy import MidiRouterProxy
 from midi.engine import midicps
-from midi.io.jack_in import JackInput, Wake
+from midi.io import Wake
+from midi.io.backends.scorch_jack import JackInput
 from midi.schema import MidiConfig
 from tests.conftest import jack_name
 from tests.support.harness import (

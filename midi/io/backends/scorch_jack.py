@@ -1,4 +1,4 @@
-"""scorch's own JACK MIDI input client (``midi/io/jack_in.c``): wakes its reader, runs no Python.
+"""The ``scorch_jack`` backend: scorch's own JACK MIDI input client (``jack_in.c``), inputs only.
 
 python-rtmidi offers two ways to receive: a callback, which runs Python in JACK's
 process thread (it waits for the GIL, JACK drops the MIDI of every cycle it
@@ -7,14 +7,15 @@ queue in C that wakes nothing, so the reader must poll it (a first note waits
 for the next look, and an idle router wakes hundreds of times a second). This
 client does neither: its process callback, in C, copies each cycle's events into
 a lock-free ring and adds 1 to an eventfd, which the router's input thread
-blocks on (:class:`Wake`). So the thread wakes the moment a cycle brought MIDI,
-and not at all while none comes.
+blocks on (:class:`~midi.io.ports.Wake`). So the thread wakes the moment a cycle
+brought MIDI, and not at all while none comes.
 
 The C source is compiled by the system's C compiler on first use into the user's
 cache (a few hundred milliseconds, once per version of the source); without a
-compiler, or off Linux, or with ``SCORCH_MIDI_INPUT=rtmidi`` in the environment
-(read when a router starts: the benchmark compares the two), :func:`available` is
-False and the router keeps rtmidi's queue and its poll (:mod:`actors.router.input`).
+compiler, or off Linux, or off JACK, :func:`open` raises MidiBackendError and the
+router keeps the whole backend's inputs (rtmidi's queue and its poll:
+:mod:`actors.router.input`). It joins the libjack python-rtmidi loaded, so it
+opens after the ``rtmidi`` backend.
 """
 
 from __future__ import annotations
@@ -33,13 +34,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from midi.batch import Message
-from scorch.errors import MidiPortNotFound
+from midi.io.ports import Inputs, Wake
+from scorch.errors import MidiBackendError, MidiPortNotFound
 from scorch.primitives.disk.files import cache_folder
 from scorch.primitives.system.jack_ports import loaded_libjack
 from scorch.primitives.system.jackd import client_environment
 
 log = logging.getLogger(__name__)
 
+NAME = "scorch_jack"
 SOURCE = Path(__file__).with_name("jack_in.c")
 #: Bytes taken from the ring per call (the ring holds 1 MiB).
 ROOM = 1 << 18
@@ -112,38 +115,54 @@ def _library() -> _Library | None:
                     lib.scorch_jack_in_stop, lib.scorch_jack_in_close)
 
 
-def available() -> bool:
-    """True if scorch's own JACK input can be used here (compiled now if need be)."""
-    if os.environ.get("SCORCH_MIDI_INPUT", "own") == "rtmidi":
-        return False
+def offered() -> list[str]:
+    """JACK on Linux, where the client can wake its reader (an eventfd)."""
+    return ["jack"] if sys.platform.startswith("linux") and hasattr(os, "eventfd") else []
+
+
+def open(api: str | None, client: str, jack_server: str | None = None,
+         wake: Wake | None = None) -> Inputs:
+    """Open the backend on JACK (``api`` None or ``jack``); its inputs ring ``wake``."""
+    del client  # each input is a client of its own, named as it opens
+    if api not in (None, "jack"):
+        raise MidiBackendError(f"scorch's JACK MIDI input runs on JACK only, not {api!r}")
+    if wake is None:
+        raise MidiBackendError("scorch's JACK MIDI input needs an eventfd to wake its reader")
     try:
-        return _library() is not None and loaded_libjack() is not None
+        here = _library() is not None and loaded_libjack() is not None
     except OSError as err:
-        log.warning("scorch's JACK MIDI input unavailable: %s", err)
-        return False
+        raise MidiBackendError(f"scorch's JACK MIDI input unavailable: {err}") from err
+    if not here:
+        raise MidiBackendError("scorch's JACK MIDI input is not available here (off Linux, "
+                               "no C compiler, or no libjack loaded)")
+    return JackInputs(wake, jack_server)
 
 
-class Wake:
-    """An eventfd that every input adds to when a JACK cycle brought MIDI; one reader."""
+class JackInputs:
+    """The contract's :class:`~midi.io.ports.Inputs` of scorch's own JACK clients."""
 
-    def __init__(self) -> None:
-        self.fd = os.eventfd(0, os.EFD_CLOEXEC)
+    name = NAME
+    wakes = True
+    tells_ports = True
 
-    def wait(self) -> None:
-        """Block (without the GIL) until some input brought MIDI or :meth:`set` was called."""
-        os.eventfd_read(self.fd)
+    def __init__(self, wake: Wake, jack_server: str | None) -> None:
+        self._wake = wake
+        self._jack_server = jack_server
 
-    def set(self) -> None:
-        """Wake the reader."""
-        os.eventfd_write(self.fd, 1)
+    def open_input(self, name: str, client: str, timing: bool = False) -> JackInput:
+        """Open a client called ``client`` connected to the port ``name``."""
+        return JackInput(name, client, self._wake, self._jack_server, timing, source=name)
+
+    def open_virtual(self, name: str, told: Wake | None = None) -> JackInput:
+        """Open scorch's own input called ``name``; ``told`` rings as ports come and go."""
+        return JackInput.virtual(name, self._wake, self._jack_server, told)
 
     def close(self) -> None:
-        """Release the eventfd (after the reader stopped and every input closed)."""
-        os.close(self.fd)
+        """Nothing to release: each input is a client of its own."""
 
 
 class JackInput:
-    """One JACK MIDI input port of scorch's own client; the same face as rtmidi's InputPort.
+    """One JACK MIDI input port of scorch's own client: the contract's InputPort.
 
     Opened on ``source`` (a port's full name) and connected to it, or, when
     ``source`` is None, a port others connect to (scorch's virtual input).
@@ -155,7 +174,7 @@ class JackInput:
         lib = _library()
         libjack = loaded_libjack()
         if lib is None or libjack is None:
-            raise OSError("scorch's JACK MIDI input is not available")
+            raise MidiBackendError("scorch's JACK MIDI input is not available")
         self.name = name
         self.timing = timing
         """Clock, start, stop and song position reach the router (the clock-in port)."""
@@ -177,7 +196,7 @@ class JackInput:
             what = _ERRORS.get(error.value, f"error {error.value}")
             if error.value == 5:
                 raise MidiPortNotFound(f"MIDI input {name!r}: {what}")
-            raise OSError(f"MIDI input {name!r}: {what}")
+            raise MidiBackendError(f"MIDI input {name!r}: {what}")
         self._handle: int | None = handle
         self.port_name = lib.name(handle).decode()
         """The port's own full name (``client:port``)."""
