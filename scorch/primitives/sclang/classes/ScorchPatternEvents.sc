@@ -91,6 +91,10 @@ ScorchPatternEvents {
 		}
 	}
 
+	// Send what is batched now: a pattern's state is told after the events it played
+	// (a Pdef reported finished before its last notes read "finished, no event yet").
+	*flushNow { if(batch.notNil) { this.flush } }
+
 	// One record of the batch, written into one string (`join` costs tens of µs an event).
 	*flush {
 		var out, events = batch;

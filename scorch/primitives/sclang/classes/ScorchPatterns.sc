@@ -119,6 +119,7 @@ ScorchPatterns {
 
 	*report { |kind, name, proxy, playing, quant, code, last, mute = "", playQuant|
 		var text = this.definition(kind, name, proxy), how = "source";
+		ScorchPatternEvents.flushNow;
 		if(text.isNil) {
 			how = if(code.isNil) { "approx" } { "code" };
 			text = code ?? { this.definition(kind, name, proxy, false) };
