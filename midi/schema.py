@@ -55,7 +55,7 @@ class _Route(StrictModel):
     channel: int | None = Field(
         None, ge=1, le=16, description="MIDI channel 1-16; omitted means any channel."
     )
-    instance: Selector = Field(description="Instance name, group name or '*' for every "
+    instance: Selector = Field(description="Room name, group name or '*' for every "
                                "instance.")
     host: HostName | None = Field(
         None, description="With several hosts: the host the controller is plugged into "

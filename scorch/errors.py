@@ -21,15 +21,15 @@ The tree, each class with the ones under it (a test keeps it true)::
     BootError: BootTimeout, PortInUse
     InvalidRequest: AudioFileError, FileExists, InvalidSnippet, ReadOnlySnippet,
         SampleRejected, SessionFileError, SnippetExists
-    NotFound: BufferNotFound, CueNotFound, DocNotFound, InstanceNotFound,
+    NotFound: BufferNotFound, CueNotFound, DocNotFound, RoomNotFound,
         MidiPortNotFound, NodeNotFound, PatternNotFound, RecordingNotFound,
         ReferenceNotFound, RouteNotFound, SampleNotFound, SceneNotFound,
         SessionNotFound, UnknownSnippet, UnknownSynthDef
     OscTimeout: ServerGone
     Unavailable: CannotListen, ControlBusy, DocsUnavailable, HistoryUnavailable,
-        HostUnreachable, InstanceNotReady, MidiUnavailable, NotRunning,
+        HostUnreachable, RoomNotReady, MidiUnavailable, NotRunning,
         TempoUnavailable
-    InstanceNotReady: Booting, InstanceFailed, NoAnswer
+    RoomNotReady: Booting, RoomFailed, NoAnswer
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ def nearest(name: str, known: Iterable[str]) -> list[str]:
     return [candidate for _, _, candidate in sorted(scored)[:NEAREST]]
 
 
-class InstanceNotFound(NotFound):
+class RoomNotFound(NotFound):
     """A name matches no instance and no group."""
 
     def __init__(self, name: str, known: Sequence[str] = (),
@@ -242,24 +242,24 @@ class Unavailable(ScorchError):
     retryable = True
 
 
-class InstanceNotReady(Unavailable):
+class RoomNotReady(Unavailable):
     """The instance exists but cannot take the request in its current state."""
 
 
-class Booting(InstanceNotReady):
+class Booting(RoomNotReady):
     """scorch or a room is booting or restarting, past the call's own timeout: it comes
     back by itself; try again shortly, or with a longer timeout."""
 
     code = "BOOTING"
 
 
-class NoAnswer(InstanceNotReady):
+class NoAnswer(RoomNotReady):
     """Something was asked and did not answer in time (an instance, an installation)."""
 
     code = "TIMEOUT"
 
 
-class InstanceFailed(InstanceNotReady):
+class RoomFailed(RoomNotReady):
     """The instance used up its restart budget and stays down until booted again."""
 
     code = "ROOM_FAILED"

@@ -87,7 +87,7 @@ Int32 = Annotated[int, Strict(), Field(ge=INT32_MIN, le=INT32_MAX)]
 #: the pattern bounds its length (64).
 _NAME_SCHEMA = WithJsonSchema({"type": "string", "pattern": NAME_PATTERN})
 
-InstanceName = Annotated[str, Strict(), AfterValidator(name_check("an instance name")),
+RoomName = Annotated[str, Strict(), AfterValidator(name_check("an instance name")),
                          _NAME_SCHEMA]
 GroupName = Annotated[str, Strict(), AfterValidator(name_check("a group name")), _NAME_SCHEMA]
 NodeName = Annotated[str, Strict(), AfterValidator(name_check("a node name")), _NAME_SCHEMA]

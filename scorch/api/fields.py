@@ -36,7 +36,7 @@ def _pattern(value: str) -> str:
 Selector = Annotated[values.Selector, Field(
     description='A room, a group of rooms, or "*" for all')]
 
-InstanceName = Annotated[values.InstanceName, Field(description="One instance's name")]
+RoomName = Annotated[values.RoomName, Field(description="One instance's name")]
 
 NodeName = Annotated[values.NodeName, Field(description="A named node (from play)")]
 

@@ -83,7 +83,7 @@ class NodeInfo(BaseModel):
 BOOTING = (State.BOOTING, State.RESTARTING)
 
 
-class InstanceState(BaseModel):
+class RoomState(BaseModel):
     """An instance's name, where it is in its life, and why."""
 
     name: str
@@ -102,7 +102,7 @@ class InstanceState(BaseModel):
                               "to sound), limiting, howl or nan; null: no stage reports")
 
 
-class InstanceStatus(InstanceState):
+class RoomStatus(RoomState):
     """Everything known about one instance."""
 
     lang_port: int | None
@@ -117,7 +117,7 @@ class InstanceStatus(InstanceState):
     @classmethod
     def of(cls, snap: Snapshot, nodes: Mapping[str, NodeState], server: ServerStatus | None,
            host: str | None, stage: StageInfo | None = None,
-           sound: str | None = None) -> InstanceStatus:
+           sound: str | None = None) -> RoomStatus:
         """An instance's status from its snapshot, named nodes and last ``/status.reply``."""
         return cls(
             name=snap.name, group=snap.group, host=host, state=str(snap.state),
@@ -136,7 +136,7 @@ class InstanceStatus(InstanceState):
             if server is not None else None, stage=stage, sound=sound)
 
 
-class InstanceRow(InstanceState):
+class RoomRow(RoomState):
     """One instance at a glance."""
 
     cpu: float | None = Field(description="scsynth average CPU, percent")
@@ -146,7 +146,7 @@ class InstanceRow(InstanceState):
     nodes: list[str] = Field(description="named persistent nodes")
 
     @classmethod
-    def of(cls, status: InstanceStatus) -> InstanceRow:
+    def of(cls, status: RoomStatus) -> RoomRow:
         """The row of an instance's full status."""
         server = status.server
         return cls(

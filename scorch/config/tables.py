@@ -76,7 +76,7 @@ class NodeConfig(StrictModel):
     params: dict[ParamName, Float32] = Field(default_factory=dict)
 
 
-class InstanceConfig(StrictModel):
+class RoomConfig(StrictModel):
     """One ``[instances.NAME]`` table: a scsynth plus its sclang."""
 
     port: Port | None = Field(None, description="scsynth UDP port; omitted picks a free one")

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from scorch.errors import Booting, InstanceFailed, InstanceNotReady
+from scorch.errors import Booting, RoomFailed, RoomNotReady
 from scorch.primitives.sclang.patterns import PatternRecord
 from scorch.primitives.system.console import Console
 from scorch.state.bus import Bus
@@ -63,26 +63,26 @@ class Snapshot:
     def require_ready(self, sclang_attached: bool, need_sclang: bool = False) -> None:
         """Raise what a request finds when the instance cannot take it, saying why."""
         if self.state == State.FAILED:
-            raise InstanceFailed(f"instance {self.name!r} is FAILED: {self.reason}; "
+            raise RoomFailed(f"instance {self.name!r} is FAILED: {self.reason}; "
                                  "boot it again once the cause is fixed")
         if self.state in (State.RESTARTING, State.BOOTING):
             raise Booting(f"instance {self.name!r} is {self.state} (since "
                                   f"{time.ctime(self.since)}); it comes back by itself, "
                                   "try again in a moment")
         if self.state not in SOUNDING:
-            raise InstanceNotReady(
+            raise RoomNotReady(
                 f"instance {self.name!r} is {self.state} (since {time.ctime(self.since)})"
                 + ("; it comes back by itself, try again in a moment"
                    if self.state in (State.RESTARTING, State.BOOTING) else ""))
         if need_sclang and not sclang_attached:
             if self.sclang_state == "failed":
-                raise InstanceNotReady(f"instance {self.name!r}: {self.reason}; its sound "
+                raise RoomNotReady(f"instance {self.name!r}: {self.reason}; its sound "
                                        "plays on, and `instance restart` brings sclang back")
-            raise InstanceNotReady(f"instance {self.name!r}: sclang is "
+            raise RoomNotReady(f"instance {self.name!r}: sclang is "
                                    f"{self.sclang_state}; the sound goes on, try again shortly")
 
 
-class InstanceView:
+class RoomView:
     """Thread-safe handle on one instance's snapshot, console, events and state.
 
     It holds no way to the room's processes (their doors are :class:`~scorch.state.door.Door`,

@@ -12,8 +12,8 @@ from scorch.api.fanout import failed_outcomes
 from scorch.api.fields import (
     Code,
     ExecuteTimeout,
-    InstanceName,
     Pattern,
+    RoomName,
     Selector,
     SelectorArgs,
     TimedArgs,
@@ -128,7 +128,7 @@ class ExecuteOutcome(BaseModel):
     @classmethod
     def of(cls, result: ExecuteResult) -> ExecuteOutcome:
         """The API form of one instance's result."""
-        return cls(instance=result.instance, ok=result.ok, value=result.value,
+        return cls(instance=result.room, ok=result.ok, value=result.value,
                    posted=list(result.posted), warnings=list(result.warnings),
                    elapsed_ms=round(result.elapsed * 1000, 3),
                    error=ErrorInfo.of(result.error) if result.error is not None else None,
@@ -295,7 +295,7 @@ def stop(orch: Orchestra, args: StopArgs) -> StopOutput:
 class ConsoleArgs(Args):
     """Which console and how much of it."""
 
-    instance: InstanceName
+    instance: RoomName
     lines: Annotated[int, Field(ge=0, le=1000, strict=True,
                                 description="How many recent lines")] = 50
     clear: Annotated[Flag, Field(description="Forget the lines after reading them")] = False
@@ -346,7 +346,7 @@ def console(orch: Orchestra, args: ConsoleArgs) -> ConsoleOutput:
 class WaitArgs(Args):
     """What to wait for, where, and how long."""
 
-    instance: InstanceName
+    instance: RoomName
     pattern: Pattern
     timeout_s: WaitTimeout = 10.0
     since: Annotated[int | None, Field(ge=0, strict=True, description=(

@@ -321,7 +321,7 @@ class HistoryEntry(BaseModel):
             posted = "[...] " + posted[-MAX_POSTED:]
         when = datetime.datetime.fromtimestamp(entry.time).isoformat(sep=" ",
                                                                      timespec="seconds")
-        return cls(id=entry.id, time=entry.time, when=when, instance=entry.instance,
+        return cls(id=entry.id, time=entry.time, when=when, instance=entry.room,
                    code=entry.code, ok=entry.error is None, value=entry.value, posted=posted,
                    error=entry.error, duration_ms=round(entry.duration_ms, 3))
 
@@ -423,7 +423,7 @@ def _rerun(orch: Orchestra, args: HistoryRerun) -> HistoryOutput:
         answer = journaled.perform(orch, op, op.parse(raw))  # journaled, as every call
         return HistoryOutput(rerun=name, answer=answer.model_dump(mode="json"),
                              answer_text=answer.text(), failed=answer.failure())
-    out = run_code(orch, args.instance or entry.instance, entry.code, args.timeout_s)
+    out = run_code(orch, args.instance or entry.room, entry.code, args.timeout_s)
     return HistoryOutput(rerun="execute", answer=out.model_dump(mode="json"),
                          answer_text=out.text(), failed=out.failure())
 

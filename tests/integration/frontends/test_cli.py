@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from scorch.api.models import InstanceRow
+from scorch.api.models import RoomRow
 from scorch.api.status_text import render
 from scorch.config.installation import load_config
 from scorch.machine.doctor import this_machine
@@ -131,7 +131,7 @@ def test_doctor_prints_the_install_command_for_a_missing_binary(tmp_path: Path) 
 def test_status_table_has_one_aligned_row_per_instance() -> None:
     unused = {"since": 0.0, "uptime": None, "restart_budget_left": 0, "peak_cpu": None,
               "nodes": [], "reason": None}
-    rows = [InstanceRow.model_validate({**unused, **row}) for row in [
+    rows = [RoomRow.model_validate({**unused, **row}) for row in [
         {"name": "lobby", "group": "ground", "state": "READY", "port": 57110,
          "cpu": 3.25, "synths": 2, "restarts": 0},
         {"name": "attic", "group": None, "state": "FAILED", "reason": "5 restarts within 60 s",

@@ -12,7 +12,7 @@ import pytest
 
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
-from scorch.errors import InstanceNotFound
+from scorch.errors import RoomNotFound
 from scorch.primitives.sclang.guard import guard_env
 from scorch.primitives.sclang.launch import EarlySclang
 from scorch.primitives.synthdefs.library import SynthDefLibrary
@@ -120,7 +120,7 @@ def test_runtime_error_reports_message_and_receiver(three: Orchestra) -> None:
 
 
 def test_unknown_instance_is_a_clear_error_listing_known_names(three: Orchestra) -> None:
-    with pytest.raises(InstanceNotFound) as caught:
+    with pytest.raises(RoomNotFound) as caught:
         three.rooms.execute("lobbby", "1")
     message = str(caught.value)
     assert "'lobbby'" in message and "lobby, gallery, studio" in message and "ground" in message

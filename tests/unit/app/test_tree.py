@@ -16,10 +16,10 @@ from typing import cast
 import pykka
 import pytest
 
-from actors.instance.proxy import InstanceProxy
+from actors.room.proxy import RoomProxy
 from scorch.app.tree import Tree
 from scorch.config.installation import parse_config
-from scorch.errors import Booting, InstanceNotFound, InstanceNotReady, MidiUnavailable
+from scorch.errors import Booting, MidiUnavailable, RoomNotFound, RoomNotReady
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.events import State
 
@@ -30,7 +30,7 @@ CONFIG = """
 
 
 class Room(pykka.ThreadingActor):
-    """Stands for an Instance: ``boot`` answers once the test lets it."""
+    """Stands for an Room: ``boot`` answers once the test lets it."""
 
     def __init__(self, release: threading.Event) -> None:
         super().__init__()
@@ -45,7 +45,7 @@ def tree(tmp_path: Path) -> Iterator[tuple[Tree, threading.Event]]:
     tree = Tree(parse_config(CONFIG, tmp_path / "config.toml"), SynthDefLibrary(tmp_path))
     release = threading.Event()
     ref = Room.start(release)
-    tree.instances = {"lobby": cast(InstanceProxy, ref.proxy())}
+    tree.instances = {"lobby": cast(RoomProxy, ref.proxy())}
     yield tree, release
     release.set()
     ref.stop()
@@ -60,7 +60,7 @@ def test_an_ask_answered_in_time_returns_the_answer(tree: tuple[Tree, threading.
 def test_an_ask_not_answered_in_time_says_which_room_and_its_state(
         tree: tuple[Tree, threading.Event]) -> None:
     rooms, _ = tree
-    with pytest.raises(InstanceNotReady, match=r"'lobby' did not answer within 0.05 s "
+    with pytest.raises(RoomNotReady, match=r"'lobby' did not answer within 0.05 s "
                                                r"\(state STOPPED\)"):
         rooms.ask("lobby", lambda p: p.boot(), timeout=0.05)
 
@@ -70,16 +70,16 @@ def test_an_ask_to_a_stopped_actor_says_the_room_is_not_running(
     rooms, release = tree
     release.set()
     rooms.instances["lobby"].actor_ref.stop()
-    with pytest.raises(InstanceNotReady, match="'lobby' is not running"):
+    with pytest.raises(RoomNotReady, match="'lobby' is not running"):
         rooms.ask("lobby", lambda p: p.boot(), timeout=5.0)
 
 
 def test_a_room_without_an_actor_or_a_name_is_refused(
         tree: tuple[Tree, threading.Event]) -> None:
     rooms, _ = tree
-    with pytest.raises(InstanceNotReady, match="'attic' is not running: scorch is not started"):
+    with pytest.raises(RoomNotReady, match="'attic' is not running: scorch is not started"):
         rooms.ask("attic", lambda p: p.boot())
-    with pytest.raises(InstanceNotFound):
+    with pytest.raises(RoomNotFound):
         rooms.ask("cellar", lambda p: p.boot())
     with pytest.raises(MidiUnavailable, match="MIDI is not started"):
         rooms.midi()

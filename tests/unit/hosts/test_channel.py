@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from scorch.errors import InstanceNotFound
+from scorch.errors import RoomNotFound
 from scorch.hosts.channel import SshChannel
 
 PEER = r'''
@@ -26,7 +26,7 @@ for line in sys.stdin:
     out.write(json.dumps({"id": True, "result": "true is not 1"}) + "\n")
     out.write(json.dumps({"id": 999, "result": "nobody asked"}) + "\n")
     if request["method"] == "status":
-        reply = {"id": request["id"], "error": {"type": "InstanceNotFound",
+        reply = {"id": request["id"], "error": {"type": "RoomNotFound",
                                                  "message": "no instance 'x'"}}
     else:
         reply = {"id": request["id"], "result": {"echo": request["args"]}}
@@ -45,7 +45,7 @@ def channel() -> Iterator[SshChannel]:
 def test_hostile_answer_lines_are_skipped_and_the_real_answer_comes_through(
         channel: SshChannel) -> None:
     assert channel.call("ping", {"n": 1}, timeout=10) == {"echo": {"n": 1}}
-    with pytest.raises(InstanceNotFound, match="no instance 'x'"):
+    with pytest.raises(RoomNotFound, match="no instance 'x'"):
         channel.call("status", {"instance": "x"}, timeout=10)
     assert channel.call("ping", {"n": 2}, timeout=10) == {"echo": {"n": 2}}
     assert channel.dead is None

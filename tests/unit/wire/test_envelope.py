@@ -54,14 +54,14 @@ def test_lines_are_byte_for_byte_what_older_scorches_wrote_and_new_keys_come_aft
 
 
 def test_an_older_servers_error_gets_its_class_code_and_a_newer_ones_code_wins() -> None:
-    old = decode_reply(old_line({"id": 1, "error": {"type": "InstanceNotFound",
+    old = decode_reply(old_line({"id": 1, "error": {"type": "RoomNotFound",
                                                     "message": "no room"}}))
     with pytest.raises(ScorchError) as raised:
         old.unwrap()
     assert (raised.value.code, raised.value.retryable, raised.value.argument) == (
         "NOT_FOUND", False, None)
     new = decode_reply(old_line({"id": 1, "error": {
-        "type": "InstanceNotReady", "message": "booting", "code": "BOOTING",
+        "type": "RoomNotReady", "message": "booting", "code": "BOOTING",
         "retryable": True, "argument": "instance"}}))
     with pytest.raises(ScorchError) as raised:
         new.unwrap()

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, Strict
 
-from scorch.api.fields import InstanceName, SynthDefName
+from scorch.api.fields import RoomName, SynthDefName
 from scorch.api.operation import (
     CHANGE,
     READ,
@@ -58,7 +58,7 @@ Seed = Annotated[int | None, Strict(), Field(
 Notes = Annotated[int | None, Strict(), Field(ge=1, le=512, description=(
     "Notes to make (answer_on: per answer)"))]
 #: The room the notes play in, for every action that makes them.
-Room = Annotated[InstanceName | None, Field(
+Room = Annotated[RoomName | None, Field(
     description="The room that plays them")]
 #: The SynthDef that plays them there.
 Sound = Annotated[SynthDefName, Field(

@@ -1,6 +1,6 @@
 """The named nodes of one instance, on its scsynth and in its desired state.
 
-:class:`Nodes` belongs to the Instance actor, which exposes it to proxies as a
+:class:`Nodes` belongs to the Room actor, which exposes it to proxies as a
 traversable attribute (``proxy.nodes.play(...)``): every method runs in the
 actor's thread. Each change is all or nothing: the desired state changes only
 once scsynth accepted the command, and nodes that end on the server without
@@ -19,7 +19,7 @@ from typing import Any
 
 import pykka
 
-from actors.instance.processes import InstanceSettings, Processes
+from actors.room.processes import Processes, RoomSettings
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.config.changes import RoomChanges
 from scorch.errors import InvalidRequest, NodeNotFound, OscFailure, OscTimeout
@@ -30,7 +30,7 @@ from scorch.state.changes import NodeEnded, NodeMoved, NodeStarted, ParamsChange
 from scorch.state.code_runs import origins
 from scorch.state.desired import DesiredState, NodeState
 from scorch.state.events import Kind, State
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 #: A named node's end counts once its scsynth still answers this much later.
 NODE_END_GRACE = 0.3
@@ -42,7 +42,7 @@ class Nodes:
     """Named persistent nodes: play, set, release, silence, and their ends (actor thread)."""
 
     def __init__(self, name: str, desired: DesiredState, processes: Processes,
-                 view: InstanceView, bus: Bus, event: Event, changed: Callable[[], None],
+                 view: RoomView, bus: Bus, event: Event, changed: Callable[[], None],
                  require_ready: Callable[[], None]) -> None:
         self.name = name
         self.desired = desired
@@ -78,7 +78,7 @@ class Nodes:
         if self._sent is not None:
             self._sent.close()
 
-    def reconfigure(self, settings: InstanceSettings, room: RoomChanges,
+    def reconfigure(self, settings: RoomSettings, room: RoomChanges,
                     sounding: bool) -> None:
         """A reloaded config's SynthDefs and nodes: now while scsynth plays, else at boot."""
         names = (settings.all_synthdefs() if "all" in room.synthdefs_added

@@ -1,6 +1,6 @@
 """One instance's two processes: start scsynth and restore onto it, attach sclang, stop both.
 
-:class:`Processes` belongs to the Instance actor and runs only in its thread, so
+:class:`Processes` belongs to the Room actor and runs only in its thread, so
 Linux's parent-death signal ties the children to a thread that lives as long as
 they should. It publishes what it starts on the instance's view (pids, ports) for
 readers in other threads, and opens the room's doors (:class:`~scorch.state.door.Door`)
@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from actors.instance.staging import keep_layout, stage_for
+from actors.room.staging import keep_layout, stage_for
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.config.safety import SafetyConfig
-from scorch.config.tables import AudioConfig, InstanceConfig, WatchdogConfig
+from scorch.config.tables import AudioConfig, RoomConfig, WatchdogConfig
 from scorch.errors import BootError, BootTimeout, OscError, OscFailure, OscTimeout, PortInUse
 from scorch.notes.capture import Capture
 from scorch.primitives.sclang import protocol
@@ -41,7 +41,7 @@ from scorch.state.desired import (
 from scorch.state.door import Door
 from scorch.state.session import RoomSpec
 from scorch.state.tempo import Timeline
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ Lost = Callable[[list[tuple[int, str]], dict[int, float]], None]
 
 
 @dataclass(frozen=True)
-class InstanceSettings:
+class RoomSettings:
     """What an instance needs from the rest of the installation."""
 
     audio: AudioConfig
@@ -159,10 +159,10 @@ def restore_nodes(osc: OscClient, desired: DesiredState) -> list[str]:
 
 
 class Processes:
-    """The scsynth and sclang of one instance (the Instance actor's thread only)."""
+    """The scsynth and sclang of one instance (the Room actor's thread only)."""
 
-    def __init__(self, name: str, config: InstanceConfig, settings: InstanceSettings,
-                 view: InstanceView, door: Door, on_exit: ExitCallback,
+    def __init__(self, name: str, config: RoomConfig, settings: RoomSettings,
+                 view: RoomView, door: Door, on_exit: ExitCallback,
                  on_node_end: Callable[[int, OscClient], None],
                  on_server_request: Callable[[str], None],
                  on_recompiled: Callable[[], None]) -> None:
@@ -192,14 +192,14 @@ class Processes:
         self.stage: layout.Stage | None = None
         """The safety stage the running scsynth has (what its keeper puts back)."""
 
-    def reconfigure(self, config: InstanceConfig, settings: InstanceSettings) -> None:
+    def reconfigure(self, config: RoomConfig, settings: RoomSettings) -> None:
         """Start the next processes with these settings (the running ones are left alone)."""
         self._config, self._settings = config, settings
         if config.port is not None:
             self.port = config.port
 
     @property
-    def settings(self) -> InstanceSettings:
+    def settings(self) -> RoomSettings:
         """What the next processes start with."""
         return self._settings
 

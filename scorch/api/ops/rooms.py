@@ -17,7 +17,7 @@ from scorch.api.fanout import (
     unknown_statuses_failed,
 )
 from scorch.api.fields import Selector
-from scorch.api.models import AudioStatus, InstanceRow, InstanceStatus, plain
+from scorch.api.models import AudioStatus, RoomRow, RoomStatus, plain
 from scorch.api.operation import (
     DESTROY,
     READ,
@@ -84,13 +84,13 @@ def ping(orch: Orchestra, args: NoArgs) -> Ping:
                 host=orch.config.host, config_digest=orch.config.digest, time=time.time())
 
 
-class InstanceList(Result):
+class RoomList(Result):
     """Every instance of the installation."""
 
     hosted_by: str = Field(description="scorch mcp: this server runs the rooms and stops them "
                            "when Claude closes; scorch run: they run on their own; "
                            "coordinator: each host's scorch run does")
-    instances: list[InstanceRow]
+    instances: list[RoomRow]
     hosts: list[HostInfo] = Field(default_factory=list, description="several hosts: each "
                                   "host and its state (CONNECTED, UNREACHABLE...)")
 
@@ -104,17 +104,17 @@ class InstanceList(Result):
 
 
 @operation(access=READ, cli=CliForm("list"), spread=Spread(unanswered=unknown_rows, roll_call=True))
-def list_instances(orch: Orchestra, args: NoArgs) -> InstanceList:
+def list_instances(orch: Orchestra, args: NoArgs) -> RoomList:
     """List every SuperCollider instance: name, group, state, port, CPU, synths, uptime
     and restarts; only READY ones run code."""
-    rows = [InstanceRow.of(status) for status in orch.rooms.statuses()]
-    return InstanceList(hosted_by=orch.hosted_by, instances=rows)
+    rows = [RoomRow.of(status) for status in orch.rooms.statuses()]
+    return RoomList(hosted_by=orch.hosted_by, instances=rows)
 
 
 class StatusOutput(Result):
     """Full status of each instance named, and the audio driver they run on."""
 
-    instances: list[InstanceStatus]
+    instances: list[RoomStatus]
     audio: AudioStatus | None = Field(
         None, description="the audio driver in use and why (None before the start)")
     hosts: list[HostInfo] = Field(default_factory=list, description="several hosts: each "
@@ -152,21 +152,21 @@ def status(orch: Orchestra, args: StatusArgs) -> StatusOutput:
     return _statuses(orch, orch.rooms.resolve(args.instance))
 
 
-class _OnInstances(Action):
+class _OnRooms(Action):
     """Instances and what to do with them."""
 
     name: Annotated[Selector, Field(
         description='An instance name, a group name, or "*" for every instance')]
 
 
-class Boot(_OnInstances):
+class Boot(_OnRooms):
     """Boot STOPPED or FAILED instances and wait until they are READY."""
 
     access = SET
     action: Literal["boot"]
 
 
-class Quit(_OnInstances):
+class Quit(_OnRooms):
     """Quit instances: their sound stops, their processes end."""
 
     access = SILENCE
@@ -175,14 +175,14 @@ class Quit(_OnInstances):
         "Say what it would stop, quit nothing"))] = False
 
 
-class Restart(_OnInstances):
+class Restart(_OnRooms):
     """Restart instances; their SynthDefs and named nodes come back with their values."""
 
     access = DESTROY
     action: Literal["restart"]
 
 
-InstanceAction = Annotated[Boot | Quit | Restart, Field(discriminator="action")]
+RoomAction = Annotated[Boot | Quit | Restart, Field(discriminator="action")]
 
 
 class ActionOutput(StatusOutput):
@@ -205,7 +205,7 @@ class ActionOutput(StatusOutput):
                        aliases={verb: {"action": verb} for verb in ("boot", "quit", "restart")}),
            spread=Spread(rooms="name", unanswered=unknown_statuses_failed),
            patience=Patience(seconds=200.0))
-def instance_action(orch: Orchestra, args: InstanceAction) -> ActionOutput:
+def room_action(orch: Orchestra, args: RoomAction) -> ActionOutput:
     """Boot, quit or restart rooms (several at once, in parallel)."""
     rooms = orch.rooms
     names = rooms.resolve(args.name)
@@ -279,7 +279,7 @@ def events(orch: Orchestra, args: EventsArgs) -> EventsOutput:
         orch.recorder.flush()
         return EventsOutput(events=[], report=render(orch.config.state_path(), args.report,
                                                      "text", what="report"))
-    found = [EventOut(seq=e.seq, time=e.time, instance=e.instance, kind=str(e.kind),
+    found = [EventOut(seq=e.seq, time=e.time, instance=e.room, kind=str(e.kind),
                       message=e.message, details=plain(e.details))
              for e in orch.rooms.events(args.instance, args.since)]
     kept = found if args.full else budget.newest(
