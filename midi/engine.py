@@ -56,7 +56,7 @@ class TargetSnapshot(NamedTuple):
     """Where the rooms are right now, as the router last asked the targets."""
 
     endpoints: Mapping[str, Address]
-    """Instances that are READY, with their scsynth address."""
+    """Rooms that are READY, with their scsynth address."""
     nodes: Mapping[tuple[str, str], int]
     """(room, node name) -> node id, for running rooms."""
 

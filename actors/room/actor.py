@@ -51,7 +51,7 @@ __all__ = ["Room", "RoomSettings"]
 
 
 class Room(pykka.ThreadingActor):
-    """One named SuperCollider instance: scsynth, sclang, desired state, restarts."""
+    """One named room: scsynth, sclang, desired state, restarts."""
 
     def __init__(self, name: str, config: RoomConfig, settings: RoomSettings,
                  view: RoomView, door: Door, bus: Bus) -> None:
@@ -137,7 +137,7 @@ class Room(pykka.ThreadingActor):
 
         Returns once the first try is over: READY, or RESTARTING while the keeper
         retries under the restart policy (FAILED when it gives up). Callers wait
-        for READY or FAILED on the instance's events.
+        for READY or FAILED on the room's events.
         """
         if self._state() in SOUNDING:
             return
@@ -182,7 +182,7 @@ class Room(pykka.ThreadingActor):
         self.settings.on_changed(self.name)
 
     def quit(self) -> None:
-        """Stop both processes on purpose; the instance stays STOPPED until booted."""
+        """Stop both processes on purpose; the room stays STOPPED until booted."""
         self._shutdown()
 
     def _shutdown(self) -> None:
@@ -380,7 +380,7 @@ class Room(pykka.ThreadingActor):
         self._event(Kind.FAILED, f"gave up: {reason}", reason=reason)
 
     def jack_failed(self, reason: str) -> None:
-        """The JACK server could not be kept up: this instance cannot play either."""
+        """The JACK server could not be kept up: this room cannot play either."""
         if self._state() not in _DOWN:
             self._halt_keepers()
             self._fail(reason)

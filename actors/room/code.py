@@ -1,4 +1,4 @@
-"""Code to one instance's sclang: user requests, their timeouts, and scorch's own code.
+"""Code to one room's sclang: user requests, their timeouts, and scorch's own code.
 
 :class:`Code` belongs to the Room actor, which exposes it to proxies as a
 traversable attribute (``proxy.code.submit(...)``): every method runs in the

@@ -1,4 +1,4 @@
-"""The named nodes of one instance, on its scsynth and in its desired state.
+"""The named nodes of one room, on its scsynth and in its desired state.
 
 :class:`Nodes` belongs to the Room actor, which exposes it to proxies as a
 traversable attribute (``proxy.nodes.play(...)``): every method runs in the
@@ -127,7 +127,7 @@ class Nodes:
 
         All or nothing: the node is recorded only once scsynth said it started
         (``/n_go``); a replaced node is freed only then. ``compiled``: the SynthDef's
-        bytes, loaded first when the instance does not have it yet. ``at``: a bundle
+        bytes, loaded first when the room does not have it yet. ``at``: a bundle
         that scsynth starts at this Unix time (a node it replaces ends then too); the
         node is recorded at once, as scheduled. ``target``: a named node to start it
         ``before`` or ``after`` (``add_action``; else ``head`` or ``tail`` of the default
@@ -138,7 +138,7 @@ class Nodes:
         """
         self._require_ready()
         if target is not None and target not in self.desired.nodes:
-            raise NodeNotFound(f"instance {self.name!r} has no node {target!r} to play "
+            raise NodeNotFound(f"room {self.name!r} has no node {target!r} to play "
                                f"{add_action}; named nodes: "
                                f"{', '.join(self.desired.nodes) or '(none)'}", name=target,
                                known=self.desired.nodes)
@@ -204,7 +204,7 @@ class Nodes:
                     osc.send(commands.d_recv(self.desired.synthdefs[node.synthdef]))
                     osc.sync(timeout=5.0)
                     continue
-                raise InvalidRequest(f"instance {self.name!r}: scsynth did not start "
+                raise InvalidRequest(f"room {self.name!r}: scsynth did not start "
                                      f"{node.synthdef!r}: {err}") from err
 
     def set_params(self, node: str, params: dict[str, float],
@@ -215,7 +215,7 @@ class Nodes:
         """
         current = self.desired.nodes.get(node)
         if current is None:
-            raise NodeNotFound(f"instance {self.name!r} has no node {node!r}; named nodes: "
+            raise NodeNotFound(f"room {self.name!r} has no node {node!r}; named nodes: "
                                f"{', '.join(self.desired.nodes) or '(none)'}", name=node,
                                known=self.desired.nodes)
         packet = commands.n_set(current.node_id, params)  # raises before anything changes
@@ -234,11 +234,11 @@ class Nodes:
         self._require_ready()
         current = self.desired.nodes.get(name)
         if current is None:
-            raise NodeNotFound(f"instance {self.name!r} has no node {name!r}; named nodes: "
+            raise NodeNotFound(f"room {self.name!r} has no node {name!r}; named nodes: "
                                f"{', '.join(self.desired.nodes) or '(none)'}", name=name,
                                known=self.desired.nodes)
         if target is not None and target not in self.desired.nodes:
-            raise NodeNotFound(f"instance {self.name!r} has no node {target!r} to place "
+            raise NodeNotFound(f"room {self.name!r} has no node {target!r} to place "
                                f"{name!r} {add_action}; named nodes: "
                                f"{', '.join(self.desired.nodes)}", name=target,
                                known=self.desired.nodes)
@@ -255,7 +255,7 @@ class Nodes:
         return {"node": name, "target": target, "add_action": add_action}
 
     def set_many(self, values: dict[str, dict[str, float]], by: str = "scene") -> list[str]:
-        """Set params of several named nodes (a scene); return the names this instance lacks."""
+        """Set params of several named nodes (a scene); return the names this room lacks."""
         packets = []
         for node, params in values.items():
             current = self.desired.nodes.get(node)
@@ -291,7 +291,7 @@ class Nodes:
         """
         state = self.desired.remove_node(node)
         if state is None:
-            raise NodeNotFound(f"instance {self.name!r} has no node {node!r}; named nodes: "
+            raise NodeNotFound(f"room {self.name!r} has no node {node!r}; named nodes: "
                                f"{', '.join(self.desired.nodes) or '(none)'}", name=node,
                                known=self.desired.nodes)
         osc = self._processes.osc

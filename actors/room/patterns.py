@@ -1,4 +1,4 @@
-"""The patterns and proxies one instance's sclang plays: recorded, and restored after it restarts.
+"""The patterns and proxies one room's sclang plays: recorded, and restored after it restarts.
 
 :class:`Patterns` belongs to the Room actor (``proxy.patterns``): every method
 runs in the actor's thread. sclang's reader thread hands it the ``pattern`` records
@@ -46,7 +46,7 @@ Event = Callable[..., None]
 
 
 class Patterns:
-    """Pdef, Pbindef, Tdef and Ndef of one instance (actor thread)."""
+    """Pdef, Pbindef, Tdef and Ndef of one room (actor thread)."""
 
     def __init__(self, name: str, desired: DesiredState, processes: Processes,
                  view: RoomView, bus: Bus, event: Event, settings: RoomSettings) -> None:

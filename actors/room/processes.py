@@ -1,8 +1,8 @@
-"""One instance's two processes: start scsynth and restore onto it, attach sclang, stop both.
+"""One room's two processes: start scsynth and restore onto it, attach sclang, stop both.
 
 :class:`Processes` belongs to the Room actor and runs only in its thread, so
 Linux's parent-death signal ties the children to a thread that lives as long as
-they should. It publishes what it starts on the instance's view (pids, ports) for
+they should. It publishes what it starts on the room's view (pids, ports) for
 readers in other threads, and opens the room's doors (:class:`~scorch.state.door.Door`)
 on the new OSC client and sclang session: no one else holds either.
 """
@@ -54,7 +54,7 @@ Lost = Callable[[list[tuple[int, str]], dict[int, float]], None]
 
 @dataclass(frozen=True)
 class RoomSettings:
-    """What an instance needs from the rest of the installation."""
+    """What a room needs from the rest of the installation."""
 
     audio: AudioConfig
     watchdog: WatchdogConfig
@@ -67,7 +67,7 @@ class RoomSettings:
     jack_alive: Callable[[], bool] = lambda: True
     """False while the JACK server scorch owns is down (then restarts wait for it)."""
     on_changed: Callable[[str], None] = lambda name: None
-    """Told the instance's name when it is READY again or its named nodes changed on their
+    """Told the room's name when it is READY again or its named nodes changed on their
     own (the MIDI router looks again where they are)."""
     startup_code: str | None = None
     scsynth: str = "scsynth"
@@ -159,7 +159,7 @@ def restore_nodes(osc: OscClient, desired: DesiredState) -> list[str]:
 
 
 class Processes:
-    """The scsynth and sclang of one instance (the Room actor's thread only)."""
+    """The scsynth and sclang of one room (the Room actor's thread only)."""
 
     def __init__(self, name: str, config: RoomConfig, settings: RoomSettings,
                  view: RoomView, door: Door, on_exit: ExitCallback,
@@ -279,7 +279,7 @@ class Processes:
             dropped = restore_nodes(scsynth.osc, desired)
         except OscTimeout as err:
             scsynth.stop()
-            raise BootTimeout(f"instance {self.name!r}: scsynth stopped answering while "
+            raise BootTimeout(f"room {self.name!r}: scsynth stopped answering while "
                               f"its state was restored: {err}") from err
         except BaseException:
             scsynth.stop()  # never leave a started scsynth holding the port
@@ -353,7 +353,7 @@ class Processes:
         scsynth = self.scsynth
         if scsynth is None:
             self.discard_spawned()
-            raise BootError(f"instance {self.name!r}: sclang needs its scsynth, which is "
+            raise BootError(f"room {self.name!r}: sclang needs its scsynth, which is "
                             "not running")
         sclang, self._spawned = self._spawned, None
         if sclang is None or not sclang.process.alive():

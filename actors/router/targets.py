@@ -25,7 +25,7 @@ SceneCue = Callable[[str, str, str, float], None]
 
 
 class Targets(Protocol):
-    """Instances as the router sees them; the orchestra facade implements this.
+    """Rooms as the router sees them; the orchestra facade implements this.
 
     The router never calls these from the MIDI callback. It calls ``resolve``,
     ``endpoint`` and ``node_id`` from its actor thread: at start, on every route

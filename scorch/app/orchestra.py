@@ -84,7 +84,7 @@ class Orchestra:
         self._reload_lock = threading.Lock()
         state = config.state_path()
         self.rooms = Rooms(tree)
-        """Instances: status, life, code, named nodes, consoles."""
+        """Rooms: status, life, code, named nodes, consoles."""
         self.buffers = Buffers(tree)
         """Sample buffers."""
         self.midi = Midi(tree)

@@ -281,7 +281,7 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
     loc: tuple[str, ...]
     for room, rdoc in doc.rooms.items():
         if room not in config.instances:
-            problem(("rooms", room), f"no instance {room!r} in this installation; instances: "
+            problem(("rooms", room), f"no room {room!r} in this installation; rooms: "
                     f"{', '.join(config.instances)}")
             continue
         bufnums: dict[int, str] = {}

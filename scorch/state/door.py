@@ -41,5 +41,5 @@ def _why(view: RoomView, need_sclang: bool, what: str) -> ScorchError:
         snap.require_ready(sclang_attached=False, need_sclang=need_sclang)
     except ScorchError as err:
         return err
-    return RoomNotReady(f"instance {view.name!r} is {snap.state}, but {what} (a moment "
+    return RoomNotReady(f"room {view.name!r} is {snap.state}, but {what} (a moment "
                             "between two processes); try again shortly")

@@ -285,7 +285,7 @@ class HistoryFind(Action):
     query: Annotated[HistoryQuery | None, Field(description=(
         "Words in the code, value, output or error (entries with all of them first)"))] = None
     instance: Annotated[Selector, Field(
-        description='Only this instance or group ("*": all)')] = "*"
+        description='Only this room or group ("*": all)')] = "*"
     errors_only: Annotated[Flag, Field(description="Only executions that failed")] = False
     since: Annotated[Annotated[str, Strict(), Field(max_length=40)]
                      | Annotated[float, Strict(), Field(allow_inf_nan=False)] | None,
@@ -327,14 +327,14 @@ class HistoryEntry(BaseModel):
 
 
 class HistoryRerun(Action):
-    """Run an entry again: its code (on its instance, or on `instance`), or the operation
+    """Run an entry again: its code (on its room, or on `instance`), or the operation
     it records, with the same arguments."""
 
     access = CODE
     action: Literal["rerun"]
     id: Annotated[int, Field(strict=True, ge=1, description="The entry's id (#N)")]
     instance: Annotated[Selector | None, Field(
-        description="Run its code (or operation) on this instance instead")] = None
+        description="Run its code (or operation) on this room instead")] = None
     timeout_s: ExecuteTimeout = 10.0
 
 

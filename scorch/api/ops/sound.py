@@ -96,7 +96,7 @@ class SynthDefsDescribe(Action):
 
 
 class SynthDefsLoad(Action):
-    """Load one SynthDef into instances (to use it from your own code)."""
+    """Load one SynthDef into rooms (to use it from your own code)."""
 
     access = SET
     action: Literal["load"]
@@ -113,7 +113,7 @@ class SynthDefsOutput(Result):
 
     action: str
     synthdefs: list[SynthDefOut] = Field(default_factory=list)
-    loaded_on: list[str] = Field(default_factory=list, description="instances it was loaded on")
+    loaded_on: list[str] = Field(default_factory=list, description="rooms it was loaded on")
 
     def text(self) -> str:
         if self.action != "list":

@@ -152,11 +152,11 @@ def _wait(captures: list[Capture], seconds: float) -> None:
     for capture in captures:
         while not capture.wait(0.05):
             if capture.scsynth_gone():
-                raise RoomNotReady(f"instance {capture.room!r}: scsynth stopped while "
+                raise RoomNotReady(f"room {capture.room!r}: scsynth stopped while "
                                        "listening; nothing to hear (see events)")
             if time.monotonic() - started > _SLOWEST * seconds + _GRACE:
                 capture.stop()
-                raise RoomNotReady(f"instance {capture.room!r}: the capture did not end "
+                raise RoomNotReady(f"room {capture.room!r}: the capture did not end "
                                        f"within {_SLOWEST * seconds + _GRACE:g} s")
 
 

@@ -45,7 +45,7 @@ def tree(tmp_path: Path) -> Iterator[tuple[Tree, threading.Event]]:
     tree = Tree(parse_config(CONFIG, tmp_path / "config.toml"), SynthDefLibrary(tmp_path))
     release = threading.Event()
     ref = Room.start(release)
-    tree.instances = {"lobby": cast(RoomProxy, ref.proxy())}
+    tree.rooms = {"lobby": cast(RoomProxy, ref.proxy())}
     yield tree, release
     release.set()
     ref.stop()
@@ -69,7 +69,7 @@ def test_an_ask_to_a_stopped_actor_says_the_room_is_not_running(
         tree: tuple[Tree, threading.Event]) -> None:
     rooms, release = tree
     release.set()
-    rooms.instances["lobby"].actor_ref.stop()
+    rooms.rooms["lobby"].actor_ref.stop()
     with pytest.raises(RoomNotReady, match="'lobby' is not running"):
         rooms.ask("lobby", lambda p: p.boot(), timeout=5.0)
 
@@ -110,7 +110,7 @@ def test_a_call_whose_own_timeout_ends_first_says_booting_with_the_room_and_its_
     with pytest.raises(Booting) as raised:
         rooms.await_ready(["attic", "lobby"], time.monotonic() + 0.05, "listen")
     message = str(raised.value)
-    assert message.startswith("instance 'lobby' is BOOTING (scsynth up, sclang starting): "
+    assert message.startswith("room 'lobby' is BOOTING (scsynth up, sclang starting): "
                               "listen waited 0.")
     assert "stopped" not in message
     booting(rooms, "lobby", scsynth_pid=None, sclang_state="down")
@@ -145,7 +145,7 @@ def test_while_the_actors_are_built_the_router_is_waited_for_then_booting_is_sai
     with pytest.raises(Booting, match=r"^scorch is BOOTING \(scorch is starting JACK, the MIDI "
                                       r"router and the rooms' actors\): MIDI waited"):
         rooms.midi()
-    with pytest.raises(Booting, match=r"^scorch is BOOTING .*: the call to instance 'attic' "):
+    with pytest.raises(Booting, match=r"^scorch is BOOTING .*: the call to room 'attic' "):
         rooms.ask("attic", lambda p: p.boot())
     built = threading.Timer(0.01, rooms.built.set)
     built.start()

@@ -277,7 +277,7 @@ def test_tables_show_each_room_host_and_each_host_state() -> None:
          "reason": "host (this machine) NOT_RUNNING", "port": None, "cpu": None,
          "synths": None, "restarts": 0}]]
     lines = render(rows).splitlines()
-    assert lines[0].split()[:2] == ["instance", "host"]
+    assert lines[0].split()[:2] == ["room", "host"]
     assert lines[2].split()[:3] == ["lobby", "lobby-pi", "-"]
     assert lines[3].split()[:4] == ["desk", "-", "-", "UNKNOWN"]
     seen = {"since": 0.0, "last_seen": None, "reconciled_at": None}

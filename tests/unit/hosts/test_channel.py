@@ -26,8 +26,8 @@ for line in sys.stdin:
     out.write(json.dumps({"id": True, "result": "true is not 1"}) + "\n")
     out.write(json.dumps({"id": 999, "result": "nobody asked"}) + "\n")
     if request["method"] == "status":
-        reply = {"id": request["id"], "error": {"type": "RoomNotFound",
-                                                 "message": "no instance 'x'"}}
+        reply = {"id": request["id"], "error": {"type": "InstanceNotFound",
+                                                 "message": "no room 'x'"}}
     else:
         reply = {"id": request["id"], "result": {"echo": request["args"]}}
     out.write(json.dumps(reply) + "\n")

@@ -83,7 +83,7 @@ def test_channel_filter_and_other_ports_are_ignored():
 def test_group_route_reaches_every_instance_and_a_missing_one_goes_to_desired_state():
     engine = engine_with(control(cc=1, instance="both"), endpoints={"a": A})
     actions = engine.handle(PORT, [0xB0, 1, 127])
-    assert [(a.instance, a.address, a.value) for a in actions] == [("a", A, 1.0), ("b", None, 1.0)]
+    assert [(a.room, a.address, a.value) for a in actions] == [("a", A, 1.0), ("b", None, 1.0)]
 
 
 def test_14_bit_cc_uses_msb_and_lsb():
@@ -158,7 +158,7 @@ def test_played_hears_each_voice_start_and_end_however_it_ends():
     engine = engine_with(keys(instance="both", transpose=12, voices=2))
     heard: list[tuple[str, float, int, int]] = []
     engine.played = lambda voice, velocity: heard.append(
-        (voice.instance, voice.pitch, voice.channel[1], velocity))
+        (voice.room, voice.pitch, voice.channel[1], velocity))
     engine.handle(PORT, [0x91, 60, 90])
     assert heard == [("a", 72, 1, 90), ("b", 72, 1, 90)]
     engine.handle(PORT, [0x81, 60, 0])

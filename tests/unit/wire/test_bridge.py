@@ -70,7 +70,7 @@ def test_an_operation_error_crosses_as_the_servers_error(served: ControlServer) 
     bridge.send(request(7, "status", instance="nobody"))
     answer = bridge.answer()
     assert answer["id"] == 7
-    assert answer["error"]["type"] == "RoomNotFound"
+    assert answer["error"]["type"] == "InstanceNotFound"
     assert "known instances: alpha" in answer["error"]["message"]
     assert bridge.close() == 0
 

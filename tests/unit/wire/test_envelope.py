@@ -54,19 +54,30 @@ def test_lines_are_byte_for_byte_what_older_scorches_wrote_and_new_keys_come_aft
 
 
 def test_an_older_servers_error_gets_its_class_code_and_a_newer_ones_code_wins() -> None:
-    old = decode_reply(old_line({"id": 1, "error": {"type": "RoomNotFound",
+    old = decode_reply(old_line({"id": 1, "error": {"type": "InstanceNotFound",
                                                     "message": "no room"}}))
     with pytest.raises(ScorchError) as raised:
         old.unwrap()
     assert (raised.value.code, raised.value.retryable, raised.value.argument) == (
         "NOT_FOUND", False, None)
     new = decode_reply(old_line({"id": 1, "error": {
-        "type": "RoomNotReady", "message": "booting", "code": "BOOTING",
+        "type": "InstanceNotReady", "message": "booting", "code": "BOOTING",
         "retryable": True, "argument": "instance"}}))
     with pytest.raises(ScorchError) as raised:
         new.unwrap()
     assert (raised.value.code, raised.value.retryable, raised.value.argument) == (
         "BOOTING", True, "instance")
+
+
+@pytest.mark.parametrize(("kind", "sent"), sorted(scorch.errors.WIRE_NAMES.items()))
+def test_a_room_error_crosses_by_its_former_name_and_either_name_reads_back(
+        kind: str, sent: str) -> None:
+    line = encode(Reply.failed(3, rebuild(kind, "no room 'x'")))
+    assert json.loads(line)["error"]["type"] == sent  # what a scorch before the rename reads
+    for name in (kind, sent):
+        with pytest.raises(ScorchError) as raised:
+            decode_reply(old_line({"id": 3, "error": {"type": name, "message": "m"}})).unwrap()
+        assert type(raised.value) is getattr(scorch.errors, kind)
 
 
 def test_an_unknown_code_from_the_other_side_is_not_taken() -> None:
