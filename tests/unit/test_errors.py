@@ -79,7 +79,7 @@ def test_an_error_tells_a_program_its_code_retry_and_argument_and_people_its_tex
 
 def test_a_typo_of_a_room_gets_the_room_it_most_likely_meant() -> None:
     err = RoomNotFound("lobbby", ["lobby", "gallery"], ["rooms"])
-    assert str(err) == ("no instance or group named 'lobbby'; known instances: lobby, "
+    assert str(err) == ("no room or group named 'lobbby'; known rooms: lobby, "
                         "gallery; groups: rooms; did you mean 'lobby'?")
     assert err.name == "lobbby" and err.code == "NOT_FOUND"
 

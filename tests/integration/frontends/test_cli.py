@@ -172,11 +172,11 @@ def test_operation_commands_reach_the_running_installation(tmp_path: Path) -> No
         assert failed.returncode == 1
         assert "parse error" in failed.stderr and "(line 2, char" in failed.stderr
         unknown = scorch("status", "nobody")
-        assert unknown.returncode == 1 and "known instances: lobby, attic" in unknown.stderr
+        assert unknown.returncode == 1 and "known rooms: lobby, attic" in unknown.stderr
         bad = scorch("exec", "lobby", "1", "--timeout-s", "soon")
         assert bad.returncode == 2 and "timeout_s" in bad.stderr
         unknown = scorch("status", "nobody", "--json")  # for a program: code and argument
-        assert unknown.returncode == 1 and "known instances" in unknown.stderr
+        assert unknown.returncode == 1 and "known rooms" in unknown.stderr
         assert json.loads(unknown.stdout)["error"] == {
             "code": "NOT_FOUND", "retryable": False, "argument": "instance",
             "message": unknown.stderr.strip().removeprefix("scorch status: ")}

@@ -116,7 +116,7 @@ def test_calls_return_the_operations_answers(client: ControlClient) -> None:
 
 
 @pytest.mark.parametrize(("method", "args", "kind", "text"), [
-    ("status", {"instance": "gamma"}, RoomNotFound, "known instances: alpha, beta"),
+    ("status", {"instance": "gamma"}, RoomNotFound, "known rooms: alpha, beta"),
     ("release", {"instance": "alpha", "node": "x"}, RoomNotReady, "not started"),
     ("execute", {"instance": "alpha", "code": " "}, InvalidRequest, "code is empty"),
     ("synthdefs", {"action": "describe", "name": "nope"}, UnknownSynthDef,

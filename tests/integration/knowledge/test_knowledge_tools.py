@@ -269,7 +269,7 @@ async def test_history_filters_by_instance_errors_and_time(client: Client) -> No
     assert (await call(client, "history", query="k13-both", since="1m"))["entries"]
     assert not (await call(client, "history", query="k13-both",
                            since=time.time() + 60))["entries"]
-    assert "known instances" in await fails(client, "history", instance="nobody")
+    assert "known rooms" in await fails(client, "history", instance="nobody")
     assert "time ago" in await fails(client, "history", since="yesterday-ish")
 
 

@@ -171,7 +171,7 @@ def test_bad_midi_and_unknown_ports_are_logged_and_survived(
     ports = router.ports().get(timeout=ASK)
     assert ports["missing"]["inputs"] == ["no such device"]
     errors = {r["route"]["instance"]: r["error"] for r in router.routes().get(timeout=ASK)}
-    assert "no instance or group called 'nowhere'" in errors["nowhere"]
+    assert "no room or group called 'nowhere'" in errors["nowhere"]
 
 
 def test_run_time_routes_survive_a_restart_of_the_router(

@@ -86,7 +86,7 @@ def test_code_runs_on_each_instance_by_name(three: Orchestra) -> None:
         result = three.rooms.execute_one(name, "s.name")
         assert result.ok, result.error
         assert result.value == name
-        assert result.instance == name
+        assert result.room == name
 
 
 def test_group_and_star_address_several_instances(three: Orchestra) -> None:

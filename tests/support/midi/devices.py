@@ -55,7 +55,7 @@ class FakeTargets:
             return sorted(self.servers)
         if selector in self.servers:
             return [selector]
-        raise KeyError(f"no instance or group called {selector!r}")
+        raise KeyError(f"no room or group called {selector!r}")
 
     def endpoint(self, instance: str) -> tuple[str, int] | None:
         return None if instance in self.down else self.servers[instance].address

@@ -105,7 +105,7 @@ BAD = [
                  id="scene-name"),
     pytest.param('[instances.a]\n[[midi.scenes]]\nscene = "calm"\nprogram = 1\n'
                  'instance = "b"\n',
-                 ["cfg.toml:5", "midi.scenes.0.instance", "no instance or group named 'b'"],
+                 ["cfg.toml:5", "midi.scenes.0.instance", "no room or group named 'b'"],
                  id="scene-instance"),
     pytest.param('[instances.a]\n[[midi.cues]]\nport = "pad"\n',
                  ["cfg.toml:2", "midi.cues.0", "exactly one of control, note, cc, program"],
@@ -138,13 +138,13 @@ BAD = [
     pytest.param('[instances.a]\n[tempo]\nlink = "maybe"\n',
                  ["cfg.toml:3", "tempo.link", "valid boolean"], id="tempo-link-not-bool"),
     pytest.param('[instances.a]\ngroup = "g"\n[tempo.groups.h]\nbpm = 90\n',
-                 ["cfg.toml:3", "tempo.groups.h", "no instance is in group 'h'", "groups: g"],
+                 ["cfg.toml:3", "tempo.groups.h", "no room is in group 'h'", "groups: g"],
                  id="tempo-unknown-group"),
     pytest.param('[instances.a]\ngroup = "g"\n[tempo.groups.g]\nbeats_per_bar = 3\n',
                  ["cfg.toml:3", "tempo.groups.g.bpm", "this key is required"],
                  id="group-tempo-without-bpm"),
     pytest.param('[instances.a]\n[[midi.clock_out]]\nport = "tr8"\ngroup = "nope"\n',
-                 ["cfg.toml:4", "midi.clock_out.0.group", "no instance is in group 'nope'"],
+                 ["cfg.toml:4", "midi.clock_out.0.group", "no room is in group 'nope'"],
                  id="clock-out-unknown-group"),
     pytest.param('[instances.a]\n[[midi.clock_out]]\nport = "TR8"\n'
                  '[[midi.clock_out]]\nport = "tr8"\n',
@@ -286,7 +286,7 @@ def test_a_midi_route_to_an_unknown_instance_names_its_line(tmp_path: Path) -> N
             'node = "pad"\nparam = "amp"\n')
     with pytest.raises(ConfigError) as caught:
         parse_config(text, tmp_path / "cfg.toml")
-    assert "cfg.toml:5: midi.controls.0.instance: no instance or group named 'lobbby'" in str(
+    assert "cfg.toml:5: midi.controls.0.instance: no room or group named 'lobbby'" in str(
         caught.value)
 
 

@@ -45,7 +45,7 @@ def channel() -> Iterator[SshChannel]:
 def test_hostile_answer_lines_are_skipped_and_the_real_answer_comes_through(
         channel: SshChannel) -> None:
     assert channel.call("ping", {"n": 1}, timeout=10) == {"echo": {"n": 1}}
-    with pytest.raises(RoomNotFound, match="no instance 'x'"):
+    with pytest.raises(RoomNotFound, match="no room 'x'"):
         channel.call("status", {"instance": "x"}, timeout=10)
     assert channel.call("ping", {"n": 2}, timeout=10) == {"echo": {"n": 2}}
     assert channel.dead is None
