@@ -84,7 +84,7 @@ class RecordStart(Action):
 
 
 class RecordStop(Action):
-    """Stop a room's recordings (room), or one recording (name)."""
+    """Stop a room's recordings (instance), or one recording (name)."""
 
     access = CHANGE
     action: Literal["stop"]

@@ -44,7 +44,7 @@ Wait = Annotated[float, Field(ge=0, le=3600, allow_inf_nan=False, strict=True)]
 Calls = Annotated[list[dict[str, Any]], Field(max_length=64, description=(
     'Its calls, as the tools take them: [{"op": "scene", "action": "recall", '
     '"name": "evening"}, {"op": "set", "instance": "lobby", "node": "drone", "params": '
-    '{"amp": 0.2}}]; room names the rooms of any tool'))]
+    '{"amp": 0.2}}]; instance names the rooms of any tool'))]
 Then = Annotated[Literal["stop", "continue", "follow"], Field(description=(
     "The next cue's GO: stop: a GO; continue: post_wait after this one fires; follow: "
     "post_wait after its fades and glides end"))]

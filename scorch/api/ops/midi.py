@@ -75,7 +75,7 @@ class MidiMap(Action):
         '{"port": "nanoKONTROL2", "control": "fader1", "instance": "lobby", "node": "pad", '
         '"param": "cutoff", "range": [200, 4000], "curve": "exp"} (control: a name from '
         'profiles, or cc, note, nrpn...); a bank: controls ["fader1", "fader2"] with params '
-        '(or nodes, rooms) as lists; keys: {"port": ..., "instance": ..., "synthdef": '
+        '(or nodes, instances) as lists; keys: {"port": ..., "instance": ..., "synthdef": '
         '"pluck"}; a page button: {"port": ..., "control": "track_right", "page": "gallery"}; '
         'cue GO: {"type": "cue", "note": 60}')]
 
