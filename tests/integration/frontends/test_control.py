@@ -171,7 +171,7 @@ def test_hostile_json_gets_an_error_with_its_id_and_the_connection_lives_on(
         (json_line({"id": 4, "method": "status", "args": {f"k{i}": i for i in range(30_000)}}),
          "more than 20000 keys"),
         (json_line({"id": 5, "method": "status", "args": {"instance": "x" * (MAX_REQUEST - 99)}}),
-         "instance: an instance or group name must be"),
+         "instance: a room or group name must be"),
     ]
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.connect(str(served.path))
