@@ -128,7 +128,7 @@ def test_doctor_prints_the_install_command_for_a_missing_binary(tmp_path: Path) 
     assert "[FAIL] jack: jackd and jack_wait not found on PATH" in done.stdout
 
 
-def test_status_table_has_one_aligned_row_per_instance() -> None:
+def test_status_table_has_one_aligned_row_per_room() -> None:
     unused = {"since": 0.0, "uptime": None, "restart_budget_left": 0, "peak_cpu": None,
               "nodes": [], "reason": None}
     rows = [RoomRow.model_validate({**unused, **row}) for row in [

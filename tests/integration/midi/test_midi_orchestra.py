@@ -96,7 +96,7 @@ def turn_until(orch: Orchestra, device: Hardware, value: int, expected: float,
         time.sleep(0.05)
 
 
-def test_a_cc_moves_the_parameter_on_every_instance_of_the_group(
+def test_a_cc_moves_the_parameter_on_every_room_of_the_group(
     orch: Orchestra, knobs: Hardware
 ) -> None:
     turn_until(orch, knobs, 127, 1000.0, ["lobby", "gallery"])

@@ -115,7 +115,7 @@ def test_a_controller_unplugged_and_plugged_back_works_again(
         device.unplug()
 
 
-def test_a_route_to_a_group_reaches_every_instance(targets, servers, hardware, router_factory):
+def test_a_route_to_a_group_reaches_every_room(targets, servers, hardware, router_factory):
     router = router_factory(
         targets,
         controls=[{"cc": 7, "instance": "both", "node": "pad", "param": "cutoff",
@@ -130,7 +130,7 @@ def test_a_route_to_a_group_reaches_every_instance(targets, servers, hardware, r
         wait_for(lambda s=server: cutoff(s) == 1270.0)
 
 
-def test_a_value_for_a_restarting_instance_goes_to_desired_state(
+def test_a_value_for_a_restarting_room_goes_to_desired_state(
     targets, servers, hardware, router_factory
 ):
     targets.down.add("gallery")

@@ -71,7 +71,7 @@ def node_running(orch: Orchestra, instance: str, node_id: int) -> bool:
     return node_exists(osc, node_id)
 
 
-def test_three_instances_boot_in_parallel(three: Orchestra) -> None:
+def test_three_rooms_boot_in_parallel(three: Orchestra) -> None:
     events = three.rooms.events("*")
     first_ready = min(e.time for e in events if e.kind == Kind.READY)
     booting = [e for e in events if e.kind == Kind.BOOTING]
@@ -81,7 +81,7 @@ def test_three_instances_boot_in_parallel(three: Orchestra) -> None:
     assert [s.state for s in three.rooms.statuses()] == ["READY"] * 3
 
 
-def test_code_runs_on_each_instance_by_name(three: Orchestra) -> None:
+def test_code_runs_on_each_room_by_name(three: Orchestra) -> None:
     for name in three.rooms.names():
         result = three.rooms.execute_one(name, "s.name")
         assert result.ok, result.error
@@ -89,7 +89,7 @@ def test_code_runs_on_each_instance_by_name(three: Orchestra) -> None:
         assert result.room == name
 
 
-def test_group_and_star_address_several_instances(three: Orchestra) -> None:
+def test_group_and_star_address_several_rooms(three: Orchestra) -> None:
     assert [r.value for r in three.rooms.execute("ground", "s.name")] == ["lobby", "gallery"]
     assert [r.value for r in three.rooms.execute("*", "1 + 1")] == ["2", "2", "2"]
 
@@ -119,7 +119,7 @@ def test_runtime_error_reports_message_and_receiver(three: Orchestra) -> None:
     assert result.error.receiver == "Integer 7"
 
 
-def test_unknown_instance_is_a_clear_error_listing_known_names(three: Orchestra) -> None:
+def test_unknown_room_is_a_clear_error_listing_known_names(three: Orchestra) -> None:
     with pytest.raises(RoomNotFound) as caught:
         three.rooms.execute("lobbby", "1")
     message = str(caught.value)

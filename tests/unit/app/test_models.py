@@ -24,7 +24,7 @@ def ready() -> Snapshot:
                     nodes=("drone",), sclang_restarts=1)
 
 
-def test_a_ready_instance_status_carries_its_server_nodes_and_uptime() -> None:
+def test_a_ready_room_status_carries_its_server_nodes_and_uptime() -> None:
     nodes = {"drone": NodeState("drone", "sine", 1001, {"freq": 220.0})}
     status = RoomStatus.of(ready(), nodes, SERVER, host="lobby-pi")
     assert status.state == "READY" and status.host == "lobby-pi"
@@ -36,7 +36,7 @@ def test_a_ready_instance_status_carries_its_server_nodes_and_uptime() -> None:
     assert status.reason is None and status.last_crash is None
 
 
-def test_an_instance_not_ready_has_no_uptime_and_says_why() -> None:
+def test_a_room_not_ready_has_no_uptime_and_says_why() -> None:
     snap = replace(ready(), state=State.FAILED, reason="5 restarts within 60 s",
                    last_crash="SIGKILL")
     status = RoomStatus.of(snap, {}, None, host=None)

@@ -281,7 +281,7 @@ def test_key_lines_maps_tables_keys_and_arrays_of_tables() -> None:
     assert lines[("midi", "controls", "1", "cc")] == 6
 
 
-def test_a_midi_route_to_an_unknown_instance_names_its_line(tmp_path: Path) -> None:
+def test_a_midi_route_to_an_unknown_room_names_its_line(tmp_path: Path) -> None:
     text = ('[instances.lobby]\n[[midi.controls]]\nport = "x"\ncc = 1\ninstance = "lobbby"\n'
             'node = "pad"\nparam = "amp"\n')
     with pytest.raises(ConfigError) as caught:
