@@ -55,7 +55,7 @@ def test_run_boots_prints_the_table_and_stopping_leaves_no_process(
     try:
         assert proc.stdout is not None
         table = [proc.stdout.readline() for _ in range(4)]
-        assert table[0].split()[:3] == ["instance", "group", "state"], table
+        assert table[0].split()[:3] == ["room", "group", "state"], table
         rows = {line.split()[0]: line.split() for line in table[2:]}
         assert rows["lobby"][1:3] == ["ground", "READY"]
         assert rows["attic"][1:3] == ["-", "READY"]
@@ -138,7 +138,7 @@ def test_status_table_has_one_aligned_row_per_room() -> None:
          "port": None, "cpu": None, "synths": None, "restarts": 5},
     ]]
     lines = render(rows).splitlines()
-    assert lines[0].split() == ["instance", "group", "state", "port", "cpu", "%", "synths",
+    assert lines[0].split() == ["room", "group", "state", "port", "cpu", "%", "synths",
                                 "restarts"]
     assert lines[2].split() == ["lobby", "ground", "READY", "57110", "3.2", "2", "0"]
     assert lines[3].startswith("attic")
