@@ -157,7 +157,7 @@ class Rooms:
         """Boot a room that is STOPPED or FAILED; wait until READY or given up."""
         view = self.view(name)
         deadline = time.monotonic() + timeout
-        self._tree.await_ready([name], deadline, "room boot")
+        self._tree.await_ready([name], deadline, "instance boot")
         mark = view.events.mark()
         self._tree.ask(name, lambda p: p.boot(), timeout=max(0.0, deadline - time.monotonic()))
         if view.snapshot.state == State.READY:
