@@ -40,13 +40,13 @@ from scorch.primitives.sclang.result import ExecuteResult
 from scorch.state.door import Door
 from scorch.state.events import SOUNDING
 from scorch.state.tempo import INSTALLATION, TempoView, Timeline, check_bpm, follow_external
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 log = logging.getLogger(__name__)
 
 #: Seconds between two looks at the rooms (new sclang sessions) and at Link, while Link
 #: is on or a room's sclang is coming up; otherwise the rooms' READY and RESTORED tick it
-#: (the supervisor's ``instance_changed``) and it looks by itself every IDLE_TICK only.
+#: (the supervisor's ``room_changed``) and it looks by itself every IDLE_TICK only.
 TICK = 0.25
 IDLE_TICK = 5.0
 #: sclang states of a room whose session may soon take the grid.
@@ -62,7 +62,7 @@ PHASE_NOISE = 0.003
 class Conductor(pykka.ThreadingActor):
     """The tempo of the installation and of groups with their own; Link; MIDI clock in."""
 
-    def __init__(self, config: Config, views: dict[str, InstanceView], doors: dict[str, Door],
+    def __init__(self, config: Config, views: dict[str, RoomView], doors: dict[str, Door],
                  tempo: TempoView, clock_in: str | None = None) -> None:
         super().__init__()
         self._config = config

@@ -167,7 +167,7 @@ class Jack(pykka.ThreadingActor):
         self._claim.release()
 
     def alive_check(self) -> Callable[[], bool]:
-        """A thread-safe check that this jackd still runs (for the instances)."""
+        """A thread-safe check that this jackd still runs (for the rooms)."""
         def alive() -> bool:
             proc = self._proc
             return proc is not None and proc.poll_alive()

@@ -1,6 +1,6 @@
 """Keep one supervised thing running: restart it after each fault, with backoff, or give up.
 
-A :class:`Keeper` runs a thread per supervised thing (an instance, the private
+A :class:`Keeper` runs a thread per supervised thing (a room, the private
 jackd). Its loop is tenacity's: each *attempt* starts what is down (through
 ``restart``, which asks the owning actor, so processes are still spawned from
 the actor's thread) and then watches until the thing has run ``stable_after``

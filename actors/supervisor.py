@@ -1,6 +1,6 @@
 """The Supervisor actor: builds the tree from the config, starts it in order, stops it in reverse.
 
-jackd dies: restart it, then every instance (rest_for_one). An instance's own
+jackd dies: restart it, then every room (rest_for_one). A room's own
 crashes are handled by its actor; the supervisor only handles what is shared.
 """
 
@@ -16,10 +16,10 @@ import pykka
 from pykka.typing import ActorMemberMixin, proxy_method
 
 from actors.conductor import Conductor, ConductorProxy
-from actors.instance.actor import Instance, InstanceSettings
-from actors.instance.proxy import InstanceProxy
 from actors.jack import Jack, JackProxy
 from actors.keeper import Keeper
+from actors.room.actor import Room, RoomSettings
+from actors.room.proxy import RoomProxy
 from actors.router.actor import MidiRouter
 from actors.router.proxy import MidiRouterProxy
 from actors.router.targets import OrchestraTargets, RemoteRooms, SceneCue
@@ -34,7 +34,7 @@ from scorch.primitives.system.console import Console
 from scorch.state.bus import Bus
 from scorch.state.door import Door
 from scorch.state.tempo import TempoView, Timeline
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 log = logging.getLogger(__name__)
 
@@ -44,11 +44,11 @@ RECONFIGURE_TIMEOUT = 90.0
 
 
 class Supervisor(pykka.ThreadingActor):
-    """Root of the tree: the JACK server, the instances, the watchdog, tempo and MIDI."""
+    """Root of the tree: the JACK server, the rooms, the watchdog, tempo and MIDI."""
 
-    def __init__(self, config: Config, views: dict[str, InstanceView], doors: dict[str, Door],
-                 bus: Bus, settings: dict[str, InstanceSettings], jack_console: Console,
-                 on_scene: SceneCue = lambda kind, scene, instance, value: None,
+    def __init__(self, config: Config, views: dict[str, RoomView], doors: dict[str, Door],
+                 bus: Bus, settings: dict[str, RoomSettings], jack_console: Console,
+                 on_scene: SceneCue = lambda kind, scene, room, value: None,
                  remote: RemoteRooms | None = None) -> None:
         super().__init__()
         self.on_scene = on_scene
@@ -64,7 +64,7 @@ class Supervisor(pykka.ThreadingActor):
         self.settings = settings
         self.jack_console = jack_console
         self.jack: JackProxy | None = None
-        self.instances: dict[str, InstanceProxy] = {}
+        self.rooms: dict[str, RoomProxy] = {}
         self.watchdog: WatchdogProxy | None = None
         self.router: MidiRouterProxy | None = None
         self.tempo = TempoView(config.timelines(time.monotonic()), bus)
@@ -114,11 +114,11 @@ class Supervisor(pykka.ThreadingActor):
             log.warning("audio: %s", self.audio.describe())
             self._start_jack()
 
-    def start_tree(self) -> dict[str, InstanceProxy]:
-        """Start JACK, then every instance (each boots in its own thread), the watchdog and MIDI.
+    def start_tree(self) -> dict[str, RoomProxy]:
+        """Start JACK, then every room (each boots in its own thread), the watchdog and MIDI.
 
-        Returns the instance actors at once: they report READY or FAILED on
-        their views, so a caller waits there (one instance failing does not
+        Returns the room actors at once: they report READY or FAILED on
+        their views, so a caller waits there (one room failing does not
         stop the others) while calls to the rest go through.
         """
         audio = self.config.audio
@@ -131,18 +131,18 @@ class Supervisor(pykka.ThreadingActor):
             self._jack_alive = self.jack.alive_check().get(timeout=ASK_TIMEOUT)
             self._jack_keeper = self._keep_jack()
         for name, inst_config in self.config.instances.items():
-            self.instances[name] = cast(InstanceProxy, Instance.start(
+            self.rooms[name] = cast(RoomProxy, Room.start(
                 name, inst_config, self._wired(name, self.settings[name]),
                 self.views[name], self.doors[name], self.bus).proxy())
-        for proxy in self.instances.values():
+        for proxy in self.rooms.values():
             proxy.boot()  # all at once: each boots in its own actor's thread
         self._start_watchdog()
         self._start_conductor()
         self._start_router()
-        return dict(self.instances)
+        return dict(self.rooms)
 
-    def _wired(self, name: str, settings: InstanceSettings) -> InstanceSettings:
-        """An instance's settings, told where to report changes, the JACK server that runs
+    def _wired(self, name: str, settings: RoomSettings) -> RoomSettings:
+        """A room's settings, told where to report changes, the JACK server that runs
         and how to see it, and the beat grid its clock follows."""
         tempo = self.tempo
 
@@ -152,7 +152,7 @@ class Supervisor(pykka.ThreadingActor):
             except KeyError:  # a group whose tempo a reload has not put in place yet
                 return None
 
-        settings = replace(settings, on_changed=self.actor_ref.proxy().instance_changed,
+        settings = replace(settings, on_changed=self.actor_ref.proxy().room_changed,
                            audio=self.config.audio, grid=grid)
         if self._jack_alive is not None:
             settings = replace(settings, jack_alive=self._jack_alive)
@@ -162,7 +162,7 @@ class Supervisor(pykka.ThreadingActor):
         wd = self.config.watchdog
         self.watchdog = cast(WatchdogProxy, Watchdog.start(
             {name: (self.views[name], self.doors[name], proxy)
-             for name, proxy in self.instances.items()},
+             for name, proxy in self.rooms.items()},
             wd.interval, wd.missed, wd.busy_limit,
         ).proxy())
 
@@ -173,7 +173,7 @@ class Supervisor(pykka.ThreadingActor):
             midi.clock_in if midi.enabled else None).proxy())
 
     def apply(self, config: Config, changes: ConfigChanges,
-              settings: dict[str, InstanceSettings]) -> dict[str, str]:
+              settings: dict[str, RoomSettings]) -> dict[str, str]:
         """Apply a reloaded config's changes (see ``scorch.config.changes``).
 
         Rooms removed stop, rooms added boot (their views are in place already),
@@ -183,17 +183,17 @@ class Supervisor(pykka.ThreadingActor):
         self.config = self._resolved(config)
         self.settings.update(settings)
         for name in changes.removed:
-            proxy = self.instances.pop(name)
-            _stop(f"instance {name!r}", proxy.actor_ref.stop(block=False), ASK_TIMEOUT)
+            proxy = self.rooms.pop(name)
+            _stop(f"room {name!r}", proxy.actor_ref.stop(block=False), ASK_TIMEOUT)
         for name in changes.added:
-            self.instances[name] = cast(InstanceProxy, Instance.start(
+            self.rooms[name] = cast(RoomProxy, Room.start(
                 name, config.instances[name], self._wired(name, settings[name]),
                 self.views[name], self.doors[name], self.bus).proxy())
-            self.instances[name].boot()
+            self.rooms[name].boot()
         failed: dict[str, str] = {}
         for name, room in changes.rooms.items():
             try:
-                self.instances[name].reconfigure(
+                self.rooms[name].reconfigure(
                     config.instances[name], self._wired(name, settings[name]), room,
                 ).get(timeout=RECONFIGURE_TIMEOUT)
             except (ScorchError, pykka.Timeout) as err:
@@ -215,9 +215,9 @@ class Supervisor(pykka.ThreadingActor):
         """The watchdog actor (health checks ask it directly, not through this actor)."""
         return self.watchdog
 
-    def instance_proxies(self) -> dict[str, InstanceProxy]:
-        """The instance actors, by name."""
-        return dict(self.instances)
+    def room_proxies(self) -> dict[str, RoomProxy]:
+        """The room actors, by name."""
+        return dict(self.rooms)
 
     def start_midi(self, backend: str | None = None) -> str | None:
         """Start the MIDI router now (asked by a tool), even when the config disables it,
@@ -273,8 +273,8 @@ class Supervisor(pykka.ThreadingActor):
         """Why MIDI is off, or None when it runs."""
         return self.midi_error
 
-    def instance_changed(self, name: str) -> None:
-        """An instance is READY again, or its nodes changed: the router re-reads where they are,
+    def room_changed(self, name: str) -> None:
+        """A room is READY again, or its nodes changed: the router re-reads where they are,
         and the conductor gives a new sclang the tempo at once."""
         if self.router is not None:
             self.router.refresh_targets()
@@ -286,7 +286,7 @@ class Supervisor(pykka.ThreadingActor):
         return self.jack.pid().get(timeout=ASK_TIMEOUT) if self.jack is not None else None
 
     def _keep_jack(self) -> Keeper:
-        """A keeper for the private jackd: restart it with backoff, then the instances."""
+        """A keeper for the private jackd: restart it with backoff, then the rooms."""
         me = self.actor_ref.proxy()
         wd = self.config.watchdog
         server = self.config.audio.jack_server
@@ -301,30 +301,30 @@ class Supervisor(pykka.ThreadingActor):
         return keeper
 
     def jack_crashed(self, how: str) -> None:
-        """jackd exited on its own: its keeper restarts it (the instances wait for it)."""
+        """jackd exited on its own: its keeper restarts it (the rooms wait for it)."""
         if self._stopping or self._jack_keeper is None:
             return
         log.warning("jackd %r crashed (%s)", self.config.audio.jack_server, how)
         self._jack_keeper.fault(f"jackd {how}")
 
     def restart_jack(self) -> None:
-        """Start jackd again and tell every instance that JACK is back (the keeper asks)."""
+        """Start jackd again and tell every room that JACK is back (the keeper asks)."""
         if self._stopping or self.jack is None:
             return
         self.jack.stop_server().get(timeout=ASK_TIMEOUT)
         self.jack.start_server().get(timeout=ASK_TIMEOUT)  # BootError: the keeper retries
-        for proxy in self.instances.values():
+        for proxy in self.rooms.values():
             proxy.jack_restarted()
 
     def jack_gave_up(self, reason: str) -> None:
-        """jackd cannot be kept up: every instance is FAILED with the reason."""
+        """jackd cannot be kept up: every room is FAILED with the reason."""
         reason = f"the JACK server {self.config.audio.jack_server!r} keeps dying: {reason}"
-        log.error("%s; every instance is FAILED", reason)
-        for proxy in self.instances.values():
+        log.error("%s; every room is FAILED", reason)
+        for proxy in self.rooms.values():
             proxy.jack_failed(reason)
 
     def stop_all(self, timeout: float = 20.0) -> None:
-        """Stop in reverse order: MIDI, watchdog, instances (in parallel), JACK.
+        """Stop in reverse order: MIDI, watchdog, rooms (in parallel), JACK.
 
         A child that does not stop in time is logged and the rest still stop.
         """
@@ -339,10 +339,10 @@ class Supervisor(pykka.ThreadingActor):
         self.router = None
         self.conductor = None
         self.watchdog = None
-        stops = {name: proxy.actor_ref.stop(block=False) for name, proxy in self.instances.items()}
+        stops = {name: proxy.actor_ref.stop(block=False) for name, proxy in self.rooms.items()}
         for name, future in stops.items():
-            _stop(f"instance {name!r}", future, timeout)
-        self.instances.clear()
+            _stop(f"room {name!r}", future, timeout)
+        self.rooms.clear()
         if self.jack is not None:
             _stop("jackd", self.jack.actor_ref.stop(block=False), timeout)
             self.jack = None
@@ -366,7 +366,7 @@ class SupervisorProxy(ActorMemberMixin, pykka.ActorProxy[Supervisor]):
     start_tree = proxy_method(Supervisor.start_tree)
     apply = proxy_method(Supervisor.apply)
     stop_all = proxy_method(Supervisor.stop_all)
-    instance_proxies = proxy_method(Supervisor.instance_proxies)
+    room_proxies = proxy_method(Supervisor.room_proxies)
     router_proxy = proxy_method(Supervisor.router_proxy)
     conductor_proxy = proxy_method(Supervisor.conductor_proxy)
     watchdog_proxy = proxy_method(Supervisor.watchdog_proxy)

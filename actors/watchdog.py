@@ -1,8 +1,8 @@
-"""The Watchdog actor: pings every READY instance and reports the ones that went silent.
+"""The Watchdog actor: pings every READY room and reports the ones that went silent.
 
 Exits are noticed at once by the processes' reader threads; this actor is for
 hangs, which only silence reveals. It pings from its own thread through the
-rooms' doors (:class:`~scorch.state.door.Door`), so a busy instance actor never
+rooms' doors (:class:`~scorch.state.door.Door`), so a busy room actor never
 delays a check.
 """
 
@@ -14,7 +14,7 @@ import time
 import pykka
 from pykka.typing import ActorMemberMixin, proxy_method
 
-from actors.instance.proxy import InstanceProxy
+from actors.room.proxy import RoomProxy
 from actors.ticker import Ticker
 from scorch.errors import ScorchError
 from scorch.primitives.scsynth import commands
@@ -23,7 +23,7 @@ from scorch.primitives.system.process import cpu_seconds, stopped
 from scorch.state.door import Door
 from scorch.state.events import State
 from scorch.state.health import HealthPolicy, Pings
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 log = logging.getLogger(__name__)
 
@@ -35,22 +35,22 @@ TREE_EVERY = 2.0
 #: sclang gets more slack than scsynth: garbage collection and class-library
 #: work can hold the interpreter for a moment without anything being wrong.
 SCLANG_SLACK = 2.0
-#: Seconds between two log lines about checks that failed, per instance.
+#: Seconds between two log lines about checks that failed, per room.
 LOG_EVERY = 10.0
 
 
 class Watchdog(pykka.ThreadingActor):
     """Ping scsynth with /status and sclang with a marker; report silence as a hang."""
 
-    def __init__(self, instances: dict[str, tuple[InstanceView, Door, InstanceProxy]],
+    def __init__(self, rooms: dict[str, tuple[RoomView, Door, RoomProxy]],
                  interval: float, missed: int, busy_limit: float = 30.0) -> None:
         super().__init__()
-        self.instances = instances
+        self.rooms = rooms
         self.scsynth_policy = HealthPolicy(interval, missed, busy_limit)
         self.sclang_policy = HealthPolicy(interval * SCLANG_SLACK, missed, busy_limit)
         self.interval = interval
         self._ticker: Ticker | None = None
-        # Per instance and process: which process (its door's generation), the pings it owes.
+        # Per room and process: which process (its door's generation), the pings it owes.
         self._watched: dict[tuple[str, str], tuple[int, Pings]] = {}
         self._trees: dict[str, float] = {}
         """When each room was last asked for its node tree (monotonic)."""
@@ -58,7 +58,7 @@ class Watchdog(pykka.ThreadingActor):
         self.last_tick = time.monotonic()
         """When the last check began (the supervisor's health looks at it)."""
         self._reported: dict[tuple[str, str], int] = {}
-        # Per instance: scsynth's pid, its CPU seconds, when they last grew, and when
+        # Per room: scsynth's pid, its CPU seconds, when they last grew, and when
         # they were read (only while pings go unanswered: an answered ping says enough).
         self._cpu: dict[str, tuple[int | None, float, float, float]] = {}
 
@@ -101,13 +101,13 @@ class Watchdog(pykka.ThreadingActor):
         return grew
 
     def tick(self) -> None:
-        """Ping every READY instance and report processes silent for too long.
+        """Ping every READY room and report processes silent for too long.
 
         A check that fails (out of file descriptors, a process gone mid-look) is
         logged and skipped: a ping that was not sent counts for nothing.
         """
         self.last_tick = time.monotonic()
-        for name, (view, door, proxy) in self.instances.items():
+        for name, (view, door, proxy) in self.rooms.items():
             try:
                 self._check(name, view, door, proxy)
             except ScorchError:  # its process went between two looks: the next tick sees why
@@ -119,7 +119,7 @@ class Watchdog(pykka.ThreadingActor):
         """``time.monotonic()`` of the last check."""
         return self.last_tick
 
-    def _check(self, name: str, view: InstanceView, door: Door, proxy: InstanceProxy) -> None:
+    def _check(self, name: str, view: RoomView, door: Door, proxy: RoomProxy) -> None:
         if view.snapshot.state not in (State.READY, State.DEGRADED):
             self._watched.pop((name, "scsynth"), None)
             self._watched.pop((name, "sclang"), None)
@@ -165,10 +165,10 @@ class Watchdog(pykka.ThreadingActor):
                         "not look counts as unknown, not as silence", name,
                         type(err).__name__, err)
 
-    def _report(self, name: str, kind: str, pid: int | None, proxy: InstanceProxy,
+    def _report(self, name: str, kind: str, pid: int | None, proxy: RoomProxy,
                 silent: float, unanswered: int) -> None:
         if pid is None or self._reported.get((name, kind)) == pid:
-            return  # already reported; the instance is handling it
+            return  # already reported; the room is handling it
         self._reported[(name, kind)] = pid
         log.warning("[%s] %s (pid %d) answered none of %d pings over %.2f s: hung", name,
                     kind, pid, unanswered, silent)

@@ -1,7 +1,7 @@
 """Benchmark MCP tool round trips through the real clients: stdio hosted and attached, HTTP.
 
 Run with ``python -m bench.mcp_roundtrip`` (a few minutes). It writes a
-two-instance config on a private JACK server, then:
+two-room config on a private JACK server, then:
 
 - hosted: starts ``scorch mcp`` as a subprocess (it boots the orchestra) and
   times ``list_instances`` and ``execute(alpha, "1")`` from ``call_tool`` to its
@@ -202,7 +202,7 @@ def report(figures: dict[str, Figures], samples: int,
         "## MCP",
         "",
         "Tool round trips through the MCP SDK's own client (`mcp.Client`), from `call_tool` to"
-        " its parsed result; two READY instances; in one run, over stdio"
+        " its parsed result; two READY rooms; in one run, over stdio"
         " (`StdioServerParameters` running `scorch mcp`) and over streamable HTTP (`scorch mcp"
         " --http` on loopback, the client given its URL), the hosted stdio and HTTP servers"
         " side by side, their calls taking turns so that both meet the same load;"

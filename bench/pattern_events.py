@@ -22,7 +22,7 @@ import time
 import timeit
 from pathlib import Path
 
-from actors.instance.patterns import keep
+from actors.room.patterns import keep
 from bench.report import write_section
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config

@@ -117,7 +117,7 @@ def _start(orchestra: Orchestra, service: LocalService,
         return
     for name, error in errors.items():
         if error:
-            log.error("instance %r failed to boot: %s", name, error)
+            log.error("room %r failed to boot: %s", name, error)
     orchestra.sessions.start_autosave()
     from scorch.api.firing import Firing
     from scorch.api.ops import load_all

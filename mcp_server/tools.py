@@ -20,7 +20,7 @@ A result with pictures (``Result.images()``: listen, render) is answered with
 each as image content, beside its structured content and its one-line text.
 
 Every failure a person can act on becomes a tool error whose text says what went
-wrong and what is known (the instance names, the state and since when, the
+wrong and what is known (the room names, the state and since when, the
 argument at fault); anything else is logged with its traceback and reported
 without taking the server down. For a program, every error result also carries
 its code, whether retrying can help and the argument at fault as structured

@@ -1,7 +1,7 @@
 """What the MIDI engine asks the router to send: one small immutable action each.
 
 The engine (:mod:`midi.engine`) returns them; the router's sender
-(``actors.router.sender``) turns each into an OSC datagram to an instance's scsynth.
+(``actors.router.sender``) turns each into an OSC datagram to a room's scsynth.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ Address = tuple[str, int]
 class SetParam(NamedTuple):
     """Set a named persistent node's parameter (coalescable per node and param)."""
 
-    instance: str
+    room: str
     node: str
     param: str
     value: float
     address: Address | None
-    """None while the instance is not running: the value only goes to desired state."""
+    """None while the room is not running: the value only goes to desired state."""
     node_id: int | None
 
 
@@ -65,15 +65,15 @@ class SceneCue(NamedTuple):
     """Recall a scene (``value``: seconds to glide) or morph toward it (``value``: 0..1).
 
     Kind ``cue`` is a cue list button: ``scene`` is the cue operation's action (go, stop,
-    standby), ``instance`` the cue's number ('': the one on standby). Both are handed off
+    standby), ``room`` the cue's number ('': the one on standby). Both are handed off
     to the app by the same path, which never blocks the MIDI thread.
     """
 
     kind: str
     """``recall``, ``morph`` or ``cue``."""
     scene: str
-    instance: str
-    """The route's instance selector (``cue``: the cue's number)."""
+    room: str
+    """The route's room selector (``cue``: the cue's number)."""
     value: float
 
 

@@ -1,4 +1,4 @@
-"""Turn raw MIDI bytes from one port into actions on instances: the router's pure core.
+"""Turn raw MIDI bytes from one port into actions on rooms: the router's pure core.
 
 No threads, sockets or clocks here: :meth:`Engine.handle` takes a port name and a
 message and returns what to send. The router calls it from the MIDI callback under
@@ -53,12 +53,12 @@ _new_tuple: Callable[[type, tuple[object, ...]], Any] = tuple.__new__
 
 
 class TargetSnapshot(NamedTuple):
-    """Where the instances are right now, as the router last asked the targets."""
+    """Where the rooms are right now, as the router last asked the targets."""
 
     endpoints: Mapping[str, Address]
-    """Instances that are READY, with their scsynth address."""
+    """Rooms that are READY, with their scsynth address."""
     nodes: Mapping[tuple[str, str], int]
-    """(instance, node name) -> node id, for running instances."""
+    """(room, node name) -> node id, for running rooms."""
 
 
 class Engine:
@@ -73,7 +73,7 @@ class Engine:
         first, span = voice_ids(voice_slot)
         self.voices = Voices(first=first, span=span, _next=voice_offset % span)
         self.values: dict[tuple[str, str, str], float] = {}
-        """(instance, node, param) -> last value the router set or was told of."""
+        """(room, node, param) -> last value the router set or was told of."""
         self.learn: Callable[[dict[str, object]], None] | None = None
         """Called with the first control or note that moves, then cleared."""
         self.errors = 0
@@ -169,18 +169,18 @@ class Engine:
             actions.append(PageCue(port, page))
         return actions + cue_presses(table.cues.get(key, ())) if table.cues else actions
 
-    def observe(self, instance: str, node: str, param: str, value: float) -> None:
+    def observe(self, room: str, node: str, param: str, value: float) -> None:
         """Note a parameter value set elsewhere, so takeover does not jump from a stale one."""
-        self.values[(instance, node, param)] = value
+        self.values[(room, node, param)] = value
 
     def control_position(self, takeover_key: tuple[str, str]) -> float | None:
         """Where a control waiting to pick its param up last was (None: it does not wait)."""
         takeover = self._takeover.get(takeover_key)
         return None if takeover is None or takeover.mode == "immediate" else takeover.control
 
-    def forget(self, instance: str, node: str | None) -> None:
-        """Forget the values of a node that is gone (None: every node of ``instance``)."""
-        for key in [k for k in self.values if k[0] == instance and node in (None, k[1])]:
+    def forget(self, room: str, node: str | None) -> None:
+        """Forget the values of a node that is gone (None: every node of ``room``)."""
+        for key in [k for k in self.values if k[0] == room and node in (None, k[1])]:
             del self.values[key]
 
     def panic(self) -> list[Action]:
@@ -277,7 +277,7 @@ class Engine:
         for target in targets:
             route = target.route
             curve = target.curve
-            for instance, key, takeover_key, node_key in target.slots:
+            for room, key, takeover_key, node_key in target.slots:
                 touched[key] = None
                 if route.button is not None:
                     current = values.get(key)
@@ -315,11 +315,11 @@ class Engine:
                     _new_tuple(  # SetParam(...) without its Python-level __new__
                         SetParam,
                         (
-                            instance,
+                            room,
                             route.node,
                             route.param,
                             value,
-                            endpoints.get(instance),
+                            endpoints.get(room),
                             nodes.get(node_key),
                         ),
                     )
@@ -345,12 +345,12 @@ class Engine:
                 continue
             amp = target.velocity.map(velocity / 127.0)
             pitch = note + route.transpose
-            for instance in target.instances:
-                address = self.snapshot.endpoints.get(instance)
+            for room in target.rooms:
+                address = self.snapshot.endpoints.get(room)
                 if address is None:
-                    log.info("note %d for %s dropped: instance not running", note, instance)
+                    log.info("note %d for %s dropped: room not running", note, room)
                     continue
-                voice = self._voice(target, instance, address, channel, note, pitch, zone)
+                voice = self._voice(target, room, address, channel, note, pitch, zone)
                 actions += self._release(self.voices.note_on(voice, route.voices))
                 args: list[str | float] = ["freq", self._freq(voice), "amp", amp, "gate", 1.0]
                 if zone is not None:
@@ -363,11 +363,11 @@ class Engine:
                     self.played(voice, velocity)
         return actions
 
-    def _voice(self, target: KeyTarget, instance: str, address: Address, channel: ChannelKey,
+    def _voice(self, target: KeyTarget, room: str, address: Address, channel: ChannelKey,
                note: int, pitch: float, zone: ChannelKey | None) -> Voice:
         route = target.route
         voice = Voice(
-            self.voices.new_id(), address, instance, target.route_id, channel, note, pitch,
+            self.voices.new_id(), address, room, target.route_id, channel, note, pitch,
             route.bend_range if zone is None else route.mpe_bend_range, route.sustain,
             zone=zone, zone_bend_range=route.bend_range if zone is not None else 0.0,
         )

@@ -1,7 +1,7 @@
 """Compile routes into per-port lookup tables the MIDI callback reads without locking.
 
 A table is immutable: the router builds a new one whenever routes, ports or
-instances change and swaps it in with one assignment.
+rooms change and swaps it in with one assignment.
 """
 
 from __future__ import annotations
@@ -32,38 +32,38 @@ class RouteEntry(NamedTuple):
 
 
 class Slot(NamedTuple):
-    """One instance a control target moves, with the lookup keys the hot path needs."""
+    """One room a control target moves, with the lookup keys the hot path needs."""
 
-    instance: str
+    room: str
     value_key: tuple[str, str, str]
-    """(instance, node, param): the engine's last-value key."""
+    """(room, node, param): the engine's last-value key."""
     takeover_key: tuple[str, str]
-    """(route id, instance): the engine's takeover-state key."""
+    """(route id, room): the engine's takeover-state key."""
     node_key: tuple[str, str]
-    """(instance, node): the snapshot's node-id key."""
+    """(room, node): the snapshot's node-id key."""
 
 
 @dataclass(frozen=True, slots=True)
 class _Target:
-    """A compiled route: its id and the instances its selector resolved to."""
+    """A compiled route: its id and the rooms its selector resolved to."""
 
     route_id: str
-    instances: tuple[str, ...]
+    rooms: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class ControlTarget(_Target):
-    """A compiled control route: its curve bound to its range, its instances resolved."""
+    """A compiled control route: its curve bound to its range, its rooms resolved."""
 
     route: ControlRoute
     curve: Curve
     slots: tuple[Slot, ...] = field(init=False)
-    """Per instance, keys built once here rather than per message."""
+    """Per room, keys built once here rather than per message."""
 
     def __post_init__(self) -> None:
         node, param = self.route.node, self.route.param
         slots = tuple(
-            Slot(i, (i, node, param), (self.route_id, i), (i, node)) for i in self.instances
+            Slot(i, (i, node, param), (self.route_id, i), (i, node)) for i in self.rooms
         )
         object.__setattr__(self, "slots", slots)
 
@@ -202,7 +202,7 @@ def compile_table(
                 for channel in ((key[1],) if key[1] >= 0 else range(16)):
                     pages[(key[0], channel, key[2])] = route.page
             continue
-        instances = resolved.get(route.instance, ())
+        rooms = resolved.get(route.instance, ())
         if isinstance(route, SceneRoute):
             kind, number = ("pc", route.program) if route.program is not None else (
                 "cc", route.cc)
@@ -217,13 +217,13 @@ def compile_table(
                 continue
             route = bound
             curve = make_curve(route.curve, *route.range)
-            target = ControlTarget(entry.id, instances, route, curve)
+            target = ControlTarget(entry.id, rooms, route, curve)
             kind, number = _control_key(route)
             for channel in _channels(route.channel):
                 controls.setdefault((kind, channel, number), []).append(target)
         else:
             keys.append(
-                KeyTarget(entry.id, instances, route, make_curve(route.velocity_curve, *route.amp),
+                KeyTarget(entry.id, rooms, route, make_curve(route.velocity_curve, *route.amp),
                           frozenset(_channels(route.channel)))
             )
     return Table(
@@ -271,7 +271,7 @@ def pages_of(entries: Iterable[RouteEntry], port_name: str) -> list[str]:
 def resolve_all(
     entries: Iterable[RouteEntry], resolve: Callable[[str], list[str]]
 ) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
-    """Resolve every route's instance selector; return (resolved, errors by selector)."""
+    """Resolve every route's room selector; return (resolved, errors by selector)."""
     resolved: dict[str, tuple[str, ...]] = {}
     errors: dict[str, str] = {}
     for entry in entries:

@@ -55,8 +55,8 @@ class _Route(StrictModel):
     channel: int | None = Field(
         None, ge=1, le=16, description="MIDI channel 1-16; omitted means any channel."
     )
-    instance: Selector = Field(description="Instance name, group name or '*' for every "
-                               "instance.")
+    instance: Selector = Field(description="Room name, group name or '*' for every "
+                               "room.")
     host: HostName | None = Field(
         None, description="With several hosts: the host the controller is plugged into "
         "(default: the host of the rooms it plays).")
@@ -85,7 +85,7 @@ class ControlRoute(_Route):
     step: float = Field(
         1 / 127, gt=0, le=1, description="Relative encoders: fraction of the range per tick."
     )
-    node: NodeName = Field(description="Name of a persistent node on that instance.")
+    node: NodeName = Field(description="Name of a persistent node on that room.")
     param: ParamName = Field(description="Control name of that node's SynthDef.")
     range: tuple[Float32, Float32] = Field((0.0, 1.0),
                                            description="[min, max] of the parameter.")
@@ -158,7 +158,7 @@ class ControlRoute(_Route):
 
 
 class KeyRoute(_Route):
-    """Play a SynthDef on an instance from the keys of a keyboard."""
+    """Play a SynthDef on a room from the keys of a keyboard."""
 
     synthdef: SynthDefName = Field(description="SynthDef with freq, amp and gate controls.")
     notes: tuple[int, int] = Field(

@@ -1,7 +1,7 @@
 """Allocate synth voices for held keys: node ids, limits with stealing, sustain.
 
 A voice remembers where it was started (address and node id), so its release
-always reaches the instance and node that got the note-on, whatever happened to
+always reaches the room and node that got the note-on, whatever happened to
 the routes in between. Node ids come from ``2**29`` upward and wrap within
 ``2**26`` ids: above every sclang login's range (below ``2**28`` with 4 logins)
 and below the orchestra's persistent nodes (from ``2**30``).
@@ -36,7 +36,7 @@ class Voice:
     node_id: int
     address: tuple[str, int]
     """scsynth's UDP address at the note-on."""
-    instance: str
+    room: str
     route_id: str
     channel: ChannelKey
     note: int
@@ -80,11 +80,11 @@ class Voices:
         key = (*voice.channel, voice.note)
         released = [
             v for v in self._by_key.get(key, ()) if v.route_id == voice.route_id
-            and v.instance == voice.instance
+            and v.room == voice.room
         ]
         for old in released:
             self._remove(old)
-        group = self._by_group.setdefault((voice.route_id, voice.instance), [])
+        group = self._by_group.setdefault((voice.route_id, voice.room), [])
         while len(group) >= limit:
             oldest = group[0]
             self._remove(oldest)
@@ -127,7 +127,7 @@ class Voices:
 
     def release(self, voice: Voice) -> bool:
         """Forget ``voice`` (``max_hold``); False if it was already released."""
-        group = self._by_group.get((voice.route_id, voice.instance), ())
+        group = self._by_group.get((voice.route_id, voice.room), ())
         if voice not in group:
             return False
         self._remove(voice)
@@ -167,8 +167,8 @@ class Voices:
             same_key.remove(voice)
             if not same_key:
                 del self._by_key[key]
-        group = self._by_group.get((voice.route_id, voice.instance), [])
+        group = self._by_group.get((voice.route_id, voice.room), [])
         if voice in group:
             group.remove(voice)
             if not group:
-                del self._by_group[(voice.route_id, voice.instance)]
+                del self._by_group[(voice.route_id, voice.room)]

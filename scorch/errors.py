@@ -21,15 +21,14 @@ The tree, each class with the ones under it (a test keeps it true)::
     BootError: BootTimeout, PortInUse
     InvalidRequest: AudioFileError, FileExists, InvalidSnippet, ReadOnlySnippet,
         SampleRejected, SessionFileError, SnippetExists
-    NotFound: BufferNotFound, CueNotFound, DocNotFound, InstanceNotFound,
-        MidiPortNotFound, NodeNotFound, PatternNotFound, RecordingNotFound,
-        ReferenceNotFound, RouteNotFound, SampleNotFound, SceneNotFound,
-        SessionNotFound, UnknownSnippet, UnknownSynthDef
+    NotFound: BufferNotFound, CueNotFound, DocNotFound, MidiPortNotFound,
+        NodeNotFound, PatternNotFound, RecordingNotFound, ReferenceNotFound,
+        RoomNotFound, RouteNotFound, SampleNotFound, SceneNotFound, SessionNotFound,
+        UnknownSnippet, UnknownSynthDef
     OscTimeout: ServerGone
     Unavailable: CannotListen, ControlBusy, DocsUnavailable, HistoryUnavailable,
-        HostUnreachable, InstanceNotReady, MidiUnavailable, NotRunning,
-        TempoUnavailable
-    InstanceNotReady: Booting, InstanceFailed, NoAnswer
+        HostUnreachable, MidiUnavailable, NotRunning, RoomNotReady, TempoUnavailable
+    RoomNotReady: Booting, NoAnswer, RoomFailed
 """
 
 from __future__ import annotations
@@ -152,20 +151,20 @@ def nearest(name: str, known: Iterable[str]) -> list[str]:
     return [candidate for _, _, candidate in sorted(scored)[:NEAREST]]
 
 
-class InstanceNotFound(NotFound):
-    """A name matches no instance and no group."""
+class RoomNotFound(NotFound):
+    """A name matches no room and no group."""
 
     def __init__(self, name: str, known: Sequence[str] = (),
                  groups: Sequence[str] = ()) -> None:
         groups_text = f"; groups: {', '.join(groups)}" if groups else ""
         shown = name if len(name) <= 60 else name[:57] + "..."
-        super().__init__(f"no instance or group named {shown!r}; known instances: "
+        super().__init__(f"no room or group named {shown!r}; known rooms: "
                          f"{', '.join(known) or '(none)'}{groups_text}", name=name,
                          known=[*known, *groups])
 
 
 class NodeNotFound(NotFound):
-    """A named persistent node does not exist on that instance."""
+    """A named persistent node does not exist in that room."""
 
 
 class UnknownSynthDef(NotFound):
@@ -181,7 +180,7 @@ class RouteNotFound(NotFound):
 
 
 class BufferNotFound(NotFound):
-    """No buffer of that name is loaded on that instance."""
+    """No buffer of that name is loaded in that room."""
 
 
 class SampleNotFound(NotFound):
@@ -242,25 +241,25 @@ class Unavailable(ScorchError):
     retryable = True
 
 
-class InstanceNotReady(Unavailable):
-    """The instance exists but cannot take the request in its current state."""
+class RoomNotReady(Unavailable):
+    """The room exists but cannot take the request in its current state."""
 
 
-class Booting(InstanceNotReady):
+class Booting(RoomNotReady):
     """scorch or a room is booting or restarting, past the call's own timeout: it comes
     back by itself; try again shortly, or with a longer timeout."""
 
     code = "BOOTING"
 
 
-class NoAnswer(InstanceNotReady):
-    """Something was asked and did not answer in time (an instance, an installation)."""
+class NoAnswer(RoomNotReady):
+    """Something was asked and did not answer in time (a room, an installation)."""
 
     code = "TIMEOUT"
 
 
-class InstanceFailed(InstanceNotReady):
-    """The instance used up its restart budget and stays down until booted again."""
+class RoomFailed(RoomNotReady):
+    """The room used up its restart budget and stays down until booted again."""
 
     code = "ROOM_FAILED"
     retryable = False
@@ -392,9 +391,23 @@ class RemoteError(ScorchError):
     code = "INTERNAL"
 
 
+#: The names three classes had before "room" became scorch's one word for a room. The
+#: control socket still sends them, and reads both, so scorches of either side of the
+#: rename raise the same kind from each other's errors.
+WIRE_NAMES: dict[str, str] = {"RoomNotFound": "InstanceNotFound",
+                              "RoomNotReady": "InstanceNotReady",
+                              "RoomFailed": "InstanceFailed"}
+_FROM_WIRE = {sent: name for name, sent in WIRE_NAMES.items()}
+
+
+def wire_name(kind: type[ScorchError]) -> str:
+    """The name ``kind`` crosses the control socket by (its former one, where it had one)."""
+    return WIRE_NAMES.get(kind.__name__, kind.__name__)
+
+
 def by_name(kind: str) -> type[ScorchError] | None:
     """The error class called ``kind`` (as sent over the control socket), if scorch has one."""
-    found = globals().get(kind)
+    found = globals().get(_FROM_WIRE.get(kind, kind))
     if isinstance(found, type) and issubclass(found, ScorchError):
         return found
     return None

@@ -23,11 +23,11 @@ from pydantic import (
     WithJsonSchema,
 )
 
-#: Names of instances, groups, nodes, routes, SynthDefs: short, safe in file
+#: Names of rooms, groups, nodes, routes, SynthDefs: short, safe in file
 #: names, OSC, sclang symbols and shell arguments.
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
 NAME_RULE = "1-64 characters: a letter, then letters, digits, _ or -"
-#: A name, or ``*`` for every instance.
+#: A name, or ``*`` for every room.
 SELECTOR_PATTERN = r"^(\*|[A-Za-z][A-Za-z0-9_-]{0,63})$"
 #: The largest finite float32: scsynth's controls are float32, so OSC floats are too.
 FLOAT32_MAX = 3.4028234663852886e38
@@ -87,7 +87,7 @@ Int32 = Annotated[int, Strict(), Field(ge=INT32_MIN, le=INT32_MAX)]
 #: the pattern bounds its length (64).
 _NAME_SCHEMA = WithJsonSchema({"type": "string", "pattern": NAME_PATTERN})
 
-InstanceName = Annotated[str, Strict(), AfterValidator(name_check("an instance name")),
+RoomName = Annotated[str, Strict(), AfterValidator(name_check("a room name")),
                          _NAME_SCHEMA]
 GroupName = Annotated[str, Strict(), AfterValidator(name_check("a group name")), _NAME_SCHEMA]
 NodeName = Annotated[str, Strict(), AfterValidator(name_check("a node name")), _NAME_SCHEMA]
@@ -104,12 +104,12 @@ HostName = Annotated[str, Strict(), AfterValidator(name_check("a host name")), _
 
 
 def _selector(value: str) -> str:
-    return value if value == "*" else name_check("an instance or group name")(value)
+    return value if value == "*" else name_check("a room or group name")(value)
 
 
 Selector = Annotated[str, Strict(), AfterValidator(_selector), WithJsonSchema(
     {"type": "string", "pattern": SELECTOR_PATTERN})]
-"""An instance name, a group name, or ``*`` for every instance."""
+"""A room name, a group name, or ``*`` for every room."""
 
 Text = Annotated[str, Strict(), AfterValidator(no_nul)]
 """Any text without a NUL byte (bounded where it is used)."""

@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 
 
 class MidiRouter(pykka.ThreadingActor):
-    """Route MIDI ports to instances: control routes move parameters, key routes play."""
+    """Route MIDI ports to rooms: control routes move parameters, key routes play."""
 
     def __init__(self, config: MidiConfig, targets: Targets, state_dir: Path,
                  jack_server: str | None = None, voice_slot: int | None = None,
@@ -202,7 +202,7 @@ class MidiRouter(pykka.ThreadingActor):
             self._refresh_targets()
 
     def routes(self) -> list[dict[str, Any]]:
-        """Return every route, from config and run time, with its resolved instances."""
+        """Return every route, from config and run time, with its resolved rooms."""
         out = []
         for entry in self._entries():
             selector = getattr(entry.route, "instance", "")
@@ -265,7 +265,7 @@ class MidiRouter(pykka.ThreadingActor):
                 output.send(message)
         return len(actions)
 
-    def observe(self, instance: str, node: str, values: dict[str, float],
+    def observe(self, room: str, node: str, values: dict[str, float],
                 moved: bool = False) -> None:
         """Note values set elsewhere (MCP, a scene, another host's knob, a replayed node) so
         takeover will not jump; the bus's changes come here (:class:`BusLink`).
@@ -275,19 +275,19 @@ class MidiRouter(pykka.ThreadingActor):
         with self._lock:
             touched = self._engine.touched
             for param, value in values.items():
-                self._engine.observe(instance, node, param, value)
-                touched[(instance, node, param)] = None  # feedback draws it
+                self._engine.observe(room, node, param, value)
+                touched[(room, node, param)] = None  # feedback draws it
         self._feedback.told()
         if moved:
             self._refresh_targets()
 
-    def forget(self, instance: str, node: str | None) -> None:
-        """Forget the values of a node that is gone (None: of every node of ``instance``)."""
+    def forget(self, room: str, node: str | None) -> None:
+        """Forget the values of a node that is gone (None: of every node of ``room``)."""
         with self._lock:
-            self._engine.forget(instance, node)
+            self._engine.forget(room, node)
 
     def refresh_targets(self) -> None:
-        """Ask the targets again where instances and nodes are (tell this when one is READY)."""
+        """Ask the targets again where rooms and nodes are (tell this when one is READY)."""
         self._refresh_targets()
 
     def capture(self) -> Capture | None:

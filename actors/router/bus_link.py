@@ -43,10 +43,10 @@ class BusLink:
         self.bus = bus
         self._heard: Subscription | None = None
 
-    def report(self, instance: str, node: str, params: dict[str, float]) -> None:
+    def report(self, room: str, node: str, params: dict[str, float]) -> None:
         """Announce values MIDI sent to a named node (the sender thread)."""
         if self.bus is not None:
-            self.bus.publish(ParamsChanged(instance, node, params, MIDI))
+            self.bus.publish(ParamsChanged(room, node, params, MIDI))
 
     def route(self, route_id: str, route: Mapping[str, Any] | None) -> None:
         """Announce a run-time route mapped (its dump) or unmapped (None)."""

@@ -196,12 +196,12 @@ class MidiInput:
         capture = self.capture
         if capture is None:
             return
-        ring = self._rooms.get(voice.instance) if capture is self._rooms_of else None
+        ring = self._rooms.get(voice.room) if capture is self._rooms_of else None
         if ring is None:  # first note in this room (or a new capture): one lookup kept
             if capture is not self._rooms_of:
                 self._rooms.clear()
                 self._rooms_of = capture
-            ring = self._rooms[voice.instance] = capture.ring(ROOM + voice.instance)
+            ring = self._rooms[voice.room] = capture.ring(ROOM + voice.room)
         pitch = int(voice.pitch + 0.5)
         if 0 <= pitch < 128:
             ring.message(t, (0x90 if velocity else 0x80) | voice.channel[1], pitch, velocity)

@@ -37,9 +37,9 @@ from scorch.primitives.scsynth.voice_sender import VoiceSender
 
 log = logging.getLogger(__name__)
 
-#: Called with (instance, node, {param: value}) for values MIDI changed, from the sender thread.
+#: Called with (room, node, {param: value}) for values MIDI changed, from the sender thread.
 Report = Callable[[str, str, dict[str, float]], None]
-#: Called with (kind, scene, instance, value) for scene cues, on the callback thread: no waiting.
+#: Called with (kind, scene, room, value) for scene cues, on the callback thread: no waiting.
 Cue = Callable[[str, str, str, float], None]
 #: Called with (input port, page) for a page button pressed, on the callback thread.
 Page = Callable[[str, str], None]
@@ -54,7 +54,7 @@ class OscSender:
     """Send the engine's actions to scsynth; hold back and flush what a flood repeats."""
 
     def __init__(self, lock: threading.Lock, coalesce_interval: float, report: Report,
-                 cue: Cue = lambda kind, scene, instance, value: None,
+                 cue: Cue = lambda kind, scene, room, value: None,
                  page: Page = lambda port, page: None) -> None:
         self.lock = lock
         """The router's engine lock: held by :meth:`apply`'s callers."""
@@ -130,8 +130,8 @@ class OscSender:
         send = voices.send
         for action in actions:
             if type(action) is SetParam:
-                instance, node, param, value, address, node_id = action
-                self._dirty[(instance, node, param)] = value
+                room, node, param, value, address, node_id = action
+                self._dirty[(room, node, param)] = value
                 if self._asleep:
                     self._asleep = False
                     self._wake.set()
@@ -222,11 +222,11 @@ class OscSender:
             self._asleep = report and next_due is None and not self._dirty
         if dirty:  # outside the lock: the callback never waits on the orchestra
             nodes: dict[tuple[str, str], dict[str, float]] = {}
-            for (instance, node, param), value in dirty.items():
-                nodes.setdefault((instance, node), {})[param] = value
-            for (instance, node), params in nodes.items():
+            for (room, node, param), value in dirty.items():
+                nodes.setdefault((room, node), {})[param] = value
+            for (room, node), params in nodes.items():
                 try:
-                    self._report(instance, node, params)
+                    self._report(room, node, params)
                 except Exception:
-                    log.exception("reporting %s.%s failed", instance, node)
+                    log.exception("reporting %s.%s failed", room, node)
         return next_due

@@ -1,7 +1,7 @@
-"""What the MIDI router targets: the instances, as the router needs to see them.
+"""What the MIDI router targets: the rooms, as the router needs to see them.
 
 :class:`Targets` is what the router asks (and from which thread); the
-orchestra's :class:`OrchestraTargets` answers from the instances' thread-safe
+orchestra's :class:`OrchestraTargets` answers from the rooms' thread-safe
 views, so the router never waits. The values the router sends are announced on
 the change bus (``actors/router/bus_link.py``), where the rooms keep them.
 """
@@ -18,14 +18,14 @@ from midi.schema import ControlRoute
 from scorch.config.installation import Config
 from scorch.primitives.scsynth.server import local_address
 from scorch.state.events import State
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 SceneCue = Callable[[str, str, str, float], None]
-"""(kind, scene, instance selector, value): ``recall`` with seconds, ``morph`` with a position."""
+"""(kind, scene, room selector, value): ``recall`` with seconds, ``morph`` with a position."""
 
 
 class Targets(Protocol):
-    """Instances as the router sees them; the orchestra facade implements this.
+    """Rooms as the router sees them; the orchestra facade implements this.
 
     The router never calls these from the MIDI callback. It calls ``resolve``,
     ``endpoint`` and ``node_id`` from its actor thread: at start, on every route
@@ -33,21 +33,21 @@ class Targets(Protocol):
     """
 
     def resolve(self, selector: str) -> list[str]:
-        """Return the instance names of an instance name, a group name or ``*``.
+        """Return the room names of a room name, a group name or ``*``.
 
         Raise KeyError with a clear message if the selector names nothing.
         """
         ...
 
-    def endpoint(self, instance: str) -> tuple[str, int] | None:
-        """Return scsynth's UDP address while ``instance`` is READY, else None."""
+    def endpoint(self, room: str) -> tuple[str, int] | None:
+        """Return scsynth's UDP address while ``room`` is READY, else None."""
         ...
 
-    def node_id(self, instance: str, node: str) -> int | None:
+    def node_id(self, room: str, node: str) -> int | None:
         """Return the scsynth node id of a named persistent node, None if unknown."""
         ...
 
-    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
+    def scene(self, kind: str, scene: str, room: str, value: float) -> None:
         """Cue a scene from a MIDI route (MIDI callback thread): must not block."""
         ...
 
@@ -59,24 +59,24 @@ class RemoteRooms(Protocol):
     router asks from its actor thread.
     """
 
-    def endpoint(self, instance: str) -> tuple[str, int] | None:
+    def endpoint(self, room: str) -> tuple[str, int] | None:
         """The room's scsynth on its host's address while it is READY, else None."""
         ...
 
-    def node_id(self, instance: str, node: str) -> int | None:
+    def node_id(self, room: str, node: str) -> int | None:
         """The id of a named node there, None if unknown."""
         ...
 
 
 class OrchestraTargets:
-    """Targets for the MIDI router: where each instance and named node is right now.
+    """Targets for the MIDI router: where each room and named node is right now.
 
     Rooms of other hosts (several hosts) are reached through ``remote``: the
     router sends them OSC over the LAN, straight to their scsynth.
     """
 
-    def __init__(self, config: Config, views: dict[str, InstanceView],
-                 on_scene: SceneCue = lambda kind, scene, instance, value: None,
+    def __init__(self, config: Config, views: dict[str, RoomView],
+                 on_scene: SceneCue = lambda kind, scene, room, value: None,
                  remote: RemoteRooms | None = None) -> None:
         self._config = config
         self._views = views
@@ -85,44 +85,44 @@ class OrchestraTargets:
         self._host = local_address(config.listen_address())
 
     def resolve(self, selector: str) -> list[str]:
-        """Instance, group or ``*`` to instance names, of every host (KeyError when unknown)."""
+        """Room, group or ``*`` to room names, of every host (KeyError when unknown)."""
         return self._config.resolve_everywhere(selector)
 
-    def endpoint(self, instance: str) -> tuple[str, int] | None:
-        """scsynth's address while the instance is READY."""
-        if instance not in self._views:
-            return self._remote.endpoint(instance) if self._remote is not None else None
-        snap = self._views[instance].snapshot
+    def endpoint(self, room: str) -> tuple[str, int] | None:
+        """scsynth's address while the room is READY."""
+        if room not in self._views:
+            return self._remote.endpoint(room) if self._remote is not None else None
+        snap = self._views[room].snapshot
         if snap.state not in (State.READY, State.DEGRADED) or snap.port is None:
             return None
         return (self._host, snap.port)
 
-    def node_id(self, instance: str, node: str) -> int | None:
+    def node_id(self, room: str, node: str) -> int | None:
         """The scsynth id of a named persistent node."""
-        if instance not in self._views:
-            return self._remote.node_id(instance, node) if self._remote is not None else None
-        found = self._views[instance].nodes.get(node)
+        if room not in self._views:
+            return self._remote.node_id(room, node) if self._remote is not None else None
+        found = self._views[room].nodes.get(node)
         return found.node_id if found is not None else None
 
-    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
+    def scene(self, kind: str, scene: str, room: str, value: float) -> None:
         """Hand a scene cue to whoever conducts scenes (it queues it and returns)."""
-        self._on_scene(kind, scene, instance, value)
+        self._on_scene(kind, scene, room, value)
 
 
 def where_targets_are(entries: list[RouteEntry], resolved: Mapping[str, tuple[str, ...]],
                       targets: Targets) -> TargetSnapshot:
-    """The scsynth address of every READY instance the routes play, and their nodes' ids."""
+    """The scsynth address of every READY room the routes play, and their nodes' ids."""
     endpoints: dict[str, Address] = {}
     nodes: dict[tuple[str, str], int] = {}
-    for instance in {i for names in resolved.values() for i in names}:
-        address = targets.endpoint(instance)
+    for room in {i for names in resolved.values() for i in names}:
+        address = targets.endpoint(room)
         if address is None:
             continue
-        endpoints[instance] = address
+        endpoints[room] = address
         for entry in entries:
             route = entry.route
-            if isinstance(route, ControlRoute) and instance in resolved.get(route.instance, ()):
-                node_id = targets.node_id(instance, route.node)
+            if isinstance(route, ControlRoute) and room in resolved.get(route.instance, ()):
+                node_id = targets.node_id(room, route.node)
                 if node_id is not None:
-                    nodes[(instance, route.node)] = node_id
+                    nodes[(room, route.node)] = node_id
     return TargetSnapshot(endpoints, nodes)

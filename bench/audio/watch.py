@@ -34,7 +34,7 @@ from scorch.app.soundwatch import SoundWatch
 from scorch.config.installation import parse_config
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.synthdefs.stage import REPORT_HZ, StageReading
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 ROOMS = 4
 WINDOW = 8.0
@@ -63,7 +63,7 @@ def per_reading() -> tuple[float, float]:
     class Tree:  # what the watch reads of the tree: the config and the views
         def __init__(self) -> None:
             self.config = config
-            self.views = {"a": InstanceView("a", None)}
+            self.views = {"a": RoomView("a", None)}
 
     tree = Tree()
     reading = StageReading(3, 0.2, 0.2, 1.0, 0.0, False, 0.02)  # a sine: the howl's path too

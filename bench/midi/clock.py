@@ -117,13 +117,13 @@ class NullTargets:
     def resolve(self, selector: str) -> list[str]:
         return []
 
-    def endpoint(self, instance: str) -> tuple[str, int] | None:
+    def endpoint(self, room: str) -> tuple[str, int] | None:
         return None
 
-    def node_id(self, instance: str, node: str) -> int | None:
+    def node_id(self, room: str, node: str) -> int | None:
         return None
 
-    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
+    def scene(self, kind: str, scene: str, room: str, value: float) -> None:
         return None
 
 

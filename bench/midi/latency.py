@@ -51,7 +51,7 @@ BLOCK = 100
 
 
 class ListenerTargets:
-    """Targets whose one instance is the benchmark's UDP listener."""
+    """Targets whose one room is the benchmark's UDP listener."""
 
     def __init__(self, address: tuple[str, int]) -> None:
         from scorch.state.bus import Bus
@@ -68,13 +68,13 @@ class ListenerTargets:
     def resolve(self, selector: str) -> list[str]:
         return ["bench"]
 
-    def endpoint(self, instance: str) -> tuple[str, int] | None:
+    def endpoint(self, room: str) -> tuple[str, int] | None:
         return self.address
 
-    def node_id(self, instance: str, node: str) -> int | None:
+    def node_id(self, room: str, node: str) -> int | None:
         return NODE
 
-    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
+    def scene(self, kind: str, scene: str, room: str, value: float) -> None:
         return None
 
 

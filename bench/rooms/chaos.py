@@ -1,4 +1,4 @@
-"""Chaos benchmark: random SIGKILL and SIGSTOP faults on 4 instances, and what came back.
+"""Chaos benchmark: random SIGKILL and SIGSTOP faults on 4 rooms, and what came back.
 
 Run: ``.venv/bin/python -m bench.rooms.chaos [--faults 60] [--seed 7]``. Prints faults
 injected and recovered, detection time and time to RESTORED (median and max),
@@ -169,7 +169,7 @@ def main() -> int:
     section = "\n".join([
         "## Supervision", "",
         f"`.venv/bin/python -m bench.rooms.chaos --faults {args.faults} --seed {args.seed}` "
-        f"({time.strftime('%Y-%m-%d')}): {len(ROOMS)} instances, each with a named persistent",
+        f"({time.strftime('%Y-%m-%d')}): {len(ROOMS)} rooms, each with a named persistent",
         "node whose parameter changes before every fault; faults are SIGKILL or SIGSTOP on",
         "scsynth or sclang, chosen at random; watchdog interval 0.1 s, 5 missed pings.",
         "The restart budget is opened wide (max_restarts = 1000 per 60 s, backoff 0.05 to",

@@ -27,7 +27,7 @@ from typing import Any
 
 import psutil
 
-import actors.instance.processes
+import actors.room.processes
 from bench.report import write_section
 from bench.rooms.chaos import WIDE_OPEN, node_value
 from scorch.app.orchestra import Orchestra
@@ -174,7 +174,7 @@ def main() -> int:
     trap = Trap()
     for owner, attr in ((sclang_protocol, "attach"), (sclang_protocol, "install"),
                         (sclang_protocol, "reattach"),
-                        (actors.instance.processes, "restore_nodes")):
+                        (actors.room.processes, "restore_nodes")):
         trap.install(owner, attr)
     state = Path(tempfile.mkdtemp(prefix="scorch-phases-"))
     path = state / "phases.toml"
@@ -216,7 +216,7 @@ def main() -> int:
         ("boot: jackd SIGKILL while sclang attaches",
          lambda: trap.arm(sclang_protocol, "attach", kill("jackd")), restart),
         ("restore: new scsynth SIGKILL while its nodes are restored",
-         lambda: trap.arm(actors.instance.processes, "restore_nodes",
+         lambda: trap.arm(actors.room.processes, "restore_nodes",
                           kill("scsynth", but=lambda: frozenset(seen))), crash_scsynth),
         ("re-attach: new scsynth SIGKILL while sclang re-attaches",
          lambda: trap.arm(sclang_protocol, "reattach",

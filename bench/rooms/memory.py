@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from actors.instance.processes import restore_buffers
+from actors.room.processes import restore_buffers
 from bench.report import write_section
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra

@@ -48,7 +48,7 @@ def plan(op: Operation[Any, Any], args: Any, config: Config,
          parts: Sequence[Host] | None = None) -> Plan:
     """The hosts operation ``op`` with ``args`` goes to (among ``parts``: default all).
 
-    InstanceNotFound when the rooms named match nothing, as a host would say.
+    RoomNotFound when the rooms named match nothing, as a host would say.
     """
     parts = list(config.parts() if parts is None else parts)
     every = {host: tuple(n for n, i in config.instances.items() if i.host == host)
@@ -68,10 +68,10 @@ def _rooms(names: list[str], config: Config, parts: Sequence[Host], selector: st
         if host in parts:
             rooms.setdefault(host, []).append(room)
     if not rooms:
-        from scorch.errors import InstanceNotFound
+        from scorch.errors import RoomNotFound
 
         here = [n for n, i in config.instances.items() if i.host in parts]
-        raise InstanceNotFound(selector, here)
+        raise RoomNotFound(selector, here)
     hosts = tuple(h for h in config.parts() if h in rooms)
     return Plan(hosts, {h: tuple(rooms[h]) for h in hosts})
 

@@ -36,7 +36,7 @@ def _pattern(value: str) -> str:
 Selector = Annotated[values.Selector, Field(
     description='A room, a group of rooms, or "*" for all')]
 
-InstanceName = Annotated[values.InstanceName, Field(description="One instance's name")]
+RoomName = Annotated[values.RoomName, Field(description="One room's name")]
 
 NodeName = Annotated[values.NodeName, Field(description="A named node (from play)")]
 
@@ -53,7 +53,7 @@ Params = Annotated[dict[values.ParamName, values.Float32], Field(
 Code = Annotated[str, Strict(), Field(
     max_length=MAX_CODE,
     description="SuperCollider code, as in the IDE; wrap several statements in ( ... ). "
-    "`s` is this instance's server."), AfterValidator(_code)]
+    "`s` is this room's server."), AfterValidator(_code)]
 
 Pattern = Annotated[str, Strict(), Field(
     min_length=1, max_length=MAX_PATTERN, description="A regular expression"),
@@ -88,6 +88,6 @@ class TimedArgs(Args):
 
 
 class SelectorArgs(Args):
-    """Instances by name, group or ``*``."""
+    """Rooms by name, group or ``*``."""
 
     instance: Selector

@@ -71,7 +71,7 @@ def scope_of(orch: Orchestra, op: Operation[Any, Any], args: Args) -> Scope | No
     if journal.rooms == "every":
         rooms = tuple(orch.rooms.names())
     elif journal.rooms == "named" and op.spread.rooms is not None:
-        # resolved: an unknown room is InstanceNotFound, as the call itself would say
+        # resolved: an unknown room is RoomNotFound, as the call itself would say
         rooms = tuple(orch.rooms.resolve(getattr(args, op.spread.rooms)))
     else:
         rooms = ()

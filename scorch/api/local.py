@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from scorch.api import journaled
 from scorch.api.operation import Args, Result
 from scorch.api.ops import lookup
-from scorch.errors import InstanceNotReady, InvalidRequest
+from scorch.errors import InvalidRequest, RoomNotReady
 from scorch.state.changes import ParamsChanged, decode
 from scorch.wire.envelope import PUBLISH
 
@@ -46,7 +46,7 @@ class LocalService:
         try:
             parsed = op.parse(args)
             if orchestra is None or (self.unavailable and not op.unstarted):
-                raise InstanceNotReady(self.unavailable or "scorch is not started yet")
+                raise RoomNotReady(self.unavailable or "scorch is not started yet")
             result = journaled.perform(orchestra, op, parsed)
         except BaseException:
             if orchestra is not None:
@@ -61,7 +61,7 @@ class LocalService:
         for their restores, and every reader of this host's bus sees them."""
         orch = self.orchestra
         if orch is None:
-            raise InstanceNotReady(self.unavailable or "scorch is not started yet")
+            raise RoomNotReady(self.unavailable or "scorch is not started yet")
         given = args.get("changes")
         if not isinstance(given, list) or set(args) != {"changes"}:
             raise InvalidRequest("publish takes one argument, changes: a list of changes")
@@ -71,7 +71,7 @@ class LocalService:
             if not change.by.startswith("midi@"):
                 raise InvalidRequest(f"publish takes values another host's MIDI router sent "
                                      f"(by 'midi@HOST'), not {change.by[:40]!r}")
-            orch.rooms.view(change.room)  # InstanceNotFound: not a room of this host
+            orch.rooms.view(change.room)  # RoomNotFound: not a room of this host
         for change in changes:
             orch.bus.publish(change)
         return Taken(taken=len(changes))

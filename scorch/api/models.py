@@ -8,17 +8,26 @@ from pydantic import BaseModel, Field
 
 from scorch.app.models import (
     BufferInfo,
-    InstanceRow,
-    InstanceState,
-    InstanceStatus,
     NodeInfo,
+    RoomRow,
+    RoomState,
+    RoomStatus,
     SampleInfo,
     ServerFields,
 )
 from scorch.primitives.system.audio_driver import AudioChoice
 
-__all__ = ["AudioStatus", "BufferInfo", "InstanceRow", "InstanceState", "InstanceStatus",
-           "NodeInfo", "SampleInfo", "ServerFields", "plain"]
+__all__ = [
+    "AudioStatus",
+    "BufferInfo",
+    "NodeInfo",
+    "RoomRow",
+    "RoomState",
+    "RoomStatus",
+    "SampleInfo",
+    "ServerFields",
+    "plain",
+]
 
 
 class AudioStatus(BaseModel):

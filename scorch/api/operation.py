@@ -54,7 +54,7 @@ from scorch.api.declarations import (
     Tool,
     Where,
 )
-from scorch.errors import InstanceNotFound, InvalidRequest, ScorchError
+from scorch.errors import InvalidRequest, RoomNotFound, ScorchError
 from scorch.values import StrictModel, describe_errors
 
 if TYPE_CHECKING:
@@ -310,7 +310,7 @@ class Operation(Generic[A, R]):
     def blame(self, err: ScorchError, args: Args) -> None:
         """Name the argument at fault in ``err`` when it can be told: the one naming its rooms
         (or its host) when no room is called so."""
-        if err.argument is not None or not isinstance(err, InstanceNotFound):
+        if err.argument is not None or not isinstance(err, RoomNotFound):
             return
         named = getattr(err, "name", None)  # None when it crossed the wire
         for name in (self.spread.rooms, ROOMS, "host"):

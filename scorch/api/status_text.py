@@ -1,26 +1,26 @@
-"""Render instances for the terminal: a table of rows, and one instance in full."""
+"""Render rooms for the terminal: a table of rows, and one room in full."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
 
-from scorch.app.models import InstanceRow, InstanceStatus
+from scorch.app.models import RoomRow, RoomStatus
 from scorch.hosts.link import HostInfo
 
-COLUMNS = ("instance", "group", "state", "port", "cpu %", "synths", "restarts")
+COLUMNS = ("room", "group", "state", "port", "cpu %", "synths", "restarts")
 
 
-def row(instance: InstanceRow) -> tuple[str, ...]:
+def row(room: RoomRow) -> tuple[str, ...]:
     """One table row from a ``list_instances`` row."""
-    cpu, synths = instance.cpu, instance.synths
-    state = instance.state
-    if instance.reason and state != "READY":
-        reason = instance.reason
+    cpu, synths = room.cpu, room.synths
+    state = room.state
+    if room.reason and state != "READY":
+        reason = room.reason
         state += f" ({reason if len(reason) <= 80 else reason[:77] + '...'})"
-    return (instance.name, instance.group or "-", state,
-            str(instance.port or "-"), f"{cpu:.1f}" if cpu is not None else "-",
-            str(synths) if synths is not None else "-", restarts(instance.restarts_by))
+    return (room.name, room.group or "-", state,
+            str(room.port or "-"), f"{cpu:.1f}" if cpu is not None else "-",
+            str(synths) if synths is not None else "-", restarts(room.restarts_by))
 
 
 def restarts(by: dict[str, int]) -> str:
@@ -28,13 +28,13 @@ def restarts(by: dict[str, int]) -> str:
     return ", ".join(f"{kind} {count}" for kind, count in by.items() if count) or "0"
 
 
-def render(instances: Sequence[InstanceRow]) -> str:
+def render(rooms: Sequence[RoomRow]) -> str:
     """A fixed-width table with a header line (a host column when rooms have hosts)."""
-    if any(s.host for s in instances):
-        return _table(("instance", "host", *COLUMNS[1:]),
+    if any(s.host for s in rooms):
+        return _table(("room", "host", *COLUMNS[1:]),
                       [(r[0], s.host or "-", *r[1:])
-                       for s, r in ((s, row(s)) for s in instances)])
-    return _table(COLUMNS, [row(s) for s in instances])
+                       for s, r in ((s, row(s)) for s in rooms)])
+    return _table(COLUMNS, [row(s) for s in rooms])
 
 
 HOST_COLUMNS = ("host", "via", "address", "state", "rtt ms", "clock ms", "rooms")
@@ -77,8 +77,8 @@ def _duration(seconds: float) -> str:
     return " ".join([*parts, f"{minutes}m {secs:02d}s"])
 
 
-def describe(status: InstanceStatus) -> str:
-    """One instance's full status as a few lines for an operator."""
+def describe(status: RoomStatus) -> str:
+    """One room's full status as a few lines for an operator."""
     since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status.since))
     head = f"{status.name}  {status.state} since {since}"
     if status.uptime is not None:

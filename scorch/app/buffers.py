@@ -6,7 +6,7 @@ import re
 import time
 from pathlib import Path
 
-from actors.instance.processes import load_timeout
+from actors.room.processes import load_timeout
 from scorch.app.models import BufferInfo, SampleInfo
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.config.allowed import folders
@@ -23,7 +23,7 @@ class Buffers:
 
     def load(self, selector: str, path: str, name: str | None = None,
              bufnum: int | None = None) -> list[BufferInfo]:
-        """Read a sound file into a buffer on each instance, under one bufnum on all of them.
+        """Read a sound file into a buffer on each room, under one bufnum on all of them.
 
         ``path``: relative to the ``[samples]`` folders, or absolute; either way inside the
         folders the installation allows (PathRefused naming ``path`` else). ``name``: the
@@ -48,7 +48,7 @@ class Buffers:
         return loaded
 
     def _common_bufnum(self, names: list[str], name: str) -> int | None:
-        """A bufnum free on every instance (or the one they all give ``name``), else None."""
+        """A bufnum free on every room (or the one they all give ``name``), else None."""
         views = self._tree.views
         held = {views[n].buffers[name].bufnum for n in names if name in views[n].buffers}
         if len(held) == 1 and all(name in views[n].buffers for n in names):
@@ -59,7 +59,7 @@ class Buffers:
         return free[0] if free else None
 
     def free(self, selector: str, name: str) -> list[BufferInfo]:
-        """Free buffer ``name`` on every instance of ``selector`` that holds it."""
+        """Free buffer ``name`` on every room of ``selector`` that holds it."""
         views = self._tree.views
         rooms = self._tree.resolve(selector)
         self._tree.await_ready(rooms, time.monotonic() + RESTORE_WAIT, "buffer free")
@@ -72,7 +72,7 @@ class Buffers:
                 for room in names]
 
     def loaded(self, selector: str = "*") -> list[BufferInfo]:
-        """Every loaded buffer of the instances ``selector`` names, by instance then bufnum."""
+        """Every loaded buffer of the rooms ``selector`` names, by room then bufnum."""
         views = self._tree.views
         return [buffer_row(room, buf) for room in self._tree.resolve(selector)
                 for buf in sorted(views[room].buffers.values(), key=lambda b: b.bufnum)]
@@ -94,8 +94,8 @@ def buffer_name(path: Path) -> str:
     return stem if stem[:1].isalpha() else f"s{stem}"[:64]
 
 
-def buffer_row(instance: str, buf: BufferState) -> BufferInfo:
+def buffer_row(room: str, buf: BufferState) -> BufferInfo:
     """One buffer as the API shows it."""
-    return BufferInfo(instance=instance, name=buf.name, bufnum=buf.bufnum, frames=buf.frames,
+    return BufferInfo(instance=room, name=buf.name, bufnum=buf.bufnum, frames=buf.frames,
                       channels=buf.channels, sample_rate=buf.sample_rate,
                       seconds=round(buf.seconds, 6), path=buf.path)

@@ -160,7 +160,7 @@ class Knowledge:
                 raise HistoryUnavailable(self._history_error)
             return self._history
 
-    def record(self, when: float, instance: str, code: str, value: str, posted: str,
+    def record(self, when: float, room: str, code: str, value: str, posted: str,
                error: str | None, duration_ms: float) -> int | None:
         """Keep one execution in the history and return its id; a failure is logged, never
         raised (None)."""
@@ -169,9 +169,9 @@ class Knowledge:
         if history is None:
             return None
         try:
-            return history.record(when, instance, code, value, posted, error, duration_ms)
+            return history.record(when, room, code, value, posted, error, duration_ms)
         except Exception as err:
-            log.warning("execution on %s not kept in the history: %s", instance, err)
+            log.warning("execution on %s not kept in the history: %s", room, err)
             return None
 
     # --- docs ----------------------------------------------------------------------

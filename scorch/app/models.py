@@ -1,4 +1,4 @@
-"""What the facade answers about instances: built once from an instance's view.
+"""What the facade answers about rooms: built once from a room's view.
 
 The API returns these as they are (``scorch.api.models`` re-exports them), and
 ``scorch.api.status_text`` renders them for the terminal.
@@ -83,8 +83,8 @@ class NodeInfo(BaseModel):
 BOOTING = (State.BOOTING, State.RESTARTING)
 
 
-class InstanceState(BaseModel):
-    """An instance's name, where it is in its life, and why."""
+class RoomState(BaseModel):
+    """A room's name, where it is in its life, and why."""
 
     name: str
     group: str | None
@@ -92,7 +92,7 @@ class InstanceState(BaseModel):
     since: float = Field(description="Unix time the state began")
     reason: str | None = Field(description="why it is not READY, when it is not")
     port: int | None = Field(description="scsynth UDP port")
-    uptime: float | None = Field(description="seconds since the instance became READY")
+    uptime: float | None = Field(description="seconds since the room became READY")
     restart_budget_left: int
     host: str | None = Field(None, description="the host that runs it (several hosts); null: "
                              "this machine")
@@ -102,8 +102,8 @@ class InstanceState(BaseModel):
                               "to sound), limiting, howl or nan; null: no stage reports")
 
 
-class InstanceStatus(InstanceState):
-    """Everything known about one instance."""
+class RoomStatus(RoomState):
+    """Everything known about one room."""
 
     lang_port: int | None
     pids: dict[str, int | None] = Field(description="process ids of scsynth and sclang")
@@ -117,8 +117,8 @@ class InstanceStatus(InstanceState):
     @classmethod
     def of(cls, snap: Snapshot, nodes: Mapping[str, NodeState], server: ServerStatus | None,
            host: str | None, stage: StageInfo | None = None,
-           sound: str | None = None) -> InstanceStatus:
-        """An instance's status from its snapshot, named nodes and last ``/status.reply``."""
+           sound: str | None = None) -> RoomStatus:
+        """A room's status from its snapshot, named nodes and last ``/status.reply``."""
         return cls(
             name=snap.name, group=snap.group, host=host, state=str(snap.state),
             since=snap.since, port=snap.port, lang_port=snap.lang_port,
@@ -136,8 +136,8 @@ class InstanceStatus(InstanceState):
             if server is not None else None, stage=stage, sound=sound)
 
 
-class InstanceRow(InstanceState):
-    """One instance at a glance."""
+class RoomRow(RoomState):
+    """One room at a glance."""
 
     cpu: float | None = Field(description="scsynth average CPU, percent")
     peak_cpu: float | None
@@ -146,8 +146,8 @@ class InstanceRow(InstanceState):
     nodes: list[str] = Field(description="named persistent nodes")
 
     @classmethod
-    def of(cls, status: InstanceStatus) -> InstanceRow:
-        """The row of an instance's full status."""
+    def of(cls, status: RoomStatus) -> RoomRow:
+        """The row of a room's full status."""
         server = status.server
         return cls(
             name=status.name, group=status.group, state=status.state, since=status.since,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, cast
 
 import pykka
 
-from actors.instance.processes import InstanceSettings
+from actors.room.processes import RoomSettings
 from actors.supervisor import Supervisor, SupervisorProxy
 from scorch.app.alerts import Alerts
 from scorch.app.buffers import Buffers
@@ -39,7 +39,7 @@ from scorch.app.undo import Undo
 from scorch.config.allowed import sclang_guard
 from scorch.config.changes import ConfigChanges, config_changes
 from scorch.config.installation import Config, check_synthdefs, load_config
-from scorch.errors import InstanceNotReady
+from scorch.errors import RoomNotReady
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.audio_driver import AudioChoice
 from scorch.primitives.system.console import Console
@@ -60,7 +60,7 @@ RELOAD_TIMEOUT = 300.0  # seconds a reload may take (rooms restarted, one after 
 
 
 class Orchestra:
-    """All the instances of one config, and the components that serve them."""
+    """All the rooms of one config, and the components that serve them."""
 
     def __init__(self, config: Config, library: SynthDefLibrary | None = None,
                  hosted_by: str = "scorch run") -> None:
@@ -70,9 +70,9 @@ class Orchestra:
         check_synthdefs(config, set(self.library.names()), self.library.errors)
         self._tree = tree = Tree(config, self.library)
         self.views = tree.views
-        """Every instance's view by name (thread-safe reads)."""
+        """Every room's view by name (thread-safe reads)."""
         self.doors = tree.doors
-        """Every instance's doors to its scsynth and sclang, by name (thread-safe)."""
+        """Every room's doors to its scsynth and sclang, by name (thread-safe)."""
         self.bus = tree.bus
         """Where every change of the desired state is announced (:mod:`scorch.state.bus`)."""
         self.jack_console = Console(counting={"jackd": XRUN})
@@ -84,7 +84,7 @@ class Orchestra:
         self._reload_lock = threading.Lock()
         state = config.state_path()
         self.rooms = Rooms(tree)
-        """Instances: status, life, code, named nodes, consoles."""
+        """Rooms: status, life, code, named nodes, consoles."""
         self.buffers = Buffers(tree)
         """Sample buffers."""
         self.midi = Midi(tree)
@@ -148,13 +148,13 @@ class Orchestra:
         return self._tree.start_error
 
     def _settings(self, name: str, config: Config | None = None, seed: Session | None = None,
-                  early: EarlySclang | None = None) -> InstanceSettings:
+                  early: EarlySclang | None = None) -> RoomSettings:
         config = config or self.config
         inst = config.instances[name]
         startup = None
         if inst.startup is not None:
             startup = config.resolve_path(inst.startup).read_text()
-        return InstanceSettings(
+        return RoomSettings(
             audio=config.audio, watchdog=config.watchdog,
             compiled_synthdef=self.library.compiled, all_synthdefs=self.library.names,
             synthdescs=self.library.synthdescs,
@@ -181,10 +181,10 @@ class Orchestra:
 
     def start(self, timeout: float = 60.0, seed: Session | None = None,
               early: Mapping[str, EarlySclang] | None = None) -> dict[str, str | None]:
-        """Start JACK and boot every instance in parallel; return boot errors by name.
+        """Start JACK and boot every room in parallel; return boot errors by name.
 
         Calls made meanwhile (from other threads) wait for the tree, then for
-        their instance; ``list_instances`` shows BOOTING. ``seed``: a session whose
+        their room; ``list_instances`` shows BOOTING. ``seed``: a session whose
         rooms boot with its nodes and buffers in place of the config's nodes.
         ``early``: rooms' first sclangs started already (:class:`EarlySclang`); those
         their boot did not take are stopped before this returns.
@@ -214,7 +214,7 @@ class Orchestra:
             supervisor = tree.supervisor = cast(SupervisorProxy, Supervisor.start(
                 self.config, self.views, tree.doors, tree.bus, settings, self.jack_console,
                 self._midi_cue, self._remote).proxy())
-            tree.instances = supervisor.start_tree().get(timeout=timeout)
+            tree.rooms = supervisor.start_tree().get(timeout=timeout)
             tree.router = supervisor.router_proxy().get(timeout=ASK)
             tree.conductor = supervisor.conductor_proxy().get(timeout=ASK)
             tree.tempo = supervisor.tempo_view().get(timeout=ASK)
@@ -291,7 +291,7 @@ class Orchestra:
         with self._reload_lock:
             supervisor = tree.supervisor
             if supervisor is None or not tree.built.is_set():
-                raise InstanceNotReady("scorch is not running yet; reload once it is")
+                raise RoomNotReady("scorch is not running yet; reload once it is")
             if config is None:
                 config = load_config(self.config.source).for_host(self.config.host)
             check_synthdefs(config, set(self.library.names()), self.library.errors)
@@ -313,7 +313,7 @@ class Orchestra:
             for name in changes.removed:
                 self.sound.forget(name)
                 tree.drop_room(name)
-            tree.instances = supervisor.instance_proxies().get(timeout=ASK)
+            tree.rooms = supervisor.room_proxies().get(timeout=ASK)
             tree.router = supervisor.router_proxy().get(timeout=ASK)
             tree.watchdog = supervisor.watchdog_proxy().get(timeout=ASK)
             tree.midi_error = supervisor.midi_status().get(timeout=ASK)

@@ -202,7 +202,7 @@ class Partners:
 
     # -- out --------------------------------------------------------------------------
 
-    def play(self, instance: str, notes: list[Note], synthdef: str,
+    def play(self, room: str, notes: list[Note], synthdef: str,
              name: str) -> tuple[str, list[Note]]:
         """Play ``notes`` in a room as ``Pdef(name)`` from its next bar (one of that name
         still playing is stopped); return the name and the notes as they play there.
@@ -217,24 +217,24 @@ class Partners:
         name = pbind.pattern_name(name)
         code = pbind.pdef_code(score, name, synthdef, quant=float(line.beats_per_bar),
                                loop=False, again=True)
-        result = self._rooms.execute_one(instance, code, timeout=PLAY_TIMEOUT)
+        result = self._rooms.execute_one(room, code, timeout=PLAY_TIMEOUT)
         if result.value == pbind.NO_SYNTHDEF:
-            raise UnknownSynthDef(f"{instance} knows no SynthDef named {synthdef!r}",
-                                  name=synthdef, known=self._rooms.synthdef_names(instance))
+            raise UnknownSynthDef(f"{room} knows no SynthDef named {synthdef!r}",
+                                  name=synthdef, known=self._rooms.synthdef_names(room))
         if not result.ok:
             why = result.error.message if result.error else "it did not run"
-            raise CodeFailed(f"{instance} could not play the partner's notes: {why}")
+            raise CodeFailed(f"{room} could not play the partner's notes: {why}")
         beat = pbind.start_beat(result.value)
         if beat is None:
             return name, notes
-        start = self._room_line(instance, line).time_at(beat)
+        start = self._room_line(room, line).time_at(beat)
         return name, [n._replace(onset=start + n.onset - first) for n in notes]
 
-    def _room_line(self, instance: str, line: Timeline) -> Timeline:
+    def _room_line(self, room: str, line: Timeline) -> Timeline:
         """The grid the room's clock follows (its group's own tempo, or ``line``)."""
         view = self._tree.tempo
         try:
-            return line if view is None else view.get(self._tree.config.tempo_scope(instance))
+            return line if view is None else view.get(self._tree.config.tempo_scope(room))
         except KeyError:
             return line
 
@@ -249,8 +249,8 @@ class Partners:
 
     # -- answer live --------------------------------------------------------------------
 
-    def _endpoint(self, instance: str) -> Callable[[], tuple[str, int] | None]:
-        view = self._tree.view(instance)
+    def _endpoint(self, room: str) -> Callable[[], tuple[str, int] | None]:
+        view = self._tree.view(room)
         host = local_address(self._tree.config.listen_address())
 
         def endpoint() -> tuple[str, int] | None:
@@ -292,19 +292,19 @@ class Partners:
         capture.listeners[source] = answerer.heard  # one store: the input thread sees it whole
         return answerer
 
-    def room_voices(self, instance: str, synthdef: str) -> Voices:
+    def room_voices(self, room: str, synthdef: str) -> Voices:
         """Voices on a room's scsynth (the room must know the SynthDef)."""
         known = self._rooms.execute_one(
-            instance, f"SynthDescLib.global.at({pbind.symbol(synthdef)}).notNil",
+            room, f"SynthDescLib.global.at({pbind.symbol(synthdef)}).notNil",
             timeout=PLAY_TIMEOUT)
         if known.value != "true":
-            raise UnknownSynthDef(f"{instance} knows no SynthDef named {synthdef!r}",
-                                  name=synthdef, known=self._rooms.synthdef_names(instance))
+            raise UnknownSynthDef(f"{room} knows no SynthDef named {synthdef!r}",
+                                  name=synthdef, known=self._rooms.synthdef_names(room))
         with self._lock:
             self._slots += 1
             slot = self._slots
-        return ScsynthVoices(self._endpoint(instance), synthdef, slot,
-                             self._kept(ROOM + instance + PARTNER))
+        return ScsynthVoices(self._endpoint(room), synthdef, slot,
+                             self._kept(ROOM + room + PARTNER))
 
     def midi_voices(self, output: str, channel: int) -> Voices:
         """Voices on a MIDI output (its name, or part of it) on ``channel`` (1-16)."""

@@ -1,6 +1,6 @@
-"""The rooms: each instance's status, life, code, named nodes and console.
+"""The rooms: each room's status, life, code, named nodes and console.
 
-Reads go to the instances' thread-safe views, so they never wait behind a busy
+Reads go to the rooms' thread-safe views, so they never wait behind a busy
 actor; commands go to the actors through :meth:`Tree.ask <scorch.app.tree.Tree.ask>`.
 """
 
@@ -15,13 +15,13 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 from typing import TypeVar
 
-from scorch.app.models import InstanceStatus, NodeInfo, StageInfo
+from scorch.app.models import NodeInfo, RoomStatus, StageInfo
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.errors import (
-    InstanceFailed,
-    InstanceNotReady,
     InvalidRequest,
     NodeNotFound,
+    RoomFailed,
+    RoomNotReady,
     ScorchError,
 )
 from scorch.primitives.input.regex import compile_pattern
@@ -32,7 +32,7 @@ from scorch.state.code_runs import CodeRun
 from scorch.state.events import Event, State
 from scorch.state.meters import StageState
 from scorch.state.playing import Stopped
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 T = TypeVar("T")
 
@@ -51,7 +51,7 @@ _SENT_BYTES = ("SynthDescLib.global.at(\\NAME) !? { |d| d.def !? { |sd| sd.asByt
 
 
 class Rooms:
-    """Every instance by name, group or ``"*"``: read, boot, run code, play (any thread)."""
+    """Every room by name, group or ``"*"``: read, boot, run code, play (any thread)."""
 
     def __init__(self, tree: Tree) -> None:
         self._tree = tree
@@ -59,21 +59,21 @@ class Rooms:
     # --- names ---------------------------------------------------------------
 
     def names(self) -> list[str]:
-        """Instance names in config order."""
+        """Room names in config order."""
         return self._tree.names()
 
     def resolve(self, selector: str) -> list[str]:
-        """An instance name, a group name or ``"*"`` to instance names."""
+        """A room name, a group name or ``"*"`` to room names."""
         return self._tree.resolve(selector)
 
-    def view(self, name: str) -> InstanceView:
-        """The view of one instance; InstanceNotFound lists the known names."""
+    def view(self, name: str) -> RoomView:
+        """The view of one room; RoomNotFound lists the known names."""
         return self._tree.view(name)
 
     # --- reading -------------------------------------------------------------
 
-    def status(self, name: str, live: bool = True) -> InstanceStatus:
-        """State, /status.reply fields, pids, uptime, restart budget and nodes of one instance."""
+    def status(self, name: str, live: bool = True) -> RoomStatus:
+        """State, /status.reply fields, pids, uptime, restart budget and nodes of one room."""
         view = self.view(name)
         snap = view.snapshot
         nodes = view.nodes
@@ -82,18 +82,18 @@ class Rooms:
         if live and door.is_open:
             with contextlib.suppress(ScorchError):  # a timeout, or the scsynth just went
                 server = door.status(timeout=0.5)
-        return InstanceStatus.of(snap, nodes, server, self._tree.config.host,
+        return RoomStatus.of(snap, nodes, server, self._tree.config.host,
                                  StageInfo.of(view.stage, view.stage_readings.last),
                                  view.sound if view.stage_readings.last is not None else None)
 
-    def statuses(self, live: bool = False) -> list[InstanceStatus]:
-        """Every instance's status; ``live`` asks each scsynth instead of the cache."""
+    def statuses(self, live: bool = False) -> list[RoomStatus]:
+        """Every room's status; ``live`` asks each scsynth instead of the cache."""
         return [self.status(name, live=live) for name in self.names()]
 
     def nodes(self, name: str) -> dict[str, NodeInfo]:
-        """Named persistent nodes of an instance with their SynthDef, id and last values.
+        """Named persistent nodes of a room with their SynthDef, id and last values.
 
-        Read from the instance's view, so it answers while the actor is busy booting.
+        Read from the room's view, so it answers while the actor is busy booting.
         """
         return {node.name: NodeInfo.of(node) for node in self.view(name).nodes.values()}
 
@@ -106,7 +106,7 @@ class Rooms:
         self._ready(name, what)
         nodes = self.nodes(name)
         if node not in nodes:
-            raise NodeNotFound(f"instance {name!r} has no node {node!r}; named nodes: "
+            raise NodeNotFound(f"room {name!r} has no node {node!r}; named nodes: "
                                f"{', '.join(nodes) or '(none)'}", name=node, known=nodes)
         return nodes[node]
 
@@ -146,7 +146,7 @@ class Rooms:
         return self.view(name).console.wait_for(compile_pattern(pattern), timeout, since=since)
 
     def events(self, selector: str = "*", since: int = 0) -> list[Event]:
-        """Lifecycle events of the instances ``selector`` names, oldest first."""
+        """Lifecycle events of the rooms ``selector`` names, oldest first."""
         names = self.resolve(selector)
         events = [e for name in names for e in self._tree.views[name].events.since(since)]
         return sorted(events, key=lambda e: e.seq)
@@ -154,7 +154,7 @@ class Rooms:
     # --- life ----------------------------------------------------------------
 
     def boot(self, name: str, timeout: float = 60.0) -> None:
-        """Boot an instance that is STOPPED or FAILED; wait until READY or given up."""
+        """Boot a room that is STOPPED or FAILED; wait until READY or given up."""
         view = self.view(name)
         deadline = time.monotonic() + timeout
         self._tree.await_ready([name], deadline, "instance boot")
@@ -164,10 +164,10 @@ class Rooms:
             return
         error = view.wait_settled(mark, deadline - time.monotonic())
         if error is not None:
-            raise InstanceFailed(f"instance {name!r} did not boot: {error}")
+            raise RoomFailed(f"room {name!r} did not boot: {error}")
 
     def quit(self, name: str) -> None:
-        """Stop an instance's processes; it stays STOPPED."""
+        """Stop a room's processes; it stays STOPPED."""
         self._tree.ask(name, lambda p: p.quit(), timeout=30.0)
 
     def restart(self, name: str, timeout: float = 60.0) -> None:
@@ -182,14 +182,14 @@ class Rooms:
     # --- code ----------------------------------------------------------------
 
     def _when_settled(self, name: str, deadline: float, ask: Callable[[], T]) -> T:
-        """``ask()`` once the instance is settled; again if it started restoring meanwhile."""
+        """``ask()`` once the room is settled; again if it started restoring meanwhile."""
         while True:
             self._tree.await_ready([name], deadline, "execute", need_sclang=True)
             try:
                 return ask()
-            except InstanceFailed:
+            except RoomFailed:
                 raise
-            except InstanceNotReady:
+            except RoomNotReady:
                 snap = self._tree.views[name].snapshot
                 restoring = snap.state in (State.BOOTING, State.RESTARTING) or (
                     snap.sclang_state in ("starting", "restarting"))
@@ -198,7 +198,7 @@ class Rooms:
 
     def execute(self, selector: str, code: str, timeout: float = 10.0,
                 check_only: bool = False, at: float | None = None) -> list[ExecuteResult]:
-        """Run code on every instance ``selector`` names; one result each, in order.
+        """Run code on every room ``selector`` names; one result each, in order.
 
         ``check_only``: compile the code without running it (a syntax check).
         ``at``: compile now, and run it so that scsynth hears it at this Unix time.
@@ -225,7 +225,7 @@ class Rooms:
                 results.append(replace(result, answered=time.time()))
                 self._caught_up(name)
             except FutureTimeout:
-                self._tree.instance(name).code.execute_timed_out(request_id, timeout)
+                self._tree.room(name).code.execute_timed_out(request_id, timeout)
                 results.append(_failed(
                     name, "timeout",
                     f"code did not finish within {timeout:g} s; sclang is being restarted: "
@@ -251,7 +251,7 @@ class Rooms:
             self._tree.ask(name, lambda p: p.patterns.publish(), timeout=CATCH_UP)
 
     def execute_one(self, name: str, code: str, timeout: float = 10.0) -> ExecuteResult:
-        """Run code on one instance."""
+        """Run code on one room."""
         self.view(name)
         return self.execute(name, code, timeout)[0]
 
@@ -311,7 +311,7 @@ class Rooms:
         text = (result.value or "").strip().strip('"')
         if not result.ok or not re.fullmatch(r"(?:[0-9A-F]{2})+", text):
             raise InvalidRequest(
-                f"instance {name!r} knows no SynthDef {synthdef!r}: it is not in the library "
+                f"room {name!r} knows no SynthDef {synthdef!r}: it is not in the library "
                 f"({', '.join(self._tree.library.names())}) nor added by code "
                 f"(SynthDef(\\{synthdef}, {{ ... }}).add; a def sent with .send keeps no "
                 "bytes in sclang to restore it from)")
@@ -340,7 +340,7 @@ class Rooms:
 
     def set_values(self, name: str, values: dict[str, dict[str, float]],
                    by: str = "scene") -> list[str]:
-        """Set params of several named nodes of one instance at once; return those it lacks.
+        """Set params of several named nodes of one room at once; return those it lacks.
 
         Not settled: a timed morph sends 30 a second, and the router takes them as they come.
         """
@@ -364,7 +364,7 @@ class Rooms:
         return sorted({*self._tree.library.names(), *self.view(name).synthdefs})
 
     def load_synthdef(self, selector: str, synthdef: str) -> list[str]:
-        """Load a library SynthDef into instances (and on their later boots)."""
+        """Load a library SynthDef into rooms (and on their later boots)."""
         library = self._tree.library
         library.info(synthdef)
         names = self.resolve(selector)
@@ -377,4 +377,4 @@ class Rooms:
 
 def _failed(name: str, kind: str, message: str, elapsed: float = 0.0) -> ExecuteResult:
     return ExecuteResult(ok=False, error=SclangError(kind=kind, message=message),
-                         elapsed=elapsed, instance=name)
+                         elapsed=elapsed, room=name)

@@ -27,7 +27,7 @@ from scorch.primitives.disk.files import write_atomically
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.synthdefs.warps import Warp
 from scorch.state.scenes import Scene, Values, missing, morph, restrict
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 from scorch.wire.limits import Limits, OverLimit, check
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ class Applied:
 class SceneDirector:
     """Save, recall, morph, list and delete scenes (any thread)."""
 
-    def __init__(self, views: Mapping[str, InstanceView], library: SynthDefLibrary,
+    def __init__(self, views: Mapping[str, RoomView], library: SynthDefLibrary,
                  resolve: Callable[[str], list[str]], set_values: SetValues,
                  state_dir: Path, ready: Ready | None = None) -> None:
         self._views = views

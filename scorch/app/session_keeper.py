@@ -203,7 +203,7 @@ class Sessions:
         return failed
 
     def _apply(self, change: Change, by: str) -> None:
-        room, target = change.instance, change.target
+        room, target = change.room, change.target
         if change.action == "free":
             assert room is not None
             self._tree.ask(room, lambda p: p.buffers.free(target))

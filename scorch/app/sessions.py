@@ -46,9 +46,9 @@ from scorch.values import (
     BufferName,
     Float32,
     GroupName,
-    InstanceName,
     NodeName,
     ParamName,
+    RoomName,
     StrictModel,
     SynthDefName,
     Text,
@@ -127,7 +127,7 @@ class SessionDoc(StrictModel):
     version: Literal[1, 2, 3]
     saved_at: str | None = None
     tempo: TempoDoc = TempoDoc()
-    rooms: dict[InstanceName, RoomDoc] = Field(default_factory=dict)
+    rooms: dict[RoomName, RoomDoc] = Field(default_factory=dict)
     midi: MidiDoc = MidiDoc()
 
 
@@ -281,7 +281,7 @@ def parse(text: str, path: Path, reading: Reading) -> Session:
     loc: tuple[str, ...]
     for room, rdoc in doc.rooms.items():
         if room not in config.instances:
-            problem(("rooms", room), f"no instance {room!r} in this installation; instances: "
+            problem(("rooms", room), f"no room {room!r} in this installation; rooms: "
                     f"{', '.join(config.instances)}")
             continue
         bufnums: dict[int, str] = {}

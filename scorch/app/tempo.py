@@ -21,7 +21,7 @@ class Tempo:
         """The tempo scope of a group or room (checked), or the installation's."""
         if group is None:
             return ""
-        self._tree.resolve(group)  # InstanceNotFound names the known ones
+        self._tree.resolve(group)  # RoomNotFound names the known ones
         return self._tree.config.tempo_scope(group)
 
     def state(self, group: str | None = None) -> dict[str, Any]:

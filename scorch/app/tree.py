@@ -19,20 +19,20 @@ import pykka
 
 from scorch.errors import (
     Booting,
-    InstanceNotFound,
-    InstanceNotReady,
     MidiUnavailable,
     NoAnswer,
+    RoomNotFound,
+    RoomNotReady,
     TempoUnavailable,
 )
 from scorch.state.bus import Bus
 from scorch.state.door import Door, doors_of
 from scorch.state.events import State
-from scorch.state.view import InstanceView, Snapshot
+from scorch.state.view import RoomView, Snapshot
 
 if TYPE_CHECKING:  # the actors' modules load when the orchestra starts them, not before
     from actors.conductor import ConductorProxy
-    from actors.instance.proxy import InstanceProxy
+    from actors.room.proxy import RoomProxy
     from actors.router.proxy import MidiRouterProxy
     from actors.supervisor import SupervisorProxy
     from actors.watchdog import WatchdogProxy
@@ -56,7 +56,7 @@ to boot or restore, before it says BOOTING."""
 
 
 class Tree:
-    """The config, the instances' views and, once started, the actors' typed proxies."""
+    """The config, the rooms' views and, once started, the actors' typed proxies."""
 
     def __init__(self, config: Config, library: SynthDefLibrary) -> None:
         self.config = config
@@ -64,14 +64,14 @@ class Tree:
         self.library = library
         self.bus = Bus()
         """Where every change of the desired state is announced (:mod:`scorch.state.bus`)."""
-        self.views: dict[str, InstanceView] = {}
-        """Every instance's view by name (a reload adds and removes, in place)."""
+        self.views: dict[str, RoomView] = {}
+        """Every room's view by name (a reload adds and removes, in place)."""
         self.doors: dict[str, Door] = {}
-        """Every instance's doors to its processes, by name (their actors open them)."""
+        """Every room's doors to its processes, by name (their actors open them)."""
         for name, inst in config.instances.items():
             self.add_room(name, inst.group)
         self.supervisor: SupervisorProxy | None = None
-        self.instances: dict[str, InstanceProxy] = {}
+        self.rooms: dict[str, RoomProxy] = {}
         self.router: MidiRouterProxy | None = None
         self.conductor: ConductorProxy | None = None
         self.tempo: TempoView | None = None
@@ -87,9 +87,9 @@ class Tree:
         self.started = threading.Event()
         """Set once the start is over: every room READY or given up (or the start failed)."""
 
-    def add_room(self, name: str, group: str | None) -> InstanceView:
+    def add_room(self, name: str, group: str | None) -> RoomView:
         """A room's view and doors (at start, and for a room a reload adds)."""
-        view = self.views[name] = InstanceView(name, group, self.bus)
+        view = self.views[name] = RoomView(name, group, self.bus)
         self.doors[name] = doors_of(view)
         return view
 
@@ -103,7 +103,7 @@ class Tree:
         self.starting = False
         self.built.clear()
         self.started.clear()
-        self.instances = {}
+        self.rooms = {}
         self.router = None
         self.conductor = None
         self.tempo = None
@@ -112,26 +112,26 @@ class Tree:
     # --- names ---------------------------------------------------------------
 
     def names(self) -> list[str]:
-        """Instance names in config order."""
+        """Room names in config order."""
         return list(self.views)
 
     def resolve(self, selector: str) -> list[str]:
-        """An instance name, a group name or ``"*"`` to instance names."""
+        """A room name, a group name or ``"*"`` to room names."""
         return self.config.resolve(selector)
 
-    def view(self, name: str) -> InstanceView:
-        """The view of one instance; InstanceNotFound lists the known names."""
+    def view(self, name: str) -> RoomView:
+        """The view of one room; RoomNotFound lists the known names."""
         try:
             return self.views[name]
         except KeyError:
-            raise InstanceNotFound(name, self.names(), list(self.config.groups())) from None
+            raise RoomNotFound(name, self.names(), list(self.config.groups())) from None
 
     def door(self, name: str) -> Door:
-        """The doors of one instance's processes; InstanceNotFound lists the known names."""
+        """The doors of one room's processes; RoomNotFound lists the known names."""
         try:
             return self.doors[name]
         except KeyError:
-            raise InstanceNotFound(name, self.names(), list(self.config.groups())) from None
+            raise RoomNotFound(name, self.names(), list(self.config.groups())) from None
 
     def settled(self) -> None:
         """Wait (at most :data:`SETTLE`) until the readers that must be ahead of the next call
@@ -156,40 +156,40 @@ class Tree:
         rooms = list(names) if names is not None else (
             [] if self.started.is_set() else self.names())
         if self.starting and not self.built.wait(max(0.0, deadline - began)):
-            who = f"instance {rooms[0]!r} is" if rooms else "scorch is"
+            who = f"room {rooms[0]!r} is" if rooms else "scorch is"
             raise Booting(f"{who} BOOTING (scorch is starting JACK, the MIDI router and the "
                           f"rooms' actors): {_waited(what, began)}")
         for name in rooms:
             snap = self.view(name).wait_until(partial(_settled, need_sclang),
                                               deadline - time.monotonic())
             if not _settled(need_sclang, snap):
-                raise Booting(f"instance {name!r} is {snap.state} ({snap.phase()}): "
+                raise Booting(f"room {name!r} is {snap.state} ({snap.phase()}): "
                               f"{_waited(what, began)}")
 
-    def instance(self, name: str) -> InstanceProxy:
-        """The actor of instance ``name``; InstanceNotReady while there is none."""
+    def room(self, name: str) -> RoomProxy:
+        """The actor of room ``name``; RoomNotReady while there is none."""
         self.view(name)
         self.await_ready((), time.monotonic() + RESTORE_WAIT,
-                         f"the call to instance {name!r}")
-        proxy = self.instances.get(name)
+                         f"the call to room {name!r}")
+        proxy = self.rooms.get(name)
         if proxy is None:
-            raise InstanceNotReady(f"instance {name!r} is not running: "
+            raise RoomNotReady(f"room {name!r} is not running: "
                                    f"{self.start_error or 'scorch is not started'}")
         return proxy
 
-    def ask(self, name: str, call: Callable[[InstanceProxy], pykka.Future[T]],
+    def ask(self, name: str, call: Callable[[RoomProxy], pykka.Future[T]],
             timeout: float = ASK) -> T:
-        """``call`` instance ``name``'s proxy and wait for the answer, up to ``timeout``."""
-        proxy = self.instance(name)
+        """``call`` room ``name``'s proxy and wait for the answer, up to ``timeout``."""
+        proxy = self.room(name)
         try:
             return call(proxy).get(timeout=timeout)
         except pykka.Timeout as err:
             raise NoAnswer(
-                f"instance {name!r} did not answer within {timeout:g} s "
+                f"room {name!r} did not answer within {timeout:g} s "
                 f"(state {self.views[name].snapshot.state})"
             ) from err
         except pykka.ActorDeadError as err:
-            raise InstanceNotReady(f"instance {name!r} is not running") from err
+            raise RoomNotReady(f"room {name!r} is not running") from err
 
     def midi(self) -> MidiRouterProxy:
         """The MIDI router (waited for while scorch starts); MidiUnavailable says why not."""

@@ -127,7 +127,7 @@ class Undo:
 
     def _step(self, room: str | None, steps: int, dry_run: bool, back: bool) -> list[Step]:
         if room is not None:
-            self._tree.view(room)  # InstanceNotFound names the rooms
+            self._tree.view(room)  # RoomNotFound names the rooms
         done: list[Step] = []
         with self._lock:
             journal = self.journal

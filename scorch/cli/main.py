@@ -24,7 +24,7 @@ def _setup_logging(verbose: bool) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Boot every instance, print the status table, run until Ctrl-C or SIGTERM.
+    """Boot every room, print the status table, run until Ctrl-C or SIGTERM.
 
     SIGHUP re-reads the config and applies what changed (as ``scorch reload``).
     ``--resume`` starts from the last autosaved session instead of the config's nodes.

@@ -94,7 +94,7 @@ class Runner:
                                           early=self.early)
             for name, error in errors.items():
                 if error:
-                    log.error("instance %r failed to boot: %s", name, error)
+                    log.error("room %r failed to boot: %s", name, error)
             if seed is not None:
                 self.orchestra.sessions.resume(seed)
             self.orchestra.sessions.start_autosave()

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from scorch.config.installation import Config
-from scorch.config.tables import InstanceConfig, NodeConfig
+from scorch.config.tables import NodeConfig, RoomConfig
 from scorch.errors import InvalidRequest
 
 #: Settings of a room that its scsynth was started with: changing one restarts it.
@@ -47,7 +47,7 @@ class NodeChanges:
 class RoomChanges:
     """How one room's config changed."""
 
-    config: InstanceConfig
+    config: RoomConfig
     """The room's new config."""
     restart_for: tuple[str, ...] = ()
     """The process settings that changed (the room restarts for them)."""
@@ -140,7 +140,7 @@ def config_changes(old: Config, new: Config) -> ConfigChanges:
     )
 
 
-def room_changes(old: InstanceConfig, new: InstanceConfig, listen: bool = False,
+def room_changes(old: RoomConfig, new: RoomConfig, listen: bool = False,
                  safety: bool = False) -> RoomChanges:
     """How one room's config changed (falsy when it did not).
 

@@ -28,8 +28,8 @@ from scorch.config.tables import (
     AudioConfig,
     DocsConfig,
     HistoryConfig,
-    InstanceConfig,
     McpConfig,
+    RoomConfig,
     SamplesConfig,
     SessionsConfig,
     TempoConfig,
@@ -37,17 +37,17 @@ from scorch.config.tables import (
     WebConfig,
 )
 from scorch.config.watch import WatchConfig
-from scorch.errors import ConfigError, InstanceNotFound
+from scorch.errors import ConfigError, RoomNotFound
 from scorch.primitives.input.toml_limits import TooDeep, check_toml
 from scorch.state.tempo import INSTALLATION, Timeline
-from scorch.values import HostName, InstanceName, StrictModel, describe_errors
+from scorch.values import HostName, RoomName, StrictModel, describe_errors
 
 
 class Config(StrictModel):
     """A whole installation."""
 
     audio: AudioConfig = AudioConfig()
-    instances: dict[InstanceName, InstanceConfig]
+    instances: dict[RoomName, RoomConfig]
     watchdog: WatchdogConfig = WatchdogConfig()
     tempo: TempoConfig = TempoConfig()
     midi: MidiConfig = MidiConfig()
@@ -95,13 +95,13 @@ class Config(StrictModel):
                 key = (self.machine(inst.host), inst.port)
                 if key in ports:
                     raise ValueError(
-                        f"instances {ports[key]!r} and {name!r} both use port {inst.port}"
+                        f"rooms {ports[key]!r} and {name!r} both use port {inst.port}"
                         + (f" on {key[0]}" if self.hosts else "")
                     )
                 ports[key] = name
         clash = set(self.groups()) & set(self.instances)
         if clash:
-            raise ValueError(f"group names clash with instance names: {', '.join(sorted(clash))}")
+            raise ValueError(f"group names clash with room names: {', '.join(sorted(clash))}")
         return self
 
     def machine(self, host: str | None) -> str:
@@ -110,7 +110,7 @@ class Config(StrictModel):
         return found.machine() if found is not None else "this machine"
 
     def groups(self) -> dict[str, list[str]]:
-        """Map each group name to its instances, in config order."""
+        """Map each group name to its rooms, in config order."""
         groups: dict[str, list[str]] = {}
         for name, inst in self.instances.items():
             if inst.group:
@@ -118,7 +118,7 @@ class Config(StrictModel):
         return groups
 
     def resolve(self, selector: str) -> list[str]:
-        """An instance name, a group name or ``"*"`` to instance names, in config order."""
+        """A room name, a group name or ``"*"`` to room names, in config order."""
         if selector == "*":
             return list(self.instances)
         if selector in self.instances:
@@ -126,7 +126,7 @@ class Config(StrictModel):
         groups = self.groups()
         if selector in groups:
             return groups[selector]
-        raise InstanceNotFound(selector, list(self.instances), list(groups))
+        raise RoomNotFound(selector, list(self.instances), list(groups))
 
     def resolve_everywhere(self, selector: str) -> list[str]:
         """Like :meth:`resolve`, over the rooms of every host (this host's first)."""
@@ -144,14 +144,14 @@ class Config(StrictModel):
             return [selector]
         if selector in groups:
             return groups[selector]
-        raise InstanceNotFound(selector, list(rooms), list(groups))
-    def tempo_scope(self, instance_or_group: str | None) -> str:
-        """The tempo an instance or group plays at: its group's own, else the installation's."""
-        if instance_or_group is None:
+        raise RoomNotFound(selector, list(rooms), list(groups))
+    def tempo_scope(self, room_or_group: str | None) -> str:
+        """The tempo a room or group plays at: its group's own, else the installation's."""
+        if room_or_group is None:
             return INSTALLATION
-        group = instance_or_group
-        if instance_or_group in self.instances:
-            group = self.instances[instance_or_group].group or ""
+        group = room_or_group
+        if room_or_group in self.instances:
+            group = self.instances[room_or_group].group or ""
         return group if group in self.tempo.groups else INSTALLATION
 
     def timelines(self, now: float) -> dict[str, Timeline]:
@@ -330,7 +330,7 @@ def _check_references(config: Config, text: str, path: Path) -> None:
     for table, index, selector in targets:
         try:
             config.resolve(selector)
-        except InstanceNotFound as err:
+        except RoomNotFound as err:
             loc: tuple[str, ...] = ("midi", table, str(index), "instance")
             raise ConfigError(f"{located(path, lines, loc)}: {'.'.join(loc)}: {err}") from None
     for index, folder in enumerate(config.samples.paths):
@@ -343,12 +343,12 @@ def _check_references(config: Config, text: str, path: Path) -> None:
     for group in config.tempo.groups:
         if group not in groups:
             loc = ("tempo", "groups", group)
-            raise ConfigError(f"{located(path, lines, loc)}: {'.'.join(loc)}: no instance is in "
+            raise ConfigError(f"{located(path, lines, loc)}: {'.'.join(loc)}: no room is in "
                               f"group {group!r}; groups: {', '.join(groups) or 'none'}")
     for index, clock in enumerate(config.midi.clock_out):
         if clock.group is not None and clock.group not in groups:
             loc = ("midi", "clock_out", str(index), "group")
-            raise ConfigError(f"{located(path, lines, loc)}: {'.'.join(loc)}: no instance is in "
+            raise ConfigError(f"{located(path, lines, loc)}: {'.'.join(loc)}: no room is in "
                               f"group {clock.group!r}; groups: {', '.join(groups) or 'none'}")
     for name, inst in config.instances.items():
         if inst.startup is not None and not config.resolve_path(inst.startup).is_file():

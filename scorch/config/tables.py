@@ -30,7 +30,7 @@ _HOSTNAME = re.compile(r"(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])
 
 
 class AudioConfig(StrictModel):
-    """The ``[audio]`` table: where the instances' sound goes."""
+    """The ``[audio]`` table: where the rooms' sound goes."""
 
     driver: Literal["auto", "dummy", "jack", "alsa"] = Field(
         "auto",
@@ -70,13 +70,13 @@ class AudioConfig(StrictModel):
 
 
 class NodeConfig(StrictModel):
-    """A named persistent synth that the instance plays from boot."""
+    """A named persistent synth that the room plays from boot."""
 
     synthdef: str
     params: dict[ParamName, Float32] = Field(default_factory=dict)
 
 
-class InstanceConfig(StrictModel):
+class RoomConfig(StrictModel):
     """One ``[instances.NAME]`` table: a scsynth plus its sclang."""
 
     port: Port | None = Field(None, description="scsynth UDP port; omitted picks a free one")

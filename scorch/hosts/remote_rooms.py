@@ -83,20 +83,20 @@ class HostRooms:
 
     # --- what the router asks (never waits) ---------------------------------------------
 
-    def endpoint(self, instance: str) -> tuple[str, int] | None:
+    def endpoint(self, room: str) -> tuple[str, int] | None:
         """The room's scsynth address while READY (None until learned, or not READY)."""
         with self._lock:
-            if instance not in self._wanted:
-                self._wanted.add(instance)
+            if room not in self._wanted:
+                self._wanted.add(room)
                 self._wake.set()
-            room = self._rooms.get(instance)
-            return room.endpoint if room is not None else None
+            there = self._rooms.get(room)
+            return there.endpoint if there is not None else None
 
-    def node_id(self, instance: str, node: str) -> int | None:
+    def node_id(self, room: str, node: str) -> int | None:
         """A named node's id there, as last learned."""
         with self._lock:
-            room = self._rooms.get(instance)
-            return room.nodes.get(node) if room is not None else None
+            there = self._rooms.get(room)
+            return there.nodes.get(node) if there is not None else None
 
     def _theirs(self, change: object) -> bool:
         """Values this host's router sent to a room of another host (the bus's filter)."""
@@ -203,11 +203,11 @@ class HostRooms:
             values, self._values = self._values, {}
         by = f"midi@{config.host}" if config.host else "midi@"
         hosts: dict[str | None, list[dict[str, object]]] = {}
-        for (instance, node), params in values.items():
-            room = config.remote.get(instance)
-            if room is not None:
-                hosts.setdefault(room.host, []).append(
-                    encode(ParamsChanged(instance, node, params, by)))
+        for (room, node), params in values.items():
+            there = config.remote.get(room)
+            if there is not None:
+                hosts.setdefault(there.host, []).append(
+                    encode(ParamsChanged(room, node, params, by)))
         for host, changes in hosts.items():
             try:
                 self._link(config, host).call(PUBLISH, {"changes": changes}, TIMEOUT)

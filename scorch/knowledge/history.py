@@ -58,7 +58,7 @@ class Entry:
     id: int
     time: float
     """Seconds since the epoch, as given to :meth:`History.record`."""
-    instance: str
+    room: str
     code: str
     value: str
     """What sclang printed after ``->``, or empty."""
@@ -94,10 +94,10 @@ class History:
         with self._lock:
             self._db.close()
 
-    def record(self, time: float, instance: str, code: str, value: str = "",
+    def record(self, time: float, room: str, code: str, value: str = "",
                posted: str = "", error: str | None = None, duration_ms: float = 0.0) -> int:
         """Store one evaluation and return its id; prune old rows every ``prune_every`` writes."""
-        row = (time, instance, _cut(code), _cut(value), _cut(posted),
+        row = (time, room, _cut(code), _cut(value), _cut(posted),
                None if error is None else _cut(error), duration_ms)
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
@@ -127,24 +127,24 @@ class History:
                 raise
             return removed
 
-    def search(self, query: str | None = None, instances: Sequence[str] | None = None,
+    def search(self, query: str | None = None, rooms: Sequence[str] | None = None,
                errors_only: bool = False, since: float | None = None,
                limit: int = 20) -> list[Entry]:
         """Return matching evaluations, newest (most recently recorded) first.
 
         ``query`` is any text: entries holding all its words, or if none do, any
-        of them (in code, value, posts or error). ``instances`` None means every
-        instance. The other filters combine with it.
+        of them (in code, value, posts or error). ``rooms`` None means every
+        room. The other filters combine with it.
         """
         limit = max(0, min(limit, 1000))
         words = fts.terms(query)
         if query is not None and query.strip() and not words:
             return []  # only punctuation: nothing could match
         if not words:
-            return self._select(None, instances, errors_only, since, limit)
-        found = self._select(fts.match_all(words), instances, errors_only, since, limit)
+            return self._select(None, rooms, errors_only, since, limit)
+        found = self._select(fts.match_all(words), rooms, errors_only, since, limit)
         if not found and len(words) > 1:
-            found = self._select(fts.match_any(words), instances, errors_only, since, limit)
+            found = self._select(fts.match_any(words), rooms, errors_only, since, limit)
         return found
 
     def entry(self, entry_id: int) -> Entry | None:
@@ -160,16 +160,16 @@ class History:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0])
 
-    def _select(self, expression: str | None, instances: Sequence[str] | None,
+    def _select(self, expression: str | None, rooms: Sequence[str] | None,
                 errors_only: bool, since: float | None, limit: int) -> list[Entry]:
         where: list[str] = []
         args: list[object] = []
         if expression is not None:
             where.append("entries_fts MATCH ?")
             args.append(expression)
-        if instances is not None:
-            where.append(f"e.instance IN ({', '.join('?' * len(instances))})")
-            args.extend(instances)
+        if rooms is not None:
+            where.append(f"e.instance IN ({', '.join('?' * len(rooms))})")
+            args.extend(rooms)
         if errors_only:
             where.append("e.error IS NOT NULL")
         if since is not None:

@@ -128,7 +128,7 @@ def run_checks(config: Config | None = None, machine: Machine | None = None,
                 continue
             free = udp_port_free(inst.port)
             checks.append(Check(f"port {inst.port}", free,
-                                f"instance {name!r}: " + ("free" if free else "in use"),
+                                f"room {name!r}: " + ("free" if free else "in use"),
                                 "" if free else f"choose another port in [instances.{name}]"))
     return checks
 

@@ -1,7 +1,7 @@
-"""What an instance should be playing: replayed after every scsynth restart.
+"""What a room should be playing: replayed after every scsynth restart.
 
 scsynth keeps nothing across a restart, so scorch restores from this record,
-never from memory of the dead process. Pure data; the instance actor owns it.
+never from memory of the dead process. Pure data; the room actor owns it.
 It is written to and read from JSON with a version number (:meth:`DesiredState.to_json`),
 so sessions and other hosts can carry it.
 """
@@ -71,7 +71,7 @@ class BufferState:
 
 @dataclass
 class DesiredState:
-    """SynthDefs, buffers, named nodes and startup code one instance should have."""
+    """SynthDefs, buffers, named nodes and startup code one room should have."""
 
     synthdefs: dict[str, bytes] = field(default_factory=dict)
     nodes: dict[str, NodeState] = field(default_factory=dict)

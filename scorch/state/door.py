@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from scorch.errors import InstanceNotReady, ScorchError
+from scorch.errors import RoomNotReady, ScorchError
 from scorch.primitives.sclang.door import SclangDoor
 from scorch.primitives.scsynth.door import ScsynthDoor
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 
 class Door(NamedTuple):
@@ -23,7 +23,7 @@ class Door(NamedTuple):
     """Its sclang (code)."""
 
 
-def doors_of(view: InstanceView) -> Door:
+def doors_of(view: RoomView) -> Door:
     """A room's doors, shut until its actor opens them; a call then raises what the view says."""
 
     def no_scsynth() -> ScorchError:
@@ -35,11 +35,11 @@ def doors_of(view: InstanceView) -> Door:
     return Door(ScsynthDoor(view.name, no_scsynth), SclangDoor(view.name, no_sclang))
 
 
-def _why(view: InstanceView, need_sclang: bool, what: str) -> ScorchError:
+def _why(view: RoomView, need_sclang: bool, what: str) -> ScorchError:
     snap = view.snapshot
     try:
         snap.require_ready(sclang_attached=False, need_sclang=need_sclang)
     except ScorchError as err:
         return err
-    return InstanceNotReady(f"instance {view.name!r} is {snap.state}, but {what} (a moment "
+    return RoomNotReady(f"room {view.name!r} is {snap.state}, but {what} (a moment "
                             "between two processes); try again shortly")

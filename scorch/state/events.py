@@ -1,4 +1,4 @@
-"""Instance states and the bounded log of lifecycle events."""
+"""Room states and the bounded log of lifecycle events."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 
 class State(enum.StrEnum):
-    """Where an instance is in its life."""
+    """Where a room is in its life."""
 
     STOPPED = "STOPPED"
     BOOTING = "BOOTING"
@@ -76,26 +76,26 @@ class Kind(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Event:
-    """One lifecycle event of one instance."""
+    """One lifecycle event of one room."""
 
     seq: int
     time: float
-    instance: str
+    room: str
     kind: Kind
     message: str
     details: dict[str, Any] = field(default_factory=dict)
 
 
-# One sequence for every instance's events, so "events since N" means the same
-# thing whether it asks one instance or all of them.
+# One sequence for every room's events, so "events since N" means the same
+# thing whether it asks one room or all of them.
 _sequence = itertools.count(1)
 
 
 class EventLog:
-    """Keep the last ``limit`` events of one instance; thread-safe."""
+    """Keep the last ``limit`` events of one room; thread-safe."""
 
-    def __init__(self, instance: str, limit: int = 500) -> None:
-        self.instance = instance
+    def __init__(self, room: str, limit: int = 500) -> None:
+        self.room = room
         self._events: deque[Event] = deque(maxlen=limit)
         self._seq = 0
         self._lock = threading.Condition()
@@ -104,7 +104,7 @@ class EventLog:
         """Record an event, wake waiters and return it."""
         with self._lock:
             self._seq = next(_sequence)
-            event = Event(self._seq, time.time(), self.instance, kind, message, details)
+            event = Event(self._seq, time.time(), self.room, kind, message, details)
             self._events.append(event)
             self._lock.notify_all()
             return event

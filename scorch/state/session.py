@@ -87,7 +87,7 @@ class Change:
     """free, load, release, play, set, move, tempo, unmap, map, pattern (define, play, stop),
     mute (mute, solo or unmute a pattern as ``pattern.mute`` says), clear, or gain (the
     master gain, ``params["db"]``)."""
-    instance: str | None
+    room: str | None
     """The room (None for a MIDI route)."""
     target: str
     """The buffer, node or route id, or the tempo's scope ("installation" or a group)."""

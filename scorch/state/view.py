@@ -1,6 +1,6 @@
-"""What anyone may read about an instance without asking its actor.
+"""What anyone may read about a room without asking its actor.
 
-The instance actor writes it; the facade, the watchdog and the MCP layer read
+The room actor writes it; the facade, the watchdog and the MCP layer read
 it from their own threads, so a slow boot never blocks a status query.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from scorch.errors import Booting, InstanceFailed, InstanceNotReady
+from scorch.errors import Booting, RoomFailed, RoomNotReady
 from scorch.primitives.sclang.patterns import PatternRecord
 from scorch.primitives.system.console import Console
 from scorch.state.bus import Bus
@@ -28,7 +28,7 @@ STARTING = "scorch is starting JACK and the rooms' actors"
 
 @dataclass(frozen=True)
 class Snapshot:
-    """An instance's public state at one moment."""
+    """A room's public state at one moment."""
 
     name: str
     group: str | None
@@ -61,29 +61,29 @@ class Snapshot:
         return "scsynth and sclang up, restoring its SynthDefs, buffers and nodes"
 
     def require_ready(self, sclang_attached: bool, need_sclang: bool = False) -> None:
-        """Raise what a request finds when the instance cannot take it, saying why."""
+        """Raise what a request finds when the room cannot take it, saying why."""
         if self.state == State.FAILED:
-            raise InstanceFailed(f"instance {self.name!r} is FAILED: {self.reason}; "
+            raise RoomFailed(f"room {self.name!r} is FAILED: {self.reason}; "
                                  "boot it again once the cause is fixed")
         if self.state in (State.RESTARTING, State.BOOTING):
-            raise Booting(f"instance {self.name!r} is {self.state} (since "
+            raise Booting(f"room {self.name!r} is {self.state} (since "
                                   f"{time.ctime(self.since)}); it comes back by itself, "
                                   "try again in a moment")
         if self.state not in SOUNDING:
-            raise InstanceNotReady(
-                f"instance {self.name!r} is {self.state} (since {time.ctime(self.since)})"
+            raise RoomNotReady(
+                f"room {self.name!r} is {self.state} (since {time.ctime(self.since)})"
                 + ("; it comes back by itself, try again in a moment"
                    if self.state in (State.RESTARTING, State.BOOTING) else ""))
         if need_sclang and not sclang_attached:
             if self.sclang_state == "failed":
-                raise InstanceNotReady(f"instance {self.name!r}: {self.reason}; its sound "
+                raise RoomNotReady(f"room {self.name!r}: {self.reason}; its sound "
                                        "plays on, and `instance restart` brings sclang back")
-            raise InstanceNotReady(f"instance {self.name!r}: sclang is "
+            raise RoomNotReady(f"room {self.name!r}: sclang is "
                                    f"{self.sclang_state}; the sound goes on, try again shortly")
 
 
-class InstanceView:
-    """Thread-safe handle on one instance's snapshot, console, events and state.
+class RoomView:
+    """Thread-safe handle on one room's snapshot, console, events and state.
 
     It holds no way to the room's processes (their doors are :class:`~scorch.state.door.Door`,
     the actor's to open): what it shows is what the actor published.
@@ -125,7 +125,7 @@ class InstanceView:
 
     @property
     def name(self) -> str:
-        """The instance's name."""
+        """The room's name."""
         return self._snapshot.name
 
     @property
@@ -137,7 +137,7 @@ class InstanceView:
         """Wait for READY (None) or FAILED (its reason) after event ``since``."""
         event = self.events.wait_for((Kind.READY, Kind.FAILED), since, max(timeout, 0.0))
         if event is None:
-            return (f"instance {self.name!r} was not READY within {timeout:g} s "
+            return (f"room {self.name!r} was not READY within {timeout:g} s "
                     f"(state {self.snapshot.state}: {self.snapshot.reason or 'no reason given'})")
         return None if event.kind == Kind.READY else str(event.details.get("reason", event.message))
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from scorch.state.calls import CallCounts
 from scorch.state.events import State
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 from scorch.wire.access import READONLY_TOKEN_FILE, Access, is_loopback, load_token, machine_names
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 class RoomCollector:
     """A prometheus_client collector over the rooms' views and the alerts' counts."""
 
-    def __init__(self, views: Callable[[], Mapping[str, InstanceView]],
+    def __init__(self, views: Callable[[], Mapping[str, RoomView]],
                  alerts: Callable[[], Mapping[str, int]],
                  midi: Callable[[], Mapping[str, Any]] | None = None,
                  calls: CallCounts | None = None,

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from scorch.errors import InstanceNotReady, NoAnswer, NotRunning, RemoteError
+from scorch.errors import NoAnswer, NotRunning, RemoteError, RoomNotReady
 from scorch.wire.envelope import MAX_LINE, Reply, decode_reply, request_line
 
 IDLE_CONNECTIONS = 4  # a client keeps at most this many idle connections open
@@ -109,7 +109,7 @@ class ControlClient:
             if not line:
                 conn.close()
                 if not reused and not resend:
-                    raise InstanceNotReady(f"the scorch installation behind {self.path} "
+                    raise RoomNotReady(f"the scorch installation behind {self.path} "
                                            "closed the connection (did it stop?)")
                 resend = resend and reused  # once on a new connection, not again
                 continue  # an idle connection the server has closed: the next, or a new one

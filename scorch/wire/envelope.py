@@ -30,7 +30,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from scorch.errors import InvalidRequest, RemoteError, ScorchError, by_name, rebuild
+from scorch.errors import (
+    InvalidRequest,
+    RemoteError,
+    ScorchError,
+    by_name,
+    rebuild,
+    wire_name,
+)
 from scorch.values import describe_errors
 from scorch.wire.limits import REQUEST_LIMITS, Limits, OverLimit, loads
 
@@ -88,7 +95,7 @@ class WireError(BaseModel):
     def of(cls, err: ScorchError) -> WireError:
         """``err`` as it crosses: named after its nearest class the other side knows."""
         known = next(k for k in type(err).__mro__ if by_name(k.__name__) is k)
-        return cls(type=known.__name__, message=str(err), code=err.code,
+        return cls(type=wire_name(known), message=str(err), code=err.code,
                    retryable=err.retryable, argument=err.argument)
 
     def exception(self) -> ScorchError:

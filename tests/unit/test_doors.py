@@ -24,14 +24,14 @@ from scorch.primitives.scsynth.fake import FakeScsynth
 from scorch.primitives.scsynth.wire import UdpWire
 from scorch.state.bus import Bus
 from scorch.state.door import doors_of
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The code that runs the installation (the tests and benchmarks start processes of their own).
 TREES = ("scorch", "actors", "midi", "mcp_server")
 #: Where a room's processes are started, talked to and owned: the room's actor, and the
 #: primitives that are the scsynth and sclang protocols.
-OWNERS = ("actors/instance/", "scorch/primitives/scsynth/", "scorch/primitives/sclang/")
+OWNERS = ("actors/room/", "scorch/primitives/scsynth/", "scorch/primitives/sclang/")
 #: What holds a way to a room's scsynth or sclang: a client, a process, a socket's wire.
 HOLDERS = {"OscClient", "SclangSession", "Sclang", "Scsynth", "UdpWire", "Wire", "FakeScsynth",
            "VoiceSender"}
@@ -76,7 +76,7 @@ def test_the_source_holds_modules_to_check() -> None:
     found = dict(modules())
     assert len(found) > 150
     assert udp_sockets(found["scorch/primitives/scsynth/wire.py"]) == 1  # the check sees one
-    assert held_names(found["actors/instance/processes.py"]) >= {"OscClient", "Sclang"}
+    assert held_names(found["actors/room/processes.py"]) >= {"OscClient", "Sclang"}
 
 
 def test_no_module_but_the_rooms_actor_and_the_primitives_holds_a_client_of_a_room() -> None:
@@ -119,7 +119,7 @@ WAYS_IN = (OscClient, SclangSession, ScsynthDoor, SclangDoor, UdpWire, FakeScsyn
 
 
 def test_the_view_carries_no_way_to_its_processes_while_its_doors_are_open() -> None:
-    view = InstanceView("lobby", None, Bus())
+    view = RoomView("lobby", None, Bus())
     door = doors_of(view)
     client = OscClient(57110, wire=FakeScsynth())
     try:
@@ -135,4 +135,4 @@ def test_the_view_carries_no_way_to_its_processes_while_its_doors_are_open() -> 
 
 @pytest.mark.parametrize("name", ["osc", "sclang", "door", "doors", "client", "session"])
 def test_the_view_has_no_attribute_that_would_hand_one_out(name: str) -> None:
-    assert not hasattr(InstanceView("lobby", None), name)
+    assert not hasattr(RoomView("lobby", None), name)

@@ -16,9 +16,9 @@ from scorch.errors import (
     CODES,
     NEAREST,
     Booting,
-    InstanceNotFound,
     NodeNotFound,
     NotFound,
+    RoomNotFound,
     RouteNotFound,
     SceneNotFound,
     ScorchError,
@@ -78,8 +78,8 @@ def test_an_error_tells_a_program_its_code_retry_and_argument_and_people_its_tex
 
 
 def test_a_typo_of_a_room_gets_the_room_it_most_likely_meant() -> None:
-    err = InstanceNotFound("lobbby", ["lobby", "gallery"], ["rooms"])
-    assert str(err) == ("no instance or group named 'lobbby'; known instances: lobby, "
+    err = RoomNotFound("lobbby", ["lobby", "gallery"], ["rooms"])
+    assert str(err) == ("no room or group named 'lobbby'; known rooms: lobby, "
                         "gallery; groups: rooms; did you mean 'lobby'?")
     assert err.name == "lobbby" and err.code == "NOT_FOUND"
 
@@ -137,7 +137,7 @@ def test_every_not_found_scorch_raises_names_what_was_asked_and_what_exists() ->
             where = str(path.relative_to(ROOT))
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                        and node.func.id in kinds and node.func.id != "InstanceNotFound"
+                        and node.func.id in kinds and node.func.id != "RoomNotFound"
                         and not {"name", "known"} <= {k.arg for k in node.keywords}):
                     bare.append((where, node.func.id, node.lineno))
     named = [(where, kind, line) for where, kind, line in bare if (where, kind) not in exempt]

@@ -21,7 +21,7 @@ from scorch.app.studio.recorder import Recorder
 from scorch.errors import InvalidRequest, InvalidSnippet
 from scorch.knowledge.snippets import validate_name
 
-NAMES: list[Any] = [values.InstanceName, values.GroupName, values.NodeName, values.ParamName,
+NAMES: list[Any] = [values.RoomName, values.GroupName, values.NodeName, values.ParamName,
                     values.SynthDefName, values.RouteId, values.BufferName, values.SessionName,
                     values.SceneName, values.HostName, values.Selector]
 #: What follows a good name to spoil it: a trailing newline first (what `$` lets through).

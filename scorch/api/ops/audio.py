@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, Field
 
 from scorch.api import budget
-from scorch.api.fields import Code, InstanceName, NodeName, Params, SynthDefName
+from scorch.api.fields import Code, NodeName, Params, RoomName, SynthDefName
 from scorch.api.operation import (
     CHANGE,
     CODE,
@@ -72,7 +72,7 @@ class RecordStart(Action):
 
     access = WRITE
     action: Literal["start"]
-    instance: InstanceName
+    instance: RoomName
     bus: Bus | None = None
     channels: Channels = 2
     seconds: Annotated[Seconds | None, Field(
@@ -88,7 +88,7 @@ class RecordStop(Action):
 
     access = CHANGE
     action: Literal["stop"]
-    instance: InstanceName | None = None
+    instance: RoomName | None = None
     name: Annotated[Text | None, Field(max_length=100)] = None
 
 
@@ -256,7 +256,7 @@ def numbers(report: SoundReport) -> str:
 class ListenArgs(Args):
     """What to listen to: a room's live sound (its outputs, a bus or one node), or a file."""
 
-    instance: Annotated[InstanceName | None, Field(
+    instance: Annotated[RoomName | None, Field(
         description="The room to listen to (or give `path` instead)")] = None
     seconds: Annotated[Seconds, Field(
         ge=0.2, le=30, description="How long to listen, 0.2 to 30 s")] = 3.0

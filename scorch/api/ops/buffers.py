@@ -42,7 +42,7 @@ class BufferList(Action):
 
 
 class BufferLoad(Action):
-    """Read a sound file into a buffer of instances (kept across crashes, same bufnum)."""
+    """Read a sound file into a buffer of rooms (kept across crashes, same bufnum)."""
 
     access = CHANGE
     journal = ROOMS_NAMED
@@ -56,7 +56,7 @@ class BufferLoad(Action):
 
 
 class BufferFree(Action):
-    """Unload a buffer from instances."""
+    """Unload a buffer from rooms."""
 
     access = DESTROY
     journal = ROOMS_NAMED

@@ -12,8 +12,8 @@ from scorch.api.fanout import failed_outcomes
 from scorch.api.fields import (
     Code,
     ExecuteTimeout,
-    InstanceName,
     Pattern,
+    RoomName,
     Selector,
     SelectorArgs,
     TimedArgs,
@@ -85,7 +85,7 @@ class ErrorInfo(BaseModel):
 
 
 class ExecuteOutcome(BaseModel):
-    """What one instance did with the code."""
+    """What one room did with the code."""
 
     instance: str
     ok: bool
@@ -127,8 +127,8 @@ class ExecuteOutcome(BaseModel):
 
     @classmethod
     def of(cls, result: ExecuteResult) -> ExecuteOutcome:
-        """The API form of one instance's result."""
-        return cls(instance=result.instance, ok=result.ok, value=result.value,
+        """The API form of one room's result."""
+        return cls(instance=result.room, ok=result.ok, value=result.value,
                    posted=list(result.posted), warnings=list(result.warnings),
                    elapsed_ms=round(result.elapsed * 1000, 3),
                    error=ErrorInfo.of(result.error) if result.error is not None else None,
@@ -138,14 +138,14 @@ class ExecuteOutcome(BaseModel):
 
 
 class ExecuteOutput(Result):
-    """One outcome per instance the selector named."""
+    """One outcome per room the selector named."""
 
     results: list[ExecuteOutcome]
     at: float | None = Field(None, description="the Unix time scsynth hears the code's "
                              "messages (it was compiled now and runs then); null: now")
 
     def failure(self) -> str | None:
-        """Each instance's error with line, char and source, or None when all went well."""
+        """Each room's error with line, char and source, or None when all went well."""
         if all(r.ok for r in self.results):
             return None
         blocks = []
@@ -205,7 +205,7 @@ def execute(orch: Orchestra, args: ExecuteArgs) -> ExecuteOutput:
 def run_code(orch: Orchestra, selector: str, code: str, timeout: float,
              check_only: bool = False, at: float | None = None,
              full: bool = False) -> ExecuteOutput:
-    """Run code as ``execute`` does, and keep each instance's outcome in the history.
+    """Run code as ``execute`` does, and keep each room's outcome in the history.
 
     A syntax check (``check_only``) ran nothing and is not kept. Keeping never
     fails the call: the history logs what it could not write. ``at``: a Unix time
@@ -231,7 +231,7 @@ def run_code(orch: Orchestra, selector: str, code: str, timeout: float,
 
 
 class StopArgs(SelectorArgs):
-    """Instances to silence."""
+    """Rooms to silence."""
 
     dry_run: Annotated[Flag, Field(description="Say what it would stop, stop nothing")] = False
 
@@ -264,7 +264,7 @@ def _count(n: int, what: str) -> str:
 
 
 class StopOutput(Result):
-    """Instances silenced, and what each stopped."""
+    """Rooms silenced, and what each stopped."""
 
     stopped: dict[str, RoomStopped]
     dry_run: bool = False
@@ -295,7 +295,7 @@ def stop(orch: Orchestra, args: StopArgs) -> StopOutput:
 class ConsoleArgs(Args):
     """Which console and how much of it."""
 
-    instance: InstanceName
+    instance: RoomName
     lines: Annotated[int, Field(ge=0, le=1000, strict=True,
                                 description="How many recent lines")] = 50
     clear: Annotated[Flag, Field(description="Forget the lines after reading them")] = False
@@ -331,7 +331,7 @@ class ConsoleOutput(Result):
 
 @operation(access=CHANGE, cli=CliForm("console", ("instance",)))
 def console(orch: Orchestra, args: ConsoleArgs) -> ConsoleOutput:
-    """Read an instance's console: what sclang and scsynth printed, routines' output and
+    """Read a room's console: what sclang and scsynth printed, routines' output and
     errors after execute returned among it."""
     found = [Line(**line._asdict())
              for line in orch.rooms.console(args.instance, args.lines, clear=args.clear)]
@@ -346,7 +346,7 @@ def console(orch: Orchestra, args: ConsoleArgs) -> ConsoleOutput:
 class WaitArgs(Args):
     """What to wait for, where, and how long."""
 
-    instance: InstanceName
+    instance: RoomName
     pattern: Pattern
     timeout_s: WaitTimeout = 10.0
     since: Annotated[int | None, Field(ge=0, strict=True, description=(
@@ -363,7 +363,7 @@ class WaitOutput(Result):
 @operation(access=READ, cli=CliForm("wait-for", ("instance", "pattern")),
            patience=Patience(argument="timeout_s"))
 def wait_for(orch: Orchestra, args: WaitArgs) -> WaitOutput:
-    """Wait until the instance's console shows a line matching a regex, e.g. a message a
+    """Wait until the room's console shows a line matching a regex, e.g. a message a
     routine posts later."""
     line = orch.rooms.wait_for(args.instance, args.pattern, args.timeout_s, since=args.since)
     return WaitOutput(matched=line is not None,

@@ -285,7 +285,7 @@ class HistoryFind(Action):
     query: Annotated[HistoryQuery | None, Field(description=(
         "Words in the code, value, output or error (entries with all of them first)"))] = None
     instance: Annotated[Selector, Field(
-        description='Only this instance or group ("*": all)')] = "*"
+        description='Only this room or group ("*": all)')] = "*"
     errors_only: Annotated[Flag, Field(description="Only executions that failed")] = False
     since: Annotated[Annotated[str, Strict(), Field(max_length=40)]
                      | Annotated[float, Strict(), Field(allow_inf_nan=False)] | None,
@@ -321,20 +321,20 @@ class HistoryEntry(BaseModel):
             posted = "[...] " + posted[-MAX_POSTED:]
         when = datetime.datetime.fromtimestamp(entry.time).isoformat(sep=" ",
                                                                      timespec="seconds")
-        return cls(id=entry.id, time=entry.time, when=when, instance=entry.instance,
+        return cls(id=entry.id, time=entry.time, when=when, instance=entry.room,
                    code=entry.code, ok=entry.error is None, value=entry.value, posted=posted,
                    error=entry.error, duration_ms=round(entry.duration_ms, 3))
 
 
 class HistoryRerun(Action):
-    """Run an entry again: its code (on its instance, or on `instance`), or the operation
+    """Run an entry again: its code (on its room, or on `instance`), or the operation
     it records, with the same arguments."""
 
     access = CODE
     action: Literal["rerun"]
     id: Annotated[int, Field(strict=True, ge=1, description="The entry's id (#N)")]
     instance: Annotated[Selector | None, Field(
-        description="Run its code (or operation) on this instance instead")] = None
+        description="Run its code (or operation) on this room instead")] = None
     timeout_s: ExecuteTimeout = 10.0
 
 
@@ -423,7 +423,7 @@ def _rerun(orch: Orchestra, args: HistoryRerun) -> HistoryOutput:
         answer = journaled.perform(orch, op, op.parse(raw))  # journaled, as every call
         return HistoryOutput(rerun=name, answer=answer.model_dump(mode="json"),
                              answer_text=answer.text(), failed=answer.failure())
-    out = run_code(orch, args.instance or entry.instance, entry.code, args.timeout_s)
+    out = run_code(orch, args.instance or entry.room, entry.code, args.timeout_s)
     return HistoryOutput(rerun="execute", answer=out.model_dump(mode="json"),
                          answer_text=out.text(), failed=out.failure())
 

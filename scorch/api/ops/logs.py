@@ -30,13 +30,13 @@ from scorch.api.operation import (
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
 
-#: A cursor holds, per instance, its console's seq under its name and its events'
+#: A cursor holds, per room, its console's seq under its name and its events'
 #: seq under its name and this suffix.
 EVENTS = "@events"
 
 
 class LogsArgs(Args):
-    """Which instances, how much, and from where."""
+    """Which rooms, how much, and from where."""
 
     instance: Selector = "*"
     lines: Annotated[int, Field(ge=1, le=10_000, strict=True,
@@ -47,7 +47,7 @@ class LogsArgs(Args):
 
 
 class LogEntry(BaseModel):
-    """One line of an instance's console, or one lifecycle event."""
+    """One line of a room's console, or one lifecycle event."""
 
     time: float
     instance: str
@@ -82,7 +82,7 @@ def _in_time(merged: Answer, answers: Sequence[tuple[Host, Answer]], args: Any) 
 @operation(access=READ, cli=CliForm("logs", ("instance",), short={"lines": "n"}, follow="after"),
            spread=Spread(merge=_in_time), tool=Tool(listed=False))
 def logs(orch: Orchestra, args: LogsArgs) -> LogsOutput:
-    """The consoles of instances and their lifecycle events (boots, crashes, restarts),
+    """The consoles of rooms and their lifecycle events (boots, crashes, restarts),
     merged in time, oldest first. -f follows them."""
     after = args.after or {}
     entries: list[LogEntry] = []

@@ -34,7 +34,7 @@ from scorch.api.operation import (
     operation,
 )
 from scorch.state.bus import as_json
-from scorch.values import Float32, InstanceName, NodeName, ParamName
+from scorch.values import Float32, NodeName, ParamName, RoomName
 
 if TYPE_CHECKING:
     from scorch.app.orchestra import Orchestra
@@ -87,7 +87,7 @@ def live(orch: Orchestra, args: LiveArgs) -> LiveView:
 class FaderArgs(Args):
     """One param of a named node, and its new value."""
 
-    instance: InstanceName
+    instance: RoomName
     node: NodeName
     param: ParamName
     value: Annotated[Float32, Field(description="the param's new value")]

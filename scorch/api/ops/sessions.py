@@ -47,7 +47,7 @@ class ChangeOut(BaseModel):
     @classmethod
     def of(cls, change: Change, error: str | None = None) -> ChangeOut:
         """The API form of a change."""
-        return cls(action=change.action, instance=change.instance, target=change.target,
+        return cls(action=change.action, instance=change.room, target=change.target,
                    detail=change.detail, error=error)
 
 

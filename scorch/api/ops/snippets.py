@@ -71,13 +71,13 @@ class SnippetSave(Action):
 
 
 class SnippetRun(Action):
-    """Run a snippet on instances, as execute does (kept in the history)."""
+    """Run a snippet on rooms, as execute does (kept in the history)."""
 
     access = CODE
     action: Literal["run"]
     name: SnippetName
     instance: Annotated[Selector, Field(
-        description='Where to run it: an instance, a group or "*"')]
+        description='Where to run it: a room, a group or "*"')]
     timeout_s: ExecuteTimeout = 10.0
 
 
@@ -120,7 +120,7 @@ class SnippetOutput(Result):
     more: int = Field(0, description="list: snippets left out (the size budget): full=true "
                       "returns them")
     snippet: SnippetInfo | None
-    results: list[ExecuteOutcome] = Field(description="run: one outcome per instance, as "
+    results: list[ExecuteOutcome] = Field(description="run: one outcome per room, as "
                                           "execute gives")
 
     def failure(self) -> str | None:

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from scorch.api.fields import (
-    InstanceName,
     NodeName,
     Params,
+    RoomName,
     Selector,
     SynthDefName,
     TimedArgs,
@@ -96,7 +96,7 @@ class SynthDefsDescribe(Action):
 
 
 class SynthDefsLoad(Action):
-    """Load one SynthDef into instances (to use it from your own code)."""
+    """Load one SynthDef into rooms (to use it from your own code)."""
 
     access = SET
     action: Literal["load"]
@@ -113,7 +113,7 @@ class SynthDefsOutput(Result):
 
     action: str
     synthdefs: list[SynthDefOut] = Field(default_factory=list)
-    loaded_on: list[str] = Field(default_factory=list, description="instances it was loaded on")
+    loaded_on: list[str] = Field(default_factory=list, description="rooms it was loaded on")
 
     def text(self) -> str:
         if self.action != "list":
@@ -159,7 +159,7 @@ def synthdefs(orch: Orchestra, args: SynthDefsArgs) -> SynthDefsOutput:
 class PlayArgs(TimedArgs):
     """A SynthDef to start, where, with which values."""
 
-    instance: InstanceName
+    instance: RoomName
     synthdef: Annotated[SynthDefName, Field(description=(
         "A library SynthDef (see synthdefs), or one this room's code added"))]
     params: Params | None = None
@@ -246,7 +246,7 @@ def play(orch: Orchestra, args: PlayArgs) -> PlayOutput:
 class SetArgs(TimedArgs):
     """New values for a named node."""
 
-    instance: InstanceName
+    instance: RoomName
     node: NodeName
     params: Annotated[Params, Field(min_length=1)]
 
@@ -281,7 +281,7 @@ def set_params(orch: Orchestra, args: SetArgs) -> SetOutput:
 class ReleaseArgs(TimedArgs):
     """A named node to release."""
 
-    instance: InstanceName
+    instance: RoomName
     node: NodeName
 
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from scorch.api import budget
 from scorch.api.fanout import label
-from scorch.api.fields import InstanceName
+from scorch.api.fields import RoomName
 from scorch.api.operation import (
     CODE,
     EVERYTHING,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 #: Steps one call may take at most.
 MAX_STEPS = 50
 
-Room = Annotated[InstanceName | None, Field(
+Room = Annotated[RoomName | None, Field(
     description="Only this room's changes (default: every room's)")]
 Steps = Annotated[int, Field(ge=1, le=MAX_STEPS, strict=True,
                              description="How many changes")]

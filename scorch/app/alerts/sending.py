@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from scorch.app.alerts.policy import AlertPolicy, Message, Phase, matches
 from scorch.config.alerts import AlertsConfig, AlertTarget
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 if TYPE_CHECKING:
     import apprise
@@ -37,7 +37,7 @@ def scheme(url: str) -> str:
 class Alerts:
     """Watch the rooms' events and send what the policy says; two daemon threads."""
 
-    def __init__(self, config: AlertsConfig, views: Callable[[], Mapping[str, InstanceView]],
+    def __init__(self, config: AlertsConfig, views: Callable[[], Mapping[str, RoomView]],
                  clock: Callable[[], float] = time.time) -> None:
         self._config = config
         self._views = views

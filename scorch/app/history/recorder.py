@@ -14,7 +14,7 @@ from pathlib import Path
 
 from scorch.app.history.store import HISTORY_FILE, History, Recorded, Sample
 from scorch.state.meters import db
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ GATE_LUFS = -70.0
 class Recorder:
     """Copy new events of every room into the history file; one daemon thread."""
 
-    def __init__(self, state: Path, views: Callable[[], Mapping[str, InstanceView]],
+    def __init__(self, state: Path, views: Callable[[], Mapping[str, RoomView]],
                  xruns: Callable[[], Mapping[str, int]] | None = None) -> None:
         self.path = state / HISTORY_FILE
         self._views = views

@@ -24,11 +24,11 @@ from pathlib import Path
 
 from scorch.errors import (
     CaptureError,
-    InstanceNotReady,
     InvalidRequest,
     NodeNotFound,
     OscFailure,
     OscTimeout,
+    RoomNotReady,
 )
 from scorch.primitives.osc import IMMEDIATELY, OscArg, OscMessage, encode_bundle
 from scorch.primitives.scsynth import commands
@@ -45,7 +45,7 @@ from scorch.primitives.synthdefs.capture import (
 from scorch.primitives.system.process import pid_alive
 from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT
 from scorch.state.events import State
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 log = logging.getLogger(__name__)
 
@@ -88,14 +88,14 @@ class Slots:
             used = self._buffers.setdefault(room, set())
             buf = next((b for b in BUFFERS if b not in used), None)
             if buf is None:
-                raise CaptureError(f"instance {room!r} already runs {len(BUFFERS)} captures; "
+                raise CaptureError(f"room {room!r} already runs {len(BUFFERS)} captures; "
                                    "stop one first")
             bus = None
             if tap:
                 taken = self._buses.setdefault(room, set())
                 bus = next((b for b in TAP_BUSES if b not in taken), None)
                 if bus is None:
-                    raise CaptureError(f"instance {room!r} already hears {len(TAP_BUSES)} "
+                    raise CaptureError(f"room {room!r} already hears {len(TAP_BUSES)} "
                                        "nodes alone; wait for one to finish")
                 taken.add(bus)
             used.add(buf)
@@ -131,7 +131,7 @@ class Source:
 class Capture:
     """A recorder synth writing to an open file on one scsynth, until it ends."""
 
-    def __init__(self, room: str, view: InstanceView, osc: ScsynthDoor, pid: int | None,
+    def __init__(self, room: str, view: RoomView, osc: ScsynthDoor, pid: int | None,
                  slots: Slots, path: Path, source: Source, buf: int, node_id: int,
                  tap_bus: int | None, sample_rate: float) -> None:
         self.room = room
@@ -163,17 +163,17 @@ class Capture:
         return self.node_id + _CAPTURE_NODE_SPAN
 
     @classmethod
-    def start(cls, room: str, view: InstanceView, osc: ScsynthDoor, slots: Slots, path: Path,
+    def start(cls, room: str, view: RoomView, osc: ScsynthDoor, slots: Slots, path: Path,
               fmt: str, source: Source, seconds: float) -> Capture:
         """Open ``path`` in scsynth and start recording ``source`` for ``seconds``."""
         source.check()
         if not osc.is_open or view.snapshot.state != State.READY:
-            raise InstanceNotReady(f"instance {room!r} is {view.snapshot.state}: only a READY "
-                                   "instance can be heard or recorded")
+            raise RoomNotReady(f"room {room!r} is {view.snapshot.state}: only a READY "
+                                   "room can be heard or recorded")
         try:
             rate = (osc.last_status or osc.status(timeout=1.0)).nominal_sample_rate
         except OscTimeout as err:
-            raise InstanceNotReady(f"instance {room!r}: scsynth does not answer") from err
+            raise RoomNotReady(f"room {room!r}: scsynth does not answer") from err
         buf, node_id, tap_bus = slots.take(room, tap=source.node_id is not None)
         capture = cls(room, view, osc, view.snapshot.scsynth_pid, slots, path, source, buf,
                       node_id, tap_bus, rate)
@@ -200,10 +200,10 @@ class Capture:
             self._done(commands.b_write(self.buf, str(self.path), header, sample,
                                         frames=0, leave_open=True), Cmd.B_WRITE)
         except OscFailure as err:
-            raise CaptureError(f"instance {self.room!r}: scsynth cannot write "
+            raise CaptureError(f"room {self.room!r}: scsynth cannot write "
                                f"{self.path}: {err}") from err
         except OscTimeout as err:
-            raise InstanceNotReady(f"instance {self.room!r}: scsynth did not open "
+            raise RoomNotReady(f"room {self.room!r}: scsynth did not open "
                                    f"{self.path}: {err}") from err
 
     def _start(self, seconds: float) -> None:
@@ -233,7 +233,7 @@ class Capture:
             self.started_at = (sent + time.time()) / 2
         except (OscFailure, OscTimeout) as err:
             self._node_out = None  # nothing moved, or nothing to move back to
-            raise CaptureError(f"instance {self.room!r}: the recorder did not start: "
+            raise CaptureError(f"room {self.room!r}: the recorder did not start: "
                                f"{err}") from err
 
     def _read_out(self, node_id: int) -> float:
@@ -241,10 +241,10 @@ class Capture:
         try:
             values = self.osc.s_get(node_id, "out", timeout=_ASK)
         except OscFailure as err:
-            raise NodeNotFound(f"instance {self.room!r}: node {self.source.node!r} "
+            raise NodeNotFound(f"room {self.room!r}: node {self.source.node!r} "
                                f"(id {node_id}) is not running on scsynth: {err}") from err
         except OscTimeout as err:
-            raise InstanceNotReady(f"instance {self.room!r}: scsynth did not answer") from err
+            raise RoomNotReady(f"room {self.room!r}: scsynth did not answer") from err
         if "out" not in values:
             raise InvalidRequest(f"node {self.source.node!r} has no `out` control, so it "
                                  "cannot be heard alone; listen to the bus it plays to")
@@ -285,7 +285,7 @@ class Capture:
             try:
                 self._done(commands.b_free(self.buf), Cmd.B_FREE)
             except (OscFailure, OscTimeout) as err:
-                log.warning("instance %r: buffer %d not freed: %s", self.room, self.buf, err)
+                log.warning("room %r: buffer %d not freed: %s", self.room, self.buf, err)
         finally:
             self.slots.give(self.room, self.buf, self.tap_bus)
 

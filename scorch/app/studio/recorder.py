@@ -38,7 +38,7 @@ from scorch.primitives.disk.files import write_json_atomically
 from scorch.primitives.scsynth.door import ScsynthDoor
 from scorch.state.door import Door
 from scorch.state.events import State
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ def disk_reserve(channels: int) -> int:
 class Recorder:
     """Every recording of one installation, under ``folder``; thread-safe."""
 
-    def __init__(self, folder: Path, views: dict[str, InstanceView], doors: dict[str, Door],
+    def __init__(self, folder: Path, views: dict[str, RoomView], doors: dict[str, Door],
                  slots: Slots, ready: Ready | None = None) -> None:
         self.folder = folder.resolve()
         self.views = views

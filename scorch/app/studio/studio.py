@@ -19,10 +19,10 @@ from scorch.app.studio.recorder import Recorder
 from scorch.app.studio.references import References
 from scorch.app.studio.renderer import Renderer
 from scorch.app.tree import RESTORE_WAIT, Ready
-from scorch.errors import AudioFileError, InstanceNotReady
+from scorch.errors import AudioFileError, RoomNotReady
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.door import Door
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 if TYPE_CHECKING:
     from scorch.audio.music.figures import Grid
@@ -59,7 +59,7 @@ class Heard:
 class Studio:
     """The recorder, the capture slots, the listening folder and the render cache."""
 
-    def __init__(self, state_dir: Path, views: dict[str, InstanceView], doors: dict[str, Door],
+    def __init__(self, state_dir: Path, views: dict[str, RoomView], doors: dict[str, Door],
                  library: SynthDefLibrary, sample_rate: int, ready: Ready | None = None) -> None:
         self.slots = Slots()
         self._doors = doors
@@ -75,7 +75,7 @@ class Studio:
         first listen answers as fast as the later ones."""
         warm_up(WARM_AFTER)
 
-    def listen(self, room: str, view: InstanceView, source: Source, seconds: float,
+    def listen(self, room: str, view: RoomView, source: Source, seconds: float,
                tempo: TempoGrid | None = None, whose: str = "the installation's",
                draw: bool = True) -> Heard:
         """Capture ``seconds`` of ``source`` in ``room`` now, then measure and draw it
@@ -83,7 +83,7 @@ class Studio:
         unless ``draw``)."""
         return self.listen_together([(room, view, source)], seconds, tempo, whose, draw)[0]
 
-    def listen_together(self, sources: Sequence[tuple[str, InstanceView, Source]],
+    def listen_together(self, sources: Sequence[tuple[str, RoomView, Source]],
                         seconds: float, tempo: TempoGrid | None = None,
                         whose: str = "the installation's", draw: bool = True) -> list[Heard]:
         """Capture every (room, view, source) at once for ``seconds``, then measure (and
@@ -152,11 +152,11 @@ def _wait(captures: list[Capture], seconds: float) -> None:
     for capture in captures:
         while not capture.wait(0.05):
             if capture.scsynth_gone():
-                raise InstanceNotReady(f"instance {capture.room!r}: scsynth stopped while "
+                raise RoomNotReady(f"room {capture.room!r}: scsynth stopped while "
                                        "listening; nothing to hear (see events)")
             if time.monotonic() - started > _SLOWEST * seconds + _GRACE:
                 capture.stop()
-                raise InstanceNotReady(f"instance {capture.room!r}: the capture did not end "
+                raise RoomNotReady(f"room {capture.room!r}: the capture did not end "
                                        f"within {_SLOWEST * seconds + _GRACE:g} s")
 
 

@@ -2,7 +2,7 @@
 
 sclang starts with scorch's classes in its class library (``-l`` with a config
 that keeps the user's own include paths), installs the ``Scorch`` evaluator,
-then attaches its default server ``s`` (a ``ScorchServer``) to the instance's
+then attaches its default server ``s`` (a ``ScorchServer``) to the room's
 scsynth. Ready means sclang said so in records only this session can write;
 never a sleep.
 """
@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from scorch.errors import BootError, InstanceNotReady
+from scorch.errors import BootError, RoomNotReady
 from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.deadline import ProgressDeadline
 from scorch.primitives.sclang.launch import CLASSES, EarlySclang, sclang_argv, sclang_env
@@ -36,7 +36,7 @@ Abort = Callable[[], "str | None"]
 
 
 class Sclang:
-    """A started sclang whose ``s`` is the instance's scsynth."""
+    """A started sclang whose ``s`` is the room's scsynth."""
 
     def __init__(self, process: ManagedProcess, session: SclangSession, lang_port: int,
                  name: str, timeout: float, server_host: str = "127.0.0.1",
@@ -96,7 +96,7 @@ class Sclang:
         (``ExecuteResult.server_errors``).
         """
         mark = console.mark()
-        session = SclangSession(lambda data: proc.write(data), console, instance=name,
+        session = SclangSession(lambda data: proc.write(data), console, room=name,
                                 on_server_request=on_server_request,
                                 on_recompiled=on_recompiled,
                                 server_failures=server_failures, on_pattern=on_pattern)
@@ -124,7 +124,7 @@ class Sclang:
             ended = "" if proc.alive() or how in what else f" ({how})"
             proc.stop(polite=proc.close_stdin, grace=0.5)
             tail = "\n".join(x.text for x in console.since(mark, source="sclang")[-8:])
-            return BootError(f"instance {name!r}: sclang {what}{ended}:\n{tail}")
+            return BootError(f"room {name!r}: sclang {what}{ended}:\n{tail}")
 
         try:
             line = _wait_line(console, f"{READY}|{FATAL}", timeout, mark,
@@ -190,16 +190,16 @@ class Sclang:
                                        ("reattached", "reattach-failed"), self.timeout,
                                        self._trouble(abort))
         except BootError as err:
-            raise BootError(f"instance {self.name!r}: sclang did not re-attach to scsynth "
+            raise BootError(f"room {self.name!r}: sclang did not re-attach to scsynth "
                             f"on port {server_port}: {err}") from err
         if answer is None or answer.name != "reattached":
             why = answer.payload.decode(errors="replace") if answer else "no answer"
-            raise BootError(f"instance {self.name!r}: sclang did not re-attach to scsynth on "
+            raise BootError(f"room {self.name!r}: sclang did not re-attach to scsynth on "
                             f"port {server_port}: {why}")
 
     def stop(self, reason: str) -> None:
         """Fail the code in flight with ``reason``, close stdin, then SIGTERM, then SIGKILL."""
-        self.session.fail_all(InstanceNotReady(f"{reason} before the code finished"))
+        self.session.fail_all(RoomNotReady(f"{reason} before the code finished"))
         self.process.stop(polite=self.process.close_stdin, grace=1.0)
 
 

@@ -82,7 +82,7 @@ class ExecuteResult:
     error: SclangError | None = None
     elapsed: float = 0.0
     """Seconds from sending the code to its end."""
-    instance: str = ""
+    room: str = ""
     warnings: tuple[str, ...] = field(default=())
     request: int = 0
     """The request's number in this sclang's console notes (``after #N``)."""
@@ -174,7 +174,7 @@ class Transcript:
         text += bytes(self.tail)
         return list(_lines(text.decode(errors="replace")))
 
-    def result(self, elapsed: float, instance: str, request: int) -> ExecuteResult:
+    def result(self, elapsed: float, room: str, request: int) -> ExecuteResult:
         """The request's result, once its closing record arrived."""
         posted = tuple(self.posted_lines())
         compiler = self.compile_output.decode(errors="replace")
@@ -190,7 +190,7 @@ class Transcript:
             if self.value_size is not None:
                 value += f"...({self.value_size} bytes in all; the first {len(self.value)} shown)"
         return ExecuteResult(ok=error is None, value=value, posted=posted, error=error,
-                             elapsed=elapsed, instance=instance, warnings=warnings,
+                             elapsed=elapsed, room=room, warnings=warnings,
                              request=request)
 
     def _error(self, compiler: str) -> SclangError | None:

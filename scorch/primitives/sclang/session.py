@@ -18,7 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 
-from scorch.errors import BootError, InstanceNotReady
+from scorch.errors import BootError, RoomNotReady
 from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.protocol import Record, RecordStream
 from scorch.primitives.sclang.result import ExecuteResult, Transcript
@@ -77,14 +77,14 @@ class _AsyncError:
 class SclangSession:
     """One sclang process's requests in flight; thread-safe."""
 
-    def __init__(self, write: Writer, console: Console, instance: str = "",
+    def __init__(self, write: Writer, console: Console, room: str = "",
                  on_server_request: Callable[[str], None] = lambda what: None,
                  on_recompiled: Callable[[], None] = lambda: None,
                  server_failures: ServerFailures | None = None,
                  on_pattern: Callable[[str, str], None] = lambda name, payload: None) -> None:
         self._write = write
         self._console = console
-        self.instance = instance
+        self.room = room
         self.token = protocol.new_id()
         """This session's id: records about no request (pongs, late errors) carry it."""
         self._on_server_request = on_server_request
@@ -151,7 +151,7 @@ class SclangSession:
         except OSError as err:
             with self._lock:
                 self._pending.pop(wire_id, None)
-            raise InstanceNotReady(f"{self.instance or 'sclang'}: sclang is not reading its "
+            raise RoomNotReady(f"{self.room or 'sclang'}: sclang is not reading its "
                                    f"input ({err}); it is being restarted") from err
         return number, future
 
@@ -230,7 +230,7 @@ class SclangSession:
             if any(p.phase == "end" and not p.answered for p in self._pending.values()):
                 if self._watcher is None:
                     self._watcher = threading.Thread(target=self._watch_stuck, daemon=True,
-                                                     name=f"sclang-stuck-{self.instance}")
+                                                     name=f"sclang-stuck-{self.room}")
                     self._watcher.start()
                 else:
                     self._stuck.notify()  # a new one may be due sooner
@@ -238,7 +238,7 @@ class SclangSession:
             if request.transcript.server_sent and self._server_failures is not None:
                 # never block the reader thread: the fence waits for scsynth
                 threading.Thread(target=self._answer_with_server_errors, args=(request, result),
-                                 daemon=True, name=f"sclang-fence-{self.instance}").start()
+                                 daemon=True, name=f"sclang-fence-{self.room}").start()
             else:
                 request.future.set_result(result)
         return []
@@ -249,7 +249,7 @@ class SclangSession:
         try:
             errors = self._server_failures(request.console_start, request.transcript.server_sent)
         except Exception:  # a result without them beats no result
-            log.exception("%s: scsynth's failures for #%d", self.instance, request.number)
+            log.exception("%s: scsynth's failures for #%d", self.room, request.number)
             errors = ()
         if not request.future.done():
             request.future.set_result(replace(result, server_errors=errors))
@@ -386,7 +386,7 @@ class SclangSession:
         """The request's result as it stands, echoed to the console as sclang would."""
         if not request.console_since:
             request.console_since = self._console.mark()
-        result = request.transcript.result(time.monotonic() - request.sent_at, self.instance,
+        result = request.transcript.result(time.monotonic() - request.sent_at, self.room,
                                            request.number)
         if request.echo and result.value is not None:
             for line in f"-> {result.value}".split("\n"):
@@ -410,7 +410,7 @@ class SclangSession:
         elif name.startswith("async-"):
             self._async_record(name[len("async-"):], text)
         elif name == "exiting":
-            log.info("%s: sclang says it is exiting", self.instance)
+            log.info("%s: sclang says it is exiting", self.room)
 
     def _async_record(self, key: str, text: str) -> None:
         if self._async is None:

@@ -40,7 +40,7 @@ class ScsynthOptions:
     """What one scsynth is started with."""
 
     name: str
-    """The instance's name: the JACK client is ``scorch-NAME``."""
+    """The room's name: the JACK client is ``scorch-NAME``."""
     port: int
     jack_server: str
     inputs: int = 0
@@ -90,7 +90,7 @@ def port_in_use(name: str, port: int) -> PortInUse:
     """The error for a busy port: who holds it, and the config key to change."""
     holder = udp_port_holder(port)
     by = f" by {holder}" if holder else " by another program"
-    return PortInUse(f"instance {name!r}: UDP port {port} is already in use{by}; stop it, "
+    return PortInUse(f"room {name!r}: UDP port {port} is already in use{by}; stop it, "
                      f"or choose another `port` in [instances.{name}]")
 
 
@@ -149,9 +149,9 @@ class Scsynth:
                 raise port_in_use(options.name, options.port)
             remove_shared_memory(options.port)
             if line is None:
-                raise BootTimeout(f"instance {options.name!r}: scsynth did not say it was "
+                raise BootTimeout(f"room {options.name!r}: scsynth did not say it was "
                                   f"ready within {timeout:g} s:\n{detail}")
-            raise BootError(f"instance {options.name!r}: scsynth could not start:\n{detail}")
+            raise BootError(f"room {options.name!r}: scsynth could not start:\n{detail}")
         osc = OscClient(options.port, host=options.client_host(),
                         name=f"{options.name}-scsynth")
         clients.append(osc)
@@ -170,7 +170,7 @@ class Scsynth:
             osc.close()
             proc.stop(grace=0.5)
             remove_shared_memory(options.port)
-            raise BootTimeout(f"instance {options.name!r}: scsynth printed ready but did not "
+            raise BootTimeout(f"room {options.name!r}: scsynth printed ready but did not "
                               f"{asked}: {err}") from err
         return cls(proc, osc, options.port, options.client_host())
 

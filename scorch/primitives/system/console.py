@@ -1,4 +1,4 @@
-"""A bounded, time-stamped log of what an instance's processes printed."""
+"""A bounded, time-stamped log of what a room's processes printed."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ import threading
 
 import psutil
 
-# Ports this process handed out: instances booting in parallel never get the
+# Ports this process handed out: rooms booting in parallel never get the
 # same one, even before the process that will bind it has started.
 _claimed: set[int] = set()
 _lock = threading.Lock()

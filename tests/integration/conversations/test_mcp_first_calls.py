@@ -225,5 +225,5 @@ async def test_every_tool_called_at_once_after_initialize_waits_for_the_boot_it_
     booting = {tool: o.text for tool, o in outcomes.items() if o.error}
     assert all("waited" in text and "for it" in text for text in booting.values()), booting
     (brief,) = short.values()
-    assert brief.error and "instance 'beta' is BOOTING (" in brief.text, brief.text
+    assert brief.error and "room 'beta' is BOOTING (" in brief.text, brief.text
     assert re.search(r"execute waited \d+\.\d s for it \(its own timeout\)", brief.text), brief.text

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from scorch.api.models import InstanceRow
+from scorch.api.models import RoomRow
 from scorch.api.status_text import render
 from scorch.config.installation import load_config
 from scorch.machine.doctor import this_machine
@@ -55,7 +55,7 @@ def test_run_boots_prints_the_table_and_stopping_leaves_no_process(
     try:
         assert proc.stdout is not None
         table = [proc.stdout.readline() for _ in range(4)]
-        assert table[0].split()[:3] == ["instance", "group", "state"], table
+        assert table[0].split()[:3] == ["room", "group", "state"], table
         rows = {line.split()[0]: line.split() for line in table[2:]}
         assert rows["lobby"][1:3] == ["ground", "READY"]
         assert rows["attic"][1:3] == ["-", "READY"]
@@ -128,17 +128,17 @@ def test_doctor_prints_the_install_command_for_a_missing_binary(tmp_path: Path) 
     assert "[FAIL] jack: jackd and jack_wait not found on PATH" in done.stdout
 
 
-def test_status_table_has_one_aligned_row_per_instance() -> None:
+def test_status_table_has_one_aligned_row_per_room() -> None:
     unused = {"since": 0.0, "uptime": None, "restart_budget_left": 0, "peak_cpu": None,
               "nodes": [], "reason": None}
-    rows = [InstanceRow.model_validate({**unused, **row}) for row in [
+    rows = [RoomRow.model_validate({**unused, **row}) for row in [
         {"name": "lobby", "group": "ground", "state": "READY", "port": 57110,
          "cpu": 3.25, "synths": 2, "restarts": 0},
         {"name": "attic", "group": None, "state": "FAILED", "reason": "5 restarts within 60 s",
          "port": None, "cpu": None, "synths": None, "restarts": 5},
     ]]
     lines = render(rows).splitlines()
-    assert lines[0].split() == ["instance", "group", "state", "port", "cpu", "%", "synths",
+    assert lines[0].split() == ["room", "group", "state", "port", "cpu", "%", "synths",
                                 "restarts"]
     assert lines[2].split() == ["lobby", "ground", "READY", "57110", "3.2", "2", "0"]
     assert lines[3].startswith("attic")
@@ -172,11 +172,11 @@ def test_operation_commands_reach_the_running_installation(tmp_path: Path) -> No
         assert failed.returncode == 1
         assert "parse error" in failed.stderr and "(line 2, char" in failed.stderr
         unknown = scorch("status", "nobody")
-        assert unknown.returncode == 1 and "known instances: lobby, attic" in unknown.stderr
+        assert unknown.returncode == 1 and "known rooms: lobby, attic" in unknown.stderr
         bad = scorch("exec", "lobby", "1", "--timeout-s", "soon")
         assert bad.returncode == 2 and "timeout_s" in bad.stderr
         unknown = scorch("status", "nobody", "--json")  # for a program: code and argument
-        assert unknown.returncode == 1 and "known instances" in unknown.stderr
+        assert unknown.returncode == 1 and "known rooms" in unknown.stderr
         assert json.loads(unknown.stdout)["error"] == {
             "code": "NOT_FOUND", "retryable": False, "argument": "instance",
             "message": unknown.stderr.strip().removeprefix("scorch status: ")}

@@ -27,13 +27,13 @@ from scorch.api.remote import IDLE_CONNECTIONS, ControlClient, RemoteService
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from scorch.errors import (
-    InstanceNotFound,
-    InstanceNotReady,
     InvalidRequest,
     NodeNotFound,
     NotFound,
     NotRunning,
     RemoteError,
+    RoomNotFound,
+    RoomNotReady,
     ScorchError,
     UnknownSynthDef,
     rebuild,
@@ -116,8 +116,8 @@ def test_calls_return_the_operations_answers(client: ControlClient) -> None:
 
 
 @pytest.mark.parametrize(("method", "args", "kind", "text"), [
-    ("status", {"instance": "gamma"}, InstanceNotFound, "known instances: alpha, beta"),
-    ("release", {"instance": "alpha", "node": "x"}, InstanceNotReady, "not started"),
+    ("status", {"instance": "gamma"}, RoomNotFound, "known rooms: alpha, beta"),
+    ("release", {"instance": "alpha", "node": "x"}, RoomNotReady, "not started"),
     ("execute", {"instance": "alpha", "code": " "}, InvalidRequest, "code is empty"),
     ("synthdefs", {"action": "describe", "name": "nope"}, UnknownSynthDef,
      "unknown SynthDef 'nope'"),
@@ -171,7 +171,7 @@ def test_hostile_json_gets_an_error_with_its_id_and_the_connection_lives_on(
         (json_line({"id": 4, "method": "status", "args": {f"k{i}": i for i in range(30_000)}}),
          "more than 20000 keys"),
         (json_line({"id": 5, "method": "status", "args": {"instance": "x" * (MAX_REQUEST - 99)}}),
-         "instance: an instance or group name must be"),
+         "instance: a room or group name must be"),
     ]
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.connect(str(served.path))
@@ -242,7 +242,7 @@ def test_a_stopped_installation_is_reported_not_crashed(served: ControlServer) -
     client = ControlClient(served.path)
     client.call("ping")
     served.stop()
-    with pytest.raises((InstanceNotReady, NotRunning),
+    with pytest.raises((RoomNotReady, NotRunning),
                        match=r"not running|closed the connection"):
         client.call("list_instances")
     client.close()

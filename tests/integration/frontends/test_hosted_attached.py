@@ -16,10 +16,10 @@ from scorch.api.remote import RemoteService
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
 from scorch.errors import (
-    InstanceNotFound,
     InvalidRequest,
     MidiUnavailable,
     NodeNotFound,
+    RoomNotFound,
 )
 from scorch.wire.server import ControlServer
 from tests.conftest import jack_name
@@ -148,9 +148,9 @@ def test_console_wait_for_and_events_give_the_same_lines(
 
 @pytest.mark.integration
 @pytest.mark.parametrize(("name", "args", "kind"), [
-    ("status", {"instance": "nobody"}, InstanceNotFound),
-    ("execute", {"instance": "nobody", "code": "1"}, InstanceNotFound),
-    ("console", {"instance": "nobody"}, InstanceNotFound),
+    ("status", {"instance": "nobody"}, RoomNotFound),
+    ("execute", {"instance": "nobody", "code": "1"}, RoomNotFound),
+    ("console", {"instance": "nobody"}, RoomNotFound),
     ("release", {"instance": "alpha", "node": "nobody"}, NodeNotFound),
     ("play", {"instance": "alpha", "synthdef": "sine", "params": {"fre": 1.0}},
      InvalidRequest),

@@ -120,7 +120,7 @@ async def test_list_instances_shows_both_rooms_ready_with_ports(client: Client) 
         assert row["uptime"] is not None and row["uptime"] >= 0
 
 
-async def test_status_of_a_group_gives_each_instance_with_live_server_fields(
+async def test_status_of_a_group_gives_each_room_with_live_server_fields(
         client: Client) -> None:
     out = await call(client, "status", instance="rooms")
     assert [s["name"] for s in out["instances"]] == ["alpha", "beta"]
@@ -138,7 +138,7 @@ async def test_execute_returns_the_value_and_posted_lines(client: Client) -> Non
     assert "posted-1" in result["posted"]
 
 
-async def test_execute_on_a_group_or_star_gives_one_result_per_instance(client: Client) -> None:
+async def test_execute_on_a_group_or_star_gives_one_result_per_room(client: Client) -> None:
     for selector in ("rooms", "*"):
         out = await call(client, "execute", instance=selector, code="s.addr.port")
         assert [r["instance"] for r in out["results"]] == ["alpha", "beta"]
@@ -159,7 +159,7 @@ async def test_a_runtime_error_names_the_message_and_receiver(client: Client) ->
     assert "fooBarBaz" in message and "receiver: nil" in message
 
 
-async def test_an_error_on_one_instance_of_a_group_shows_the_others_results(
+async def test_an_error_on_one_room_of_a_group_shows_the_others_results(
         client: Client) -> None:
     port = (await call(client, "status", instance="alpha"))["instances"][0]["port"]
     message = await fails(client, "execute", instance="rooms",
@@ -167,7 +167,7 @@ async def test_an_error_on_one_instance_of_a_group_shows_the_others_results(
     assert "alpha: ok -> 1" in message and "beta: runtime error" in message
 
 
-async def test_unknown_instance_lists_the_known_ones(client: Client) -> None:
+async def test_unknown_room_lists_the_known_ones(client: Client) -> None:
     message = await fails(client, "execute", instance="gamma", code="1")
     assert "'gamma'" in message and "alpha, beta" in message and "rooms" in message
 

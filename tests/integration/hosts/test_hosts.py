@@ -105,7 +105,7 @@ def test_status_lists_rooms_with_their_host_and_every_host_connected(hosts: Host
     listed = hosts.scorch("list")
     assert listed.returncode == 0, listed.stderr
     lines = listed.stdout.splitlines()
-    assert lines[0].split()[:3] == ["instance", "host", "group"]
+    assert lines[0].split()[:3] == ["room", "host", "group"]
     assert any(line.split()[:4] == ["gallery", "beta", "rooms", "READY"] for line in lines)
     assert any(line.split()[:4] == ["alpha", "local", "127.0.0.1", "CONNECTED"]
                for line in lines)

@@ -256,7 +256,7 @@ async def test_history_finds_code_just_executed_with_its_output(client: Client) 
     assert before <= entry["time"] <= time.time() and entry["duration_ms"] >= 0
 
 
-async def test_history_filters_by_instance_errors_and_time(client: Client) -> None:
+async def test_history_filters_by_room_errors_and_time(client: Client) -> None:
     await call(client, "execute", instance="rooms", code="'k13-both'.postln")
     assert "nil" in await fails(client, "execute", instance="beta", code="nil.k13Boom")
 
@@ -269,7 +269,7 @@ async def test_history_filters_by_instance_errors_and_time(client: Client) -> No
     assert (await call(client, "history", query="k13-both", since="1m"))["entries"]
     assert not (await call(client, "history", query="k13-both",
                            since=time.time() + 60))["entries"]
-    assert "known instances" in await fails(client, "history", instance="nobody")
+    assert "known rooms" in await fails(client, "history", instance="nobody")
     assert "time ago" in await fails(client, "history", since="yesterday-ish")
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
-from scorch.errors import InstanceNotFound, InvalidRequest, MidiUnavailable
+from scorch.errors import InvalidRequest, MidiUnavailable, RoomNotFound
 from scorch.state.events import Kind
 from tests.conftest import MakeConfig, node_param
 from tests.support.midi.devices import Hardware
@@ -96,7 +96,7 @@ def turn_until(orch: Orchestra, device: Hardware, value: int, expected: float,
         time.sleep(0.05)
 
 
-def test_a_cc_moves_the_parameter_on_every_instance_of_the_group(
+def test_a_cc_moves_the_parameter_on_every_room_of_the_group(
     orch: Orchestra, knobs: Hardware
 ) -> None:
     turn_until(orch, knobs, 127, 1000.0, ["lobby", "gallery"])
@@ -157,7 +157,7 @@ def test_routes_added_at_run_time_are_listed_and_removed(orch: Orchestra) -> Non
     with pytest.raises(InvalidRequest, match="cc"):
         orch.midi.map({"port": "x", "cc": 500, "instance": "lobby", "node": "drone",
                        "param": "amp"})
-    with pytest.raises(InstanceNotFound, match="lobby, gallery"):
+    with pytest.raises(RoomNotFound, match="lobby, gallery"):
         orch.midi.map({"port": "x", "cc": 1, "instance": "nowhere", "node": "drone",
                        "param": "amp"})
     assert "backend" in orch.midi.ports()

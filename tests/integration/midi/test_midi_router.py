@@ -115,7 +115,7 @@ def test_a_controller_unplugged_and_plugged_back_works_again(
         device.unplug()
 
 
-def test_a_route_to_a_group_reaches_every_instance(targets, servers, hardware, router_factory):
+def test_a_route_to_a_group_reaches_every_room(targets, servers, hardware, router_factory):
     router = router_factory(
         targets,
         controls=[{"cc": 7, "instance": "both", "node": "pad", "param": "cutoff",
@@ -130,7 +130,7 @@ def test_a_route_to_a_group_reaches_every_instance(targets, servers, hardware, r
         wait_for(lambda s=server: cutoff(s) == 1270.0)
 
 
-def test_a_value_for_a_restarting_instance_goes_to_desired_state(
+def test_a_value_for_a_restarting_room_goes_to_desired_state(
     targets, servers, hardware, router_factory
 ):
     targets.down.add("gallery")
@@ -171,7 +171,7 @@ def test_bad_midi_and_unknown_ports_are_logged_and_survived(
     ports = router.ports().get(timeout=ASK)
     assert ports["missing"]["inputs"] == ["no such device"]
     errors = {r["route"]["instance"]: r["error"] for r in router.routes().get(timeout=ASK)}
-    assert "no instance or group called 'nowhere'" in errors["nowhere"]
+    assert "no room or group called 'nowhere'" in errors["nowhere"]
 
 
 def test_run_time_routes_survive_a_restart_of_the_router(

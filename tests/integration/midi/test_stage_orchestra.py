@@ -158,7 +158,7 @@ async def test_a_group_with_its_own_tempo_is_set_alone_and_others_are_refused(
     assert room_clock(stage, "lobby")[0] != pytest.approx(80.0)
     assert "plays at the installation's tempo" in await fails(client, "tempo", group="lobby",
                                                                 bpm=90.0)
-    assert "known instances" in await fails(client, "tempo", group="cellar")
+    assert "known rooms" in await fails(client, "tempo", group="cellar")
     assert "less than or equal to 999" in await fails(client, "tempo", bpm=5000.0)
     assert "transport" in await fails(client, "tempo", transport="pause")
     # A bar of the group's own grid (3 beats at 80 bpm), not the installation's.

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from scorch.api.ops.instances import EventsOutput
 from scorch.api.ops.music.playing import PlayingOutput
+from scorch.api.ops.rooms import EventsOutput
 from scorch.api.ops.undo import UndoOutput
 from scorch.app.orchestra import Orchestra
 from scorch.errors import InvalidRequest, PatternFailed

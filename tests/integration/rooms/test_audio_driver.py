@@ -16,7 +16,7 @@ import pytest
 
 from scorch.api.local import LocalService
 from scorch.api.models import AudioStatus
-from scorch.api.ops.instances import StatusOutput
+from scorch.api.ops.rooms import StatusOutput
 from scorch.api.remote import RemoteService
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config, parse_config

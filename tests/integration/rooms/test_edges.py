@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import actors.instance.processes
+import actors.room.processes
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
 from scorch.primitives.scsynth.server import SHARED_MEMORY, remove_shared_memory, segment_identity
@@ -40,7 +40,7 @@ def on_port(port: int) -> str:
 def test_a_failed_boot_stops_its_scsynth_and_frees_the_port_before_retrying(
         make_config: MakeConfig, monkeypatch: pytest.MonkeyPatch, library: object) -> None:
     """A restore that fails once: no scsynth left holding the port; the retry boots."""
-    real = actors.instance.processes.restore_nodes
+    real = actors.room.processes.restore_nodes
     ports: list[int] = []
     calls = {"n": 0}
 
@@ -51,7 +51,7 @@ def test_a_failed_boot_stops_its_scsynth_and_frees_the_port_before_retrying(
             raise RuntimeError("restore failed (injected)")
         return real(osc, desired)
 
-    monkeypatch.setattr(actors.instance.processes, "restore_nodes", failing_once)
+    monkeypatch.setattr(actors.room.processes, "restore_nodes", failing_once)
     port = free_udp_port()
     config = make_config(on_port(port), watchdog=QUICK, tag="bootfail")
     orch = Orchestra(config, library)  # type: ignore[arg-type]
@@ -96,7 +96,7 @@ def test_a_failed_start_on_a_port_another_program_holds_leaves_no_segment(
         handed.append(held if not handed else free_udp_port())
         return handed[-1]
 
-    monkeypatch.setattr(actors.instance.processes, "free_udp_port", taken_first)
+    monkeypatch.setattr(actors.room.processes, "free_udp_port", taken_first)
     segment = SHARED_MEMORY / f"SuperColliderServer_{held}"
     assert not segment.exists()
     try:

@@ -12,7 +12,7 @@ import pytest
 
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config
-from scorch.errors import InstanceNotFound
+from scorch.errors import RoomNotFound
 from scorch.primitives.sclang.guard import guard_env
 from scorch.primitives.sclang.launch import EarlySclang
 from scorch.primitives.synthdefs.library import SynthDefLibrary
@@ -71,7 +71,7 @@ def node_running(orch: Orchestra, instance: str, node_id: int) -> bool:
     return node_exists(osc, node_id)
 
 
-def test_three_instances_boot_in_parallel(three: Orchestra) -> None:
+def test_three_rooms_boot_in_parallel(three: Orchestra) -> None:
     events = three.rooms.events("*")
     first_ready = min(e.time for e in events if e.kind == Kind.READY)
     booting = [e for e in events if e.kind == Kind.BOOTING]
@@ -81,15 +81,15 @@ def test_three_instances_boot_in_parallel(three: Orchestra) -> None:
     assert [s.state for s in three.rooms.statuses()] == ["READY"] * 3
 
 
-def test_code_runs_on_each_instance_by_name(three: Orchestra) -> None:
+def test_code_runs_on_each_room_by_name(three: Orchestra) -> None:
     for name in three.rooms.names():
         result = three.rooms.execute_one(name, "s.name")
         assert result.ok, result.error
         assert result.value == name
-        assert result.instance == name
+        assert result.room == name
 
 
-def test_group_and_star_address_several_instances(three: Orchestra) -> None:
+def test_group_and_star_address_several_rooms(three: Orchestra) -> None:
     assert [r.value for r in three.rooms.execute("ground", "s.name")] == ["lobby", "gallery"]
     assert [r.value for r in three.rooms.execute("*", "1 + 1")] == ["2", "2", "2"]
 
@@ -119,8 +119,8 @@ def test_runtime_error_reports_message_and_receiver(three: Orchestra) -> None:
     assert result.error.receiver == "Integer 7"
 
 
-def test_unknown_instance_is_a_clear_error_listing_known_names(three: Orchestra) -> None:
-    with pytest.raises(InstanceNotFound) as caught:
+def test_unknown_room_is_a_clear_error_listing_known_names(three: Orchestra) -> None:
+    with pytest.raises(RoomNotFound) as caught:
         three.rooms.execute("lobbby", "1")
     message = str(caught.value)
     assert "'lobbby'" in message and "lobby, gallery, studio" in message and "ground" in message

@@ -20,7 +20,7 @@ from typing import Any
 import psutil
 import pytest
 
-import actors.instance.processes
+import actors.room.processes
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
 from scorch.primitives.sclang import protocol as sclang_protocol
@@ -171,7 +171,7 @@ def test_scsynth_killed_while_its_state_is_restored_is_restarted_again(
     orch.start()
     first = orch.rooms.status("room").pids["scsynth"]
     # The restart's restore: kill the scsynth it restores onto (not the first one).
-    at = once(monkeypatch, actors.instance.processes, "restore_nodes",
+    at = once(monkeypatch, actors.room.processes, "restore_nodes",
               lambda: os.kill(child("scsynth", but={first}).pid, signal.SIGKILL))
     since = orch.views["room"].events.mark()
     os.kill(first, signal.SIGKILL)
@@ -234,14 +234,14 @@ def test_an_automatic_port_taken_before_scsynth_binds_it_is_chosen_again(
     blocker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     blocker.bind(("127.0.0.1", 0))
     held = blocker.getsockname()[1]
-    real = actors.instance.processes.free_udp_port
+    real = actors.room.processes.free_udp_port
     handed: list[int] = []
 
     def taken_first() -> int:
         handed.append(held if not handed else real())
         return handed[-1]
 
-    monkeypatch.setattr(actors.instance.processes, "free_udp_port", taken_first)
+    monkeypatch.setattr(actors.room.processes, "free_udp_port", taken_first)
     try:
         orch = orchestra("ph-port")
         assert orch.start() == {"room": None}

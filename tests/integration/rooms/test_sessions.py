@@ -163,7 +163,7 @@ HEAD = "version = 1\n"
                  id="tempo-group"),
     pytest.param("[rooms.lobby]\n", ["version: this key is required"], id="no-version"),
     pytest.param(HEAD + "[rooms.kitchen]\n",
-                 ["x.toml:2: rooms.kitchen: no instance 'kitchen'", "lobby, attic"],
+                 ["x.toml:2: rooms.kitchen: no room 'kitchen'", "lobby, attic"],
                  id="unknown-room"),
     pytest.param(HEAD + '[rooms.lobby.nodes.pad]\nsynthdef = "sinus"\n',
                  ["x.toml:3: rooms.lobby.nodes.pad.synthdef", "unknown SynthDef 'sinus'"],
@@ -197,7 +197,7 @@ HEAD = "version = 1\n"
                   "expected 'control', 'key', 'page' or 'cue', found 'knob'"], id="route-type"),
     pytest.param(HEAD + '[[midi.routes]]\nid = "a"\ntype = "key"\ninstance = "cellar"\n'
                  'synthdef = "sine"\n',
-                 ["x.toml:5: midi.routes.0.instance", "no instance or group named 'cellar'"],
+                 ["x.toml:5: midi.routes.0.instance", "no room or group named 'cellar'"],
                  id="route-instance"),
 ])
 def test_a_bad_session_file_names_line_key_and_problem(

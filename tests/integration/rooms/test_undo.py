@@ -23,8 +23,8 @@ import pytest
 from scorch.api.local import LocalService
 from scorch.api.ops.buffers import BufferOutput
 from scorch.api.ops.code import StopOutput
-from scorch.api.ops.instances import ActionOutput
 from scorch.api.ops.midi import MidiOutput
+from scorch.api.ops.rooms import ActionOutput
 from scorch.api.ops.undo import UndoOutput
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import parse_config

@@ -199,7 +199,7 @@ async def test_one_node_is_heard_alone_and_plays_on_where_it_did(
 
 async def test_bad_listens_say_what_is_wrong(client: Client, orchestra: Orchestra,
                                              tmp_path: Path) -> None:
-    assert "known instances: live, quiet, doomed" in await fails(
+    assert "known rooms: live, quiet, doomed" in await fails(
         client, "listen", instance="nope")
     assert "less than or equal to 30" in await fails(client, "listen", instance="live",
                                                      seconds=31)

@@ -55,13 +55,13 @@ class FakeTargets:
             return sorted(self.servers)
         if selector in self.servers:
             return [selector]
-        raise KeyError(f"no instance or group called {selector!r}")
+        raise KeyError(f"no room or group called {selector!r}")
 
-    def endpoint(self, instance: str) -> tuple[str, int] | None:
-        return None if instance in self.down else self.servers[instance].address
+    def endpoint(self, room: str) -> tuple[str, int] | None:
+        return None if room in self.down else self.servers[room].address
 
-    def node_id(self, instance: str, node: str) -> int | None:
-        return PAD_ID if node == "pad" and instance not in self.down else None
+    def node_id(self, room: str, node: str) -> int | None:
+        return PAD_ID if node == "pad" and room not in self.down else None
 
     def _kept(self, published: Published) -> None:
         change = published.change
@@ -70,5 +70,5 @@ class FakeTargets:
             self.desired[(change.room, change.node, param)] = value
         self.reported.set()
 
-    def scene(self, kind: str, scene: str, instance: str, value: float) -> None:
-        self.cues.append((kind, scene, instance, value))
+    def scene(self, kind: str, scene: str, room: str, value: float) -> None:
+        self.cues.append((kind, scene, room, value))

@@ -18,7 +18,7 @@ from scorch.api import fanout
 from scorch.api.coordinator import Coordinator
 from scorch.api.ops import lookup
 from scorch.config.installation import Config, parse_config
-from scorch.errors import HostUnreachable, InstanceNotFound, InvalidRequest, NotRunning
+from scorch.errors import HostUnreachable, InvalidRequest, NotRunning, RoomNotFound
 from scorch.hosts.channel import ssh_argv
 from tests.unit.api.conftest import Served
 
@@ -43,12 +43,12 @@ def test_an_operation_goes_to_the_hosts_of_the_rooms_it_names(config: Config) ->
     assert mapped.hosts == ("b",)
     assert plan(config, "midi", action="map", spec={"host": "a", "instance": "y"}).hosts == (
         "a",)
-    with pytest.raises(InstanceNotFound, match="known instances: x, y, z"):
+    with pytest.raises(RoomNotFound, match="known rooms: x, y, z"):
         plan(config, "console", instance="w")
 
 
 def test_one_host_alone_knows_only_its_rooms(config: Config) -> None:
-    with pytest.raises(InstanceNotFound, match="known instances: y, z"):
+    with pytest.raises(RoomNotFound, match="known rooms: y, z"):
         fanout.plan(lookup("execute"), lookup("execute").parse({"instance": "x", "code": "1"}),
                     config, ["b"])
 

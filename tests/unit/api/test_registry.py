@@ -59,8 +59,8 @@ def test_every_command_and_alias_finds_its_operation_by_the_registry() -> None:
 
 
 def test_a_command_imports_only_its_own_module_and_scorch_run_none() -> None:
-    assert loaded_after(["status", "--json"]) == ["scorch.api.ops.instances"]
-    assert loaded_after(["boot", "lobby"]) == ["scorch.api.ops.instances"]
+    assert loaded_after(["status", "--json"]) == ["scorch.api.ops.rooms"]
+    assert loaded_after(["boot", "lobby"]) == ["scorch.api.ops.rooms"]
     assert loaded_after(["exec", "lobby", "1"]) == ["scorch.api.ops.code"]
     assert loaded_after(["run"]) == []
     assert loaded_after(["--verbose", "doctor"]) == []  # scorch's own: no operation either

@@ -9,12 +9,12 @@ import pytest
 from scorch.app.alerts import Alerts, scheme
 from scorch.config.alerts import AlertsConfig
 from scorch.state.events import Kind
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 from tests.support.alerts.sinks import json_endpoint
 
 
-def alerts_to(url: str, **keys: object) -> tuple[Alerts, InstanceView]:
-    view = InstanceView("lobby", None)
+def alerts_to(url: str, **keys: object) -> tuple[Alerts, RoomView]:
+    view = RoomView("lobby", None)
     config = AlertsConfig.model_validate({"urls": [url], "backoff_s": 0.05} | keys)
     return Alerts(config, lambda: {"lobby": view}), view
 

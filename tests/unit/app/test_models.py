@@ -6,7 +6,7 @@ import time
 from dataclasses import replace
 
 from scorch.api.status_text import describe, render
-from scorch.app.models import InstanceRow, InstanceStatus
+from scorch.app.models import RoomRow, RoomStatus
 from scorch.primitives.scsynth.client import ServerStatus
 from scorch.state.desired import NodeState
 from scorch.state.events import State
@@ -24,9 +24,9 @@ def ready() -> Snapshot:
                     nodes=("drone",), sclang_restarts=1)
 
 
-def test_a_ready_instance_status_carries_its_server_nodes_and_uptime() -> None:
+def test_a_ready_room_status_carries_its_server_nodes_and_uptime() -> None:
     nodes = {"drone": NodeState("drone", "sine", 1001, {"freq": 220.0})}
-    status = InstanceStatus.of(ready(), nodes, SERVER, host="lobby-pi")
+    status = RoomStatus.of(ready(), nodes, SERVER, host="lobby-pi")
     assert status.state == "READY" and status.host == "lobby-pi"
     assert status.pids == {"scsynth": 11, "sclang": 12}
     assert status.server is not None and status.server.synths == 2
@@ -36,18 +36,18 @@ def test_a_ready_instance_status_carries_its_server_nodes_and_uptime() -> None:
     assert status.reason is None and status.last_crash is None
 
 
-def test_an_instance_not_ready_has_no_uptime_and_says_why() -> None:
+def test_a_room_not_ready_has_no_uptime_and_says_why() -> None:
     snap = replace(ready(), state=State.FAILED, reason="5 restarts within 60 s",
                    last_crash="SIGKILL")
-    status = InstanceStatus.of(snap, {}, None, host=None)
+    status = RoomStatus.of(snap, {}, None, host=None)
     assert status.uptime is None and status.server is None
     assert status.reason == "5 restarts within 60 s" and status.last_crash == "SIGKILL"
 
 
 def test_the_row_and_the_text_come_from_the_same_status() -> None:
     nodes = {"drone": NodeState("drone", "sine", 1001, {"freq": 220.0})}
-    status = InstanceStatus.of(ready(), nodes, SERVER, host=None)
-    row = InstanceRow.of(status)
+    status = RoomStatus.of(ready(), nodes, SERVER, host=None)
+    row = RoomRow.of(status)
     assert (row.cpu, row.synths, row.restarts, row.nodes) == (3.25, 2, 1, ["drone"])
     assert render([row]).splitlines()[2].split() == [
         "lobby", "ground", "READY", "57110", "3.2", "2", "sclang", "1"]
@@ -59,12 +59,12 @@ def test_the_row_and_the_text_come_from_the_same_status() -> None:
 
 def test_restarts_say_which_process_restarted_how_often() -> None:
     snap = replace(ready(), scsynth_restarts=2, sclang_restarts=3, restarts_in_window=4)
-    status = InstanceStatus.of(snap, {}, SERVER, host=None)
+    status = RoomStatus.of(snap, {}, SERVER, host=None)
     assert status.restarts_by == {"scsynth": 2, "sclang": 3}
-    assert InstanceRow.of(status).restarts_by == {"scsynth": 2, "sclang": 3}
-    assert "scsynth 2, sclang 3" in render([InstanceRow.of(status)])
+    assert RoomRow.of(status).restarts_by == {"scsynth": 2, "sclang": 3}
+    assert "scsynth 2, sclang 3" in render([RoomRow.of(status)])
     assert "  restarts: scsynth 2, sclang 3 (4 in the window, 4 left)" in describe(status)
-    never = InstanceStatus.of(replace(ready(), sclang_restarts=0), {}, SERVER, host=None)
+    never = RoomStatus.of(replace(ready(), sclang_restarts=0), {}, SERVER, host=None)
     assert "restarts: 0 (1 in the window" in describe(never)
 
 
@@ -82,6 +82,6 @@ def test_a_booting_room_says_its_phase_where_it_would_say_scorch_is_starting() -
          "starting scsynth; scsynth killed by SIGKILL"),
     ]
     for snap, phase in phases:
-        row = InstanceRow.of(InstanceStatus.of(snap, {}, None, host=None))
+        row = RoomRow.of(RoomStatus.of(snap, {}, None, host=None))
         assert row.reason == phase
         assert f"{snap.state} ({phase})" in render([row])

@@ -16,10 +16,10 @@ from typing import cast
 import pykka
 import pytest
 
-from actors.instance.proxy import InstanceProxy
+from actors.room.proxy import RoomProxy
 from scorch.app.tree import Tree
 from scorch.config.installation import parse_config
-from scorch.errors import Booting, InstanceNotFound, InstanceNotReady, MidiUnavailable
+from scorch.errors import Booting, MidiUnavailable, RoomNotFound, RoomNotReady
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.state.events import State
 
@@ -30,7 +30,7 @@ CONFIG = """
 
 
 class Room(pykka.ThreadingActor):
-    """Stands for an Instance: ``boot`` answers once the test lets it."""
+    """Stands for an Room: ``boot`` answers once the test lets it."""
 
     def __init__(self, release: threading.Event) -> None:
         super().__init__()
@@ -45,7 +45,7 @@ def tree(tmp_path: Path) -> Iterator[tuple[Tree, threading.Event]]:
     tree = Tree(parse_config(CONFIG, tmp_path / "config.toml"), SynthDefLibrary(tmp_path))
     release = threading.Event()
     ref = Room.start(release)
-    tree.instances = {"lobby": cast(InstanceProxy, ref.proxy())}
+    tree.rooms = {"lobby": cast(RoomProxy, ref.proxy())}
     yield tree, release
     release.set()
     ref.stop()
@@ -60,7 +60,7 @@ def test_an_ask_answered_in_time_returns_the_answer(tree: tuple[Tree, threading.
 def test_an_ask_not_answered_in_time_says_which_room_and_its_state(
         tree: tuple[Tree, threading.Event]) -> None:
     rooms, _ = tree
-    with pytest.raises(InstanceNotReady, match=r"'lobby' did not answer within 0.05 s "
+    with pytest.raises(RoomNotReady, match=r"'lobby' did not answer within 0.05 s "
                                                r"\(state STOPPED\)"):
         rooms.ask("lobby", lambda p: p.boot(), timeout=0.05)
 
@@ -69,17 +69,17 @@ def test_an_ask_to_a_stopped_actor_says_the_room_is_not_running(
         tree: tuple[Tree, threading.Event]) -> None:
     rooms, release = tree
     release.set()
-    rooms.instances["lobby"].actor_ref.stop()
-    with pytest.raises(InstanceNotReady, match="'lobby' is not running"):
+    rooms.rooms["lobby"].actor_ref.stop()
+    with pytest.raises(RoomNotReady, match="'lobby' is not running"):
         rooms.ask("lobby", lambda p: p.boot(), timeout=5.0)
 
 
 def test_a_room_without_an_actor_or_a_name_is_refused(
         tree: tuple[Tree, threading.Event]) -> None:
     rooms, _ = tree
-    with pytest.raises(InstanceNotReady, match="'attic' is not running: scorch is not started"):
+    with pytest.raises(RoomNotReady, match="'attic' is not running: scorch is not started"):
         rooms.ask("attic", lambda p: p.boot())
-    with pytest.raises(InstanceNotFound):
+    with pytest.raises(RoomNotFound):
         rooms.ask("cellar", lambda p: p.boot())
     with pytest.raises(MidiUnavailable, match="MIDI is not started"):
         rooms.midi()
@@ -110,7 +110,7 @@ def test_a_call_whose_own_timeout_ends_first_says_booting_with_the_room_and_its_
     with pytest.raises(Booting) as raised:
         rooms.await_ready(["attic", "lobby"], time.monotonic() + 0.05, "listen")
     message = str(raised.value)
-    assert message.startswith("instance 'lobby' is BOOTING (scsynth up, sclang starting): "
+    assert message.startswith("room 'lobby' is BOOTING (scsynth up, sclang starting): "
                               "listen waited 0.")
     assert "stopped" not in message
     booting(rooms, "lobby", scsynth_pid=None, sclang_state="down")
@@ -145,7 +145,7 @@ def test_while_the_actors_are_built_the_router_is_waited_for_then_booting_is_sai
     with pytest.raises(Booting, match=r"^scorch is BOOTING \(scorch is starting JACK, the MIDI "
                                       r"router and the rooms' actors\): MIDI waited"):
         rooms.midi()
-    with pytest.raises(Booting, match=r"^scorch is BOOTING .*: the call to instance 'attic' "):
+    with pytest.raises(Booting, match=r"^scorch is BOOTING .*: the call to room 'attic' "):
         rooms.ask("attic", lambda p: p.boot())
     built = threading.Timer(0.01, rooms.built.set)
     built.start()

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scorch.api.models import InstanceRow
+from scorch.api.models import RoomRow
 from scorch.api.status_text import render, render_hosts
 from scorch.cli.service_unit import unit_path, unit_text
 from scorch.config.changes import config_changes
 from scorch.config.installation import Config, parse_config
-from scorch.errors import ConfigError, InstanceNotFound, InvalidRequest
+from scorch.errors import ConfigError, InvalidRequest, RoomNotFound
 from scorch.hosts.link import HostInfo
 from tests.support.skips import only_on
 
@@ -92,7 +92,7 @@ def test_each_host_runs_its_rooms_routes_audio_and_state(config: Config) -> None
     assert [r.port for r in cellar.midi.controls] == ["fader"]  # its controller, lobby's room
     assert cellar.resolve_everywhere("lobby") == ["lobby"]
     assert cellar.resolve_everywhere("ground") == ["lobby", "porch"]
-    with pytest.raises(InstanceNotFound):
+    with pytest.raises(RoomNotFound):
         cellar.resolve("lobby")  # operations only reach its own rooms
     here = config.for_host(None)
     assert list(here.instances) == ["desk"] and here.state_path() == Path("/srv/state")
@@ -270,14 +270,14 @@ def test_a_user_unit_goes_to_the_users_systemd_folder(
 def test_tables_show_each_room_host_and_each_host_state() -> None:
     unused = {"since": 0.0, "uptime": None, "restart_budget_left": 5, "peak_cpu": None,
               "nodes": [], "reason": None}
-    rows = [InstanceRow.model_validate({**unused, **row}) for row in [
+    rows = [RoomRow.model_validate({**unused, **row}) for row in [
         {"name": "lobby", "host": "lobby-pi", "group": None, "state": "READY",
          "port": 57110, "cpu": 1.0, "synths": 1, "restarts": 0},
         {"name": "desk", "host": None, "group": None, "state": "UNKNOWN",
          "reason": "host (this machine) NOT_RUNNING", "port": None, "cpu": None,
          "synths": None, "restarts": 0}]]
     lines = render(rows).splitlines()
-    assert lines[0].split()[:2] == ["instance", "host"]
+    assert lines[0].split()[:2] == ["room", "host"]
     assert lines[2].split()[:3] == ["lobby", "lobby-pi", "-"]
     assert lines[3].split()[:4] == ["desk", "-", "-", "UNKNOWN"]
     seen = {"since": 0.0, "last_seen": None, "reconciled_at": None}

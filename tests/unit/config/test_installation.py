@@ -55,8 +55,8 @@ BAD = [
     pytest.param("[audio]\nperiod = 100\n[instances.a]\n",
                  ["cfg.toml:2", "audio.period", "power of two", "found 100"], id="period"),
     pytest.param('[instances."1room"]\n',
-                 ["cfg.toml:1", "instances.1room", "an instance name must be", "a letter",
-                  "found '1room'"], id="bad-instance-name"),
+                 ["cfg.toml:1", "instances.1room", "a room name must be", "a letter",
+                  "found '1room'"], id="bad-room-name"),
     pytest.param('[instances.a]\ngroup = "x y"\n',
                  ["cfg.toml:2", "instances.a.group", "a group name must be", "found 'x y'"],
                  id="bad-group-name"),
@@ -66,7 +66,7 @@ BAD = [
     pytest.param('[instances.a.nodes.pad]\nsynthdef = "sine"\nparams = { freq = nan }\n',
                  ["cfg.toml:3", "instances.a.nodes.pad.params.freq", "finite"],
                  id="param-nan"),
-    pytest.param('[instances.a]\ngroup = "a"\n', ["group names clash with instance names: a"],
+    pytest.param('[instances.a]\ngroup = "a"\n', ["group names clash with room names: a"],
                  id="group-clash"),
     pytest.param("[instances.a.nodes.pad]\nparams = { freq = 1 }\n",
                  ["cfg.toml:1", "instances.a.nodes.pad.synthdef", "this key is required"],
@@ -105,7 +105,7 @@ BAD = [
                  id="scene-name"),
     pytest.param('[instances.a]\n[[midi.scenes]]\nscene = "calm"\nprogram = 1\n'
                  'instance = "b"\n',
-                 ["cfg.toml:5", "midi.scenes.0.instance", "no instance or group named 'b'"],
+                 ["cfg.toml:5", "midi.scenes.0.instance", "no room or group named 'b'"],
                  id="scene-instance"),
     pytest.param('[instances.a]\n[[midi.cues]]\nport = "pad"\n',
                  ["cfg.toml:2", "midi.cues.0", "exactly one of control, note, cc, program"],
@@ -138,13 +138,13 @@ BAD = [
     pytest.param('[instances.a]\n[tempo]\nlink = "maybe"\n',
                  ["cfg.toml:3", "tempo.link", "valid boolean"], id="tempo-link-not-bool"),
     pytest.param('[instances.a]\ngroup = "g"\n[tempo.groups.h]\nbpm = 90\n',
-                 ["cfg.toml:3", "tempo.groups.h", "no instance is in group 'h'", "groups: g"],
+                 ["cfg.toml:3", "tempo.groups.h", "no room is in group 'h'", "groups: g"],
                  id="tempo-unknown-group"),
     pytest.param('[instances.a]\ngroup = "g"\n[tempo.groups.g]\nbeats_per_bar = 3\n',
                  ["cfg.toml:3", "tempo.groups.g.bpm", "this key is required"],
                  id="group-tempo-without-bpm"),
     pytest.param('[instances.a]\n[[midi.clock_out]]\nport = "tr8"\ngroup = "nope"\n',
-                 ["cfg.toml:4", "midi.clock_out.0.group", "no instance is in group 'nope'"],
+                 ["cfg.toml:4", "midi.clock_out.0.group", "no room is in group 'nope'"],
                  id="clock-out-unknown-group"),
     pytest.param('[instances.a]\n[[midi.clock_out]]\nport = "TR8"\n'
                  '[[midi.clock_out]]\nport = "tr8"\n',
@@ -281,12 +281,12 @@ def test_key_lines_maps_tables_keys_and_arrays_of_tables() -> None:
     assert lines[("midi", "controls", "1", "cc")] == 6
 
 
-def test_a_midi_route_to_an_unknown_instance_names_its_line(tmp_path: Path) -> None:
+def test_a_midi_route_to_an_unknown_room_names_its_line(tmp_path: Path) -> None:
     text = ('[instances.lobby]\n[[midi.controls]]\nport = "x"\ncc = 1\ninstance = "lobbby"\n'
             'node = "pad"\nparam = "amp"\n')
     with pytest.raises(ConfigError) as caught:
         parse_config(text, tmp_path / "cfg.toml")
-    assert "cfg.toml:5: midi.controls.0.instance: no instance or group named 'lobbby'" in str(
+    assert "cfg.toml:5: midi.controls.0.instance: no room or group named 'lobbby'" in str(
         caught.value)
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from scorch.errors import InstanceNotFound
+from scorch.errors import RoomNotFound
 from scorch.hosts.channel import SshChannel
 
 PEER = r'''
@@ -27,7 +27,7 @@ for line in sys.stdin:
     out.write(json.dumps({"id": 999, "result": "nobody asked"}) + "\n")
     if request["method"] == "status":
         reply = {"id": request["id"], "error": {"type": "InstanceNotFound",
-                                                 "message": "no instance 'x'"}}
+                                                 "message": "no room 'x'"}}
     else:
         reply = {"id": request["id"], "result": {"echo": request["args"]}}
     out.write(json.dumps(reply) + "\n")
@@ -45,7 +45,7 @@ def channel() -> Iterator[SshChannel]:
 def test_hostile_answer_lines_are_skipped_and_the_real_answer_comes_through(
         channel: SshChannel) -> None:
     assert channel.call("ping", {"n": 1}, timeout=10) == {"echo": {"n": 1}}
-    with pytest.raises(InstanceNotFound, match="no instance 'x'"):
+    with pytest.raises(RoomNotFound, match="no room 'x'"):
         channel.call("status", {"instance": "x"}, timeout=10)
     assert channel.call("ping", {"n": 2}, timeout=10) == {"echo": {"n": 2}}
     assert channel.dead is None

@@ -40,7 +40,7 @@ def test_search_finds_words_in_code_ignoring_case(history: History) -> None:
 
     assert [e.time for e in found] == [T0 + 180, T0 + 120, T0]
     assert found[2].code == "{ SinOsc.ar(440) * 0.1 }.play"
-    assert found[2].instance == "a" and found[2].duration_ms == 3.0
+    assert found[2].room == "a" and found[2].duration_ms == 3.0
 
 
 def test_search_finds_words_in_posted_output_and_errors(history: History) -> None:
@@ -54,12 +54,12 @@ def test_all_words_first_then_any_word(history: History) -> None:
 
 
 def test_filters_combine(history: History) -> None:
-    assert [e.time for e in history.search(instances=["b"])] == [T0 + 240, T0 + 60]
-    assert len(history.search(instances=["a", "b"])) == len(history.search())
-    assert history.search(instances=[]) == []
+    assert [e.time for e in history.search(rooms=["b"])] == [T0 + 240, T0 + 60]
+    assert len(history.search(rooms=["a", "b"])) == len(history.search())
+    assert history.search(rooms=[]) == []
     assert [e.error for e in history.search(errors_only=True)] == ["Class not defined."]
     assert [e.time for e in history.search(since=T0 + 120)] == [T0 + 240, T0 + 180, T0 + 120]
-    assert [e.time for e in history.search("SinOsc", instances=["a"], since=T0 + 1)] == [
+    assert [e.time for e in history.search("SinOsc", rooms=["a"], since=T0 + 1)] == [
         T0 + 180, T0 + 120]
     assert len(history.search(limit=2)) == 2
 

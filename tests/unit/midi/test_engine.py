@@ -80,10 +80,10 @@ def test_channel_filter_and_other_ports_are_ignored():
     assert engine.handle("other", [0xB1, 7, 127]) == []
 
 
-def test_group_route_reaches_every_instance_and_a_missing_one_goes_to_desired_state():
+def test_group_route_reaches_every_room_and_a_missing_one_goes_to_desired_state():
     engine = engine_with(control(cc=1, instance="both"), endpoints={"a": A})
     actions = engine.handle(PORT, [0xB0, 1, 127])
-    assert [(a.instance, a.address, a.value) for a in actions] == [("a", A, 1.0), ("b", None, 1.0)]
+    assert [(a.room, a.address, a.value) for a in actions] == [("a", A, 1.0), ("b", None, 1.0)]
 
 
 def test_14_bit_cc_uses_msb_and_lsb():
@@ -158,7 +158,7 @@ def test_played_hears_each_voice_start_and_end_however_it_ends():
     engine = engine_with(keys(instance="both", transpose=12, voices=2))
     heard: list[tuple[str, float, int, int]] = []
     engine.played = lambda voice, velocity: heard.append(
-        (voice.instance, voice.pitch, voice.channel[1], velocity))
+        (voice.room, voice.pitch, voice.channel[1], velocity))
     engine.handle(PORT, [0x91, 60, 90])
     assert heard == [("a", 72, 1, 90), ("b", 72, 1, 90)]
     engine.handle(PORT, [0x81, 60, 0])
@@ -176,7 +176,7 @@ def test_played_hears_each_voice_start_and_end_however_it_ends():
     assert sorted(heard) == [("a", 77, 0, 0), ("a", 79, 0, 0), ("b", 77, 0, 0), ("b", 79, 0, 0)]
 
 
-def test_splits_send_each_range_to_its_own_instance():
+def test_splits_send_each_range_to_its_own_room():
     engine = engine_with(keys(notes=(0, 59)), keys(instance="b", notes=(60, 127)))
     assert [a.address for a in engine.handle(PORT, [0x90, 40, 100])] == [A]
     assert [a.address for a in engine.handle(PORT, [0x90, 80, 100])] == [B]
@@ -216,7 +216,7 @@ def test_pitch_bend_retunes_sounding_voices_and_new_ones():
     assert later.args[1] == pytest.approx(midicps(62))
 
 
-def test_notes_for_a_stopped_instance_start_nothing():
+def test_notes_for_a_stopped_room_start_nothing():
     engine = engine_with(keys(), endpoints={})
     assert engine.handle(PORT, [0x90, 60, 100]) == []
     assert engine.handle(PORT, [0x80, 60, 0]) == []

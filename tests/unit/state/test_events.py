@@ -5,7 +5,7 @@ from __future__ import annotations
 from scorch.state.events import EventLog, Kind
 
 
-def test_event_sequence_is_shared_by_every_instance() -> None:
+def test_event_sequence_is_shared_by_every_room() -> None:
     lobby, attic = EventLog("lobby"), EventLog("attic")
     first = lobby.add(Kind.BOOTING, "a")
     second = attic.add(Kind.BOOTING, "b")

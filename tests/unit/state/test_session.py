@@ -26,7 +26,7 @@ def test_params_left_out_are_at_their_defaults_and_only_differences_are_set() ->
     now = Session({"a": room({"pad": NodeSpec("sine", {"freq": 220.0, "amp": 0.2})})})
     want = Session({"a": room({"pad": NodeSpec("sine", {"freq": 220.0, "pan": 0.0})})})
     (change,) = diff(now, want, defaults)
-    assert (change.action, change.instance, change.target) == ("set", "a", "pad")
+    assert (change.action, change.room, change.target) == ("set", "a", "pad")
     assert change.params == {"amp": 0.4}  # amp back to its default; pan already is
     assert change.detail == "set pad: amp 0.2 -> 0.4"
 
@@ -127,6 +127,6 @@ def test_a_master_gain_is_faded_where_both_sides_know_it() -> None:
     want = Session(rooms={"a": RoomSpec(gain_db=-12.0), "b": RoomSpec(gain_db=-6.0),
                           "c": RoomSpec()})
     changes = diff(now, want, defaults)
-    assert [(c.action, c.instance, dict(c.params)) for c in changes] == [
+    assert [(c.action, c.room, dict(c.params)) for c in changes] == [
         ("gain", "a", {"db": -12.0})]
     assert changes[0].detail == "master gain of a: 0 -> -12 dB"

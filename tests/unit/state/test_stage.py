@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from actors.instance.gain import StageControl
-from actors.instance.processes import InstanceSettings, Processes
-from actors.instance.staging import stage_for
+from actors.room.gain import StageControl
+from actors.room.processes import Processes, RoomSettings
+from actors.room.staging import stage_for
 from scorch.api.ops import lookup
 from scorch.config.safety import SafetyConfig
-from scorch.config.tables import AudioConfig, InstanceConfig, WatchdogConfig
+from scorch.config.tables import AudioConfig, RoomConfig, WatchdogConfig
 from scorch.errors import InvalidRequest
 from scorch.primitives.synthdefs.stage import LATENCY, StageReading
 from scorch.state.bus import Bus
@@ -20,7 +20,7 @@ from scorch.state.desired import DesiredState
 from scorch.state.door import doors_of
 from scorch.state.meters import Readings, StageState
 from scorch.state.session import RoomSpec
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 GAIN = lookup("gain")
 
@@ -44,7 +44,7 @@ def test_readings_tell_each_listener_until_it_stops_and_none_forgets_the_last() 
 
 
 def test_a_room_with_its_stage_shows_it_and_starts_it_at_its_gain() -> None:
-    view = InstanceView("lobby", None)
+    view = RoomView("lobby", None)
     stage = stage_for(SafetyConfig(ceiling_dbfs=-3.0), 2, -6.0, view, fade=1.5)
     assert stage is not None and stage.synthdef == "scorch_stage_2"
     assert dict(stage.controls) == {"ceiling": -3.0, "gain": -6.0}
@@ -52,7 +52,7 @@ def test_a_room_with_its_stage_shows_it_and_starts_it_at_its_gain() -> None:
 
 
 def test_a_loudness_limit_picks_the_stage_that_measures_it() -> None:
-    view = InstanceView("lobby", None)
+    view = RoomView("lobby", None)
     stage = stage_for(SafetyConfig(max_lufs=-23.0), 8, 0.0, view)
     assert stage is not None and stage.synthdef == "scorch_stage_lufs_8"
     assert dict(stage.controls)["lufs"] == -23.0
@@ -63,7 +63,7 @@ def test_a_loudness_limit_picks_the_stage_that_measures_it() -> None:
                                                  (SafetyConfig(), 0)])
 def test_a_room_switched_off_or_without_outputs_has_no_stage_and_no_latency(
         safety: SafetyConfig, outputs: int) -> None:
-    view = InstanceView("lobby", None)
+    view = RoomView("lobby", None)
     assert stage_for(safety, outputs, -4.0, view) is None
     assert not view.stage.enabled and view.stage.latency == 0 and view.stage.gain_db == -4.0
 
@@ -99,10 +99,10 @@ def test_gain_without_db_reads_and_its_bounds_are_accepted() -> None:
                                               (None, 0.0)])
 def test_a_resumed_sessions_gain_is_the_first_stages(seeded: RoomSpec | None,
                                                      gain: float) -> None:
-    settings = InstanceSettings(AudioConfig(), WatchdogConfig(), lambda name: b"", list,
+    settings = RoomSettings(AudioConfig(), WatchdogConfig(), lambda name: b"", list,
                                 seed=seeded)
-    view, desired = InstanceView("lobby", None), DesiredState()
-    processes = Processes("lobby", InstanceConfig(), settings, view, doors_of(view),
+    view, desired = RoomView("lobby", None), DesiredState()
+    processes = Processes("lobby", RoomConfig(), settings, view, doors_of(view),
                           lambda *a: None, lambda *a: None, lambda what: None, lambda: None)
     StageControl("lobby", desired, processes, view, Bus())
     assert desired.gain_db == gain

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from starlette.testclient import TestClient
 
 from scorch.api.ops import lookup
-from scorch.errors import InstanceNotFound, InvalidRequest
+from scorch.errors import InvalidRequest, RoomNotFound
 from scorch.web.app import make_app
 from scorch.web.gate import FULL, READ, SESSION_SECONDS, Gate, _mac, cookie_name
 from scorch.wire.access import Access
@@ -40,7 +40,7 @@ class Service:
     def call(self, name: str, args: dict[str, Any]) -> Answer:
         self.calls.append((name, args))
         if args.get("name") == "nowhere":
-            raise InstanceNotFound("no instance 'nowhere'")
+            raise RoomNotFound("no instance 'nowhere'")
         return Answer()
 
 

@@ -18,7 +18,7 @@ from scorch.errors import ConfigError
 from scorch.primitives.synthdefs.stage import StageReading
 from scorch.state.calls import CallCounts
 from scorch.state.events import Kind, State
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 from scorch.web import dashboard
 from scorch.web.metrics import MetricsServer, RoomCollector
 from scorch.wire.access import READONLY_TOKEN_FILE, load_token
@@ -32,8 +32,8 @@ FAMILIES = {"scorch_room_state", "scorch_room_uptime_seconds", "scorch_room_rest
 
 
 @pytest.fixture
-def rooms() -> dict[str, InstanceView]:
-    lobby, attic = InstanceView("lobby", None), InstanceView("attic", None)
+def rooms() -> dict[str, RoomView]:
+    lobby, attic = RoomView("lobby", None), RoomView("attic", None)
     lobby.update(state=State.READY, booted_at=1.0, scsynth_pid=os.getpid(), scsynth_restarts=2)
     lobby.stage_readings.add(StageReading(node=2, peak_in=2.0, peak_out=0.5, least_gain=0.25,
                                           loudness_db=-3.0, non_finite=False,
@@ -43,7 +43,7 @@ def rooms() -> dict[str, InstanceView]:
 
 
 @pytest.fixture
-def served(rooms: dict[str, InstanceView], tmp_path: Path) -> Iterator[tuple[str, str]]:
+def served(rooms: dict[str, RoomView], tmp_path: Path) -> Iterator[tuple[str, str]]:
     counts = {"sent": 3, "failed": 1}
     midi = {"received": 7, "sent": 5, "input_errors": 0, "send_errors": 1}
     calls = CallCounts()
@@ -75,7 +75,7 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 
 def test_every_family_is_there_with_plausible_values(
-        served: tuple[str, str], rooms: dict[str, InstanceView]) -> None:
+        served: tuple[str, str], rooms: dict[str, RoomView]) -> None:
     url, token = served
     rooms["lobby"].events.add(Kind.CRASHED, "scsynth killed by SIGKILL")
     rooms["lobby"].events.add(Kind.RESTORED, "back")
@@ -163,7 +163,7 @@ def test_every_dashboard_panel_queries_a_served_family_and_the_file_is_current(
 
 
 def test_midi_off_leaves_its_families_out_and_the_rest_in(
-        rooms: dict[str, InstanceView]) -> None:
+        rooms: dict[str, RoomView]) -> None:
     from prometheus_client import CollectorRegistry, generate_latest
 
     from scorch.errors import MidiUnavailable

@@ -71,7 +71,7 @@ def test_an_operation_error_crosses_as_the_servers_error(served: ControlServer) 
     answer = bridge.answer()
     assert answer["id"] == 7
     assert answer["error"]["type"] == "InstanceNotFound"
-    assert "known instances: alpha" in answer["error"]["message"]
+    assert "known rooms: alpha" in answer["error"]["message"]
     assert bridge.close() == 0
 
 

@@ -69,6 +69,17 @@ def test_an_older_servers_error_gets_its_class_code_and_a_newer_ones_code_wins()
         "BOOTING", True, "instance")
 
 
+@pytest.mark.parametrize(("kind", "sent"), sorted(scorch.errors.WIRE_NAMES.items()))
+def test_a_room_error_crosses_by_its_former_name_and_either_name_reads_back(
+        kind: str, sent: str) -> None:
+    line = encode(Reply.failed(3, rebuild(kind, "no room 'x'")))
+    assert json.loads(line)["error"]["type"] == sent  # what a scorch before the rename reads
+    for name in (kind, sent):
+        with pytest.raises(ScorchError) as raised:
+            decode_reply(old_line({"id": 3, "error": {"type": name, "message": "m"}})).unwrap()
+        assert type(raised.value) is getattr(scorch.errors, kind)
+
+
 def test_an_unknown_code_from_the_other_side_is_not_taken() -> None:
     err = WireError(type="NotFound", message="x", code="SOMETHING_NEW").exception()
     assert err.code == "NOT_FOUND"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
-from scorch.api.fields import InstanceName, NodeName
+from scorch.api.fields import NodeName, RoomName
 from scorch.api.operation import CHANGE, READ, Action, CliForm, Patience, Result, operation
 from scorch.api.ops.audio import (
     Bus,
@@ -38,7 +38,7 @@ class ReferenceCapture(Action):
     name: Annotated[Text, Field(max_length=64, description="The reference's name")]
     path: Annotated[Text | None, Field(
         max_length=4096, description="An audio file or recording, as listen's")] = None
-    instance: Annotated[InstanceName | None, Field(
+    instance: Annotated[RoomName | None, Field(
         description="A room to hear instead")] = None
     seconds: Annotated[Seconds, Field(ge=0.5, le=30, description=(
         "Seconds to hear the room"))] = 5.0

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import AfterValidator, BaseModel, Field, Strict
 
 from scorch.api import progress
-from scorch.api.fields import InstanceName, NodeName
+from scorch.api.fields import NodeName, RoomName
 from scorch.api.operation import (
     ROOMS_NAMED,
     SET,
@@ -65,7 +65,7 @@ OctaveBand = Annotated[Text, AfterValidator(_octave)]
 class SweepArgs(Args):
     """What to vary, over which range, and what to aim at."""
 
-    instance: InstanceName
+    instance: RoomName
     node: Annotated[NodeName, Field(description="The named node")]
     param: Annotated[ParamName, Field(description="The param to vary")]
     low: Annotated[Value, Field(description="From (default: its spec)")] = None

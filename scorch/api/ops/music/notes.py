@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, Field, Strict
 
 from scorch.api.fanout import label
-from scorch.api.fields import InstanceName, SynthDefName
+from scorch.api.fields import RoomName, SynthDefName
 from scorch.api.operation import (
     CHANGE,
     READ,
@@ -117,7 +117,7 @@ class NotesPlay(Action):
 
     access = CHANGE
     action: Literal["play"]
-    instance: InstanceName
+    instance: RoomName
     path: Annotated[Text, Field(max_length=4096, description=PATH)]
     synthdef: Annotated[SynthDefName, Field(
         description="The SynthDef of each note; it gets midinote/freq, amp and sustain"

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, Strict
 
-from scorch.api.fields import InstanceName, SynthDefName
+from scorch.api.fields import RoomName, SynthDefName
 from scorch.api.operation import (
     CHANGE,
     READ,
@@ -58,7 +58,7 @@ Seed = Annotated[int | None, Strict(), Field(
 Notes = Annotated[int | None, Strict(), Field(ge=1, le=512, description=(
     "Notes to make (answer_on: per answer)"))]
 #: The room the notes play in, for every action that makes them.
-Room = Annotated[InstanceName | None, Field(
+Room = Annotated[RoomName | None, Field(
     description="The room that plays them")]
 #: The SynthDef that plays them there.
 Sound = Annotated[SynthDefName, Field(
@@ -233,7 +233,7 @@ def partner(orch: Orchestra, args: PartnerArgs) -> PartnerOutput:
         controls = Controls(args.order, args.temperature, args.key, args.density, args.seed)
         controls.allowed()
         if (args.instance is None) == (args.output is None):
-            raise InvalidRequest("say where the answers sound: instance (a room) or output "
+            raise InvalidRequest("say where the answers sound: room (a room) or output "
                                  "(a MIDI output), one of them")
         voices = (orch.partner.room_voices(args.instance, args.synthdef) if args.instance
                   else orch.partner.midi_voices(str(args.output), args.channel))

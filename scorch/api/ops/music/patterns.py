@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field, Strict
 
-from scorch.api.fields import MAX_CODE, Code, InstanceName
+from scorch.api.fields import MAX_CODE, Code, RoomName
 from scorch.api.operation import (
     CHANGE,
     CODE,
@@ -44,7 +44,7 @@ class _Change(Action):
     """What every change names: its room, and when it lands."""
 
     journal = PATTERNS
-    instance: InstanceName
+    instance: RoomName
     at: When = "next_bar"
 
 

@@ -24,7 +24,7 @@ from scorch.primitives.scsynth.layout import ROOM_GROUP
 from scorch.primitives.scsynth.node_tree import TreeNode
 from scorch.state.door import Door
 from scorch.state.playing import METER_OWNER, owner
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 from scorch.values import Flag
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ class PlayingOutput(Result):
         return "\n\n".join(blocks)
 
 
-def owners(nodes: list[TreeNode], view: InstanceView, client_id: int) -> dict[int, str]:
+def owners(nodes: list[TreeNode], view: RoomView, client_id: int) -> dict[int, str]:
     """Each node's owner; a group whose synths all have one owner takes it."""
     named = {n.node_id: n.name for n in view.nodes.values()}
     patterns = list(view.patterns.values())
@@ -170,7 +170,7 @@ def _same(quant: str, other: str) -> bool:
         return quant == other
 
 
-def _room(view: InstanceView, door: Door, detail: bool) -> RoomPlaying:
+def _room(view: RoomView, door: Door, detail: bool) -> RoomPlaying:
     times = view.pattern_times
     patterns = [_pattern(p, detail, times.get(p.key)) for p in view.patterns.values()]
     nodes = [NamedNodeOut(name=n.name, synthdef=n.synthdef, node_id=n.node_id,

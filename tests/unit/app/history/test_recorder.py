@@ -8,12 +8,12 @@ from scorch.app.history.recorder import Recorder
 from scorch.app.history.store import History
 from scorch.app.history.summary import summarize
 from scorch.primitives.synthdefs.stage import StageReading
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 
 def test_each_rooms_stage_and_its_jack_servers_xruns_are_sampled_for_the_report(
         tmp_path: Path) -> None:
-    lobby, far = InstanceView("lobby", None), InstanceView("far", None)
+    lobby, far = RoomView("lobby", None), RoomView("far", None)
     def heard(lufs: float) -> None:
         lobby.stage_readings.add(StageReading(node=2, peak_in=2.0, peak_out=0.5, least_gain=0.5,
                                               loudness_db=0.0, non_finite=False,

@@ -45,7 +45,7 @@ def test_sound_kinds_read_by_name_from_a_real_event_log() -> None:
     ]]
     start = log.since()[0].time
     times = [start + t for t in (0.0, 100.0, 110.0, 120.0, 150.0, 160.0, 190.0)]
-    recorded = [Recorded(t, e.instance, str(e.kind), e.message, e.details)
+    recorded = [Recorded(t, e.room, str(e.kind), e.message, e.details)
                 for t, e in zip(times, [log.since()[0], *added], strict=True)]
     [room] = summarize(recorded, [], since=start, until=start + 200.0)
     assert room.silent_s == pytest.approx(30.0 + 11.0)

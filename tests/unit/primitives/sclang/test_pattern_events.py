@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actors.instance.patterns import BEAT_TRUST, keep, onset_of, source_of
+from actors.room.patterns import BEAT_TRUST, keep, onset_of, source_of
 from scorch.notes.capture import Capture, place
 from scorch.primitives.sclang.pattern_events import Batch, PatternEvent, parse_events
 from scorch.state.tempo import Timeline

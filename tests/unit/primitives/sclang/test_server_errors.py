@@ -93,7 +93,7 @@ def test_a_fence_that_fails_still_answers() -> None:
 
 
 def test_the_text_and_the_outcome_carry_scsynths_words() -> None:
-    result = ExecuteResult(ok=True, value="1", instance="lobby",
+    result = ExecuteResult(ok=True, value="1", room="lobby",
                            server_errors=("*** ERROR: SynthDef nosuchdef not found",
                                           "FAILURE IN SERVER /s_new SynthDef not found"))
     outcome = ExecuteOutcome.of(result)

@@ -1,6 +1,6 @@
-"""The patterns and proxies one instance's sclang plays: recorded, and restored after it restarts.
+"""The patterns and proxies one room's sclang plays: recorded, and restored after it restarts.
 
-:class:`Patterns` belongs to the Instance actor (``proxy.patterns``): every method
+:class:`Patterns` belongs to the Room actor (``proxy.patterns``): every method
 runs in the actor's thread. sclang's reader thread hands it the ``pattern`` records
 (``ScorchPatterns.sc``) with a ``tell``; after a new sclang attached (a crash, a hang,
 a timeout, a recompile), :meth:`Patterns.restore` defines them again and resumes
@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import pykka
 
-from actors.instance.processes import InstanceSettings, Processes
+from actors.room.processes import Processes, RoomSettings
 from scorch.notes.capture import Capture, Note
 from scorch.notes.pbind import velocity_of
 from scorch.primitives.sclang.pattern_events import Batch, PatternEvent, parse_events
@@ -28,7 +28,7 @@ from scorch.state.changes import PatternChanged, PatternGone
 from scorch.state.desired import DesiredState
 from scorch.state.events import Kind
 from scorch.state.tempo import Timeline
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +46,10 @@ Event = Callable[..., None]
 
 
 class Patterns:
-    """Pdef, Pbindef, Tdef and Ndef of one instance (actor thread)."""
+    """Pdef, Pbindef, Tdef and Ndef of one room (actor thread)."""
 
     def __init__(self, name: str, desired: DesiredState, processes: Processes,
-                 view: InstanceView, bus: Bus, event: Event, settings: InstanceSettings) -> None:
+                 view: RoomView, bus: Bus, event: Event, settings: RoomSettings) -> None:
         self.name = name
         self._bus = bus
         self.notes = settings.pattern_notes

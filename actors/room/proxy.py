@@ -1,6 +1,6 @@
-"""The Instance actor's typed proxy: what callers may ask of it, checked by mypy.
+"""The Room actor's typed proxy: what callers may ask of it, checked by mypy.
 
-``Instance.start(...).proxy()`` is cast to :class:`InstanceProxy` where the actor
+``Room.start(...).proxy()`` is cast to :class:`RoomProxy` where the actor
 starts; its traversable parts (``proxy.nodes``, ``proxy.code``, ``proxy.buffers``)
 are typed by the classes below, never instantiated.
 """
@@ -10,12 +10,12 @@ from __future__ import annotations
 import pykka
 from pykka.typing import ActorMemberMixin, proxy_method
 
-from actors.instance.actor import Instance
-from actors.instance.buffers import Buffers
-from actors.instance.code import Code
-from actors.instance.gain import StageControl
-from actors.instance.nodes import Nodes
-from actors.instance.patterns import Patterns
+from actors.room.actor import Room
+from actors.room.buffers import Buffers
+from actors.room.code import Code
+from actors.room.gain import StageControl
+from actors.room.nodes import Nodes
+from actors.room.patterns import Patterns
 
 
 class NodesProxy:
@@ -57,16 +57,16 @@ class StageProxy:
     set_gain = proxy_method(StageControl.set_gain)
 
 
-class InstanceProxy(ActorMemberMixin, pykka.ActorProxy[Instance]):
-    """An Instance's proxy, as the facade, the supervisor and the watchdog ask it."""
+class RoomProxy(ActorMemberMixin, pykka.ActorProxy[Room]):
+    """An Room's proxy, as the facade, the supervisor and the watchdog ask it."""
 
-    boot = proxy_method(Instance.boot)
-    quit = proxy_method(Instance.quit)
-    silence = proxy_method(Instance.silence)
-    reconfigure = proxy_method(Instance.reconfigure)
-    hung = proxy_method(Instance.hung)
-    jack_restarted = proxy_method(Instance.jack_restarted)
-    jack_failed = proxy_method(Instance.jack_failed)
+    boot = proxy_method(Room.boot)
+    quit = proxy_method(Room.quit)
+    silence = proxy_method(Room.silence)
+    reconfigure = proxy_method(Room.reconfigure)
+    hung = proxy_method(Room.hung)
+    jack_restarted = proxy_method(Room.jack_restarted)
+    jack_failed = proxy_method(Room.jack_failed)
     nodes: NodesProxy
     code: CodeProxy
     buffers: BuffersProxy

@@ -1,11 +1,11 @@
-"""The sample buffers of one instance, on its scsynth and in its desired state.
+"""The sample buffers of one room, on its scsynth and in its desired state.
 
-:class:`Buffers` belongs to the Instance actor, which exposes it to proxies as a
+:class:`Buffers` belongs to the Room actor, which exposes it to proxies as a
 traversable attribute (``proxy.buffers.load(...)``): every method runs in the
 actor's thread. A buffer is recorded only once scsynth said it read the file
 (``/done``) and told its size (``/b_info``), so the desired state never holds a
 buffer scsynth refused; a restore loads every recorded buffer again under the
-same bufnum before the nodes that play it (:func:`actors.instance.processes.restore_buffers`).
+same bufnum before the nodes that play it (:func:`actors.room.processes.restore_buffers`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from actors.instance.processes import Processes, load_timeout
+from actors.room.processes import Processes, load_timeout
 from scorch.errors import BufferNotFound, InvalidRequest, OscFailure, SampleRejected
 from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.client import OscClient
@@ -21,14 +21,14 @@ from scorch.primitives.scsynth.commands import Cmd, Reply
 from scorch.state.bus import Bus
 from scorch.state.changes import BufferFreed, BufferLoaded
 from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT, BufferState, DesiredState
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 
 class Buffers:
     """Sample buffers: load, free, and what they are (actor thread)."""
 
     def __init__(self, name: str, desired: DesiredState, processes: Processes,
-                 view: InstanceView, bus: Bus, require_ready: Callable[[], None]) -> None:
+                 view: RoomView, bus: Bus, require_ready: Callable[[], None]) -> None:
         self.name = name
         self._bus = bus
         self.desired = desired
@@ -55,7 +55,7 @@ class Buffers:
         return osc
 
     def free_bufnums(self) -> list[int]:
-        """Bufnums no buffer of this instance uses, lowest first."""
+        """Bufnums no buffer of this room uses, lowest first."""
         return self.desired.free_bufnums()
 
     def load(self, name: str, path: str, bufnum: int | None = None) -> BufferState:
@@ -75,7 +75,7 @@ class Buffers:
                                  f"{SAMPLE_BUFFER_BASE}..{last}")
         holder = self.desired.by_bufnum(bufnum)
         if holder is not None and holder.name != name:
-            raise InvalidRequest(f"instance {self.name!r}: bufnum {bufnum} holds buffer "
+            raise InvalidRequest(f"room {self.name!r}: bufnum {bufnum} holds buffer "
                                  f"{holder.name!r}; free it first")
         osc = self._osc()
         try:
@@ -100,7 +100,7 @@ class Buffers:
         """Free a buffer on scsynth and forget it (synths playing it fall silent)."""
         state = self.desired.buffers.pop(name, None)
         if state is None:
-            raise BufferNotFound(f"instance {self.name!r} has no buffer {name!r}; buffers: "
+            raise BufferNotFound(f"room {self.name!r} has no buffer {name!r}; buffers: "
                                  f"{', '.join(self.desired.buffers) or '(none)'}", name=name,
                                  known=self.desired.buffers)
         osc = self._processes.osc
@@ -113,7 +113,7 @@ class Buffers:
     def _free_bufnum(self) -> int:
         free = self.desired.free_bufnums()
         if not free:
-            raise InvalidRequest(f"instance {self.name!r} holds {SAMPLE_BUFFER_COUNT} buffers, "
+            raise InvalidRequest(f"room {self.name!r} holds {SAMPLE_BUFFER_COUNT} buffers, "
                                  "all scorch has: free one first")
         return free[0]
 

@@ -1,4 +1,4 @@
-"""Operations on the instances themselves: list, status, boot/quit/restart, events."""
+"""Operations on the rooms themselves: list, status, boot/quit/restart, events."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from scorch.api.fanout import (
     unknown_statuses_failed,
 )
 from scorch.api.fields import Selector
-from scorch.api.models import AudioStatus, InstanceRow, InstanceStatus, plain
+from scorch.api.models import AudioStatus, RoomRow, RoomStatus, plain
 from scorch.api.operation import (
     DESTROY,
     READ,
@@ -78,19 +78,19 @@ def _ping_across(hosts: Hosts, args: NoArgs) -> Ping:
 @operation(access=READ, spread=Spread(across=_ping_across), patience=Patience(seconds=5.0),
            tool=Tool(listed=False))
 def ping(orch: Orchestra, args: NoArgs) -> Ping:
-    """Say which installation answers: its config file, instances and start time."""
+    """Say which installation answers: its config file, rooms and start time."""
     return Ping(config=str(orch.config.source) if orch.config.source else None,
                 instances=orch.rooms.names(), started_at=orch.started_at, hosted_by=orch.hosted_by,
                 host=orch.config.host, config_digest=orch.config.digest, time=time.time())
 
 
-class InstanceList(Result):
-    """Every instance of the installation."""
+class RoomList(Result):
+    """Every room of the installation."""
 
     hosted_by: str = Field(description="scorch mcp: this server runs the rooms and stops them "
                            "when Claude closes; scorch run: they run on their own; "
                            "coordinator: each host's scorch run does")
-    instances: list[InstanceRow]
+    instances: list[RoomRow]
     hosts: list[HostInfo] = Field(default_factory=list, description="several hosts: each "
                                   "host and its state (CONNECTED, UNREACHABLE...)")
 
@@ -104,17 +104,17 @@ class InstanceList(Result):
 
 
 @operation(access=READ, cli=CliForm("list"), spread=Spread(unanswered=unknown_rows, roll_call=True))
-def list_instances(orch: Orchestra, args: NoArgs) -> InstanceList:
-    """List every SuperCollider instance: name, group, state, port, CPU, synths, uptime
+def list_instances(orch: Orchestra, args: NoArgs) -> RoomList:
+    """List every room: name, group, state, port, CPU, synths, uptime
     and restarts; only READY ones run code."""
-    rows = [InstanceRow.of(status) for status in orch.rooms.statuses()]
-    return InstanceList(hosted_by=orch.hosted_by, instances=rows)
+    rows = [RoomRow.of(status) for status in orch.rooms.statuses()]
+    return RoomList(hosted_by=orch.hosted_by, instances=rows)
 
 
 class StatusOutput(Result):
-    """Full status of each instance named, and the audio driver they run on."""
+    """Full status of each room named, and the audio driver they run on."""
 
-    instances: list[InstanceStatus]
+    instances: list[RoomStatus]
     audio: AudioStatus | None = Field(
         None, description="the audio driver in use and why (None before the start)")
     hosts: list[HostInfo] = Field(default_factory=list, description="several hosts: each "
@@ -138,7 +138,7 @@ def _statuses(orch: Orchestra, names: list[str]) -> StatusOutput:
 
 
 class StatusArgs(Args):
-    """Instances by name, group or ``*`` (all, by default)."""
+    """Rooms by name, group or ``*`` (all, by default)."""
 
     instance: Selector = "*"
 
@@ -146,28 +146,28 @@ class StatusArgs(Args):
 @operation(access=READ, cli=CliForm("status", ("instance",)),
            spread=Spread(unanswered=unknown_statuses), tool=Tool(panel="show"))
 def status(orch: Orchestra, args: StatusArgs) -> StatusOutput:
-    """Full status of instances: state and since when, scsynth's live CPU and counts,
+    """Full status of rooms: state and since when, scsynth's live CPU and counts,
     process ids, restart budget, last crash, named nodes with their values, and the audio
     driver."""
     return _statuses(orch, orch.rooms.resolve(args.instance))
 
 
-class _OnInstances(Action):
-    """Instances and what to do with them."""
+class _OnRooms(Action):
+    """Rooms and what to do with them."""
 
     name: Annotated[Selector, Field(
-        description='An instance name, a group name, or "*" for every instance')]
+        description='A room name, a group name, or "*" for every room')]
 
 
-class Boot(_OnInstances):
-    """Boot STOPPED or FAILED instances and wait until they are READY."""
+class Boot(_OnRooms):
+    """Boot STOPPED or FAILED rooms and wait until they are READY."""
 
     access = SET
     action: Literal["boot"]
 
 
-class Quit(_OnInstances):
-    """Quit instances: their sound stops, their processes end."""
+class Quit(_OnRooms):
+    """Quit rooms: their sound stops, their processes end."""
 
     access = SILENCE
     action: Literal["quit"]
@@ -175,21 +175,21 @@ class Quit(_OnInstances):
         "Say what it would stop, quit nothing"))] = False
 
 
-class Restart(_OnInstances):
-    """Restart instances; their SynthDefs and named nodes come back with their values."""
+class Restart(_OnRooms):
+    """Restart rooms; their SynthDefs and named nodes come back with their values."""
 
     access = DESTROY
     action: Literal["restart"]
 
 
-InstanceAction = Annotated[Boot | Quit | Restart, Field(discriminator="action")]
+RoomAction = Annotated[Boot | Quit | Restart, Field(discriminator="action")]
 
 
 class ActionOutput(StatusOutput):
-    """The status of each instance acted on, and why any did not come up."""
+    """The status of each room acted on, and why any did not come up."""
 
     failed: dict[str, str] = Field(default_factory=dict,
-                                   description="instances that did not boot, and why")
+                                   description="rooms that did not boot, and why")
     would_stop: dict[str, list[str]] | None = Field(
         None, description="quit with dry_run: each room's named nodes and playing patterns "
         "it would stop (nothing was quit)")
@@ -205,7 +205,7 @@ class ActionOutput(StatusOutput):
                        aliases={verb: {"action": verb} for verb in ("boot", "quit", "restart")}),
            spread=Spread(rooms="name", unanswered=unknown_statuses_failed),
            patience=Patience(seconds=200.0))
-def instance_action(orch: Orchestra, args: InstanceAction) -> ActionOutput:
+def room_action(orch: Orchestra, args: RoomAction) -> ActionOutput:
     """Boot, quit or restart rooms (several at once, in parallel)."""
     rooms = orch.rooms
     names = rooms.resolve(args.name)
@@ -215,7 +215,7 @@ def instance_action(orch: Orchestra, args: InstanceAction) -> ActionOutput:
     act = {"boot": rooms.boot, "quit": rooms.quit, "restart": rooms.restart}[args.action]
     failed: dict[str, str] = {}
     with ThreadPoolExecutor(max_workers=max(1, len(names)),
-                            thread_name_prefix="instance-action") as pool:
+                            thread_name_prefix="room-action") as pool:
         for name, future in [(name, pool.submit(act, name)) for name in names]:
             try:
                 future.result()
@@ -279,7 +279,7 @@ def events(orch: Orchestra, args: EventsArgs) -> EventsOutput:
         orch.recorder.flush()
         return EventsOutput(events=[], report=render(orch.config.state_path(), args.report,
                                                      "text", what="report"))
-    found = [EventOut(seq=e.seq, time=e.time, instance=e.instance, kind=str(e.kind),
+    found = [EventOut(seq=e.seq, time=e.time, instance=e.room, kind=str(e.kind),
                       message=e.message, details=plain(e.details))
              for e in orch.rooms.events(args.instance, args.since)]
     kept = found if args.full else budget.newest(

@@ -1,6 +1,6 @@
-"""The named nodes of one instance, on its scsynth and in its desired state.
+"""The named nodes of one room, on its scsynth and in its desired state.
 
-:class:`Nodes` belongs to the Instance actor, which exposes it to proxies as a
+:class:`Nodes` belongs to the Room actor, which exposes it to proxies as a
 traversable attribute (``proxy.nodes.play(...)``): every method runs in the
 actor's thread. Each change is all or nothing: the desired state changes only
 once scsynth accepted the command, and nodes that end on the server without
@@ -19,7 +19,7 @@ from typing import Any
 
 import pykka
 
-from actors.instance.processes import InstanceSettings, Processes
+from actors.room.processes import Processes, RoomSettings
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.config.changes import RoomChanges
 from scorch.errors import InvalidRequest, NodeNotFound, OscFailure, OscTimeout
@@ -30,7 +30,7 @@ from scorch.state.changes import NodeEnded, NodeMoved, NodeStarted, ParamsChange
 from scorch.state.code_runs import origins
 from scorch.state.desired import DesiredState, NodeState
 from scorch.state.events import Kind, State
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 #: A named node's end counts once its scsynth still answers this much later.
 NODE_END_GRACE = 0.3
@@ -42,7 +42,7 @@ class Nodes:
     """Named persistent nodes: play, set, release, silence, and their ends (actor thread)."""
 
     def __init__(self, name: str, desired: DesiredState, processes: Processes,
-                 view: InstanceView, bus: Bus, event: Event, changed: Callable[[], None],
+                 view: RoomView, bus: Bus, event: Event, changed: Callable[[], None],
                  require_ready: Callable[[], None]) -> None:
         self.name = name
         self.desired = desired
@@ -78,7 +78,7 @@ class Nodes:
         if self._sent is not None:
             self._sent.close()
 
-    def reconfigure(self, settings: InstanceSettings, room: RoomChanges,
+    def reconfigure(self, settings: RoomSettings, room: RoomChanges,
                     sounding: bool) -> None:
         """A reloaded config's SynthDefs and nodes: now while scsynth plays, else at boot."""
         names = (settings.all_synthdefs() if "all" in room.synthdefs_added
@@ -127,7 +127,7 @@ class Nodes:
 
         All or nothing: the node is recorded only once scsynth said it started
         (``/n_go``); a replaced node is freed only then. ``compiled``: the SynthDef's
-        bytes, loaded first when the instance does not have it yet. ``at``: a bundle
+        bytes, loaded first when the room does not have it yet. ``at``: a bundle
         that scsynth starts at this Unix time (a node it replaces ends then too); the
         node is recorded at once, as scheduled. ``target``: a named node to start it
         ``before`` or ``after`` (``add_action``; else ``head`` or ``tail`` of the default
@@ -138,7 +138,7 @@ class Nodes:
         """
         self._require_ready()
         if target is not None and target not in self.desired.nodes:
-            raise NodeNotFound(f"instance {self.name!r} has no node {target!r} to play "
+            raise NodeNotFound(f"room {self.name!r} has no node {target!r} to play "
                                f"{add_action}; named nodes: "
                                f"{', '.join(self.desired.nodes) or '(none)'}", name=target,
                                known=self.desired.nodes)
@@ -204,7 +204,7 @@ class Nodes:
                     osc.send(commands.d_recv(self.desired.synthdefs[node.synthdef]))
                     osc.sync(timeout=5.0)
                     continue
-                raise InvalidRequest(f"instance {self.name!r}: scsynth did not start "
+                raise InvalidRequest(f"room {self.name!r}: scsynth did not start "
                                      f"{node.synthdef!r}: {err}") from err
 
     def set_params(self, node: str, params: dict[str, float],
@@ -215,7 +215,7 @@ class Nodes:
         """
         current = self.desired.nodes.get(node)
         if current is None:
-            raise NodeNotFound(f"instance {self.name!r} has no node {node!r}; named nodes: "
+            raise NodeNotFound(f"room {self.name!r} has no node {node!r}; named nodes: "
                                f"{', '.join(self.desired.nodes) or '(none)'}", name=node,
                                known=self.desired.nodes)
         packet = commands.n_set(current.node_id, params)  # raises before anything changes
@@ -234,11 +234,11 @@ class Nodes:
         self._require_ready()
         current = self.desired.nodes.get(name)
         if current is None:
-            raise NodeNotFound(f"instance {self.name!r} has no node {name!r}; named nodes: "
+            raise NodeNotFound(f"room {self.name!r} has no node {name!r}; named nodes: "
                                f"{', '.join(self.desired.nodes) or '(none)'}", name=name,
                                known=self.desired.nodes)
         if target is not None and target not in self.desired.nodes:
-            raise NodeNotFound(f"instance {self.name!r} has no node {target!r} to place "
+            raise NodeNotFound(f"room {self.name!r} has no node {target!r} to place "
                                f"{name!r} {add_action}; named nodes: "
                                f"{', '.join(self.desired.nodes)}", name=target,
                                known=self.desired.nodes)
@@ -255,7 +255,7 @@ class Nodes:
         return {"node": name, "target": target, "add_action": add_action}
 
     def set_many(self, values: dict[str, dict[str, float]], by: str = "scene") -> list[str]:
-        """Set params of several named nodes (a scene); return the names this instance lacks."""
+        """Set params of several named nodes (a scene); return the names this room lacks."""
         packets = []
         for node, params in values.items():
             current = self.desired.nodes.get(node)
@@ -291,7 +291,7 @@ class Nodes:
         """
         state = self.desired.remove_node(node)
         if state is None:
-            raise NodeNotFound(f"instance {self.name!r} has no node {node!r}; named nodes: "
+            raise NodeNotFound(f"room {self.name!r} has no node {node!r}; named nodes: "
                                f"{', '.join(self.desired.nodes) or '(none)'}", name=node,
                                known=self.desired.nodes)
         osc = self._processes.osc

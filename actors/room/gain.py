@@ -1,25 +1,25 @@
-"""The master gain in a room's safety stage, from the Instance actor (``proxy.stage``)."""
+"""The master gain in a room's safety stage, from the Room actor (``proxy.stage``)."""
 
 from __future__ import annotations
 
-from actors.instance.processes import Processes
-from actors.instance.staging import stage_for
+from actors.room.processes import Processes
+from actors.room.staging import stage_for
 from scorch.primitives.scsynth import commands, layout
 from scorch.primitives.synthdefs import stage as stage_def
 from scorch.state.bus import Bus
 from scorch.state.changes import GainChanged
 from scorch.state.desired import DesiredState
 from scorch.state.meters import StageState
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 
 class StageControl:
-    """The master gain in a room's stage, from the Instance actor (``proxy.stage``; actor
+    """The master gain in a room's stage, from the Room actor (``proxy.stage``; actor
     thread). The desired state keeps the gain, so every new stage starts at it (the first
     at a resumed session's)."""
 
     def __init__(self, name: str, desired: DesiredState, processes: Processes,
-                 view: InstanceView, bus: Bus) -> None:
+                 view: RoomView, bus: Bus) -> None:
         self.name = name
         self._bus = bus
         self._desired = desired

@@ -1,7 +1,7 @@
-"""The Instance actor: owns one scsynth, the sclang attached to it, and what they should play.
+"""The Room actor: owns one scsynth, the sclang attached to it, and what they should play.
 
 Every method runs in the actor's own thread, which also starts the processes
-(:class:`~actors.instance.processes.Processes`), so Linux's parent-death signal is tied
+(:class:`~actors.room.processes.Processes`), so Linux's parent-death signal is tied
 to a thread that lives as long as they should. Process exits arrive from reader threads
 and hangs from the watchdog, as ``tell``s. Each process has a :class:`~actors.keeper.Keeper`
 that waits out the backoff in its own thread and asks this actor to start it again:
@@ -19,15 +19,15 @@ import time
 
 import pykka
 
-from actors.instance.buffers import Buffers
-from actors.instance.code import Code
-from actors.instance.gain import StageControl
-from actors.instance.nodes import Nodes
-from actors.instance.patterns import Patterns
-from actors.instance.processes import InstanceSettings, Processes
 from actors.keeper import Keeper
+from actors.room.buffers import Buffers
+from actors.room.code import Code
+from actors.room.gain import StageControl
+from actors.room.nodes import Nodes
+from actors.room.patterns import Patterns
+from actors.room.processes import Processes, RoomSettings
 from scorch.config.changes import RoomChanges
-from scorch.config.tables import InstanceConfig
+from scorch.config.tables import RoomConfig
 from scorch.errors import BootError
 from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.scsynth.server import Scsynth
@@ -37,7 +37,7 @@ from scorch.state.desired import BufferState, DesiredState
 from scorch.state.door import Door
 from scorch.state.events import SOUNDING, Kind, State
 from scorch.state.playing import Stopped
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 log = logging.getLogger(__name__)
 
@@ -47,14 +47,14 @@ _WARN = (Kind.CRASHED, Kind.HUNG, Kind.FAILED, Kind.DEGRADED, Kind.BOOT_FAILED,
          Kind.STARTUP_ERROR, Kind.BUFFER_LOST)
 _DOWN = (State.STOPPED, State.STOPPING, State.FAILED)
 
-__all__ = ["Instance", "InstanceSettings"]
+__all__ = ["Room", "RoomSettings"]
 
 
-class Instance(pykka.ThreadingActor):
-    """One named SuperCollider instance: scsynth, sclang, desired state, restarts."""
+class Room(pykka.ThreadingActor):
+    """One named room: scsynth, sclang, desired state, restarts."""
 
-    def __init__(self, name: str, config: InstanceConfig, settings: InstanceSettings,
-                 view: InstanceView, door: Door, bus: Bus) -> None:
+    def __init__(self, name: str, config: RoomConfig, settings: RoomSettings,
+                 view: RoomView, door: Door, bus: Bus) -> None:
         super().__init__()
         self.name = name
         self.config = config
@@ -137,7 +137,7 @@ class Instance(pykka.ThreadingActor):
 
         Returns once the first try is over: READY, or RESTARTING while the keeper
         retries under the restart policy (FAILED when it gives up). Callers wait
-        for READY or FAILED on the instance's events.
+        for READY or FAILED on the room's events.
         """
         if self._state() in SOUNDING:
             return
@@ -182,7 +182,7 @@ class Instance(pykka.ThreadingActor):
         self.settings.on_changed(self.name)
 
     def quit(self) -> None:
-        """Stop both processes on purpose; the instance stays STOPPED until booted."""
+        """Stop both processes on purpose; the room stays STOPPED until booted."""
         self._shutdown()
 
     def _shutdown(self) -> None:
@@ -194,7 +194,7 @@ class Instance(pykka.ThreadingActor):
         self._set_state(State.STOPPED)
         self._event(Kind.STOPPED, "stopped")
 
-    def reconfigure(self, config: InstanceConfig, settings: InstanceSettings,
+    def reconfigure(self, config: RoomConfig, settings: RoomSettings,
                     room: RoomChanges) -> None:
         """Take a reloaded config: SynthDefs and nodes now, a restart if scsynth's own
         settings changed (its desired state comes back with it), the rest from next boot."""
@@ -380,7 +380,7 @@ class Instance(pykka.ThreadingActor):
         self._event(Kind.FAILED, f"gave up: {reason}", reason=reason)
 
     def jack_failed(self, reason: str) -> None:
-        """The JACK server could not be kept up: this instance cannot play either."""
+        """The JACK server could not be kept up: this room cannot play either."""
         if self._state() not in _DOWN:
             self._halt_keepers()
             self._fail(reason)

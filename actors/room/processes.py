@@ -1,8 +1,8 @@
-"""One instance's two processes: start scsynth and restore onto it, attach sclang, stop both.
+"""One room's two processes: start scsynth and restore onto it, attach sclang, stop both.
 
-:class:`Processes` belongs to the Instance actor and runs only in its thread, so
+:class:`Processes` belongs to the Room actor and runs only in its thread, so
 Linux's parent-death signal ties the children to a thread that lives as long as
-they should. It publishes what it starts on the instance's view (pids, ports) for
+they should. It publishes what it starts on the room's view (pids, ports) for
 readers in other threads, and opens the room's doors (:class:`~scorch.state.door.Door`)
 on the new OSC client and sclang session: no one else holds either.
 """
@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from actors.instance.staging import keep_layout, stage_for
+from actors.room.staging import keep_layout, stage_for
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
 from scorch.config.safety import SafetyConfig
-from scorch.config.tables import AudioConfig, InstanceConfig, WatchdogConfig
+from scorch.config.tables import AudioConfig, RoomConfig, WatchdogConfig
 from scorch.errors import BootError, BootTimeout, OscError, OscFailure, OscTimeout, PortInUse
 from scorch.notes.capture import Capture
 from scorch.primitives.sclang import protocol
@@ -41,7 +41,7 @@ from scorch.state.desired import (
 from scorch.state.door import Door
 from scorch.state.session import RoomSpec
 from scorch.state.tempo import Timeline
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +53,8 @@ Lost = Callable[[list[tuple[int, str]], dict[int, float]], None]
 
 
 @dataclass(frozen=True)
-class InstanceSettings:
-    """What an instance needs from the rest of the installation."""
+class RoomSettings:
+    """What a room needs from the rest of the installation."""
 
     audio: AudioConfig
     watchdog: WatchdogConfig
@@ -67,7 +67,7 @@ class InstanceSettings:
     jack_alive: Callable[[], bool] = lambda: True
     """False while the JACK server scorch owns is down (then restarts wait for it)."""
     on_changed: Callable[[str], None] = lambda name: None
-    """Told the instance's name when it is READY again or its named nodes changed on their
+    """Told the room's name when it is READY again or its named nodes changed on their
     own (the MIDI router looks again where they are)."""
     startup_code: str | None = None
     scsynth: str = "scsynth"
@@ -159,10 +159,10 @@ def restore_nodes(osc: OscClient, desired: DesiredState) -> list[str]:
 
 
 class Processes:
-    """The scsynth and sclang of one instance (the Instance actor's thread only)."""
+    """The scsynth and sclang of one room (the Room actor's thread only)."""
 
-    def __init__(self, name: str, config: InstanceConfig, settings: InstanceSettings,
-                 view: InstanceView, door: Door, on_exit: ExitCallback,
+    def __init__(self, name: str, config: RoomConfig, settings: RoomSettings,
+                 view: RoomView, door: Door, on_exit: ExitCallback,
                  on_node_end: Callable[[int, OscClient], None],
                  on_server_request: Callable[[str], None],
                  on_recompiled: Callable[[], None]) -> None:
@@ -192,14 +192,14 @@ class Processes:
         self.stage: layout.Stage | None = None
         """The safety stage the running scsynth has (what its keeper puts back)."""
 
-    def reconfigure(self, config: InstanceConfig, settings: InstanceSettings) -> None:
+    def reconfigure(self, config: RoomConfig, settings: RoomSettings) -> None:
         """Start the next processes with these settings (the running ones are left alone)."""
         self._config, self._settings = config, settings
         if config.port is not None:
             self.port = config.port
 
     @property
-    def settings(self) -> InstanceSettings:
+    def settings(self) -> RoomSettings:
         """What the next processes start with."""
         return self._settings
 
@@ -279,7 +279,7 @@ class Processes:
             dropped = restore_nodes(scsynth.osc, desired)
         except OscTimeout as err:
             scsynth.stop()
-            raise BootTimeout(f"instance {self.name!r}: scsynth stopped answering while "
+            raise BootTimeout(f"room {self.name!r}: scsynth stopped answering while "
                               f"its state was restored: {err}") from err
         except BaseException:
             scsynth.stop()  # never leave a started scsynth holding the port
@@ -353,7 +353,7 @@ class Processes:
         scsynth = self.scsynth
         if scsynth is None:
             self.discard_spawned()
-            raise BootError(f"instance {self.name!r}: sclang needs its scsynth, which is "
+            raise BootError(f"room {self.name!r}: sclang needs its scsynth, which is "
                             "not running")
         sclang, self._spawned = self._spawned, None
         if sclang is None or not sclang.process.alive():

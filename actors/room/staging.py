@@ -1,4 +1,4 @@
-"""A room's safety stage from the Instance actor's side: which one, kept last, its gain.
+"""A room's safety stage from the Room actor's side: which one, kept last, its gain.
 
 The stage itself is :mod:`scorch.primitives.synthdefs.stage`; where it sits and what
 puts it back is :mod:`scorch.primitives.scsynth.layout`.
@@ -15,7 +15,7 @@ from scorch.primitives.scsynth import layout
 from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.synthdefs import stage as stage_def
 from scorch.state.meters import StageState
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 
 @functools.cache
@@ -24,7 +24,7 @@ def stage_synthdef(channels: int, lufs: bool) -> bytes:
     return stage_def.stage_synthdef(channels, lufs)
 
 
-def stage_for(safety: SafetyConfig, outputs: int, gain_db: float, view: InstanceView,
+def stage_for(safety: SafetyConfig, outputs: int, gain_db: float, view: RoomView,
               fade: float = 0.0) -> layout.Stage | None:
     """The stage ``safety`` asks for over ``outputs`` at ``gain_db``; shown on ``view``."""
     on = safety.enabled and outputs > 0
@@ -40,7 +40,7 @@ def stage_for(safety: SafetyConfig, outputs: int, gain_db: float, view: Instance
                         tuple(controls))
 
 
-def keep_layout(osc: OscClient, view: InstanceView,
+def keep_layout(osc: OscClient, view: RoomView,
                 current: Callable[[], layout.Stage | None]) -> None:
     """Put back what anyone but scorch disturbs in the layout as soon as scsynth tells it, and
     hand the stage's readings to the view (both in the OSC receive thread)."""

@@ -1,6 +1,6 @@
-"""Code to one instance's sclang: user requests, their timeouts, and scorch's own code.
+"""Code to one room's sclang: user requests, their timeouts, and scorch's own code.
 
-:class:`Code` belongs to the Instance actor, which exposes it to proxies as a
+:class:`Code` belongs to the Room actor, which exposes it to proxies as a
 traversable attribute (``proxy.code.submit(...)``): every method runs in the
 actor's thread.
 """
@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 
-from actors.instance.processes import Processes
+from actors.room.processes import Processes
 from scorch.errors import BootError, ScorchError
 from scorch.primitives.sclang.patterns import Silenced, parse_silenced
 from scorch.primitives.sclang.result import ExecuteResult
@@ -21,7 +21,7 @@ from scorch.primitives.scsynth.node_tree import tree_nodes
 from scorch.state.desired import DesiredState
 from scorch.state.events import Kind
 from scorch.state.playing import Stopped, synth_count
-from scorch.state.view import InstanceView
+from scorch.state.view import RoomView
 
 #: The least time a request is given, even when its caller's deadline is (nearly) past.
 MIN_LEFT = 0.05
@@ -33,7 +33,7 @@ class Code:
     """Requests to sclang (actor thread)."""
 
     def __init__(self, name: str, processes: Processes, desired: DesiredState,
-                 view: InstanceView, event: Event, require_ready: Callable[..., None],
+                 view: RoomView, event: Event, require_ready: Callable[..., None],
                  crashed: Callable[[str], None]) -> None:
         self.name = name
         self._processes = processes
