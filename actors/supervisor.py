@@ -25,9 +25,9 @@ from actors.router.proxy import MidiRouterProxy
 from actors.router.targets import OrchestraTargets, RemoteRooms, SceneCue
 from actors.watchdog import Watchdog, WatchdogProxy
 from midi.schema import MidiConfig
-from scorch.config.changes import ConfigChanges
 from scorch.config.installation import Config
 from scorch.config.profiles import load_profiles, user_folders
+from scorch.config.reload import ConfigChanges
 from scorch.errors import BootError, ScorchError
 from scorch.primitives.system.audio_driver import AudioChoice, choose
 from scorch.primitives.system.console import Console
@@ -174,7 +174,7 @@ class Supervisor(pykka.ThreadingActor):
 
     def apply(self, config: Config, changes: ConfigChanges,
               settings: dict[str, RoomSettings]) -> dict[str, str]:
-        """Apply a reloaded config's changes (see ``scorch.config.changes``).
+        """Apply a reloaded config's changes (see ``scorch.config.reload``).
 
         Rooms removed stop, rooms added boot (their views are in place already),
         changed rooms take their new config, then MIDI and the watchdog restart

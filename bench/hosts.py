@@ -46,7 +46,7 @@ from scorch.primitives.osc import decode_packet, encode_message
 from scorch.primitives.scsynth.server import Scsynth, ScsynthOptions
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.console import Console
-from scorch.primitives.system.ports import free_udp_port
+from scorch.primitives.system.udp_ports import free_udp_port
 from tests.support.harness import jack_server
 from tests.support.hosts.harness import ScorchRun, Sshd, free_tcp_port
 

@@ -26,7 +26,7 @@ from actors.room.gain import StageControl
 from actors.room.nodes import Nodes
 from actors.room.patterns import Patterns
 from actors.room.processes import Processes, RoomSettings
-from scorch.config.changes import RoomChanges
+from scorch.config.reload import RoomChanges
 from scorch.config.tables import RoomConfig
 from scorch.errors import BootError
 from scorch.primitives.scsynth.client import OscClient

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from actors.room.processes import Processes
 from actors.room.staging import stage_for
-from scorch.primitives.scsynth import commands, layout
+from scorch.primitives.scsynth import commands, placement
 from scorch.primitives.synthdefs import stage as stage_def
 from scorch.state.bus import Bus
 from scorch.state.changes import GainChanged
@@ -39,6 +39,6 @@ class StageControl:
         if processes.stage is not None and stage is not None:
             processes.stage = stage  # what its keeper starts again, should it have to
             if osc is not None:
-                osc.send(commands.n_set(layout.STAGE_NODE, {"fade": fade, "gain": db}))
+                osc.send(commands.n_set(placement.STAGE_NODE, {"fade": fade, "gain": db}))
         self._bus.publish(GainChanged(self.name, db, fade))
         return self._view.stage

@@ -21,9 +21,9 @@ import pykka
 
 from actors.room.processes import Processes, RoomSettings
 from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
-from scorch.config.changes import RoomChanges
+from scorch.config.reload import RoomChanges
 from scorch.errors import InvalidRequest, NodeNotFound, OscFailure, OscTimeout
-from scorch.primitives.scsynth import commands, layout
+from scorch.primitives.scsynth import commands, placement
 from scorch.primitives.scsynth.client import OscClient
 from scorch.state.bus import Bus, Published, Subscription
 from scorch.state.changes import NodeEnded, NodeMoved, NodeStarted, ParamsChanged
@@ -346,7 +346,7 @@ class Nodes:
         self.publish()
         osc = self._osc()
         osc.send(commands.clear_sched())
-        for packet in layout.silence():  # the stage stays
+        for packet in placement.silence():  # the stage stays
             osc.send(packet)
         for node in cleared:
             self._bus.publish(NodeEnded(self.name, node.name, node.node_id, "silenced", "stop"))

@@ -26,13 +26,13 @@ from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.interpreter import Sclang
 from scorch.primitives.sclang.launch import EarlySclang
 from scorch.primitives.sclang.session import SclangSession
-from scorch.primitives.scsynth import layout
+from scorch.primitives.scsynth import placement
 from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.scsynth.failures import failures_since
 from scorch.primitives.scsynth.node_tree import client_leftovers, tree_nodes
 from scorch.primitives.scsynth.server import Scsynth, ScsynthOptions, commands, port_in_use
-from scorch.primitives.system.ports import free_udp_port, udp_port_free
 from scorch.primitives.system.process import ExitCallback
+from scorch.primitives.system.udp_ports import free_udp_port, udp_port_free
 from scorch.state.desired import (
     PERSISTENT_NODE_BASE,
     UNNAMED_NODE_BASE,
@@ -189,7 +189,7 @@ class Processes:
         self._lang_port: int | None = None
         self._spawned: Sclang | None = None
         """A started sclang not attached yet (:meth:`spawn_sclang`)."""
-        self.stage: layout.Stage | None = None
+        self.stage: placement.Stage | None = None
         """The safety stage the running scsynth has (what its keeper puts back)."""
 
     def reconfigure(self, config: RoomConfig, settings: RoomSettings) -> None:

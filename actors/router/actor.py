@@ -24,6 +24,7 @@ import pykka
 from actors.router.bus_link import BusLink
 from actors.router.clock import ClockOut
 from actors.router.feedback import FeedbackSender
+from actors.router.hotplug import PortWatch
 from actors.router.input import MidiInput
 from actors.router.learn import Learners
 from actors.router.outgoing import PANIC, encode
@@ -31,7 +32,6 @@ from actors.router.ports import OPEN_ERRORS, PortSet
 from actors.router.sender import OscSender
 from actors.router.surfaces import Devices
 from actors.router.targets import Targets, where_targets_are
-from actors.router.watch import PortWatch
 from actors.ticker import Ticker
 from midi.clock import ClockReading
 from midi.engine import Engine

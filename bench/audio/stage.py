@@ -34,15 +34,15 @@ import soundfile
 from bench.report import write_section
 from scorch.primitives.osc import encode_message
 from scorch.primitives.sclang.launch import SCLANG_ENV, class_library_conf
-from scorch.primitives.scsynth import layout
+from scorch.primitives.scsynth import placement
 from scorch.primitives.scsynth.nrt import bundle, encode_score, end_marker, render
 from scorch.primitives.scsynth.server import Scsynth, ScsynthOptions
 from scorch.primitives.synthdefs.graph import Graph
 from scorch.primitives.synthdefs.scgf import AUDIO
 from scorch.primitives.synthdefs.stage import LATENCY, stage_name, stage_synthdef
 from scorch.primitives.system.console import Console
-from scorch.primitives.system.ports import free_udp_port
 from scorch.primitives.system.process import DIE_WITH_PARENT, child_env
+from scorch.primitives.system.udp_ports import free_udp_port
 from tests.support.harness import jack_server
 
 WINDOW = 6.0
@@ -76,7 +76,7 @@ def stage_cpu(jack: str, channels: int, lufs: bool) -> dict[str, tuple[float, fl
     """Median (process %, /status %) with and without the stage, alternating."""
     name = stage_name(channels, lufs)
     controls = (("ceiling", -1.0), ("gain", 0.0), *((("lufs", -23.0),) if lufs else ()))
-    stage = layout.Stage(name, stage_synthdef(channels, lufs), controls)
+    stage = placement.Stage(name, stage_synthdef(channels, lufs), controls)
     options = ScsynthOptions(name="stagebench", port=free_udp_port(), jack_server=jack,
                              outputs=channels, connect=("none",))
     server = Scsynth.start(options, Console(), lambda proc, code: None, 10.0, stage)
@@ -87,7 +87,7 @@ def stage_cpu(jack: str, channels: int, lufs: bool) -> dict[str, tuple[float, fl
         found: dict[str, list[tuple[float, float]]] = {"with": [], "without": []}
         for _ in range(ROUNDS):
             found["with"].append(cpu_window(server, WINDOW))
-            server.osc.send(encode_message("/n_free", layout.STAGE_NODE))
+            server.osc.send(encode_message("/n_free", placement.STAGE_NODE))
             server.osc.sync()
             found["without"].append(cpu_window(server, WINDOW))
             server.osc.send(stage.start())

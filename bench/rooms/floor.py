@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from scorch.primitives.sclang.launch import SCLANG_ENV
 from scorch.primitives.system.jackd import JackdOptions, jack_env, wait_for_server
-from scorch.primitives.system.ports import free_udp_port
 from scorch.primitives.system.process import DIE_WITH_PARENT, child_env, spawn
+from scorch.primitives.system.udp_ports import free_udp_port
 
 MARKER = b"@@floor-attached"
 WELCOME = b"*** Welcome to SuperCollider"

@@ -30,7 +30,7 @@ from scorch.primitives.osc import OscMessage
 from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.commands import AddAction
 from scorch.primitives.scsynth.door import ScsynthDoor
-from scorch.primitives.scsynth.layout import METER_NODE, READERS_GROUP
+from scorch.primitives.scsynth.placement import METER_NODE, READERS_GROUP
 from scorch.primitives.synthdefs.meter import (
     DEFAULT_RATE,
     MAX_RATE,

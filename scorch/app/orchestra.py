@@ -37,8 +37,8 @@ from scorch.app.tempo import Tempo
 from scorch.app.tree import ASK, Tree
 from scorch.app.undo import Undo
 from scorch.config.allowed import sclang_guard
-from scorch.config.changes import ConfigChanges, config_changes
 from scorch.config.installation import Config, check_synthdefs, load_config
+from scorch.config.reload import ConfigChanges, config_changes
 from scorch.errors import RoomNotReady
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.audio_driver import AudioChoice

@@ -19,7 +19,6 @@ from pathlib import Path
 
 from scorch.config.installation import Config
 from scorch.primitives.system.audio_driver import choose, sound_cards
-from scorch.primitives.system.ports import udp_port_free
 from scorch.primitives.system.setup_fixes import (
     AUDIO_GROUP,
     FIXES,
@@ -32,6 +31,7 @@ from scorch.primitives.system.setup_fixes import (
     realtime_ok,
 )
 from scorch.primitives.system.thread_timing import realtime_granted
+from scorch.primitives.system.udp_ports import udp_port_free
 
 OS_RELEASE = Path("/etc/os-release")
 

@@ -11,14 +11,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from scorch.primitives.sclang.patterns import PatternRecord
-from scorch.primitives.scsynth.layout import (
+from scorch.primitives.scsynth.node_tree import TreeNode, client_of, is_default_group
+from scorch.primitives.scsynth.placement import (
     METER_NODE,
     PROTECTED,
     READERS_GROUP,
     ROOM_GROUP,
     STAGE_NODE,
 )
-from scorch.primitives.scsynth.node_tree import TreeNode, client_of, is_default_group
 from scorch.state.desired import PERSISTENT_NODE_BASE, UNNAMED_NODE_BASE
 
 #: MIDI voices' ids (``actors/router``): from 2**29 up to the named nodes.
@@ -26,7 +26,7 @@ MIDI_NODE_BASE = 2**29
 #: The level meter scorch runs in a room while someone watches (``scorch.app.meters``):
 #: the last id of scorch's own client (3 of scsynth's 4 logins), which nothing else takes.
 METER_NODE_ID = METER_NODE
-#: What :func:`owner` calls the layout's own nodes (``scorch.primitives.scsynth.layout``).
+#: What :func:`owner` calls the layout's own nodes (``scorch.primitives.scsynth.placement``).
 LAYOUT_OWNERS = {ROOM_GROUP: "room", STAGE_NODE: "scorch (safety stage)",
                  READERS_GROUP: "scorch (readers)"}
 #: What :func:`owner` calls it; ``playing`` leaves it out of the room's synths.

@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass
 
 from scorch.primitives.sclang.launch import SCLANG_ENV
-from scorch.primitives.system.ports import free_udp_port
 from scorch.primitives.system.process import spawn
+from scorch.primitives.system.udp_ports import free_udp_port
 
 
 @dataclass(frozen=True)

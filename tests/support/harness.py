@@ -27,8 +27,8 @@ from scorch.primitives.scsynth.server import ScsynthOptions
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.console import Console
 from scorch.primitives.system.jackd import ServerClaim, wait_for_server
-from scorch.primitives.system.ports import free_udp_port
 from scorch.primitives.system.process import ManagedProcess
+from scorch.primitives.system.udp_ports import free_udp_port
 from tests.support.skips import needs
 
 if TYPE_CHECKING:

@@ -38,7 +38,7 @@ HOLDERS = {"OscClient", "SclangSession", "Sclang", "Scsynth", "UdpWire", "Wire",
 #: The one voice sender's users (issue 39): the MIDI router's voices and the partner's answers.
 VOICES = {"VoiceSender": ("actors/router/sender.py", "actors/router/answer.py")}
 #: UDP sockets outside the owners: free-port probes that bind, close and never send.
-UDP_PROBES = ("scorch/primitives/system/ports.py",)
+UDP_PROBES = ("scorch/primitives/system/udp_ports.py",)
 
 
 def modules() -> Iterator[tuple[str, ast.Module]]:

@@ -1,6 +1,6 @@
 """The hours component: the schedule and the cue list, kept by one thread that fires what is due.
 
-The thread looks at the clocks (:class:`~scorch.schedule.keeper.Keeper`: the
+The thread looks at the clocks (:class:`~scorch.schedule.clockwork.Keeper`: the
 state for now at its start and after a clock jump, each action once at its
 time) and at the cues a GO fired, and hands what is due, a little ahead, to
 workers that make the calls through the :class:`~scorch.app.hours.fired.Firer`
@@ -30,7 +30,7 @@ from scorch.app.tree import Tree
 from scorch.config.installation import Config
 from scorch.config.schedule import plan_of
 from scorch.errors import ConfigError, ScorchError
-from scorch.schedule.keeper import Keeper
+from scorch.schedule.clockwork import Keeper
 from scorch.schedule.plan import Call, Due, Plan
 from scorch.state.events import Kind
 

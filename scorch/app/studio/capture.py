@@ -35,7 +35,7 @@ from scorch.primitives.scsynth import commands
 from scorch.primitives.scsynth.client import Expected
 from scorch.primitives.scsynth.commands import AddAction, Cmd, Reply
 from scorch.primitives.scsynth.door import ScsynthDoor
-from scorch.primitives.scsynth.layout import READER_NODE_BASE, READERS_GROUP
+from scorch.primitives.scsynth.placement import READER_NODE_BASE, READERS_GROUP
 from scorch.primitives.synthdefs.capture import (
     pass_name,
     pass_synthdef,

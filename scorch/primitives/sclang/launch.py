@@ -28,8 +28,8 @@ import platformdirs
 from scorch import bundled
 from scorch.primitives.disk.files import write_atomically
 from scorch.primitives.system.console import Console
-from scorch.primitives.system.ports import free_udp_port
 from scorch.primitives.system.process import ManagedProcess, spawn
+from scorch.primitives.system.udp_ports import free_udp_port
 
 log = logging.getLogger(__name__)
 

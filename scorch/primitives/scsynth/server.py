@@ -15,12 +15,12 @@ from pathlib import Path
 import psutil
 
 from scorch.errors import BootError, BootTimeout, OscFailure, OscTimeout, PortInUse
-from scorch.primitives.scsynth import commands, layout
+from scorch.primitives.scsynth import commands, placement
 from scorch.primitives.scsynth.client import OscClient
 from scorch.primitives.system.console import Console
 from scorch.primitives.system.jackd import jack_env
-from scorch.primitives.system.ports import udp_port_holder
 from scorch.primitives.system.process import ExitCallback, ManagedProcess, stopped
+from scorch.primitives.system.udp_ports import udp_port_holder
 
 READY = r"SuperCollider 3 server ready"
 #: scorch's own client id for node notifications: the last of scsynth's 4 logins
@@ -120,10 +120,10 @@ class Scsynth:
 
     @classmethod
     def start(cls, options: ScsynthOptions, console: Console, on_exit: ExitCallback,
-              timeout: float, stage: layout.Stage | None = None) -> Scsynth:
+              timeout: float, stage: placement.Stage | None = None) -> Scsynth:
         """Start scsynth and wait until it is ready; raise BootError (or a subclass) if not.
 
-        Before it is ready, it gets its layout (:func:`layout.boot`): the safety ``stage``
+        Before it is ready, it gets its layout (:func:`placement.boot`): the safety ``stage``
         first, when there is one, then the groups the room plays in.
         """
         mark = console.mark()
@@ -163,7 +163,7 @@ class Scsynth:
             asked = "take node notifications"
             osc.notify(SCORCH_CLIENT)
             asked = "take its layout (the safety stage, the room's groups)"
-            for packet in layout.boot(stage):
+            for packet in placement.boot(stage):
                 osc.send(packet)
                 osc.sync(timeout=2.0)
         except (OscTimeout, OscFailure) as err:

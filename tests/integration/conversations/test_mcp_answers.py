@@ -25,8 +25,8 @@ from scorch.api.budget import TEXT
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
 from scorch.primitives.scsynth.commands import Cmd, Reply
-from scorch.primitives.scsynth.layout import PROTECTED
 from scorch.primitives.scsynth.node_tree import tree_nodes
+from scorch.primitives.scsynth.placement import PROTECTED
 from scorch.state.events import Kind
 from scorch.state.view import STARTING
 from tests.conftest import jack_name, module_orchestra

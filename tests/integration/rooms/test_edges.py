@@ -21,7 +21,7 @@ import actors.room.processes
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
 from scorch.primitives.scsynth.server import SHARED_MEMORY, remove_shared_memory, segment_identity
-from scorch.primitives.system.ports import free_udp_port
+from scorch.primitives.system.udp_ports import free_udp_port
 from scorch.state.events import Kind
 from tests.conftest import MakeConfig, jack_name, node_exists
 from tests.support.harness import ONE_ROOM

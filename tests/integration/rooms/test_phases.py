@@ -28,7 +28,7 @@ from scorch.primitives.sclang.interpreter import Sclang
 from scorch.primitives.scsynth.server import Scsynth, ScsynthOptions
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.system.console import Console
-from scorch.primitives.system.ports import free_udp_port
+from scorch.primitives.system.udp_ports import free_udp_port
 from scorch.state.events import Kind
 from tests.conftest import MakeConfig, jack_name, node_exists, orchestra_ports, orphan_segments
 from tests.support.harness import ONE_ROOM, jack_server

@@ -16,7 +16,7 @@ import pytest
 
 from scorch.app.orchestra import Orchestra
 from scorch.config.installation import Config
-from scorch.primitives.system.ports import free_udp_port
+from scorch.primitives.system.udp_ports import free_udp_port
 from scorch.state.events import Kind
 from tests.conftest import MakeConfig, node_exists, node_param, orchestra_pids, pid_alive
 

@@ -20,7 +20,7 @@ import pytest
 
 from scorch.api.local import LocalService
 from scorch.app.orchestra import Orchestra
-from scorch.primitives.scsynth.layout import READERS_GROUP, ROOM_GROUP, STAGE_NODE
+from scorch.primitives.scsynth.placement import READERS_GROUP, ROOM_GROUP, STAGE_NODE
 from scorch.primitives.synthdefs.library import SynthDefLibrary
 from scorch.primitives.synthdefs.stage import LATENCY
 from scorch.state.events import Kind

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scorch.primitives.sclang.launch import SCLANG_ENV, class_library_conf
-from scorch.primitives.scsynth.layout import METER_NODE, READERS_GROUP, ROOM_GROUP, STAGE_NODE
+from scorch.primitives.scsynth.placement import METER_NODE, READERS_GROUP, ROOM_GROUP, STAGE_NODE
 from scorch.primitives.system.process import DIE_WITH_PARENT, child_env
 
 pytestmark = pytest.mark.integration

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from scorch.api.models import RoomRow
 from scorch.api.status_text import render, render_hosts
 from scorch.cli.service_unit import unit_path, unit_text
-from scorch.config.changes import config_changes
 from scorch.config.installation import Config, parse_config
+from scorch.config.reload import config_changes
 from scorch.errors import ConfigError, InvalidRequest, RoomNotFound
 from scorch.hosts.link import HostInfo
 from tests.support.skips import only_on

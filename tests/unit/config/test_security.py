@@ -86,7 +86,7 @@ def test_no_folder_can_smuggle_a_line_into_the_guards_file(tmp_path: Path) -> No
 
 
 def test_a_reload_refuses_a_change_to_files_or_security(tmp_path: Path) -> None:
-    from scorch.config.changes import config_changes
+    from scorch.config.reload import config_changes
     from scorch.errors import InvalidRequest
 
     old = config(tmp_path)

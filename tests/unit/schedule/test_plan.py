@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from scorch.schedule.keeper import JUMP, Keeper
+from scorch.schedule.clockwork import JUMP, Keeper
 from scorch.schedule.plan import Call, Due, Entry, Plan, kind_of
 from scorch.schedule.rules import Place, parse_rule
 

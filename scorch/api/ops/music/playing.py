@@ -20,8 +20,8 @@ from scorch.api.operation import (
 )
 from scorch.errors import ScorchError
 from scorch.primitives.sclang.patterns import PatternRecord, short
-from scorch.primitives.scsynth.layout import ROOM_GROUP
 from scorch.primitives.scsynth.node_tree import TreeNode
+from scorch.primitives.scsynth.placement import ROOM_GROUP
 from scorch.state.door import Door
 from scorch.state.playing import METER_OWNER, owner
 from scorch.state.view import RoomView

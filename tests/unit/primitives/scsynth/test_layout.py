@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scorch.primitives.osc import OscMessage, decode_packet
-from scorch.primitives.scsynth.layout import (
+from scorch.primitives.scsynth.placement import (
     METER_NODE,
     READER_NODE_BASE,
     READERS_GROUP,

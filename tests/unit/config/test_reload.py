@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scorch.config.changes import config_changes
 from scorch.config.installation import parse_config
+from scorch.config.reload import config_changes
 from scorch.errors import InvalidRequest
 
 BASE = """
