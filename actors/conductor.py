@@ -31,16 +31,20 @@ import pykka
 from pykka.typing import ActorMemberMixin, proxy_method
 
 from actors.ticker import Ticker
-from midi.clock import ClockReading
-from scorch.config.installation import Config
+from midi import ClockReading
+from scorch.config import Config
 from scorch.errors import InvalidRequest, ScorchError
-from scorch.primitives.sclang import protocol
-from scorch.primitives.sclang.door import SclangDoor
-from scorch.primitives.sclang.result import ExecuteResult
-from scorch.state.door import Door
-from scorch.state.events import SOUNDING
-from scorch.state.tempo import INSTALLATION, TempoView, Timeline, check_bpm, follow_external
-from scorch.state.view import RoomView
+from scorch.primitives.sclang import ExecuteResult, SclangDoor, protocol
+from scorch.state import (
+    INSTALLATION,
+    SOUNDING,
+    Door,
+    RoomView,
+    TempoView,
+    Timeline,
+    check_bpm,
+    follow_external,
+)
 
 log = logging.getLogger(__name__)
 

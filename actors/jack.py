@@ -9,18 +9,18 @@ from collections.abc import Callable
 
 import pykka
 
-from scorch.config.installation import Config
+from scorch.config import Config
 from scorch.errors import BootError, BootTimeout
-from scorch.primitives.system.console import Console
-from scorch.primitives.system.jackd import (
+from scorch.primitives.system import (
     ORDINARY_PERIOD,
+    Console,
     JackdOptions,
+    ManagedProcess,
     ServerClaim,
     auto_period,
+    realtime_granted,
     wait_for_server,
 )
-from scorch.primitives.system.process import ManagedProcess
-from scorch.primitives.system.thread_timing import realtime_granted
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,7 @@ from tenacity import (
 )
 from tenacity.stop import stop_base
 
-from scorch.state.restart_policy import Backoff, RestartIntensity
+from scorch.state import Backoff, RestartIntensity
 
 log = logging.getLogger(__name__)
 

@@ -18,23 +18,15 @@ from pykka.typing import ActorMemberMixin, proxy_method
 from actors.conductor import Conductor, ConductorProxy
 from actors.jack import Jack, JackProxy
 from actors.keeper import Keeper
-from actors.room.actor import Room, RoomSettings
-from actors.room.proxy import RoomProxy
-from actors.router.actor import MidiRouter
-from actors.router.proxy import MidiRouterProxy
-from actors.router.targets import OrchestraTargets, RemoteRooms, SceneCue
+from actors.room import Room, RoomProxy
+from actors.room.actor import RoomSettings
+from actors.router import MidiRouter, MidiRouterProxy, OrchestraTargets, RemoteRooms, SceneCue
 from actors.watchdog import Watchdog, WatchdogProxy
-from midi.schema import MidiConfig
-from scorch.config.installation import Config
-from scorch.config.profiles import load_profiles, user_folders
-from scorch.config.reload import ConfigChanges
+from midi import MidiConfig
+from scorch.config import Config, ConfigChanges, load_profiles, user_folders
 from scorch.errors import BootError, ScorchError
-from scorch.primitives.system.audio_driver import AudioChoice, choose
-from scorch.primitives.system.console import Console
-from scorch.state.bus import Bus
-from scorch.state.door import Door
-from scorch.state.tempo import TempoView, Timeline
-from scorch.state.view import RoomView
+from scorch.primitives.system import AudioChoice, Console, choose
+from scorch.state import Bus, Door, RoomView, TempoView, Timeline
 
 log = logging.getLogger(__name__)
 

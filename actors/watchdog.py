@@ -14,16 +14,12 @@ import time
 import pykka
 from pykka.typing import ActorMemberMixin, proxy_method
 
-from actors.room.proxy import RoomProxy
+from actors.room import RoomProxy
 from actors.ticker import Ticker
 from scorch.errors import ScorchError
-from scorch.primitives.scsynth import commands
-from scorch.primitives.scsynth.client import TREE
-from scorch.primitives.system.process import cpu_seconds, stopped
-from scorch.state.door import Door
-from scorch.state.events import State
-from scorch.state.health import HealthPolicy, Pings
-from scorch.state.view import RoomView
+from scorch.primitives.scsynth import TREE, commands
+from scorch.primitives.system import cpu_seconds, stopped
+from scorch.state import Door, HealthPolicy, Pings, RoomView, State
 
 log = logging.getLogger(__name__)
 

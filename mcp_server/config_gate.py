@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from scorch.api.operation import Args, Result, Service
-from scorch.config.installation import Config, load_config
+from scorch.api import Args, Result, Service
+from scorch.config import Config, load_config
 from scorch.errors import ConfigError
-from scorch.wire.envelope import find_running
+from scorch.wire import find_running
 
 log = logging.getLogger(__name__)
 

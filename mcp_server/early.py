@@ -37,7 +37,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from scorch.wire.limits import REQUEST_LIMITS, loads
+from scorch.wire import REQUEST_LIMITS, loads
 
 log = logging.getLogger(__name__)
 

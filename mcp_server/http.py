@@ -40,10 +40,9 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_server.server import server_for
-from scorch.config.installation import Config, default_state_path, load_config
+from scorch.config import Config, default_state_path, load_config
 from scorch.errors import CannotListen, ConfigError
-from scorch.wire.access import TOKEN_FILE, Access, load_token
-from scorch.wire.limits import REQUEST_LIMITS, OverLimit, check
+from scorch.wire import REQUEST_LIMITS, TOKEN_FILE, Access, OverLimit, check, load_token
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer

@@ -34,18 +34,15 @@ from mcp_server.early import EarlyFront
 from mcp_server.instructions import instructions
 from mcp_server.stdio import protocol_streams
 from mcp_server.tools import PANEL_URI, choose, tools
-from scorch.api.local import LocalService
-from scorch.api.operation import Service
-from scorch.api.remote import RemoteService
+from scorch.api import LocalService, RemoteService, Service
+from scorch.config import Config, key_lines, load_config, located
 from scorch.config import tools as tool_profiles
-from scorch.config.installation import Config, load_config
-from scorch.config.lines import key_lines, located
 from scorch.errors import ConfigError
-from scorch.wire.envelope import find_running
+from scorch.wire import find_running
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
-    from scorch.primitives.sclang.launch import EarlySclang
+    from scorch.app import Orchestra
+    from scorch.primitives.sclang import EarlySclang
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +79,7 @@ def hosting_lifespan(service: LocalService, config: Config,
 
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
-        from scorch.app.orchestra import Orchestra
+        from scorch.app import Orchestra
 
         # Rooms boot in the background: Claude's initialize is answered at once, and a
         # call that needs a room still booting waits for it (list_instances: BOOTING).
@@ -119,7 +116,7 @@ def _start(orchestra: Orchestra, service: LocalService,
         if error:
             log.error("room %r failed to boot: %s", name, error)
     orchestra.sessions.start_autosave()
-    from scorch.api.firing import Firing
+    from scorch.api import Firing
     from scorch.api.ops import load_all
 
     orchestra.hours.start(Firing(orchestra, load_all))  # a wrong call: the hours off, saying why
@@ -177,7 +174,7 @@ def server_for(config_path: Path, early: Mapping[str, EarlySclang] | None = None
         gate = ConfigGate(config_path, err, open_service, read).start()
         return build_server(gate, closing(gate.close), as_written(config_path, option)), _nothing
     if config.hosts:
-        from scorch.api.coordinator import Coordinator
+        from scorch.api import Coordinator
 
         coordinator = Coordinator(config, watch=True)
         log.info("scorch mcp pid %d: coordinating hosts %s", os.getpid(),
@@ -226,7 +223,7 @@ def open_service(config: Config) -> tuple[Service, Callable[[], None]]:
     background).
     """
     if config.hosts:
-        from scorch.api.coordinator import Coordinator
+        from scorch.api import Coordinator
 
         coordinator = Coordinator(config, watch=True)
         return coordinator, coordinator.close
@@ -234,7 +231,7 @@ def open_service(config: Config) -> tuple[Service, Callable[[], None]]:
     if running is not None:
         log.info("attaching to the running installation at %s", running)
         return RemoteService(running), lambda: None
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
     local = LocalService()
     orchestra = Orchestra(config, hosted_by="scorch mcp")

@@ -34,7 +34,7 @@ from mcp_server.early import (
     sources_digest,
     versions,
 )
-from scorch.config.tools import PROFILES
+from scorch.config import PROFILES
 
 #: scorch's own packages: the libraries are named by version instead (``versions``), since
 #: a virtualenv inside the checkout would put their files under the repository too, where
@@ -46,7 +46,7 @@ def sources() -> list[str]:
     """Every module of scorch's own packages that the SDK's answers are built from (what
     building the server imports; not this one), as paths under the repository."""
     from mcp_server.server import build_server
-    from scorch.api.local import LocalService
+    from scorch.api import LocalService
 
     build_server(LocalService())
     found = set()

@@ -31,7 +31,7 @@ from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, jso
 from pydantic import ValidationError
 
 from mcp_server.early import AnswerFilter, EarlyFront
-from scorch.wire.limits import REQUEST_LIMITS, OverLimit, check
+from scorch.wire import REQUEST_LIMITS, OverLimit, check
 
 log = logging.getLogger(__name__)
 

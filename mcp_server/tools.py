@@ -52,11 +52,9 @@ from pydantic import Field, ValidationError
 from pydantic_core import PydanticUndefined
 
 from mcp_server.schemas import compact, merge_actions, output_shape, prose
-from scorch.api import budget
-from scorch.api.operation import Access, Operation, Result, Service
+from scorch.api import PROGRESS, Access, Listener, Operation, Result, Service, budget
 from scorch.api.ops import OPERATIONS
-from scorch.api.progress import PROGRESS, Listener
-from scorch.config.tools import Choice, chosen, problems
+from scorch.config import Choice, chosen, problems
 from scorch.errors import ConfigError, ScorchError
 from scorch.values import describe_errors
 

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from scorch.primitives.synthdefs.warps import WARP_ALIASES
+from scorch.primitives.synthdefs import WARP_ALIASES
 
 
 def _dbamp(db: float) -> float:

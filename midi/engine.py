@@ -28,7 +28,7 @@ from midi.actions import (
 )
 from midi.assembly import NRPN_CCS, Cc14, Nrpn
 from midi.batch import message_error
-from midi.controllers.echoes import Echoes
+from midi.controllers import Echoes
 from midi.curves import midicps
 from midi.relative import step
 from midi.routes import EMPTY, ControlTarget, KeyTarget, Table

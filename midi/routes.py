@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import NamedTuple
 
-from midi.controllers.profile import Control, Profile
+from midi.controllers import Control, Profile
 from midi.curves import Curve, make_curve
 from midi.schema import ControlRoute, CueRoute, KeyRoute, PageRoute, SceneRoute
 

@@ -15,7 +15,7 @@ from pydantic import (
     model_validator,
 )
 
-from midi.controllers.profile import ControlName
+from midi.controllers import ControlName
 from midi.curves import check_curve
 from scorch.values import (
     Float32,

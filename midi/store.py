@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from midi.routes import RouteEntry
 from midi.schema import ControlRoute, CueRoute, KeyRoute, PageRoute
-from scorch.primitives.disk.files import write_json_atomically
+from scorch.primitives.disk import write_json_atomically
 
 log = logging.getLogger(__name__)
 

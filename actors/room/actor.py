@@ -1,13 +1,12 @@
 """The Room actor: owns one scsynth, the sclang attached to it, and what they should play.
 
 Every method runs in the actor's own thread, which also starts the processes
-(:class:`~actors.room.processes.Processes`), so Linux's parent-death signal is tied
-to a thread that lives as long as they should. Process exits arrive from reader threads
-and hangs from the watchdog, as ``tell``s. Each process has a :class:`~actors.keeper.Keeper`
-that waits out the backoff in its own thread and asks this actor to start it again:
-scsynth's restart restores the desired state and re-attaches sclang; sclang's never
-touches scsynth, so a failing sclang leaves the room DEGRADED, never FAILED. Named
-nodes: ``proxy.nodes``; code to sclang: ``proxy.code``.
+(:class:`~actors.room.processes.Processes`), so Linux's parent-death signal is tied to a thread
+that lives as long as they should. Process exits arrive from reader threads and hangs from the
+watchdog, as ``tell``s. Each process has a :class:`~actors.keeper.Keeper` that waits out the
+backoff in its own thread and asks this actor to start it again: scsynth's restart restores the
+desired state and re-attaches sclang; sclang's never touches scsynth, so a failing sclang leaves
+the room DEGRADED, never FAILED. Named nodes: ``proxy.nodes``; code to sclang: ``proxy.code``.
 """
 
 from __future__ import annotations
@@ -26,18 +25,21 @@ from actors.room.gain import StageControl
 from actors.room.nodes import Nodes
 from actors.room.patterns import Patterns
 from actors.room.processes import Processes, RoomSettings
-from scorch.config.reload import RoomChanges
-from scorch.config.tables import RoomConfig
+from scorch.config import RoomChanges, RoomConfig
 from scorch.errors import BootError
-from scorch.primitives.scsynth.client import OscClient
-from scorch.primitives.scsynth.server import Scsynth
-from scorch.primitives.system.process import ManagedProcess
-from scorch.state.bus import Bus
-from scorch.state.desired import BufferState, DesiredState
-from scorch.state.door import Door
-from scorch.state.events import SOUNDING, Kind, State
-from scorch.state.playing import Stopped
-from scorch.state.view import RoomView
+from scorch.primitives.scsynth import OscClient, Scsynth
+from scorch.primitives.system import ManagedProcess
+from scorch.state import (
+    SOUNDING,
+    BufferState,
+    Bus,
+    DesiredState,
+    Door,
+    Kind,
+    RoomView,
+    State,
+    Stopped,
+)
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +64,7 @@ class Room(pykka.ThreadingActor):
         self.view = view
         self.desired = DesiredState(startup_code=settings.startup_code)
         self.processes = Processes(name, config, settings, view, door, self._on_exit,
-                                   self._on_node_end, self._on_server_request,
-                                   self._on_recompiled)
+                                   self._on_node_end, self._on_server_request, self._on_recompiled)
         self.nodes = pykka.traversable(Nodes(
             name, self.desired, self.processes, view, bus, self._event,
             lambda: settings.on_changed(name), self._require_ready))
@@ -194,8 +195,7 @@ class Room(pykka.ThreadingActor):
         self._set_state(State.STOPPED)
         self._event(Kind.STOPPED, "stopped")
 
-    def reconfigure(self, config: RoomConfig, settings: RoomSettings,
-                    room: RoomChanges) -> None:
+    def reconfigure(self, config: RoomConfig, settings: RoomSettings, room: RoomChanges) -> None:
         """Take a reloaded config: SynthDefs and nodes now, a restart if scsynth's own
         settings changed (its desired state comes back with it), the rest from next boot."""
         self.config, self.settings = config, settings
@@ -217,9 +217,9 @@ class Room(pykka.ThreadingActor):
         me = self.actor_ref.proxy()
         can_start = self.settings.jack_alive if kind == "scsynth" else (
             lambda: self.processes.scsynth is not None)  # sclang needs its scsynth
+        policy = self.settings.watchdog
         return Keeper(
-            f"{self.name}-{kind}", self.settings.watchdog.backoff(),
-            self.settings.watchdog.intensity(),
+            f"{self.name}-{kind}", policy.backoff(), policy.intensity(),
             restart=lambda: me.restart(kind).get(timeout=RESTART_ASK),
             gave_up=lambda reason: me.give_up(kind, reason),
             retrying=lambda delay, attempt, failure: me.retrying(kind, delay, attempt, failure),

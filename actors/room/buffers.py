@@ -15,13 +15,17 @@ from dataclasses import replace
 
 from actors.room.processes import Processes, load_timeout
 from scorch.errors import BufferNotFound, InvalidRequest, OscFailure, SampleRejected
-from scorch.primitives.scsynth import commands
-from scorch.primitives.scsynth.client import OscClient
-from scorch.primitives.scsynth.commands import Cmd, Reply
-from scorch.state.bus import Bus
-from scorch.state.changes import BufferFreed, BufferLoaded
-from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT, BufferState, DesiredState
-from scorch.state.view import RoomView
+from scorch.primitives.scsynth import Cmd, OscClient, Reply, commands
+from scorch.state import (
+    SAMPLE_BUFFER_BASE,
+    SAMPLE_BUFFER_COUNT,
+    BufferFreed,
+    BufferLoaded,
+    BufferState,
+    Bus,
+    DesiredState,
+    RoomView,
+)
 
 
 class Buffers:

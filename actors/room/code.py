@@ -14,14 +14,9 @@ from concurrent.futures import Future
 
 from actors.room.processes import Processes
 from scorch.errors import BootError, ScorchError
-from scorch.primitives.sclang.patterns import Silenced, parse_silenced
-from scorch.primitives.sclang.result import ExecuteResult
-from scorch.primitives.scsynth.commands import Cmd, Reply
-from scorch.primitives.scsynth.node_tree import tree_nodes
-from scorch.state.desired import DesiredState
-from scorch.state.events import Kind
-from scorch.state.playing import Stopped, synth_count
-from scorch.state.view import RoomView
+from scorch.primitives.sclang import ExecuteResult, Silenced, parse_silenced
+from scorch.primitives.scsynth import Cmd, Reply, tree_nodes
+from scorch.state import DesiredState, Kind, RoomView, Stopped, synth_count
 
 #: The least time a request is given, even when its caller's deadline is (nearly) past.
 MIN_LEFT = 0.05

@@ -6,11 +6,7 @@ from actors.room.processes import Processes
 from actors.room.staging import stage_for
 from scorch.primitives.scsynth import commands, placement
 from scorch.primitives.synthdefs import stage as stage_def
-from scorch.state.bus import Bus
-from scorch.state.changes import GainChanged
-from scorch.state.desired import DesiredState
-from scorch.state.meters import StageState
-from scorch.state.view import RoomView
+from scorch.state import Bus, DesiredState, GainChanged, RoomView, StageState
 
 
 class StageControl:

@@ -20,17 +20,25 @@ from typing import Any
 import pykka
 
 from actors.room.processes import Processes, RoomSettings
-from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
-from scorch.config.reload import RoomChanges
+from midi import FIRST_NODE_ID, NODE_ID_SPAN
+from scorch.config import RoomChanges
 from scorch.errors import InvalidRequest, NodeNotFound, OscFailure, OscTimeout
-from scorch.primitives.scsynth import commands, placement
-from scorch.primitives.scsynth.client import OscClient
-from scorch.state.bus import Bus, Published, Subscription
-from scorch.state.changes import NodeEnded, NodeMoved, NodeStarted, ParamsChanged
-from scorch.state.code_runs import origins
-from scorch.state.desired import DesiredState, NodeState
-from scorch.state.events import Kind, State
-from scorch.state.view import RoomView
+from scorch.primitives.scsynth import OscClient, commands, placement
+from scorch.state import (
+    Bus,
+    DesiredState,
+    Kind,
+    NodeEnded,
+    NodeMoved,
+    NodeStarted,
+    NodeState,
+    ParamsChanged,
+    Published,
+    RoomView,
+    State,
+    Subscription,
+    origins,
+)
 
 #: A named node's end counts once its scsynth still answers this much later.
 NODE_END_GRACE = 0.3

@@ -18,17 +18,17 @@ from dataclasses import replace
 import pykka
 
 from actors.room.processes import Processes, RoomSettings
-from scorch.notes.capture import Capture, Note
-from scorch.notes.pbind import velocity_of
-from scorch.primitives.sclang.pattern_events import Batch, PatternEvent, parse_events
-from scorch.primitives.sclang.patterns import parse_gone, parse_pattern, restore_code
-from scorch.primitives.sclang.result import ExecuteResult
-from scorch.state.bus import Bus
-from scorch.state.changes import PatternChanged, PatternGone
-from scorch.state.desired import DesiredState
-from scorch.state.events import Kind
-from scorch.state.tempo import Timeline
-from scorch.state.view import RoomView
+from scorch.notes import Capture, Note, velocity_of
+from scorch.primitives.sclang import (
+    Batch,
+    ExecuteResult,
+    PatternEvent,
+    parse_events,
+    parse_gone,
+    parse_pattern,
+    restore_code,
+)
+from scorch.state import Bus, DesiredState, Kind, PatternChanged, PatternGone, RoomView, Timeline
 
 log = logging.getLogger(__name__)
 

@@ -17,31 +17,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from actors.room.staging import keep_layout, stage_for
-from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
-from scorch.config.safety import SafetyConfig
-from scorch.config.tables import AudioConfig, RoomConfig, WatchdogConfig
+from midi import FIRST_NODE_ID, NODE_ID_SPAN
+from scorch.config import AudioConfig, RoomConfig, SafetyConfig, WatchdogConfig
 from scorch.errors import BootError, BootTimeout, OscError, OscFailure, OscTimeout, PortInUse
-from scorch.notes.capture import Capture
-from scorch.primitives.sclang import protocol
-from scorch.primitives.sclang.interpreter import Sclang
-from scorch.primitives.sclang.launch import EarlySclang
-from scorch.primitives.sclang.session import SclangSession
-from scorch.primitives.scsynth import placement
-from scorch.primitives.scsynth.client import OscClient
-from scorch.primitives.scsynth.failures import failures_since
-from scorch.primitives.scsynth.node_tree import client_leftovers, tree_nodes
-from scorch.primitives.scsynth.server import Scsynth, ScsynthOptions, commands, port_in_use
-from scorch.primitives.system.process import ExitCallback
-from scorch.primitives.system.udp_ports import free_udp_port, udp_port_free
-from scorch.state.desired import (
+from scorch.notes import Capture
+from scorch.primitives.sclang import EarlySclang, Sclang, SclangSession, protocol
+from scorch.primitives.scsynth import (
+    OscClient,
+    Scsynth,
+    ScsynthOptions,
+    client_leftovers,
+    failures_since,
+    placement,
+    port_in_use,
+    tree_nodes,
+)
+from scorch.primitives.scsynth.server import commands
+from scorch.primitives.system import ExitCallback, free_udp_port, udp_port_free
+from scorch.state import (
     PERSISTENT_NODE_BASE,
     UNNAMED_NODE_BASE,
     DesiredState,
+    Door,
+    RoomSpec,
+    RoomView,
+    Timeline,
 )
-from scorch.state.door import Door
-from scorch.state.session import RoomSpec
-from scorch.state.tempo import Timeline
-from scorch.state.view import RoomView
 
 log = logging.getLogger(__name__)
 

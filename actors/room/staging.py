@@ -9,13 +9,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from scorch.config.safety import SafetyConfig
-from scorch.primitives.osc import OscMessage
-from scorch.primitives.scsynth import placement
-from scorch.primitives.scsynth.client import OscClient
+from scorch.config import SafetyConfig
+from scorch.primitives import OscMessage
+from scorch.primitives.scsynth import OscClient, placement
 from scorch.primitives.synthdefs import stage as stage_def
-from scorch.state.meters import StageState
-from scorch.state.view import RoomView
+from scorch.state import RoomView, StageState
 
 
 @functools.cache

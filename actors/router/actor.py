@@ -33,17 +33,25 @@ from actors.router.sender import OscSender
 from actors.router.surfaces import Devices
 from actors.router.targets import Targets, where_targets_are
 from actors.ticker import Ticker
-from midi.clock import ClockReading
-from midi.engine import Engine
+from midi import (
+    FILENAME,
+    KIND,
+    ClockOutConfig,
+    ClockReading,
+    Engine,
+    MidiConfig,
+    Route,
+    RouteEntry,
+    load_routes,
+    port_matches,
+    resolve_all,
+    save_routes,
+)
 from midi.io import InputPort, OutputPort
-from midi.routes import KIND, Route, RouteEntry, port_matches, resolve_all
-from midi.schema import ClockOutConfig, MidiConfig
-from midi.store import FILENAME, load_routes, save_routes
-from scorch.config.profiles import Profiles, load_profiles
+from scorch.config import Profiles, load_profiles
 from scorch.errors import RouteNotFound
-from scorch.notes.capture import OUTPUT, Capture
-from scorch.state.bus import Bus
-from scorch.state.tempo import INSTALLATION, TempoView
+from scorch.notes import OUTPUT, Capture
+from scorch.state import INSTALLATION, Bus, TempoView
 
 log = logging.getLogger(__name__)
 
@@ -299,10 +307,8 @@ class MidiRouter(pykka.ThreadingActor):
         return {
             **self._counts, "inputs": {p.name: p.taken for p in self._input.ports},
             "queued": sum(p.taken for p in self._input.ports), **self._sender.stats(),
-            "errors": self._engine.errors,
-            "notes_on": self._engine.notes[0],
-            "notes_off": self._engine.notes[1],
-            "voices": len(self._engine.voices),
+            "errors": self._engine.errors, "notes_on": self._engine.notes[0],
+            "notes_off": self._engine.notes[1], "voices": len(self._engine.voices),
             "bus": self._bus.stats(),
             "watch": {"looks": watcher.looks, "told": watcher.told, "event_driven":
                       self._ports is not None and self._ports.told is not None}

@@ -27,13 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from midi.engine import midicps
-from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
-from scorch.notes.capture import Note, NoteRing
-from scorch.notes.partner import Phrase
-from scorch.primitives.scsynth import commands
-from scorch.primitives.scsynth.voice_sender import VoiceSender
-from scorch.state.tempo import Timeline
+from midi import FIRST_NODE_ID, NODE_ID_SPAN, midicps
+from scorch.notes import Note, NoteRing, Phrase
+from scorch.primitives.scsynth import VoiceSender, commands
+from scorch.state import Timeline
 
 log = logging.getLogger(__name__)
 

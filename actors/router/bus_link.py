@@ -19,8 +19,16 @@ from typing import Any
 
 import pykka
 
-from scorch.state.bus import Bus, Published, Subscription
-from scorch.state.changes import Change, NodeEnded, NodeStarted, ParamsChanged, RouteChanged
+from scorch.state import (
+    Bus,
+    NodeEnded,
+    NodeStarted,
+    ParamsChanged,
+    Published,
+    RouteChanged,
+    Subscription,
+)
+from scorch.state.changes import Change
 
 log = logging.getLogger(__name__)
 

@@ -25,12 +25,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from midi.clock import CONTINUE, PPQN, START, STOP, TICK, song_position
+from midi import CONTINUE, PPQN, START, STOP, TICK, ClockOutConfig, song_position
 from midi.io import OutputPort
-from midi.schema import ClockOutConfig
 from scorch.errors import MidiPortNotFound
-from scorch.primitives.system.thread_timing import tighten_current_thread
-from scorch.state.tempo import TempoView, Timeline
+from scorch.primitives.system import tighten_current_thread
+from scorch.state import TempoView, Timeline
 
 log = logging.getLogger(__name__)
 

@@ -23,13 +23,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from midi.controllers.echoes import WINDOW
-from midi.controllers.feedback import address, encode
-from midi.controllers.profile import Feedback, Profile
-from midi.curves import Curve
-from midi.engine import Engine
+from midi import TOLERANCE, Curve, Engine
+from midi.controllers import WINDOW, Feedback, Profile, address, encode
 from midi.io import OutputPort
-from midi.takeover import TOLERANCE
 
 log = logging.getLogger(__name__)
 

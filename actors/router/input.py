@@ -25,13 +25,11 @@ from collections.abc import Callable
 from time import monotonic
 
 from actors.router.sender import OscSender
-from midi.batch import Message, coalesce, recover
-from midi.clock import CLOCK_MESSAGES, ClockFollower, ClockReading
-from midi.engine import Engine
+from midi import CLOCK_MESSAGES, ClockFollower, ClockReading, Engine, Message, Voice, recover
+from midi.batch import coalesce
 from midi.io import InputPort, Wake
-from midi.voices import Voice
-from scorch.notes.capture import ROOM, Capture, NoteRing
-from scorch.primitives.system.thread_timing import tighten_current_thread
+from scorch.notes import ROOM, Capture, NoteRing
+from scorch.primitives.system import tighten_current_thread
 
 log = logging.getLogger(__name__)
 

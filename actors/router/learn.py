@@ -6,7 +6,7 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
-from midi.engine import Engine
+from midi import Engine
 
 
 class Learners:

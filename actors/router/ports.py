@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from midi import port_matches
 from midi.io import (
     InputPort,
     OutputPort,
@@ -23,7 +24,6 @@ from midi.io import (
     open_inputs,
     own_port,
 )
-from midi.routes import port_matches
 from scorch.errors import MidiBackendError, MidiPortNotFound
 
 log = logging.getLogger(__name__)

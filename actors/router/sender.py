@@ -20,10 +20,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from midi.actions import (
+from midi import (
     Action,
     Address,
     BendVoice,
+    Coalescer,
     PageCue,
     ReleaseVoice,
     SceneCue,
@@ -31,9 +32,7 @@ from midi.actions import (
     StartVoice,
     VoiceParam,
 )
-from midi.coalesce import Coalescer
-from scorch.primitives.scsynth import commands
-from scorch.primitives.scsynth.voice_sender import VoiceSender
+from scorch.primitives.scsynth import VoiceSender, commands
 
 log = logging.getLogger(__name__)
 

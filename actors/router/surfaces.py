@@ -14,11 +14,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from actors.router.feedback import Binding, Surface, ValueKey
-from midi.controllers.devices import has_feedback, pair
-from midi.controllers.feedback import address
-from midi.controllers.profile import Profile
-from midi.io import OutputPort
-from midi.routes import (
+from midi import (
+    PageRoute,
     RouteEntry,
     Table,
     compile_table,
@@ -27,8 +24,9 @@ from midi.routes import (
     pages_of,
     port_matches,
 )
-from midi.schema import PageRoute
-from scorch.config.profiles import Profiles
+from midi.controllers import Profile, address, has_feedback, pair
+from midi.io import OutputPort
+from scorch.config import Profiles
 
 
 class Devices:

@@ -11,14 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
-from midi.actions import Address
-from midi.engine import TargetSnapshot
-from midi.routes import RouteEntry
-from midi.schema import ControlRoute
-from scorch.config.installation import Config
-from scorch.primitives.scsynth.server import local_address
-from scorch.state.events import State
-from scorch.state.view import RoomView
+from midi import Address, ControlRoute, RouteEntry, TargetSnapshot
+from scorch.config import Config
+from scorch.primitives.scsynth import local_address
+from scorch.state import RoomView, State
 
 SceneCue = Callable[[str, str, str, float], None]
 """(kind, scene, room selector, value): ``recall`` with seconds, ``morph`` with a position."""

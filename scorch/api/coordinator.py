@@ -29,11 +29,10 @@ from typing import Any
 from scorch.api import fanout
 from scorch.api.operation import Args, Operation, Result
 from scorch.api.ops import lookup
-from scorch.config.installation import Config
+from scorch.config import Config
 from scorch.errors import HostUnreachable, NotRunning, ScorchError, Unavailable
-from scorch.hosts.channel import Channel, open_channel
-from scorch.hosts.link import CONNECT_TIMEOUT, HostLink, HostState
-from scorch.wire.once import derive, new_key
+from scorch.hosts import CONNECT_TIMEOUT, Channel, HostLink, HostState, open_channel
+from scorch.wire import derive, new_key
 
 log = logging.getLogger(__name__)
 

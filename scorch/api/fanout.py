@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scorch.api.operation import Answer, Host, Operation
-from scorch.config.installation import Config
+from scorch.config import Config
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from pydantic import AfterValidator, Field, Strict, model_validator
 from scorch import values
 from scorch.api.operation import Args
 from scorch.errors import InvalidRequest
-from scorch.primitives.input.regex import compile_pattern
+from scorch.primitives.input import compile_pattern
 from scorch.values import Seconds
 
 #: Code and patterns beyond these sizes are refused (a whole .scd file is far smaller).

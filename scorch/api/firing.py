@@ -22,14 +22,13 @@ from scorch.api import journaled
 from scorch.api.fields import TimedArgs
 from scorch.api.operation import Args, Operation
 from scorch.app.hours import Outcome, Source
-from scorch.config.lines import located
-from scorch.config.schedule import call_lines
+from scorch.config import call_lines, located
 from scorch.errors import ConfigError, InvalidRequest, NotFound, ScorchError
-from scorch.schedule.plan import Call
+from scorch.schedule import Call
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
-    from scorch.config.installation import Config
+    from scorch.app import Orchestra
+    from scorch.config import Config
 
 Operations = Callable[[], Mapping[str, Operation[Any, Any]]]
 """Every operation by name (``scorch.api.ops.load_all``, given by the caller: the

@@ -16,12 +16,12 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from scorch.app.undo import Scope
+from scorch.app import Scope
 from scorch.errors import ScorchError
 
 if TYPE_CHECKING:
     from scorch.api.operation import Args, Operation, Result
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 
 def perform(orch: Orchestra, op: Operation[Any, Any], parsed: Args) -> Result:

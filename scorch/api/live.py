@@ -21,14 +21,13 @@ from scorch.api import journaled
 from scorch.api.models import plain
 from scorch.api.operation import Operation, Result
 from scorch.errors import ScorchError
-from scorch.primitives.sclang.patterns import short
-from scorch.primitives.system.jackd import XRUN
-from scorch.primitives.system.process import cpu_seconds
+from scorch.primitives.sclang import short
+from scorch.primitives.system import XRUN, cpu_seconds
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 
 class Caller(Protocol):

@@ -9,8 +9,8 @@ from scorch.api import journaled
 from scorch.api.operation import Args, Result
 from scorch.api.ops import lookup
 from scorch.errors import InvalidRequest, RoomNotReady
-from scorch.state.changes import ParamsChanged, decode
-from scorch.wire.envelope import PUBLISH
+from scorch.state import ParamsChanged, decode
+from scorch.wire import PUBLISH
 
 
 class Taken(Result):
@@ -19,7 +19,7 @@ class Taken(Result):
     taken: int
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 
 class LocalService:

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from scorch.app.models import (
+from scorch.app import (
     BufferInfo,
     NodeInfo,
     RoomRow,
@@ -15,7 +15,7 @@ from scorch.app.models import (
     SampleInfo,
     ServerFields,
 )
-from scorch.primitives.system.audio_driver import AudioChoice
+from scorch.primitives.system import AudioChoice
 
 __all__ = [
     "AudioStatus",

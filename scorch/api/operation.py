@@ -58,8 +58,8 @@ from scorch.errors import InvalidRequest, RoomNotFound, ScorchError
 from scorch.values import StrictModel, describe_errors
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
-    from scorch.config.installation import Config
+    from scorch.app import Orchestra
+    from scorch.config import Config
 
 __all__ = ["CHANGE", "CODE", "DESTROY", "EVERYTHING", "PATTERNS", "READ", "ROOMS_NAMED", "SET",
            "SILENCE", "WRITE", "WRITE_OVER", "Access", "Action", "Args", "Changes", "CliForm",

@@ -15,8 +15,7 @@ from typing import Any
 
 from scorch.api.operation import Args, Result
 from scorch.api.ops import lookup
-from scorch.wire.client import EVICTIONS, IDLE_CONNECTIONS, ControlClient
-from scorch.wire.once import new_key
+from scorch.wire import EVICTIONS, IDLE_CONNECTIONS, ControlClient, new_key
 
 __all__ = ["EVICTIONS", "IDLE_CONNECTIONS", "ControlClient", "RemoteService"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from scorch.app.models import RoomRow, RoomStatus
-from scorch.hosts.link import HostInfo
+from scorch.app import RoomRow, RoomStatus
+from scorch.hosts import HostInfo
 
 COLUMNS = ("room", "group", "state", "port", "cpu %", "synths", "restarts")
 

@@ -6,13 +6,13 @@ import re
 import time
 from pathlib import Path
 
-from actors.room.processes import load_timeout
+from actors.room import load_timeout
 from scorch.app.models import BufferInfo, SampleInfo
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
-from scorch.config.allowed import folders
+from scorch.config import folders
 from scorch.errors import BufferNotFound, InvalidRequest
-from scorch.primitives.disk.samples import MB, resolve_sample, search_samples
-from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT, BufferState
+from scorch.primitives.disk import MB, resolve_sample, search_samples
+from scorch.state import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT, BufferState
 
 
 class Buffers:

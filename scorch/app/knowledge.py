@@ -29,13 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from scorch.app.tree import Ready
-from scorch.config.installation import Config
+from scorch.config import Config
 from scorch.errors import DocsUnavailable, HistoryUnavailable
-from scorch.knowledge import build, shared
-from scorch.knowledge.docs_index import INDEX_SCHEMA, DocsIndex
-from scorch.knowledge.history import History
-from scorch.knowledge.snippets import SnippetStore
-from scorch.primitives.system.process import spawn
+from scorch.knowledge import INDEX_SCHEMA, DocsIndex, History, SnippetStore, build, shared
+from scorch.primitives.system import spawn
 
 log = logging.getLogger(__name__)
 

@@ -26,12 +26,9 @@ from contextlib import contextmanager
 
 from scorch.app.tree import Tree
 from scorch.errors import ScorchError
-from scorch.primitives.osc import OscMessage
-from scorch.primitives.scsynth import commands
-from scorch.primitives.scsynth.commands import AddAction
-from scorch.primitives.scsynth.door import ScsynthDoor
-from scorch.primitives.scsynth.placement import METER_NODE, READERS_GROUP
-from scorch.primitives.synthdefs.meter import (
+from scorch.primitives import OscMessage
+from scorch.primitives.scsynth import METER_NODE, READERS_GROUP, AddAction, ScsynthDoor, commands
+from scorch.primitives.synthdefs import (
     DEFAULT_RATE,
     MAX_RATE,
     METER_REPLY,
@@ -39,8 +36,7 @@ from scorch.primitives.synthdefs.meter import (
     meter_name,
     meter_synthdef,
 )
-from scorch.state.events import SOUNDING
-from scorch.state.meters import Levels
+from scorch.state import SOUNDING, Levels
 
 log = logging.getLogger(__name__)
 

@@ -10,15 +10,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from actors.router.outgoing import encode
-from midi.controllers.devices import describe, groups
-from midi.schema import ControlRoute, CueRoute, KeyRoute, PageRoute
-from midi.voices import FIRST_NODE_ID, NODE_ID_SPAN
+from actors.router import encode
+from midi import FIRST_NODE_ID, NODE_ID_SPAN, ControlRoute, CueRoute, KeyRoute, PageRoute
+from midi.controllers import describe, groups
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
-from scorch.config.profiles import Profiles, load_profiles, user_folders
+from scorch.config import Profiles, load_profiles, user_folders
 from scorch.errors import InvalidRequest, MidiUnavailable, NotFound, ScorchError
 from scorch.primitives.scsynth import commands
-from scorch.primitives.synthdefs.scgf import param_names
+from scorch.primitives.synthdefs import param_names
 from scorch.values import describe_errors
 
 log = logging.getLogger(__name__)

@@ -12,12 +12,9 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
-from scorch.primitives.scsynth.client import ServerStatus
-from scorch.primitives.synthdefs.stage import StageReading
-from scorch.state.desired import NodeState
-from scorch.state.events import State
-from scorch.state.meters import StageState
-from scorch.state.view import Snapshot
+from scorch.primitives.scsynth import ServerStatus
+from scorch.primitives.synthdefs import StageReading
+from scorch.state import NodeState, Snapshot, StageState, State
 
 
 class ServerFields(BaseModel):

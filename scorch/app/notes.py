@@ -14,9 +14,8 @@ from pathlib import Path
 
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.errors import InvalidRequest, MidiUnavailable, NotFound, TempoUnavailable
-from scorch.notes import smf
-from scorch.notes.capture import PLACES, Capture, Note, is_input
-from scorch.state.tempo import INSTALLATION, Timeline
+from scorch.notes import PLACES, Capture, Note, is_input, smf
+from scorch.state import INSTALLATION, Timeline
 
 #: The state directory's folder for exported .mid files.
 MIDI_DIR = "midi"

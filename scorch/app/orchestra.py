@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, cast
 
 import pykka
 
+from actors import Supervisor, SupervisorProxy
 from actors.room.processes import RoomSettings
-from actors.supervisor import Supervisor, SupervisorProxy
 from scorch.app.alerts import Alerts
 from scorch.app.buffers import Buffers
-from scorch.app.history.recorder import Recorder
+from scorch.app.history import Recorder
 from scorch.app.hours import Hours
 from scorch.app.knowledge import Knowledge
 from scorch.app.meters import Meters
@@ -32,26 +32,26 @@ from scorch.app.rooms import Rooms
 from scorch.app.scenes import SceneDirector
 from scorch.app.session_keeper import Sessions
 from scorch.app.soundwatch import SoundWatch
-from scorch.app.studio.studio import Studio
+from scorch.app.studio import Studio
 from scorch.app.tempo import Tempo
 from scorch.app.tree import ASK, Tree
 from scorch.app.undo import Undo
-from scorch.config.allowed import sclang_guard
-from scorch.config.installation import Config, check_synthdefs, load_config
-from scorch.config.reload import ConfigChanges, config_changes
+from scorch.config import (
+    Config,
+    ConfigChanges,
+    check_synthdefs,
+    config_changes,
+    load_config,
+    sclang_guard,
+)
 from scorch.errors import RoomNotReady
-from scorch.primitives.synthdefs.library import SynthDefLibrary
-from scorch.primitives.system.audio_driver import AudioChoice
-from scorch.primitives.system.console import Console
-from scorch.primitives.system.jackd import XRUN
-from scorch.state.calls import CallCounts
-from scorch.state.events import State
-from scorch.state.session import Session
-from scorch.state.view import STARTING
+from scorch.primitives.synthdefs import SynthDefLibrary
+from scorch.primitives.system import XRUN, AudioChoice, Console
+from scorch.state import STARTING, CallCounts, Session, State
 
 if TYPE_CHECKING:
-    from scorch.hosts.remote_rooms import HostRooms
-    from scorch.primitives.sclang.launch import EarlySclang
+    from scorch.hosts import HostRooms
+    from scorch.primitives.sclang import EarlySclang
 
 log = logging.getLogger(__name__)
 
@@ -206,7 +206,7 @@ class Orchestra:
         settings = {name: self._settings(name, seed=seed, early=early.get(name))
                     for name in self.config.instances}
         if self.config.hosts and self.config.midi.enabled:
-            from scorch.hosts.remote_rooms import HostRooms
+            from scorch.hosts import HostRooms
 
             # Polls nothing until a route asks for a room of another host.
             self._remote = HostRooms(self.config, self._remote_changed, bus=tree.bus)

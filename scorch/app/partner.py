@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from actors.router.answer import Answerer, Kept, MidiVoices, ScsynthVoices, Voices
+from actors.router import Answerer, Kept, MidiVoices, ScsynthVoices, Voices
 from scorch.app.notes import Notes, Span
 from scorch.app.rooms import Rooms
 from scorch.app.tree import ASK, Tree
@@ -28,12 +28,21 @@ from scorch.errors import (
     NotFound,
     UnknownSynthDef,
 )
-from scorch.notes import pbind, smf
-from scorch.notes.capture import PARTNER, ROOM, Note, NoteRing
-from scorch.notes.partner import DEFAULT_ORDER, MAX_ORDER, Partner, Phrase, key
-from scorch.primitives.scsynth.server import local_address
-from scorch.state.events import State
-from scorch.state.tempo import Timeline
+from scorch.notes import (
+    DEFAULT_ORDER,
+    MAX_ORDER,
+    PARTNER,
+    ROOM,
+    Note,
+    NoteRing,
+    Partner,
+    Phrase,
+    key,
+    pbind,
+    smf,
+)
+from scorch.primitives.scsynth import local_address
+from scorch.state import State, Timeline
 
 #: Beats of silence that end a phrase the model learns (contexts do not cross them).
 LEARN_GAP = 4.0

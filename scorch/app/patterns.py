@@ -14,10 +14,14 @@ from dataclasses import dataclass
 
 from scorch.app.rooms import Rooms
 from scorch.errors import InvalidRequest, PatternFailed, PatternNotFound
-from scorch.primitives.sclang import pattern_ops
-from scorch.primitives.sclang.pattern_define import new_pattern_code
-from scorch.primitives.sclang.patterns import PatternRecord, pattern_key, short
-from scorch.state.events import Kind
+from scorch.primitives.sclang import (
+    PatternRecord,
+    new_pattern_code,
+    pattern_key,
+    pattern_ops,
+    short,
+)
+from scorch.state import Kind
 
 #: Seconds a change request may take in sclang (it evaluates the source and schedules).
 CHANGE_TIMEOUT = 10.0

@@ -24,15 +24,11 @@ from scorch.errors import (
     RoomNotReady,
     ScorchError,
 )
-from scorch.primitives.input.regex import compile_pattern
-from scorch.primitives.sclang.result import ExecuteResult, SclangError
-from scorch.primitives.synthdefs.library import SynthDefInfo
-from scorch.primitives.system.console import ConsoleLine
-from scorch.state.code_runs import CodeRun
-from scorch.state.events import Event, State
-from scorch.state.meters import StageState
-from scorch.state.playing import Stopped
-from scorch.state.view import RoomView
+from scorch.primitives.input import compile_pattern
+from scorch.primitives.sclang import ExecuteResult, SclangError
+from scorch.primitives.synthdefs import SynthDefInfo
+from scorch.primitives.system import ConsoleLine
+from scorch.state import CodeRun, Event, RoomView, StageState, State, Stopped
 
 T = TypeVar("T")
 

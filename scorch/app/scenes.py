@@ -23,12 +23,10 @@ from typing import Any
 
 from scorch.app.tree import RESTORE_WAIT, Ready
 from scorch.errors import InvalidRequest, SceneNotFound
-from scorch.primitives.disk.files import write_atomically
-from scorch.primitives.synthdefs.library import SynthDefLibrary
-from scorch.primitives.synthdefs.warps import Warp
-from scorch.state.scenes import Scene, Values, missing, morph, restrict
-from scorch.state.view import RoomView
-from scorch.wire.limits import Limits, OverLimit, check
+from scorch.primitives.disk import write_atomically
+from scorch.primitives.synthdefs import SynthDefLibrary, Warp
+from scorch.state import RoomView, Scene, Values, missing, morph, restrict
+from scorch.wire import Limits, OverLimit, check
 
 log = logging.getLogger(__name__)
 

@@ -28,16 +28,8 @@ from scorch.app.tempo import Tempo
 from scorch.app.tree import RESTORE_WAIT, Tree
 from scorch.errors import PatternFailed, ScorchError, SessionFileError, SessionNotFound
 from scorch.primitives.sclang import pattern_ops
-from scorch.state.session import (
-    BufferSpec,
-    Change,
-    NodeSpec,
-    PatternSpec,
-    RoomSpec,
-    Session,
-    diff,
-)
-from scorch.state.tempo import INSTALLATION
+from scorch.state import INSTALLATION, BufferSpec, NodeSpec, PatternSpec, RoomSpec, Session, diff
+from scorch.state.session import Change
 
 log = logging.getLogger(__name__)
 

@@ -21,18 +21,19 @@ import tomlkit
 from pydantic import Field, ValidationError
 from tomlkit.items import Item, Table
 
-from midi.schema import ControlRoute, CueRoute, KeyRoute, PageRoute
-from scorch.config.installation import Config
-from scorch.config.lines import key_lines, located
+from midi import ControlRoute, CueRoute, KeyRoute, PageRoute
+from scorch.config import Config, key_lines, located
 from scorch.errors import SampleNotFound, SessionFileError, SessionNotFound, UnknownSynthDef
-from scorch.primitives.disk.files import write_atomically
-from scorch.primitives.disk.samples import MB, resolve_sample
-from scorch.primitives.input.toml_limits import TooDeep, check_toml
-from scorch.primitives.sclang.patterns import pattern_key
-from scorch.primitives.synthdefs.library import SynthDefLibrary
-from scorch.primitives.synthdefs.stage import GAIN_FLOOR_DB, GAIN_MAX_DB
-from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT
-from scorch.state.session import (
+from scorch.primitives.disk import MB, resolve_sample, write_atomically
+from scorch.primitives.input import TooDeep, check_toml
+from scorch.primitives.sclang import pattern_key
+from scorch.primitives.synthdefs import GAIN_FLOOR_DB, GAIN_MAX_DB, SynthDefLibrary
+from scorch.state import (
+    INSTALLATION,
+    MAX_BPM,
+    MIN_BPM,
+    SAMPLE_BUFFER_BASE,
+    SAMPLE_BUFFER_COUNT,
     SESSION_VERSION,
     BufferSpec,
     NodeSpec,
@@ -41,7 +42,6 @@ from scorch.state.session import (
     Session,
     placement_problems,
 )
-from scorch.state.tempo import INSTALLATION, MAX_BPM, MIN_BPM
 from scorch.values import (
     BufferName,
     Float32,

@@ -7,8 +7,8 @@ from typing import Any
 
 from scorch.app.tree import ASK, RESTORE_WAIT, Tree
 from scorch.errors import InvalidRequest
+from scorch.state import INSTALLATION
 from scorch.state import tempo as timing
-from scorch.state.tempo import INSTALLATION
 
 
 class Tempo:

@@ -25,20 +25,15 @@ from scorch.errors import (
     RoomNotReady,
     TempoUnavailable,
 )
-from scorch.state.bus import Bus
-from scorch.state.door import Door, doors_of
-from scorch.state.events import State
-from scorch.state.view import RoomView, Snapshot
+from scorch.state import Bus, Door, RoomView, Snapshot, State, doors_of
 
 if TYPE_CHECKING:  # the actors' modules load when the orchestra starts them, not before
-    from actors.conductor import ConductorProxy
-    from actors.room.proxy import RoomProxy
-    from actors.router.proxy import MidiRouterProxy
-    from actors.supervisor import SupervisorProxy
-    from actors.watchdog import WatchdogProxy
-    from scorch.config.installation import Config
-    from scorch.primitives.synthdefs.library import SynthDefLibrary
-    from scorch.state.tempo import TempoView
+    from actors import ConductorProxy, SupervisorProxy, WatchdogProxy
+    from actors.room import RoomProxy
+    from actors.router import MidiRouterProxy
+    from scorch.config import Config
+    from scorch.primitives.synthdefs import SynthDefLibrary
+    from scorch.state import TempoView
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -22,9 +22,8 @@ from typing import Any
 from scorch.app.session_keeper import Sessions
 from scorch.app.tree import Tree
 from scorch.errors import InvalidRequest, ScorchError
-from scorch.state.events import Kind
-from scorch.state.journal import Entry, Journal, entry_json, redone_line, undone_line
-from scorch.state.session import Change, Session
+from scorch.state import Entry, Journal, Kind, Session, entry_json, redone_line, undone_line
+from scorch.state.session import Change
 
 log = logging.getLogger(__name__)
 

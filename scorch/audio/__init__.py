@@ -12,3 +12,21 @@ does not pay for them at start-up. The number-crunching helpers
 :mod:`~scorch.audio.pitch`, :mod:`~scorch.audio.onsets`) import numpy at the
 top and are themselves imported only inside those calls.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scorch.faces import lazy_face
+
+if TYPE_CHECKING:
+    from scorch.audio.analysis import analyse, read_audio
+    from scorch.audio.recording_file import probe, repair
+    from scorch.audio.reference import Comparison, Reference, compare
+    from scorch.audio.report import Figures, SoundReport
+
+__all__ = [
+    "Comparison", "Figures", "Reference", "SoundReport", "analyse", "compare", "probe",
+    "read_audio", "repair",
+]
+__getattr__ = lazy_face(__name__, __file__)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from scorch.audio.music.figures import Grid
+    from scorch.audio.music import Grid
     from scorch.audio.pitch import Pitch
     from scorch.audio.spectrum import Peak
 
@@ -56,7 +56,7 @@ def analyse(samples: Any, sample_rate: int, grid: Grid | None = None) -> SoundRe
 
     from scorch.audio import layers, levels, onsets, pitch, spectrum
     from scorch.audio.meter import figures
-    from scorch.audio.music.figures import harmony, rhythm
+    from scorch.audio.music import harmony, rhythm
 
     data, not_finite = levels.sanitise(_as_frames(samples, sample_rate))
     frames, channels = data.shape

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scorch.audio.meter.figures import Balance, LoudnessFigures
+from scorch.audio.meter import Balance, LoudnessFigures
 from scorch.audio.report import SoundReport
 
 #: Differences under these are not worth a word: loudness (LU), a band (dB), width.

@@ -11,8 +11,8 @@ from typing import Annotated, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
-from scorch.audio.meter.figures import Balance, LoudnessFigures
-from scorch.audio.music.figures import Harmony, Rhythm
+from scorch.audio.meter import Balance, LoudnessFigures
+from scorch.audio.music import Harmony, Rhythm
 
 F = TypeVar("F")
 Figures = Annotated[F | None, WithJsonSchema({"type": ["object", "null"]})]

@@ -29,10 +29,9 @@ from typing import Any
 
 from pydantic.fields import FieldInfo
 
-from scorch.api.operation import Operation, Result, Service
+from scorch.api import Operation, Result, Service
 from scorch.api.ops import load_all, of_command
-from scorch.config.installation import load_config
-from scorch.config.locate import find_config
+from scorch.config import find_config, load_config
 from scorch.errors import InvalidRequest, NotRunning, ScorchError
 
 EXIT_FAILED, EXIT_USAGE, EXIT_NOT_RUNNING = 1, 2, 3
@@ -188,13 +187,13 @@ def run_command(op: Operation[Any, Any], parsed: argparse.Namespace, command: st
 
     A config with ``[hosts]``: the coordinator asks every host (``--host``: one).
     """
-    from scorch.api.remote import RemoteService
-    from scorch.wire.envelope import find_running
+    from scorch.api import RemoteService
+    from scorch.wire import find_running
 
     config = load_config(find_config(parsed.config))
     service: Service
     if config.hosts:
-        from scorch.api.coordinator import Coordinator
+        from scorch.api import Coordinator
 
         only = None
         if parsed.host is not None:

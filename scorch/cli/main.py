@@ -31,16 +31,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     Under systemd (``Type=notify``) it tells the manager when it is ready, how
     the rooms are, that it is alive (``WatchdogSec=``), and when it stops.
     """
-    from scorch.config.locate import find_config, room_names
-    from scorch.primitives.sclang.guard import guard_env
-    from scorch.primitives.sclang.launch import start_early
+    from scorch.config import find_config, room_names
+    from scorch.primitives.sclang import guard_env, start_early
 
     path = find_config(args.config)
     # Before the config's models are imported and it is checked (a third of a second);
     # a room the checked config does not have, or has otherwise, does not take one.
     early = start_early(room_names(path, args.host), guard_env(path, args.host))
     try:
-        from scorch.config.installation import load_config
+        from scorch.config import load_config
 
         config = load_config(path).for_host(args.host)
         from scorch.cli.running import Runner  # most of a second to import: they compile
@@ -55,8 +54,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_service_install(args: argparse.Namespace) -> int:
     """Write a systemd unit that runs ``scorch run`` with this config."""
     from scorch.cli.service_unit import next_steps, scorch_executable, unit_path, unit_text
-    from scorch.config.installation import load_config
-    from scorch.config.locate import find_config
+    from scorch.config import find_config, load_config
 
     config_path = find_config(args.config).resolve()
     # A unit for a config (or a host) that does not load would only fail later.
@@ -76,10 +74,8 @@ def cmd_service_install(args: argparse.Namespace) -> int:
 
 def cmd_bridge(args: argparse.Namespace) -> int:
     """Carry the control socket's wire over stdin and stdout (``ssh HOST scorch bridge``)."""
-    from scorch.config.installation import load_config
-    from scorch.config.locate import find_config
-    from scorch.wire.bridge import Bridge
-    from scorch.wire.envelope import socket_path
+    from scorch.config import find_config, load_config
+    from scorch.wire import Bridge, socket_path
 
     config = load_config(find_config(args.config)).for_host(args.host)
     return Bridge(socket_path(config.state_path()), sys.stdin.buffer, sys.stdout.buffer).run()
@@ -87,9 +83,8 @@ def cmd_bridge(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Check binaries, MIDI APIs and ports; print the install command for what is missing."""
-    from scorch.config.installation import load_config
-    from scorch.config.locate import find_config
-    from scorch.machine.doctor import report, run_checks
+    from scorch.config import find_config, load_config
+    from scorch.machine import report, run_checks
 
     config = None
     try:
@@ -107,9 +102,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     ``--http [ADDR:PORT]``: over streamable HTTP instead, for any number of clients.
     """
     if args.http is not None:
-        from mcp_server.http import serve_http
-        from scorch.config.locate import find_config
-        from scorch.config.tables import HTTP_HOST, HTTP_PORT, parse_listen
+        from mcp_server import serve_http
+        from scorch.config import HTTP_HOST, HTTP_PORT, find_config, parse_listen
 
         try:
             host, port = parse_listen(args.http) if args.http else (HTTP_HOST, HTTP_PORT)
@@ -118,30 +112,29 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             return 2
         serve_http(find_config(args.config), host, port, args.tools)
         return 0
-    from mcp_server.early import EarlyFront, HandshakeCache
+    from mcp_server import EarlyFront, HandshakeCache
     from scorch.config import tools
 
     if args.config:  # as find_config says, without importing what finds the others
         path = Path(args.config)
     else:
-        from scorch.config.locate import find_config
+        from scorch.config import find_config
 
         path = find_config(args.config)
     # The handshake's answers depend on the tools chosen: read the choice first (the file's
     # text, no more), so that the early answers are those of the server that follows.
     front = EarlyFront(HandshakeCache(tools=tools.key(tools.requested(path, args.tools))))
     front.start()
-    from mcp_server.config_gate import hosted_here
-    from scorch.config.installation import load_config
-    from scorch.primitives.sclang.guard import guard_env
-    from scorch.primitives.sclang.launch import start_early
+    from mcp_server import hosted_here
+    from scorch.config import load_config
+    from scorch.primitives.sclang import guard_env, start_early
 
     early, config = {}, None
     with contextlib.suppress(ConfigError):  # the server says the mistakes in every tool
         config = load_config(path)
         if hosted_here(config):
             early = start_early(config.instances, guard_env(config.source, config.host))
-    from mcp_server.server import serve  # the MCP SDK: most of a second, as sclang compiles
+    from mcp_server import serve
 
     serve(path, front, early, config, args.tools)
     return 0
@@ -152,8 +145,8 @@ def cmd_claude_config(args: argparse.Namespace) -> int:
 
     ``--http [ADDR:PORT]``: the entry of a client of MCP over HTTP, with the token.
     """
-    from mcp_server.claude_config import InstallRefused, desktop_config_path, install, snippet
-    from scorch.config.locate import find_config
+    from mcp_server import InstallRefused, desktop_config_path, install, snippet
+    from scorch.config import find_config
 
     config = find_config(args.config).resolve()
     new = None
@@ -191,11 +184,9 @@ def _http_entry(config_path: Path, where: str) -> dict[str, Any]:
     """The HTTP client's entry for the installation at ``where`` (else ``[mcp] http``)."""
     import socket
 
-    from mcp_server.claude_config import http_entry
-    from mcp_server.http import url
-    from scorch.config.installation import load_config
-    from scorch.config.tables import HTTP_HOST, HTTP_PORT, parse_listen
-    from scorch.wire.access import WILDCARDS, is_loopback, load_token
+    from mcp_server import http_entry, url
+    from scorch.config import HTTP_HOST, HTTP_PORT, load_config, parse_listen
+    from scorch.wire import WILDCARDS, is_loopback, load_token
 
     config = load_config(config_path)
     host, port = parse_listen(where) if where else config.mcp.listen() or (HTTP_HOST, HTTP_PORT)
@@ -207,8 +198,7 @@ def _http_entry(config_path: Path, where: str) -> dict[str, Any]:
 
 def cmd_init(args: argparse.Namespace) -> int:
     """Write a commented starter config.toml (never over an existing one)."""
-    from scorch.config.locate import user_config
-    from scorch.config.starter import write_starter
+    from scorch.config import user_config, write_starter
 
     try:
         written = write_starter(Path(args.dir) if args.dir else user_config())

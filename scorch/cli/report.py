@@ -7,9 +7,8 @@ import argparse
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Print the report of the config's state folder."""
-    from scorch.app.history.reading import render
-    from scorch.config.installation import load_config
-    from scorch.config.locate import find_config
+    from scorch.app.history import render
+    from scorch.config import find_config, load_config
 
     config = load_config(find_config(args.config))
     fmt = "csv" if args.csv else "html" if args.html else "text"

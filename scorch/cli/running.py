@@ -17,21 +17,19 @@ from collections.abc import Mapping
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from scorch.app.orchestra import Orchestra
-from scorch.config.installation import Config
+from scorch.app import Orchestra
+from scorch.config import Config
 from scorch.errors import ScorchError
-from scorch.primitives.system.process import pid_alive
-from scorch.primitives.system.systemd import Notifier
-from scorch.state.events import State
+from scorch.primitives.system import Notifier, pid_alive
+from scorch.state import State
 
 if TYPE_CHECKING:
-    from mcp_server.http import HttpFront
-    from scorch.api.local import LocalService
-    from scorch.osc.door import OscDoor
-    from scorch.primitives.sclang.launch import EarlySclang
-    from scorch.web.metrics import MetricsServer
-    from scorch.web.serve import WebServer
-    from scorch.wire.server import ControlServer
+    from mcp_server import HttpFront
+    from scorch.api import LocalService
+    from scorch.osc import OscDoor
+    from scorch.primitives.sclang import EarlySclang
+    from scorch.web import MetricsServer, WebServer
+    from scorch.wire import ControlServer
 
 log = logging.getLogger("scorch")
 
@@ -61,7 +59,7 @@ class Runner:
     @functools.cached_property
     def service(self) -> LocalService:
         """The API the status table, the control socket and the page answer with."""
-        from scorch.api.local import LocalService
+        from scorch.api import LocalService
 
         return LocalService(self.orchestra)
 
@@ -100,8 +98,8 @@ class Runner:
             self.orchestra.sessions.start_autosave()
             self._keep_hours()
             print(self.service.call("list_instances", {}).text(), flush=True)
-            from scorch.api.local import LocalService
-            from scorch.wire.server import ControlServer
+            from scorch.api import LocalService
+            from scorch.wire import ControlServer
 
             control = ControlServer(LocalService(self.orchestra), self.config.state_path())
             control.start()
@@ -137,7 +135,7 @@ class Runner:
         operations' models were imported meanwhile): a wrong call stops ``scorch run``
         with its line, as any mistake of the config does.
         """
-        from scorch.api.firing import Firing
+        from scorch.api import Firing
         from scorch.api.ops import load_all
 
         firing = Firing(self.orchestra, load_all)
@@ -151,7 +149,7 @@ class Runner:
         address = self.config.web.address()
         if address is None:
             return None
-        from scorch.web.serve import WebServer
+        from scorch.web import WebServer
 
         web = WebServer(self.service, self.orchestra, *address, self.config.state_path(),
                         self.config.web.meter_hz, self.config.web.open_loopback)
@@ -165,7 +163,7 @@ class Runner:
         address = self.config.metrics.address()
         if address is None:
             return None
-        from scorch.web.metrics import MetricsServer, RoomCollector
+        from scorch.web import MetricsServer, RoomCollector
 
         metrics = MetricsServer(RoomCollector.of(self.orchestra), *address,
                                 self.config.state_path(),
@@ -179,7 +177,7 @@ class Runner:
         """The OSC door, when the config has an ``[osc]`` table (imported only then)."""
         if self.config.osc is None:
             return None
-        from scorch.osc.door import open_door
+        from scorch.osc import open_door
 
         try:
             door = open_door(self.service, self.orchestra, self.config.osc)
@@ -195,9 +193,8 @@ class Runner:
         where = self.config.mcp.listen()
         if where is None:
             return None
-        from mcp_server.http import HttpFront, listen
-        from mcp_server.server import build_server, listed_for
-        from scorch.api.local import LocalService
+        from mcp_server import HttpFront, build_server, listed_for, listen
+        from scorch.api import LocalService
 
         host, port = where
         listed = listed_for(self.config)  # a wrong [mcp] tools: a config error, located

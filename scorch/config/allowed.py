@@ -14,9 +14,15 @@ from pathlib import Path
 import platformdirs
 
 from scorch.config.installation import Config
-from scorch.primitives.disk.folders import Folders
-from scorch.primitives.sclang.guard import guard_env, guard_path, write_guard
-from scorch.primitives.sclang.launch import CLASSES, conf_folder, user_class_paths
+from scorch.primitives.disk import Folders
+from scorch.primitives.sclang import (
+    CLASSES,
+    conf_folder,
+    guard_env,
+    guard_path,
+    user_class_paths,
+    write_guard,
+)
 
 #: The state folder's own folders that path arguments and sclang's file writes reach.
 OWN = ("midi", "recordings", "listening", "renders")

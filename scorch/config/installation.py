@@ -15,7 +15,7 @@ from typing import Any
 import platformdirs
 from pydantic import Field, ValidationError, model_validator
 
-from midi.schema import ControlRoute, KeyRoute, MidiConfig
+from midi import ControlRoute, KeyRoute, MidiConfig
 from scorch.config.alerts import AlertsConfig, MetricsConfig
 from scorch.config.hosts import HostConfig, RemoteRoom
 from scorch.config.lines import fields_at, key_lines, located
@@ -38,8 +38,8 @@ from scorch.config.tables import (
 )
 from scorch.config.watch import WatchConfig
 from scorch.errors import ConfigError, RoomNotFound
-from scorch.primitives.input.toml_limits import TooDeep, check_toml
-from scorch.state.tempo import INSTALLATION, Timeline
+from scorch.primitives.input import TooDeep, check_toml
+from scorch.state import INSTALLATION, Timeline
 from scorch.values import HostName, RoomName, StrictModel, describe_errors
 
 

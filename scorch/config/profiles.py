@@ -19,10 +19,10 @@ import platformdirs
 from pydantic import ValidationError
 
 from midi import controllers
-from midi.controllers.profile import Profile, ProfileFile, expand
+from midi.controllers import Profile, ProfileFile, expand
 from scorch.config.lines import fields_at, key_lines, located
 from scorch.errors import ConfigError
-from scorch.primitives.input.toml_limits import TooDeep, check_toml
+from scorch.primitives.input import TooDeep, check_toml
 from scorch.values import describe_errors
 
 log = logging.getLogger(__name__)

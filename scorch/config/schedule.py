@@ -22,9 +22,9 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 
 from scorch.config.lines import key_lines, located
 from scorch.errors import ConfigError
-from scorch.schedule.cuelist import Cue
-from scorch.schedule.plan import Call, Entry, Plan, parse_except
-from scorch.schedule.rules import Holidays, Place, check_holidays, parse_days, parse_rule
+from scorch.schedule import Call, Cue, Entry, Place, Plan, parse_rule
+from scorch.schedule.plan import parse_except
+from scorch.schedule.rules import Holidays, check_holidays, parse_days
 from scorch.values import Selector, StrictModel, no_nul
 
 #: Calls one entry or cue makes at most.

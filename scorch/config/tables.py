@@ -16,8 +16,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from scorch.config.safety import RoomSafety
 from scorch.config.tools import ALL, PROFILES, Choice, valid
 from scorch.config.watch import RoomWatch
-from scorch.state.restart_policy import Backoff, RestartIntensity
-from scorch.state.tempo import MAX_BPM, MIN_BPM
+from scorch.state import MAX_BPM, MIN_BPM, Backoff, RestartIntensity
 from scorch.values import Float32, GroupName, HostName, NodeName, ParamName, StrictModel
 
 Port = Annotated[int, Field(ge=1024, le=65535)]

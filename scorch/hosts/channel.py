@@ -23,12 +23,10 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Protocol
 
-from scorch.config.hosts import HostConfig
-from scorch.config.installation import Config
+from scorch.config import Config, HostConfig
 from scorch.errors import HostUnreachable, NotRunning, RemoteError, ScorchError
-from scorch.primitives.system.process import child_env
-from scorch.wire.client import ControlClient
-from scorch.wire.envelope import MAX_LINE, Reply, decode_reply, request_line, socket_path
+from scorch.primitives.system import child_env
+from scorch.wire import MAX_LINE, ControlClient, Reply, decode_reply, request_line, socket_path
 
 log = logging.getLogger(__name__)
 

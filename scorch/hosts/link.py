@@ -35,7 +35,7 @@ from tenacity import (
 
 from scorch.errors import HostUnreachable, NotRunning, ScorchError
 from scorch.hosts.channel import Channel
-from scorch.state.restart_policy import Backoff
+from scorch.state import Backoff
 
 log = logging.getLogger(__name__)
 

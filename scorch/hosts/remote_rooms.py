@@ -29,13 +29,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-from scorch.config.installation import Config
+from scorch.config import Config
 from scorch.errors import ScorchError
 from scorch.hosts.channel import Channel, open_channel
 from scorch.hosts.link import HostLink
-from scorch.state.bus import Bus, Published, Subscription
-from scorch.state.changes import ParamsChanged, encode
-from scorch.wire.envelope import PUBLISH
+from scorch.state import Bus, ParamsChanged, Published, Subscription, encode
+from scorch.wire import PUBLISH
 
 log = logging.getLogger(__name__)
 

@@ -10,3 +10,36 @@ history (:mod:`~scorch.knowledge.history`) and the snippets
 installation (``scorch/app/knowledge.py``); the ``docs``, ``history`` and
 ``snippet`` operations are thin adapters over them.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scorch.faces import lazy_face
+
+if TYPE_CHECKING:
+    from scorch.knowledge.class_doc import ClassDoc, MethodEntry
+    from scorch.knowledge.docs_index import INDEX_SCHEMA, DocsIndex
+    from scorch.knowledge.history import Entry, History
+    from scorch.knowledge.snippets import (
+        NAME_RULE,
+        Snippet,
+        SnippetStore,
+        validate_name,
+        validate_tag,
+    )
+
+__all__ = [
+    "INDEX_SCHEMA",
+    "NAME_RULE",
+    "ClassDoc",
+    "DocsIndex",
+    "Entry",
+    "History",
+    "MethodEntry",
+    "Snippet",
+    "SnippetStore",
+    "validate_name",
+    "validate_tag",
+]
+__getattr__ = lazy_face(__name__, __file__)

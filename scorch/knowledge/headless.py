@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from scorch.primitives.sclang.launch import SCLANG_ENV, class_library_conf
-from scorch.primitives.system.process import spawn
+from scorch.primitives.sclang import SCLANG_ENV, class_library_conf
+from scorch.primitives.system import spawn
 
 
 @dataclass(frozen=True)

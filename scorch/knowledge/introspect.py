@@ -32,7 +32,7 @@ from typing import Any
 
 from scorch.errors import IntrospectionError
 from scorch.knowledge.headless import run_sclang
-from scorch.primitives.sclang.protocol import sc_string
+from scorch.primitives.sclang import sc_string
 
 #: Bump when the JSON the dump writes changes shape.
 DUMP_SCHEMA = 2

@@ -26,8 +26,8 @@ import platformdirs
 
 from scorch.knowledge.docs_index import INDEX_SCHEMA
 from scorch.knowledge.sources import resolve_binary
-from scorch.primitives.disk.files import cache_folder
-from scorch.primitives.sclang.launch import user_conf_path
+from scorch.primitives.disk import cache_folder
+from scorch.primitives.sclang import user_conf_path
 
 
 def default_cache_dir() -> Path:

@@ -24,7 +24,7 @@ from scorch.errors import (
     Unavailable,
     UnknownSnippet,
 )
-from scorch.primitives.disk.files import write_atomically
+from scorch.primitives.disk import write_atomically
 
 BUILTIN_DIR = bundled.folder("scorch.knowledge", "snippets")
 

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from scorch.knowledge.introspect import Platform
-from scorch.primitives.sclang.launch import user_conf_path
+from scorch.primitives.sclang import user_conf_path
 
 #: Where SuperCollider keeps its help when sclang cannot say (it did not start).
 KNOWN_HELP_DIRS = (

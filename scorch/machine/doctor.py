@@ -17,21 +17,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from scorch.config.installation import Config
-from scorch.primitives.system.audio_driver import choose, sound_cards
-from scorch.primitives.system.setup_fixes import (
+from scorch.config import Config
+from scorch.primitives.system import (
     AUDIO_GROUP,
     FIXES,
     MIN_RTPRIO,
     Limits,
+    choose,
     describe,
     family,
     fix,
     group_ok,
+    realtime_granted,
     realtime_ok,
+    sound_cards,
+    udp_port_free,
 )
-from scorch.primitives.system.thread_timing import realtime_granted
-from scorch.primitives.system.udp_ports import udp_port_free
 
 OS_RELEASE = Path("/etc/os-release")
 

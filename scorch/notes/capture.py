@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote, unquote
 
-from scorch.state.tempo import Timeline
+from scorch.state import Timeline
 
 _KEYS = 16 * 128
 SUFFIX = ".notes.jsonl"

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from scorch.notes.capture import Note
-from scorch.state.tempo import Timeline
+from scorch.state import Timeline
 
 #: Notes one file may put in a Pdef (its code stays far under execute's limit).
 MAX_NOTES = 5000

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from scorch.notes.capture import Note, NoteRing
-from scorch.state.tempo import Timeline
+from scorch.state import Timeline
 
 TICKS_PER_BEAT = 480
 

@@ -18,7 +18,7 @@ from collections import Counter
 from fractions import Fraction
 
 from scorch.notes.capture import Note, place
-from scorch.state.tempo import Timeline
+from scorch.state import Timeline
 
 NAMES = ("C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B")
 

@@ -21,7 +21,7 @@ import re
 from typing import NamedTuple
 
 from scorch.errors import InvalidRequest
-from scorch.primitives.osc import OscArg, OscMessage
+from scorch.primitives import OscArg, OscMessage
 
 PREFIX = "/scorch"
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")

@@ -21,8 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from scorch.config.osc import OscConfig
-from scorch.config.tables import parse_listen
+from scorch.config import OscConfig, parse_listen
 from scorch.errors import InvalidRequest, OscError, ScorchError
 from scorch.osc.addresses import (
     PREFIX,
@@ -35,12 +34,12 @@ from scorch.osc.addresses import (
     param_address,
     parse,
 )
-from scorch.primitives.osc import decode_packet, encode_message
-from scorch.state.bus import Published
-from scorch.state.changes import Change, NodeStarted, ParamsChanged
+from scorch.primitives import decode_packet, encode_message
+from scorch.state import NodeStarted, ParamsChanged, Published
+from scorch.state.changes import Change
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 log = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ import json
 import sys
 from typing import Any
 
-from scorch.config.installation import Config, load_config
+from scorch.config import Config, load_config
 from scorch.osc.addresses import PREFIX, param_address
-from scorch.primitives.synthdefs.library import ParamSpec, SynthDefLibrary
+from scorch.primitives.synthdefs import ParamSpec, SynthDefLibrary
 
 #: Open Stage Control's session format this writes (its converters read older ones).
 VERSION = "1.26.2"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scorch.errors import InvalidRequest
-from scorch.primitives.sclang.patterns import PatternRecord
+from scorch.primitives.sclang import PatternRecord
 from scorch.primitives.scsynth import commands
 
 #: scsynth runs with 4 logins; each client's ids (and its default group at

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from scorch.errors import RoomNotReady, ScorchError
-from scorch.primitives.sclang.door import SclangDoor
-from scorch.primitives.scsynth.door import ScsynthDoor
+from scorch.primitives.sclang import SclangDoor
+from scorch.primitives.scsynth import ScsynthDoor
 from scorch.state.view import RoomView
 
 

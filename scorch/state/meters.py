@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from scorch.primitives.synthdefs.stage import StageReading
+from scorch.primitives.synthdefs import StageReading
 
 #: Seconds of history kept for the sparkline (one point a second).
 HISTORY_SECONDS = 300

@@ -10,14 +10,16 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from scorch.primitives.sclang.patterns import PatternRecord
-from scorch.primitives.scsynth.node_tree import TreeNode, client_of, is_default_group
-from scorch.primitives.scsynth.placement import (
+from scorch.primitives.sclang import PatternRecord
+from scorch.primitives.scsynth import (
     METER_NODE,
     PROTECTED,
     READERS_GROUP,
     ROOM_GROUP,
     STAGE_NODE,
+    TreeNode,
+    client_of,
+    is_default_group,
 )
 from scorch.state.desired import PERSISTENT_NODE_BASE, UNNAMED_NODE_BASE
 

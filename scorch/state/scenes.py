@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from scorch.primitives.synthdefs.warps import Warp
+from scorch.primitives.synthdefs import Warp
 
 Values = Mapping[str, Mapping[str, Mapping[str, float]]]
 """Param values by room, then node, then param."""

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from scorch.errors import Booting, RoomFailed, RoomNotReady
-from scorch.primitives.sclang.patterns import PatternRecord
-from scorch.primitives.system.console import Console
+from scorch.primitives.sclang import PatternRecord
+from scorch.primitives.system import Console
 from scorch.state.bus import Bus
 from scorch.state.changes import RoomChanged
 from scorch.state.code_runs import CodeRuns

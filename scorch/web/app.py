@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from scorch.errors import ScorchError
 from scorch.web.gate import FULL, READ, SESSION_SECONDS, Gate
 from scorch.web.hours import hours_view
-from scorch.wire.access import Access
+from scorch.wire import Access
 
 if TYPE_CHECKING:
     from scorch.web.feed import Feed

@@ -19,13 +19,13 @@ import threading
 from collections import deque
 from typing import TYPE_CHECKING
 
-from scorch.api.live import live_view, meters_now
+from scorch.api import live_view, meters_now
 from scorch.errors import ScorchError
-from scorch.state.bus import Published, Reader, Subscription, as_json
+from scorch.state import Published, Reader, Subscription, as_json
 
 if TYPE_CHECKING:
-    from scorch.api.local import LocalService
-    from scorch.app.orchestra import Orchestra
+    from scorch.api import LocalService
+    from scorch.app import Orchestra
 
 log = logging.getLogger(__name__)
 

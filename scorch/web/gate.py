@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
-from scorch.wire.access import Access, bearer, same_token
+from scorch.wire import Access, bearer, same_token
 
 FULL, READ = "full", "read"
 #: Seconds a session lasts: a bookmark of the bare address works as long.

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from scorch.errors import ScorchError
 
 if TYPE_CHECKING:
-    from scorch.api.local import LocalService
+    from scorch.api import LocalService
 
 #: Actions of the schedule shown as coming next.
 NEXT = 5

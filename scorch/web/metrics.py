@@ -17,13 +17,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scorch.state.calls import CallCounts
-from scorch.state.events import State
-from scorch.state.view import RoomView
-from scorch.wire.access import READONLY_TOKEN_FILE, Access, is_loopback, load_token, machine_names
+from scorch.state import CallCounts, RoomView, State
+from scorch.wire import READONLY_TOKEN_FILE, Access, is_loopback, load_token, machine_names
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 log = logging.getLogger(__name__)
 

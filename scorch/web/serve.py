@@ -12,13 +12,13 @@ from scorch.errors import BootError
 from scorch.web.app import make_app
 from scorch.web.feed import Feed
 from scorch.web.gate import Gate
-from scorch.wire.access import READONLY_TOKEN_FILE, TOKEN_FILE, Access, load_token
+from scorch.wire import READONLY_TOKEN_FILE, TOKEN_FILE, Access, load_token
 
 if TYPE_CHECKING:
     import uvicorn
 
-    from scorch.api.local import LocalService
-    from scorch.app.orchestra import Orchestra
+    from scorch.api import LocalService
+    from scorch.app import Orchestra
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from scorch.config.tables import is_loopback
+from scorch.config import is_loopback
 
 log = logging.getLogger(__name__)
 

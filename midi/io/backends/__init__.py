@@ -45,6 +45,9 @@ KNOWN: dict[str, Known] = {
 INPUT_ENV = "SCORCH_MIDI_INPUT"
 OWN = "own"
 
+__all__ = ["INPUT_ENV", "KNOWN", "OWN", "Known", "names", "offered", "open_backend",
+           "open_inputs"]
+
 
 class _Module(Protocol):
     """What every backend module offers."""

@@ -21,8 +21,7 @@ import rtmidi
 from midi.batch import Message
 from midi.io.ports import Backend, Scanner, Wake
 from scorch.errors import MidiBackendError, MidiPortNotFound
-from scorch.primitives.system.jack_ports import JackPortLister
-from scorch.primitives.system.jackd import client_environment
+from scorch.primitives.system import JackPortLister, client_environment
 
 log = logging.getLogger(__name__)
 

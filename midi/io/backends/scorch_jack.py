@@ -36,9 +36,8 @@ from typing import Any, NamedTuple
 from midi.batch import Message
 from midi.io.ports import Inputs, Wake
 from scorch.errors import MidiBackendError, MidiPortNotFound
-from scorch.primitives.disk.files import cache_folder
-from scorch.primitives.system.jack_ports import loaded_libjack
-from scorch.primitives.system.jackd import client_environment
+from scorch.primitives.disk import cache_folder
+from scorch.primitives.system import client_environment, loaded_libjack
 
 log = logging.getLogger(__name__)
 

@@ -29,20 +29,18 @@ from scorch.api.operation import (
     Tool,
     operation,
 )
-from scorch.app.studio.capture import AUDIO_BUSES, MAX_SECONDS, Source
-from scorch.app.studio.renderer import MAX_RENDER
-from scorch.audio.meter.masking import Masking, masking
-from scorch.audio.reference import Comparison, Reference, compare
-from scorch.audio.report import Figures, SoundReport
-from scorch.config.allowed import folders, sclang_guard
+from scorch.app.studio import AUDIO_BUSES, MAX_RENDER, MAX_SECONDS, Source
+from scorch.audio import Comparison, Figures, Reference, SoundReport, compare
+from scorch.audio.meter import Masking
+from scorch.audio.meter.masking import masking
+from scorch.config import folders, sclang_guard
 from scorch.errors import InvalidRequest, ScorchError
-from scorch.primitives.synthdefs.capture import MAX_CHANNELS
+from scorch.primitives.synthdefs import MAX_CHANNELS
 from scorch.values import Flag, Seconds, Text
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
-    from scorch.app.studio.renderer import Rendered
-    from scorch.app.studio.studio import Heard
+    from scorch.app import Orchestra
+    from scorch.app.studio import Heard, Rendered
 
 Format = Annotated[Literal["wav", "aiff", "flac"], Field(
     description="wav (32-bit float), aiff (32-bit float) or flac (24-bit)")]

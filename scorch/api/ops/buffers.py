@@ -18,12 +18,12 @@ from scorch.api.operation import (
     Result,
     operation,
 )
-from scorch.app.models import BufferInfo, SampleInfo
+from scorch.app import BufferInfo, SampleInfo
 from scorch.errors import InvalidRequest
 from scorch.values import BufferName, Flag, Text
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 #: A path longer than this is no path (Linux's PATH_MAX is 4096).
 MAX_PATH = 4096

@@ -32,12 +32,12 @@ from scorch.api.operation import (
     Spread,
     operation,
 )
-from scorch.primitives.sclang.result import ExecuteResult, SclangError
-from scorch.state.code_runs import CodeRun
+from scorch.primitives.sclang import ExecuteResult, SclangError
+from scorch.state import CodeRun
 from scorch.values import Flag
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 
 class ExecuteArgs(TimedArgs):

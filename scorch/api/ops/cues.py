@@ -28,14 +28,13 @@ from scorch.api.operation import (
     operation,
 )
 from scorch.errors import InvalidRequest, Unavailable
-from scorch.schedule.cuelist import Cue
+from scorch.schedule import Call, Cue
 from scorch.schedule.cuelist import Firing as CueFiring
-from scorch.schedule.plan import Call
 from scorch.state import tempo as timing
 
 if TYPE_CHECKING:
+    from scorch.app import Orchestra
     from scorch.app.hours import Cues
-    from scorch.app.orchestra import Orchestra
 
 Number = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,19}$",
                                           strict=True), Field(

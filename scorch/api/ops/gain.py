@@ -15,11 +15,11 @@ from scorch.api.operation import (
     Result,
     operation,
 )
-from scorch.app.models import StageInfo
-from scorch.primitives.synthdefs.stage import GAIN_FLOOR_DB, GAIN_MAX_DB
+from scorch.app import StageInfo
+from scorch.primitives.synthdefs import GAIN_FLOOR_DB, GAIN_MAX_DB
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 #: The longest fade (s).
 MAX_FADE = 600.0

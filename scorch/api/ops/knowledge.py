@@ -26,13 +26,11 @@ from scorch.api.operation import (
     operation,
 )
 from scorch.errors import DocNotFound, InvalidRequest
-from scorch.knowledge import fts
-from scorch.knowledge.class_doc import ClassDoc, MethodEntry
-from scorch.knowledge.history import Entry
+from scorch.knowledge import ClassDoc, Entry, MethodEntry, fts
 from scorch.values import Flag, no_nul
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 #: Longer queries are refused; only the first fts.MAX_TERMS words of a query are searched.
 MAX_QUERY = 10_000

@@ -28,7 +28,7 @@ from scorch.api.operation import (
 )
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 #: A cursor holds, per room, its console's seq under its name and its events'
 #: seq under its name and this suffix.

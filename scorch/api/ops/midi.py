@@ -32,7 +32,7 @@ from scorch.api.operation import (
 from scorch.values import Flag, Text
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 #: A change of the MIDI routes (a session keeps them).
 ROUTES = Changes(rooms=None, routes=True)
 

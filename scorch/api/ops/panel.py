@@ -33,11 +33,11 @@ from scorch.api.operation import (
     Tool,
     operation,
 )
-from scorch.state.bus import as_json
+from scorch.state import as_json
 from scorch.values import Float32, NodeName, ParamName, RoomName
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 #: Seconds the meters run on after a ``live`` call.
 METER_LEASE = 5.0

@@ -35,13 +35,13 @@ from scorch.api.operation import (
     Tool,
     operation,
 )
-from scorch.app.history.reading import render
+from scorch.app.history import render
 from scorch.errors import NotRunning, ScorchError
-from scorch.hosts.link import HostInfo
+from scorch.hosts import HostInfo
 from scorch.values import Flag
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 
 class NoArgs(Args):
@@ -339,7 +339,7 @@ class DoctorOutput(Result):
 
     def text(self) -> str:
         """The report, one line a check and its fix under it."""
-        from scorch.machine.doctor import Check, report
+        from scorch.machine import Check, report
 
         return report([Check(c.name, c.ok, c.detail, c.fix) for c in self.checks])
 
@@ -349,7 +349,7 @@ def doctor(orch: Orchestra, args: NoArgs) -> DoctorOutput:
     """Check the machine the rooms run on (SuperCollider, JACK, realtime limits, MIDI, the
     clock): each problem with the command that fixes it here. Call it when a room will not
     boot or plays with dropouts."""
-    from scorch.machine.doctor import run_checks
+    from scorch.machine import run_checks
 
     checks = run_checks(orch.config, running=True)
     return DoctorOutput(ok=all(c.ok for c in checks), checks=[

@@ -21,13 +21,13 @@ from scorch.api.operation import (
     Result,
     operation,
 )
-from scorch.app.scenes import MAX_MORPH_SECONDS, Applied
+from scorch.app import MAX_MORPH_SECONDS, Applied
 from scorch.errors import InvalidRequest
-from scorch.state.scenes import Scene
+from scorch.state import Scene
 from scorch.values import Flag, SceneName
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 Values = dict[str, dict[str, dict[str, float]]]
 

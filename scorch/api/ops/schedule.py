@@ -22,14 +22,14 @@ from scorch.api.operation import (
     operation,
 )
 from scorch.errors import InvalidRequest, ScorchError
+from scorch.schedule import Call, Due
 from scorch.schedule.moments import parse_moment
-from scorch.schedule.plan import Call, Due
 from scorch.schedule.rules import parse_span
 from scorch.values import Flag
 
 if TYPE_CHECKING:
+    from scorch.app import Orchestra
     from scorch.app.hours import Fired
-    from scorch.app.orchestra import Orchestra
 
 #: The farthest ahead ``next`` looks.
 MAX_AHEAD = 31 * 86400.0

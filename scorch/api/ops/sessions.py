@@ -25,12 +25,12 @@ from scorch.api.operation import (
     Spread,
     operation,
 )
-from scorch.app.sessions import Reading, parse, render
+from scorch.app import Reading, parse, render
 from scorch.state.session import Change
 from scorch.values import Flag, SessionName
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 
 class ChangeOut(BaseModel):

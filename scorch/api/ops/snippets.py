@@ -22,11 +22,11 @@ from scorch.api.operation import (
     operation,
 )
 from scorch.api.ops.code import ExecuteOutcome, ExecuteOutput, run_code
-from scorch.knowledge.snippets import NAME_RULE, Snippet, validate_name, validate_tag
+from scorch.knowledge import NAME_RULE, Snippet, validate_name, validate_tag
 from scorch.values import Flag, no_nul
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 # The length is checked first, so its error says characters.
 Description = Annotated[str, Strict(), Field(max_length=300), AfterValidator(no_nul)]

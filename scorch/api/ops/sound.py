@@ -29,11 +29,11 @@ from scorch.api.operation import (
     operation,
 )
 from scorch.errors import InvalidRequest
-from scorch.primitives.synthdefs.library import ParamSpec, SynthDefInfo
+from scorch.primitives.synthdefs import ParamSpec, SynthDefInfo
 from scorch.values import Flag
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 
 class Param(BaseModel):

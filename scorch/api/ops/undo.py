@@ -24,13 +24,12 @@ from scorch.api.operation import (
     operation,
 )
 from scorch.api.ops.sessions import ChangeOut
-from scorch.app.sessions import Reading, parse, render
+from scorch.app import Reading, parse, render
 from scorch.errors import InvalidRequest, SessionNotFound
 from scorch.values import Flag, SessionName
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
-    from scorch.app.undo import Step
+    from scorch.app import Orchestra, Step
 
 #: Steps one call may take at most.
 MAX_STEPS = 50

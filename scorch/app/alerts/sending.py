@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from scorch.app.alerts.policy import AlertPolicy, Message, Phase, matches
-from scorch.config.alerts import AlertsConfig, AlertTarget
-from scorch.state.view import RoomView
+from scorch.config import AlertsConfig, AlertTarget
+from scorch.state import RoomView
 
 if TYPE_CHECKING:
     import apprise

@@ -13,8 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from scorch.app.history.store import HISTORY_FILE, History, Recorded, Sample
-from scorch.state.meters import db
-from scorch.state.view import RoomView
+from scorch.state import RoomView, db
 
 log = logging.getLogger(__name__)
 

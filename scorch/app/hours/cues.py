@@ -21,10 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from scorch.errors import InvalidRequest
-from scorch.primitives.disk.files import write_atomically
-from scorch.schedule.cuelist import Cue, CueList, Firing
-from scorch.schedule.plan import Call
-from scorch.wire.limits import Limits, OverLimit, check
+from scorch.primitives.disk import write_atomically
+from scorch.schedule import Call, Cue, CueList, Firing
+from scorch.wire import Limits, OverLimit, check
 
 log = logging.getLogger(__name__)
 

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from scorch.schedule.plan import Call
+from scorch.schedule import Call
 
 if TYPE_CHECKING:
-    from scorch.config.installation import Config
+    from scorch.config import Config
 
 Source = Literal["schedule", "cue", "catch-up", "watch"]
 """What fired: a schedule entry at its time, a cue, the state for now (a start, a jump), or

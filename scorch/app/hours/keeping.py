@@ -27,12 +27,10 @@ from typing import Any
 from scorch.app.hours.cues import Cues
 from scorch.app.hours.fired import Fired, Firer, Outcome, Source
 from scorch.app.tree import Tree
-from scorch.config.installation import Config
-from scorch.config.schedule import plan_of
+from scorch.config import Config, plan_of
 from scorch.errors import ConfigError, ScorchError
-from scorch.schedule.clockwork import Keeper
-from scorch.schedule.plan import Call, Due, Plan
-from scorch.state.events import Kind
+from scorch.schedule import Call, Due, Keeper, Plan
+from scorch.state import Kind
 
 log = logging.getLogger(__name__)
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from scorch.config.watch import RECALL, WatchConfig
-from scorch.primitives.synthdefs.stage import GAIN_FLOOR_DB
-from scorch.schedule.plan import Call
+from scorch.config import RECALL, WatchConfig
+from scorch.primitives.synthdefs import GAIN_FLOOR_DB
+from scorch.schedule import Call
 
 #: Seconds the lower_gain action fades over.
 LOWER_FADE = 2.0

@@ -25,7 +25,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from scorch.state.events import Kind
+from scorch.state import Kind
 
 #: The limiter's gain reduction (dB) that counts as limiting.
 LIMIT_DB = 0.5

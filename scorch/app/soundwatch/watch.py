@@ -23,13 +23,13 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
-from scorch.app.hours.fired import Firer
+from scorch.app.hours import Firer
 from scorch.app.soundwatch.actions import action_call
 from scorch.app.soundwatch.detector import Detector, Finding, Measured, Thresholds
 from scorch.app.tree import Tree
-from scorch.config.watch import WatchConfig
-from scorch.primitives.synthdefs.stage import StageReading
-from scorch.state.events import Kind
+from scorch.config import WatchConfig
+from scorch.primitives.synthdefs import StageReading
+from scorch.state import Kind
 
 log = logging.getLogger(__name__)
 

@@ -30,22 +30,20 @@ from scorch.errors import (
     OscTimeout,
     RoomNotReady,
 )
-from scorch.primitives.osc import IMMEDIATELY, OscArg, OscMessage, encode_bundle
-from scorch.primitives.scsynth import commands
-from scorch.primitives.scsynth.client import Expected
-from scorch.primitives.scsynth.commands import AddAction, Cmd, Reply
-from scorch.primitives.scsynth.door import ScsynthDoor
-from scorch.primitives.scsynth.placement import READER_NODE_BASE, READERS_GROUP
-from scorch.primitives.synthdefs.capture import (
-    pass_name,
-    pass_synthdef,
-    record_name,
-    record_synthdef,
+from scorch.primitives import IMMEDIATELY, OscArg, OscMessage, encode_bundle
+from scorch.primitives.scsynth import (
+    READER_NODE_BASE,
+    READERS_GROUP,
+    AddAction,
+    Cmd,
+    Expected,
+    Reply,
+    ScsynthDoor,
+    commands,
 )
-from scorch.primitives.system.process import pid_alive
-from scorch.state.desired import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT
-from scorch.state.events import State
-from scorch.state.view import RoomView
+from scorch.primitives.synthdefs import pass_name, pass_synthdef, record_name, record_synthdef
+from scorch.primitives.system import pid_alive
+from scorch.state import SAMPLE_BUFFER_BASE, SAMPLE_BUFFER_COUNT, RoomView, State
 
 log = logging.getLogger(__name__)
 

@@ -20,11 +20,11 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scorch.primitives.disk.files import write_atomically
+from scorch.primitives.disk import write_atomically
 
 if TYPE_CHECKING:
-    from scorch.audio.music.figures import Grid
-    from scorch.audio.report import SoundReport
+    from scorch.audio import SoundReport
+    from scorch.audio.music import Grid
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ def _warm_up(begin: threading.Event, delay: float) -> None:
         import numpy as np
         import soundfile  # noqa: F401  (read_audio's, imported when a file is read)
 
-        from scorch.audio.analysis import analyse
+        from scorch.audio import analyse
         from scorch.audio.picture import picture
 
         tone = np.sin(np.arange(4800) * 0.0576).astype(np.float32)
@@ -109,7 +109,7 @@ def hear(audio: Path, picture: Path | None, label: str, grid: Grid | None = None
          ) -> SoundReport:
     """Measure ``audio`` (its onsets against ``grid``) and draw it to ``picture`` (PNG)
     titled ``label``; ``picture`` None: measure only."""
-    from scorch.audio.analysis import analyse, read_audio
+    from scorch.audio import analyse, read_audio
     from scorch.audio.picture import picture as draw
 
     samples, rate = read_audio(audio, MAX_FILE_SECONDS)

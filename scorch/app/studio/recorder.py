@@ -34,11 +34,9 @@ from scorch.app.studio.capture import (
 )
 from scorch.app.tree import RESTORE_WAIT, Ready
 from scorch.errors import AudioFileError, CaptureError, InvalidRequest, RecordingNotFound
-from scorch.primitives.disk.files import write_json_atomically
-from scorch.primitives.scsynth.door import ScsynthDoor
-from scorch.state.door import Door
-from scorch.state.events import State
-from scorch.state.view import RoomView
+from scorch.primitives.disk import write_json_atomically
+from scorch.primitives.scsynth import ScsynthDoor
+from scorch.state import Door, RoomView, State
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +233,7 @@ class Recorder:
 
     def list(self) -> list[tuple[Recording, dict[str, Any] | None]]:
         """Every recording in the folder with its file's facts (None when unreadable)."""
-        from scorch.audio.recording_file import probe
+        from scorch.audio import probe
 
         if not self.folder.is_dir():
             return []
@@ -314,7 +312,7 @@ class Recorder:
 
     @staticmethod
     def _repair(path: Path) -> str:
-        from scorch.audio.recording_file import repair
+        from scorch.audio import repair
 
         try:
             result = repair(path)
@@ -325,7 +323,7 @@ class Recorder:
 
     @staticmethod
     def _frames(path: Path) -> int | None:
-        from scorch.audio.recording_file import probe
+        from scorch.audio import probe
 
         try:
             return probe(path).frames

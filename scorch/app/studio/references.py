@@ -16,9 +16,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from scorch.audio.reference import Reference
+from scorch.audio import Reference
 from scorch.errors import InvalidRequest, ReferenceNotFound
-from scorch.primitives.disk.files import write_json_atomically
+from scorch.primitives.disk import write_json_atomically
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 

@@ -21,12 +21,10 @@ from typing import Any
 
 from scorch.app.studio.hearing import hear
 from scorch.errors import InvalidRequest
-from scorch.primitives.disk.files import write_atomically
-from scorch.primitives.disk.folders import Folders
-from scorch.primitives.sclang.guard import guard_env, guard_path, write_guard
-from scorch.primitives.scsynth import commands, nrt
-from scorch.primitives.scsynth.commands import AddAction
-from scorch.primitives.synthdefs.library import SynthDefInfo, SynthDefLibrary
+from scorch.primitives.disk import Folders, write_atomically
+from scorch.primitives.sclang import guard_env, guard_path, write_guard
+from scorch.primitives.scsynth import AddAction, commands, nrt
+from scorch.primitives.synthdefs import SynthDefInfo, SynthDefLibrary
 
 #: Bump when a render's inputs or its cached record change shape.
 _CACHE_VERSION = 2
@@ -122,7 +120,7 @@ class Renderer:
 
     def _render(self, key: str, label: str, fmt: str, channels: int,
                 score: Any) -> Rendered:
-        from scorch.audio.report import SoundReport
+        from scorch.audio import SoundReport
 
         audio = self.folder / f"{key}.{fmt}"
         picture = self.folder / f"{key}.png"

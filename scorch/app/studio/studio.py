@@ -20,13 +20,12 @@ from scorch.app.studio.references import References
 from scorch.app.studio.renderer import Renderer
 from scorch.app.tree import RESTORE_WAIT, Ready
 from scorch.errors import AudioFileError, RoomNotReady
-from scorch.primitives.synthdefs.library import SynthDefLibrary
-from scorch.state.door import Door
-from scorch.state.view import RoomView
+from scorch.primitives.synthdefs import SynthDefLibrary
+from scorch.state import Door, RoomView
 
 if TYPE_CHECKING:
-    from scorch.audio.music.figures import Grid
-    from scorch.audio.report import SoundReport
+    from scorch.audio import SoundReport
+    from scorch.audio.music import Grid
     from scorch.state.timing import TempoGrid
 
 #: Seconds after READY before hearing's libraries load: the first answers go out first.
@@ -130,7 +129,7 @@ class Studio:
         report = hear(path, picture, path.name, _heard_on(tempo, None, 0.0, "the installation's"))
         prune(self.listening, KEEP_LISTENS)
         remark = None
-        from scorch.audio.recording_file import probe
+        from scorch.audio import probe
 
         try:
             total = probe(path).seconds
@@ -168,7 +167,7 @@ def _heard_on(tempo: TempoGrid | None, capture: Capture | None, seconds: float,
     The room's audio clock may not keep the wall clock's time (a headless driver on a
     busy machine runs a few percent slow, and patterns are timed by the wall clock): the
     capture's wall-clock length over its length in samples says by how much."""
-    from scorch.audio.music.figures import Grid
+    from scorch.audio.music import Grid
 
     if tempo is None:
         return None

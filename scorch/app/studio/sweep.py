@@ -23,8 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from scorch.audio.reference import Reference, compare
-from scorch.audio.report import SoundReport
+from scorch.audio import Reference, SoundReport, compare
 
 #: What a sweep can aim at, and whether its distance is in octaves.
 FIGURES: dict[str, bool] = {

@@ -22,10 +22,10 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scorch.primitives.disk.files import cache_folder, write_atomically
+from scorch.primitives.disk import cache_folder, write_atomically
 
 if TYPE_CHECKING:
-    from scorch.primitives.disk.folders import Folders
+    from scorch.primitives.disk import Folders
 
 #: The environment variable that names the guard's file to a room's sclang.
 ENV = "SCORCH_GUARD"

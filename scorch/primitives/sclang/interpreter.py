@@ -19,8 +19,9 @@ from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.deadline import ProgressDeadline
 from scorch.primitives.sclang.launch import CLASSES, EarlySclang, sclang_argv, sclang_env
 from scorch.primitives.sclang.session import ABORT_POLL, SclangSession, ServerFailures
-from scorch.primitives.system.console import Console, ConsoleLine
-from scorch.primitives.system.process import (
+from scorch.primitives.system import (
+    Console,
+    ConsoleLine,
     ExitCallback,
     ManagedProcess,
     cpu_seconds,

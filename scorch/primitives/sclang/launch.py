@@ -26,10 +26,8 @@ from pathlib import Path
 import platformdirs
 
 from scorch import bundled
-from scorch.primitives.disk.files import write_atomically
-from scorch.primitives.system.console import Console
-from scorch.primitives.system.process import ManagedProcess, spawn
-from scorch.primitives.system.udp_ports import free_udp_port
+from scorch.primitives.disk import write_atomically
+from scorch.primitives.system import Console, ManagedProcess, free_udp_port, spawn
 
 log = logging.getLogger(__name__)
 

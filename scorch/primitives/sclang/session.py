@@ -22,7 +22,7 @@ from scorch.errors import BootError, RoomNotReady
 from scorch.primitives.sclang import protocol
 from scorch.primitives.sclang.protocol import Record, RecordStream
 from scorch.primitives.sclang.result import ExecuteResult, Transcript
-from scorch.primitives.system.console import Console
+from scorch.primitives.system import Console
 
 log = logging.getLogger(__name__)
 

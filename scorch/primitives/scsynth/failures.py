@@ -22,7 +22,7 @@ from collections.abc import Iterable
 
 from scorch.errors import OscFailure, OscTimeout
 from scorch.primitives.scsynth.client import OscClient
-from scorch.primitives.system.console import Console
+from scorch.primitives.system import Console
 
 #: Lines of scsynth's about a command that failed.
 FAILURE = re.compile(r"^(FAILURE IN SERVER|\*\*\* ERROR)")

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from scorch.errors import CaptureError, InvalidRequest
 from scorch.primitives.osc import encode_bundle, encode_message
-from scorch.primitives.sclang.launch import SCLANG_ENV, guard_library_conf
-from scorch.primitives.system.process import spawn
+from scorch.primitives.sclang import SCLANG_ENV, guard_library_conf
+from scorch.primitives.system import spawn
 
 #: libsndfile's header and sample format names per file format (FLAC holds no floats).
 NRT_FORMATS = {"wav": ("WAV", "float"), "aiff": ("AIFF", "float"), "flac": ("FLAC", "int24")}

@@ -17,10 +17,14 @@ import psutil
 from scorch.errors import BootError, BootTimeout, OscFailure, OscTimeout, PortInUse
 from scorch.primitives.scsynth import commands, placement
 from scorch.primitives.scsynth.client import OscClient
-from scorch.primitives.system.console import Console
-from scorch.primitives.system.jackd import jack_env
-from scorch.primitives.system.process import ExitCallback, ManagedProcess, stopped
-from scorch.primitives.system.udp_ports import udp_port_holder
+from scorch.primitives.system import (
+    Console,
+    ExitCallback,
+    ManagedProcess,
+    jack_env,
+    stopped,
+    udp_port_holder,
+)
 
 READY = r"SuperCollider 3 server ready"
 #: scorch's own client id for node notifications: the last of scsynth's 4 logins

@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from scorch.primitives.sclang.launch import SCLANG_ENV
-from scorch.primitives.system.process import spawn
+from scorch.primitives.sclang import SCLANG_ENV
+from scorch.primitives.system import spawn
 
 
 def _sc_string(text: str) -> str:

@@ -31,7 +31,7 @@ from typing import Any
 
 from scorch import bundled
 from scorch.errors import SynthDefError, UnknownSynthDef
-from scorch.primitives.disk.files import cache_folder, write_json_atomically
+from scorch.primitives.disk import cache_folder, write_json_atomically
 from scorch.primitives.synthdefs.compiler import compile_with_sclang
 from scorch.primitives.synthdefs.descs import write_descs
 from scorch.primitives.synthdefs.warps import WARP_ALIASES

@@ -22,12 +22,12 @@ from scorch.api.ops.audio import (
     reference_named,
     refused,
 )
-from scorch.audio.reference import Reference
+from scorch.audio import Reference
 from scorch.errors import InvalidRequest
 from scorch.values import Seconds, Text
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 
 class ReferenceCapture(Action):

@@ -28,17 +28,16 @@ from scorch.api.operation import (
     operation,
 )
 from scorch.api.ops.audio import ReferenceName, live_source, reference_named, refused
-from scorch.app.studio.sweep import Axis, Step, Target, closest, run
-from scorch.audio.meter.iec_bands import OCTAVE_NAMES
-from scorch.audio.report import SoundReport
+from scorch.app.studio import Axis, Step, Target, closest, run
+from scorch.audio import SoundReport
+from scorch.audio.meter import OCTAVE_NAMES
 from scorch.errors import NodeNotFound, ScorchError
-from scorch.primitives.disk.files import write_atomically
+from scorch.primitives.disk import write_atomically
 from scorch.values import Float32, ParamName, Seconds, Text
 
 if TYPE_CHECKING:
-    from scorch.app.models import NodeInfo
-    from scorch.app.orchestra import Orchestra
-    from scorch.audio.reference import Reference
+    from scorch.app import NodeInfo, Orchestra
+    from scorch.audio import Reference
 
 #: The most listening one sweep may take (steps times seconds and settle).
 MAX_LISTENING = 300.0
@@ -279,7 +278,7 @@ def _grid_size(axes: list[Axis]) -> int:
 def _output(orch: Orchestra, args: SweepArgs, axes: list[Axis], target: Target | None,
             steps: list[Step], best: Step | None, left: dict[str, float]) -> SweepOutput:
     """The answer, with its plot drawn into the listening folder."""
-    from scorch.audio.meter.plot import sweep_plot
+    from scorch.audio.meter import sweep_plot
 
     folder = orch.studio.listening
     folder.mkdir(parents=True, exist_ok=True)

@@ -25,9 +25,9 @@ from scorch.api.operation import (
     operation,
 )
 from scorch.api.ops.audio import audio_path
-from scorch.audio.music.figures import Harmony, harmony_of_notes
-from scorch.audio.report import Figures
-from scorch.config.allowed import folders
+from scorch.audio import Figures
+from scorch.audio.music import Harmony, harmony_of_notes
+from scorch.config import folders
 from scorch.errors import (
     AudioFileError,
     CodeFailed,
@@ -35,14 +35,12 @@ from scorch.errors import (
     Unavailable,
     UnknownSynthDef,
 )
-from scorch.notes import pbind, text
-from scorch.notes.capture import Note, place
-from scorch.state.tempo import Timeline
+from scorch.notes import Note, pbind, place, text
+from scorch.state import Timeline
 from scorch.values import Flag, Text
 
 if TYPE_CHECKING:
-    from scorch.app.notes import Notes, Span
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Notes, Orchestra, Span
 
 #: Notes a played range gives as data at most unless told; past it only the text's summary.
 MAX_NOTES = 200

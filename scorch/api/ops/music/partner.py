@@ -32,16 +32,12 @@ from scorch.api.ops.music.notes import (
     midi_target,
 )
 from scorch.errors import InvalidRequest
-from scorch.notes import text
-from scorch.notes.capture import Note, place
-from scorch.notes.partner import DEFAULT_ORDER, MAX_ORDER
+from scorch.notes import DEFAULT_ORDER, MAX_ORDER, Note, place, text
 from scorch.values import Text
 
 if TYPE_CHECKING:
-    from scorch.app.notes import Span
-    from scorch.app.orchestra import Orchestra
-    from scorch.app.partner import Controls
-    from scorch.notes.partner import Phrase
+    from scorch.app import Controls, Orchestra, Span
+    from scorch.notes import Phrase
 
 Order = Annotated[int | None, Strict(), Field(
     ge=0, le=MAX_ORDER, description=f"Notes of context (default {DEFAULT_ORDER}): lower is "
@@ -96,7 +92,7 @@ class _Make(Action):
         return orch.notes.span(self.last_bars, self.last_seconds, self.since, self.until)
 
     def controls(self) -> Controls:
-        from scorch.app.partner import Controls
+        from scorch.app import Controls
         return Controls(self.order, self.temperature, self.key, self.density, self.seed)
 
 
@@ -229,7 +225,7 @@ def partner(orch: Orchestra, args: PartnerArgs) -> PartnerOutput:
         orch.partner.answer_off(source)
         return PartnerOutput(action=args.action, listing=f"no longer answering {source}")
     if isinstance(args, PartnerAnswerOn):
-        from scorch.app.partner import Controls
+        from scorch.app import Controls
         controls = Controls(args.order, args.temperature, args.key, args.density, args.seed)
         controls.allowed()
         if (args.instance is None) == (args.output is None):

@@ -20,7 +20,7 @@ from scorch.api.operation import (
 from scorch.values import ParamName, Text
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 Name = Annotated[Text, Field(min_length=1, max_length=64, description=(
     "Its name, as `playing` lists it (acc for Pdef(\\acc))"))]

@@ -19,16 +19,13 @@ from scorch.api.operation import (
     operation,
 )
 from scorch.errors import ScorchError
-from scorch.primitives.sclang.patterns import PatternRecord, short
-from scorch.primitives.scsynth.node_tree import TreeNode
-from scorch.primitives.scsynth.placement import ROOM_GROUP
-from scorch.state.door import Door
-from scorch.state.playing import METER_OWNER, owner
-from scorch.state.view import RoomView
+from scorch.primitives.sclang import PatternRecord, short
+from scorch.primitives.scsynth import ROOM_GROUP, TreeNode
+from scorch.state import METER_OWNER, Door, RoomView, owner
 from scorch.values import Flag
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 
 class PlayingArgs(Args):

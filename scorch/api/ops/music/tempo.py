@@ -16,11 +16,11 @@ from scorch.api.operation import (
     Spread,
     operation,
 )
-from scorch.state.tempo import MAX_BPM, MIN_BPM
+from scorch.state import MAX_BPM, MIN_BPM
 from scorch.values import Selector
 
 if TYPE_CHECKING:
-    from scorch.app.orchestra import Orchestra
+    from scorch.app import Orchestra
 
 
 class TempoArgs(Args):
