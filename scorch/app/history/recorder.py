@@ -34,6 +34,9 @@ class Recorder:
         self._xruns = xruns
         """The xruns so far of the JACK server each room of this host runs on."""
         self._marks: dict[str, int] = {}
+        #: one flush at a time: the thread's and a caller's would take one range between
+        #: them, and the caller return before the thread had written its part
+        self._flushing = threading.Lock()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._history: History | None = None
@@ -79,16 +82,18 @@ class Recorder:
 
     def flush(self) -> None:
         """Append every room's events since the last call."""
-        if self._history is None:
-            return
-        new: list[Recorded] = []
-        for name, view in list(self._views().items()):
-            events = view.events.since(self._marks.get(name, 0))
-            if events:
-                self._marks[name] = events[-1].seq
-            new += [Recorded(e.time, name, str(e.kind), e.message, e.details) for e in events]
-        if new:
-            self._history.add_events(new)
+        with self._flushing:
+            if self._history is None:
+                return
+            new: list[Recorded] = []
+            for name, view in list(self._views().items()):
+                events = view.events.since(self._marks.get(name, 0))
+                if events:
+                    self._marks[name] = events[-1].seq
+                new += [Recorded(e.time, name, str(e.kind), e.message, e.details)
+                        for e in events]
+            if new:
+                self._history.add_events(new)
 
     def sample(self, now: float) -> None:
         """Keep each room's peak, gain reduction and short-term loudness from its safety
