@@ -1,21 +1,21 @@
 """Faults of a room's sound, found in what its safety stage measures: pure, no clock.
 
-A :class:`Detector` takes the stage's readings (a few a second, in time order) and
-says when a fault begins and ends: :data:`SILENT` (expected to sound, every peak out
-below ``silence_dbfs`` for ``silence_s``), :data:`LIMITING` (the limiter taking at
-least :data:`LIMIT_DB` off in every reading for ``limit_s``: loud code held at the
-ceiling, or clipping before the stage), :data:`NAN` (a NaN or infinity came in),
-:data:`DC` (a DC level of at least :data:`DC_LEVEL` came in for :data:`DC_S`: the stage
-blocks it, the code is at fault), :data:`XRUNS` (with ``xruns_per_min``: more xruns of
-the room's JACK server in the last minute, at once) and
+A :class:`Detector` takes the stage's readings (a few a second, in time order) and says
+when a fault begins and ends: :data:`SILENT` (expected to sound, every peak out below
+``silence_dbfs`` for ``silence_s``), :data:`LIMITING` (the limiter taking at least
+:data:`LIMIT_DB` off in every reading for ``limit_s``: loud code held at the ceiling, or
+clipping before the stage), :data:`NAN` (a NaN or infinity came in), :data:`DC` (a DC
+level of at least :data:`DC_LEVEL`, and :data:`DC_SHARE` of the input's RMS, came in for
+:data:`DC_S`: the stage blocks it, the code is at fault), :data:`XRUNS` (with
+``xruns_per_min``: more xruns of the room's JACK server in the last minute, at once) and
 :data:`HOWL` (with ``howl``: for :data:`HOWL_S` the input is tone-like, its peak at most
 :data:`HOWL_CREST_DB` over its RMS as a sine's is, and its peak has risen by at least
 :data:`HOWL_RISE_DB` over the audible peaks of the last :data:`HOWL_LOOKBACK_S`: a
 narrow-band peak that grew, as feedback does; a tone that fades in, or comes in that
-much louder than what sounded just before, reads the same. One from silence does not).
-A fault ends after :data:`CLEAR_S` without its condition, so one reading does not
-flap it. A gap in the readings (scsynth restarting) forgets what had not yet become
-a fault; a fault raised stays until readings show it gone.
+much louder than what sounded just before, reads the same. One from silence does not). A
+fault ends after :data:`CLEAR_S` without its condition, so one reading does not flap it.
+A gap in the readings (scsynth restarting) forgets what had not yet become a fault; a
+fault raised stays until readings show it gone.
 """
 
 from __future__ import annotations
@@ -50,6 +50,10 @@ HOWL_FLOOR_DB = -50.0
 #: The DC level (linear, -34 dBFS) at which the stage's blocker is fully in, and the
 #: seconds it must last to be a fault (an infrasonic swell or a kick's first cycle is not).
 DC_LEVEL, DC_S = 0.02, 2.0
+#: The least part of the input's RMS a DC level must be to be an offset: loud noise's own
+#: slow wander through the 2 Hz low-pass reads above DC_LEVEL (white noise at 10x: 0.05-0.15
+#: of an RMS of 5.8), a real offset is most of what comes in.
+DC_SHARE = 0.25
 
 SILENT, LIMITING, NAN, HOWL, DC, XRUNS = "silent", "limiting", "nan", "howl", "dc", "xruns"
 #: Each fault's event kind, and its rank when a room has several (the worst shows).
@@ -159,7 +163,7 @@ class Detector:
             LIMITING: m.reduction_db >= LIMIT_DB,
             NAN: m.non_finite,
             HOWL: w.howl and tone_like(m),
-            DC: m.dc_in >= DC_LEVEL,
+            DC: m.dc_in >= max(DC_LEVEL, DC_SHARE * m.rms_in),
             XRUNS: 0 < w.xruns_per_min < m.xruns_last_min,
         }
         after = {SILENT: w.silence_s, LIMITING: w.limit_s, NAN: 0.0, HOWL: HOWL_S, DC: DC_S,

@@ -226,6 +226,15 @@ def test_a_dc_offset_that_comes_in_loud_is_dc_not_a_howl() -> None:
     assert [f.kind for _, f in found] == [Kind.SOUND_DC] and detector.sound == "dc"
 
 
+def test_loud_noise_whose_slow_wander_reads_as_a_dc_level_is_no_dc_offset() -> None:
+    # white noise at 10x (RMS 5.8) through the stage's 2 Hz low-pass wanders 0.05-0.15
+    detector = Detector(Thresholds(howl=False))
+    noise = [Measured(t * 0.25, 10.0, 0.9, 20.0, rms_in=5.8, dc_in=0.15) for t in range(16)]
+    assert Kind.SOUND_DC not in [f.kind for _, f in run(detector, noise)]
+    offset = [Measured(4.0 + t * 0.25, 0.6, 0.3, 0.0, rms_in=0.5, dc_in=0.3) for t in range(12)]
+    assert Kind.SOUND_DC in [f.kind for _, f in run(detector, offset)]
+
+
 def test_a_fault_going_on_says_how_long_since_its_condition_began() -> None:
     detector = Detector(Thresholds(expect_sound=True, silence_s=1.0))
     assert detector.lasting(0.0) == {}

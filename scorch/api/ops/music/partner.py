@@ -229,7 +229,7 @@ def partner(orch: Orchestra, args: PartnerArgs) -> PartnerOutput:
         controls = Controls(args.order, args.temperature, args.key, args.density, args.seed)
         controls.allowed()
         if (args.instance is None) == (args.output is None):
-            raise InvalidRequest("say where the answers sound: room (a room) or output "
+            raise InvalidRequest("say where the answers sound: instance (a room) or output "
                                  "(a MIDI output), one of them")
         voices = (orch.partner.room_voices(args.instance, args.synthdef) if args.instance
                   else orch.partner.midi_voices(str(args.output), args.channel))
