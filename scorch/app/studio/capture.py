@@ -10,6 +10,9 @@ A node is heard alone by moving its ``out`` to a private bus: the recorder and a
 ``scorch_pass_N`` synth that passes the sound on to where it went both start
 right after the node, in one bundle with the move; the move back and the end of
 the pass go in one bundle too, so the room never misses a block or hears one twice.
+Captures of one node at once share its tap: the first moves the node, the others
+only add their recorders, and the last to end moves it back (two moves would read
+the first's private bus as the node's own and leave the node playing to it).
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ import itertools
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from scorch.errors import (
@@ -71,41 +75,70 @@ MAX_SECONDS = 24 * 3600.0
 _ASK = 5.0
 
 
+@dataclass
+class Tap:
+    """A named node moved to a private bus while captures hear it alone."""
+
+    bus: int
+    pass_id: int
+    """The synth passing the node's sound on to where it went."""
+    users: int = 1
+    out: float | None = None
+    """The bus the node played to before it moved (None: not moved)."""
+    moving: threading.Lock = field(default_factory=threading.Lock)
+    """Held while a capture moves the node or adds its recorder after it."""
+
+
+#: A tap's key: the room, its scsynth's generation, the node's id.
+TapKey = tuple[str, int, int]
+
+
 class Slots:
-    """Buffers, node ids and tap buses in use, per room; any thread may take and give."""
+    """Buffers, node ids and taps in use, per room; any thread may take and give."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._buffers: dict[str, set[int]] = {}
-        self._buses: dict[str, set[int]] = {}
+        self._taps: dict[TapKey, Tap] = {}
         self._ids = itertools.count()
 
-    def take(self, room: str, tap: bool) -> tuple[int, int, int | None]:
-        """A free buffer, a fresh node id, and (for a tap) a free private bus."""
+    def take(self, room: str, tap: TapKey | None = None) -> tuple[int, int, Tap | None]:
+        """A free buffer, a fresh node id, and (to hear a node alone) the node's tap: the
+        one other captures of it share, or a new one on a free private bus."""
         with self._lock:
             used = self._buffers.setdefault(room, set())
             buf = next((b for b in BUFFERS if b not in used), None)
             if buf is None:
                 raise CaptureError(f"room {room!r} already runs {len(BUFFERS)} captures; "
                                    "stop one first")
-            bus = None
-            if tap:
-                taken = self._buses.setdefault(room, set())
+            node_id = CAPTURE_NODE_BASE + next(self._ids) % _CAPTURE_NODE_SPAN
+            shared = None if tap is None else self._taps.get(tap)
+            if shared is not None:
+                shared.users += 1
+            elif tap is not None:
+                taken = {t.bus for key, t in self._taps.items() if key[0] == room}
                 bus = next((b for b in TAP_BUSES if b not in taken), None)
                 if bus is None:
                     raise CaptureError(f"room {room!r} already hears {len(TAP_BUSES)} "
                                        "nodes alone; wait for one to finish")
-                taken.add(bus)
+                shared = self._taps[tap] = Tap(bus, node_id + _CAPTURE_NODE_SPAN)
             used.add(buf)
-            node_id = CAPTURE_NODE_BASE + next(self._ids) % _CAPTURE_NODE_SPAN
-            return buf, node_id, bus
+            return buf, node_id, shared
 
-    def give(self, room: str, buf: int, bus: int | None) -> None:
-        """Give back what :meth:`take` gave."""
+    def give(self, room: str, buf: int, tap: TapKey | None = None,
+             put_back: Callable[[Tap], None] | None = None) -> None:
+        """Give back what :meth:`take` gave; the tap's last user calls ``put_back`` with
+        it (before another capture can take the node: it must find the node back)."""
         with self._lock:
             self._buffers.get(room, set()).discard(buf)
-            if bus is not None:
-                self._buses.get(room, set()).discard(bus)
+            shared = None if tap is None else self._taps.get(tap)
+            if tap is None or shared is None:
+                return
+            shared.users -= 1
+            if shared.users == 0:
+                del self._taps[tap]
+                if put_back is not None and shared.out is not None:
+                    put_back(shared)
 
 
 @dataclass(frozen=True)
@@ -131,7 +164,7 @@ class Capture:
 
     def __init__(self, room: str, view: RoomView, osc: ScsynthDoor, pid: int | None,
                  slots: Slots, path: Path, source: Source, buf: int, node_id: int,
-                 tap_bus: int | None, sample_rate: float) -> None:
+                 tap: Tap | None, sample_rate: float) -> None:
         self.room = room
         self.view = view
         self.osc = osc
@@ -144,21 +177,16 @@ class Capture:
         self.source = source
         self.buf = buf
         self.node_id = node_id
-        self.tap_bus = tap_bus
+        self.tap = tap
+        """The node's tap (hearing a node alone), shared with other captures of it."""
         self.sample_rate = sample_rate
         """scsynth's nominal sample rate."""
         self.started_at: float | None = None
         """Unix time of its first frame: the middle of the start's round trip to scsynth."""
         self.ended_at: float | None = None
         """Unix time its end was heard (:meth:`wait`)."""
-        self._node_out: float | None = None
         self._ended: Expected | None = None
         self._finished = False
-
-    @property
-    def pass_id(self) -> int:
-        """The id of the synth passing a tapped node's sound on."""
-        return self.node_id + _CAPTURE_NODE_SPAN
 
     @classmethod
     def start(cls, room: str, view: RoomView, osc: ScsynthDoor, slots: Slots, path: Path,
@@ -172,9 +200,10 @@ class Capture:
             rate = (osc.last_status or osc.status(timeout=1.0)).nominal_sample_rate
         except OscTimeout as err:
             raise RoomNotReady(f"room {room!r}: scsynth does not answer") from err
-        buf, node_id, tap_bus = slots.take(room, tap=source.node_id is not None)
+        tap = None if source.node_id is None else (room, osc.generation, source.node_id)
+        buf, node_id, shared = slots.take(room, tap)
         capture = cls(room, view, osc, view.snapshot.scsynth_pid, slots, path, source, buf,
-                      node_id, tap_bus, rate)
+                      node_id, shared, rate)
         try:
             capture._open(fmt)
             capture._start(seconds)
@@ -191,7 +220,7 @@ class Capture:
         header, sample = FORMATS[fmt]
         channels = self.source.channels
         self.osc.send(commands.d_recv(record_synthdef(channels)))
-        if self.tap_bus is not None:
+        if self.tap is not None:
             self.osc.send(commands.d_recv(pass_synthdef(channels)))
         try:
             self._done(commands.b_alloc(self.buf, DISK_BUFFER_FRAMES, channels), Cmd.B_ALLOC)
@@ -205,23 +234,33 @@ class Capture:
                                    f"{self.path}: {err}") from err
 
     def _start(self, seconds: float) -> None:
-        channels = self.source.channels
-        record: list[OscArg] = ["buf", self.buf, "seconds", float(seconds)]
+        if self.tap is None:
+            self._begin(commands.s_new(record_name(self.source.channels), self.node_id,
+                                       AddAction.TAIL, READERS_GROUP,
+                                       ["bus", self.source.bus, *self._record(seconds)]))
+            return
+        tap, target = self.tap, self.source.node_id
+        assert target is not None
+        record = commands.s_new(record_name(self.source.channels), self.node_id,
+                                AddAction.AFTER, target, ["bus", tap.bus, *self._record(seconds)])
+        with tap.moving:
+            if tap.out is not None:  # another capture of the node moved it already
+                self._begin(record)
+                return
+            # Sent, the move may have happened even if no answer says so: the tap's last
+            # capture moves the node back whatever this one hears.
+            tap.out = self._read_out(target)
+            self._begin(encode_bundle(IMMEDIATELY, [
+                commands.s_new(pass_name(self.source.channels), tap.pass_id, AddAction.AFTER,
+                               target, ["bus", tap.bus, "out", tap.out]),
+                record, commands.n_set(target, {"out": tap.bus})]))
+
+    def _record(self, seconds: float) -> list[OscArg]:
+        return ["buf", self.buf, "seconds", float(seconds)]
+
+    def _begin(self, packet: bytes) -> None:
+        """Send the packet that starts the recorder; note when it began."""
         self._ended = self.osc.expect(Reply.N_END, lambda m: m.args[:1] == (self.node_id,))
-        if self.tap_bus is None:
-            packet = commands.s_new(record_name(channels), self.node_id, AddAction.TAIL,
-                                    READERS_GROUP, ["bus", self.source.bus, *record])
-        else:
-            assert self.source.node_id is not None
-            self._node_out = self._read_out(self.source.node_id)
-            target = self.source.node_id
-            packet = encode_bundle(IMMEDIATELY, [
-                commands.s_new(pass_name(channels), self.pass_id, AddAction.AFTER, target,
-                               ["bus", self.tap_bus, "out", self._node_out]),
-                commands.s_new(record_name(channels), self.node_id, AddAction.AFTER, target,
-                               ["bus", self.tap_bus, *record]),
-                commands.n_set(target, {"out": self.tap_bus}),
-            ])
         try:
             sent = time.time()
             self.osc.exchange(packet, Cmd.S_NEW, Reply.N_GO, _ASK,
@@ -230,7 +269,6 @@ class Capture:
             # answer came back; the middle is within half that round trip.
             self.started_at = (sent + time.time()) / 2
         except (OscFailure, OscTimeout) as err:
-            self._node_out = None  # nothing moved, or nothing to move back to
             raise CaptureError(f"room {self.room!r}: the recorder did not start: "
                                f"{err}") from err
 
@@ -265,19 +303,18 @@ class Capture:
                 or self.view.snapshot.scsynth_pid != self.pid or not pid_alive(self.pid))
 
     def finish(self) -> None:
-        """Put a tapped node back, close the file and give the buffer back; once only."""
+        """Close the file, give the buffer back and (the node's last capture) put a tapped
+        node back; once only."""
         if self._finished:
             return
         self._finished = True
         if self._ended is not None:
             self._ended.cancel()
+        gone = False
         try:
-            if self.scsynth_gone():
+            gone = self.scsynth_gone()
+            if gone:
                 return  # nothing of it is left in scsynth; the file is repaired by the caller
-            if self._node_out is not None and self.source.node_id is not None:
-                self.osc.send(encode_bundle(IMMEDIATELY, [
-                    commands.n_set(self.source.node_id, {"out": self._node_out}),
-                    commands.n_free(self.pass_id)]))
             with contextlib.suppress(OscFailure, OscTimeout):
                 self._done(commands.b_close(self.buf), Cmd.B_CLOSE)
             try:
@@ -285,7 +322,17 @@ class Capture:
             except (OscFailure, OscTimeout) as err:
                 log.warning("room %r: buffer %d not freed: %s", self.room, self.buf, err)
         finally:
-            self.slots.give(self.room, self.buf, self.tap_bus)
+            node = self.source.node_id
+            self.slots.give(self.room, self.buf,
+                            None if node is None else (self.room, self.generation, node),
+                            None if gone else self._put_back)
+
+    def _put_back(self, tap: Tap) -> None:
+        """Move the node back to where it played and end the pass, in one bundle."""
+        assert self.source.node_id is not None and tap.out is not None
+        self.osc.send(encode_bundle(IMMEDIATELY, [
+            commands.n_set(self.source.node_id, {"out": tap.out}),
+            commands.n_free(tap.pass_id)]))
 
 
 def bytes_per_second(fmt: str, channels: int, sample_rate: float) -> float:

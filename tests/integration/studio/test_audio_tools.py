@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import soundfile
 from mcp import Client
@@ -195,6 +196,31 @@ async def test_one_node_is_heard_alone_and_plays_on_where_it_did(
     assert [p["note"] for p in both["partials"][:2]] == ["E4", "E5"]
     node_id = (high.structured_content or {})["node_id"]
     assert scsynth_param(orchestra.rooms.status("live").port, node_id, "out") == 0.0  # back
+
+
+async def test_a_node_heard_by_three_listens_at_once_is_heard_whole_by_each_and_put_back(
+        client: Client, orchestra: Orchestra) -> None:
+    """One tap shared: each listen hears the node for all its seconds, and the last to end
+    moves it back (each moving it alone read the other's private bus as its own)."""
+    node_id = ((await call(client, "play", instance="live", synthdef="sine", node="shared",
+                           params={"freq": 550.0, "amp": 0.2, **PURE})).structured_content
+               or {})["node_id"]
+    heard: dict[float, dict[str, Any]] = {}
+
+    async def listen(seconds: float) -> None:
+        result = await call(client, "listen", instance="live", node="shared", seconds=seconds)
+        heard[seconds] = result.structured_content or {}
+
+    async with anyio.create_task_group() as tasks:
+        for seconds in (0.4, 0.8, 1.2):
+            tasks.start_soon(listen, seconds)
+    levels = {seconds: (h["fundamental_hz"], h["rms_dbfs"]) for seconds, h in heard.items()}
+    for seconds, (hz, rms) in levels.items():
+        assert hz == pytest.approx(550.0, abs=1.0), levels
+        assert rms == pytest.approx(levels[1.2][1], abs=0.5), f"{seconds} s: {levels}"
+    assert scsynth_param(orchestra.rooms.status("live").port, node_id, "out") == 0.0
+    main = (await call(client, "listen", instance="live", seconds=0.5)).structured_content or {}
+    assert main["fundamental_hz"] == pytest.approx(550.0, abs=1.0)  # on the main outputs again
 
 
 async def test_bad_listens_say_what_is_wrong(client: Client, orchestra: Orchestra,
