@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -30,7 +31,8 @@ def follower(make_config: MakeConfig, start_orchestra: Callable[[Config], Orches
 
 
 class ExternalClock:
-    """A drum machine sending MIDI clock at ``bpm`` from its own thread."""
+    """A drum machine sending MIDI clock at ``bpm`` from its own thread: its transport
+    messages too, in turn with the ticks, as one device sends one stream."""
 
     def __init__(self, jack: str, bpm: float) -> None:
         with client_environment(jack):
@@ -38,6 +40,7 @@ class ExternalClock:
             self.midi.open_virtual_port("scorchtest-clocksrc")
         self.bpm = bpm
         self._halt = threading.Event()
+        self._queued: queue.SimpleQueue[list[int]] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self) -> ExternalClock:
@@ -50,10 +53,13 @@ class ExternalClock:
         while not self._halt.is_set():
             due += interval
             time.sleep(max(0.0, due - time.monotonic()))
+            while not self._queued.empty():
+                self.midi.send_message(self._queued.get())
             self.midi.send_message([TICK])
 
     def send(self, *data: int) -> None:
-        self.midi.send_message(list(data))
+        """Send ``data`` just before the next tick."""
+        self._queued.put(list(data))
 
     def close(self) -> None:
         self._halt.set()
@@ -67,11 +73,11 @@ def test_midi_clock_in_drives_the_tempo_and_the_rooms(follower: Orchestra) -> No
     try:
         wait_for(lambda: "scorchtest-clocksrc" in " ".join(follower.midi.ports()["inputs"]),
                  timeout=5)
-        drums.start()
         drums.send(START)
+        drums.start()
         wait_for(lambda: follower.tempo.state()["bpm"] == pytest.approx(150.0, abs=0.5), timeout=10)
         state = follower.tempo.state()
-        assert state["source"] == "midi clock in" and state["playing"] is True
+        assert state["source"] == "midi clock in" and state["playing"] is True, state
         assert state["clock_in"]["bpm"] == pytest.approx(150.0, abs=0.5)
         wait_for(lambda: room_clock(follower, "lobby")[0] == pytest.approx(150.0, abs=0.5),
                  timeout=5)
