@@ -9,7 +9,6 @@ first are open, so two orchestras with MIDI cannot run side by side here.)
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -18,7 +17,7 @@ import pytest
 from mcp import Client
 
 from mcp_server.server import build_server
-from midi.clock import CONTINUE, SONG_POSITION, START, STOP, TICK
+from midi.clock import CONTINUE, PPQN, SONG_POSITION, START, STOP, TICK
 from midi.voices import FIRST_NODE_ID
 from scorch.api.live import xruns_since
 from scorch.api.local import LocalService
@@ -77,15 +76,24 @@ class ClockReceiver:
     def mark(self) -> int:
         return len(self._device.received())
 
-    def bpm(self, start: int) -> float:
-        """The tempo of the ticks received since ``start``: the median of the slopes
-        between ticks a quarter beat or more apart (Theil-Sen), so a few ticks that a
-        loaded machine sent late move it no more than they move the grid."""
-        times = [t for t, m in self.since(start) if m == [TICK]]
+    def bpm(self, start: int, near: float) -> tuple[float, float]:
+        """The tempo of the ticks received since ``start``, within 10 % of ``near``, and how
+        regular they came (1: each on its tick, 0: no pulse at all).
+
+        The tempo is the strongest period of the ticks' times (a Rayleigh periodogram): a
+        JACK client late for a cycle loses that cycle's MIDI, or gets a few cycles' at
+        once, and neither moves the period the other ticks keep (counting or fitting the
+        ticks read a tempo 5 % slow for each lost one).
+        """
+        import numpy as np
+
+        times = np.array([t for t, m in self.since(start) if m == [TICK]])
         assert len(times) > 24, f"only {len(times)} ticks"
-        slopes = [(times[j] - times[i]) / (j - i)
-                  for i in range(len(times)) for j in range(i + 6, len(times))]
-        return 60.0 / (24 * statistics.median(slopes))
+        tick = 60.0 / (PPQN * near)
+        periods = np.linspace(0.9, 1.1, 4001) * tick
+        strength = np.abs(np.exp(2j * np.pi * np.outer(1 / periods, times - times[0])).sum(1))
+        best = int(np.argmax(strength))
+        return 60.0 / (PPQN * periods[best]), float(strength[best]) / len(times)
 
     def close(self) -> None:
         self._device.close()
@@ -203,22 +211,52 @@ def _assert_tempo(stage: Orchestra, receiver: ClockReceiver, bpm: float) -> None
     """The ticks received over 1.5 s give ``bpm`` to 0.5 %, in a window in which jackd
     reported no xrun.
 
-    A JACK client late for a cycle loses that cycle's MIDI, and each lost tick reads as a
-    slower tempo (2 to 3 in a window read 169.4 for 174 once, on CI's loaded machine
-    without realtime scheduling). Such a window is measured again, 5 times at most; if
-    every one had xruns, the last is held to 5 %: still far from any other tempo.
+    A JACK client late for a cycle loses that cycle's MIDI or gets several cycles' at once.
+    Such a window is measured again, 5 times at most; if every one had xruns (this VM's
+    dummy driver had them in 5 windows of 5 on a quiet machine), the most regular one is
+    held to 1 %: still far from any other tempo.
     """
+    heard = []
     for _ in range(5):
         began = time.time()
         mark = receiver.mark()
         time.sleep(1.5)
-        heard = receiver.bpm(mark)
+        heard.append(receiver.bpm(mark, bpm))
         time.sleep(0.3)  # jackd's report of a late cycle reaches its console
         lines = ((line.time, line.text) for line in stage.jack_console.tail(1000))
         if not xruns_since(lines, began - 0.1):
-            assert heard == pytest.approx(bpm, rel=0.005)
+            assert heard[-1][0] == pytest.approx(bpm, rel=0.005)
             return
-    assert heard == pytest.approx(bpm, rel=0.05), "every window had xruns"
+    tempo = max(heard, key=lambda h: h[1])[0]
+    assert tempo == pytest.approx(bpm, rel=0.01), f"every window had xruns: {heard}"
+
+
+def _assert_transport(stage: Orchestra, receiver: ClockReceiver) -> None:
+    """Stop, start from the top, stop and continue reach the device in order: stop with the
+    song position after it, start or continue with a tick at once, continue where it stopped."""
+    mark = receiver.mark()
+    stage.tempo.set(None, transport="stop")
+    wait_for(lambda: [STOP] in [m for _, m in receiver.since(mark)])
+    started = stage.tempo.set(None, transport="start")
+    assert started["playing"] is True
+    # the message after it too: the tick that must follow at once
+    wait_for(lambda: [START] in [m for _, m in receiver.since(mark)][:-1], timeout=3)
+    got = [m for _, m in receiver.since(mark)]
+    at = got.index([START])
+    assert got[at + 1] == [TICK]  # the first counted tick follows at once
+    assert [STOP, *got[got.index([STOP]) + 1][:1]] == [STOP, SONG_POSITION]
+    # Continue from where it stopped, with the song position first.
+    time.sleep(0.5)  # a few beats in
+    mark = receiver.mark()
+    stage.tempo.set(None, transport="stop")
+    stage.tempo.set(None, transport="continue")
+    wait_for(lambda: [CONTINUE] in [m for _, m in receiver.since(mark)][:-1], timeout=3)
+    got = [m for _, m in receiver.since(mark)]
+    resume = got.index([CONTINUE])
+    assert got[resume - 1][0] == SONG_POSITION and got[resume + 1] == [TICK]
+    stopped_at = got[got.index([STOP]) + 1]
+    assert got[resume - 1] == [SONG_POSITION, *stopped_at[1:]]  # where it stopped
+    assert stopped_at[1] + (stopped_at[2] << 7) > 0
 
 
 def test_midi_clock_out_follows_the_tempo_and_the_transport(stage: Orchestra) -> None:
@@ -231,29 +269,18 @@ def test_midi_clock_out_follows_the_tempo_and_the_transport(stage: Orchestra) ->
         stage.tempo.set(None, 174.0)
         time.sleep(0.2)  # past the change
         _assert_tempo(stage, receiver, 174.0)
-        # Transport: stop, then start from the top on the next bar.
-        mark = receiver.mark()
-        stage.tempo.set(None, transport="stop")
-        wait_for(lambda: [STOP] in [m for _, m in receiver.since(mark)])
-        started = stage.tempo.set(None, transport="start")
-        assert started["playing"] is True
-        wait_for(lambda: [START] in [m for _, m in receiver.since(mark)], timeout=3)
-        got = [m for _, m in receiver.since(mark)]
-        at = got.index([START])
-        assert got[at + 1] == [TICK]  # the first counted tick follows at once
-        assert [STOP, *got[got.index([STOP]) + 1][:1]] == [STOP, SONG_POSITION]
-        # Continue from where it stopped, with the song position first.
-        time.sleep(0.5)  # a few beats in
-        mark = receiver.mark()
-        stage.tempo.set(None, transport="stop")
-        stage.tempo.set(None, transport="continue")
-        wait_for(lambda: [CONTINUE] in [m for _, m in receiver.since(mark)], timeout=3)
-        got = [m for _, m in receiver.since(mark)]
-        resume = got.index([CONTINUE])
-        assert got[resume - 1][0] == SONG_POSITION and got[resume + 1] == [TICK]
-        stopped_at = got[got.index([STOP]) + 1]
-        assert got[resume - 1] == [SONG_POSITION, *stopped_at[1:]]  # where it stopped
-        assert stopped_at[1] + (stopped_at[2] << 7) > 0
+        # A late JACK client loses that cycle's MIDI, a transport message with it: a round
+        # in which jackd reported an xrun is tried again, twice at most; one without fails.
+        for tries_left in (2, 1, 0):
+            began = time.time()
+            try:
+                _assert_transport(stage, receiver)
+                break
+            except (AssertionError, ValueError, IndexError):  # a message not in the list
+                time.sleep(0.3)  # jackd's report of a late cycle reaches its console
+                lines = ((line.time, line.text) for line in stage.jack_console.tail(1000))
+                if not tries_left or not xruns_since(lines, began - 0.1):
+                    raise
         assert stage.midi.stats()["clock_out"][""]["ticks"] > 0
     finally:
         receiver.close()
