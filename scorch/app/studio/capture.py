@@ -200,8 +200,7 @@ class Capture:
             rate = (osc.last_status or osc.status(timeout=1.0)).nominal_sample_rate
         except OscTimeout as err:
             raise RoomNotReady(f"room {room!r}: scsynth does not answer") from err
-        tap = None if source.node_id is None else (room, osc.generation, source.node_id)
-        buf, node_id, shared = slots.take(room, tap)
+        buf, node_id, shared = slots.take(room, _tap_key(room, osc.generation, source))
         capture = cls(room, view, osc, view.snapshot.scsynth_pid, slots, path, source, buf,
                       node_id, shared, rate)
         try:
@@ -322,9 +321,7 @@ class Capture:
             except (OscFailure, OscTimeout) as err:
                 log.warning("room %r: buffer %d not freed: %s", self.room, self.buf, err)
         finally:
-            node = self.source.node_id
-            self.slots.give(self.room, self.buf,
-                            None if node is None else (self.room, self.generation, node),
+            self.slots.give(self.room, self.buf, _tap_key(self.room, self.generation, self.source),
                             None if gone else self._put_back)
 
     def _put_back(self, tap: Tap) -> None:
@@ -333,6 +330,11 @@ class Capture:
         self.osc.send(encode_bundle(IMMEDIATELY, [
             commands.n_set(self.source.node_id, {"out": tap.out}),
             commands.n_free(tap.pass_id)]))
+
+
+def _tap_key(room: str, generation: int, source: Source) -> TapKey | None:
+    """The tap a capture of ``source`` shares (None: a bus, no node to move)."""
+    return None if source.node_id is None else (room, generation, source.node_id)
 
 
 def bytes_per_second(fmt: str, channels: int, sample_rate: float) -> float:
