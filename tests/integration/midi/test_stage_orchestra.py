@@ -207,6 +207,13 @@ async def test_panic_releases_the_keys_voices_and_voices_nobody_knows(
         keys.unplug()
 
 
+def _had_xruns(stage: Orchestra, began: float) -> bool:
+    """True when jackd reported an xrun since ``began`` (Unix time)."""
+    time.sleep(0.3)  # jackd's report of a late cycle reaches its console
+    lines = ((line.time, line.text) for line in stage.jack_console.tail(1000))
+    return bool(xruns_since(lines, began - 0.1))
+
+
 def _assert_tempo(stage: Orchestra, receiver: ClockReceiver, bpm: float) -> None:
     """The ticks received over 1.5 s give ``bpm`` to 0.5 %, in a window in which jackd
     reported no xrun.
@@ -222,9 +229,7 @@ def _assert_tempo(stage: Orchestra, receiver: ClockReceiver, bpm: float) -> None
         mark = receiver.mark()
         time.sleep(1.5)
         heard.append(receiver.bpm(mark, bpm))
-        time.sleep(0.3)  # jackd's report of a late cycle reaches its console
-        lines = ((line.time, line.text) for line in stage.jack_console.tail(1000))
-        if not xruns_since(lines, began - 0.1):
+        if not _had_xruns(stage, began):
             assert heard[-1][0] == pytest.approx(bpm, rel=0.005)
             return
     tempo = max(heard, key=lambda h: h[1])[0]
@@ -277,9 +282,7 @@ def test_midi_clock_out_follows_the_tempo_and_the_transport(stage: Orchestra) ->
                 _assert_transport(stage, receiver)
                 break
             except (AssertionError, ValueError, IndexError):  # a message not in the list
-                time.sleep(0.3)  # jackd's report of a late cycle reaches its console
-                lines = ((line.time, line.text) for line in stage.jack_console.tail(1000))
-                if not tries_left or not xruns_since(lines, began - 0.1):
+                if not tries_left or not _had_xruns(stage, began):
                     raise
         assert stage.midi.stats()["clock_out"][""]["ticks"] > 0
     finally:
